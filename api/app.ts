@@ -1,0 +1,42 @@
+/** The Koa application: cross-cutting middleware, then one router per resource. */
+import Koa from 'koa';
+import Router from '@koa/router';
+import { koaBody } from 'koa-body';
+import type { ApiDeps, ApiState } from './context.js';
+import { handleErrors } from './errors.js';
+import { createMetrics } from './metrics.js';
+import { requestContext } from './middleware/request-context.js';
+import { authenticate, KeyCache } from './middleware/auth.js';
+import { systemRoutes } from './routes/system.js';
+import { fileRoutes } from './routes/files/routes.js';
+import { apiKeyRoutes } from './routes/api-keys/routes.js';
+import { projectRoutes } from './routes/projects/routes.js';
+import { auditLogRoutes } from './routes/audit-logs/routes.js';
+
+export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<ApiState> } {
+  const app = new Koa<ApiState>({ proxy: true });
+  const metrics = createMetrics();
+  const keys = new KeyCache();
+
+  app.use(requestContext(deps.log, metrics));
+  app.use(handleErrors());
+
+  const router = new Router<ApiState>();
+  systemRoutes(router, deps, metrics);
+
+  // Everything under /v1 but the document itself needs a key. Multipart bodies are left to the upload
+  // handler, which streams them.
+  const v1 = new Router<ApiState>();
+  v1.use(authenticate(deps.db, keys));
+  v1.use(koaBody({ multipart: false, urlencoded: false, text: false, json: true, jsonLimit: '1mb', jsonStrict: true }));
+  fileRoutes(v1, deps);
+  apiKeyRoutes(v1, deps, keys);
+  projectRoutes(v1, deps);
+  auditLogRoutes(v1, deps);
+
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  app.use(v1.routes());
+  app.use(v1.allowedMethods());
+  return { app, router: v1 };
+}

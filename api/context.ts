@@ -1,0 +1,39 @@
+import type { Client } from '@temporalio/client';
+import type { ParameterizedContext } from 'koa';
+import type { Logger } from 'pino';
+import type { Db } from '../records/db.js';
+import type { BlobStore } from '../records/blobs/store.js';
+
+/** What the API needs from the outside world; tests and the CLI build it the same way. */
+export interface ApiDeps {
+  db: Db;
+  blobs: BlobStore;
+  temporal: Client;
+  log: Logger;
+}
+
+export interface Caller {
+  apiKeyId: string;
+  projectId: string;
+  scopes: readonly string[];
+  /** The key from AGENTPLANE_ADMIN_KEY: the only one that manages projects. */
+  bootstrap: boolean;
+}
+
+export interface ApiState {
+  requestId: string;
+  log: Logger;
+  caller?: Caller;
+  /** Set by a handler that acted on a record, for the audit entry. */
+  auditTargetId?: string | null;
+  errorCode?: string;
+  /** The validated query string (validateQuery). */
+  query?: Record<string, unknown>;
+}
+
+export type ApiContext = ParameterizedContext<ApiState>;
+
+export function callerOf(ctx: ApiContext): Caller {
+  if (!ctx.state.caller) throw new Error('route is missing authenticate()');
+  return ctx.state.caller;
+}

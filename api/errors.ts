@@ -1,0 +1,90 @@
+/** Named errors, and the one place they become the one error body. */
+import type { Middleware } from 'koa';
+import type { ApiState } from './context.js';
+import { UnknownCursorError } from '../records/pagination.js';
+
+export type ErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'permission_error'
+  | 'not_found_error'
+  | 'conflict_error'
+  | 'rate_limit_error'
+  | 'api_error'
+  | 'service_unavailable_error';
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly type: ErrorType,
+    readonly code: string,
+    message: string,
+    readonly param: string | null = null,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+export const InvalidRequestError = (code: string, message: string, param: string | null = null) =>
+  new ApiError(400, 'invalid_request_error', code, message, param);
+export const AuthenticationError = (message = 'Provide a valid API key as `Authorization: Bearer <key>`.') =>
+  new ApiError(401, 'authentication_error', 'invalid_api_key', message);
+export const PermissionError = (scope: string) =>
+  new ApiError(403, 'permission_error', 'missing_scope', `This API key lacks the \`${scope}\` scope.`);
+export const NotFoundError = (what: string, id: string) =>
+  new ApiError(404, 'not_found_error', 'resource_not_found', `No ${what} with id '${id}'.`, 'id');
+export const ConflictError = (code: string, message: string, param: string | null = null) =>
+  new ApiError(409, 'conflict_error', code, message, param);
+export const PayloadTooLargeError = (message: string, param: string | null = null) =>
+  new ApiError(413, 'invalid_request_error', 'file_too_large', message, param);
+export const UnsupportedMediaError = (code: string, message: string, param: string | null = null) =>
+  new ApiError(415, 'invalid_request_error', code, message, param);
+export const ServiceUnavailableError = (message: string) =>
+  new ApiError(503, 'service_unavailable_error', 'dependency_unavailable', message, null, { 'Retry-After': '5' });
+
+/** Errors thrown by body parsers and other libraries, which carry an HTTP status of their own. */
+function fromLibraryError(err: { status?: number; type?: string; message?: string }): ApiError | null {
+  if (err.status === 413) return new ApiError(413, 'invalid_request_error', 'body_too_large', 'The request body is too large.');
+  if (err.status === 415) return UnsupportedMediaError('unsupported_content_type', 'Send the body as application/json.');
+  if (err.status === 400 || err.type === 'entity.parse.failed') return InvalidRequestError('invalid_json', 'The body is not valid JSON.');
+  if (err.status !== undefined && err.status >= 400 && err.status < 500) {
+    return new ApiError(err.status, 'invalid_request_error', 'invalid_request', err.message ?? 'Invalid request.');
+  }
+  return null;
+}
+
+export function toApiError(err: unknown): ApiError | null {
+  if (err instanceof ApiError) return err;
+  if (err instanceof UnknownCursorError) return InvalidRequestError('invalid_cursor', err.message, err.param);
+  if (typeof err === 'object' && err !== null) return fromLibraryError(err as { status?: number });
+  return null;
+}
+
+export const errorBody = (err: ApiError) => ({
+  error: { type: err.type, code: err.code, message: err.message, param: err.param },
+});
+
+export function handleErrors(): Middleware<ApiState> {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        throw new ApiError(404, 'not_found_error', 'route_not_found', `No route for ${ctx.method} ${ctx.path}.`);
+      }
+      if (ctx.status === 405 && ctx.body === undefined) {
+        throw new ApiError(405, 'invalid_request_error', 'method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}.`);
+      }
+    } catch (err) {
+      let apiError = toApiError(err);
+      if (!apiError) {
+        ctx.state.log.error({ err }, 'unhandled error');
+        apiError = new ApiError(500, 'api_error', 'internal_error', 'The server failed to handle the request.');
+      }
+      ctx.status = apiError.status;
+      ctx.set(apiError.headers);
+      ctx.body = errorBody(apiError);
+      ctx.state.errorCode = apiError.code;
+    }
+  };
+}

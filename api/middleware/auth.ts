@@ -1,0 +1,62 @@
+/**
+ * Bearer-key authentication and scope checks. Verified keys are cached for a few seconds so a hot read
+ * path costs one query, not two; revoking through this process drops the entry at once, and other
+ * replicas stop honouring a revoked key within KEY_CACHE_TTL_MS.
+ */
+import type { Middleware } from 'koa';
+import { LRUCache } from 'lru-cache';
+import type { Db } from '../../records/db.js';
+import { findApiKeyBySecret, hashSecret } from '../../records/api-keys.js';
+import { AuthenticationError, PermissionError } from '../errors.js';
+import type { ApiState, Caller } from '../context.js';
+
+export const KEY_CACHE_TTL_MS = 5_000;
+const MAX_KEY_LENGTH = 128;
+
+export class KeyCache {
+  private readonly cache = new LRUCache<string, Caller>({ max: 10_000, ttl: KEY_CACHE_TTL_MS });
+
+  get(secret: string): Caller | undefined {
+    return this.cache.get(cacheKey(secret));
+  }
+
+  set(secret: string, caller: Caller): void {
+    this.cache.set(cacheKey(secret), caller);
+  }
+
+  forgetKey(apiKeyId: string): void {
+    for (const [key, caller] of this.cache.entries()) if (caller.apiKeyId === apiKeyId) this.cache.delete(key);
+  }
+}
+
+// The cache holds hashes, never secrets.
+const cacheKey = (secret: string) => hashSecret(secret).toString('base64');
+
+export function authenticate(db: Db, keys: KeyCache): Middleware<ApiState> {
+  return async (ctx, next) => {
+    const match = /^Bearer ([^\s]+)$/.exec(ctx.get('authorization'));
+    const secret = match?.[1];
+    if (!secret || secret.length > MAX_KEY_LENGTH || !secret.startsWith('ap_')) throw AuthenticationError();
+    let caller = keys.get(secret);
+    if (!caller) {
+      const record = await findApiKeyBySecret(db, secret);
+      if (!record) throw AuthenticationError('The API key is not valid, or has been revoked.');
+      caller = { apiKeyId: record.id, projectId: record.project_id, scopes: record.scopes, bootstrap: record.bootstrap };
+      keys.set(secret, caller);
+    }
+    ctx.state.caller = caller;
+    await next();
+  };
+}
+
+/** `admin` holds every scope of its project. */
+export function hasScope(caller: Caller, scope: string): boolean {
+  return caller.scopes.includes(scope) || caller.scopes.includes('admin');
+}
+
+export function requireScope(scope: string): Middleware<ApiState> {
+  return async (ctx, next) => {
+    if (!ctx.state.caller || !hasScope(ctx.state.caller, scope)) throw PermissionError(scope);
+    await next();
+  };
+}

@@ -1,0 +1,129 @@
+/**
+ * Decides a file's type from its bytes while it streams: the first bytes name a binary type, or else the
+ * whole payload must be UTF-8 text without NUL bytes. Counts the bytes and hashes them on the way.
+ */
+import { Transform, type TransformCallback } from 'node:stream';
+import { createHash } from 'node:crypto';
+import { TextDecoder } from 'node:util';
+import { fileTypeFromBuffer } from 'file-type';
+import { ApiError, PayloadTooLargeError, UnsupportedMediaError } from '../../errors.js';
+
+export const MAX_FILE_BYTES = 104_857_600;
+export const SUPPORTED_TYPES = ['application/pdf', 'image/png', 'image/jpeg', 'audio/wav', 'audio/mp4', 'text/plain'] as const;
+export type SupportedType = (typeof SUPPORTED_TYPES)[number];
+
+// file-type's extension → the type we store and present.
+const BINARY_TYPES: Record<string, SupportedType> = {
+  pdf: 'application/pdf',
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  wav: 'audio/wav',
+  m4a: 'audio/mp4',
+};
+
+// What a client may declare for each type, besides the generic application/octet-stream.
+const DECLARED_ALIASES: Record<SupportedType, RegExp> = {
+  'application/pdf': /^application\/(pdf|x-pdf)$/,
+  'image/png': /^image\/png$/,
+  'image/jpeg': /^image\/(jpeg|jpg|pjpeg)$/,
+  'audio/wav': /^audio\/(wav|x-wav|wave|vnd\.wave)$/,
+  'audio/mp4': /^audio\/(mp4|m4a|x-m4a|aac)$/,
+  'text/plain': /^text\/[a-z0-9.+-]+$/,
+};
+
+const SNIFF_BYTES = 4100;
+
+export class ContentInspector extends Transform {
+  bytes = 0;
+  detected: SupportedType | null = null;
+  private readonly hash = createHash('sha256');
+  private head: Buffer[] = [];
+  private headBytes = 0;
+  private text: TextDecoder | null = null;
+
+  constructor(private readonly limit = MAX_FILE_BYTES) {
+    super();
+  }
+
+  get sha256(): string {
+    return this.hash.copy().digest('hex');
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+    this.bytes += chunk.length;
+    if (this.bytes > this.limit) {
+      return done(PayloadTooLargeError(`The file is larger than the ${this.limit}-byte limit.`, 'file'));
+    }
+    this.hash.update(chunk);
+    if (this.detected === null && this.text === null) {
+      this.head.push(chunk);
+      this.headBytes += chunk.length;
+      if (this.headBytes < SNIFF_BYTES) return done();
+      this.decide().then(() => done(), done);
+      return;
+    }
+    try {
+      this.checkText(chunk);
+      done(null, chunk);
+    } catch (err) {
+      done(err as Error);
+    }
+  }
+
+  override _flush(done: TransformCallback): void {
+    const finish = () => {
+      try {
+        if (this.text) {
+          this.text.decode();
+          this.detected = 'text/plain';
+        }
+        done();
+      } catch {
+        done(notText());
+      }
+    };
+    if (this.detected === null && this.text === null) {
+      if (this.bytes === 0) return done(new ApiError(400, 'invalid_request_error', 'empty_file', 'The file is empty.', 'file'));
+      this.decide().then(finish, done);
+      return;
+    }
+    finish();
+  }
+
+  private async decide(): Promise<void> {
+    const head = Buffer.concat(this.head);
+    this.head = [];
+    const found = await fileTypeFromBuffer(head);
+    if (found) {
+      const type = BINARY_TYPES[found.ext];
+      if (!type) throw unsupported(found.mime);
+      this.detected = type;
+    } else {
+      this.text = new TextDecoder('utf-8', { fatal: true });
+    }
+    this.checkText(head);
+    this.push(head);
+  }
+
+  /** Throws unless the chunk continues valid UTF-8 text (when the payload is text at all). */
+  private checkText(chunk: Buffer): void {
+    if (!this.text) return;
+    try {
+      if (chunk.includes(0)) throw new Error('NUL byte');
+      this.text.decode(chunk, { stream: true });
+    } catch {
+      throw notText();
+    }
+  }
+}
+
+/** Whether a declared part type agrees with the detected one (generic declarations always do). */
+export function declaredTypeAgrees(declared: string | undefined, detected: SupportedType): boolean {
+  const type = (declared ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type === '' || type === 'application/octet-stream') return true;
+  return DECLARED_ALIASES[detected].test(type);
+}
+
+const unsupported = (what: string) =>
+  UnsupportedMediaError('unsupported_file_type', `Files of type ${what} are not supported. Upload PDF, PNG, JPEG, WAV, M4A or UTF-8 plain text.`, 'file');
+const notText = () => unsupported('unknown binary data (not UTF-8 text)');

@@ -1,0 +1,162 @@
+/**
+ * Reads a multipart upload straight into the blob store. Nothing is held in memory beyond the part
+ * being streamed; a rejected upload leaves no blob behind (and, should the process die mid-stream, the
+ * lease written first lets the worker remove it later).
+ */
+import busboy from 'busboy';
+import { basename } from 'node:path';
+import type { ApiContext, ApiDeps } from '../../context.js';
+import { ApiError, InvalidRequestError, PayloadTooLargeError, UnsupportedMediaError } from '../../errors.js';
+import { ContentInspector, declaredTypeAgrees, MAX_FILE_BYTES, type SupportedType } from './content-type.js';
+import { parseMetadata } from './metadata.js';
+import { scheduleBlobDeletion, UPLOAD_LEASE_SECONDS } from '../../../records/blob-deletions.js';
+import type { FilePurpose } from '../../../records/files.js';
+
+export interface ReceivedUpload {
+  filename: string;
+  bytes: number;
+  sha256: string;
+  mimeType: SupportedType;
+  purpose: FilePurpose;
+  metadata: Record<string, string>;
+}
+
+// Room for the multipart envelope around a file of the maximum size.
+const ENVELOPE_BYTES = 1024 * 1024;
+// After a rejection, read and discard at most this much more of the body so the client sees the
+// answer; past it the connection is closed.
+const DRAIN_LIMIT_BYTES = 16 * 1024 * 1024;
+
+export async function receiveUpload(ctx: ApiContext, deps: ApiDeps, blobKey: string): Promise<ReceivedUpload> {
+  if (!ctx.is('multipart/form-data')) {
+    throw UnsupportedMediaError('unsupported_content_type', 'Upload files as multipart/form-data.');
+  }
+  const declaredLength = Number(ctx.get('content-length') || 0);
+  if (declaredLength > MAX_FILE_BYTES + ENVELOPE_BYTES) {
+    ctx.set('Connection', 'close');
+    throw PayloadTooLargeError(`The file is larger than the ${MAX_FILE_BYTES}-byte limit.`, 'file');
+  }
+
+  await scheduleBlobDeletion(deps.db, blobKey, UPLOAD_LEASE_SECONDS);
+  let stored = false;
+  try {
+    const upload = await streamParts(ctx, deps, blobKey, () => (stored = true));
+    return upload;
+  } catch (err) {
+    if (stored) await deps.blobs.delete(blobKey).catch(() => {});
+    drainRequest(ctx);
+    throw err;
+  }
+}
+
+function streamParts(ctx: ApiContext, deps: ApiDeps, blobKey: string, onStored: () => void): Promise<ReceivedUpload> {
+  return new Promise((resolve, reject) => {
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({
+        headers: ctx.req.headers,
+        limits: { files: 1, fields: 40, parts: 41, fieldSize: 64 * 1024, fieldNameSize: 200 },
+      });
+    } catch {
+      return reject(InvalidRequestError('invalid_multipart', 'The multipart body is malformed (check the boundary).'));
+    }
+
+    const fields: [string, string][] = [];
+    let file: { inspector: ContentInspector; filename: string; declared: string; stored: Promise<void> } | null = null;
+    let failed = false;
+    const fail = (err: unknown) => {
+      if (failed) return;
+      failed = true;
+      ctx.req.unpipe(parser);
+      file?.inspector.destroy();
+      // Let an in-flight blob write settle before the caller deletes what it wrote.
+      (file?.stored ?? Promise.resolve()).catch(() => {}).finally(() => reject(err));
+    };
+
+    parser.on('field', (name, value, info) => {
+      if (info.valueTruncated) return fail(InvalidRequestError('invalid_parameter', `The \`${name}\` field is too long.`, name));
+      if (name === 'file') return fail(InvalidRequestError('invalid_parameter', 'Send `file` as a file part (with a filename).', 'file'));
+      fields.push([name, value]);
+    });
+    parser.on('file', (name, stream, info) => {
+      if (name !== 'file') {
+        stream.resume();
+        return fail(InvalidRequestError('unknown_parameter', `Unknown file part \`${name}\`; the payload goes in \`file\`.`, name));
+      }
+      const inspector = new ContentInspector();
+      stream.on('error', (err) => inspector.destroy(err));
+      inspector.on('error', (err) => {
+        stream.resume();
+        fail(err);
+      });
+      onStored();
+      const stored = deps.blobs.put(blobKey, stream.pipe(inspector));
+      stored.catch(fail);
+      file = { inspector, filename: info.filename ?? '', declared: info.mimeType, stored };
+    });
+    parser.on('filesLimit', () => fail(InvalidRequestError('invalid_parameter', 'Upload one file per request.', 'file')));
+    parser.on('fieldsLimit', () => fail(InvalidRequestError('invalid_parameter', 'Too many form fields.', null)));
+    parser.on('partsLimit', () => fail(InvalidRequestError('invalid_parameter', 'Too many form parts.', null)));
+    parser.on('error', () => fail(InvalidRequestError('invalid_multipart', 'The multipart body is malformed.')));
+    ctx.req.on('aborted', () => fail(new ApiError(400, 'invalid_request_error', 'upload_aborted', 'The client closed the connection mid-upload.')));
+    parser.on('close', () => {
+      if (failed) return;
+      if (!file) return fail(InvalidRequestError('missing_parameter', 'Missing required parameter `file`.', 'file'));
+      const current = file;
+      current.stored.then(() => {
+        if (failed) return;
+        try {
+          resolve(finishUpload(current.inspector, current.filename, current.declared, fields));
+        } catch (err) {
+          fail(err);
+        }
+      }, fail);
+    });
+    ctx.req.pipe(parser);
+  });
+}
+
+function finishUpload(inspector: ContentInspector, filename: string, declared: string, fields: [string, string][]): ReceivedUpload {
+  const mimeType = inspector.detected;
+  if (!mimeType) throw InvalidRequestError('invalid_parameter', 'The file could not be read.', 'file');
+  if (!declaredTypeAgrees(declared, mimeType)) {
+    throw UnsupportedMediaError('file_type_mismatch', `The part is declared as ${declared} but its content is ${mimeType}.`, 'file');
+  }
+  let purpose: string | undefined;
+  const metadataFields: [string, string][] = [];
+  for (const [name, value] of fields) {
+    if (name === 'purpose') purpose = value;
+    else if (name === 'metadata' || name.startsWith('metadata[')) metadataFields.push([name, value]);
+    else throw InvalidRequestError('unknown_parameter', `Unknown parameter \`${name}\`.`, name);
+  }
+  if (purpose === undefined) throw InvalidRequestError('missing_parameter', 'Missing required parameter `purpose`.', 'purpose');
+  if (purpose !== 'context' && purpose !== 'attachment') {
+    throw InvalidRequestError('invalid_parameter', '`purpose` must be `context` or `attachment`.', 'purpose');
+  }
+  return {
+    filename: cleanFilename(filename),
+    bytes: inspector.bytes,
+    sha256: inspector.sha256,
+    mimeType,
+    purpose,
+    metadata: parseMetadata(metadataFields),
+  };
+}
+
+function cleanFilename(name: string): string {
+  // eslint-disable-next-line no-control-regex
+  const cleaned = basename(name.replaceAll('\\', '/')).replace(/[\u0000-\u001f\u007f]/g, '').slice(0, 255);
+  return cleaned || 'upload';
+}
+
+function drainRequest(ctx: ApiContext): void {
+  const req = ctx.req;
+  if (req.complete) return;
+  let discarded = 0;
+  req.on('data', (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded > DRAIN_LIMIT_BYTES) req.destroy();
+  });
+  req.resume();
+  if (Number(ctx.get('content-length') || 0) > DRAIN_LIMIT_BYTES * 2) ctx.set('Connection', 'close');
+}

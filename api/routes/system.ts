@@ -1,0 +1,47 @@
+/** Unauthenticated operational endpoints: liveness, readiness, metrics, the API document. */
+import Router from '@koa/router';
+import type { ApiDeps, ApiState } from '../context.js';
+import type { ApiMetrics } from '../metrics.js';
+import { openapiDocument } from '../openapi-document.js';
+
+const READINESS_TIMEOUT_MS = 2_000;
+
+export function systemRoutes(router: Router<ApiState>, deps: ApiDeps, metrics: ApiMetrics): void {
+  router.get('/healthz', (ctx) => {
+    ctx.body = { status: 'ok' };
+  });
+
+  router.get('/readyz', async (ctx) => {
+    const checks = {
+      postgres: await probe(() => deps.db.query('SELECT 1')),
+      temporal: await probe(() => deps.temporal.workflowService.getSystemInfo({})),
+      blobs: await probe(() => deps.blobs.check()),
+    };
+    const ready = Object.values(checks).every((c) => c === 'ok');
+    ctx.status = ready ? 200 : 503;
+    if (!ready) ctx.set('Retry-After', '5');
+    ctx.body = { status: ready ? 'ok' : 'unavailable', checks };
+  });
+
+  router.get('/metrics', async (ctx) => {
+    ctx.type = metrics.registry.contentType;
+    ctx.body = await metrics.registry.metrics();
+  });
+
+  router.get('/v1/openapi.json', (ctx) => {
+    ctx.body = openapiDocument;
+  });
+}
+
+async function probe(check: () => Promise<unknown>): Promise<'ok' | 'unavailable'> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), READINESS_TIMEOUT_MS)));
+  try {
+    await Promise.race([check(), timeout]);
+    return 'ok';
+  } catch {
+    return 'unavailable';
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,66 @@
+/** Request validation against api/openapi.yaml: JSON bodies by schema name, query strings by operation. */
+import type { Middleware } from 'koa';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { openapiDocument, findOperation, parametersOf } from './openapi-document.js';
+import { InvalidRequestError, UnsupportedMediaError } from './errors.js';
+import type { ApiState } from './context.js';
+import type {} from 'koa-body'; // types ctx.request.body
+
+const DOCUMENT_ID = 'agentplane-openapi';
+const bodies = new Ajv2020({ strict: false, allErrors: false });
+bodies.addSchema({ ...openapiDocument, $id: DOCUMENT_ID });
+const queries = new Ajv2020({ strict: false, allErrors: false, coerceTypes: true, useDefaults: true });
+queries.addSchema({ ...openapiDocument, $id: DOCUMENT_ID });
+
+export function schemaValidator(schemaName: string): ValidateFunction {
+  const validate = bodies.getSchema(`${DOCUMENT_ID}#/components/schemas/${schemaName}`);
+  if (!validate) throw new Error(`no schema ${schemaName} in api/openapi.yaml`);
+  return validate;
+}
+
+/** Turns the first schema violation into a 400 that names the offending parameter. */
+export function violation(errors: ErrorObject[] | null | undefined, root?: string): Error {
+  const error = errors?.[0];
+  const path = (error?.instancePath ?? '').split('/').filter(Boolean);
+  if (root) path.unshift(root);
+  if (error?.keyword === 'required') {
+    const name = [...path, error.params.missingProperty as string].join('.');
+    return InvalidRequestError('missing_parameter', `Missing required parameter \`${name}\`.`, name);
+  }
+  if (error?.keyword === 'additionalProperties') {
+    const name = [...path, error.params.additionalProperty as string].join('.');
+    return InvalidRequestError('unknown_parameter', `Unknown parameter \`${name}\`.`, name);
+  }
+  const name = path.join('.') || null;
+  return InvalidRequestError('invalid_parameter', `${name ? `\`${name}\`` : 'The body'} ${error?.message ?? 'is invalid'}.`, name);
+}
+
+/** Parses a JSON body (application/json only) and checks it against a component schema. */
+export function validateBody(schemaName: string): Middleware<ApiState> {
+  const validate = schemaValidator(schemaName);
+  return async (ctx, next) => {
+    if (!ctx.is('application/json')) throw UnsupportedMediaError('unsupported_content_type', 'Send the body as application/json.');
+    if (!validate(ctx.request.body)) throw violation(validate.errors);
+    await next();
+  };
+}
+
+/** Checks, coerces and defaults the query string of an operation into `ctx.state.query`. */
+export function validateQuery(operationId: string): Middleware<ApiState> {
+  const { operation } = findOperation(operationId);
+  const properties: Record<string, unknown> = {};
+  for (const parameter of parametersOf(operation)) if (parameter.in === 'query') properties[parameter.name] = parameter.schema;
+  // Parameter schemas point into the document; anchor their references to it.
+  const schema = JSON.parse(JSON.stringify({ type: 'object', properties, additionalProperties: false }).replaceAll('"#/components/', `"${DOCUMENT_ID}#/components/`));
+  const validate = queries.compile(schema);
+  return async (ctx, next) => {
+    const query: Record<string, unknown> = {};
+    for (const [name, value] of Object.entries(ctx.query)) {
+      if (Array.isArray(value)) throw InvalidRequestError('invalid_parameter', `\`${name}\` may be given once.`, name);
+      query[name] = value;
+    }
+    if (!validate(query)) throw violation(validate.errors);
+    ctx.state.query = query;
+    await next();
+  };
+}

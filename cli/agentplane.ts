@@ -1,0 +1,115 @@
+#!/usr/bin/env node
+/** The one CLI: `dev`, `api`, `worker`, `migrate`. The container image runs the same. */
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { ConfigError, readConfig, requireServices, type Config } from './config.js';
+import { createLogger, openServices, prepareDatabase } from './runtime.js';
+import { onShutdown, serveApi, serveWorker, type Stoppable } from './processes.js';
+import { startPostgres, startTemporal, type RunningService } from './embedded.js';
+import { newSecret } from '../records/api-keys.js';
+import { createDb } from '../records/db.js';
+import { migrate } from '../records/migrate.js';
+
+const USAGE = `Usage: agentplane <command>
+
+  dev       everything on this machine: embedded PostgreSQL, Temporal dev server, API and worker
+  api       the HTTP API (needs DATABASE_URL, TEMPORAL_ADDRESS, S3_* or AGENTPLANE_BLOB_DIR)
+  worker    the Temporal worker (same settings as api)
+  migrate   apply database migrations and exit (needs DATABASE_URL)
+`;
+
+async function dev(config: Config): Promise<void> {
+  const log = createLogger(config.logLevel);
+  await mkdir(config.dataDir, { recursive: true });
+  const keyFile = join(config.dataDir, 'admin-key');
+  const adminKey = config.adminKey ?? (await loadOrCreateAdminKey(keyFile));
+
+  const started: (RunningService | Stoppable)[] = [];
+  const stopAll = async () => {
+    for (const service of started.reverse()) await service.stop().catch((err) => log.error({ err }, 'stop failed'));
+  };
+  onShutdown(stopAll, log);
+  try {
+    const postgres = config.databaseUrl ? null : await startPostgres(join(config.dataDir, 'postgres'));
+    if (postgres) started.push(postgres);
+    const temporal = config.temporalAddress ? null : await startTemporal({ dbFile: join(config.dataDir, 'temporal.db') });
+    if (temporal) started.push(temporal);
+    const settings = {
+      databaseUrl: config.databaseUrl ?? postgres!.url,
+      temporalAddress: config.temporalAddress ?? temporal!.address,
+      temporalNamespace: config.temporalNamespace,
+      s3: config.s3,
+      blobDir: config.blobDir ?? join(config.dataDir, 'blobs'),
+    };
+    const services = await openServices(settings, log);
+    started.push({ stop: () => services.close() });
+    await prepareDatabase(services.db, adminKey, log);
+    started.push(await serveWorker(services, settings.temporalAddress, settings.temporalNamespace));
+    const api = await serveApi(services, config.port, config.host);
+    started.push(api);
+    const where = config.adminKey ? 'the admin key is AGENTPLANE_ADMIN_KEY' : `admin key in ${keyFile}`;
+    console.log(`Agentplane is running at ${api.url} (data in ${config.dataDir}; ${where})`);
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
+
+async function api(config: Config): Promise<void> {
+  const required = requireServices(config);
+  const services = await openServices({ ...config, ...required });
+  await prepareDatabase(services.db, config.adminKey, services.log);
+  const server = await serveApi(services, config.port, config.host);
+  onShutdown(async () => {
+    await server.stop();
+    await services.close();
+  }, services.log);
+  services.log.info({ url: server.url }, `Agentplane API listening at ${server.url}`);
+}
+
+async function worker(config: Config): Promise<void> {
+  const required = requireServices(config);
+  const services = await openServices({ ...config, ...required });
+  const running = await serveWorker(services, required.temporalAddress, config.temporalNamespace);
+  onShutdown(async () => {
+    await running.stop();
+    await services.close();
+  }, services.log);
+  services.log.info('Agentplane worker running');
+}
+
+async function migrateOnly(config: Config): Promise<void> {
+  if (!config.databaseUrl) throw new ConfigError('Missing configuration: set DATABASE_URL.');
+  const db = createDb(config.databaseUrl, 1);
+  try {
+    const applied = await migrate(db);
+    console.log(applied.length > 0 ? `applied ${applied.join(', ')}` : 'the schema is up to date');
+  } finally {
+    await db.end();
+  }
+}
+
+async function loadOrCreateAdminKey(file: string): Promise<string> {
+  if (existsSync(file)) return (await readFile(file, 'utf8')).trim();
+  const key = newSecret();
+  await writeFile(file, `${key}\n`, { mode: 0o600 });
+  await chmod(file, 0o600);
+  return key;
+}
+
+const commands: Record<string, (config: Config) => Promise<void>> = { dev, api, worker, migrate: migrateOnly };
+
+async function main(): Promise<void> {
+  const command = commands[process.argv[2] ?? ''];
+  if (!command) {
+    process.stdout.write(USAGE);
+    process.exit(process.argv[2] === undefined || process.argv[2] === 'help' ? 0 : 2);
+  }
+  await command(readConfig());
+}
+
+main().catch((err) => {
+  console.error(err instanceof ConfigError ? `agentplane: ${err.message}` : err);
+  process.exit(1);
+});

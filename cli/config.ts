@@ -1,0 +1,56 @@
+/** Everything the processes read from the environment, in one place (the README lists the same). */
+import { resolve } from 'node:path';
+import type { S3Settings } from '../records/blobs/s3.js';
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  adminKey?: string;
+  databaseUrl?: string;
+  temporalAddress?: string;
+  temporalNamespace: string;
+  s3?: S3Settings;
+  blobDir?: string;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {}
+
+export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = Number(env.PORT ?? 8080);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number, not '${env.PORT}'.`);
+  const dataDir = resolve(env.AGENTPLANE_DATA_DIR ?? './.agentplane');
+  const s3Vars = ['S3_ENDPOINT', 'S3_BUCKET', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'] as const;
+  let s3: S3Settings | undefined;
+  if (s3Vars.some((name) => env[name])) {
+    const missing = s3Vars.filter((name) => !env[name]);
+    if (missing.length > 0) throw new ConfigError(`S3 storage is partly configured: set ${missing.join(', ')}.`);
+    s3 = { endpoint: env.S3_ENDPOINT!, bucket: env.S3_BUCKET!, accessKey: env.S3_ACCESS_KEY!, secretKey: env.S3_SECRET_KEY!, region: env.S3_REGION };
+  }
+  if (env.AGENTPLANE_ADMIN_KEY !== undefined && !/^ap_[A-Za-z0-9_-]{20,120}$/.test(env.AGENTPLANE_ADMIN_KEY)) {
+    throw new ConfigError('AGENTPLANE_ADMIN_KEY must look like ap_ followed by 20 to 120 letters, digits, _ or -.');
+  }
+  return {
+    port,
+    host: env.HOST ?? '0.0.0.0',
+    dataDir,
+    adminKey: env.AGENTPLANE_ADMIN_KEY,
+    databaseUrl: env.DATABASE_URL,
+    temporalAddress: env.TEMPORAL_ADDRESS,
+    temporalNamespace: env.TEMPORAL_NAMESPACE ?? 'default',
+    s3,
+    blobDir: env.AGENTPLANE_BLOB_DIR,
+    logLevel: env.LOG_LEVEL ?? 'info',
+  };
+}
+
+/** `api` and `worker` run against real services only: each one missing is named. */
+export function requireServices(config: Config): Required<Pick<Config, 'databaseUrl' | 'temporalAddress'>> {
+  const missing: string[] = [];
+  if (!config.databaseUrl) missing.push('DATABASE_URL');
+  if (!config.temporalAddress) missing.push('TEMPORAL_ADDRESS');
+  if (!config.s3 && !config.blobDir) missing.push('S3_ENDPOINT (with S3_BUCKET, S3_ACCESS_KEY, S3_SECRET_KEY) or AGENTPLANE_BLOB_DIR');
+  if (missing.length > 0) throw new ConfigError(`Missing configuration: set ${missing.join('; ')}.`);
+  return { databaseUrl: config.databaseUrl!, temporalAddress: config.temporalAddress! };
+}

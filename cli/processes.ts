@@ -1,0 +1,66 @@
+/** The two long-running roles, API and worker, as `dev`, `api` and `worker` all start them. */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createApp } from '../api/app.js';
+import { createWorker } from '../workflows/worker.js';
+import { runMaintenance } from '../workflows/maintenance.js';
+import type { Services } from './runtime.js';
+
+export interface Stoppable {
+  stop(): Promise<void>;
+}
+
+export async function serveApi(services: Services, port: number, host: string): Promise<Stoppable & { url: string; server: Server }> {
+  const { app } = createApp(services);
+  const server = createServer(app.callback());
+  // Uploads of 100 MB on slow links must not be cut off; idle sockets still are.
+  server.requestTimeout = 30 * 60_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const { port: actual } = server.address() as AddressInfo;
+  const shownHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
+  return {
+    url: `http://${shownHost}:${actual}`,
+    server,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
+  };
+}
+
+export async function serveWorker(services: Services, temporalAddress: string, namespace: string): Promise<Stoppable> {
+  const { worker, connection } = await createWorker({ db: services.db, blobs: services.blobs, temporalAddress, namespace });
+  const stopMaintenance = runMaintenance({ db: services.db, blobs: services.blobs, client: services.temporal, log: services.log });
+  const running = worker.run();
+  return {
+    async stop() {
+      await stopMaintenance();
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running;
+      await connection.close();
+    },
+  };
+}
+
+/** Runs `stop` once on SIGINT or SIGTERM, then exits. */
+export function onShutdown(stop: () => Promise<void>, log: { info: (msg: string) => void; error: (obj: object, msg: string) => void }): void {
+  let stopping = false;
+  const handler = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    log.info(`${signal} received; stopping`);
+    stop().then(
+      () => process.exit(0),
+      (err) => {
+        log.error({ err }, 'unclean stop');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+}

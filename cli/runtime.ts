@@ -1,0 +1,54 @@
+/** Builds the shared dependencies (database, blob store, Temporal client) from resolved settings. */
+import { Client, Connection } from '@temporalio/client';
+import { pino, type Logger } from 'pino';
+import { createDb, type Db } from '../records/db.js';
+import { migrate } from '../records/migrate.js';
+import { ensureBootstrapKey } from '../records/api-keys.js';
+import { FilesystemBlobStore } from '../records/blobs/filesystem.js';
+import { S3BlobStore, type S3Settings } from '../records/blobs/s3.js';
+import type { BlobStore } from '../records/blobs/store.js';
+
+export interface Services {
+  db: Db;
+  blobs: BlobStore;
+  temporal: Client;
+  log: Logger;
+  close(): Promise<void>;
+}
+
+export interface ServiceSettings {
+  databaseUrl: string;
+  temporalAddress: string;
+  temporalNamespace: string;
+  s3?: S3Settings;
+  blobDir?: string;
+  logLevel?: string;
+}
+
+export function createLogger(level = 'info'): Logger {
+  return pino({ level, base: { service: 'agentplane' } });
+}
+
+export async function openServices(settings: ServiceSettings, log = createLogger(settings.logLevel)): Promise<Services> {
+  const db = createDb(settings.databaseUrl);
+  const blobs = settings.s3 ? await new S3BlobStore(settings.s3).init() : await new FilesystemBlobStore(settings.blobDir!).init();
+  const connection = await Connection.connect({ address: settings.temporalAddress });
+  const temporal = new Client({ connection, namespace: settings.temporalNamespace });
+  return {
+    db,
+    blobs,
+    temporal,
+    log,
+    async close() {
+      await connection.close();
+      await db.end();
+    },
+  };
+}
+
+/** Schema first, then the bootstrap key: what every process that serves the API needs before it listens. */
+export async function prepareDatabase(db: Db, adminKey: string | undefined, log: Logger): Promise<void> {
+  const applied = await migrate(db);
+  if (applied.length > 0) log.info({ applied }, 'migrations applied');
+  if (adminKey) await ensureBootstrapKey(db, adminKey);
+}

@@ -1,0 +1,87 @@
+/** API keys: `ap_` + 32 random base62 characters. Only the SHA-256 of the secret is stored. */
+import { createHash } from 'node:crypto';
+import { newId } from './ids.js';
+import { transaction, type Db, type Queryable } from './db.js';
+import { insertProject } from './projects.js';
+import { selectPage, type Page, type PageRequest } from './pagination.js';
+
+export interface ApiKeyRecord {
+  id: string;
+  project_id: string;
+  name: string;
+  prefix: string;
+  scopes: string[];
+  bootstrap: boolean;
+  created_at: Date;
+  revoked_at: Date | null;
+}
+
+const COLUMNS = 'id, project_id, name, prefix, scopes, bootstrap, created_at, revoked_at';
+
+// A SHA-256 suffices: the secrets are 190-bit random strings, so there is nothing to brute-force.
+export function hashSecret(secret: string): Buffer {
+  return createHash('sha256').update(secret).digest();
+}
+
+export function newSecret(): string {
+  return newId('ap', 32);
+}
+
+export async function insertApiKey(
+  db: Queryable,
+  key: { projectId: string; name: string; scopes: string[]; secret?: string; bootstrap?: boolean },
+): Promise<{ record: ApiKeyRecord; secret: string }> {
+  const secret = key.secret ?? newSecret();
+  const { rows } = await db.query<ApiKeyRecord>(
+    `INSERT INTO api_keys (id, project_id, name, secret_hash, prefix, scopes, bootstrap)
+     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
+    [newId('key'), key.projectId, key.name, hashSecret(secret), secret.slice(0, 7), key.scopes, key.bootstrap ?? false],
+  );
+  return { record: rows[0]!, secret };
+}
+
+/** The live (not revoked) key whose secret this is. */
+export async function findApiKeyBySecret(db: Queryable, secret: string): Promise<ApiKeyRecord | null> {
+  const { rows } = await db.query<ApiKeyRecord>(
+    `SELECT ${COLUMNS} FROM api_keys WHERE secret_hash = $1 AND revoked_at IS NULL`,
+    [hashSecret(secret)],
+  );
+  return rows[0] ?? null;
+}
+
+export async function findApiKey(db: Queryable, projectId: string, id: string): Promise<ApiKeyRecord | null> {
+  const { rows } = await db.query<ApiKeyRecord>(`SELECT ${COLUMNS} FROM api_keys WHERE id = $1 AND project_id = $2`, [id, projectId]);
+  return rows[0] ?? null;
+}
+
+export async function listApiKeys(db: Queryable, projectId: string, page: PageRequest): Promise<Page<ApiKeyRecord>> {
+  return selectPage<ApiKeyRecord>(db, { table: 'api_keys', projectId, page });
+}
+
+export async function revokeApiKey(db: Queryable, projectId: string, id: string): Promise<ApiKeyRecord | null> {
+  const { rows } = await db.query<ApiKeyRecord>(
+    `UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND project_id = $2 AND revoked_at IS NULL RETURNING ${COLUMNS}`,
+    [id, projectId],
+  );
+  return rows[0] ?? null;
+}
+
+/**
+ * Makes sure the bootstrap admin key exists, in its own project, with every scope. Idempotent: start-up
+ * runs it each time with the configured secret.
+ */
+export async function ensureBootstrapKey(db: Db, secret: string): Promise<ApiKeyRecord> {
+  return transaction(db, async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', ['bootstrap-key']);
+    // Rotating the configured secret retires the previous bootstrap key.
+    await tx.query('UPDATE api_keys SET revoked_at = now() WHERE bootstrap AND secret_hash <> $1 AND revoked_at IS NULL', [hashSecret(secret)]);
+    const { rows } = await tx.query<ApiKeyRecord>(
+      `UPDATE api_keys SET revoked_at = NULL WHERE secret_hash = $1 AND bootstrap RETURNING ${COLUMNS}`,
+      [hashSecret(secret)],
+    );
+    if (rows[0]) return rows[0];
+    const existing = await tx.query<{ project_id: string }>('SELECT project_id FROM api_keys WHERE bootstrap ORDER BY created_at LIMIT 1');
+    const projectId = existing.rows[0]?.project_id ?? (await insertProject(tx, 'default')).id;
+    return (await insertApiKey(tx, { projectId, name: 'bootstrap admin', scopes: ['admin'], secret, bootstrap: true })).record;
+  });
+}

@@ -1,0 +1,68 @@
+/** Blobs as files under one directory; writes land in a temporary file and are renamed into place. */
+import { createReadStream, createWriteStream } from 'node:fs';
+import { access, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
+import { randomUUID } from 'node:crypto';
+import { assertSafeKey, BlobNotFoundError, type BlobStore } from './store.js';
+
+export class FilesystemBlobStore implements BlobStore {
+  private readonly tmp: string;
+
+  constructor(private readonly root: string) {
+    this.tmp = join(root, '.incoming');
+  }
+
+  async init(): Promise<this> {
+    await mkdir(this.tmp, { recursive: true });
+    // Partial writes from a process that died mid-upload.
+    const cutoff = Date.now() - 3600_000;
+    for (const name of await readdir(this.tmp)) {
+      const path = join(this.tmp, name);
+      const info = await stat(path).catch(() => null);
+      if (info && info.mtimeMs < cutoff) await rm(path, { force: true });
+    }
+    return this;
+  }
+
+  async put(key: string, body: Readable): Promise<void> {
+    const target = this.path(key);
+    const partial = join(this.tmp, randomUUID());
+    try {
+      await pipeline(body, createWriteStream(partial, { flags: 'wx' }));
+      await mkdir(dirname(target), { recursive: true });
+      await rename(partial, target);
+    } catch (err) {
+      await rm(partial, { force: true });
+      throw err;
+    }
+  }
+
+  async get(key: string): Promise<Readable> {
+    const path = this.path(key);
+    try {
+      await access(path);
+    } catch {
+      throw new BlobNotFoundError(key);
+    }
+    return createReadStream(path);
+  }
+
+  async delete(key: string): Promise<void> {
+    await rm(this.path(key), { force: true });
+  }
+
+  async exists(key: string): Promise<boolean> {
+    return access(this.path(key)).then(() => true, () => false);
+  }
+
+  async check(): Promise<void> {
+    await access(this.tmp);
+  }
+
+  private path(key: string): string {
+    assertSafeKey(key);
+    return join(this.root, key);
+  }
+}

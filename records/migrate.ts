@@ -1,0 +1,25 @@
+/** Applies the ordered SQL files in records/migrations once each, under an advisory lock. */
+import { readdir, readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { transaction, type Db } from './db.js';
+
+// Resolves from both records/ (source) and dist/records/ (compiled): the SQL stays in the source tree.
+const migrationsDir = fileURLToPath(new URL(import.meta.url.includes('/dist/') ? '../../records/migrations/' : './migrations/', import.meta.url));
+const LOCK_ID = 0x61676e74; // any constant shared by every process that migrates
+
+export async function migrate(db: Db): Promise<string[]> {
+  const files = (await readdir(migrationsDir)).filter((f) => f.endsWith('.sql')).sort();
+  return transaction(db, async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [LOCK_ID]);
+    await tx.query('CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
+    const done = new Set((await tx.query<{ name: string }>('SELECT name FROM schema_migrations')).rows.map((r) => r.name));
+    const applied: string[] = [];
+    for (const file of files) {
+      if (done.has(file)) continue;
+      await tx.query(await readFile(migrationsDir + file, 'utf8'));
+      await tx.query('INSERT INTO schema_migrations (name) VALUES ($1)', [file]);
+      applied.push(file);
+    }
+    return applied;
+  });
+}

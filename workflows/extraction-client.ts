@@ -1,0 +1,22 @@
+/** Starting and cancelling extraction workflows, for the API and the worker's reconciler. */
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { extractionWorkflowId, TASK_QUEUE } from './names.js';
+import type { extractFileWorkflow } from './workflows.js';
+
+/** Idempotent: a file whose extraction is already running keeps that run. */
+export async function startExtraction(client: Client, fileId: string): Promise<void> {
+  await client.workflow.start<typeof extractFileWorkflow>('extractFileWorkflow', {
+    taskQueue: TASK_QUEUE,
+    workflowId: extractionWorkflowId(fileId),
+    args: [{ fileId }],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+  });
+}
+
+export async function cancelExtraction(client: Client, fileId: string): Promise<void> {
+  try {
+    await client.workflow.getHandle(extractionWorkflowId(fileId)).cancel();
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+  }
+}
