@@ -2,6 +2,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../api/app.js';
+import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createWorker } from '../workflows/worker.js';
 import { runMaintenance } from '../workflows/maintenance.js';
 import type { Services } from './runtime.js';
@@ -32,8 +33,13 @@ export async function serveApi(services: Services, port: number, host: string): 
   };
 }
 
-export async function serveWorker(services: Services, temporalAddress: string, namespace: string): Promise<Stoppable> {
-  const { worker, connection } = await createWorker({ db: services.db, blobs: services.blobs, temporalAddress, namespace });
+export async function serveWorker(
+  services: Services,
+  temporalAddress: string,
+  namespace: string,
+  workflowBundle?: WorkflowBundleWithSourceMap,
+): Promise<Stoppable> {
+  const { worker, connection } = await createWorker({ db: services.db, blobs: services.blobs, temporalAddress, namespace, workflowBundle });
   const stopMaintenance = runMaintenance({ db: services.db, blobs: services.blobs, client: services.temporal, log: services.log });
   const running = worker.run();
   return {

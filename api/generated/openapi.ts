@@ -270,7 +270,7 @@ export interface components {
             /** @description The project the key belongs to. Defaults to the caller's; only the bootstrap admin key may name another. */
             project_id?: string;
         };
-        ApiKey: {
+        ApiKeyFields: {
             id: string;
             /** @constant */
             object: "api_key";
@@ -282,9 +282,10 @@ export interface components {
             created_at: number;
             revoked_at: number | null;
         };
-        ApiKeyWithSecret: components["schemas"]["ApiKey"] & {
-            /** @description The secret. Shown only in this response. */
-            key: string;
+        ApiKey: components["schemas"]["ApiKeyFields"];
+        ApiKeyWithSecret: components["schemas"]["ApiKeyFields"] & {
+            /** @description The secret, in the response that created the key only; a replay of that request (same Idempotency-Key) omits it. */
+            key?: string;
         };
         DeletedApiKey: {
             id: string;

@@ -1,0 +1,105 @@
+/**
+ * The API and a worker in this process, wired to the real services exactly as `agentplane dev` wires
+ * them, plus tenants (a project with an admin key) so each suite works in isolation.
+ */
+import type { Server } from 'node:http';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { Runtime, DefaultLogger, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { pino } from 'pino';
+import { serveApi, serveWorker, type Stoppable } from '../../cli/processes.js';
+import { prepareDatabase, type Services } from '../../cli/runtime.js';
+import { newSecret } from '../../records/api-keys.js';
+import { FilesystemBlobStore } from '../../records/blobs/filesystem.js';
+import { bundleWorkflows } from '../../workflows/worker.js';
+import { ApiClient } from './client.js';
+import { postgres, scratch, temporal } from './services.js';
+
+export interface TestApi {
+  url: string;
+  server: Server;
+  services: Services;
+  blobDir: string;
+  temporalAddress: string;
+  /** A client holding the bootstrap admin key. */
+  root: ApiClient;
+  stop(): Promise<void>;
+}
+
+let runtimeInstalled = false;
+export function quietTemporalRuntime(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+}
+
+let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+export const workflowBundle = () => (bundle ??= bundleWorkflows());
+
+/** Starts an API (and, unless `worker: false`, a worker) against the shared services. */
+export async function startTestApi(options: { worker?: boolean; namespace?: string } = {}): Promise<TestApi> {
+  quietTemporalRuntime();
+  const [pg, tp] = await Promise.all([postgres(), temporal()]);
+  const blobDir = join(await scratch, 'blobs');
+  await mkdir(blobDir, { recursive: true });
+  const namespace = options.namespace ?? 'default';
+  const connection = await Connection.connect({ address: tp.address });
+  const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const services: Services = {
+    db: pg.db,
+    blobs: await new FilesystemBlobStore(blobDir).init(),
+    temporal: new Client({ connection, namespace }),
+    log,
+    close: async () => connection.close(),
+  };
+  const adminKey = newSecret();
+  await prepareDatabase(services.db, adminKey, log);
+  const stoppables: Stoppable[] = [];
+  if (options.worker !== false) {
+    stoppables.push(await serveWorker(services, tp.address, namespace, await workflowBundle()));
+  }
+  const api = await serveApi(services, 0, '127.0.0.1');
+  stoppables.push(api);
+  return {
+    url: api.url,
+    server: api.server,
+    services,
+    blobDir,
+    temporalAddress: tp.address,
+    root: new ApiClient(api.url, adminKey),
+    async stop() {
+      for (const s of stoppables.reverse()) await s.stop();
+      await services.close();
+    },
+  };
+}
+
+let shared: Promise<TestApi> | undefined;
+/** One API with a worker for the suites that need nothing special; stopped by the root hook. */
+export function sharedApi(): Promise<TestApi> {
+  return (shared ??= startTestApi());
+}
+
+export async function stopSharedApi(): Promise<void> {
+  if (shared) await (await shared).stop();
+}
+
+export interface Tenant {
+  projectId: string;
+  /** A client holding the project's admin key. */
+  admin: ApiClient;
+  /** A new key in this project with exactly these scopes. */
+  keyWith(...scopes: string[]): Promise<ApiClient>;
+}
+
+export async function newTenant(api: TestApi, name = 'test'): Promise<Tenant> {
+  const project = await api.root.post('/v1/projects', { name });
+  if (project.status !== 201) throw new Error(`project creation answered ${project.status}`);
+  const keyWith = async (...scopes: string[]) => {
+    const key = await api.root.post('/v1/api-keys', { name: `${name} ${scopes.join(' ')}`, scopes, project_id: project.body.id });
+    if (key.status !== 201) throw new Error(`key creation answered ${key.status}: ${JSON.stringify(key.body)}`);
+    return new ApiClient(api.url, key.body.key);
+  };
+  return { projectId: project.body.id, admin: await keyWith('admin'), keyWith };
+}

@@ -1,0 +1,11 @@
+/** Root hooks (registered in .mocharc.json): after every suite, stop the shared API, then the services. */
+import { stopSharedApi } from './api.js';
+import { stopServices } from './services.js';
+
+export const mochaHooks = {
+  async afterAll(this: Mocha.Context) {
+    this.timeout(120_000);
+    await stopSharedApi();
+    await stopServices();
+  },
+};

