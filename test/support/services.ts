@@ -11,6 +11,7 @@ import { findTool } from '../../cli/tools.js';
 import { createDb, type Db } from '../../records/db.js';
 import { migrate } from '../../records/migrate.js';
 import { eventually } from './eventually.js';
+import { Connection } from '@temporalio/client';
 
 export interface MinioServer {
   endpoint: string;
@@ -67,4 +68,29 @@ export const minio = once(async (): Promise<MinioServer> => {
 export async function stopServices(): Promise<void> {
   for (const stop of running.reverse()) await stop().catch((err) => console.error('stopping a test service failed:', err));
   await rm(await scratch, { recursive: true, force: true });
+}
+
+/**
+ * A Temporal namespace of its own, for a test that needs its workflows out of reach of the shared
+ * worker (which polls `default`).
+ */
+export async function isolatedNamespace(name: string): Promise<string> {
+  const { address } = await temporal();
+  const connection = await Connection.connect({ address });
+  try {
+    await connection.workflowService.registerNamespace({ namespace: name, workflowExecutionRetentionPeriod: { seconds: 86_400 } });
+  } catch (err) {
+    if (!/already exists|AlreadyExists/i.test((err as Error).message)) throw err;
+  } finally {
+    await connection.close();
+  }
+  await eventually(async () => {
+    const check = await Connection.connect({ address });
+    try {
+      await check.workflowService.describeNamespace({ namespace: name });
+    } finally {
+      await check.close();
+    }
+  }, { message: `namespace ${name} was not registered` });
+  return name;
 }
