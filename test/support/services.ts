@@ -12,6 +12,7 @@ import { createDb, type Db } from '../../records/db.js';
 import { migrate } from '../../records/migrate.js';
 import { eventually } from './eventually.js';
 import { Connection } from '@temporalio/client';
+import Long from 'long';
 
 export interface MinioServer {
   endpoint: string;
@@ -78,7 +79,7 @@ export async function isolatedNamespace(name: string): Promise<string> {
   const { address } = await temporal();
   const connection = await Connection.connect({ address });
   try {
-    await connection.workflowService.registerNamespace({ namespace: name, workflowExecutionRetentionPeriod: { seconds: 86_400 } });
+    await connection.workflowService.registerNamespace({ namespace: name, workflowExecutionRetentionPeriod: { seconds: Long.fromNumber(86_400) } });
   } catch (err) {
     if (!/already exists|AlreadyExists/i.test((err as Error).message)) throw err;
   } finally {
