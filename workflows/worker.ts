@@ -1,5 +1,6 @@
 /** The worker process: runs the workflows and activities on the `agentplane` task queue. */
-import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { NativeConnection, Runtime, Worker, bundleWorkflowCode, type LogLevel, type LogMetadata, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { Logger } from 'pino';
 import { fileURLToPath } from 'node:url';
 import type { Db } from '../records/db.js';
 import type { BlobStore } from '../records/blobs/store.js';
@@ -47,3 +48,29 @@ const quietBundlerLogger = {
   warn: (message: string, meta?: unknown) => console.warn(message, meta ?? ''),
   error: (message: string, meta?: unknown) => console.error(message, meta ?? ''),
 };
+
+let runtimeLoggerInstalled = false;
+
+/**
+ * Sends the Temporal SDK's own log lines (worker state, core warnings) into the process's structured
+ * log. The SDK allows this once per process, before the first worker or native connection.
+ */
+export function installRuntimeLogger(log: Logger): void {
+  if (runtimeLoggerInstalled) return;
+  runtimeLoggerInstalled = true;
+  const sdk = log.child({ component: 'temporal' });
+  const write = (level: LogLevel, message: string, meta?: LogMetadata) => {
+    const method = ({ TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const)[level];
+    sdk[method](meta ?? {}, message);
+  };
+  Runtime.install({
+    logger: {
+      log: write,
+      trace: (message, meta) => write('TRACE', message, meta),
+      debug: (message, meta) => write('DEBUG', message, meta),
+      info: (message, meta) => write('INFO', message, meta),
+      warn: (message, meta) => write('WARN', message, meta),
+      error: (message, meta) => write('ERROR', message, meta),
+    },
+  });
+}

@@ -6,13 +6,13 @@ import type { Server } from 'node:http';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { Runtime, DefaultLogger, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { pino } from 'pino';
 import { serveApi, serveWorker, type Stoppable } from '../../cli/processes.js';
 import { prepareDatabase, type Services } from '../../cli/runtime.js';
 import { newSecret } from '../../records/api-keys.js';
 import { FilesystemBlobStore } from '../../records/blobs/filesystem.js';
-import { bundleWorkflows } from '../../workflows/worker.js';
+import { bundleWorkflows, installRuntimeLogger } from '../../workflows/worker.js';
 import { ApiClient } from './client.js';
 import { postgres, scratch, temporal } from './services.js';
 
@@ -27,11 +27,8 @@ export interface TestApi {
   stop(): Promise<void>;
 }
 
-let runtimeInstalled = false;
 export function quietTemporalRuntime(): void {
-  if (runtimeInstalled) return;
-  runtimeInstalled = true;
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  installRuntimeLogger(pino({ level: process.env.TEST_LOG_LEVEL ?? 'warn' }));
 }
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;

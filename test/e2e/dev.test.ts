@@ -1,0 +1,99 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readdir, readFile, rm, stat, chmod } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from '../../cli/embedded.js';
+import { ApiClient } from '../support/client.js';
+import { eventually } from '../support/eventually.js';
+import { runCli, type CliProcess } from '../support/processes.js';
+
+/** Processes whose command line names `dir`: what `dev` started from its data directory. */
+async function processesUsing(dir: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const pid of (await readdir('/proc')).filter((name) => /^\d+$/.test(name))) {
+    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.includes(dir) && Number(pid) !== process.pid) found.push(`${pid}: ${cmdline.replaceAll('\0', ' ')}`);
+  }
+  return found;
+}
+
+describe('agentplane dev (npm start)', function () {
+  this.timeout(240_000);
+  let dataDir: string;
+  let port: number;
+  let running: CliProcess | undefined;
+
+  before(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'agentplane-dev-'));
+    await chmod(dataDir, 0o755);
+    port = await freePort();
+  });
+
+  after(async () => {
+    running?.child.kill('SIGKILL');
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  async function startDev(env: Record<string, string> = {}): Promise<{ process: CliProcess; line: string }> {
+    const process = runCli('dev', { PORT: String(port), AGENTPLANE_DATA_DIR: dataDir, ...env });
+    running = process;
+    const line = await eventually(() => {
+      if (process.child.exitCode !== null) throw new Error(`dev exited early:\n${process.output()}`);
+      const match = process.output().split('\n').find((l) => l.startsWith('Agentplane is running at'));
+      assert.ok(match, 'no startup line yet');
+      return match;
+    }, { timeoutMs: 120_000, intervalMs: 200, message: 'agentplane dev did not start' });
+    return { process, line };
+  }
+
+  async function stopDev(process: CliProcess): Promise<void> {
+    process.child.kill('SIGINT');
+    const { code } = await process.exited;
+    assert.equal(code, 0, process.output());
+    running = undefined;
+  }
+
+  it('starts everything with no outside services, prints the URL and where the admin key is, and keeps data across a restart', async () => {
+    const first = await startDev();
+    const keyFile = join(dataDir, 'admin-key');
+    assert.match(first.line, new RegExp(`http://localhost:${port}`));
+    assert.ok(first.line.includes(keyFile), first.line);
+    assert.equal((await stat(keyFile)).mode & 0o777, 0o600, 'the admin key file is private');
+    const key = (await readFile(keyFile, 'utf8')).trim();
+    const client = new ApiClient(`http://127.0.0.1:${port}`, key);
+
+    assert.equal((await client.get('/readyz')).status, 200);
+    const upload = await client.upload({ file: { data: Buffer.from('kept\facross restarts'), filename: 'kept.txt' }, purpose: 'context' });
+    assert.equal(upload.status, 200);
+    await eventually(async () => assert.equal((await client.get(`/v1/files/${upload.body.id}`)).body.status, 'processed'));
+
+    await stopDev(first.process);
+    assert.deepEqual(await processesUsing(dataDir), [], 'Ctrl-C stops every child process');
+
+    const second = await startDev();
+    const kept = await client.get(`/v1/files/${upload.body.id}`);
+    assert.equal(kept.status, 200);
+    assert.equal(kept.body.status, 'processed');
+    assert.equal(kept.body.extracted.pages, 2);
+    const again = await client.upload({ file: { data: Buffer.from('after the restart'), filename: 'new.txt' }, purpose: 'attachment' });
+    await eventually(async () => assert.equal((await client.get(`/v1/files/${again.body.id}`)).body.status, 'processed'));
+    await stopDev(second.process);
+    assert.deepEqual(await processesUsing(dataDir), []);
+  });
+
+  it('uses AGENTPLANE_ADMIN_KEY when it is set', async () => {
+    const key = `ap_${'k'.repeat(32)}`;
+    const { process, line } = await startDev({ AGENTPLANE_ADMIN_KEY: key });
+    assert.match(line, /AGENTPLANE_ADMIN_KEY/);
+    const client = new ApiClient(`http://127.0.0.1:${port}`, key);
+    assert.equal((await client.get('/v1/files')).status, 200);
+    await stopDev(process);
+  });
+
+  it('refuses to start the api without its services, naming each missing variable', async () => {
+    const api = runCli('api', {});
+    const { code } = await api.exited;
+    assert.equal(code, 1);
+    for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'S3_ENDPOINT']) assert.ok(api.output().includes(name), api.output());
+  });
+});

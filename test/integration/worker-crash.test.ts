@@ -1,0 +1,82 @@
+import assert from 'node:assert/strict';
+import { startTestApi, newTenant, type TestApi } from '../support/api.js';
+import { isolatedNamespace, postgres } from '../support/services.js';
+import { eventually } from '../support/eventually.js';
+import { runCli, type CliProcess } from '../support/processes.js';
+import { eventsFor } from '../../records/events.js';
+import { pagesOf } from '../../records/files.js';
+import { extractionWorkflowId } from '../../workflows/names.js';
+
+describe('a worker killed mid-extraction', function () {
+  this.timeout(180_000);
+  let api: TestApi;
+  let namespace: string;
+  const workers: CliProcess[] = [];
+
+  before(async () => {
+    namespace = await isolatedNamespace('worker-crash');
+    api = await startTestApi({ worker: false, namespace });
+  });
+
+  after(async () => {
+    for (const worker of workers) worker.child.kill('SIGKILL');
+    await api?.stop();
+  });
+
+  async function startWorker(): Promise<CliProcess> {
+    const worker = runCli('worker', {
+      DATABASE_URL: (await postgres()).url,
+      TEMPORAL_ADDRESS: api.temporalAddress,
+      TEMPORAL_NAMESPACE: namespace,
+      AGENTPLANE_BLOB_DIR: api.blobDir,
+    });
+    workers.push(worker);
+    return worker;
+  }
+
+  it('(SIGKILL while committing) is retried on a restarted worker and the file reaches processed exactly once', async () => {
+    const { db } = await postgres();
+    const tenant = await newTenant(api, 'worker-crash');
+    const upload = await tenant.admin.upload({ file: { data: Buffer.from('first\fsecond'), filename: 'crash.txt' }, purpose: 'context' });
+    assert.equal(upload.status, 200);
+    const fileId: string = upload.body.id;
+
+    // Hold the file's row so the worker's commit transaction blocks: it is then provably mid-extraction.
+    const blocker = await db.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('SELECT 1 FROM files WHERE id = $1 FOR UPDATE', [fileId]);
+      const doomed = await startWorker();
+      await eventually(async () => {
+        const { rows } = await db.query(
+          `SELECT count(*)::int AS waiting FROM pg_stat_activity
+           WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE files SET status = ''processed''%'`,
+        );
+        assert.equal(rows[0].waiting, 1, 'the worker is not yet committing');
+      }, { timeoutMs: 60_000, message: 'the extraction never reached its commit' });
+      doomed.child.kill('SIGKILL');
+      assert.equal((await doomed.exited).signal, 'SIGKILL');
+      await blocker.query('ROLLBACK');
+    } finally {
+      blocker.release();
+    }
+
+    const file = await tenant.admin.get(`/v1/files/${fileId}`);
+    assert.equal(file.body.status, 'processing', 'nothing was committed by the killed worker');
+
+    const replacement = await startWorker();
+    const processed = await eventually(async () => {
+      const current = await tenant.admin.get(`/v1/files/${fileId}`);
+      assert.equal(current.body.status, 'processed', replacement.output());
+      return current.body;
+    }, { timeoutMs: 90_000, message: 'the restarted worker did not finish the extraction' });
+
+    assert.deepEqual(processed.extracted, { pages: 2, tables: 0, graph_items: 0 });
+    assert.deepEqual(await pagesOf(db, fileId), ['first', 'second']);
+    assert.equal((await eventsFor(db, tenant.projectId, 'file.processed', fileId)).length, 1);
+
+    const history = await api.services.temporal.workflow.getHandle(extractionWorkflowId(fileId)).fetchHistory();
+    const attempts = (history.events ?? []).flatMap((e) => (e.activityTaskStartedEventAttributes ? [e.activityTaskStartedEventAttributes.attempt] : []));
+    assert.ok(attempts.some((attempt) => (attempt ?? 0) >= 2), `the activity was retried (attempts seen: ${attempts.join(', ')})`);
+  });
+});
