@@ -10,7 +10,7 @@ import { fingerprintOf, createOnce } from '../../idempotency.js';
 import { deleteFile, findFile, insertFile, listFiles, newFileId, type FilePurpose } from '../../../records/files.js';
 import { cancelBlobDeletion } from '../../../records/blob-deletions.js';
 import { cancelExtraction, startExtraction } from '../../../workflows/extraction-client.js';
-import { receiveUpload } from './upload.js';
+import { discardUpload, receiveUpload } from './upload.js';
 import { presentFile } from './present.js';
 
 export function fileRoutes(router: Router<ApiState>, deps: ApiDeps): void {
@@ -25,12 +25,12 @@ export function fileRoutes(router: Router<ApiState>, deps: ApiDeps): void {
       await cancelBlobDeletion(tx, blobKey);
       return { status: 200, body: presentFile(file) };
     }).catch(async (err) => {
-      await deps.blobs.delete(blobKey).catch(() => {});
+      await discardUpload(deps, blobKey);
       throw err;
     });
     if (replayed) {
       // The earlier request stored these bytes already.
-      await deps.blobs.delete(blobKey).catch(() => {});
+      await discardUpload(deps, blobKey);
     } else {
       await startExtraction(deps.temporal, id).catch((err) =>
         ctx.state.log.warn({ err, file_id: id }, 'extraction start failed; the worker reconciler will start it'),

@@ -9,7 +9,7 @@ import type { ApiContext, ApiDeps } from '../../context.js';
 import { ApiError, InvalidRequestError, PayloadTooLargeError, UnsupportedMediaError } from '../../errors.js';
 import { ContentInspector, declaredTypeAgrees, MAX_FILE_BYTES, type SupportedType } from './content-type.js';
 import { parseMetadata } from './metadata.js';
-import { scheduleBlobDeletion, UPLOAD_LEASE_SECONDS } from '../../../records/blob-deletions.js';
+import { cancelBlobDeletion, scheduleBlobDeletion, UPLOAD_LEASE_SECONDS } from '../../../records/blob-deletions.js';
 import type { FilePurpose } from '../../../records/files.js';
 
 export interface ReceivedUpload {
@@ -38,23 +38,34 @@ export async function receiveUpload(ctx: ApiContext, deps: ApiDeps, blobKey: str
   }
 
   await scheduleBlobDeletion(deps.db, blobKey, UPLOAD_LEASE_SECONDS);
-  let stored = false;
   try {
-    const upload = await streamParts(ctx, deps, blobKey, () => (stored = true));
-    return upload;
+    return await streamParts(ctx, deps, blobKey);
   } catch (err) {
-    if (stored) await deps.blobs.delete(blobKey).catch(() => {});
+    await discardUpload(deps, blobKey);
     drainRequest(ctx);
     throw err;
   }
 }
 
-function streamParts(ctx: ApiContext, deps: ApiDeps, blobKey: string, onStored: () => void): Promise<ReceivedUpload> {
+/**
+ * Removes the blob of an upload that will have no file record, then its lease. Should the removal fail,
+ * the lease stays and the worker's sweep removes the blob later.
+ */
+export async function discardUpload(deps: ApiDeps, blobKey: string): Promise<void> {
+  await deps.blobs
+    .delete(blobKey)
+    .then(() => cancelBlobDeletion(deps.db, blobKey))
+    .catch((err) => deps.log.warn({ err, blob_key: blobKey }, 'blob removal deferred to the worker sweep'));
+}
+
+function streamParts(ctx: ApiContext, deps: ApiDeps, blobKey: string): Promise<ReceivedUpload> {
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
       parser = busboy({
         headers: ctx.req.headers,
+        // Browsers and HTTP clients send filenames as raw UTF-8; busboy's default would read them as latin1.
+        defParamCharset: 'utf8',
         limits: { files: 1, fields: 40, parts: 41, fieldSize: 64 * 1024, fieldNameSize: 200 },
       });
     } catch {
@@ -79,6 +90,8 @@ function streamParts(ctx: ApiContext, deps: ApiDeps, blobKey: string, onStored: 
       fields.push([name, value]);
     });
     parser.on('file', (name, stream, info) => {
+      // Parts already buffered are still parsed after a rejection; none of them may start a blob write.
+      if (failed) return stream.resume();
       if (name !== 'file') {
         stream.resume();
         return fail(InvalidRequestError('unknown_parameter', `Unknown file part \`${name}\`; the payload goes in \`file\`.`, name));
@@ -89,7 +102,6 @@ function streamParts(ctx: ApiContext, deps: ApiDeps, blobKey: string, onStored: 
         stream.resume();
         fail(err);
       });
-      onStored();
       const stored = deps.blobs.put(blobKey, stream.pipe(inspector));
       stored.catch(fail);
       file = { inspector, filename: info.filename ?? '', declared: info.mimeType, stored };
@@ -125,7 +137,10 @@ function finishUpload(inspector: ContentInspector, filename: string, declared: s
   let purpose: string | undefined;
   const metadataFields: [string, string][] = [];
   for (const [name, value] of fields) {
-    if (name === 'purpose') purpose = value;
+    if (name === 'purpose') {
+      if (purpose !== undefined) throw InvalidRequestError('invalid_parameter', 'Give `purpose` once.', 'purpose');
+      purpose = value;
+    }
     else if (name === 'metadata' || name.startsWith('metadata[')) metadataFields.push([name, value]);
     else throw InvalidRequestError('unknown_parameter', `Unknown parameter \`${name}\`.`, name);
   }
