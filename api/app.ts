@@ -1,7 +1,6 @@
 /** The Koa application: cross-cutting middleware, then one router per resource. */
 import Koa from 'koa';
 import Router from '@koa/router';
-import { koaBody } from 'koa-body';
 import type { ApiDeps, ApiState } from './context.js';
 import { handleErrors } from './errors.js';
 import { createMetrics } from './metrics.js';
@@ -17,6 +16,9 @@ export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<A
   const app = new Koa<ApiState>({ proxy: true });
   const metrics = createMetrics();
   const keys = new KeyCache();
+  // What reaches Koa's own handler is a connection that failed outside any middleware (a client gone
+  // mid-upload); Koa would print it to stderr, so it goes to the structured log instead.
+  app.on('error', (err: Error, ctx?: { state?: Partial<ApiState> }) => (ctx?.state?.log ?? deps.log).warn({ err }, 'connection error'));
 
   app.use(requestContext(deps.log, metrics));
   app.use(handleErrors());
@@ -24,11 +26,10 @@ export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<A
   const router = new Router<ApiState>();
   systemRoutes(router, deps, metrics);
 
-  // Everything under /v1 but the document itself needs a key. Multipart bodies are left to the upload
-  // handler, which streams them.
+  // Everything under /v1 but the document itself needs a key. JSON bodies are parsed by the routes that
+  // take one (validateBody); multipart bodies are left to the upload handler, which streams them.
   const v1 = new Router<ApiState>();
   v1.use(authenticate(deps.db, keys));
-  v1.use(koaBody({ multipart: false, urlencoded: false, text: false, json: true, jsonLimit: '1mb', jsonStrict: true }));
   fileRoutes(v1, deps);
   apiKeyRoutes(v1, deps, keys);
   projectRoutes(v1, deps);

@@ -4,7 +4,7 @@ import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.
 import { openapiDocument, findOperation, parametersOf } from './openapi-document.js';
 import { InvalidRequestError, UnsupportedMediaError } from './errors.js';
 import type { ApiState } from './context.js';
-import type {} from 'koa-body'; // types ctx.request.body
+import { koaBody } from 'koa-body';
 
 const DOCUMENT_ID = 'agentplane-openapi';
 const bodies = new Ajv2020({ strict: false, allErrors: false });
@@ -35,11 +35,16 @@ export function violation(errors: ErrorObject[] | null | undefined, root?: strin
   return InvalidRequestError('invalid_parameter', `${name ? `\`${name}\`` : 'The body'} ${error?.message ?? 'is invalid'}.`, name);
 }
 
+// Parsed inside each route's chain, after authorization and audit, so that a body the API refuses
+// (malformed, too large) is refused for a known caller and audited like any other failed request.
+const parseJson = koaBody({ multipart: false, urlencoded: false, text: false, json: true, jsonLimit: '1mb', jsonStrict: true });
+
 /** Parses a JSON body (application/json only) and checks it against a component schema. */
 export function validateBody(schemaName: string): Middleware<ApiState> {
   const validate = schemaValidator(schemaName);
   return async (ctx, next) => {
     if (!ctx.is('application/json')) throw UnsupportedMediaError('unsupported_content_type', 'Send the body as application/json.');
+    await parseJson(ctx, async () => {});
     if (!validate(ctx.request.body)) throw violation(validate.errors);
     await next();
   };

@@ -15,16 +15,20 @@ const MAX_KEY_LENGTH = 128;
 
 export class KeyCache {
   private readonly cache = new LRUCache<string, Caller>({ max: 10_000, ttl: KEY_CACHE_TTL_MS });
+  // A lookup that read the key just before its revocation committed must not cache it afterwards.
+  private readonly revoked = new LRUCache<string, true>({ max: 10_000 });
 
   get(secret: string): Caller | undefined {
     return this.cache.get(cacheKey(secret));
   }
 
   set(secret: string, caller: Caller): void {
+    if (this.revoked.has(caller.apiKeyId)) return;
     this.cache.set(cacheKey(secret), caller);
   }
 
   forgetKey(apiKeyId: string): void {
+    this.revoked.set(apiKeyId, true);
     for (const [key, caller] of this.cache.entries()) if (caller.apiKeyId === apiKeyId) this.cache.delete(key);
   }
 }

@@ -1,0 +1,107 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import Router from '@koa/router';
+import { Client, Connection } from '@temporalio/client';
+import { pino } from 'pino';
+import { createApp } from '../../api/app.js';
+import type { ApiDeps, ApiState } from '../../api/context.js';
+import { createMetrics } from '../../api/metrics.js';
+import { openapiDocument } from '../../api/openapi-document.js';
+import { systemRoutes } from '../../api/routes/system.js';
+import { FilesystemBlobStore } from '../../records/blobs/filesystem.js';
+import { createDb } from '../../records/db.js';
+
+const root = fileURLToPath(new URL(import.meta.url.includes('/dist/') ? '../../../' : '../../', import.meta.url));
+const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
+
+/** `METHOD /path/{param}` for every route on a router; HEAD is implied by GET and left out. */
+function operationsOf(router: Router<ApiState>): string[] {
+  return router.stack.flatMap((layer) =>
+    layer.methods
+      .filter((method) => method !== 'HEAD')
+      .map((method) => `${method} ${String(layer.path).replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`),
+  );
+}
+
+function documentedOperations(): string[] {
+  return Object.entries(openapiDocument.paths).flatMap(([path, item]) =>
+    Object.keys(item)
+      .filter((key) => HTTP_METHODS.has(key))
+      .map((method) => `${method.toUpperCase()} ${path}`),
+  );
+}
+
+describe('the code and api/openapi.yaml agree', () => {
+  let deps: ApiDeps;
+  let connection: Connection;
+
+  before(() => {
+    // Nothing here is reached: building the routers needs the dependencies, not their services.
+    connection = Connection.lazy({ address: '127.0.0.1:1' });
+    deps = {
+      db: createDb('postgres://agentplane@127.0.0.1:1/unused'),
+      blobs: new FilesystemBlobStore(join(tmpdir(), 'agentplane-contract-unused')),
+      temporal: new Client({ connection }),
+      log: pino({ level: 'silent' }),
+    };
+  });
+
+  after(async () => {
+    await connection.close();
+    await deps.db.end();
+  });
+
+  function routedOperations(): string[] {
+    const system = new Router<ApiState>();
+    systemRoutes(system, deps, createMetrics());
+    return [...operationsOf(system), ...operationsOf(createApp(deps).router)];
+  }
+
+  it('registers each route once', () => {
+    const routed = routedOperations();
+    assert.ok(routed.length > 0);
+    assert.deepEqual(routed.filter((op, i) => routed.indexOf(op) !== i), []);
+  });
+
+  it('documents every route the app registers, with the same method', () => {
+    const documented = new Set(documentedOperations());
+    const undocumented = routedOperations().filter((op) => !documented.has(op));
+    assert.deepEqual(undocumented, [], 'routes missing from api/openapi.yaml');
+  });
+
+  it('serves every operation the document describes', () => {
+    const routed = new Set(routedOperations());
+    const unrouted = documentedOperations().filter((op) => !routed.has(op));
+    assert.deepEqual(unrouted, [], 'operations in api/openapi.yaml without a route');
+  });
+
+  it('gives every operation a unique operationId', () => {
+    const ids = Object.values(openapiDocument.paths).flatMap((item) =>
+      Object.entries(item)
+        .filter(([key]) => HTTP_METHODS.has(key))
+        .map(([, operation]) => operation.operationId),
+    );
+    assert.ok(ids.every((id) => typeof id === 'string' && id.length > 0));
+    assert.equal(new Set(ids).size, ids.length);
+  });
+
+  it('commits the types openapi-typescript generates from the document now (npm run generate)', async function () {
+    this.timeout(60_000);
+    const dir = await mkdtemp(join(tmpdir(), 'agentplane-openapi-'));
+    try {
+      const output = join(dir, 'openapi.ts');
+      const cli = join(root, 'node_modules', '.bin', 'openapi-typescript');
+      await promisify(execFile)(cli, ['api/openapi.yaml', '-o', output], { cwd: root });
+      const [generated, committed] = await Promise.all([readFile(output, 'utf8'), readFile(join(root, 'api', 'generated', 'openapi.ts'), 'utf8')]);
+      assert.ok(generated.includes('export interface paths'), 'openapi-typescript produced no types');
+      assert.ok(generated === committed, 'api/generated/openapi.ts is out of date with api/openapi.yaml: run `npm run generate`');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,79 @@
+import assert from 'node:assert/strict';
+import { readdir } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { createDb, type Db } from '../../records/db.js';
+import { migrate } from '../../records/migrate.js';
+import { postgres } from '../support/services.js';
+
+const migrationsDir = fileURLToPath(new URL(import.meta.url.includes('/dist/') ? '../../../records/migrations/' : '../../records/migrations/', import.meta.url));
+
+async function migrationFiles(): Promise<string[]> {
+  return (await readdir(migrationsDir)).filter((name) => name.endsWith('.sql')).sort();
+}
+
+async function appliedNames(db: Db): Promise<string[]> {
+  const { rows } = await db.query<{ name: string }>('SELECT name FROM schema_migrations ORDER BY name');
+  return rows.map((r) => r.name);
+}
+
+async function tablesOf(db: Db): Promise<string[]> {
+  const { rows } = await db.query<{ table_name: string }>(
+    "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name",
+  );
+  return rows.map((r) => r.table_name);
+}
+
+describe('migrations', () => {
+  let db: Db;
+
+  before(async function () {
+    this.timeout(120_000);
+    ({ db } = await postgres());
+  });
+
+  it('names its files so that they sort in the order they apply: NNN_name.sql', async () => {
+    const files = await migrationFiles();
+    assert.ok(files.length > 0);
+    for (const file of files) assert.match(file, /^\d{3}_[a-z0-9_]+\.sql$/);
+    assert.equal(new Set(files.map((f) => f.slice(0, 3))).size, files.length, 'two migrations share a number');
+  });
+
+  it('lists every file in records/migrations in schema_migrations', async () => {
+    assert.deepEqual(await appliedNames(db), await migrationFiles());
+  });
+
+  it('applies nothing when run again, and changes no table', async () => {
+    const tables = await tablesOf(db);
+    assert.deepEqual(await migrate(db), []);
+    assert.deepEqual(await migrate(db), []);
+    assert.deepEqual(await tablesOf(db), tables);
+    assert.deepEqual(await appliedNames(db), await migrationFiles());
+  });
+
+  describe('on an empty database', () => {
+    const name = `migrations_${process.pid}_${Date.now()}`;
+    let fresh: Db;
+
+    before(async () => {
+      await db.query(`CREATE DATABASE ${name}`);
+      const url = new URL((await postgres()).url);
+      url.pathname = `/${name}`;
+      fresh = createDb(url.toString());
+    });
+
+    after(async () => {
+      await fresh.end();
+      await db.query(`DROP DATABASE ${name}`);
+    });
+
+    it('applies every file once, in order, even when several processes migrate at the same time', async () => {
+      const results = await Promise.all([migrate(fresh), migrate(fresh), migrate(fresh)]);
+      const files = await migrationFiles();
+      assert.deepEqual(results.flat(), files, 'each file is applied by exactly one of the migrators');
+      assert.ok(results.some((applied) => applied.length === files.length), 'one migrator applies them all, in order');
+      assert.deepEqual(await appliedNames(fresh), files);
+      assert.deepEqual(await tablesOf(fresh), await tablesOf(db));
+      assert.deepEqual(await migrate(fresh), []);
+    });
+  });
+});

@@ -1,0 +1,259 @@
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
+import { Client, Connection } from '@temporalio/client';
+import { pino } from 'pino';
+import { createApp } from '../../api/app.js';
+import type { ApiDeps } from '../../api/context.js';
+import { openapiDocument } from '../../api/openapi-document.js';
+import { createDb } from '../../records/db.js';
+import { sharedApi, newTenant, type Tenant, type TestApi } from '../support/api.js';
+import { ApiClient, type ApiResponse } from '../support/client.js';
+
+/** An API built from `deps` on a random loopback port, for readiness with a dependency down. */
+async function serve(deps: ApiDeps): Promise<{ client: ApiClient; server: Server }> {
+  const server = createServer(createApp(deps).app.callback());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { client: new ApiClient(`http://127.0.0.1:${port}`), server };
+}
+
+function close(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
+}
+
+function assertError(response: ApiResponse, status: number, code: string, param?: string | null) {
+  assert.equal(response.status, status, JSON.stringify(response.body));
+  assert.equal(response.body.error.code, code);
+  if (param !== undefined) assert.equal(response.body.error.param, param);
+}
+
+describe('system endpoints and request handling', () => {
+  let api: TestApi;
+  let anonymous: ApiClient;
+  let tenant: Tenant;
+
+  before(async function () {
+    this.timeout(120_000);
+    api = await sharedApi();
+    anonymous = new ApiClient(api.url);
+    tenant = await newTenant(api, 'system');
+  });
+
+  describe('health', () => {
+    it('answers /healthz with 200 and no key', async () => {
+      const response = await anonymous.get('/healthz');
+      assert.equal(response.status, 200);
+      assert.deepEqual(response.body, { status: 'ok' });
+    });
+
+    it('answers /readyz with 200 when PostgreSQL, Temporal and the blob store answer', async () => {
+      const response = await anonymous.get('/readyz');
+      assert.equal(response.status, 200);
+      assert.deepEqual(response.body, { status: 'ok', checks: { postgres: 'ok', temporal: 'ok', blobs: 'ok' } });
+      assert.equal(response.headers.get('retry-after'), null);
+    });
+
+    // The client's own retries are left out: they would outlive the connection closed at the end.
+    const unreachableTemporal = (address: string) => Connection.lazy({ address, interceptors: [] });
+
+    async function readinessWith(connection: Connection): Promise<{ response: ApiResponse; seconds: number }> {
+      const { client, server } = await serve({
+        db: api.services.db,
+        blobs: api.services.blobs,
+        temporal: new Client({ connection }),
+        log: pino({ level: 'silent' }),
+      });
+      try {
+        const started = Date.now();
+        const response = await client.get('/readyz');
+        const seconds = (Date.now() - started) / 1000;
+        assert.equal((await client.get('/healthz')).status, 200, 'liveness does not depend on the dependencies');
+        return { response, seconds };
+      } finally {
+        await close(server);
+        await connection.close();
+      }
+    }
+
+    it('answers /readyz with 503, Retry-After and the failing check named when Temporal refuses connections', async function () {
+      this.timeout(30_000);
+      const { response } = await readinessWith(unreachableTemporal('127.0.0.1:1'));
+      assert.equal(response.status, 503);
+      assert.ok(Number(response.headers.get('retry-after')) > 0, 'Retry-After is missing');
+      assert.deepEqual(response.body, { status: 'unavailable', checks: { postgres: 'ok', temporal: 'unavailable', blobs: 'ok' } });
+    });
+
+    it('answers /readyz with 503 within a few seconds when Temporal accepts connections but never answers', async function () {
+      this.timeout(30_000);
+      const sockets = new Set<Socket>();
+      const silent = createNetServer((socket) => sockets.add(socket));
+      await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+      try {
+        const { port } = silent.address() as AddressInfo;
+        const { response, seconds } = await readinessWith(unreachableTemporal(`127.0.0.1:${port}`));
+        assert.equal(response.status, 503);
+        assert.equal(response.body.checks.temporal, 'unavailable');
+        assert.ok(seconds < 5, `readiness took ${seconds} s`);
+      } finally {
+        for (const socket of sockets) socket.destroy();
+        await new Promise((resolve) => silent.close(resolve));
+      }
+    });
+
+    it('answers /readyz with 503 naming postgres when the database is unreachable', async function () {
+      this.timeout(30_000);
+      const db = createDb('postgres://agentplane@127.0.0.1:1/agentplane');
+      const { client, server } = await serve({
+        db,
+        blobs: api.services.blobs,
+        temporal: api.services.temporal,
+        log: pino({ level: 'silent' }),
+      });
+      try {
+        const response = await client.get('/readyz');
+        assert.equal(response.status, 503);
+        assert.ok(Number(response.headers.get('retry-after')) > 0, 'Retry-After is missing');
+        assert.deepEqual(response.body, { status: 'unavailable', checks: { postgres: 'unavailable', temporal: 'ok', blobs: 'ok' } });
+      } finally {
+        await close(server);
+        await db.end();
+      }
+    });
+  });
+
+  describe('metrics and the document', () => {
+    it('serves Prometheus text with the request-duration histogram by route template', async () => {
+      const file = await tenant.admin.upload({ file: { data: Buffer.from('measured'), filename: 'm.txt' }, purpose: 'attachment' });
+      assert.equal((await tenant.admin.get(`/v1/files/${file.body.id}`)).status, 200);
+      const response = await anonymous.get<string>('/metrics');
+      assert.equal(response.status, 200);
+      assert.match(response.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
+      const text = response.body;
+      assert.match(text, /^# HELP agentplane_http_request_duration_seconds /m);
+      assert.match(text, /^# TYPE agentplane_http_request_duration_seconds histogram$/m);
+      const counts = text.split('\n').filter((line) => line.startsWith('agentplane_http_request_duration_seconds_count{'));
+      assert.ok(counts.some((l) => l.includes('method="GET"') && l.includes('route="/v1/files/:id"') && l.includes('status="200"')), counts.join('\n'));
+      assert.ok(!counts.some((l) => l.includes(file.body.id)), 'ids must not become label values');
+      assert.match(text, /^agentplane_process_cpu_seconds_total \d/m);
+    });
+
+    it('serves the OpenAPI document at /v1/openapi.json without a key', async () => {
+      const response = await anonymous.get('/v1/openapi.json');
+      assert.equal(response.status, 200);
+      assert.match(response.headers.get('content-type') ?? '', /^application\/json/);
+      assert.equal(response.body.openapi, '3.1.0');
+      assert.deepEqual(response.body, JSON.parse(JSON.stringify(openapiDocument)));
+    });
+  });
+
+  describe('x-request-id', () => {
+    const cases: [string, (headers: Record<string, string>) => Promise<ApiResponse>, number][] = [
+      ['a success', (headers) => anonymous.get('/healthz', headers), 200],
+      ['an authenticated success', (headers) => tenant.admin.get('/v1/files', headers), 200],
+      ['a 401', (headers) => anonymous.get('/v1/files', headers), 401],
+      ['a 403', async (headers) => (await tenant.keyWith('files:read')).get('/v1/api-keys', headers), 403],
+      ['a 404 for an unknown route', (headers) => anonymous.get('/v1/no-such-thing', headers), 404],
+      ['a 405', (headers) => anonymous.request('PUT', '/healthz', { headers }), 405],
+      ['a 400', (headers) => tenant.admin.post('/v1/api-keys', {}, headers), 400],
+    ];
+    for (const [what, send, status] of cases) {
+      it(`is on ${what}, and a caller's own id is echoed`, async () => {
+        const generated = await send({});
+        assert.equal(generated.status, status);
+        assert.match(generated.headers.get('x-request-id') ?? '', /^req_[A-Za-z0-9]+$/);
+        const mine = `trace-${what.replace(/\W+/g, '-')}-${Date.now()}`;
+        const echoed = await send({ 'x-request-id': mine });
+        assert.equal(echoed.status, status);
+        assert.equal(echoed.headers.get('x-request-id'), mine);
+      });
+    }
+
+    it('replaces a caller id that is too long or carries odd characters', async () => {
+      for (const bad of ['x'.repeat(129), 'has spaces in it', 'semi;colon']) {
+        const response = await anonymous.get('/healthz', { 'x-request-id': bad });
+        assert.match(response.headers.get('x-request-id') ?? '', /^req_/);
+      }
+    });
+
+    it('differs between requests', async () => {
+      const [a, b] = await Promise.all([anonymous.get('/healthz'), anonymous.get('/healthz')]);
+      assert.notEqual(a.headers.get('x-request-id'), b.headers.get('x-request-id'));
+    });
+  });
+
+  describe('unknown routes and methods', () => {
+    it('answers an unknown route with 404 route_not_found, with or without a key', async () => {
+      assertError(await anonymous.get('/v1/no-such-thing'), 404, 'route_not_found');
+      assertError(await anonymous.get('/nowhere'), 404, 'route_not_found');
+      assertError(await tenant.admin.get('/v1/no-such-thing'), 404, 'route_not_found');
+      assertError(await tenant.admin.post('/v1/no-such-thing', { a: 1 }), 404, 'route_not_found');
+    });
+
+    it('answers a known route with a method it lacks with 405 and Allow', async () => {
+      const put = await tenant.admin.request('PUT', '/v1/files', { json: {} });
+      assertError(put, 405, 'method_not_allowed');
+      assert.deepEqual(put.headers.get('allow')?.split(/,\s*/).sort(), ['GET', 'HEAD', 'POST']);
+      const post = await anonymous.request('POST', '/healthz');
+      assertError(post, 405, 'method_not_allowed');
+      assert.deepEqual(post.headers.get('allow')?.split(/,\s*/).sort(), ['GET', 'HEAD']);
+    });
+  });
+
+  describe('JSON bodies', () => {
+    for (const [what, body] of [
+      ['a truncated object', '{"name": "x", "scopes": ['],
+      ['a trailing comma', '{"name": "x",}'],
+      ['a bare string', '"just a string"'],
+    ]) {
+      it(`answers ${what} with 400 invalid_json`, async () => {
+        const response = await tenant.admin.request('POST', '/v1/api-keys', { body: body!, headers: { 'content-type': 'application/json' } });
+        assertError(response, 400, 'invalid_json');
+        assert.equal(response.body.error.type, 'invalid_request_error');
+      });
+    }
+
+    it('answers an unknown field with 400 unknown_parameter naming it', async () => {
+      const response = await tenant.admin.post('/v1/api-keys', { name: 'x', scopes: ['files:read'], expires: 'never' });
+      assertError(response, 400, 'unknown_parameter', 'expires');
+      assertError(await api.root.post('/v1/projects', { name: 'x', region: 'eu' }), 400, 'unknown_parameter', 'region');
+    });
+
+    it('answers a missing or mistyped field with 400 naming it', async () => {
+      assertError(await tenant.admin.post('/v1/api-keys', { name: 'x' }), 400, 'missing_parameter', 'scopes');
+      assertError(await tenant.admin.post('/v1/api-keys', { name: 'x', scopes: ['root'] }), 400, 'invalid_parameter', 'scopes.0');
+      assertError(await api.root.post('/v1/projects', { name: 7 }), 400, 'invalid_parameter', 'name');
+    });
+
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x']) {
+      it(`answers a JSON POST sent as ${type.split(';')[0]} with 415`, async () => {
+        const response = await tenant.admin.request('POST', '/v1/api-keys', {
+          body: JSON.stringify({ name: 'x', scopes: ['files:read'] }),
+          headers: { 'content-type': type },
+        });
+        assertError(response, 415, 'unsupported_content_type');
+      });
+    }
+
+    it('answers a JSON POST without a content type with 415', async () => {
+      const response = await api.root.request('POST', '/v1/projects', { body: new Blob([JSON.stringify({ name: 'x' })]) });
+      assertError(response, 415, 'unsupported_content_type');
+    });
+
+    it('answers a JSON body over 1 MB with 413 and creates nothing', async () => {
+      const name = `too big ${Date.now()}`;
+      const response = await api.root.post('/v1/projects', { name, padding: 'x'.repeat(1024 * 1024) });
+      assertError(response, 413, 'body_too_large');
+      const { rows } = await api.services.db.query('SELECT 1 FROM projects WHERE name = $1', [name]);
+      assert.equal(rows.length, 0);
+    });
+
+    it('accepts a JSON body just under 1 MB and judges it by its content', async () => {
+      const response = await api.root.post('/v1/projects', { name: 'x', padding: 'x'.repeat(1000 * 1000) });
+      assertError(response, 400, 'unknown_parameter', 'padding');
+    });
+  });
+});
