@@ -26,6 +26,8 @@ export interface ApiState {
   caller?: Caller;
   /** Set by a handler that acted on a record, for the audit entry. */
   auditTargetId?: string | null;
+  /** Set when the record changed belongs to another project than the caller's (the bootstrap key's reach). */
+  auditProjectId?: string;
   errorCode?: string;
   /** The validated query string (validateQuery). */
   query?: Record<string, unknown>;

@@ -24,7 +24,7 @@ export function audited(db: Db, action: string, targetType: string): Middleware<
       const caller = ctx.state.caller;
       if (caller) {
         await appendAuditEntry(db, {
-          projectId: caller.projectId,
+          projectId: ctx.state.auditProjectId ?? caller.projectId,
           apiKeyId: caller.apiKeyId,
           action,
           targetType,

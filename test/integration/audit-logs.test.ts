@@ -230,7 +230,8 @@ describe('audit log', () => {
       const project = await newTenant(api, 'audit paging');
       for (let i = 0; i < 5; i++) assert.equal((await project.admin.post('/v1/api-keys', { name: `k${i}`, scopes: ['files:read'] })).status, 201);
       const all = await project.admin.get<{ data: AuditLogEntry[]; has_more: boolean }>('/v1/audit-logs?limit=100');
-      assert.equal(all.body.data.length, 5);
+      // The five keys, and the project's admin key that the bootstrap key created for it.
+      assert.equal(all.body.data.length, 6);
       assert.equal(all.body.has_more, false);
       const ids = all.body.data.map((e) => e.id);
       const times = all.body.data.map((e) => e.created_at);
@@ -254,8 +255,20 @@ describe('audit log', () => {
     });
   });
 
+  describe('the bootstrap key acting in another project', () => {
+    it('records the key it creates there in that project, where its admins see it', async () => {
+      const other = await newTenant(api, 'audit-cross-project');
+      const created = await api.root.post('/v1/api-keys', { name: 'made by the platform', scopes: ['files:read'], project_id: other.projectId });
+      assert.equal(created.status, 201);
+      const seen = await other.admin.get<{ data: AuditLogEntry[] }>(`/v1/audit-logs?target_id=${created.body.id}`);
+      assert.equal(seen.body.data.length, 1);
+      assert.equal(seen.body.data[0]!.action, 'api_key.create');
+      assert.equal(seen.body.data[0]!.request_id, created.headers.get('x-request-id'));
+    });
+  });
+
   describe('the table', () => {
-    it('refuses UPDATE and DELETE', async () => {
+    it('refuses UPDATE, DELETE and TRUNCATE', async () => {
       const upload = await tenant.admin.upload({ file: { data: Buffer.from('immutable'), filename: 'i.txt' }, purpose: 'context' });
       const { rows } = await api.services.db.query<{ id: string }>('SELECT id FROM audit_logs WHERE target_id = $1', [upload.body.id]);
       assert.equal(rows.length, 1);
@@ -263,6 +276,7 @@ describe('audit log', () => {
       await assert.rejects(api.services.db.query('UPDATE audit_logs SET status = 500 WHERE id = $1', [id]), /append-only/);
       await assert.rejects(api.services.db.query('DELETE FROM audit_logs WHERE id = $1', [id]), /append-only/);
       await assert.rejects(api.services.db.query('DELETE FROM audit_logs WHERE project_id = $1', [tenant.projectId]), /append-only/);
+      await assert.rejects(api.services.db.query('TRUNCATE audit_logs'), /append-only/);
       const after = await api.services.db.query('SELECT status FROM audit_logs WHERE id = $1', [id]);
       assert.deepEqual(after.rows, [{ status: 200 }]);
     });

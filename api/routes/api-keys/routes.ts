@@ -37,6 +37,8 @@ export function apiKeyRoutes(router: Router<ApiState>, deps: ApiDeps, keys: KeyC
     if (projectId !== caller.projectId && (!caller.bootstrap || !(await findProject(deps.db, projectId)))) {
       throw NotFoundError('project', projectId);
     }
+    // The entry belongs with the key, so that project's admins see who created it.
+    if (projectId !== caller.projectId) ctx.state.auditProjectId = projectId;
     const { created } = await createOnce(
       ctx,
       deps,
