@@ -18,8 +18,10 @@ export interface Config {
 export class ConfigError extends Error {}
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const port = Number(env.PORT ?? 8080);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number, not '${env.PORT}'.`);
+  // An empty PORT means unset; Number() alone would take '', ' ', '0x50' or '1e3' for a port.
+  const portText = env.PORT || '8080';
+  const port = Number(portText);
+  if (!/^\d+$/.test(portText) || port > 65535) throw new ConfigError(`PORT must be a port number, not '${env.PORT}'.`);
   const dataDir = resolve(env.AGENTPLANE_DATA_DIR ?? './.agentplane');
   const s3Vars = ['S3_ENDPOINT', 'S3_BUCKET', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'] as const;
   let s3: S3Settings | undefined;

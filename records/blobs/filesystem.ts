@@ -41,20 +41,17 @@ export class FilesystemBlobStore implements BlobStore {
 
   async get(key: string): Promise<Readable> {
     const path = this.path(key);
-    try {
-      await access(path);
-    } catch {
-      throw new BlobNotFoundError(key);
-    }
+    if (!(await isFile(path))) throw new BlobNotFoundError(key);
     return createReadStream(path);
   }
 
   async delete(key: string): Promise<void> {
-    await rm(this.path(key), { force: true });
+    const path = this.path(key);
+    if (await isFile(path)) await rm(path, { force: true });
   }
 
   async exists(key: string): Promise<boolean> {
-    return access(this.path(key)).then(() => true, () => false);
+    return isFile(this.path(key));
   }
 
   async check(): Promise<void> {
@@ -65,4 +62,9 @@ export class FilesystemBlobStore implements BlobStore {
     assertSafeKey(key);
     return join(this.root, key);
   }
+}
+
+// A key that is the folder of other keys (`a` beside `a/b`) holds no blob, as in an S3 bucket.
+async function isFile(path: string): Promise<boolean> {
+  return stat(path).then((info) => info.isFile(), () => false);
 }

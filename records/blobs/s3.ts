@@ -1,6 +1,6 @@
 /** Blobs in an S3 bucket (MinIO, AWS S3 or any S3-compatible store) through the `minio` client. */
 import { Client, S3Error } from 'minio';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { assertSafeKey, BlobNotFoundError, type BlobStore } from './store.js';
 
 export interface S3Settings {
@@ -46,15 +46,32 @@ export class S3BlobStore implements BlobStore {
 
   async put(key: string, body: Readable): Promise<void> {
     assertSafeKey(key);
-    // The client does not see a source stream's error, so it is raced against the upload.
-    const failed = new Promise<never>((_, reject) => body.once('error', reject));
     try {
-      await Promise.race([this.client.putObject(this.bucket, key, body), failed]);
+      await this.upload(key, body);
     } catch (err) {
       await this.client.removeIncompleteUpload(this.bucket, key).catch(() => {});
       await this.client.removeObject(this.bucket, key).catch(() => {});
       throw err;
     }
+  }
+
+  /** A multipart upload cannot complete without a part, so a body that turns out empty goes up as an empty object. */
+  private async upload(key: string, body: Readable): Promise<void> {
+    const chunks = body[Symbol.asyncIterator]();
+    const first = await chunks.next();
+    if (first.done) {
+      await this.client.putObject(this.bucket, key, Buffer.alloc(0));
+      return;
+    }
+    const whole = Readable.from(
+      (async function* () {
+        yield first.value as Buffer;
+        yield* chunks;
+      })(),
+    );
+    // The client does not see a source stream's error, so it is raced against the upload.
+    const failed = new Promise<never>((_, reject) => whole.once('error', reject));
+    await Promise.race([this.client.putObject(this.bucket, key, whole), failed]);
   }
 
   async get(key: string): Promise<Readable> {
@@ -84,6 +101,6 @@ export class S3BlobStore implements BlobStore {
   }
 
   async check(): Promise<void> {
-    await this.client.bucketExists(this.bucket);
+    if (!(await this.client.bucketExists(this.bucket))) throw new Error(`S3 bucket ${this.bucket} does not exist`);
   }
 }

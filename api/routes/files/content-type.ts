@@ -94,14 +94,18 @@ export class ContentInspector extends Transform {
     const head = Buffer.concat(this.head);
     this.head = [];
     const found = await fileTypeFromBuffer(head);
-    if (found) {
-      const type = BINARY_TYPES[found.ext];
-      if (!type) throw unsupported(found.mime);
+    const type = found && BINARY_TYPES[found.ext];
+    if (type) {
       this.detected = type;
     } else {
+      // Some signatures are ordinary text ("BMW…" starts like a BMP, "<?xml" is XML): UTF-8 text stays text.
       this.text = new TextDecoder('utf-8', { fatal: true });
+      try {
+        this.checkText(head);
+      } catch (err) {
+        throw found ? unsupported(found.mime) : err;
+      }
     }
-    this.checkText(head);
     this.push(head);
   }
 

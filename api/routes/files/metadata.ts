@@ -38,13 +38,13 @@ export function parseMetadata(fields: [string, string][]): Record<string, string
   }
   const metadata: Record<string, string> = Object.create(null);
   for (const [key, value] of pairs) {
-    if (typeof key !== 'string' || key.length === 0 || key.length > MAX_METADATA_KEY_LENGTH) {
+    if (typeof key !== 'string' || key.length === 0 || characters(key) > MAX_METADATA_KEY_LENGTH) {
       throw InvalidRequestError('metadata_invalid_key', `Metadata keys are strings of 1 to ${MAX_METADATA_KEY_LENGTH} characters.`, `metadata`);
     }
     if (typeof value !== 'string') {
       throw InvalidRequestError('metadata_invalid_value', `The value of metadata key '${key}' must be a string.`, `metadata[${key}]`);
     }
-    if (value.length > MAX_METADATA_VALUE_LENGTH) {
+    if (characters(value) > MAX_METADATA_VALUE_LENGTH) {
       throw InvalidRequestError('metadata_value_too_long', `The value of metadata key '${key}' is longer than ${MAX_METADATA_VALUE_LENGTH} characters.`, `metadata[${key}]`);
     }
     if (key in metadata) throw InvalidRequestError('invalid_metadata', `Metadata key '${key}' is given twice.`, `metadata[${key}]`);
@@ -52,3 +52,6 @@ export function parseMetadata(fields: [string, string][]): Record<string, string
   }
   return { ...metadata };
 }
+
+// Counted in code points, as the OpenAPI document's maxLength counts them, not in UTF-16 units.
+const characters = (text: string) => [...text].length;

@@ -1,0 +1,166 @@
+import assert from 'node:assert/strict';
+import { resolve } from 'node:path';
+import { ConfigError, readConfig, requireServices } from '../../cli/config.js';
+
+function configError(run: () => unknown, ...mentions: string[]): ConfigError {
+  let caught: unknown;
+  assert.throws(run, (err: unknown) => {
+    caught = err;
+    return err instanceof ConfigError;
+  });
+  const error = caught as ConfigError;
+  for (const text of mentions) assert.ok(error.message.includes(text), `'${error.message}' does not mention ${text}`);
+  return error;
+}
+
+const S3 = { S3_ENDPOINT: 'http://127.0.0.1:9000', S3_BUCKET: 'agentplane', S3_ACCESS_KEY: 'access', S3_SECRET_KEY: 'secret' };
+const ADMIN_KEY = `ap_${'a1B2_-'.repeat(4)}`;
+
+describe('configuration from the environment', () => {
+  it('has a default for everything optional', () => {
+    assert.deepEqual(readConfig({}), {
+      port: 8080,
+      host: '0.0.0.0',
+      dataDir: resolve('./.agentplane'),
+      adminKey: undefined,
+      databaseUrl: undefined,
+      temporalAddress: undefined,
+      temporalNamespace: 'default',
+      s3: undefined,
+      blobDir: undefined,
+      logLevel: 'info',
+    });
+  });
+
+  it('reads every variable it knows', () => {
+    const config = readConfig({
+      PORT: '9090',
+      HOST: '127.0.0.1',
+      AGENTPLANE_DATA_DIR: 'data/here',
+      AGENTPLANE_ADMIN_KEY: ADMIN_KEY,
+      DATABASE_URL: 'postgres://db/agentplane',
+      TEMPORAL_ADDRESS: 'temporal:7233',
+      TEMPORAL_NAMESPACE: 'agents',
+      AGENTPLANE_BLOB_DIR: '/var/blobs',
+      LOG_LEVEL: 'debug',
+      ...S3,
+      S3_REGION: 'eu-west-1',
+    });
+    assert.deepEqual(config, {
+      port: 9090,
+      host: '127.0.0.1',
+      dataDir: resolve('data/here'),
+      adminKey: ADMIN_KEY,
+      databaseUrl: 'postgres://db/agentplane',
+      temporalAddress: 'temporal:7233',
+      temporalNamespace: 'agents',
+      s3: { endpoint: S3.S3_ENDPOINT, bucket: 'agentplane', accessKey: 'access', secretKey: 'secret', region: 'eu-west-1' },
+      blobDir: '/var/blobs',
+      logLevel: 'debug',
+    });
+  });
+
+  describe('PORT', () => {
+    for (const [text, port] of [['0', 0], ['1', 1], ['8080', 8080], ['65535', 65535]] as const) {
+      it(`accepts ${text}`, () => {
+        assert.equal(readConfig({ PORT: text }).port, port);
+      });
+    }
+
+    it('takes an empty value as unset', () => {
+      assert.equal(readConfig({ PORT: '' }).port, 8080);
+    });
+
+    for (const text of ['http', '-1', '65536', '80.5', '0x50', '1e3', ' ', ' 80', '80 ']) {
+      it(`rejects '${text}', naming the variable and the value`, () => {
+        configError(() => readConfig({ PORT: text }), 'PORT', `'${text}'`);
+      });
+    }
+  });
+
+  describe('S3 settings', () => {
+    it('are absent when none is set, and S3_REGION alone does not ask for them', () => {
+      assert.equal(readConfig({}).s3, undefined);
+      assert.equal(readConfig({ S3_REGION: 'us-east-1' }).s3, undefined);
+    });
+
+    it('leave the region out when S3_REGION is unset', () => {
+      assert.deepEqual(readConfig(S3).s3, { endpoint: S3.S3_ENDPOINT, bucket: 'agentplane', accessKey: 'access', secretKey: 'secret', region: undefined });
+    });
+
+    for (const given of Object.keys(S3) as (keyof typeof S3)[]) {
+      it(`set partly (only ${given}) are an error naming each missing variable and not the one given`, () => {
+        const missing = Object.keys(S3).filter((name) => name !== given);
+        const error = configError(() => readConfig({ [given]: S3[given] }), ...missing);
+        assert.ok(!error.message.includes(given), `'${error.message}' names ${given}, which is set`);
+      });
+    }
+
+    it('set partly (one missing) name exactly that one', () => {
+      const { S3_SECRET_KEY: _, ...rest } = S3;
+      const error = configError(() => readConfig(rest), 'S3_SECRET_KEY');
+      for (const name of Object.keys(rest)) assert.ok(!error.message.includes(name), `'${error.message}' names ${name}, which is set`);
+    });
+
+    it('count an empty value as missing', () => {
+      configError(() => readConfig({ ...S3, S3_BUCKET: '' }), 'S3_BUCKET');
+    });
+  });
+
+  describe('AGENTPLANE_ADMIN_KEY', () => {
+    it('accepts ap_ followed by 20 to 120 letters, digits, _ or -', () => {
+      for (const key of [`ap_${'x'.repeat(20)}`, `ap_${'Z9_-'.repeat(30)}`, ADMIN_KEY]) assert.equal(readConfig({ AGENTPLANE_ADMIN_KEY: key }).adminKey, key);
+    });
+
+    for (const [what, key] of [
+      ['empty', ''],
+      ['without the ap_ prefix', 'x'.repeat(30)],
+      ['with another prefix', `key_${'x'.repeat(30)}`],
+      ['too short', `ap_${'x'.repeat(19)}`],
+      ['too long', `ap_${'x'.repeat(121)}`],
+      ['with a space', `ap_${'x'.repeat(20)} y`],
+      ['with a newline', `ap_${'x'.repeat(20)}\n`],
+      ['with other punctuation', `ap_${'x'.repeat(20)}.!`],
+    ] as const) {
+      it(`rejects a key ${what}, naming the variable without echoing the secret`, () => {
+        const error = configError(() => readConfig({ AGENTPLANE_ADMIN_KEY: key }), 'AGENTPLANE_ADMIN_KEY');
+        if (key.length > 0) assert.ok(!error.message.includes(key.trim()), 'the message repeats the key');
+      });
+    }
+  });
+});
+
+describe('requireServices', () => {
+  const complete = { DATABASE_URL: 'postgres://db/agentplane', TEMPORAL_ADDRESS: 'temporal:7233' };
+
+  it('returns the database URL and Temporal address when everything is set (S3 or a blob directory)', () => {
+    assert.deepEqual(requireServices(readConfig({ ...complete, ...S3 })), { databaseUrl: complete.DATABASE_URL, temporalAddress: complete.TEMPORAL_ADDRESS });
+    assert.deepEqual(requireServices(readConfig({ ...complete, AGENTPLANE_BLOB_DIR: '/blobs' })), {
+      databaseUrl: complete.DATABASE_URL,
+      temporalAddress: complete.TEMPORAL_ADDRESS,
+    });
+  });
+
+  it('names DATABASE_URL when it alone is missing', () => {
+    const error = configError(() => requireServices(readConfig({ TEMPORAL_ADDRESS: 'temporal:7233', ...S3 })), 'DATABASE_URL');
+    assert.ok(!error.message.includes('TEMPORAL_ADDRESS') && !error.message.includes('S3_'));
+  });
+
+  it('names TEMPORAL_ADDRESS when it alone is missing', () => {
+    const error = configError(() => requireServices(readConfig({ DATABASE_URL: 'postgres://db', AGENTPLANE_BLOB_DIR: '/blobs' })), 'TEMPORAL_ADDRESS');
+    assert.ok(!error.message.includes('DATABASE_URL') && !error.message.includes('S3_'));
+  });
+
+  it('names both ways to store blobs when neither is set', () => {
+    const error = configError(() => requireServices(readConfig(complete)), 'S3_ENDPOINT', 'AGENTPLANE_BLOB_DIR');
+    assert.ok(!error.message.includes('DATABASE_URL') && !error.message.includes('TEMPORAL_ADDRESS'));
+  });
+
+  it('names every missing variable at once', () => {
+    configError(() => requireServices(readConfig({})), 'DATABASE_URL', 'TEMPORAL_ADDRESS', 'S3_ENDPOINT', 'AGENTPLANE_BLOB_DIR');
+  });
+
+  it('counts empty values as missing', () => {
+    configError(() => requireServices(readConfig({ DATABASE_URL: '', TEMPORAL_ADDRESS: '', AGENTPLANE_BLOB_DIR: '' })), 'DATABASE_URL', 'TEMPORAL_ADDRESS', 'AGENTPLANE_BLOB_DIR');
+  });
+});
