@@ -46,7 +46,7 @@ async function dev(config: Config): Promise<void> {
     started.push({ stop: () => services.close() });
     await prepareDatabase(services.db, adminKey, log);
     started.push(await serveWorker(services, settings.temporalAddress, settings.temporalNamespace));
-    const api = await serveApi(services, config.port, config.host);
+    const api = await serveApi(services, config.port, config.host ?? '127.0.0.1');
     started.push(api);
     const where = config.adminKey ? 'the admin key is AGENTPLANE_ADMIN_KEY' : `admin key in ${keyFile}`;
     console.log(`Agentplane is running at ${api.url} (data in ${config.dataDir}; ${where})`);
@@ -60,7 +60,7 @@ async function api(config: Config): Promise<void> {
   const required = requireServices(config);
   const services = await openServices({ ...config, ...required });
   await prepareDatabase(services.db, config.adminKey, services.log);
-  const server = await serveApi(services, config.port, config.host);
+  const server = await serveApi(services, config.port, config.host ?? '0.0.0.0');
   onShutdown(async () => {
     await server.stop();
     await services.close();

@@ -4,7 +4,8 @@ import type { S3Settings } from '../records/blobs/s3.js';
 
 export interface Config {
   port: number;
-  host: string;
+  /** Unset: `dev` listens on loopback only, `api` on every interface. */
+  host?: string;
   dataDir: string;
   adminKey?: string;
   databaseUrl?: string;
@@ -35,7 +36,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   return {
     port,
-    host: env.HOST ?? '0.0.0.0',
+    host: env.HOST || undefined,
     dataDir,
     adminKey: env.AGENTPLANE_ADMIN_KEY,
     databaseUrl: env.DATABASE_URL,

@@ -20,7 +20,7 @@ describe('configuration from the environment', () => {
   it('has a default for everything optional', () => {
     assert.deepEqual(readConfig({}), {
       port: 8080,
-      host: '0.0.0.0',
+      host: undefined,
       dataDir: resolve('./.agentplane'),
       adminKey: undefined,
       databaseUrl: undefined,
