@@ -21,7 +21,7 @@ export async function serveApi(services: Services, port: number, host: string): 
     server.listen(port, host, () => resolve());
   });
   const { port: actual } = server.address() as AddressInfo;
-  const shownHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
+  const shownHost = ['0.0.0.0', '::', '127.0.0.1', '::1'].includes(host) ? 'localhost' : host;
   return {
     url: `http://${shownHost}:${actual}`,
     server,

@@ -29,28 +29,32 @@ describe('agentplane dev (npm start)', function () {
     port = await freePort();
   });
 
+  afterEach(async () => {
+    // A failed test must not leave its services holding the data directory for the next one.
+    if (running) await stopDev(running).catch(() => running?.child.kill('SIGKILL'));
+  });
+
   after(async () => {
-    running?.child.kill('SIGKILL');
     await rm(dataDir, { recursive: true, force: true });
   });
 
   async function startDev(env: Record<string, string> = {}): Promise<{ process: CliProcess; line: string }> {
-    const process = runCli('dev', { PORT: String(port), AGENTPLANE_DATA_DIR: dataDir, ...env });
-    running = process;
+    const dev = runCli('dev', { PORT: String(port), AGENTPLANE_DATA_DIR: dataDir, ...env });
+    running = dev;
     const line = await eventually(() => {
-      if (process.child.exitCode !== null) throw new Error(`dev exited early:\n${process.output()}`);
-      const match = process.output().split('\n').find((l) => l.startsWith('Agentplane is running at'));
+      if (dev.child.exitCode !== null) throw new Error(`dev exited early:\n${dev.output()}`);
+      const match = dev.output().split('\n').find((l) => l.startsWith('Agentplane is running at'));
       assert.ok(match, 'no startup line yet');
       return match;
     }, { timeoutMs: 120_000, intervalMs: 200, message: 'agentplane dev did not start' });
-    return { process, line };
+    return { process: dev, line };
   }
 
-  async function stopDev(process: CliProcess): Promise<void> {
-    process.child.kill('SIGINT');
-    const { code } = await process.exited;
-    assert.equal(code, 0, process.output());
+  async function stopDev(dev: CliProcess): Promise<void> {
     running = undefined;
+    dev.child.kill('SIGINT');
+    const { code } = await dev.exited;
+    assert.equal(code, 0, dev.output());
   }
 
   it('starts everything with no outside services, prints the URL and where the admin key is, and keeps data across a restart', async () => {

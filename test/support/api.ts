@@ -31,6 +31,9 @@ export function quietTemporalRuntime(): void {
   installRuntimeLogger(pino({ level: process.env.TEST_LOG_LEVEL ?? 'warn' }));
 }
 
+// One bootstrap key for the whole run: configuring another one revokes the previous, as in production.
+const bootstrapKey = newSecret();
+
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
 export const workflowBundle = () => (bundle ??= bundleWorkflows());
 
@@ -50,8 +53,7 @@ export async function startTestApi(options: { worker?: boolean; namespace?: stri
     log,
     close: async () => connection.close(),
   };
-  const adminKey = newSecret();
-  await prepareDatabase(services.db, adminKey, log);
+  await prepareDatabase(services.db, bootstrapKey, log);
   const stoppables: Stoppable[] = [];
   if (options.worker !== false) {
     stoppables.push(await serveWorker(services, tp.address, namespace, await workflowBundle()));
@@ -64,7 +66,7 @@ export async function startTestApi(options: { worker?: boolean; namespace?: stri
     services,
     blobDir,
     temporalAddress: tp.address,
-    root: new ApiClient(api.url, adminKey),
+    root: new ApiClient(api.url, bootstrapKey),
     async stop() {
       for (const s of stoppables.reverse()) await s.stop();
       await services.close();
