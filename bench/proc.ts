@@ -1,0 +1,52 @@
+/** Another process's resident memory and CPU time, read from /proc/<pid> (Linux). */
+import { readFileSync, writeFileSync } from 'node:fs';
+
+const MB = 1024 * 1024;
+// /proc reports CPU times in USER_HZ ticks, which Linux fixes at 100 a second.
+const TICK_MS = 10;
+
+function statusField(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1];
+  if (kib === undefined) throw new Error(`/proc/${pid}/status has no ${field}`);
+  return Number(kib) * 1024;
+}
+
+/** User plus system CPU time the process has used so far, in milliseconds. */
+export function cpuMs(pid: number): number {
+  // The fields after the parenthesised command name; utime and stime are the 14th and 15th of the line.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+}
+
+export interface RssWatch {
+  /** Stops sampling; the peak is the larger of the samples and the kernel's high-water mark. */
+  stop(): { beforeMb: number; peakMb: number; growthMb: number };
+}
+
+/**
+ * Samples VmRSS every `intervalMs` from now on. The kernel's high-water mark (VmHWM) is reset first when
+ * /proc allows it (writing 5 to clear_refs), so a spike between two samples is still counted.
+ */
+export function watchRss(pid: number, intervalMs = 20): RssWatch {
+  const before = statusField(pid, 'VmRSS');
+  let peakResettable = true;
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  } catch {
+    peakResettable = false;
+  }
+  let peak = before;
+  const sample = () => {
+    peak = Math.max(peak, statusField(pid, 'VmRSS'));
+  };
+  const timer = setInterval(sample, intervalMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      sample();
+      if (peakResettable) peak = Math.max(peak, statusField(pid, 'VmHWM'));
+      return { beforeMb: before / MB, peakMb: peak / MB, growthMb: (peak - before) / MB };
+    },
+  };
+}

@@ -1,0 +1,132 @@
+/**
+ * What the benchmarks run against: PostgreSQL and Temporal started the way `agentplane dev` starts them,
+ * and every server under test (the API, its worker, the baselines) as a Node process of its own, so each
+ * has its own event loop and its memory can be read from /proc.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort, startPostgres, startTemporal, stopChild } from '../cli/embedded.js';
+import { newSecret } from '../records/api-keys.js';
+import { createDb } from '../records/db.js';
+import { migrate } from '../records/migrate.js';
+
+const READY_TIMEOUT_MS = 90_000;
+const OUTPUT_TAIL_CHARS = 4000;
+
+export interface ServerProcess {
+  name: string;
+  url: string;
+  pid: number;
+  /** The last few kilobytes it wrote, for error messages. */
+  output(): string;
+}
+
+export interface Stack {
+  adminKey: string;
+  api: ServerProcess;
+  bareUpload: ServerProcess;
+  bareKoaPg: ServerProcess;
+  worker: { output(): string };
+}
+
+/** Things to undo, last first. Running it again waits for the same teardown. */
+export class Teardown {
+  private readonly steps: { name: string; undo: () => Promise<unknown> }[] = [];
+  private running: Promise<void> | undefined;
+
+  add(name: string, undo: () => Promise<unknown>): void {
+    this.steps.push({ name, undo });
+    // Something that came up after the teardown began (an interrupted start) is undone as well.
+    if (this.running) this.running = this.running.then(() => this.undoAll());
+  }
+
+  async run(): Promise<void> {
+    this.running ??= this.undoAll();
+    for (let awaited: Promise<void> | undefined; awaited !== this.running; ) {
+      awaited = this.running;
+      await awaited;
+    }
+  }
+
+  private async undoAll(): Promise<void> {
+    for (let step = this.steps.pop(); step; step = this.steps.pop()) {
+      await step.undo().catch((err: Error) => console.error(`bench: stopping ${step!.name} failed: ${err.message}`));
+    }
+  }
+}
+
+const script = (relative: string) => fileURLToPath(new URL(relative, import.meta.url));
+
+export async function startStack(teardown: Teardown): Promise<Stack> {
+  const dir = await mkdtemp(join(tmpdir(), 'agentplane-bench-'));
+  teardown.add('the scratch directory', () => rm(dir, { recursive: true, force: true }));
+  // Readable by others: as root, PostgreSQL drops to its own user and must reach its directory.
+  await chmod(dir, 0o755);
+  const blobDir = join(dir, 'blobs');
+  const bareUploadDir = join(dir, 'bare-uploads');
+  await Promise.all([mkdir(blobDir), mkdir(bareUploadDir)]);
+
+  // fsync off, as in the test suite: the figures are about the API, not the disk under PostgreSQL.
+  const starting = { postgres: startPostgres(join(dir, 'postgres'), { durable: false }), temporal: startTemporal() };
+  // Registered before either is up: should one fail to start, the other is still stopped once it is.
+  teardown.add('PostgreSQL', () => starting.postgres.then((service) => service.stop(), () => {}));
+  teardown.add('Temporal', () => starting.temporal.then((service) => service.stop(), () => {}));
+  const [postgres, temporal] = await Promise.all([starting.postgres, starting.temporal]);
+
+  // Migrated here so the API and the worker can start side by side.
+  const db = createDb(postgres.url, 1);
+  await migrate(db).finally(() => db.end());
+
+  const adminKey = newSecret();
+  const agentplaneEnv = {
+    DATABASE_URL: postgres.url,
+    TEMPORAL_ADDRESS: temporal.address,
+    AGENTPLANE_BLOB_DIR: blobDir,
+    AGENTPLANE_ADMIN_KEY: adminKey,
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+  };
+  const cli = script('../cli/agentplane.js');
+  const [apiPort, bareUploadPort, bareKoaPgPort] = await Promise.all([freePort(), freePort(), freePort()]);
+  // All spawned before the first wait, so a failure of one leaves no other to start after teardown.
+  const worker = startProcess(teardown, 'worker', [cli, 'worker'], agentplaneEnv);
+  const [api, bareUpload, bareKoaPg] = await Promise.all([
+    startServer(teardown, 'api', apiPort, [cli, 'api'], agentplaneEnv, '/readyz'),
+    startServer(teardown, 'bare upload server', bareUploadPort, [script('./baselines/bare-upload-server.js')], { UPLOAD_DIR: bareUploadDir }, '/'),
+    startServer(teardown, 'bare Koa + pg', bareKoaPgPort, [script('./baselines/bare-koa-pg.js')], { DATABASE_URL: postgres.url }, '/healthz'),
+  ]);
+  return { adminKey, api, bareUpload, bareKoaPg, worker };
+}
+
+function startProcess(teardown: Teardown, name: string, args: string[], env: Record<string, string>): { child: ChildProcess; output: () => string } {
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  teardown.add(name, () => stopChild(child));
+  let output = '';
+  const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-OUTPUT_TAIL_CHARS));
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  return { child, output: () => output };
+}
+
+/** Starts a server on `port` (loopback) at once, and resolves when `readyPath` answers 200. */
+function startServer(teardown: Teardown, name: string, port: number, args: string[], env: Record<string, string>, readyPath: string): Promise<ServerProcess> {
+  const { child, output } = startProcess(teardown, name, args, { ...env, PORT: String(port) });
+  return whenReady(name, `http://127.0.0.1:${port}`, readyPath, child, output);
+}
+
+async function whenReady(name: string, url: string, readyPath: string, child: ChildProcess, output: () => string): Promise<ServerProcess> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${name} exited (${child.exitCode}) before it was ready:\n${output()}`);
+    const status = await fetch(url + readyPath, { signal: AbortSignal.timeout(2000) }).then(
+      (response) => response.arrayBuffer().then(() => response.status),
+      () => 0,
+    );
+    if (status === 200) return { name, url, pid: child.pid!, output };
+    if (Date.now() > deadline) throw new Error(`${name} was not ready within ${READY_TIMEOUT_MS / 1000} s (last status ${status}):\n${output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
