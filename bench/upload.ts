@@ -7,6 +7,7 @@ import { request } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { watchRss } from './proc.js';
+import { wavHeader } from '../test/support/fixtures.js';
 
 export const UPLOAD_BYTES = 104_857_600;
 const MB = 1024 * 1024;
@@ -14,24 +15,6 @@ const ZEROS = Buffer.alloc(256 * 1024);
 const BOUNDARY = 'agentplane-bench-boundary';
 const IDLE_TIMEOUT_MS = 60_000;
 
-/** A 44-byte header for 8 kHz mono 16-bit PCM whose data (silence) follows it. */
-function wavHeader(fileBytes: number): Buffer {
-  const dataBytes = fileBytes - 44;
-  const header = Buffer.alloc(44);
-  header.write('RIFF', 0, 'latin1');
-  header.writeUInt32LE(36 + dataBytes, 4);
-  header.write('WAVEfmt ', 8, 'latin1');
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20); // PCM
-  header.writeUInt16LE(1, 22); // mono
-  header.writeUInt32LE(8000, 24);
-  header.writeUInt32LE(16000, 28);
-  header.writeUInt16LE(2, 32);
-  header.writeUInt16LE(16, 34);
-  header.write('data', 36, 'latin1');
-  header.writeUInt32LE(dataBytes, 40);
-  return header;
-}
 
 export interface UploadBody {
   headers: Record<string, string>;
@@ -52,7 +35,7 @@ export function wavUpload(fileBytes: number): UploadBody {
     },
     async *chunks() {
       yield head;
-      yield wavHeader(fileBytes);
+      yield wavHeader(fileBytes - 44);
       for (let left = fileBytes - 44; left > 0; left -= ZEROS.length) yield left >= ZEROS.length ? ZEROS : ZEROS.subarray(0, left);
       yield tail;
     },

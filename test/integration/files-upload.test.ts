@@ -24,10 +24,7 @@ function noiseBytes(length: number): Buffer {
 
 /** A WAV of exactly `bytes` bytes: a valid header followed by silence. */
 function wavOfSize(bytes: number): Blob {
-  const header = fixtures.wav(0);
-  header.writeUInt32LE(bytes - 8, 4);
-  header.writeUInt32LE(bytes - 44, 40);
-  return new Blob([header, Buffer.alloc(bytes - 44)]);
+  return new Blob([fixtures.wavHeader(bytes - 44), Buffer.alloc(bytes - 44)]);
 }
 
 /**
@@ -82,9 +79,7 @@ function startPartialUpload(baseUrl: string, key: string, declaredBytes: number,
     },
   });
   req.on('error', () => {});
-  const wav = fixtures.wav(0);
-  wav.writeUInt32LE(declaredBytes - 8, 4);
-  wav.writeUInt32LE(declaredBytes - 44, 40);
+  const wav = fixtures.wavHeader(declaredBytes - 44);
   req.write(Buffer.concat([head, wav, Buffer.alloc(sentBytes - wav.length)]));
   return req;
 }

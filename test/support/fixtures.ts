@@ -59,9 +59,14 @@ export function jpeg(): Buffer {
 /** `seconds` of 8 kHz mono 16-bit PCM silence. */
 export function wav(seconds = 1): Buffer {
   const data = Buffer.alloc(8000 * 2 * seconds);
+  return Buffer.concat([wavHeader(data.length), data]);
+}
+
+/** The 44-byte header of an 8 kHz mono 16-bit PCM WAV whose `dataBytes` of samples follow it. */
+export function wavHeader(dataBytes: number): Buffer {
   const header = Buffer.alloc(44);
   header.write('RIFF', 0, 'latin1');
-  header.writeUInt32LE(36 + data.length, 4);
+  header.writeUInt32LE(36 + dataBytes, 4);
   header.write('WAVEfmt ', 8, 'latin1');
   header.writeUInt32LE(16, 16);
   header.writeUInt16LE(1, 20); // PCM
@@ -71,8 +76,8 @@ export function wav(seconds = 1): Buffer {
   header.writeUInt16LE(2, 32);
   header.writeUInt16LE(16, 34);
   header.write('data', 36, 'latin1');
-  header.writeUInt32LE(data.length, 40);
-  return Buffer.concat([header, data]);
+  header.writeUInt32LE(dataBytes, 40);
+  return header;
 }
 
 /** An MPEG-4 audio file's `ftyp` box (brand M4A) followed by an empty `mdat`. */
