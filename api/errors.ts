@@ -54,8 +54,21 @@ function fromLibraryError(err: { status?: number; type?: string; message?: strin
   return null;
 }
 
+// Connection failures of PostgreSQL, Temporal (gRPC UNAVAILABLE) and the blob store: the request was
+// fine, a dependency was not, and the client should retry.
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'EPIPE', '57P01', '57P03', '53300', '08001', '08006']);
+
+function isDependencyOutage(err: { code?: unknown; message?: unknown }): boolean {
+  if (typeof err.code === 'string' && UNAVAILABLE_CODES.has(err.code)) return true;
+  if (err.code === 14) return true; // gRPC UNAVAILABLE
+  return typeof err.message === 'string' && /Connection terminated|timeout exceeded when trying to connect/.test(err.message);
+}
+
 export function toApiError(err: unknown): ApiError | null {
   if (err instanceof ApiError) return err;
+  if (typeof err === 'object' && err !== null && isDependencyOutage(err as { code?: unknown })) {
+    return ServiceUnavailableError('A service the API depends on is unavailable; retry shortly.');
+  }
   if (err instanceof UnknownCursorError) return InvalidRequestError('invalid_cursor', err.message, err.param);
   if (typeof err === 'object' && err !== null) return fromLibraryError(err as { status?: number });
   return null;

@@ -125,6 +125,23 @@ describe('system endpoints and request handling', () => {
     });
   });
 
+  describe('a dependency outage', () => {
+    it('answers API requests with 503 dependency_unavailable and Retry-After, not 500, while the database is unreachable', async function () {
+      this.timeout(30_000);
+      const db = createDb('postgres://agentplane@127.0.0.1:1/agentplane');
+      const { client, server } = await serve({ db, blobs: api.services.blobs, temporal: api.services.temporal, log: pino({ level: 'silent' }) });
+      try {
+        const response = await client.withKey(`ap_${'x'.repeat(32)}`).get('/v1/files');
+        assertError(response, 503, 'dependency_unavailable', null);
+        assert.equal(response.body.error.type, 'service_unavailable_error');
+        assert.ok(Number(response.headers.get('retry-after')) > 0, 'Retry-After is missing');
+      } finally {
+        await close(server);
+        await db.end();
+      }
+    });
+  });
+
   describe('metrics and the document', () => {
     it('serves Prometheus text with the request-duration histogram by route template', async () => {
       const file = await tenant.admin.upload({ file: { data: Buffer.from('measured'), filename: 'm.txt' }, purpose: 'attachment' });

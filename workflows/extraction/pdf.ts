@@ -15,7 +15,8 @@ export async function extractPdf(body: Readable, progress: Progress): Promise<Ex
   const parser = new PDFParse({ data: new Uint8Array(Buffer.concat(chunks)) });
   try {
     const text = await parser.getText();
-    return { pages: text.pages.map((page) => page.text), tables: 0 };
+    // PostgreSQL text cannot hold NUL, which some PDFs' text layers contain.
+    return { pages: text.pages.map((page) => page.text.replaceAll('\u0000', '')), tables: 0 };
   } catch (err) {
     throw new ExtractionError('invalid_file', `The PDF could not be read: ${(err as Error).message}`);
   } finally {
