@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict';
+import { freePort } from '../../cli/embedded.js';
+import { newSecret } from '../../records/api-keys.js';
+import { createDb } from '../../records/db.js';
+import { S3BlobStore } from '../../records/blobs/s3.js';
+import { ApiClient } from '../support/client.js';
+import { eventually } from '../support/eventually.js';
+import { isolatedNamespace, minio, postgres, temporal } from '../support/services.js';
+import { runCli, type CliProcess } from '../support/processes.js';
+
+describe('agentplane migrate, api and worker as separate processes on S3 storage', function () {
+  this.timeout(180_000);
+  const processes: CliProcess[] = [];
+  let env: Record<string, string>;
+  let databaseUrl: string;
+
+  before(async () => {
+    const [pg, tp, s3] = await Promise.all([postgres(), temporal(), minio()]);
+    // A database of its own, so the migration starts from nothing.
+    const admin = createDb(pg.url, 1);
+    await admin.query('CREATE DATABASE agentplane_production');
+    await admin.end();
+    databaseUrl = pg.url.replace(/\/agentplane$/, '/agentplane_production');
+    env = {
+      DATABASE_URL: databaseUrl,
+      TEMPORAL_ADDRESS: tp.address,
+      TEMPORAL_NAMESPACE: await isolatedNamespace('production-e2e'),
+      S3_ENDPOINT: s3.endpoint,
+      S3_BUCKET: 'agentplane-production',
+      S3_ACCESS_KEY: s3.accessKey,
+      S3_SECRET_KEY: s3.secretKey,
+      AGENTPLANE_ADMIN_KEY: newSecret(),
+    };
+  });
+
+  after(async () => {
+    for (const process of processes) {
+      process.child.kill('SIGTERM');
+      await process.exited;
+    }
+  });
+
+  it('migrates an empty database once, then reports it up to date', async () => {
+    const first = runCli('migrate', { DATABASE_URL: databaseUrl });
+    assert.equal((await first.exited).code, 0, first.output());
+    assert.match(first.output(), /applied 001_foundation\.sql/);
+    const second = runCli('migrate', { DATABASE_URL: databaseUrl });
+    assert.equal((await second.exited).code, 0, second.output());
+    assert.match(second.output(), /the schema is up to date/);
+  });
+
+  it('serves uploads into the bucket, extracts them in the worker process, and deletes them from the bucket', async () => {
+    const port = await freePort();
+    const api = runCli('api', { ...env, PORT: String(port), HOST: '127.0.0.1' });
+    const worker = runCli('worker', env);
+    processes.push(api, worker);
+    const client = new ApiClient(`http://127.0.0.1:${port}`, env.AGENTPLANE_ADMIN_KEY);
+    await eventually(async () => {
+      assert.equal(api.child.exitCode, null, api.output());
+      assert.equal((await client.get('/readyz')).status, 200);
+    }, { timeoutMs: 60_000, message: 'the api did not become ready' });
+
+    const upload = await client.upload({ file: { data: Buffer.from('stored in S3\fsecond page'), filename: 's3.txt' }, purpose: 'context' });
+    assert.equal(upload.status, 200);
+    const file = await eventually(async () => {
+      const current = await client.get(`/v1/files/${upload.body.id}`);
+      assert.equal(current.body.status, 'processed', worker.output());
+      return current.body;
+    }, { timeoutMs: 60_000, message: 'the worker process did not extract the file' });
+    assert.equal(file.extracted.pages, 2);
+
+    const bucket = await new S3BlobStore({
+      endpoint: env.S3_ENDPOINT!,
+      bucket: env.S3_BUCKET!,
+      accessKey: env.S3_ACCESS_KEY!,
+      secretKey: env.S3_SECRET_KEY!,
+    }).init();
+    const { project_id: projectId } = (await client.get('/v1/api-keys')).body.data[0];
+    const blobKey = `files/${projectId}/${upload.body.id}`;
+    assert.ok(await bucket.exists(blobKey), 'the upload is in the bucket');
+
+    assert.equal((await client.delete(`/v1/files/${upload.body.id}`)).status, 200);
+    assert.equal(await bucket.exists(blobKey), false, 'the blob left the bucket with its file');
+  });
+
+  it('stops cleanly on SIGTERM', async () => {
+    for (const process of processes.splice(0)) {
+      process.child.kill('SIGTERM');
+      const { code } = await process.exited;
+      assert.equal(code, 0, process.output());
+    }
+  });
+});
