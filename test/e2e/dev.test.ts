@@ -69,7 +69,7 @@ describe('agentplane dev (npm start)', function () {
     assert.equal((await client.get('/readyz')).status, 200);
     const upload = await client.upload({ file: { data: Buffer.from('kept\facross restarts'), filename: 'kept.txt' }, purpose: 'context' });
     assert.equal(upload.status, 200);
-    await eventually(async () => assert.equal((await client.get(`/v1/files/${upload.body.id}`)).body.status, 'processed'));
+    assert.equal((await client.settledFile(upload.body.id)).status, 'processed');
 
     await stopDev(first.process);
     assert.deepEqual(await processesUsing(dataDir), [], 'Ctrl-C stops every child process');
@@ -80,7 +80,7 @@ describe('agentplane dev (npm start)', function () {
     assert.equal(kept.body.status, 'processed');
     assert.equal(kept.body.extracted.pages, 2);
     const again = await client.upload({ file: { data: Buffer.from('after the restart'), filename: 'new.txt' }, purpose: 'attachment' });
-    await eventually(async () => assert.equal((await client.get(`/v1/files/${again.body.id}`)).body.status, 'processed'));
+    assert.equal((await client.settledFile(again.body.id)).status, 'processed');
     await stopDev(second.process);
     assert.deepEqual(await processesUsing(dataDir), []);
   });

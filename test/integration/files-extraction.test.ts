@@ -1,19 +1,8 @@
 import assert from 'node:assert/strict';
 import { sharedApi, newTenant, type Tenant, type TestApi } from '../support/api.js';
-import { eventually } from '../support/eventually.js';
 import * as fixtures from '../support/fixtures.js';
 import { eventsFor } from '../../records/events.js';
 import { pagesOf } from '../../records/files.js';
-import type { ApiClient } from '../support/client.js';
-
-async function processed(client: ApiClient, id: string) {
-  return eventually(async () => {
-    const file = await client.get(`/v1/files/${id}`);
-    assert.equal(file.status, 200);
-    assert.notEqual(file.body.status, 'processing', 'still processing');
-    return file.body;
-  }, { message: `file ${id} did not leave processing` });
-}
 
 describe('file extraction', () => {
   let api: TestApi;
@@ -45,7 +34,7 @@ describe('file extraction', () => {
       assert.equal(upload.body.mime_type, mimeType);
       assert.deepEqual(upload.body.extracted, { pages: 0, tables: 0, graph_items: 0 });
 
-      const file = await processed(tenant.admin, upload.body.id);
+      const file = await tenant.admin.settledFile(upload.body.id);
       assert.equal(file.status, 'processed');
       assert.deepEqual(file.extracted, { pages, tables: 0, graph_items: 0 });
       assert.equal(file.last_error, null);
@@ -55,7 +44,7 @@ describe('file extraction', () => {
 
   it('keeps the text of each page and records file.processed exactly once', async () => {
     const upload = await tenant.admin.upload({ file: { data: Buffer.from('alpha\fbeta'), filename: 'a.txt' }, purpose: 'attachment' });
-    await processed(tenant.admin, upload.body.id);
+    await tenant.admin.settledFile(upload.body.id);
     assert.deepEqual(await pagesOf(api.services.db, upload.body.id), ['alpha', 'beta']);
     const events = await eventsFor(api.services.db, tenant.projectId, 'file.processed', upload.body.id);
     assert.equal(events.length, 1);
@@ -66,7 +55,7 @@ describe('file extraction', () => {
     const broken = Buffer.concat([Buffer.from('%PDF-1.7\n'), Buffer.from('this is not a real document body'.repeat(10))]);
     const upload = await tenant.admin.upload({ file: { data: broken, filename: 'broken.pdf' }, purpose: 'context' });
     assert.equal(upload.status, 200);
-    const file = await processed(tenant.admin, upload.body.id);
+    const file = await tenant.admin.settledFile(upload.body.id);
     assert.equal(file.status, 'failed');
     assert.equal(file.last_error.code, 'invalid_file');
     assert.equal(file.extracted.pages, 0);

@@ -24,12 +24,9 @@ async function uploadText(client: ApiClient, text: string, options: { filename?:
 }
 
 async function processed(client: ApiClient, id: string): Promise<FileObject> {
-  return eventually(async () => {
-    const file = await client.get(`/v1/files/${id}`);
-    assert.equal(file.status, 200);
-    assert.equal(file.body.status, 'processed');
-    return file.body;
-  }, { message: `file ${id} was not processed` });
+  const file = await client.settledFile<FileObject>(id);
+  assert.equal(file.status, 'processed', JSON.stringify(file));
+  return file;
 }
 
 function assertError(response: ApiResponse, status: number, code: string, param?: string | null): void {
@@ -367,7 +364,7 @@ describe('file lifecycle', () => {
       const broken = Buffer.concat([Buffer.from('%PDF-1.7\n'), Buffer.from('not a document body '.repeat(10))]);
       const upload = await tenant.admin.upload({ file: { data: broken, filename: 'broken.pdf' }, purpose: 'context' });
       assert.equal(upload.status, 200);
-      await eventually(async () => assert.equal((await tenant.admin.get(`/v1/files/${upload.body.id}`)).body.status, 'failed'));
+      assert.equal((await tenant.admin.settledFile(upload.body.id)).status, 'failed');
       const deleted = await tenant.admin.delete(`/v1/files/${upload.body.id}`);
       assert.deepEqual(deleted.body, { id: upload.body.id, object: 'file', deleted: true, graph_items_removed: 0 });
     });

@@ -417,12 +417,8 @@ describe('POST /v1/files (upload)', () => {
       assert.equal(response.status, 200, JSON.stringify(response.body));
       assert.equal(response.body.bytes, MAX_FILE_BYTES);
       assert.equal(response.body.mime_type, 'audio/wav');
-      const file = await eventually(async () => {
-        const current = await tenant.admin.get(`/v1/files/${response.body.id}`);
-        assert.equal(current.status, 200);
-        assert.equal(current.body.status, 'processed');
-        return current.body;
-      }, { timeoutMs: 120_000, intervalMs: 250, message: 'the 100 MB file did not reach processed' });
+      const file = await tenant.admin.settledFile(response.body.id, 120_000);
+      assert.equal(file.status, 'processed', JSON.stringify(file));
       assert.equal(file.bytes, MAX_FILE_BYTES);
       assert.equal(file.last_error, null);
       const stored = await storedFor(api, tenant);

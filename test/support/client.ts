@@ -1,5 +1,7 @@
 /** An HTTP client for the tests: every response is checked against the OpenAPI document. */
+import assert from 'node:assert/strict';
 import { assertDocumentedResponse } from './contract.js';
+import { eventually } from './eventually.js';
 
 export interface ApiResponse<T = any> {
   status: number;
@@ -51,6 +53,16 @@ export class ApiClient {
 
   delete<T = any>(path: string) {
     return this.request<T>('DELETE', path);
+  }
+
+  /** Polls a file until its extraction has ended (`processed` or `failed`) and returns it. */
+  settledFile<T = any>(id: string, timeoutMs = 30_000): Promise<T> {
+    return eventually(async () => {
+      const file = await this.get(`/v1/files/${id}`);
+      assert.equal(file.status, 200, JSON.stringify(file.body));
+      assert.notEqual(file.body.status, 'processing', 'still processing');
+      return file.body as T;
+    }, { timeoutMs, intervalMs: 100, message: `file ${id} did not leave processing` });
   }
 
   upload<T = any>(parts: UploadParts, headers?: Record<string, string>) {
