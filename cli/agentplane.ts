@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /** The one CLI: `dev`, `api`, `worker`, `migrate`. The container image runs the same. */
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, readConfig, requireServices, type Config } from './config.js';
@@ -22,10 +22,11 @@ const USAGE = `Usage: agentplane <command>
 async function dev(config: Config): Promise<void> {
   const log = createLogger(config.logLevel);
   await mkdir(config.dataDir, { recursive: true });
+  const releaseDataDir = await lockDataDir(config.dataDir);
   const keyFile = join(config.dataDir, 'admin-key');
   const adminKey = config.adminKey ?? (await loadOrCreateAdminKey(keyFile));
 
-  const started: (RunningService | Stoppable)[] = [];
+  const started: (RunningService | Stoppable)[] = [{ stop: releaseDataDir }];
   const stopAll = async () => {
     for (const service of started.reverse()) await service.stop().catch((err) => log.error({ err }, 'stop failed'));
   };
@@ -90,6 +91,33 @@ async function migrateOnly(config: Config): Promise<void> {
   }
 }
 
+/** One `dev` per data directory: a second would fight the first over PostgreSQL's and Temporal's files. */
+async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
+  const lockFile = join(dataDir, 'agentplane.pid');
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await writeFile(lockFile, `${process.pid}\n`, { flag: 'wx' });
+      return () => rm(lockFile, { force: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw err;
+      const owner = Number((await readFile(lockFile, 'utf8').catch(() => '')).trim());
+      if (owner > 0 && isAlive(owner)) {
+        throw new ConfigError(`another agentplane dev (pid ${owner}) is using ${dataDir}; stop it, or set AGENTPLANE_DATA_DIR to another directory.`);
+      }
+      await rm(lockFile, { force: true }); // left by a process that died without stopping
+    }
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 async function loadOrCreateAdminKey(file: string): Promise<string> {
   if (existsSync(file)) return (await readFile(file, 'utf8')).trim();
   const key = newSecret();
@@ -110,6 +138,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  console.error(err instanceof ConfigError ? `agentplane: ${err.message}` : err);
+  console.error(err instanceof ConfigError ? `agentplane: ${err.message}` : (err ?? 'agentplane: failed to start'));
   process.exit(1);
 });

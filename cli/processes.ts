@@ -6,6 +6,7 @@ import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createWorker, installRuntimeLogger } from '../workflows/worker.js';
 import { runMaintenance } from '../workflows/maintenance.js';
 import type { Services } from './runtime.js';
+import { ConfigError } from './config.js';
 
 export interface Stoppable {
   stop(): Promise<void>;
@@ -17,7 +18,9 @@ export async function serveApi(services: Services, port: number, host: string): 
   // Uploads of 100 MB on slow links must not be cut off; idle sockets still are.
   server.requestTimeout = 30 * 60_000;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(err.code === 'EADDRINUSE' ? new ConfigError(`${host}:${port} is already in use; set PORT to a free port.`) : err),
+    );
     server.listen(port, host, () => resolve());
   });
   const { port: actual } = server.address() as AddressInfo;

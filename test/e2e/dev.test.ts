@@ -94,6 +94,30 @@ describe('agentplane dev (npm start)', function () {
     await stopDev(process);
   });
 
+  it('refuses a second dev on the same data directory, naming the one running', async () => {
+    const { process: first } = await startDev();
+    const second = runCli('dev', { PORT: String(await freePort()), AGENTPLANE_DATA_DIR: dataDir });
+    assert.equal((await second.exited).code, 1);
+    assert.match(second.output(), new RegExp(`another agentplane dev \\(pid ${first.child.pid}\\) is using ${dataDir}`));
+    assert.equal((await new ApiClient(`http://127.0.0.1:${port}`).get('/healthz')).status, 200, 'the first keeps running');
+    await stopDev(first);
+  });
+
+  it('names the port when it is taken, and leaves nothing running', async () => {
+    const { process: first } = await startDev();
+    const otherDir = await mkdtemp(join(tmpdir(), 'agentplane-dev-'));
+    try {
+      await chmod(otherDir, 0o755);
+      const second = runCli('dev', { PORT: String(port), AGENTPLANE_DATA_DIR: otherDir });
+      assert.equal((await second.exited).code, 1);
+      assert.match(second.output(), new RegExp(`127\\.0\\.0\\.1:${port} is already in use; set PORT`));
+      assert.deepEqual(await processesUsing(otherDir), []);
+    } finally {
+      await rm(otherDir, { recursive: true, force: true });
+    }
+    await stopDev(first);
+  });
+
   it('refuses to start the api without its services, naming each missing variable', async () => {
     const api = runCli('api', {});
     const { code } = await api.exited;
