@@ -1,6 +1,6 @@
 /** Blobs as files under one directory; writes land in a temporary file and are renamed into place. */
-import { createReadStream, createWriteStream } from 'node:fs';
-import { access, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { access, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
@@ -29,13 +29,22 @@ export class FilesystemBlobStore implements BlobStore {
   async put(key: string, body: Readable): Promise<void> {
     const target = this.path(key);
     const partial = join(this.tmp, randomUUID());
+    // The source may fail while the file opens; pipeline reports that failure once it takes over.
+    const ignoreUntilPiped = () => {};
+    body.on('error', ignoreUntilPiped);
+    // Opened before streaming: a write stream opens lazily, and could create the file after a failed
+    // write's clean-up had already run.
+    const file = await open(partial, 'wx');
     try {
-      await pipeline(body, createWriteStream(partial, { flags: 'wx' }));
+      await pipeline(body, file.createWriteStream());
       await mkdir(dirname(target), { recursive: true });
       await rename(partial, target);
     } catch (err) {
+      await file.close().catch(() => {});
       await rm(partial, { force: true });
       throw err;
+    } finally {
+      body.off('error', ignoreUntilPiped);
     }
   }
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -233,5 +233,25 @@ describe('S3 blob store setup', () => {
   it('rejects wrong credentials', async () => {
     const store = new S3BlobStore({ ...settingsFor(`agentplane-creds-${randomBytes(6).toString('hex')}`), secretKey: 'not-the-secret' });
     await assert.rejects(store.init());
+  });
+});
+
+describe('filesystem blob store writes', () => {
+  it('leave no partial file behind when the source fails before the file has opened, however often', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'agentplane-blobs-'));
+    try {
+      const store = await new FilesystemBlobStore(root).init();
+      for (let i = 0; i < 300; i++) {
+        const failing = new Readable({
+          read() {
+            this.destroy(new Error('source failed'));
+          },
+        });
+        await assert.rejects(store.put(`files/p/${i}`, failing), /source failed/);
+      }
+      assert.deepEqual(await readdir(join(root, '.incoming')), []);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 });
