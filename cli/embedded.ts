@@ -58,8 +58,8 @@ export async function startPostgres(dir: string, options: { durable?: boolean } 
 }
 
 /** Starts `temporal server start-dev` on loopback; with `dbFile` its state survives restarts. */
-export async function startTemporal(options: { dbFile?: string } = {}): Promise<RunningService & { address: string }> {
-  const port = await freePort();
+export async function startTemporal(options: { dbFile?: string; port?: number } = {}): Promise<RunningService & { address: string }> {
+  const port = options.port ?? (await freePort());
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--headless', '--log-level', 'error', '--namespace', 'default'];
   if (options.dbFile) args.push('--db-filename', options.dbFile);
   const child = spawn(findTool('temporal'), args, { stdio: ['ignore', 'ignore', 'pipe'] });

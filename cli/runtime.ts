@@ -32,7 +32,9 @@ export function createLogger(level = 'info'): Logger {
 export async function openServices(settings: ServiceSettings, log = createLogger(settings.logLevel)): Promise<Services> {
   const db = createDb(settings.databaseUrl);
   const blobs = settings.s3 ? await new S3BlobStore(settings.s3).init() : await new FilesystemBlobStore(settings.blobDir!).init();
-  const connection = await Connection.connect({ address: settings.temporalAddress });
+  // Lazy: the API starts while Temporal is still coming up, answers /readyz 503 meanwhile, and keeps
+  // accepting uploads, whose extractions the worker's reconciler starts once Temporal answers.
+  const connection = Connection.lazy({ address: settings.temporalAddress });
   const temporal = new Client({ connection, namespace: settings.temporalNamespace });
   return {
     db,

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { freePort } from '../../cli/embedded.js';
+import { freePort, startTemporal } from '../../cli/embedded.js';
 import { newSecret } from '../../records/api-keys.js';
 import { createDb } from '../../records/db.js';
 import { S3BlobStore } from '../../records/blobs/s3.js';
@@ -81,6 +81,45 @@ describe('agentplane migrate, api and worker as separate processes on S3 storage
 
     assert.equal((await client.delete(`/v1/files/${upload.body.id}`)).status, 200);
     assert.equal(await bucket.exists(blobKey), false, 'the blob left the bucket with its file');
+  });
+
+  it('starts while Temporal is down, accepts uploads, and extracts them once Temporal is up', async () => {
+    const temporalPort = await freePort();
+    const laterEnv = { ...env, TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}`, TEMPORAL_NAMESPACE: 'default' };
+    const port = await freePort();
+    const api = runCli('api', { ...laterEnv, PORT: String(port), HOST: '127.0.0.1' });
+    processes.push(api);
+    const client = new ApiClient(`http://127.0.0.1:${port}`, env.AGENTPLANE_ADMIN_KEY);
+    await eventually(async () => {
+      assert.equal(api.child.exitCode, null, api.output());
+      assert.equal((await client.get('/healthz')).status, 200);
+    }, { timeoutMs: 60_000, message: 'the api did not start without Temporal' });
+    const notReady = await client.get('/readyz');
+    assert.equal(notReady.status, 503);
+    assert.equal(notReady.body.checks.temporal, 'unavailable');
+
+    const upload = await client.upload({ file: { data: Buffer.from('waits for Temporal'), filename: 'later.txt' }, purpose: 'context' });
+    assert.equal(upload.status, 200);
+    assert.equal(upload.body.status, 'processing');
+
+    const later = await startTemporal({ port: temporalPort });
+    try {
+      // The reconciler restarts extractions older than a minute; age this one instead of waiting.
+      const db = createDb(databaseUrl, 1);
+      await db.query(`UPDATE files SET created_at = now() - interval '2 minutes' WHERE id = $1`, [upload.body.id]);
+      await db.end();
+      const worker = runCli('worker', laterEnv);
+      processes.push(worker);
+      await eventually(async () => assert.equal((await client.get('/readyz')).status, 200), { timeoutMs: 60_000, message: 'the api did not become ready' });
+      const file = await client.settledFile(upload.body.id, 90_000);
+      assert.equal(file.status, 'processed', worker.output());
+      for (const process of processes.splice(-2)) {
+        process.child.kill('SIGTERM');
+        assert.equal((await process.exited).code, 0, process.output());
+      }
+    } finally {
+      await later.stop();
+    }
   });
 
   it('stops cleanly on SIGTERM', async () => {

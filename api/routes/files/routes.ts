@@ -13,6 +13,8 @@ import { cancelExtraction, startExtraction } from '../../../workflows/extraction
 import { discardUpload, receiveUpload } from './upload.js';
 import { presentFile } from './present.js';
 
+const EXTRACTION_START_DEADLINE_MS = 2_000;
+
 export function fileRoutes(router: Router<ApiState>, deps: ApiDeps): void {
   router.post('/v1/files', audited(deps.db, 'file.create', 'file'), requireScope('files:write'), async (ctx) => {
     const { projectId } = callerOf(ctx);
@@ -32,7 +34,9 @@ export function fileRoutes(router: Router<ApiState>, deps: ApiDeps): void {
       // The earlier request stored these bytes already.
       await discardUpload(deps, blobKey);
     } else {
-      await startExtraction(deps.temporal, id).catch((err) =>
+      // Bounded: with Temporal unreachable the client would retry for many seconds; the record is
+      // committed, so the worker's reconciler starts the extraction once Temporal answers.
+      await deps.temporal.withDeadline(Date.now() + EXTRACTION_START_DEADLINE_MS, () => startExtraction(deps.temporal, id)).catch((err) =>
         ctx.state.log.warn({ err, file_id: id }, 'extraction start failed; the worker reconciler will start it'),
       );
     }
