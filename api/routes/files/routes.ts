@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import type { ApiContext, ApiDeps, ApiState } from '../../context.js';
+import type { ApiDeps, ApiState } from '../../context.js';
 import { callerOf } from '../../context.js';
 import { requireScope } from '../../middleware/auth.js';
 import { audited } from '../../middleware/audit.js';
@@ -51,7 +51,9 @@ export function fileRoutes(router: Router<ApiState>, deps: ApiDeps): void {
   });
 
   router.get('/v1/files/:id', requireScope('files:read'), async (ctx) => {
-    ctx.body = presentFile(await fileOr404(ctx, deps));
+    const file = await findFile(deps.db, callerOf(ctx).projectId, ctx.params.id!);
+    if (!file) throw NotFoundError('file', ctx.params.id!);
+    ctx.body = presentFile(file);
   });
 
   router.delete('/v1/files/:id', audited(deps.db, 'file.delete', 'file'), requireScope('files:write'), async (ctx) => {
@@ -66,10 +68,4 @@ export function fileRoutes(router: Router<ApiState>, deps: ApiDeps): void {
     );
     ctx.body = { id, object: 'file', deleted: true, graph_items_removed: removed.graphItemsRemoved };
   });
-}
-
-async function fileOr404(ctx: ApiContext, deps: ApiDeps) {
-  const file = await findFile(deps.db, callerOf(ctx).projectId, ctx.params.id!);
-  if (!file) throw NotFoundError('file', ctx.params.id!);
-  return file;
 }
