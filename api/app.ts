@@ -7,10 +7,10 @@ import { createMetrics } from './metrics.js';
 import { requestContext } from './middleware/request-context.js';
 import { authenticate, KeyCache } from './middleware/auth.js';
 import { systemRoutes } from './routes/system.js';
-import { fileRoutes } from './routes/files/routes.js';
-import { apiKeyRoutes } from './routes/api-keys/routes.js';
-import { projectRoutes } from './routes/projects/routes.js';
-import { auditLogRoutes } from './routes/audit-logs/routes.js';
+import { fileRoutes } from './routes/files/files.js';
+import { apiKeyRoutes } from './routes/api-keys/api-keys.js';
+import { projectRoutes } from './routes/projects/projects.js';
+import { auditLogRoutes } from './routes/audit-logs/audit-logs.js';
 
 export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<ApiState> } {
   const app = new Koa<ApiState>({ proxy: true });
@@ -26,8 +26,8 @@ export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<A
   const router = new Router<ApiState>();
   systemRoutes(router, deps, metrics);
 
-  // Everything under /v1 but the document itself needs a key. JSON bodies are parsed by the routes that
-  // take one (validateBody); multipart bodies are left to the upload handler, which streams them.
+  // Everything under /v1 but the document itself needs a key. JSON bodies are parsed by the operations that
+  // take one (operation()); multipart bodies are left to the upload handler, which streams them.
   const v1 = new Router<ApiState>();
   v1.use(authenticate(deps.db, keys));
   fileRoutes(v1, deps);

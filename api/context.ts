@@ -24,13 +24,13 @@ export interface ApiState {
   requestId: string;
   log: Logger;
   caller?: Caller;
+  /** The audit entry of a mutating request (audited()); `committed` once written with the mutation. */
+  audit?: { action: string; targetType: string; committed: boolean };
   /** Set by a handler that acted on a record, for the audit entry. */
   auditTargetId?: string | null;
   /** Set when the record changed belongs to another project than the caller's (the bootstrap key's reach). */
   auditProjectId?: string;
   errorCode?: string;
-  /** The validated query string (validateQuery). */
-  query?: Record<string, unknown>;
 }
 
 export type ApiContext = ParameterizedContext<ApiState>;

@@ -1,22 +1,36 @@
-/** Request validation against api/openapi.yaml: JSON bodies by schema name, query strings by operation. */
+/**
+ * Request validation against api/openapi.yaml. A route names its operation; the headers, query string and
+ * JSON body that operation declares are checked, and the handler receives them typed from the generated
+ * `operations` types: the document is the one source of both the checks and the types.
+ */
 import type { Middleware } from 'koa';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import { openapiDocument, findOperation, parametersOf } from './openapi-document.js';
-import { InvalidRequestError, UnsupportedMediaError } from './errors.js';
-import type { ApiState } from './context.js';
 import { koaBody } from 'koa-body';
+import { openapiDocument, findOperation, parametersOf, type OpenApiParameter } from './openapi-document.js';
+import { InvalidRequestError, NotFoundError, UnsupportedMediaError } from './errors.js';
+import type { ApiContext, ApiState } from './context.js';
+import type { operations } from './generated/openapi.js';
+
+export type OperationId = keyof operations;
+
+type JsonBodyOf<Id extends OperationId> = operations[Id] extends { requestBody: { content: { 'application/json': infer Body } } } ? Body : undefined;
+// validateQuery applies the document's defaults, so a defaulted parameter is always present.
+type Defaulted<Query> = Query & Required<Pick<Query, Extract<keyof Query, 'limit' | 'order'>>>;
+type QueryOf<Id extends OperationId> = operations[Id]['parameters'] extends { query?: infer Query } ? ([Query] extends [never | undefined] ? Record<string, never> : Defaulted<NonNullable<Query>>) : Record<string, never>;
+
+type PathOf<Id extends OperationId> = operations[Id]['parameters'] extends { path: infer Path } ? ([Path] extends [never | undefined] ? Record<string, never> : Path) : Record<string, never>;
+
+export interface Input<Id extends OperationId> {
+  path: PathOf<Id>;
+  query: QueryOf<Id>;
+  body: JsonBodyOf<Id>;
+}
 
 const DOCUMENT_ID = 'agentplane-openapi';
 const bodies = new Ajv2020({ strict: false, allErrors: false });
 bodies.addSchema({ ...openapiDocument, $id: DOCUMENT_ID });
-const queries = new Ajv2020({ strict: false, allErrors: false, coerceTypes: true, useDefaults: true });
-queries.addSchema({ ...openapiDocument, $id: DOCUMENT_ID });
-
-export function schemaValidator(schemaName: string): ValidateFunction {
-  const validate = bodies.getSchema(`${DOCUMENT_ID}#/components/schemas/${schemaName}`);
-  if (!validate) throw new Error(`no schema ${schemaName} in api/openapi.yaml`);
-  return validate;
-}
+const parameters = new Ajv2020({ strict: false, allErrors: false, coerceTypes: true, useDefaults: true });
+parameters.addSchema({ ...openapiDocument, $id: DOCUMENT_ID });
 
 /** Turns the first schema violation into a 400 that names the offending parameter. */
 export function violation(errors: ErrorObject[] | null | undefined, root?: string): Error {
@@ -35,37 +49,74 @@ export function violation(errors: ErrorObject[] | null | undefined, root?: strin
   return InvalidRequestError('invalid_parameter', `${name ? `\`${name}\`` : 'The body'} ${error?.message ?? 'is invalid'}.`, name);
 }
 
+// Parameter schemas point into the document; anchor their references to it.
+const anchored = (schema: unknown) => JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', `"${DOCUMENT_ID}#/components/`));
+
+function parameterValidator(declared: OpenApiParameter[], where: OpenApiParameter['in']): ValidateFunction | null {
+  const chosen = declared.filter((p) => p.in === where);
+  if (where !== 'query' && chosen.length === 0) return null;
+  const properties = Object.fromEntries(chosen.map((p) => [where === 'header' ? p.name.toLowerCase() : p.name, p.schema]));
+  const required = chosen.filter((p) => p.required).map((p) => (where === 'header' ? p.name.toLowerCase() : p.name));
+  // Headers other than the declared ones are the client's business; query parameters are not.
+  return parameters.compile(anchored({ type: 'object', properties, required, additionalProperties: where === 'header' }));
+}
+
+function jsonBodyValidator(operationId: OperationId): ValidateFunction | null {
+  const { operation } = findOperation(operationId);
+  const content = (operation.requestBody as { content?: Record<string, { schema?: { $ref?: string } }> } | undefined)?.content;
+  const ref = content?.['application/json']?.schema?.$ref;
+  if (!ref) return null;
+  const validate = bodies.getSchema(`${DOCUMENT_ID}${ref}`);
+  if (!validate) throw new Error(`no schema ${ref} in api/openapi.yaml`);
+  return validate;
+}
+
 // Parsed inside each route's chain, after authorization and audit, so that a body the API refuses
 // (malformed, too large) is refused for a known caller and audited like any other failed request.
 const parseJson = koaBody({ multipart: false, urlencoded: false, text: false, json: true, jsonLimit: '1mb', jsonStrict: true });
 
-/** Parses a JSON body (application/json only) and checks it against a component schema. */
-export function validateBody(schemaName: string): Middleware<ApiState> {
-  const validate = schemaValidator(schemaName);
-  return async (ctx, next) => {
-    if (!ctx.is('application/json')) throw UnsupportedMediaError('unsupported_content_type', 'Send the body as application/json.');
-    await parseJson(ctx, async () => {});
-    if (!validate(ctx.request.body)) throw violation(validate.errors);
-    await next();
-  };
-}
-
-/** Checks, coerces and defaults the query string of an operation into `ctx.state.query`. */
-export function validateQuery(operationId: string): Middleware<ApiState> {
-  const { operation } = findOperation(operationId);
-  const properties: Record<string, unknown> = {};
-  for (const parameter of parametersOf(operation)) if (parameter.in === 'query') properties[parameter.name] = parameter.schema;
-  // Parameter schemas point into the document; anchor their references to it.
-  const schema = JSON.parse(JSON.stringify({ type: 'object', properties, additionalProperties: false }).replaceAll('"#/components/', `"${DOCUMENT_ID}#/components/`));
-  const validate = queries.compile(schema);
-  return async (ctx, next) => {
+/**
+ * The handler of one operation: its declared headers (checked before any body is read, so an upload with
+ * a bad `Idempotency-Key` is refused before it streams), query string (coerced, defaults applied) and JSON
+ * body are validated, and reach the handler typed.
+ */
+export function operation<Id extends OperationId>(operationId: Id, handler: (ctx: ApiContext, input: Input<Id>) => Promise<void>): Middleware<ApiState> {
+  const declared = parametersOf(findOperation(operationId).operation);
+  const validateHeaders = parameterValidator(declared, 'header');
+  const validatePath = parameterValidator(declared, 'path');
+  const validateQuery = parameterValidator(declared, 'query');
+  const validateBody = jsonBodyValidator(operationId);
+  return async (ctx) => {
+    if (validateHeaders) {
+      const headers: Record<string, string> = {};
+      for (const { name } of declared.filter((p) => p.in === 'header')) {
+        const value = ctx.headers[name.toLowerCase()];
+        if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+      }
+      if (!validateHeaders(headers)) throw violation(validateHeaders.errors?.map((e) => ({ ...e, instancePath: headerName(declared, e.instancePath) })));
+    }
+    const path = { ...(ctx.params as Record<string, string> | undefined) };
+    // An id longer than any the platform issues names nothing.
+    if (validatePath && !validatePath(path)) throw NotFoundError('object', String(Object.values(path)[0] ?? ''));
     const query: Record<string, unknown> = {};
     for (const [name, value] of Object.entries(ctx.query)) {
       if (Array.isArray(value)) throw InvalidRequestError('invalid_parameter', `\`${name}\` may be given once.`, name);
       query[name] = value;
     }
-    if (!validate(query)) throw violation(validate.errors);
-    ctx.state.query = query;
-    await next();
+    if (validateQuery && !validateQuery(query)) throw violation(validateQuery.errors);
+    let body: unknown;
+    if (validateBody) {
+      if (!ctx.is('application/json')) throw UnsupportedMediaError('unsupported_content_type', 'Send the body as application/json.');
+      await parseJson(ctx, async () => {});
+      body = ctx.request.body;
+      if (!validateBody(body)) throw violation(validateBody.errors);
+    }
+    await handler(ctx, { path, query, body } as Input<Id>);
   };
+}
+
+// Ajv reports `/idempotency-key`; the error names the header as the document spells it.
+function headerName(declared: OpenApiParameter[], instancePath: string): string {
+  const lower = instancePath.replace(/^\//, '');
+  return `/${declared.find((p) => p.name.toLowerCase() === lower)?.name ?? lower}`;
 }

@@ -1,16 +1,19 @@
 /** API keys: `ap_` + 32 random base62 characters. Only the SHA-256 of the secret is stored. */
 import { createHash } from 'node:crypto';
+import type { components } from '../api/generated/openapi.js';
 import { newId } from './ids.js';
 import { transaction, type Db, type Queryable } from './db.js';
 import { insertProject } from './projects.js';
 import { selectPage, type Page, type PageRequest } from './pagination.js';
+
+export type Scope = components['schemas']['Scope'];
 
 export interface ApiKeyRecord {
   id: string;
   project_id: string;
   name: string;
   prefix: string;
-  scopes: string[];
+  scopes: Scope[];
   bootstrap: boolean;
   created_at: Date;
   revoked_at: Date | null;
@@ -29,7 +32,7 @@ export function newSecret(): string {
 
 export async function insertApiKey(
   db: Queryable,
-  key: { projectId: string; name: string; scopes: string[]; secret?: string; bootstrap?: boolean },
+  key: { projectId: string; name: string; scopes: Scope[]; secret?: string; bootstrap?: boolean },
 ): Promise<{ record: ApiKeyRecord; secret: string }> {
   const secret = key.secret ?? newSecret();
   const { rows } = await db.query<ApiKeyRecord>(
@@ -55,7 +58,7 @@ export async function findApiKey(db: Queryable, projectId: string, id: string): 
 }
 
 export async function listApiKeys(db: Queryable, projectId: string, page: PageRequest): Promise<Page<ApiKeyRecord>> {
-  return selectPage<ApiKeyRecord>(db, { table: 'api_keys', projectId, page });
+  return selectPage<ApiKeyRecord>(db, { table: 'api_keys', columns: COLUMNS, projectId, page });
 }
 
 export async function revokeApiKey(db: Queryable, projectId: string, id: string): Promise<ApiKeyRecord | null> {

@@ -16,6 +16,8 @@ export interface AuditLogRecord {
   created_at: Date;
 }
 
+const COLUMNS = 'id, project_id, api_key_id, action, target_type, target_id, status, error_code, request_id, created_at';
+
 export interface NewAuditEntry {
   projectId: string;
   apiKeyId: string | null;
@@ -41,5 +43,5 @@ export async function listAuditEntries(
   page: PageRequest,
   filter: { targetId?: string; action?: string },
 ): Promise<Page<AuditLogRecord>> {
-  return selectPage<AuditLogRecord>(db, { table: 'audit_logs', projectId, page, where: { target_id: filter.targetId, action: filter.action } });
+  return selectPage<AuditLogRecord>(db, { table: 'audit_logs', columns: COLUMNS, projectId, page, where: { target_id: filter.targetId, action: filter.action } });
 }

@@ -28,9 +28,3 @@ export async function transaction<T>(db: Db, work: (tx: pg.PoolClient) => Promis
     client.release();
   }
 }
-
-export function unixSeconds(date: Date): number;
-export function unixSeconds(date: Date | null): number | null;
-export function unixSeconds(date: Date | null): number | null {
-  return date === null ? null : Math.floor(date.getTime() / 1000);
-}

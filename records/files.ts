@@ -1,12 +1,17 @@
 /** File records, their derived pages, and the transitions of extraction. */
+import type { components } from '../api/generated/openapi.js';
 import { newId } from './ids.js';
-import { transaction, unixSeconds, type Db, type Queryable } from './db.js';
+import { transaction, type Db, type Queryable } from './db.js';
 import { selectPage, type Page, type PageRequest } from './pagination.js';
-import { scheduleBlobDeletion } from './blob-deletions.js';
+import { releaseBlob } from './blob-leases.js';
+import { recordEvent } from './events.js';
 
-export type FilePurpose = 'context' | 'attachment';
-export type FileStatus = 'processing' | 'processed' | 'failed';
-export type FileErrorCode = 'unsupported_file' | 'invalid_file' | 'ocr_failed' | 'transcription_failed' | 'extraction_failed';
+type FileObject = components['schemas']['File'];
+export type FilePurpose = FileObject['purpose'];
+/** A type the platform accepts, decided from a file's content. */
+export type FileMimeType = FileObject['mime_type'];
+export type FileStatus = FileObject['status'];
+export type FileErrorCode = components['schemas']['FileError']['code'];
 
 export interface FileRecord {
   id: string;
@@ -15,7 +20,7 @@ export interface FileRecord {
   bytes: number;
   purpose: FilePurpose;
   status: FileStatus;
-  mime_type: string;
+  mime_type: FileMimeType;
   blob_key: string;
   metadata: Record<string, string>;
   pages: number;
@@ -32,10 +37,13 @@ export interface NewFile {
   filename: string;
   bytes: number;
   purpose: FilePurpose;
-  mimeType: string;
+  mimeType: FileMimeType;
   blobKey: string;
   metadata: Record<string, string>;
 }
+
+const COLUMNS =
+  'id, project_id, filename, bytes, purpose, status, mime_type, blob_key, metadata, pages, tables, graph_items, last_error, created_at, processed_at';
 
 export function newFileId(): string {
   return newId('file');
@@ -44,52 +52,50 @@ export function newFileId(): string {
 export async function insertFile(db: Queryable, file: NewFile): Promise<FileRecord> {
   const { rows } = await db.query<FileRecord>(
     `INSERT INTO files (id, project_id, filename, bytes, purpose, status, mime_type, blob_key, metadata)
-     VALUES ($1, $2, $3, $4, $5, 'processing', $6, $7, $8) RETURNING *`,
+     VALUES ($1, $2, $3, $4, $5, 'processing', $6, $7, $8) RETURNING ${COLUMNS}`,
     [file.id, file.projectId, file.filename, file.bytes, file.purpose, file.mimeType, file.blobKey, file.metadata],
   );
   return rows[0]!;
 }
 
 export async function findFile(db: Queryable, projectId: string, id: string): Promise<FileRecord | null> {
-  const { rows } = await db.query<FileRecord>('SELECT * FROM files WHERE id = $1 AND project_id = $2', [id, projectId]);
+  const { rows } = await db.query<FileRecord>(`SELECT ${COLUMNS} FROM files WHERE id = $1 AND project_id = $2`, [id, projectId]);
   return rows[0] ?? null;
 }
 
 /** For the worker, which acts on behalf of whichever project owns the file. */
 export async function findFileById(db: Queryable, id: string): Promise<FileRecord | null> {
-  const { rows } = await db.query<FileRecord>('SELECT * FROM files WHERE id = $1', [id]);
+  const { rows } = await db.query<FileRecord>(`SELECT ${COLUMNS} FROM files WHERE id = $1`, [id]);
   return rows[0] ?? null;
 }
 
 export async function listFiles(db: Queryable, projectId: string, page: PageRequest, purpose?: FilePurpose): Promise<Page<FileRecord>> {
-  return selectPage<FileRecord>(db, { table: 'files', projectId, page, where: { purpose } });
+  return selectPage<FileRecord>(db, { table: 'files', columns: COLUMNS, projectId, page, where: { purpose } });
 }
 
 /**
- * Removes the file, its pages and graph items, and the nodes no other item supports, and schedules its
- * blob for deletion, all in one transaction. Null when there is no such file in the project.
+ * Removes the file, its pages and graph items, and the nodes no other item supports, and releases its
+ * blob; run it in a transaction. Null when there is no such file in the project.
  */
-export async function deleteFile(db: Db, projectId: string, id: string): Promise<{ graphItemsRemoved: number; blobKey: string } | null> {
-  return transaction(db, async (tx) => {
-    const { rows } = await tx.query<FileRecord>('SELECT * FROM files WHERE id = $1 AND project_id = $2 FOR UPDATE', [id, projectId]);
-    const file = rows[0];
-    if (!file) return null;
-    const items = await tx.query<{ node_id: string | null; source_node: string | null; target_node: string | null }>(
-      'DELETE FROM graph_items WHERE file_id = $1 RETURNING node_id, source_node, target_node',
-      [id],
+export async function deleteFile(tx: Queryable, projectId: string, id: string): Promise<{ graphItemsRemoved: number; blobKey: string } | null> {
+  const { rows } = await tx.query<{ blob_key: string }>('SELECT blob_key FROM files WHERE id = $1 AND project_id = $2 FOR UPDATE', [id, projectId]);
+  const file = rows[0];
+  if (!file) return null;
+  const items = await tx.query<{ node_id: string | null; source_node: string | null; target_node: string | null }>(
+    'DELETE FROM graph_items WHERE file_id = $1 RETURNING node_id, source_node, target_node',
+    [id],
+  );
+  const touched = [...new Set(items.rows.flatMap((r) => [r.node_id, r.source_node, r.target_node]).filter((n): n is string => n !== null))];
+  if (touched.length > 0) {
+    await tx.query(
+      `DELETE FROM graph_nodes n WHERE n.id = ANY($1) AND NOT EXISTS (
+         SELECT 1 FROM graph_items i WHERE i.node_id = n.id OR i.source_node = n.id OR i.target_node = n.id)`,
+      [touched],
     );
-    const touched = [...new Set(items.rows.flatMap((r) => [r.node_id, r.source_node, r.target_node]).filter((n): n is string => n !== null))];
-    if (touched.length > 0) {
-      await tx.query(
-        `DELETE FROM graph_nodes n WHERE n.id = ANY($1) AND NOT EXISTS (
-           SELECT 1 FROM graph_items i WHERE i.node_id = n.id OR i.source_node = n.id OR i.target_node = n.id)`,
-        [touched],
-      );
-    }
-    await tx.query('DELETE FROM files WHERE id = $1', [id]);
-    await scheduleBlobDeletion(tx, file.blob_key);
-    return { graphItemsRemoved: items.rowCount ?? 0, blobKey: file.blob_key };
-  });
+  }
+  await tx.query('DELETE FROM files WHERE id = $1', [id]);
+  await releaseBlob(tx, file.blob_key);
+  return { graphItemsRemoved: items.rowCount ?? 0, blobKey: file.blob_key };
 }
 
 export interface ExtractionResult {
@@ -105,7 +111,7 @@ export async function completeExtraction(db: Db, fileId: string, result: Extract
   return transaction(db, async (tx) => {
     const { rows } = await tx.query<FileRecord>(
       `UPDATE files SET status = 'processed', pages = $2, tables = $3, processed_at = now()
-       WHERE id = $1 AND status = 'processing' RETURNING *`,
+       WHERE id = $1 AND status = 'processing' RETURNING ${COLUMNS}`,
       [fileId, result.pages.length, result.tables],
     );
     const file = rows[0];
@@ -116,18 +122,7 @@ export async function completeExtraction(db: Db, fileId: string, result: Extract
         [fileId, result.pages],
       );
     }
-    await tx.query('INSERT INTO events (id, project_id, type, data) VALUES ($1, $2, $3, $4)', [
-      newId('evt'),
-      file.project_id,
-      'file.processed',
-      {
-        object: 'file',
-        id: file.id,
-        status: file.status,
-        extracted: { pages: file.pages, tables: file.tables, graph_items: file.graph_items },
-        processed_at: unixSeconds(file.processed_at),
-      },
-    ]);
+    await recordEvent(tx, file.project_id, 'file.processed', { object: 'file', id: file.id });
     return true;
   });
 }

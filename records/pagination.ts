@@ -25,6 +25,8 @@ export class UnknownCursorError extends Error {
 interface PageQuery {
   /** A trusted table name (never user input). */
   table: string;
+  /** The columns of the record type, listed: a page carries what the record promises and nothing more. */
+  columns: string;
   projectId: string;
   /** Extra equality filters: column name (trusted) → value. Undefined values are ignored. */
   where?: Record<string, string | undefined>;
@@ -32,7 +34,7 @@ interface PageQuery {
 }
 
 export async function selectPage<T>(db: Queryable, query: PageQuery): Promise<Page<T>> {
-  const { table, projectId, page } = query;
+  const { table, columns, projectId, page } = query;
   const params: unknown[] = [projectId];
   const clauses = ['project_id = $1'];
   for (const [column, value] of Object.entries(query.where ?? {})) {
@@ -56,7 +58,7 @@ export async function selectPage<T>(db: Queryable, query: PageQuery): Promise<Pa
   params.push(page.limit + 1);
   const direction = ascending ? 'ASC' : 'DESC';
   const result = await db.query(
-    `SELECT * FROM ${table} WHERE ${clauses.join(' AND ')} ORDER BY created_at ${direction}, id ${direction} LIMIT $${params.length}`,
+    `SELECT ${columns} FROM ${table} WHERE ${clauses.join(' AND ')} ORDER BY created_at ${direction}, id ${direction} LIMIT $${params.length}`,
     params,
   );
   const rows = result.rows.slice(0, page.limit) as T[];

@@ -8,11 +8,11 @@ export interface ProjectRecord {
 }
 
 export async function insertProject(db: Queryable, name: string, id = newId('proj')): Promise<ProjectRecord> {
-  const { rows } = await db.query<ProjectRecord>('INSERT INTO projects (id, name) VALUES ($1, $2) RETURNING *', [id, name]);
+  const { rows } = await db.query<ProjectRecord>('INSERT INTO projects (id, name) VALUES ($1, $2) RETURNING id, name, created_at', [id, name]);
   return rows[0]!;
 }
 
 export async function findProject(db: Queryable, id: string): Promise<ProjectRecord | null> {
-  const { rows } = await db.query<ProjectRecord>('SELECT * FROM projects WHERE id = $1', [id]);
+  const { rows } = await db.query<ProjectRecord>('SELECT id, name, created_at FROM projects WHERE id = $1', [id]);
   return rows[0] ?? null;
 }

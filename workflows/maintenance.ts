@@ -8,9 +8,9 @@ import type { Logger } from 'pino';
 import type { Db } from '../records/db.js';
 import type { BlobStore } from '../records/blobs/store.js';
 import { filesStillProcessing } from '../records/files.js';
-import { cancelBlobDeletion, dueBlobDeletions } from '../records/blob-deletions.js';
+import { sweepDueBlobs } from '../records/blob-leases.js';
 import { purgeExpiredResponses } from '../records/idempotency.js';
-import { startExtraction } from './extraction-client.js';
+import { startExtraction } from './extraction/client.js';
 
 export interface MaintenanceDeps {
   db: Db;
@@ -28,13 +28,8 @@ export async function restartMissedExtractions({ db, client }: MaintenanceDeps):
   return files.length;
 }
 
-export async function sweepBlobDeletions({ db, blobs }: MaintenanceDeps): Promise<number> {
-  const keys = await dueBlobDeletions(db);
-  for (const key of keys) {
-    await blobs.delete(key);
-    await cancelBlobDeletion(db, key);
-  }
-  return keys.length;
+export function sweepBlobDeletions({ db, blobs }: MaintenanceDeps): Promise<number> {
+  return sweepDueBlobs(db, blobs);
 }
 
 /** Runs every duty now and then every `intervalMs` until the returned stop function is called. */

@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { newTenant, startTestApi, workflowBundle, type TestApi } from '../support/api.js';
 import { isolatedNamespace } from '../support/services.js';
 import { eventsFor } from '../../records/events.js';
-import { scheduleBlobDeletion } from '../../records/blob-deletions.js';
+import { releaseBlob, stageUpload } from '../../records/blob-leases.js';
 import { createWorker } from '../../workflows/worker.js';
 import { restartMissedExtractions, sweepBlobDeletions, type MaintenanceDeps } from '../../workflows/maintenance.js';
 import { extractionWorkflowId } from '../../workflows/names.js';
@@ -56,8 +56,8 @@ describe('the worker’s maintenance duties', function () {
     const leased = 'files/maintenance/leased';
     await api.services.blobs.put(due, Readable.from([Buffer.from('due')]));
     await api.services.blobs.put(leased, Readable.from([Buffer.from('leased')]));
-    await scheduleBlobDeletion(api.services.db, due, 0);
-    await scheduleBlobDeletion(api.services.db, leased, 3600);
+    await releaseBlob(api.services.db, due);
+    await stageUpload(api.services.db, leased);
 
     await sweepBlobDeletions(deps);
 
@@ -67,5 +67,19 @@ describe('the worker’s maintenance duties', function () {
     assert.deepEqual(rows, [{ blob_key: leased }]);
     await api.services.db.query('DELETE FROM blob_deletions WHERE blob_key = $1', [leased]);
     await api.services.blobs.delete(leased);
+  });
+
+  it('clears a backlog of due blobs in one sweep, not a batch per interval', async () => {
+    const keys = Array.from({ length: 250 }, (_, i) => `files/maintenance/backlog-${i}`);
+    for (const key of keys) {
+      await api.services.blobs.put(key, Readable.from([Buffer.from(key)]));
+      await releaseBlob(api.services.db, key);
+    }
+
+    assert.ok((await sweepBlobDeletions(deps)) >= keys.length);
+
+    const { rows } = await api.services.db.query('SELECT count(*)::int AS left FROM blob_deletions WHERE blob_key = ANY($1)', [keys]);
+    assert.equal(rows[0].left, 0);
+    for (const key of keys) assert.equal(await api.services.blobs.exists(key), false, key);
   });
 });

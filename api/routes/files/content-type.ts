@@ -7,10 +7,10 @@ import { createHash } from 'node:crypto';
 import { TextDecoder } from 'node:util';
 import { fileTypeFromBuffer } from 'file-type';
 import { ApiError, PayloadTooLargeError, UnsupportedMediaError } from '../../errors.js';
+import type { FileMimeType } from '../../../records/files.js';
 
 export const MAX_FILE_BYTES = 104_857_600;
-export const SUPPORTED_TYPES = ['application/pdf', 'image/png', 'image/jpeg', 'audio/wav', 'audio/mp4', 'text/plain'] as const;
-export type SupportedType = (typeof SUPPORTED_TYPES)[number];
+export type SupportedType = FileMimeType;
 
 // file-type's extension → the type we store and present.
 const BINARY_TYPES: Record<string, SupportedType> = {

@@ -7,16 +7,16 @@ import busboy from 'busboy';
 import { basename } from 'node:path';
 import type { ApiContext, ApiDeps } from '../../context.js';
 import { ApiError, InvalidRequestError, PayloadTooLargeError, UnsupportedMediaError } from '../../errors.js';
-import { ContentInspector, declaredTypeAgrees, MAX_FILE_BYTES, type SupportedType } from './content-type.js';
+import { ContentInspector, declaredTypeAgrees, MAX_FILE_BYTES } from './content-type.js';
 import { parseMetadata } from './metadata.js';
-import { cancelBlobDeletion, scheduleBlobDeletion, UPLOAD_LEASE_SECONDS } from '../../../records/blob-deletions.js';
-import type { FilePurpose } from '../../../records/files.js';
+import { removeBlob, stageUpload } from '../../../records/blob-leases.js';
+import type { FileMimeType, FilePurpose } from '../../../records/files.js';
 
 export interface ReceivedUpload {
   filename: string;
   bytes: number;
   sha256: string;
-  mimeType: SupportedType;
+  mimeType: FileMimeType;
   purpose: FilePurpose;
   metadata: Record<string, string>;
 }
@@ -37,25 +37,23 @@ export async function receiveUpload(ctx: ApiContext, deps: ApiDeps, blobKey: str
     throw PayloadTooLargeError(`The file is larger than the ${MAX_FILE_BYTES}-byte limit.`, 'file');
   }
 
-  await scheduleBlobDeletion(deps.db, blobKey, UPLOAD_LEASE_SECONDS);
+  await stageUpload(deps.db, blobKey);
   try {
     return await streamParts(ctx, deps, blobKey);
   } catch (err) {
-    await discardUpload(deps, blobKey);
+    await discardBlob(deps, blobKey);
     drainRequest(ctx);
     throw err;
   }
 }
 
 /**
- * Removes the blob of an upload that will have no file record, then its lease. Should the removal fail,
- * the lease stays and the worker's sweep removes the blob later.
+ * Removes a blob no record owns (a rejected or replayed upload, a deleted file's); what cannot be removed
+ * now, the worker's sweep removes.
  */
-export async function discardUpload(deps: ApiDeps, blobKey: string): Promise<void> {
-  await deps.blobs
-    .delete(blobKey)
-    .then(() => cancelBlobDeletion(deps.db, blobKey))
-    .catch((err) => deps.log.warn({ err, blob_key: blobKey }, 'blob removal deferred to the worker sweep'));
+export async function discardBlob(deps: ApiDeps, blobKey: string): Promise<void> {
+  const removed = await removeBlob(deps.db, deps.blobs, blobKey).catch(() => false);
+  if (!removed) deps.log.warn({ blob_key: blobKey }, 'blob removal deferred to the worker sweep');
 }
 
 function streamParts(ctx: ApiContext, deps: ApiDeps, blobKey: string): Promise<ReceivedUpload> {

@@ -1,7 +1,7 @@
 /** Starting and cancelling extraction workflows, for the API and the worker's reconciler. */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { extractionWorkflowId, TASK_QUEUE } from './names.js';
-import type { extractFileWorkflow } from './workflows.js';
+import { extractionWorkflowId, TASK_QUEUE } from '../names.js';
+import type { extractFileWorkflow } from '../workflows.js';
 
 /** Idempotent: a file whose extraction is already running keeps that run. */
 export async function startExtraction(client: Client, fileId: string): Promise<void> {

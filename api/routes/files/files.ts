@@ -1,0 +1,90 @@
+import Router from '@koa/router';
+import type { ApiDeps, ApiState } from '../../context.js';
+import { callerOf } from '../../context.js';
+import { requireScope } from '../../middleware/auth.js';
+import { audited, commitMutation, respond } from '../../audit.js';
+import { operation } from '../../validation.js';
+import { NotFoundError } from '../../errors.js';
+import { pageRequestOf } from '../../pagination.js';
+import { createOnce } from '../../idempotency.js';
+import { deleteFile, findFile, insertFile, listFiles, newFileId } from '../../../records/files.js';
+import { keepBlob } from '../../../records/blob-leases.js';
+import { cancelExtraction, startExtraction } from '../../../workflows/extraction/client.js';
+import { presentDeletedFile, presentFile } from '../../../presenters/file.js';
+import { presentList } from '../../../presenters/list.js';
+import { discardBlob, receiveUpload } from './upload.js';
+
+// With Temporal unreachable its client retries for many seconds; a request waits this long at most. The
+// record is committed either way: the worker's reconciler starts a missed extraction, and an extraction
+// whose file is gone ends without effect.
+const TEMPORAL_DEADLINE_MS = 2_000;
+
+export function fileRoutes(router: Router<ApiState>, deps: ApiDeps): void {
+  const withinDeadline = (work: () => Promise<void>) => deps.temporal.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, work);
+
+  router.post(
+    '/v1/files',
+    audited(deps.db, 'file.create', 'file'),
+    requireScope('files:write'),
+    operation('uploadFile', async (ctx) => {
+      const { projectId } = callerOf(ctx);
+      const id = newFileId();
+      const blobKey = `files/${projectId}/${id}`;
+      const upload = await receiveUpload(ctx, deps, blobKey);
+      const identity = [upload.sha256, upload.filename, upload.purpose, upload.metadata];
+      const { created, replayed } = await createOnce(ctx, deps, identity, async (tx) => {
+        const file = await insertFile(tx, { id, projectId, blobKey, ...upload });
+        await keepBlob(tx, blobKey);
+        return { status: 200, body: presentFile(file) };
+      }).catch(async (err) => {
+        await discardBlob(deps, blobKey);
+        throw err;
+      });
+      if (replayed) {
+        // The earlier request stored these bytes already.
+        await discardBlob(deps, blobKey);
+      } else {
+        await withinDeadline(() => startExtraction(deps.temporal, id)).catch((err) =>
+          ctx.state.log.warn({ err, file_id: id }, 'extraction start failed; the worker reconciler will start it'),
+        );
+      }
+      respond(ctx, created);
+    }),
+  );
+
+  router.get(
+    '/v1/files',
+    requireScope('files:read'),
+    operation('listFiles', async (ctx, { query }) => {
+      ctx.body = presentList(await listFiles(deps.db, callerOf(ctx).projectId, pageRequestOf(query), query.purpose), presentFile);
+    }),
+  );
+
+  router.get(
+    '/v1/files/:id',
+    requireScope('files:read'),
+    operation('getFile', async (ctx, { path: { id } }) => {
+      const file = await findFile(deps.db, callerOf(ctx).projectId, id);
+      if (!file) throw NotFoundError('file', id);
+      ctx.body = presentFile(file);
+    }),
+  );
+
+  router.delete(
+    '/v1/files/:id',
+    audited(deps.db, 'file.delete', 'file'),
+    requireScope('files:write'),
+    operation('deleteFile', async (ctx, { path: { id } }) => {
+      const { projectId } = callerOf(ctx);
+      const answer = await commitMutation(ctx, deps.db, async (tx) => {
+        const removed = await deleteFile(tx, projectId, id);
+        if (!removed) throw NotFoundError('file', id);
+        return { status: 200, body: presentDeletedFile(id, removed.graphItemsRemoved), blobKey: removed.blobKey };
+      });
+      // The deletion is committed with the blob's release; what follows is best-effort and bounded.
+      await withinDeadline(() => cancelExtraction(deps.temporal, id)).catch((err) => ctx.state.log.warn({ err, file_id: id }, 'could not cancel extraction'));
+      await discardBlob(deps, answer.blobKey);
+      respond(ctx, { status: answer.status, body: answer.body });
+    }),
+  );
+}
