@@ -167,6 +167,27 @@ describe('audit log', () => {
       assert.deepEqual((await entryOf(tenant.admin, conflict, 'action=api_key.create')).outcome, { status: 409, error_code: 'idempotency_key_reused' });
     });
 
+    it('never commits a deletion without its entry: when the entry cannot be written, the file stays', async () => {
+      const upload = await tenant.admin.upload({ file: { data: Buffer.from('keep me'), filename: 'kept.txt' }, purpose: 'attachment' });
+      const id: string = upload.body.id;
+      const db = api.services.db;
+      // The audit table refuses this file's entries, as a full disk or a lost connection would.
+      await db.query(`CREATE FUNCTION refuse_audit_of_${id}() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN IF NEW.target_id = '${id}' THEN RAISE EXCEPTION 'audit entry refused'; END IF; RETURN NEW; END $$`);
+      await db.query(`CREATE TRIGGER refuse_audit_of_${id} BEFORE INSERT ON audit_logs FOR EACH ROW EXECUTE FUNCTION refuse_audit_of_${id}()`);
+      try {
+        const removal = await fetch(`${api.url}/v1/files/${id}`, { method: 'DELETE', headers: { authorization: `Bearer ${tenant.admin.key}` } });
+        assert.notEqual(removal.status, 200, 'the deletion was answered as done without its audit entry');
+      } finally {
+        await db.query(`DROP TRIGGER refuse_audit_of_${id} ON audit_logs`);
+        await db.query(`DROP FUNCTION refuse_audit_of_${id}()`);
+      }
+      assert.equal((await tenant.admin.get(`/v1/files/${id}`)).status, 200, 'the file was deleted with no audit entry');
+      const removed = await tenant.admin.delete(`/v1/files/${id}`);
+      assert.equal(removed.status, 200);
+      assert.deepEqual((await entryOf(tenant.admin, removed, `target_id=${id}`)).outcome, { status: 200, error_code: null });
+    });
+
     it('writes nothing for a request without a valid key: it has no project', async () => {
       const requestId = `unauthenticated-${Date.now()}`;
       const refused = await new ApiClient(api.url, 'ap_notarealkey0000000000000000000000').delete('/v1/files/file_x');

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { listApiKeys } from '../../records/api-keys.js';
 import { createHash } from 'node:crypto';
 import { sharedApi, newTenant, type Tenant, type TestApi } from '../support/api.js';
 import { ApiClient } from '../support/client.js';
@@ -233,6 +234,13 @@ describe('API keys and tenancy', () => {
       const response = await api.root.delete(`/v1/api-keys/${rows[0]!.id}`);
       assertError(response, 400, 'bootstrap_key');
       assert.equal((await api.root.get('/v1/api-keys?limit=1')).status, 200);
+    });
+
+    it('reads key records for a list without the secret hash', async () => {
+      await createKey(tenant.admin, { name: 'listed record', scopes: ['files:read'] });
+      const page = await listApiKeys(api.services.db, tenant.projectId, { limit: 100, order: 'desc' });
+      assert.ok(page.rows.length > 0);
+      for (const record of page.rows) assert.ok(!('secret_hash' in record), `the record of ${record.id} carries secret_hash`);
     });
 
     it('stores only the SHA-256 of the secret', async () => {

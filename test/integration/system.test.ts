@@ -140,6 +140,29 @@ describe('system endpoints and request handling', () => {
         await db.end();
       }
     });
+
+    it('deletes a file without waiting out the Temporal client when Temporal is unreachable', async function () {
+      this.timeout(60_000);
+      // The client's own retries are kept: they are what a request must not wait for.
+      const connection = Connection.lazy({ address: '127.0.0.1:1' });
+      const { client, server } = await serve({ db: api.services.db, blobs: api.services.blobs, temporal: new Client({ connection }), log: pino({ level: 'silent' }) });
+      try {
+        const keyed = client.withKey(tenant.admin.key);
+        const upload = await keyed.upload({ file: { data: Buffer.from('soon gone'), filename: 'gone.txt' }, purpose: 'attachment' });
+        assert.equal(upload.status, 200);
+        // Well under the Temporal client's own 20 s of retries, well over the API's bound.
+        const removal = await fetch(`${keyed.baseUrl}/v1/files/${upload.body.id}`, {
+          method: 'DELETE',
+          headers: { authorization: `Bearer ${tenant.admin.key}` },
+          signal: AbortSignal.timeout(10_000),
+        });
+        assert.equal(removal.status, 200);
+        assert.equal((await keyed.get(`/v1/files/${upload.body.id}`)).status, 404);
+      } finally {
+        await close(server);
+        await connection.close();
+      }
+    });
   });
 
   describe('metrics and the document', () => {
