@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { sharedApi, newTenant, type Tenant, type TestApi } from '../support/api.js';
 import { ApiClient, type ApiResponse } from '../support/client.js';
 import type { components } from '../../api/generated/openapi.js';
+import type { Scope } from '../../records/api-keys.js';
 
 type AuditLogEntry = components['schemas']['AuditLogEntry'];
 
@@ -215,7 +216,7 @@ describe('audit log', () => {
 
   describe('GET /v1/audit-logs', () => {
     it('answers 403 missing_scope to a key without admin', async () => {
-      for (const scopes of [['files:read'], ['files:read', 'files:write', 'analytics:read']]) {
+      for (const scopes of [['files:read'], ['files:read', 'files:write', 'analytics:read']] as Scope[][]) {
         const response = await (await tenant.keyWith(...scopes)).get('/v1/audit-logs');
         assert.equal(response.status, 403);
         assert.equal(response.body.error.code, 'missing_scope');

@@ -100,9 +100,12 @@ describe('Idempotency-Key', () => {
 
   describe('validation of the header', () => {
     it('answers 400 naming Idempotency-Key when it is empty', async () => {
-      const response = await tenant.admin.post('/v1/api-keys', { name: 'empty key', scopes: ['files:read'] }, { 'Idempotency-Key': '' });
-      assert.equal(response.status, 400, JSON.stringify(response.body));
-      assert.equal(response.body.error.param, 'Idempotency-Key');
+      const { response, error } = await tenant.admin.typed.POST('/v1/api-keys', {
+        body: { name: 'empty key', scopes: ['files:read'] },
+        params: { header: { 'Idempotency-Key': '' } },
+      });
+      assert.equal(response.status, 400, JSON.stringify(error));
+      assert.equal(error?.error.param, 'Idempotency-Key');
     });
 
     it('refuses an over-long key on an upload before reading the upload', async function () {

@@ -10,7 +10,7 @@ import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { pino } from 'pino';
 import { serveApi, serveWorker, type Stoppable } from '../../cli/processes.js';
 import { prepareDatabase, type Services } from '../../cli/runtime.js';
-import { newSecret } from '../../records/api-keys.js';
+import { newSecret, type Scope } from '../../records/api-keys.js';
 import { FilesystemBlobStore } from '../../records/blobs/filesystem.js';
 import { bundleWorkflows, installRuntimeLogger } from '../../workflows/worker.js';
 import { ApiClient } from './client.js';
@@ -89,16 +89,17 @@ export interface Tenant {
   /** A client holding the project's admin key. */
   admin: ApiClient;
   /** A new key in this project with exactly these scopes. */
-  keyWith(...scopes: string[]): Promise<ApiClient>;
+  keyWith(...scopes: Scope[]): Promise<ApiClient>;
 }
 
 export async function newTenant(api: TestApi, name = 'test'): Promise<Tenant> {
-  const project = await api.root.post('/v1/projects', { name });
-  if (project.status !== 201) throw new Error(`project creation answered ${project.status}`);
-  const keyWith = async (...scopes: string[]) => {
-    const key = await api.root.post('/v1/api-keys', { name: `${name} ${scopes.join(' ')}`, scopes, project_id: project.body.id });
-    if (key.status !== 201) throw new Error(`key creation answered ${key.status}: ${JSON.stringify(key.body)}`);
-    return new ApiClient(api.url, key.body.key);
+  const project = await api.root.typed.POST('/v1/projects', { body: { name } });
+  if (!project.data) throw new Error(`project creation answered ${project.response.status}`);
+  const projectId = project.data.id;
+  const keyWith = async (...scopes: Scope[]) => {
+    const key = await api.root.typed.POST('/v1/api-keys', { body: { name: `${name} ${scopes.join(' ')}`, scopes, project_id: projectId } });
+    if (!key.data?.key) throw new Error(`key creation answered ${key.response.status}: ${JSON.stringify(key.error)}`);
+    return new ApiClient(api.url, key.data.key);
   };
-  return { projectId: project.body.id, admin: await keyWith('admin'), keyWith };
+  return { projectId, admin: await keyWith('admin'), keyWith };
 }

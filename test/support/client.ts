@@ -1,7 +1,21 @@
-/** An HTTP client for the tests: every response is checked against the OpenAPI document. */
+/**
+ * HTTP clients for the tests, both checking every response against the OpenAPI document: `typed`, the
+ * platform's own typed client, for well-formed calls; the raw methods for everything the types would not
+ * let through (malformed bodies, unknown parameters, odd headers).
+ */
 import assert from 'node:assert/strict';
+import { createAgentplaneClient, type AgentplaneClient, type Middleware } from '../../client/agentplane.js';
 import { assertDocumentedResponse } from './contract.js';
 import { eventually } from './eventually.js';
+
+const checkedAgainstDocument: Middleware = {
+  async onResponse({ request, response }) {
+    const contentType = response.headers.get('content-type') ?? '';
+    const text = await response.clone().text();
+    const body = contentType.startsWith('application/json') ? JSON.parse(text) : text;
+    assertDocumentedResponse(request.method, new URL(request.url).pathname, response.status, body, contentType);
+  },
+};
 
 export interface ApiResponse<T = any> {
   status: number;
@@ -18,10 +32,15 @@ export interface UploadParts {
 }
 
 export class ApiClient {
+  /** The platform's typed client with this key. */
+  readonly typed: AgentplaneClient;
+
   constructor(
     readonly baseUrl: string,
     readonly key?: string,
-  ) {}
+  ) {
+    this.typed = createAgentplaneClient({ baseUrl, apiKey: key, middleware: [checkedAgainstDocument] });
+  }
 
   withKey(key: string | undefined): ApiClient {
     return new ApiClient(this.baseUrl, key);
