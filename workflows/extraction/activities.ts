@@ -1,4 +1,5 @@
 /** Extraction's I/O: read a file's blob, run its engine, commit the outcome. */
+import { addAbortSignal } from 'node:stream';
 import { Context, ApplicationFailure } from '@temporalio/activity';
 import type { Db } from '../../records/db.js';
 import type { BlobStore } from '../../records/blobs/store.js';
@@ -21,8 +22,9 @@ export const createExtractionActivities = ({ db, blobs }: { db: Db; blobs: BlobS
     const context = Context.current();
     const beat = setInterval(() => context.heartbeat(), 1000);
     try {
-      const body = await blobs.get(file.blob_key);
-      context.cancellationSignal.addEventListener('abort', () => body.destroy(), { once: true });
+      // Cancellation (the file was deleted) ends the read with an AbortError, which the worker reports as
+      // cancelled, not as a failure to retry; one that came while the blob was being opened ends it at once.
+      const body = addAbortSignal(context.cancellationSignal, await blobs.get(file.blob_key));
       const result = await extractContent(file.mime_type, body, (bytesRead) => context.heartbeat({ bytesRead }));
       return (await completeExtraction(db, fileId, result)) ? 'processed' : 'skipped';
     } catch (err) {
