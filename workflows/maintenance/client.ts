@@ -45,7 +45,8 @@ function essentials(schedule: ScheduleDescription | typeof definition) {
 /** Creates the maintenance Schedule, or brings an existing one up to this definition. */
 export async function scheduleMaintenance(client: Client): Promise<void> {
   try {
-    await client.schedule.create({ scheduleId: MAINTENANCE_SCHEDULE_ID, ...definition });
+    // The first round at once: a cluster coming up may have missed starts waiting since before it was down.
+    await client.schedule.create({ scheduleId: MAINTENANCE_SCHEDULE_ID, ...definition, state: { triggerImmediately: true } });
   } catch (err) {
     if (!(err instanceof ScheduleAlreadyRunning)) throw err;
     const handle = client.schedule.getHandle(MAINTENANCE_SCHEDULE_ID);
