@@ -111,6 +111,7 @@ describe('maintenance', function () {
       assert.deepEqual(description.spec.intervals, [{ every: 30_000, offset: 0 }]);
       assert.equal(description.policies.overlap, ScheduleOverlapPolicy.SKIP);
       assert.equal(description.action.workflowType, 'maintenanceWorkflow');
+      assert.equal(description.info.lastUpdatedAt, undefined, 'the worker that found it current left it alone');
       await eventually(async () => {
         const listed: string[] = [];
         for await (const summary of api.services.temporal.schedule.list()) listed.push(summary.scheduleId);
