@@ -17,7 +17,7 @@ const definition = {
   action: {
     type: 'startWorkflow',
     workflowType: 'maintenanceWorkflow',
-    workflowId: 'agentplane-maintenance',
+    workflowId: MAINTENANCE_SCHEDULE_ID,
     taskQueue: TASK_QUEUE,
     // A round stuck beyond this (no worker polling, say) gives way to the next.
     workflowExecutionTimeout: 10 * 60_000,
