@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { createApp } from '../api/app.js';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createWorker, installRuntimeLogger } from '../workflows/worker.js';
-import { runMaintenance } from '../workflows/maintenance.js';
+import { scheduleMaintenance } from '../workflows/maintenance/client.js';
 import type { Services } from './runtime.js';
 import { ConfigError } from './config.js';
 
@@ -43,12 +43,12 @@ export async function serveWorker(
   workflowBundle?: WorkflowBundleWithSourceMap,
 ): Promise<Stoppable> {
   installRuntimeLogger(services.log);
+  // Once per cluster, not per worker: the schedule runs each round on whichever worker takes it.
+  await scheduleMaintenance(services.temporal);
   const { worker, connection } = await createWorker({ db: services.db, blobs: services.blobs, temporalAddress, namespace, workflowBundle });
-  const stopMaintenance = runMaintenance({ db: services.db, blobs: services.blobs, client: services.temporal, log: services.log });
   const running = worker.run();
   return {
     async stop() {
-      await stopMaintenance();
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running;
       await connection.close();

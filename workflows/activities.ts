@@ -1,50 +1,18 @@
-/** Every piece of I/O the workflows need, built from their dependencies. */
-import { Context, ApplicationFailure } from '@temporalio/activity';
+/**
+ * Every activity the worker registers: each domain's factory, merged. Activity names share one task
+ * queue, so they must be unique across domains.
+ */
 import type { Db } from '../records/db.js';
 import type { BlobStore } from '../records/blobs/store.js';
-import { BlobNotFoundError } from '../records/blobs/store.js';
-import { completeExtraction, failExtraction, findFileById } from '../records/files.js';
-import { extractContent } from './extraction/extractors.js';
-import { ExtractionError } from './extraction/errors.js';
+import { createExtractionActivities } from './extraction/activities.js';
+import { createMaintenanceActivities } from './maintenance/activities.js';
 
-export type ExtractionOutcome = 'processed' | 'failed' | 'skipped';
+export interface ActivityDependencies {
+  db: Db;
+  blobs: BlobStore;
+}
 
-export const createActivities = (db: Db, blobs: BlobStore) => ({
-  /**
-   * Reads the file's blob, extracts it and commits the result. Safe to run again: only a file still
-   * `processing` moves, so a retry after a crash records `file.processed` once.
-   */
-  async extractFile({ fileId }: { fileId: string }): Promise<ExtractionOutcome> {
-    const file = await findFileById(db, fileId);
-    if (!file || file.status !== 'processing') return 'skipped';
-
-    const context = Context.current();
-    const beat = setInterval(() => context.heartbeat(), 1000);
-    try {
-      const body = await blobs.get(file.blob_key);
-      context.cancellationSignal.addEventListener('abort', () => body.destroy(), { once: true });
-      const result = await extractContent(file.mime_type, body, (bytesRead) => context.heartbeat({ bytesRead }));
-      return (await completeExtraction(db, fileId, result)) ? 'processed' : 'skipped';
-    } catch (err) {
-      if (err instanceof ExtractionError) {
-        await failExtraction(db, fileId, { code: err.code, message: err.message });
-        return 'failed';
-      }
-      // Deleted while we worked: nothing left to do.
-      if (err instanceof BlobNotFoundError && !(await findFileById(db, fileId))) return 'skipped';
-      if (err instanceof BlobNotFoundError) {
-        throw ApplicationFailure.nonRetryable(`The file's bytes are missing: ${err.message}`, 'BlobMissing');
-      }
-      throw err;
-    } finally {
-      clearInterval(beat);
-    }
-  },
-
-  /** The last word when extraction could not finish: the file must never stay `processing`. */
-  async markFileFailed({ fileId, message }: { fileId: string; message: string }): Promise<void> {
-    await failExtraction(db, fileId, { code: 'extraction_failed', message });
-  },
+export const createActivities = (dependencies: ActivityDependencies) => ({
+  ...createExtractionActivities(dependencies),
+  ...createMaintenanceActivities(dependencies),
 });
-
-export type Activities = ReturnType<typeof createActivities>;

@@ -1,6 +1,2 @@
-/** Names shared by the worker and everything that starts or signals its workflows. */
+/** The task queue every workflow and activity runs on; each domain's workflow ids live in its client. */
 export const TASK_QUEUE = 'agentplane';
-
-export function extractionWorkflowId(fileId: string): string {
-  return `file-extraction-${fileId}`;
-}

@@ -2,21 +2,17 @@
 import { NativeConnection, Runtime, Worker, bundleWorkflowCode, type LogLevel, type LogMetadata, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { fileURLToPath } from 'node:url';
-import type { Db } from '../records/db.js';
-import type { BlobStore } from '../records/blobs/store.js';
-import { createActivities } from './activities.js';
+import { createActivities, type ActivityDependencies } from './activities.js';
 import { TASK_QUEUE } from './names.js';
 
-export interface WorkerSettings {
-  db: Db;
-  blobs: BlobStore;
+export interface WorkerSettings extends ActivityDependencies {
   temporalAddress: string;
   namespace: string;
   /** A prebuilt workflow bundle; built here when absent. */
   workflowBundle?: WorkflowBundleWithSourceMap;
 }
 
-export const workflowsPath = fileURLToPath(new URL('./workflows.js', import.meta.url));
+export const workflowsPath = fileURLToPath(new URL('./index.js', import.meta.url));
 
 export async function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
   return bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger });
@@ -30,7 +26,7 @@ export async function createWorker(settings: WorkerSettings): Promise<{ worker: 
       namespace: settings.namespace,
       taskQueue: TASK_QUEUE,
       workflowBundle: settings.workflowBundle ?? (await bundleWorkflows()),
-      activities: createActivities(settings.db, settings.blobs),
+      activities: createActivities(settings),
       shutdownGraceTime: '10 seconds',
     });
     return { worker, connection };

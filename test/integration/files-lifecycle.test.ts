@@ -8,7 +8,7 @@ import type { ApiClient, ApiResponse } from '../support/client.js';
 import { eventsFor } from '../../records/events.js';
 import { newId } from '../../records/ids.js';
 import type { Db } from '../../records/db.js';
-import { extractionWorkflowId } from '../../workflows/names.js';
+import { extractionWorkflowId } from '../../workflows/extraction/client.js';
 import { createWorker } from '../../workflows/worker.js';
 
 type FileObject = { id: string; status: string; purpose: string; extracted: { pages: number; tables: number; graph_items: number } } & Record<string, unknown>;

@@ -1,85 +1,160 @@
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
-import { pino } from 'pino';
+import { ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { newTenant, startTestApi, workflowBundle, type TestApi } from '../support/api.js';
 import { isolatedNamespace } from '../support/services.js';
+import { eventually } from '../support/eventually.js';
+import { serveWorker, type Stoppable } from '../../cli/processes.js';
 import { eventsFor } from '../../records/events.js';
 import { releaseBlob, stageUpload } from '../../records/blob-leases.js';
 import { createWorker } from '../../workflows/worker.js';
-import { restartMissedExtractions, sweepBlobDeletions, type MaintenanceDeps } from '../../workflows/maintenance.js';
-import { extractionWorkflowId } from '../../workflows/names.js';
+import { extractionWorkflowId } from '../../workflows/extraction/client.js';
+import { createMaintenanceActivities, type MaintenanceActivities } from '../../workflows/maintenance/activities.js';
+import { MAINTENANCE_SCHEDULE_ID } from '../../workflows/maintenance/client.js';
+import type { maintenanceWorkflow } from '../../workflows/maintenance/workflow.js';
 
-describe('the worker’s maintenance duties', function () {
+describe('maintenance', function () {
   this.timeout(120_000);
   let api: TestApi;
   let namespace: string;
-  let deps: MaintenanceDeps;
+  let activities: MaintenanceActivities;
+  /** Runs one duty as the worker would, with the worker's client in its context. */
+  const run = (duty: () => Promise<number>) => new MockActivityEnvironment(undefined, { client: api.services.temporal }).run<[], number, typeof duty>(duty);
 
   before(async () => {
     namespace = await isolatedNamespace('maintenance');
     api = await startTestApi({ worker: false, namespace });
-    deps = { db: api.services.db, blobs: api.services.blobs, client: api.services.temporal, log: pino({ level: 'silent' }) };
+    activities = createMaintenanceActivities(api.services);
   });
 
   after(async () => api?.stop());
 
-  it('starts extraction for a file whose start was missed once it is a minute old, and it reaches processed once', async () => {
-    const tenant = await newTenant(api, 'maintenance');
-    const upload = await tenant.admin.upload({ file: { data: Buffer.from('missed\fstart'), filename: 'missed.txt' }, purpose: 'context' });
-    const workflowId = extractionWorkflowId(upload.body.id);
-    // As if the API had died between committing the record and starting the workflow.
-    await api.services.temporal.workflow.getHandle(workflowId).terminate('simulating a start that never happened');
+  describe('duties', () => {
+    it('starts extraction for a file whose start was missed once it is a minute old, and it reaches processed once', async () => {
+      const tenant = await newTenant(api, 'maintenance');
+      const upload = await tenant.admin.upload({ file: { data: Buffer.from('missed\fstart'), filename: 'missed.txt' }, purpose: 'context' });
+      const workflowId = extractionWorkflowId(upload.body.id);
+      // As if the API had died between committing the record and starting the workflow.
+      await api.services.temporal.workflow.getHandle(workflowId).terminate('simulating a start that never happened');
 
-    await restartMissedExtractions(deps);
-    assert.equal((await api.services.temporal.workflow.getHandle(workflowId).describe()).status.name, 'TERMINATED', 'a young file is left alone');
+      await run(activities.restartMissedExtractions);
+      assert.equal((await api.services.temporal.workflow.getHandle(workflowId).describe()).status.name, 'TERMINATED', 'a young file is left alone');
 
-    await api.services.db.query(`UPDATE files SET created_at = now() - interval '2 minutes' WHERE id = $1`, [upload.body.id]);
-    await restartMissedExtractions(deps);
-    assert.equal((await api.services.temporal.workflow.getHandle(workflowId).describe()).status.name, 'RUNNING');
+      await api.services.db.query(`UPDATE files SET created_at = now() - interval '2 minutes' WHERE id = $1`, [upload.body.id]);
+      await run(activities.restartMissedExtractions);
+      assert.equal((await api.services.temporal.workflow.getHandle(workflowId).describe()).status.name, 'RUNNING');
 
-    const { worker, connection } = await createWorker({ ...deps, temporalAddress: api.temporalAddress, namespace, workflowBundle: await workflowBundle() });
-    const running = worker.run();
-    try {
-      const file = await tenant.admin.settledFile(upload.body.id);
-      assert.equal(file.status, 'processed');
-      assert.equal(file.extracted.pages, 2);
-    } finally {
-      worker.shutdown();
-      await running;
-      await connection.close();
-    }
-    assert.equal((await eventsFor(api.services.db, tenant.projectId, 'file.processed', upload.body.id)).length, 1);
+      const { worker, connection } = await createWorker({ ...api.services, temporalAddress: api.temporalAddress, namespace, workflowBundle: await workflowBundle() });
+      const running = worker.run();
+      try {
+        const file = await tenant.admin.settledFile(upload.body.id);
+        assert.equal(file.status, 'processed');
+        assert.equal(file.extracted.pages, 2);
+      } finally {
+        worker.shutdown();
+        await running;
+        await connection.close();
+      }
+      assert.equal((await eventsFor(api.services.db, tenant.projectId, 'file.processed', upload.body.id)).length, 1);
+    });
+
+    it('removes the blobs whose deletion is due, and keeps those still leased', async () => {
+      const due = 'files/maintenance/due';
+      const leased = 'files/maintenance/leased';
+      await api.services.blobs.put(due, Readable.from([Buffer.from('due')]));
+      await api.services.blobs.put(leased, Readable.from([Buffer.from('leased')]));
+      await releaseBlob(api.services.db, due);
+      await stageUpload(api.services.db, leased);
+
+      await run(activities.removeDueBlobs);
+
+      assert.equal(await api.services.blobs.exists(due), false);
+      assert.equal(await api.services.blobs.exists(leased), true);
+      const { rows } = await api.services.db.query('SELECT blob_key FROM blob_deletions WHERE blob_key = ANY($1)', [[due, leased]]);
+      assert.deepEqual(rows, [{ blob_key: leased }]);
+      await api.services.db.query('DELETE FROM blob_deletions WHERE blob_key = $1', [leased]);
+      await api.services.blobs.delete(leased);
+    });
+
+    it('clears a backlog of due blobs in one sweep, not a batch per round', async () => {
+      const keys = Array.from({ length: 250 }, (_, i) => `files/maintenance/backlog-${i}`);
+      for (const key of keys) {
+        await api.services.blobs.put(key, Readable.from([Buffer.from(key)]));
+        await releaseBlob(api.services.db, key);
+      }
+
+      assert.ok((await run(activities.removeDueBlobs)) >= keys.length);
+
+      const { rows } = await api.services.db.query('SELECT count(*)::int AS left FROM blob_deletions WHERE blob_key = ANY($1)', [keys]);
+      assert.equal(rows[0].left, 0);
+      for (const key of keys) assert.equal(await api.services.blobs.exists(key), false, key);
+    });
   });
 
-  it('removes the blobs whose deletion is due, and keeps those still leased', async () => {
-    const due = 'files/maintenance/due';
-    const leased = 'files/maintenance/leased';
-    await api.services.blobs.put(due, Readable.from([Buffer.from('due')]));
-    await api.services.blobs.put(leased, Readable.from([Buffer.from('leased')]));
-    await releaseBlob(api.services.db, due);
-    await stageUpload(api.services.db, leased);
+  describe('the schedule', () => {
+    const workers: Stoppable[] = [];
+    const schedule = () => api.services.temporal.schedule.getHandle(MAINTENANCE_SCHEDULE_ID);
+    const startWorker = async () => workers.push(await serveWorker(api.services, api.temporalAddress, namespace, await workflowBundle()));
 
-    await sweepBlobDeletions(deps);
+    afterEach(async () => {
+      for (const worker of workers.splice(0)) await worker.stop();
+      await schedule().delete().catch((err) => {
+        if (!(err instanceof ScheduleNotFoundError)) throw err;
+      });
+    });
 
-    assert.equal(await api.services.blobs.exists(due), false);
-    assert.equal(await api.services.blobs.exists(leased), true);
-    const { rows } = await api.services.db.query('SELECT blob_key FROM blob_deletions WHERE blob_key = ANY($1)', [[due, leased]]);
-    assert.deepEqual(rows, [{ blob_key: leased }]);
-    await api.services.db.query('DELETE FROM blob_deletions WHERE blob_key = $1', [leased]);
-    await api.services.blobs.delete(leased);
-  });
+    it('exists once for the cluster when two workers start, runs a round at once, then every 30 s and never two at once', async () => {
+      await Promise.all([startWorker(), startWorker()]);
 
-  it('clears a backlog of due blobs in one sweep, not a batch per interval', async () => {
-    const keys = Array.from({ length: 250 }, (_, i) => `files/maintenance/backlog-${i}`);
-    for (const key of keys) {
-      await api.services.blobs.put(key, Readable.from([Buffer.from(key)]));
-      await releaseBlob(api.services.db, key);
-    }
+      const description = await schedule().describe();
+      assert.deepEqual(description.spec.intervals, [{ every: 30_000, offset: 0 }]);
+      assert.equal(description.policies.overlap, ScheduleOverlapPolicy.SKIP);
+      assert.equal(description.action.workflowType, 'maintenanceWorkflow');
+      assert.equal(description.info.lastUpdatedAt, undefined, 'the worker that found it current left it alone');
+      await eventually(async () => {
+        const listed: string[] = [];
+        for await (const summary of api.services.temporal.schedule.list()) listed.push(summary.scheduleId);
+        assert.deepEqual(listed, [MAINTENANCE_SCHEDULE_ID]);
+      }, { message: 'the schedule was not listed' });
+      const first = await eventually(async () => {
+        const [action] = (await schedule().describe()).info.recentActions;
+        assert.ok(action, 'no round yet');
+        return api.services.temporal.workflow.getHandle<typeof maintenanceWorkflow>(action.action.workflow.workflowId);
+      }, { message: 'the first round did not start' });
+      assert.equal(typeof (await first.result()).extractionsRestarted, 'number');
+    });
 
-    assert.ok((await sweepBlobDeletions(deps)) >= keys.length);
+    it('removes a due blob in a round the schedule starts', async () => {
+      await Promise.all([startWorker(), startWorker()]);
+      const due = 'files/maintenance/scheduled-due';
+      await api.services.blobs.put(due, Readable.from([Buffer.from('due')]));
+      await releaseBlob(api.services.db, due);
 
-    const { rows } = await api.services.db.query('SELECT count(*)::int AS left FROM blob_deletions WHERE blob_key = ANY($1)', [keys]);
-    assert.equal(rows[0].left, 0);
-    for (const key of keys) assert.equal(await api.services.blobs.exists(key), false, key);
+      await schedule().trigger();
+
+      await eventually(async () => assert.equal(await api.services.blobs.exists(due), false), { message: 'the scheduled round did not remove the blob' });
+      const { info } = await schedule().describe();
+      for (const { action } of info.recentActions) {
+        const round = api.services.temporal.workflow.getHandle<typeof maintenanceWorkflow>(action.workflow.workflowId);
+        assert.equal(typeof (await round.result()).blobsRemoved, 'number', 'every round completes');
+      }
+    });
+
+    it('brings a schedule left by an older release up to this definition at worker start, keeping an operator’s pause', async () => {
+      await api.services.temporal.schedule.create({
+        scheduleId: MAINTENANCE_SCHEDULE_ID,
+        spec: { intervals: [{ every: '5 minutes' }] },
+        action: { type: 'startWorkflow', workflowType: 'maintenanceWorkflow', taskQueue: 'agentplane' },
+        state: { paused: true, note: 'paused by an operator' },
+      });
+
+      await startWorker();
+
+      const description = await schedule().describe();
+      assert.deepEqual(description.spec.intervals, [{ every: 30_000, offset: 0 }]);
+      assert.equal(description.state.paused, true);
+      assert.equal(description.state.note, 'paused by an operator');
+    });
   });
 });

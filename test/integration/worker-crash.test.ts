@@ -5,7 +5,7 @@ import { eventually } from '../support/eventually.js';
 import { runCli, type CliProcess } from '../support/processes.js';
 import { eventsFor } from '../../records/events.js';
 import { pagesOf } from '../../records/files.js';
-import { extractionWorkflowId } from '../../workflows/names.js';
+import { extractionWorkflowId } from '../../workflows/extraction/client.js';
 
 describe('a worker killed mid-extraction', function () {
   this.timeout(180_000);

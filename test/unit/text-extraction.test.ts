@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
-import { extractText } from '../../workflows/extraction/text.js';
-import { ExtractionError } from '../../workflows/extraction/errors.js';
+import { extractText } from '../../workflows/extraction/engines/text.js';
+import { ExtractionError } from '../../workflows/extraction/engines/errors.js';
 
 const stream = (chunks: (string | Buffer)[]) => Readable.from(chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c)));
 const ignoreProgress = () => {};

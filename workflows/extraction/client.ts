@@ -1,7 +1,12 @@
-/** Starting and cancelling extraction workflows, for the API and the worker's reconciler. */
+/** Starting and cancelling extraction workflows, for the API and the maintenance duties. */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { extractionWorkflowId, TASK_QUEUE } from '../names.js';
-import type { extractFileWorkflow } from '../workflows.js';
+import { TASK_QUEUE } from '../names.js';
+import type { extractFileWorkflow } from './workflow.js';
+
+/** One workflow per file: a retry or a duplicate start finds the same id. */
+export function extractionWorkflowId(fileId: string): string {
+  return `file-extraction-${fileId}`;
+}
 
 /** Idempotent: a file whose extraction is already running keeps that run. */
 export async function startExtraction(client: Client, fileId: string): Promise<void> {

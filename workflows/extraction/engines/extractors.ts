@@ -3,7 +3,7 @@
  * and a table count. Failures a retry cannot fix are ExtractionErrors; anything else is retried.
  */
 import type { Readable } from 'node:stream';
-import type { ExtractionResult } from '../../records/files.js';
+import type { ExtractionResult } from '../../../records/files.js';
 import { ExtractionError, type Progress } from './errors.js';
 import { extractPdf } from './pdf.js';
 import { extractText } from './text.js';

@@ -1,4 +1,4 @@
-import type { FileErrorCode } from '../../records/files.js';
+import type { FileErrorCode } from '../../../records/files.js';
 
 /** A failure a retry cannot fix: the file is marked `failed` with this code. */
 export class ExtractionError extends Error {

@@ -1,7 +1,7 @@
 /** Plain text: UTF-8, one page per form feed (U+000C), at least one page. */
 import type { Readable } from 'node:stream';
 import { TextDecoder } from 'node:util';
-import type { ExtractionResult } from '../../records/files.js';
+import type { ExtractionResult } from '../../../records/files.js';
 import { ExtractionError, type Progress } from './errors.js';
 
 export async function extractText(body: Readable, progress: Progress): Promise<ExtractionResult> {

@@ -1,7 +1,7 @@
 /** PDF: page texts from the document itself. */
 import type { Readable } from 'node:stream';
 import { PDFParse } from 'pdf-parse';
-import type { ExtractionResult } from '../../records/files.js';
+import type { ExtractionResult } from '../../../records/files.js';
 import { ExtractionError, type Progress } from './errors.js';
 
 export async function extractPdf(body: Readable, progress: Progress): Promise<ExtractionResult> {

@@ -1,15 +1,15 @@
-/** Deterministic orchestration only: every side effect is an activity. */
+/** A file's extraction: deterministic orchestration only, every side effect is an activity. */
 import { ActivityFailure, isCancellation, proxyActivities } from '@temporalio/workflow';
-import type { Activities, ExtractionOutcome } from './activities.js';
+import type { ExtractionActivities, ExtractionOutcome } from './activities.js';
 
-const { extractFile } = proxyActivities<Activities>({
+const { extractFile } = proxyActivities<ExtractionActivities>({
   startToCloseTimeout: '30 minutes',
   // A worker that dies mid-extraction is noticed within this and the attempt runs again elsewhere.
   heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 6 },
 });
 
-const { markFileFailed } = proxyActivities<Activities>({
+const { markFileFailed } = proxyActivities<ExtractionActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
 });

@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { newTenant, startTestApi, type Tenant, type TestApi } from '../support/api.js';
+import { isolatedNamespace } from '../support/services.js';
+import { eventsFor } from '../../records/events.js';
+import { pagesOf } from '../../records/files.js';
+import { createExtractionActivities, type ExtractionActivities } from '../../workflows/extraction/activities.js';
+
+describe('the extractFile activity on its own', function () {
+  this.timeout(60_000);
+  let api: TestApi;
+  let tenant: Tenant;
+  let activities: ExtractionActivities;
+
+  before(async () => {
+    // No worker polls this namespace: the uploads' workflows wait, and only this suite extracts.
+    api = await startTestApi({ worker: false, namespace: await isolatedNamespace('extraction-activities') });
+    tenant = await newTenant(api, 'extraction-activities');
+    activities = createExtractionActivities(api.services);
+  });
+
+  after(async () => api?.stop());
+
+  async function upload(text: string): Promise<string> {
+    const uploaded = await tenant.admin.upload({ file: { data: Buffer.from(text), filename: 'notes.txt' }, purpose: 'context' });
+    assert.equal(uploaded.status, 200);
+    return uploaded.body.id;
+  }
+
+  it('extracts a file, commits it processed once, and heartbeats the bytes it has read', async () => {
+    const text = 'first page\fsecond page';
+    const fileId = await upload(text);
+    const env = new MockActivityEnvironment();
+    const heartbeats: unknown[] = [];
+    env.on('heartbeat', (details) => heartbeats.push(details));
+
+    assert.equal(await env.run(activities.extractFile, { fileId }), 'processed');
+
+    assert.deepEqual(heartbeats.at(-1), { bytesRead: Buffer.byteLength(text) });
+    assert.deepEqual(await pagesOf(api.services.db, fileId), ['first page', 'second page']);
+    assert.equal((await tenant.admin.get(`/v1/files/${fileId}`)).body.status, 'processed');
+    assert.equal(await new MockActivityEnvironment().run(activities.extractFile, { fileId }), 'skipped', 'a second run changes nothing');
+    assert.equal((await eventsFor(api.services.db, tenant.projectId, 'file.processed', fileId)).length, 1);
+  });
+
+  it('stops when cancelled before it began reading, as cancelled, and commits nothing', async () => {
+    const fileId = await upload('never read');
+    const env = new MockActivityEnvironment();
+    env.cancel();
+
+    await assert.rejects(env.run(activities.extractFile, { fileId }), { name: 'AbortError' });
+
+    assert.equal((await tenant.admin.get(`/v1/files/${fileId}`)).body.status, 'processing');
+    assert.deepEqual(await pagesOf(api.services.db, fileId), []);
+  });
+
+  it('stops reading when cancelled mid-file (the file was deleted), as cancelled, and commits nothing', async () => {
+    const fileId = await upload('a long page '.repeat(100_000));
+    const env = new MockActivityEnvironment();
+    // Cancelled as soon as the first bytes are read, as a cancellation arrives with a heartbeat's answer.
+    env.once('heartbeat', () => env.cancel());
+
+    await assert.rejects(env.run(activities.extractFile, { fileId }), { name: 'AbortError' });
+
+    assert.equal((await tenant.admin.get(`/v1/files/${fileId}`)).body.status, 'processing');
+    assert.deepEqual(await pagesOf(api.services.db, fileId), []);
+  });
+});

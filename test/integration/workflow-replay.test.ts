@@ -1,0 +1,114 @@
+/**
+ * Determinism: the histories recorded in test/fixtures/histories replay against the current workflow
+ * code, so a change that would break workflows already running fails here. Histories of runs made now
+ * replay too. After a deliberate change (made safe with `patched()`, or for workflows that no longer run),
+ * record them again with RECORD_HISTORIES=1.
+ *
+ * The files hold the protobufjs object form of a History (enums by name, 64-bit integers and bytes as
+ * strings): the SDK's own JSON converters fail here ("type must be a Type") because npm installs two
+ * copies of protobufjs 8 for @temporalio/common and @temporalio/proto.
+ */
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ScheduleNotFoundError } from '@temporalio/client';
+import proto from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
+import { newTenant, quietTemporalRuntime, startTestApi, workflowBundle, type Tenant, type TestApi } from '../support/api.js';
+import { isolatedNamespace } from '../support/services.js';
+import { eventually } from '../support/eventually.js';
+import { serveWorker, type Stoppable } from '../../cli/processes.js';
+import { extractionWorkflowId } from '../../workflows/extraction/client.js';
+import { MAINTENANCE_SCHEDULE_ID } from '../../workflows/maintenance/client.js';
+
+const historiesDir = fileURLToPath(new URL(import.meta.url.includes('/dist/') ? '../../../test/fixtures/histories/' : '../fixtures/histories/', import.meta.url));
+const recorded = readdirSync(historiesDir).filter((name) => name.endsWith('.json')).sort();
+
+const { History } = proto.temporal.api.history.v1;
+type History = proto.temporal.api.history.v1.History;
+
+async function replay(history: History): Promise<void> {
+  await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history);
+}
+
+describe('workflow replay', function () {
+  this.timeout(120_000);
+  before(() => quietTemporalRuntime());
+
+  it('finds the recorded histories of both workflows', () => {
+    assert.deepEqual(recorded, ['extract-file-blob-missing.json', 'extract-file-processed.json', 'maintenance-round.json']);
+  });
+
+  for (const name of recorded) {
+    it(`replays the recorded history ${name} with the current workflow code`, async () => {
+      await replay(History.fromObject(JSON.parse(readFileSync(join(historiesDir, name), 'utf8'))));
+    });
+  }
+
+  describe('of runs made now', () => {
+    let api: TestApi;
+    let worker: Stoppable;
+    let tenant: Tenant;
+    let processedId: string;
+    let blobMissingId: string;
+
+    before(async () => {
+      api = await startTestApi({ worker: false, namespace: await isolatedNamespace('replay') });
+      tenant = await newTenant(api, 'replay');
+      processedId = await upload('first page\fsecond page');
+      blobMissingId = await upload('bytes lost before extraction');
+      const { rows } = await api.services.db.query<{ blob_key: string }>('SELECT blob_key FROM files WHERE id = $1', [blobMissingId]);
+      await api.services.blobs.delete(rows[0]!.blob_key);
+      worker = await serveWorker(api.services, api.temporalAddress, 'replay', await workflowBundle());
+    });
+
+    after(async () => {
+      await worker?.stop();
+      await api?.services.temporal.schedule.getHandle(MAINTENANCE_SCHEDULE_ID).delete().catch((err) => {
+        if (!(err instanceof ScheduleNotFoundError)) throw err;
+      });
+      await api?.stop();
+    });
+
+    async function upload(text: string): Promise<string> {
+      const uploaded = await tenant.admin.upload({ file: { data: Buffer.from(text), filename: 'notes.txt' }, purpose: 'context' });
+      assert.equal(uploaded.status, 200);
+      return uploaded.body.id;
+    }
+
+    /** Fetches a finished run's history, replays it, and with RECORD_HISTORIES=1 keeps it as a fixture. */
+    async function replayRun(workflowId: string, fixture: string): Promise<void> {
+      const history = History.fromObject(await api.services.temporal.workflow.getHandle(workflowId).fetchHistory());
+      await replay(history);
+      if (process.env.RECORD_HISTORIES === '1') {
+        const json = History.toObject(history, { enums: String, longs: String, bytes: String });
+        writeFileSync(join(historiesDir, fixture), `${JSON.stringify(json, null, 2)}\n`);
+      }
+    }
+
+    it('replays an extraction that reached processed', async () => {
+      assert.equal((await tenant.admin.settledFile(processedId)).status, 'processed');
+      await replayRun(extractionWorkflowId(processedId), 'extract-file-processed.json');
+    });
+
+    it('replays an extraction whose bytes were missing, which marked the file failed', async () => {
+      const file = await tenant.admin.settledFile(blobMissingId);
+      assert.equal(file.status, 'failed');
+      assert.equal(file.last_error.code, 'extraction_failed');
+      await replayRun(extractionWorkflowId(blobMissingId), 'extract-file-blob-missing.json');
+    });
+
+    it('replays a maintenance round', async () => {
+      const schedule = api.services.temporal.schedule.getHandle(MAINTENANCE_SCHEDULE_ID);
+      await schedule.trigger();
+      const workflowId = await eventually(async () => {
+        const [action] = (await schedule.describe()).info.recentActions;
+        assert.ok(action, 'no round started yet');
+        return action.action.workflow.workflowId;
+      }, { message: 'the schedule started no round' });
+      await api.services.temporal.workflow.getHandle(workflowId).result();
+      await replayRun(workflowId, 'maintenance-round.json');
+    });
+  });
+});
