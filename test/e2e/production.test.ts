@@ -104,7 +104,7 @@ describe('agentplane migrate, api and worker as separate processes on S3 storage
 
     const later = await startTemporal({ port: temporalPort });
     try {
-      // The reconciler restarts extractions older than a minute; age this one instead of waiting.
+      // Maintenance restarts extractions older than a minute; age this one instead of waiting.
       const db = createDb(databaseUrl, 1);
       await db.query(`UPDATE files SET created_at = now() - interval '2 minutes' WHERE id = $1`, [upload.body.id]);
       await db.end();

@@ -15,7 +15,7 @@ import { presentList } from '../../../presenters/list.js';
 import { discardBlob, receiveUpload } from './upload.js';
 
 // With Temporal unreachable its client retries for many seconds; a request waits this long at most. The
-// record is committed either way: the worker's reconciler starts a missed extraction, and an extraction
+// record is committed either way: the maintenance schedule starts a missed extraction, and an extraction
 // whose file is gone ends without effect.
 const TEMPORAL_DEADLINE_MS = 2_000;
 
@@ -45,7 +45,7 @@ export function fileRoutes(router: Router<ApiState>, deps: ApiDeps): void {
         await discardBlob(deps, blobKey);
       } else {
         await withinDeadline(() => startExtraction(deps.temporal, id)).catch((err) =>
-          ctx.state.log.warn({ err, file_id: id }, 'extraction start failed; the worker reconciler will start it'),
+          ctx.state.log.warn({ err, file_id: id }, 'extraction start failed; the maintenance schedule will start it'),
         );
       }
       respond(ctx, created);

@@ -49,11 +49,11 @@ export async function receiveUpload(ctx: ApiContext, deps: ApiDeps, blobKey: str
 
 /**
  * Removes a blob no record owns (a rejected or replayed upload, a deleted file's); what cannot be removed
- * now, the worker's sweep removes.
+ * now, the maintenance sweep removes.
  */
 export async function discardBlob(deps: ApiDeps, blobKey: string): Promise<void> {
   const removed = await removeBlob(deps.db, deps.blobs, blobKey).catch(() => false);
-  if (!removed) deps.log.warn({ blob_key: blobKey }, 'blob removal deferred to the worker sweep');
+  if (!removed) deps.log.warn({ blob_key: blobKey }, 'blob removal deferred to the maintenance sweep');
 }
 
 function streamParts(ctx: ApiContext, deps: ApiDeps, blobKey: string): Promise<ReceivedUpload> {
