@@ -13,12 +13,16 @@ import { migrate } from '../../records/migrate.js';
 import { eventually } from './eventually.js';
 import { Connection } from '@temporalio/client';
 import Long from 'long';
+import { pino } from 'pino';
 
 export interface MinioServer {
   endpoint: string;
   accessKey: string;
   secretKey: string;
 }
+
+/** The log of the services and processes a test builds in this process; TEST_LOG_LEVEL shows it. */
+export const testLog = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
 const running: (() => Promise<void>)[] = [];
 // Readable by others: run as root, PostgreSQL drops to its own user and must reach its directory.
@@ -31,7 +35,7 @@ function once<T>(start: () => Promise<T>): () => Promise<T> {
 
 export const postgres = once(async (): Promise<RunningService & { db: Db }> => {
   const server = await startPostgres(join(await scratch, 'postgres'), { durable: false });
-  const db = createDb(server.url);
+  const db = createDb(server.url, { log: testLog });
   await migrate(db);
   running.push(async () => {
     await db.end();
