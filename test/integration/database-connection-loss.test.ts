@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pino } from 'pino';
 import { freePort } from '../../cli/embedded.js';
 import { newSecret } from '../../records/api-keys.js';
 import { createDb, DatabaseUnavailableError, transaction } from '../../records/db.js';
@@ -10,7 +11,7 @@ import { eventually } from '../support/eventually.js';
 import { runCli, type CliProcess } from '../support/processes.js';
 import { isolatedNamespace, postgres, scratch, temporal, testLog } from '../support/services.js';
 
-describe('a database connection lost mid-transaction', function () {
+describe('a database connection that PostgreSQL drops', function () {
   this.timeout(180_000);
   const processes: CliProcess[] = [];
   let databaseUrl: string;
@@ -96,6 +97,21 @@ describe('a database connection lost mid-transaction', function () {
       // One client in the pool: it was closed as broken and replaced, not handed out again.
       const { rows } = await db.query<{ answer: number }>('SELECT 42 AS answer');
       assert.equal(rows[0]?.answer, 42);
+    } finally {
+      await db.end();
+    }
+  });
+
+  it('logs an idle connection that PostgreSQL drops, and opens another for the next statement', async () => {
+    const { db: other } = await postgres();
+    const lines: string[] = [];
+    const db = createDb(databaseUrl, { max: 1, log: pino({ level: 'warn' }, { write: (line: string) => lines.push(line) }) });
+    try {
+      const { rows } = await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      await other.query('SELECT pg_terminate_backend($1, 10000)', [rows[0]!.pid]);
+      await eventually(() => assert.match(lines.join(''), /"msg":"an idle database connection was lost"/), { message: 'the lost connection was not logged' });
+      const again = await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      assert.notEqual(again.rows[0]?.pid, rows[0]!.pid);
     } finally {
       await db.end();
     }
