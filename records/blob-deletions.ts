@@ -20,10 +20,19 @@ export async function cancelBlobDeletion(db: Queryable, blobKey: string): Promis
   await db.query('DELETE FROM blob_deletions WHERE blob_key = $1', [blobKey]);
 }
 
-export async function dueBlobDeletions(db: Queryable, limit = 100): Promise<string[]> {
+/** How long a sweep holds the deletions it took; should it die meanwhile, they come due again. */
+const SWEEP_CLAIM_SECONDS = 120;
+
+/**
+ * Takes up to `limit` due deletions for one sweep. Taking them moves them out of due, so a sweep in
+ * another process takes others (and skips rows being taken at the same moment).
+ */
+export async function claimDueBlobDeletions(db: Queryable, limit: number): Promise<string[]> {
   const { rows } = await db.query<{ blob_key: string }>(
-    'SELECT blob_key FROM blob_deletions WHERE due_at <= now() ORDER BY due_at LIMIT $1',
-    [limit],
+    `UPDATE blob_deletions SET due_at = now() + make_interval(secs => $2)
+     WHERE blob_key IN (SELECT blob_key FROM blob_deletions WHERE due_at <= now() ORDER BY due_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+     RETURNING blob_key`,
+    [limit, SWEEP_CLAIM_SECONDS],
   );
   return rows.map((r) => r.blob_key);
 }

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../records/db.js';
 import type { BlobStore } from '../records/blobs/store.js';
 import { filesStillProcessing } from '../records/files.js';
-import { cancelBlobDeletion, dueBlobDeletions } from '../records/blob-deletions.js';
+import { cancelBlobDeletion, claimDueBlobDeletions } from '../records/blob-deletions.js';
 import { purgeExpiredResponses } from '../records/idempotency.js';
 import { startExtraction } from './extraction-client.js';
 
@@ -28,13 +28,23 @@ export async function restartMissedExtractions({ db, client }: MaintenanceDeps):
   return files.length;
 }
 
-export async function sweepBlobDeletions({ db, blobs }: MaintenanceDeps): Promise<number> {
-  const keys = await dueBlobDeletions(db);
-  for (const key of keys) {
-    await blobs.delete(key);
-    await cancelBlobDeletion(db, key);
+const SWEEP_BATCH = 100;
+// A backlog (uploads refused during a blob-store outage) is worked off batch by batch within this, and
+// the rest in the next interval.
+const SWEEP_BUDGET_MS = 20_000;
+
+export async function sweepBlobDeletions({ db, blobs }: MaintenanceDeps, budgetMs = SWEEP_BUDGET_MS): Promise<number> {
+  const deadline = Date.now() + budgetMs;
+  let removed = 0;
+  for (;;) {
+    const keys = await claimDueBlobDeletions(db, SWEEP_BATCH);
+    for (const key of keys) {
+      await blobs.delete(key);
+      await cancelBlobDeletion(db, key);
+    }
+    removed += keys.length;
+    if (keys.length < SWEEP_BATCH || Date.now() >= deadline) return removed;
   }
-  return keys.length;
 }
 
 /** Runs every duty now and then every `intervalMs` until the returned stop function is called. */

@@ -3,8 +3,10 @@ import { Readable } from 'node:stream';
 import { pino } from 'pino';
 import { newTenant, startTestApi, workflowBundle, type TestApi } from '../support/api.js';
 import { isolatedNamespace } from '../support/services.js';
+import { eventually } from '../support/eventually.js';
 import { eventsFor } from '../../records/events.js';
 import { scheduleBlobDeletion } from '../../records/blob-deletions.js';
+import type { BlobStore } from '../../records/blobs/store.js';
 import { createWorker } from '../../workflows/worker.js';
 import { restartMissedExtractions, sweepBlobDeletions, type MaintenanceDeps } from '../../workflows/maintenance.js';
 import { extractionWorkflowId } from '../../workflows/names.js';
@@ -67,5 +69,35 @@ describe('the worker’s maintenance duties', function () {
     assert.deepEqual(rows, [{ blob_key: leased }]);
     await api.services.db.query('DELETE FROM blob_deletions WHERE blob_key = $1', [leased]);
     await api.services.blobs.delete(leased);
+  });
+
+  it('removes a backlog larger than one batch in one sweep, and two sweeps side by side remove each blob once', async () => {
+    const keys = Array.from({ length: 250 }, (_, n) => `files/maintenance-backlog/blob-${n}`);
+    for (const key of keys) await api.services.blobs.put(key, Readable.from([Buffer.from(key)]));
+    await api.services.db.query(`INSERT INTO blob_deletions (blob_key, due_at) SELECT unnest($1::text[]), now()`, [keys]);
+    // The same store, noting each removal.
+    const store = api.services.blobs;
+    const removals: string[] = [];
+    const noting: BlobStore = {
+      put: (key, body) => store.put(key, body),
+      get: (key) => store.get(key),
+      exists: (key) => store.exists(key),
+      check: () => store.check(),
+      delete: async (key) => {
+        removals.push(key);
+        await store.delete(key);
+      },
+    };
+    const counted: MaintenanceDeps = { ...deps, blobs: noting };
+
+    await Promise.all([sweepBlobDeletions(counted), sweepBlobDeletions(counted)]);
+
+    // The shared worker sweeps too; what it took, it finishes at once.
+    await eventually(async () => {
+      const { rows } = await api.services.db.query('SELECT count(*)::int AS n FROM blob_deletions WHERE blob_key = ANY($1)', [keys]);
+      assert.equal(rows[0]?.n, 0, 'deletions are still pending');
+    }, { timeoutMs: 10_000, message: 'the backlog was not swept' });
+    for (const key of keys) assert.equal(await api.services.blobs.exists(key), false, `${key} is still stored`);
+    assert.equal(new Set(removals).size, removals.length, 'a blob was removed by both sweeps');
   });
 });

@@ -51,23 +51,40 @@ export const temporal = once(async () => {
 });
 
 export const minio = once(async (): Promise<MinioServer> => {
+  const server = await startMinio(join(await scratch, 'minio'));
+  running.push(() => server.stop());
+  return server;
+});
+
+/**
+ * A MinIO server keeping its objects in `dir`, for a test that stops it; `start` after `stop` brings it
+ * back on the same port with the same objects. The caller stops it.
+ */
+export async function startMinio(dir: string): Promise<MinioServer & { stop(): Promise<void>; start(): Promise<void> }> {
   const port = await freePort();
   const consolePort = await freePort();
   const credentials = { accessKey: 'agentplane-test', secretKey: 'agentplane-test-secret' };
-  const child: ChildProcess = spawn(
-    findTool('minio'),
-    ['server', join(await scratch, 'minio'), '--address', `127.0.0.1:${port}`, '--console-address', `127.0.0.1:${consolePort}`, '--quiet'],
-    { stdio: 'ignore', env: { ...process.env, MINIO_ROOT_USER: credentials.accessKey, MINIO_ROOT_PASSWORD: credentials.secretKey, MINIO_BROWSER: 'off' } },
-  );
-  running.push(() => stopChild(child));
   const endpoint = `http://127.0.0.1:${port}`;
-  await eventually(async () => {
-    if (child.exitCode !== null) throw new Error(`minio exited with ${child.exitCode}`);
-    const response = await fetch(`${endpoint}/minio/health/live`);
-    if (!response.ok) throw new Error(`minio health ${response.status}`);
-  }, { timeoutMs: 60_000, message: 'MinIO did not start' });
-  return { endpoint, ...credentials };
-});
+  let child: ChildProcess | undefined;
+  const start = async () => {
+    const started = spawn(
+      findTool('minio'),
+      ['server', dir, '--address', `127.0.0.1:${port}`, '--console-address', `127.0.0.1:${consolePort}`, '--quiet'],
+      { stdio: 'ignore', env: { ...process.env, MINIO_ROOT_USER: credentials.accessKey, MINIO_ROOT_PASSWORD: credentials.secretKey, MINIO_BROWSER: 'off' } },
+    );
+    child = started;
+    await eventually(async () => {
+      if (started.exitCode !== null) throw new Error(`minio exited with ${started.exitCode}`);
+      const response = await fetch(`${endpoint}/minio/health/live`);
+      if (!response.ok) throw new Error(`minio health ${response.status}`);
+    }, { timeoutMs: 60_000, message: 'MinIO did not start' }).catch(async (err) => {
+      await stopChild(started);
+      throw err;
+    });
+  };
+  await start();
+  return { endpoint, ...credentials, start, stop: async () => child && stopChild(child) };
+}
 
 /** Stops whatever was started, last first, and removes the scratch directory. */
 export async function stopServices(): Promise<void> {

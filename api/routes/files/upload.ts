@@ -38,27 +38,34 @@ export async function receiveUpload(ctx: ApiContext, deps: ApiDeps, blobKey: str
   }
 
   await scheduleBlobDeletion(deps.db, blobKey, UPLOAD_LEASE_SECONDS);
+  const blob = { written: false };
   try {
-    return await streamParts(ctx, deps, blobKey);
+    return await streamParts(ctx, deps, blobKey, blob);
   } catch (err) {
-    await discardUpload(deps, blobKey);
+    await discardUpload(deps, blobKey, blob.written);
     drainRequest(ctx);
     throw err;
   }
 }
 
 /**
- * Removes the blob of an upload that will have no file record, then its lease. Should the removal fail,
- * the lease stays and the worker's sweep removes the blob later.
+ * Forgets an upload that will have no file record: removes its blob, if one was written, then its lease.
+ * A put that failed left nothing (BlobStore.put), so then the lease goes at once, even with the store
+ * down. Should a written blob's removal fail, the lease is made due now and the worker's sweep removes it.
  */
-export async function discardUpload(deps: ApiDeps, blobKey: string): Promise<void> {
-  await deps.blobs
-    .delete(blobKey)
-    .then(() => cancelBlobDeletion(deps.db, blobKey))
-    .catch((err) => deps.log.warn({ err, blob_key: blobKey }, 'blob removal deferred to the worker sweep'));
+export async function discardUpload(deps: ApiDeps, blobKey: string, written = true): Promise<void> {
+  try {
+    if (written) await deps.blobs.delete(blobKey);
+  } catch (err) {
+    deps.log.warn({ err, blob_key: blobKey }, 'blob removal deferred to the worker sweep');
+    await scheduleBlobDeletion(deps.db, blobKey, 0).catch((dueErr) => deps.log.warn({ err: dueErr, blob_key: blobKey }, 'the upload lease stays until it ends'));
+    return;
+  }
+  await cancelBlobDeletion(deps.db, blobKey).catch((err) => deps.log.warn({ err, blob_key: blobKey }, 'the upload lease stays until it ends'));
 }
 
-function streamParts(ctx: ApiContext, deps: ApiDeps, blobKey: string): Promise<ReceivedUpload> {
+/** Sets `blob.written` once the file part is stored under `blobKey`. */
+function streamParts(ctx: ApiContext, deps: ApiDeps, blobKey: string, blob: { written: boolean }): Promise<ReceivedUpload> {
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
@@ -103,7 +110,7 @@ function streamParts(ctx: ApiContext, deps: ApiDeps, blobKey: string): Promise<R
         fail(err);
       });
       const stored = deps.blobs.put(blobKey, stream.pipe(inspector));
-      stored.catch(fail);
+      stored.then(() => (blob.written = true), fail);
       file = { inspector, filename: info.filename ?? '', declared: info.mimeType, stored };
     });
     parser.on('filesLimit', () => fail(InvalidRequestError('invalid_parameter', 'Upload one file per request.', 'file')));
