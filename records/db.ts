@@ -60,9 +60,9 @@ export class Db implements Queryable {
     try {
       return await this.pool.connect();
     } catch (err) {
-      // Every failure to open a connection is an outage (refused, reset, timed out, closed mid-start-up)
-      // but an answer from the server about something else (a wrong password, an unknown database) and
-      // a pool this process has ended.
+      // Failing to open a connection is an outage (refused, reset, timed out, closed mid-start-up) unless
+      // the server answered with another kind of error (a wrong password, an unknown database) or this
+      // process has ended the pool.
       if (this.pool.ending || (err instanceof pg.DatabaseError && !signalsOutage(err))) throw err;
       throw new DatabaseUnavailableError(err);
     }
