@@ -2,12 +2,13 @@
  * One audit entry per mutating request, whatever its outcome. A mutation that commits writes its entry in
  * its own transaction (commitMutation), so a committed change always has its entry; a request that
  * changed nothing (refused, failed, or an idempotent replay) gets its entry when it has been answered.
- * Requests that fail authentication have no project: they are logged, not audited.
+ * Requests that fail authentication have no project, and requests refused while the database is down
+ * have nowhere to write: both are logged, not audited.
  */
 import type { Middleware } from 'koa';
 import type pg from 'pg';
 import type { Db, Queryable } from '../records/db.js';
-import { transaction } from '../records/db.js';
+import { DatabaseUnavailableError, transaction } from '../records/db.js';
 import { appendAuditEntry } from '../records/audit-logs.js';
 import { toApiError } from './errors.js';
 import type { ApiContext, ApiState } from './context.js';
@@ -34,7 +35,11 @@ export function audited(db: Db, action: string, targetType: string): Middleware<
     } finally {
       if (ctx.state.caller && !ctx.state.audit.committed) {
         // Nothing was committed, so nothing is lost with the entry should the database be down too.
-        await writeEntry(db, ctx, status, errorCode).catch((err) => ctx.state.log.error({ err, action }, 'audit entry could not be written'));
+        await writeEntry(db, ctx, status, errorCode).catch((err) =>
+          err instanceof DatabaseUnavailableError
+            ? ctx.state.log.warn({ action, status, error_code: errorCode }, 'not audited: the database is unavailable')
+            : ctx.state.log.error({ err, action }, 'audit entry could not be written'),
+        );
       }
     }
   };

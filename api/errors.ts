@@ -2,6 +2,7 @@
 import type { Middleware } from 'koa';
 import type { ApiState } from './context.js';
 import { UnknownCursorError } from '../records/pagination.js';
+import { DatabaseUnavailableError } from '../records/db.js';
 
 export type ErrorType =
   | 'invalid_request_error'
@@ -54,19 +55,20 @@ function fromLibraryError(err: { status?: number; type?: string; message?: strin
   return null;
 }
 
-// Connection failures of PostgreSQL, Temporal (gRPC UNAVAILABLE) and the blob store: the request was
-// fine, a dependency was not, and the client should retry.
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'EPIPE', '57P01', '57P03', '53300', '08001', '08006']);
+// Connection failures of Temporal (gRPC UNAVAILABLE) and the blob store; PostgreSQL's come typed from
+// the records layer. The request was fine, a dependency was not, and the client should retry.
+const UNAVAILABLE_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'EAI_AGAIN']);
 
-function isDependencyOutage(err: { code?: unknown; message?: unknown }): boolean {
-  if (typeof err.code === 'string' && UNAVAILABLE_CODES.has(err.code)) return true;
-  if (err.code === 14) return true; // gRPC UNAVAILABLE
-  return typeof err.message === 'string' && /Connection terminated|timeout exceeded when trying to connect/.test(err.message);
+function isDependencyOutage(err: object): boolean {
+  if (err instanceof DatabaseUnavailableError) return true;
+  const { code } = err as { code?: unknown };
+  if (typeof code === 'string' && UNAVAILABLE_SOCKET_CODES.has(code)) return true;
+  return code === 14; // gRPC UNAVAILABLE
 }
 
 export function toApiError(err: unknown): ApiError | null {
   if (err instanceof ApiError) return err;
-  if (typeof err === 'object' && err !== null && isDependencyOutage(err as { code?: unknown })) {
+  if (typeof err === 'object' && err !== null && isDependencyOutage(err)) {
     return ServiceUnavailableError('A service the API depends on is unavailable; retry shortly.');
   }
   if (err instanceof UnknownCursorError) return InvalidRequestError('invalid_cursor', err.message, err.param);

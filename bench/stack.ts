@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, startPostgres, startTemporal, stopChild } from '../cli/embedded.js';
 import { newSecret } from '../records/api-keys.js';
+import { createLogger } from '../cli/runtime.js';
 import { createDb } from '../records/db.js';
 import { migrate } from '../records/migrate.js';
 
@@ -77,7 +78,7 @@ export async function startStack(teardown: Teardown): Promise<Stack> {
   const [postgres, temporal] = await Promise.all([starting.postgres, starting.temporal]);
 
   // Migrated here so the API and the worker can start side by side.
-  const db = createDb(postgres.url, 1);
+  const db = createDb(postgres.url, { max: 1, log: createLogger('warn') });
   await migrate(db).finally(() => db.end());
 
   const adminKey = newSecret();

@@ -82,7 +82,7 @@ async function worker(config: Config): Promise<void> {
 
 async function migrateOnly(config: Config): Promise<void> {
   if (!config.databaseUrl) throw new ConfigError('Missing configuration: set DATABASE_URL.');
-  const db = createDb(config.databaseUrl, 1);
+  const db = createDb(config.databaseUrl, { max: 1, log: createLogger(config.logLevel) });
   try {
     const applied = await migrate(db);
     console.log(applied.length > 0 ? `applied ${applied.join(', ')}` : 'the schema is up to date');

@@ -29,8 +29,13 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
+export interface RunningPostgres extends RunningService {
+  /** Starts it again after `stop()`, on the same port and data. */
+  start(): Promise<void>;
+}
+
 /** Starts (initialising on first use) a PostgreSQL cluster kept in `dir`, with database `agentplane`. */
-export async function startPostgres(dir: string, options: { durable?: boolean } = {}): Promise<RunningService> {
+export async function startPostgres(dir: string, options: { durable?: boolean } = {}): Promise<RunningPostgres> {
   await mkdir(dir, { recursive: true });
   const passwordFile = join(dir, '..', `${dir.split('/').pop()}.password`);
   const fresh = !existsSync(join(dir, 'PG_VERSION'));
@@ -54,6 +59,7 @@ export async function startPostgres(dir: string, options: { durable?: boolean } 
   return {
     url: `postgres://agentplane:${encodeURIComponent(password)}@127.0.0.1:${port}/agentplane`,
     stop: () => postgres.stop(),
+    start: () => postgres.start(),
   };
 }
 

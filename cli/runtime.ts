@@ -30,7 +30,7 @@ export function createLogger(level = 'info'): Logger {
 }
 
 export async function openServices(settings: ServiceSettings, log = createLogger(settings.logLevel)): Promise<Services> {
-  const db = createDb(settings.databaseUrl);
+  const db = createDb(settings.databaseUrl, { log });
   const blobs = settings.s3 ? await new S3BlobStore(settings.s3).init() : await new FilesystemBlobStore(settings.blobDir!).init();
   // Lazy: the API starts while Temporal is still coming up, answers /readyz 503 meanwhile, and keeps
   // accepting uploads, whose extractions the worker's reconciler starts once Temporal answers.

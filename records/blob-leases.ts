@@ -38,6 +38,11 @@ export function releaseBlob(tx: Queryable, blobKey: string): Promise<void> {
   return leaseBlob(tx, blobKey, 0);
 }
 
+/** An upload whose bytes never reached the store (a failed put leaves nothing there): its lease goes at once. */
+export function dropUnwrittenUpload(db: Queryable, blobKey: string): Promise<void> {
+  return dropLease(db, blobKey);
+}
+
 /**
  * Removes a blob no record owns, and its lease. When the store cannot be reached the lease is made due
  * at once, so the next sweep removes it rather than waiting out an upload lease. True when removed.

@@ -48,8 +48,10 @@ const quietBundlerLogger = {
 let runtimeLoggerInstalled = false;
 
 /**
- * Sends the Temporal SDK's own log lines (worker state, core warnings) into the process's structured
- * log. The SDK allows this once per process, before the first worker or native connection.
+ * Sends the Temporal SDK's own log lines (worker state, and the native core's, such as its gRPC retries
+ * while the server is down) into the process's structured log; unforwarded, the core would print them
+ * to stderr as coloured text. The SDK allows this once per process, before the first worker or native
+ * connection.
  */
 export function installRuntimeLogger(log: Logger): void {
   if (runtimeLoggerInstalled) return;
@@ -67,6 +69,13 @@ export function installRuntimeLogger(log: Logger): void {
       info: (message, meta) => write('INFO', message, meta),
       warn: (message, meta) => write('WARN', message, meta),
       error: (message, meta) => write('ERROR', message, meta),
+    },
+    telemetryOptions: {
+      logging: {
+        forward: {},
+        // The core's warnings and errors; its debug output only when the process logs at that level.
+        filter: { core: log.isLevelEnabled('trace') ? 'TRACE' : log.isLevelEnabled('debug') ? 'DEBUG' : 'WARN', other: 'ERROR' },
+      },
     },
   });
 }

@@ -5,7 +5,7 @@ import { createDb } from '../../records/db.js';
 import { S3BlobStore } from '../../records/blobs/s3.js';
 import { ApiClient } from '../support/client.js';
 import { eventually } from '../support/eventually.js';
-import { isolatedNamespace, minio, postgres, temporal } from '../support/services.js';
+import { isolatedNamespace, minio, postgres, temporal, testLog } from '../support/services.js';
 import { runCli, type CliProcess } from '../support/processes.js';
 
 describe('agentplane migrate, api and worker as separate processes on S3 storage', function () {
@@ -17,7 +17,7 @@ describe('agentplane migrate, api and worker as separate processes on S3 storage
   before(async () => {
     const [pg, tp, s3] = await Promise.all([postgres(), temporal(), minio()]);
     // A database of its own, so the migration starts from nothing.
-    const admin = createDb(pg.url, 1);
+    const admin = createDb(pg.url, { max: 1, log: testLog });
     await admin.query('CREATE DATABASE agentplane_production');
     await admin.end();
     databaseUrl = pg.url.replace(/\/agentplane$/, '/agentplane_production');
@@ -105,7 +105,7 @@ describe('agentplane migrate, api and worker as separate processes on S3 storage
     const later = await startTemporal({ port: temporalPort });
     try {
       // Maintenance restarts extractions older than a minute; age this one instead of waiting.
-      const db = createDb(databaseUrl, 1);
+      const db = createDb(databaseUrl, { max: 1, log: testLog });
       await db.query(`UPDATE files SET created_at = now() - interval '2 minutes' WHERE id = $1`, [upload.body.id]);
       await db.end();
       const worker = runCli('worker', laterEnv);

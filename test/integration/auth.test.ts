@@ -122,7 +122,7 @@ describe('API keys and tenancy', () => {
       const upload = await writer.upload({ file: { data: Buffer.from('in the new project'), filename: 'a.txt' }, purpose: 'attachment' });
       assert.equal(upload.status, 200);
       const { rows } = await api.services.db.query('SELECT project_id FROM files WHERE id = $1', [upload.body.id]);
-      assert.equal(rows[0].project_id, project.body.id);
+      assert.equal(rows[0]?.project_id, project.body.id);
     });
 
     it('answers 404 when the bootstrap key names a project that does not exist', async () => {
@@ -299,7 +299,7 @@ describe('API keys and tenancy', () => {
       assertError(conflict, 409, 'idempotency_key_reused');
 
       const { rows } = await api.services.db.query('SELECT count(*)::int AS n FROM api_keys WHERE project_id = $1 AND name = $2', [tenant.projectId, 'idem']);
-      assert.equal(rows[0].n, 1);
+      assert.equal(rows[0]?.n, 1);
     });
 
     it('keeps idempotency keys per project', async () => {

@@ -44,7 +44,7 @@ describe('the code and api/openapi.yaml agree', () => {
     // Nothing here is reached: building the routers needs the dependencies, not their services.
     connection = Connection.lazy({ address: '127.0.0.1:1' });
     deps = {
-      db: createDb('postgres://agentplane@127.0.0.1:1/unused'),
+      db: createDb('postgres://agentplane@127.0.0.1:1/unused', { log: pino({ level: 'silent' }) }),
       blobs: new FilesystemBlobStore(join(tmpdir(), 'agentplane-contract-unused')),
       temporal: new Client({ connection }),
       log: pino({ level: 'silent' }),

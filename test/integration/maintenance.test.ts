@@ -7,7 +7,8 @@ import { isolatedNamespace } from '../support/services.js';
 import { eventually } from '../support/eventually.js';
 import { serveWorker, type Stoppable } from '../../cli/processes.js';
 import { eventsFor } from '../../records/events.js';
-import { releaseBlob, stageUpload } from '../../records/blob-leases.js';
+import { releaseBlob, stageUpload, sweepDueBlobs } from '../../records/blob-leases.js';
+import type { BlobStore } from '../../records/blobs/store.js';
 import { createWorker } from '../../workflows/worker.js';
 import { extractionWorkflowId } from '../../workflows/extraction/client.js';
 import { createMaintenanceActivities, type MaintenanceActivities } from '../../workflows/maintenance/activities.js';
@@ -77,6 +78,34 @@ describe('maintenance', function () {
       await api.services.blobs.delete(leased);
     });
 
+    it('lets two sweeps run side by side and removes each due blob once', async () => {
+      const keys = Array.from({ length: 250 }, (_, i) => `files/maintenance/side-by-side-${i}`);
+      for (const key of keys) {
+        await api.services.blobs.put(key, Readable.from([Buffer.from(key)]));
+        await releaseBlob(api.services.db, key);
+      }
+      // The same store, noting each removal.
+      const store = api.services.blobs;
+      const removals: string[] = [];
+      const noting: BlobStore = {
+        put: (key, body) => store.put(key, body),
+        get: (key) => store.get(key),
+        exists: (key) => store.exists(key),
+        check: () => store.check(),
+        delete: async (key) => {
+          removals.push(key);
+          await store.delete(key);
+        },
+      };
+
+      await Promise.all([sweepDueBlobs(api.services.db, noting), sweepDueBlobs(api.services.db, noting)]);
+
+      const { rows } = await api.services.db.query('SELECT count(*)::int AS left FROM blob_deletions WHERE blob_key = ANY($1)', [keys]);
+      assert.equal(rows[0]?.left, 0);
+      for (const key of keys) assert.equal(await api.services.blobs.exists(key), false, key);
+      assert.equal(new Set(removals).size, removals.length, 'a blob was removed by both sweeps');
+    });
+
     it('clears a backlog of due blobs in one sweep, not a batch per round', async () => {
       const keys = Array.from({ length: 250 }, (_, i) => `files/maintenance/backlog-${i}`);
       for (const key of keys) {
@@ -87,7 +116,7 @@ describe('maintenance', function () {
       assert.ok((await run(activities.removeDueBlobs)) >= keys.length);
 
       const { rows } = await api.services.db.query('SELECT count(*)::int AS left FROM blob_deletions WHERE blob_key = ANY($1)', [keys]);
-      assert.equal(rows[0].left, 0);
+      assert.equal(rows[0]?.left, 0);
       for (const key of keys) assert.equal(await api.services.blobs.exists(key), false, key);
     });
   });

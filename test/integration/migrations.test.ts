@@ -3,7 +3,7 @@ import { readdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { createDb, type Db } from '../../records/db.js';
 import { migrate } from '../../records/migrate.js';
-import { postgres } from '../support/services.js';
+import { postgres, testLog } from '../support/services.js';
 
 const migrationsDir = fileURLToPath(new URL(import.meta.url.includes('/dist/') ? '../../../records/migrations/' : '../../records/migrations/', import.meta.url));
 
@@ -58,7 +58,7 @@ describe('migrations', () => {
       await db.query(`CREATE DATABASE ${name}`);
       const url = new URL((await postgres()).url);
       url.pathname = `/${name}`;
-      fresh = createDb(url.toString());
+      fresh = createDb(url.toString(), { log: testLog });
     });
 
     after(async () => {

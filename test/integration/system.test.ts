@@ -106,7 +106,7 @@ describe('system endpoints and request handling', () => {
 
     it('answers /readyz with 503 naming postgres when the database is unreachable', async function () {
       this.timeout(30_000);
-      const db = createDb('postgres://agentplane@127.0.0.1:1/agentplane');
+      const db = createDb('postgres://agentplane@127.0.0.1:1/agentplane', { log: pino({ level: 'silent' }) });
       const { client, server } = await serve({
         db,
         blobs: api.services.blobs,
@@ -128,7 +128,7 @@ describe('system endpoints and request handling', () => {
   describe('a dependency outage', () => {
     it('answers API requests with 503 dependency_unavailable and Retry-After, not 500, while the database is unreachable', async function () {
       this.timeout(30_000);
-      const db = createDb('postgres://agentplane@127.0.0.1:1/agentplane');
+      const db = createDb('postgres://agentplane@127.0.0.1:1/agentplane', { log: pino({ level: 'silent' }) });
       const { client, server } = await serve({ db, blobs: api.services.blobs, temporal: api.services.temporal, log: pino({ level: 'silent' }) });
       try {
         const response = await client.withKey(`ap_${'x'.repeat(32)}`).get('/v1/files');
@@ -161,6 +161,28 @@ describe('system endpoints and request handling', () => {
       } finally {
         await close(server);
         await connection.close();
+      }
+    });
+  });
+
+  describe('a database that accepts connections but never answers', () => {
+    it('answers API requests with 503 dependency_unavailable and Retry-After instead of waiting forever', async function () {
+      this.timeout(30_000);
+      const sockets = new Set<Socket>();
+      const silent = createNetServer((socket) => sockets.add(socket));
+      await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+      const { port } = silent.address() as AddressInfo;
+      const db = createDb(`postgres://agentplane@127.0.0.1:${port}/agentplane`, { log: pino({ level: 'silent' }) });
+      const { client, server } = await serve({ db, blobs: api.services.blobs, temporal: api.services.temporal, log: pino({ level: 'silent' }) });
+      try {
+        const response = await client.withKey(`ap_${'x'.repeat(32)}`).get('/v1/files');
+        assertError(response, 503, 'dependency_unavailable', null);
+        assert.ok(Number(response.headers.get('retry-after')) > 0, 'Retry-After is missing');
+      } finally {
+        await close(server);
+        await db.end();
+        for (const socket of sockets) socket.destroy();
+        await new Promise((resolve) => silent.close(resolve));
       }
     });
   });

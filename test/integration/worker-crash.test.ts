@@ -52,7 +52,7 @@ describe('a worker killed mid-extraction', function () {
           `SELECT count(*)::int AS waiting FROM pg_stat_activity
            WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE files SET status = ''processed''%'`,
         );
-        assert.equal(rows[0].waiting, 1, 'the worker is not yet committing');
+        assert.equal(rows[0]?.waiting, 1, 'the worker is not yet committing');
       }, { timeoutMs: 60_000, message: 'the extraction never reached its commit' });
       doomed.child.kill('SIGKILL');
       assert.equal((await doomed.exited).signal, 'SIGKILL');

@@ -14,7 +14,7 @@ import { newSecret, type Scope } from '../../records/api-keys.js';
 import { FilesystemBlobStore } from '../../records/blobs/filesystem.js';
 import { bundleWorkflows, installRuntimeLogger } from '../../workflows/worker.js';
 import { ApiClient } from './client.js';
-import { postgres, scratch, temporal } from './services.js';
+import { postgres, scratch, temporal, testLog } from './services.js';
 
 export interface TestApi {
   url: string;
@@ -45,7 +45,7 @@ export async function startTestApi(options: { worker?: boolean; namespace?: stri
   await mkdir(blobDir, { recursive: true });
   const namespace = options.namespace ?? 'default';
   const connection = await Connection.connect({ address: tp.address });
-  const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const log = testLog;
   const services: Services = {
     db: pg.db,
     blobs: await new FilesystemBlobStore(blobDir).init(),

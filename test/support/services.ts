@@ -13,12 +13,16 @@ import { migrate } from '../../records/migrate.js';
 import { eventually } from './eventually.js';
 import { Connection } from '@temporalio/client';
 import Long from 'long';
+import { pino } from 'pino';
 
 export interface MinioServer {
   endpoint: string;
   accessKey: string;
   secretKey: string;
 }
+
+/** The log of the services and processes a test builds in this process; TEST_LOG_LEVEL shows it. */
+export const testLog = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
 const running: (() => Promise<void>)[] = [];
 // Readable by others: run as root, PostgreSQL drops to its own user and must reach its directory.
@@ -31,7 +35,7 @@ function once<T>(start: () => Promise<T>): () => Promise<T> {
 
 export const postgres = once(async (): Promise<RunningService & { db: Db }> => {
   const server = await startPostgres(join(await scratch, 'postgres'), { durable: false });
-  const db = createDb(server.url);
+  const db = createDb(server.url, { log: testLog });
   await migrate(db);
   running.push(async () => {
     await db.end();
@@ -47,23 +51,40 @@ export const temporal = once(async () => {
 });
 
 export const minio = once(async (): Promise<MinioServer> => {
+  const server = await startMinio(join(await scratch, 'minio'));
+  running.push(() => server.stop());
+  return server;
+});
+
+/**
+ * A MinIO server keeping its objects in `dir`, for a test that stops it; `start` after `stop` brings it
+ * back on the same port with the same objects. The caller stops it.
+ */
+export async function startMinio(dir: string): Promise<MinioServer & { stop(): Promise<void>; start(): Promise<void> }> {
   const port = await freePort();
   const consolePort = await freePort();
   const credentials = { accessKey: 'agentplane-test', secretKey: 'agentplane-test-secret' };
-  const child: ChildProcess = spawn(
-    findTool('minio'),
-    ['server', join(await scratch, 'minio'), '--address', `127.0.0.1:${port}`, '--console-address', `127.0.0.1:${consolePort}`, '--quiet'],
-    { stdio: 'ignore', env: { ...process.env, MINIO_ROOT_USER: credentials.accessKey, MINIO_ROOT_PASSWORD: credentials.secretKey, MINIO_BROWSER: 'off' } },
-  );
-  running.push(() => stopChild(child));
   const endpoint = `http://127.0.0.1:${port}`;
-  await eventually(async () => {
-    if (child.exitCode !== null) throw new Error(`minio exited with ${child.exitCode}`);
-    const response = await fetch(`${endpoint}/minio/health/live`);
-    if (!response.ok) throw new Error(`minio health ${response.status}`);
-  }, { timeoutMs: 60_000, message: 'MinIO did not start' });
-  return { endpoint, ...credentials };
-});
+  let child: ChildProcess | undefined;
+  const start = async () => {
+    const started = spawn(
+      findTool('minio'),
+      ['server', dir, '--address', `127.0.0.1:${port}`, '--console-address', `127.0.0.1:${consolePort}`, '--quiet'],
+      { stdio: 'ignore', env: { ...process.env, MINIO_ROOT_USER: credentials.accessKey, MINIO_ROOT_PASSWORD: credentials.secretKey, MINIO_BROWSER: 'off' } },
+    );
+    child = started;
+    await eventually(async () => {
+      if (started.exitCode !== null) throw new Error(`minio exited with ${started.exitCode}`);
+      const response = await fetch(`${endpoint}/minio/health/live`);
+      if (!response.ok) throw new Error(`minio health ${response.status}`);
+    }, { timeoutMs: 60_000, message: 'MinIO did not start' }).catch(async (err) => {
+      await stopChild(started);
+      throw err;
+    });
+  };
+  await start();
+  return { endpoint, ...credentials, start, stop: async () => child && stopChild(child) };
+}
 
 /** Stops whatever was started, last first, and removes the scratch directory. */
 export async function stopServices(): Promise<void> {

@@ -9,7 +9,7 @@ import type { ApiContext, ApiDeps } from '../../context.js';
 import { ApiError, InvalidRequestError, PayloadTooLargeError, UnsupportedMediaError } from '../../errors.js';
 import { ContentInspector, declaredTypeAgrees, MAX_FILE_BYTES } from './content-type.js';
 import { parseMetadata } from './metadata.js';
-import { removeBlob, stageUpload } from '../../../records/blob-leases.js';
+import { dropUnwrittenUpload, removeBlob, stageUpload } from '../../../records/blob-leases.js';
 import type { FileMimeType, FilePurpose } from '../../../records/files.js';
 
 export interface ReceivedUpload {
@@ -38,10 +38,13 @@ export async function receiveUpload(ctx: ApiContext, deps: ApiDeps, blobKey: str
   }
 
   await stageUpload(deps.db, blobKey);
+  const blob = { written: false };
   try {
-    return await streamParts(ctx, deps, blobKey);
+    return await streamParts(ctx, deps, blobKey, blob);
   } catch (err) {
-    await discardBlob(deps, blobKey);
+    if (blob.written) await discardBlob(deps, blobKey);
+    // Refused before its bytes were stored, as during a blob-store outage: nothing to remove, nothing to sweep.
+    else await dropUnwrittenUpload(deps.db, blobKey).catch((dropErr) => deps.log.warn({ err: dropErr, blob_key: blobKey }, 'the upload lease stays until it is due'));
     drainRequest(ctx);
     throw err;
   }
@@ -56,7 +59,8 @@ export async function discardBlob(deps: ApiDeps, blobKey: string): Promise<void>
   if (!removed) deps.log.warn({ blob_key: blobKey }, 'blob removal deferred to the maintenance sweep');
 }
 
-function streamParts(ctx: ApiContext, deps: ApiDeps, blobKey: string): Promise<ReceivedUpload> {
+/** Sets `blob.written` once the file part is stored under `blobKey`. */
+function streamParts(ctx: ApiContext, deps: ApiDeps, blobKey: string, blob: { written: boolean }): Promise<ReceivedUpload> {
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
@@ -101,7 +105,7 @@ function streamParts(ctx: ApiContext, deps: ApiDeps, blobKey: string): Promise<R
         fail(err);
       });
       const stored = deps.blobs.put(blobKey, stream.pipe(inspector));
-      stored.catch(fail);
+      stored.then(() => (blob.written = true), fail);
       file = { inspector, filename: info.filename ?? '', declared: info.mimeType, stored };
     });
     parser.on('filesLimit', () => fail(InvalidRequestError('invalid_parameter', 'Upload one file per request.', 'file')));
