@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import { pino } from 'pino';
@@ -22,6 +22,24 @@ function close(server: Server): Promise<void> {
   return new Promise((resolve) => {
     server.close(() => resolve());
     server.closeIdleConnections();
+  });
+}
+
+/** A request with any method, including those fetch refuses to send (TRACE, CONNECT). */
+function rawRequest(url: string, method: string, key?: string): Promise<ApiResponse> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, headers: key ? { authorization: `Bearer ${key}` } : {} }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('error', reject);
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        const body = (res.headers['content-type'] ?? '').startsWith('application/json') ? JSON.parse(text) : text;
+        resolve({ status: res.statusCode!, headers: new Headers(res.headers as Record<string, string>), body });
+      });
+    });
+    req.on('error', reject);
+    req.end();
   });
 }
 
@@ -217,6 +235,29 @@ describe('system endpoints and request handling', () => {
       const post = await anonymous.request('POST', '/healthz');
       assertError(post, 405, 'method_not_allowed');
       assert.deepEqual(post.headers.get('allow')?.split(/,\s*/).sort(), ['GET', 'HEAD']);
+    });
+
+    for (const method of ['TRACE', 'PROPFIND', 'LOCK', 'QUERY']) {
+      it(`answers ${method}, a method the API never uses, on a known route with 405 and Allow`, async () => {
+        for (const [path, allowed] of [
+          ['/healthz', ['GET', 'HEAD']],
+          ['/v1/files', ['GET', 'HEAD', 'POST']],
+          ['/v1/files/file_x', ['DELETE', 'GET', 'HEAD']],
+        ] as const) {
+          const response = await rawRequest(api.url + path, method, tenant.admin.key);
+          assertError(response, 405, 'method_not_allowed');
+          assert.deepEqual(response.headers.get('allow')?.split(/,\s*/).sort(), allowed, path);
+        }
+        assertError(await rawRequest(`${api.url}/v1/no-such-thing`, method, tenant.admin.key), 404, 'route_not_found');
+      });
+    }
+
+    it('answers OPTIONS on a known route with 200 and Allow, with or without a key', async () => {
+      for (const key of [tenant.admin.key, undefined]) {
+        const response = await rawRequest(`${api.url}/v1/files`, 'OPTIONS', key);
+        assert.equal(response.status, 200);
+        assert.deepEqual(response.headers.get('allow')?.split(/,\s*/).sort(), ['GET', 'HEAD', 'POST']);
+      }
     });
   });
 
