@@ -7,6 +7,7 @@ import { handleErrors } from './errors.js';
 import { createMetrics } from './metrics.js';
 import { requestContext } from './middleware/request-context.js';
 import { authenticate, KeyCache } from './middleware/auth.js';
+import { refuseNulInUrl } from './validation.js';
 import { systemRoutes } from './routes/system.js';
 import { fileRoutes } from './routes/files/routes.js';
 import { apiKeyRoutes } from './routes/api-keys/routes.js';
@@ -23,6 +24,7 @@ export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<A
 
   app.use(requestContext(deps.log, metrics));
   app.use(handleErrors());
+  app.use(refuseNulInUrl());
 
   // Every method Node accepts counts as known, so that one a route lacks (TRACE, PROPFIND, …) answers
   // 405 with Allow rather than the router's 501 for methods outside its short default list.

@@ -18,6 +18,36 @@ export function schemaValidator(schemaName: string): ValidateFunction {
   return validate;
 }
 
+// PostgreSQL text cannot hold U+0000, so no string a request carries may: each way in (the URL, JSON bodies,
+// multipart metadata) refuses it before anything is stored, and the document says so (its `Text` schema).
+export const hasNul = (text: string) => text.includes('\u0000');
+
+/** The dotted path of the first string in `value`, or key, that holds the NUL character; null if none does. */
+export function nulPath(value: unknown, path: string[] = []): string | null {
+  if (typeof value === 'string') return hasNul(value) ? path.join('.') : null;
+  if (typeof value !== 'object' || value === null) return null;
+  for (const [key, item] of Object.entries(value)) {
+    if (hasNul(key)) return [...path, key].join('.');
+    const found = nulPath(item, [...path, key]);
+    if (found !== null) return found;
+  }
+  return null;
+}
+
+const nulRefused = (param: string | null) =>
+  InvalidRequestError('invalid_parameter', `${param ? `\`${param}\`` : 'The URL'} must not contain the NUL character (U+0000).`, param);
+
+/** Refuses a URL holding `%00` (the only way a NUL reaches a path or a query) before any route sees it. */
+export function refuseNulInUrl(): Middleware<ApiState> {
+  return async (ctx, next) => {
+    if (/%00/i.test(ctx.url)) {
+      const param = Object.entries(ctx.query).find(([name, value]) => hasNul(name) || [value ?? ''].flat().some(hasNul))?.[0];
+      throw nulRefused(param ?? null);
+    }
+    await next();
+  };
+}
+
 /** Turns the first schema violation into a 400 that names the offending parameter. */
 export function violation(errors: ErrorObject[] | null | undefined, root?: string): Error {
   const error = errors?.[0];
@@ -45,6 +75,8 @@ export function validateBody(schemaName: string): Middleware<ApiState> {
   return async (ctx, next) => {
     if (!ctx.is('application/json')) throw UnsupportedMediaError('unsupported_content_type', 'Send the body as application/json.');
     await parseJson(ctx, async () => {});
+    const nul = nulPath(ctx.request.body);
+    if (nul !== null) throw nulRefused(nul || null);
     if (!validate(ctx.request.body)) throw violation(validate.errors);
     await next();
   };

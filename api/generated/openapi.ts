@@ -205,8 +205,10 @@ export interface components {
             last_id: string | null;
             has_more: boolean;
         };
+        /** @description A string without the NUL character (U+0000); a request holding one answers 400. */
+        Text: string;
         Metadata: {
-            [key: string]: string;
+            [key: string]: components["schemas"]["Text"];
         };
         /** @enum {string} */
         FilePurpose: "context" | "attachment";
@@ -255,7 +257,7 @@ export interface components {
         /** @enum {string} */
         Scope: "admin" | "agents:read" | "agents:write" | "agents:run" | "files:read" | "files:write" | "analytics:read";
         CreateProjectRequest: {
-            name: string;
+            name: components["schemas"]["Text"];
         };
         Project: {
             id: string;
@@ -265,10 +267,10 @@ export interface components {
             created_at: number;
         };
         CreateApiKeyRequest: {
-            name: string;
+            name: components["schemas"]["Text"];
             scopes: components["schemas"]["Scope"][];
             /** @description The project the key belongs to. Defaults to the caller's; only the bootstrap admin key may name another. */
-            project_id?: string;
+            project_id?: components["schemas"]["Text"];
         };
         ApiKeyFields: {
             id: string;
@@ -337,14 +339,14 @@ export interface components {
         };
     };
     parameters: {
-        Id: string;
+        Id: components["schemas"]["Text"];
         /** @description Same key and same body within 24 hours returns the original response; same key and another body answers 409. */
         IdempotencyKey: string;
         Limit: number;
         /** @description An object id; the page starts after it in the chosen order. */
-        After: string;
+        After: components["schemas"]["Text"];
         /** @description An object id; the page ends before it in the chosen order. */
-        Before: string;
+        Before: components["schemas"]["Text"];
         Order: "asc" | "desc";
     };
     requestBodies: never;
@@ -641,6 +643,7 @@ export interface operations {
                     "application/json": components["schemas"]["File"];
                 };
             };
+            400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
@@ -667,6 +670,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeletedFile"];
                 };
             };
+            400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
@@ -682,8 +686,8 @@ export interface operations {
                 /** @description An object id; the page ends before it in the chosen order. */
                 before?: components["parameters"]["Before"];
                 order?: components["parameters"]["Order"];
-                target_id?: string;
-                action?: string;
+                target_id?: components["schemas"]["Text"];
+                action?: components["schemas"]["Text"];
             };
             header?: never;
             path?: never;

@@ -354,6 +354,12 @@ describe('POST /v1/files (upload)', () => {
       );
     });
 
+    it('answers 400 for a metadata key or value holding the NUL character, and stores nothing', async () => {
+      await rejectsAndStoresNothing(() => upload({ file: text(), purpose: 'context', metadata: { note: 'a\u0000b' } }), 400, 'metadata_invalid_value', 'metadata[note]');
+      await rejectsAndStoresNothing(() => upload({ file: text(), purpose: 'context', fields: [['metadata[note]', '\u0000']] }), 400, 'metadata_invalid_value', 'metadata[note]');
+      await rejectsAndStoresNothing(() => upload({ file: text(), purpose: 'context', metadata: { 'a\u0000': 'v' } }), 400, 'metadata_invalid_key', 'metadata');
+    });
+
     for (const [what, part] of [
       ['a field with name=""', 'Content-Disposition: form-data; name=""\r\n\r\nvalue'],
       ['a field with no name', 'Content-Disposition: form-data\r\n\r\nvalue'],

@@ -261,6 +261,22 @@ describe('system endpoints and request handling', () => {
     });
   });
 
+  describe('the NUL character in a URL', () => {
+    for (const [method, path, param] of [
+      ['GET', '/v1/files/file_%00', null],
+      ['DELETE', '/v1/files/file_%00', null],
+      ['DELETE', '/v1/api-keys/key_%00', null],
+      ['GET', '/v1/files?after=file_%00', 'after'],
+      ['GET', '/v1/api-keys?before=%00', 'before'],
+      ['GET', '/v1/audit-logs?action=file.%00create', 'action'],
+      ['GET', '/v1/audit-logs?target_id=%00', 'target_id'],
+    ] as const) {
+      it(`answers ${method} ${path} with 400 invalid_parameter`, async () => {
+        assertError(await tenant.admin.request(method, path), 400, 'invalid_parameter', param);
+      });
+    }
+  });
+
   describe('JSON bodies', () => {
     for (const [what, body] of [
       ['a truncated object', '{"name": "x", "scopes": ['],
@@ -278,6 +294,15 @@ describe('system endpoints and request handling', () => {
       const response = await tenant.admin.post('/v1/api-keys', { name: 'x', scopes: ['files:read'], expires: 'never' });
       assertError(response, 400, 'unknown_parameter', 'expires');
       assertError(await api.root.post('/v1/projects', { name: 'x', region: 'eu' }), 400, 'unknown_parameter', 'region');
+    });
+
+    it('answers a string holding the NUL character (U+0000) with 400 naming it, and creates nothing', async () => {
+      const name = `nul ${Date.now()}\u0000`;
+      assertError(await api.root.post('/v1/projects', { name }), 400, 'invalid_parameter', 'name');
+      assertError(await tenant.admin.post('/v1/api-keys', { name, scopes: ['files:read'] }), 400, 'invalid_parameter', 'name');
+      assertError(await tenant.admin.post('/v1/api-keys', { name: 'x', scopes: ['files:read'], project_id: 'proj_\u0000' }), 400, 'invalid_parameter', 'project_id');
+      const { rows } = await api.services.db.query("SELECT 1 FROM projects WHERE name LIKE 'nul %' UNION ALL SELECT 1 FROM api_keys WHERE name LIKE 'nul %'");
+      assert.equal(rows.length, 0);
     });
 
     it('answers a missing or mistyped field with 400 naming it', async () => {
