@@ -33,8 +33,11 @@ export async function createOnce(
 ): Promise<{ created: Created; replayed: boolean }> {
   const key = ctx.get('idempotency-key');
   const projectId = ctx.state.caller!.projectId;
-  if (!key) return { created: await transaction(deps.db, create), replayed: false };
-  if (key.length > 255) throw InvalidRequestError('invalid_parameter', 'The Idempotency-Key header is at most 255 characters.', 'Idempotency-Key');
+  // An empty header is a key given wrongly, not a request without one.
+  if (ctx.headers['idempotency-key'] === undefined) return { created: await transaction(deps.db, create), replayed: false };
+  if (key.length === 0 || key.length > 255) {
+    throw InvalidRequestError('invalid_parameter', 'The Idempotency-Key header is 1 to 255 characters.', 'Idempotency-Key');
+  }
 
   const replay = (stored: StoredResponse) => {
     if (stored.fingerprint !== fingerprint) {

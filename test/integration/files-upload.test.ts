@@ -380,6 +380,10 @@ describe('POST /v1/files (upload)', () => {
     it('answers 400 for an Idempotency-Key longer than 255 characters, and stores nothing', async () => {
       await rejectsAndStoresNothing(() => upload({ file: text(), purpose: 'context' }, { 'idempotency-key': 'x'.repeat(256) }), 400, 'invalid_parameter', 'Idempotency-Key');
     });
+
+    it('answers 400 for an empty Idempotency-Key, and stores nothing', async () => {
+      await rejectsAndStoresNothing(() => upload({ file: text(), purpose: 'context' }, { 'idempotency-key': '' }), 400, 'invalid_parameter', 'Idempotency-Key');
+    });
   });
 
   describe('unsupported media (415)', () => {
