@@ -339,13 +339,13 @@ export interface components {
         };
     };
     parameters: {
-        Id: components["schemas"]["Text"];
+        Id: string;
         /** @description Same key and same body within 24 hours returns the original response; same key and another body answers 409. */
         IdempotencyKey: string;
         Limit: number;
-        /** @description An object id; the page starts after it in the chosen order. */
+        /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
         After: components["schemas"]["Text"];
-        /** @description An object id; the page ends before it in the chosen order. */
+        /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
         Before: components["schemas"]["Text"];
         Order: "asc" | "desc";
     };
@@ -458,9 +458,9 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: components["parameters"]["Limit"];
-                /** @description An object id; the page starts after it in the chosen order. */
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
                 after?: components["parameters"]["After"];
-                /** @description An object id; the page ends before it in the chosen order. */
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
                 before?: components["parameters"]["Before"];
                 order?: components["parameters"]["Order"];
             };
@@ -553,9 +553,9 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: components["parameters"]["Limit"];
-                /** @description An object id; the page starts after it in the chosen order. */
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
                 after?: components["parameters"]["After"];
-                /** @description An object id; the page ends before it in the chosen order. */
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
                 before?: components["parameters"]["Before"];
                 order?: components["parameters"]["Order"];
                 purpose?: components["schemas"]["FilePurpose"];
@@ -596,11 +596,13 @@ export interface operations {
         requestBody: {
             content: {
                 "multipart/form-data": {
-                    /** @description The payload, at most 104,857,600 bytes. PDF, PNG, JPEG, WAV, M4A or UTF-8 plain text, decided from the content. */
+                    /** @description The payload, 1 to 104,857,600 bytes (an empty file answers 400 `empty_file`, a larger one 413). PDF, PNG, JPEG, WAV, M4A or UTF-8 plain text without NUL bytes, decided from the content; anything else answers 415. */
                     file: string;
                     purpose: components["schemas"]["FilePurpose"];
                     /** @description A JSON object in one field, or one `metadata[key]` field per pair. */
                     metadata?: components["schemas"]["Metadata"];
+                } & {
+                    [key: string]: components["schemas"]["Text"];
                 };
             };
         };
@@ -681,9 +683,9 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: components["parameters"]["Limit"];
-                /** @description An object id; the page starts after it in the chosen order. */
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
                 after?: components["parameters"]["After"];
-                /** @description An object id; the page ends before it in the chosen order. */
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
                 before?: components["parameters"]["Before"];
                 order?: components["parameters"]["Order"];
                 target_id?: components["schemas"]["Text"];
