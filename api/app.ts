@@ -1,4 +1,5 @@
 /** The Koa application: cross-cutting middleware, then one router per resource. */
+import { METHODS } from 'node:http';
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { ApiDeps, ApiState } from './context.js';
@@ -6,6 +7,7 @@ import { handleErrors } from './errors.js';
 import { createMetrics } from './metrics.js';
 import { requestContext } from './middleware/request-context.js';
 import { authenticate, KeyCache } from './middleware/auth.js';
+import { refuseNulInUrl } from './validation.js';
 import { systemRoutes } from './routes/system.js';
 import { fileRoutes } from './routes/files/files.js';
 import { apiKeyRoutes } from './routes/api-keys/api-keys.js';
@@ -22,13 +24,17 @@ export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<A
 
   app.use(requestContext(deps.log, metrics));
   app.use(handleErrors());
+  app.use(refuseNulInUrl());
 
-  const router = new Router<ApiState>();
+  // Every method Node accepts counts as known, so that one a route lacks (TRACE, PROPFIND, …) answers
+  // 405 with Allow rather than the router's 501 for methods outside its short default list.
+  const routerOptions = { methods: METHODS };
+  const router = new Router<ApiState>(routerOptions);
   systemRoutes(router, deps, metrics);
 
   // Everything under /v1 but the document itself needs a key. JSON bodies are parsed by the operations that
   // take one (operation()); multipart bodies are left to the upload handler, which streams them.
-  const v1 = new Router<ApiState>();
+  const v1 = new Router<ApiState>(routerOptions);
   v1.use(authenticate(deps.db, keys));
   fileRoutes(v1, deps);
   apiKeyRoutes(v1, deps, keys);

@@ -14,7 +14,7 @@ import type { operations } from './generated/openapi.js';
 export type OperationId = keyof operations;
 
 type JsonBodyOf<Id extends OperationId> = operations[Id] extends { requestBody: { content: { 'application/json': infer Body } } } ? Body : undefined;
-// validateQuery applies the document's defaults, so a defaulted parameter is always present.
+// operation() applies the document's defaults, so a defaulted parameter is always present.
 type Defaulted<Query> = Query & Required<Pick<Query, Extract<keyof Query, 'limit' | 'order'>>>;
 type QueryOf<Id extends OperationId> = operations[Id]['parameters'] extends { query?: infer Query } ? ([Query] extends [never | undefined] ? Record<string, never> : Defaulted<NonNullable<Query>>) : Record<string, never>;
 
@@ -31,6 +31,36 @@ const bodies = new Ajv2020({ strict: false, allErrors: false });
 bodies.addSchema({ ...openapiDocument, $id: DOCUMENT_ID });
 const parameters = new Ajv2020({ strict: false, allErrors: false, coerceTypes: true, useDefaults: true });
 parameters.addSchema({ ...openapiDocument, $id: DOCUMENT_ID });
+
+// PostgreSQL text cannot hold U+0000, so no string a request carries may: each way in (the URL, JSON bodies,
+// multipart metadata) refuses it before anything is stored, and the document says so (its `Text` schema).
+export const hasNul = (text: string) => text.includes('\u0000');
+
+/** The dotted path of the first string in `value`, or key, that holds the NUL character; null if none does. */
+export function nulPath(value: unknown, path: string[] = []): string | null {
+  if (typeof value === 'string') return hasNul(value) ? path.join('.') : null;
+  if (typeof value !== 'object' || value === null) return null;
+  for (const [key, item] of Object.entries(value)) {
+    if (hasNul(key)) return [...path, key].join('.');
+    const found = nulPath(item, [...path, key]);
+    if (found !== null) return found;
+  }
+  return null;
+}
+
+const nulRefused = (param: string | null) =>
+  InvalidRequestError('invalid_parameter', `${param ? `\`${param}\`` : 'The URL'} must not contain the NUL character (U+0000).`, param);
+
+/** Refuses a URL holding `%00` (the only way a NUL reaches a path or a query) before any route sees it. */
+export function refuseNulInUrl(): Middleware<ApiState> {
+  return async (ctx, next) => {
+    if (/%00/i.test(ctx.url)) {
+      const param = Object.entries(ctx.query).find(([name, value]) => hasNul(name) || [value ?? ''].flat().some(hasNul))?.[0];
+      throw nulRefused(param ?? null);
+    }
+    await next();
+  };
+}
 
 /** Turns the first schema violation into a 400 that names the offending parameter. */
 export function violation(errors: ErrorObject[] | null | undefined, root?: string): Error {
@@ -109,6 +139,8 @@ export function operation<Id extends OperationId>(operationId: Id, handler: (ctx
       if (!ctx.is('application/json')) throw UnsupportedMediaError('unsupported_content_type', 'Send the body as application/json.');
       await parseJson(ctx, async () => {});
       body = ctx.request.body;
+      const nul = nulPath(body);
+      if (nul !== null) throw nulRefused(nul || null);
       if (!validateBody(body)) throw violation(validateBody.errors);
     }
     await handler(ctx, { path, query, body } as Input<Id>);

@@ -5,15 +5,17 @@ import { delimiter, join } from 'node:path';
 
 export const TEMPORAL_CLI_VERSION = '1.9.1';
 export const MINIO_VERSION = 'v0.0.0-20260212201848-7aac2a2c5b7c';
+export const SCHEMATHESIS_VERSION = '4.32.5';
 
 export const cacheDir = process.env.AGENTPLANE_CACHE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'agentplane');
 
 const candidates: Record<string, { env: string; cached: string }> = {
   temporal: { env: 'AGENTPLANE_TEMPORAL_BIN', cached: join(cacheDir, `temporal-${TEMPORAL_CLI_VERSION}`, 'bin', 'temporal') },
   minio: { env: 'AGENTPLANE_MINIO_BIN', cached: join(cacheDir, `minio-${MINIO_VERSION}`, 'minio') },
+  schemathesis: { env: 'AGENTPLANE_SCHEMATHESIS_BIN', cached: join(cacheDir, `schemathesis-${SCHEMATHESIS_VERSION}`, 'bin', 'schemathesis') },
 };
 
-export function findTool(name: 'temporal' | 'minio'): string {
+export function findTool(name: 'temporal' | 'minio' | 'schemathesis'): string {
   const { env, cached } = candidates[name]!;
   const fromEnv = process.env[env];
   if (fromEnv) return fromEnv;

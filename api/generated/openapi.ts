@@ -205,8 +205,10 @@ export interface components {
             last_id: string | null;
             has_more: boolean;
         };
+        /** @description A string without the NUL character (U+0000); a request holding one answers 400. */
+        Text: string;
         Metadata: {
-            [key: string]: string;
+            [key: string]: components["schemas"]["Text"];
         };
         /** @enum {string} */
         FilePurpose: "context" | "attachment";
@@ -255,7 +257,7 @@ export interface components {
         /** @enum {string} */
         Scope: "admin" | "agents:read" | "agents:write" | "agents:run" | "files:read" | "files:write" | "analytics:read";
         CreateProjectRequest: {
-            name: string;
+            name: components["schemas"]["Text"];
         };
         Project: {
             id: string;
@@ -265,10 +267,10 @@ export interface components {
             created_at: number;
         };
         CreateApiKeyRequest: {
-            name: string;
+            name: components["schemas"]["Text"];
             scopes: components["schemas"]["Scope"][];
             /** @description The project the key belongs to. Defaults to the caller's; only the bootstrap admin key may name another. */
-            project_id?: string;
+            project_id?: components["schemas"]["Text"];
         };
         ApiKeyFields: {
             id: string;
@@ -341,10 +343,10 @@ export interface components {
         /** @description Same key and same body within 24 hours returns the original response; same key and another body answers 409. */
         IdempotencyKey: string;
         Limit: number;
-        /** @description An object id; the page starts after it in the chosen order. */
-        After: string;
-        /** @description An object id; the page ends before it in the chosen order. */
-        Before: string;
+        /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
+        After: components["schemas"]["Text"];
+        /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
+        Before: components["schemas"]["Text"];
         Order: "asc" | "desc";
     };
     requestBodies: never;
@@ -456,9 +458,9 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: components["parameters"]["Limit"];
-                /** @description An object id; the page starts after it in the chosen order. */
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
                 after?: components["parameters"]["After"];
-                /** @description An object id; the page ends before it in the chosen order. */
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
                 before?: components["parameters"]["Before"];
                 order?: components["parameters"]["Order"];
             };
@@ -551,9 +553,9 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: components["parameters"]["Limit"];
-                /** @description An object id; the page starts after it in the chosen order. */
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
                 after?: components["parameters"]["After"];
-                /** @description An object id; the page ends before it in the chosen order. */
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
                 before?: components["parameters"]["Before"];
                 order?: components["parameters"]["Order"];
                 purpose?: components["schemas"]["FilePurpose"];
@@ -594,11 +596,13 @@ export interface operations {
         requestBody: {
             content: {
                 "multipart/form-data": {
-                    /** @description The payload, at most 104,857,600 bytes. PDF, PNG, JPEG, WAV, M4A or UTF-8 plain text, decided from the content. */
+                    /** @description The payload, 1 to 104,857,600 bytes (an empty file answers 400 `empty_file`, a larger one 413). PDF, PNG, JPEG, WAV, M4A or UTF-8 plain text without NUL bytes, decided from the content; anything else answers 415. */
                     file: string;
                     purpose: components["schemas"]["FilePurpose"];
                     /** @description A JSON object in one field, or one `metadata[key]` field per pair. */
                     metadata?: components["schemas"]["Metadata"];
+                } & {
+                    [key: string]: components["schemas"]["Text"];
                 };
             };
         };
@@ -641,6 +645,7 @@ export interface operations {
                     "application/json": components["schemas"]["File"];
                 };
             };
+            400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
@@ -667,6 +672,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeletedFile"];
                 };
             };
+            400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
@@ -677,13 +683,13 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: components["parameters"]["Limit"];
-                /** @description An object id; the page starts after it in the chosen order. */
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
                 after?: components["parameters"]["After"];
-                /** @description An object id; the page ends before it in the chosen order. */
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
                 before?: components["parameters"]["Before"];
                 order?: components["parameters"]["Order"];
-                target_id?: string;
-                action?: string;
+                target_id?: components["schemas"]["Text"];
+                action?: components["schemas"]["Text"];
             };
             header?: never;
             path?: never;

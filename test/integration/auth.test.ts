@@ -302,6 +302,15 @@ describe('API keys and tenancy', () => {
       assert.equal(rows[0]?.n, 1);
     });
 
+    it('answers an empty Idempotency-Key with 400 naming the header, and creates nothing', async () => {
+      const name = `empty idempotency key ${Date.now()}`;
+      const response = await createKey(tenant.admin, { name, scopes: ['files:read'] }, { 'idempotency-key': '' });
+      assertError(response, 400, 'invalid_parameter');
+      assert.equal(response.body.error.param, 'Idempotency-Key');
+      const { rows } = await api.services.db.query('SELECT 1 FROM api_keys WHERE name = $1', [name]);
+      assert.equal(rows.length, 0);
+    });
+
     it('keeps idempotency keys per project', async () => {
       const headers = { 'idempotency-key': `shared-${Date.now()}` };
       const mine = await createKey(tenant.admin, { name: 'per project', scopes: ['files:read'] }, headers);

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import Router from '@koa/router';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { Client, Connection } from '@temporalio/client';
 import { pino } from 'pino';
 import { createApp } from '../../api/app.js';
@@ -88,6 +89,24 @@ describe('the code and api/openapi.yaml agree', () => {
     );
     assert.ok(ids.every((id) => typeof id === 'string' && id.length > 0));
     assert.equal(new Set(ids).size, ids.length);
+  });
+
+  it('states in the upload schema what the upload handler refuses: an empty file, unknown fields, metadata in both forms', () => {
+    const ajv = new Ajv2020({ strict: false });
+    ajv.addSchema({ ...openapiDocument, $id: 'agentplane-openapi' });
+    const upload = ajv.compile({ $ref: 'agentplane-openapi#/paths/~1v1~1files/post/requestBody/content/multipart~1form-data/schema' });
+    const fields = (count: number) => Object.fromEntries(Array.from({ length: count }, (_, i) => [`metadata[k${i}]`, 'v']));
+    assert.ok(upload({ file: 'x', purpose: 'context', metadata: { team: 'search' } }));
+    assert.ok(upload({ file: 'x', purpose: 'context', ...fields(16) }));
+    for (const [what, body] of [
+      ['an empty file', { file: '', purpose: 'context' }],
+      ['an unknown field', { file: 'x', purpose: 'context', colour: 'blue' }],
+      ['metadata in both forms', { file: 'x', purpose: 'context', metadata: { a: '1' }, 'metadata[b]': '2' }],
+      ['17 metadata[key] fields', { file: 'x', purpose: 'context', ...fields(17) }],
+      ['a metadata[key] value holding NUL', { file: 'x', purpose: 'context', 'metadata[a]': '\u0000' }],
+    ] as const) {
+      assert.equal(upload(body), false, `the document allows ${what}`);
+    }
   });
 
   it('commits the types openapi-typescript generates from the document now (npm run generate)', async function () {

@@ -354,8 +354,35 @@ describe('POST /v1/files (upload)', () => {
       );
     });
 
+    it('answers 400 for a metadata key or value holding the NUL character, and stores nothing', async () => {
+      await rejectsAndStoresNothing(() => upload({ file: text(), purpose: 'context', metadata: { note: 'a\u0000b' } }), 400, 'metadata_invalid_value', 'metadata[note]');
+      await rejectsAndStoresNothing(() => upload({ file: text(), purpose: 'context', fields: [['metadata[note]', '\u0000']] }), 400, 'metadata_invalid_value', 'metadata[note]');
+      await rejectsAndStoresNothing(() => upload({ file: text(), purpose: 'context', metadata: { 'a\u0000': 'v' } }), 400, 'metadata_invalid_key', 'metadata');
+    });
+
+    for (const [what, part] of [
+      ['a field with name=""', 'Content-Disposition: form-data; name=""\r\n\r\nvalue'],
+      ['a field with no name', 'Content-Disposition: form-data\r\n\r\nvalue'],
+      ['a file part with name=""', 'Content-Disposition: form-data; name=""; filename="a.txt"\r\nContent-Type: text/plain\r\n\r\nhello'],
+    ]) {
+      it(`answers 400 invalid_multipart for ${what}, and stores nothing`, async () => {
+        const boundary = 'agentplane-unnamed';
+        const body =
+          `--${boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\ncontext\r\n` +
+          `--${boundary}\r\n${part}\r\n` +
+          `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="hello.txt"\r\nContent-Type: text/plain\r\n\r\nhello\r\n` +
+          `--${boundary}--\r\n`;
+        const send = () => tenant.admin.request('POST', '/v1/files', { body, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } });
+        await rejectsAndStoresNothing(send, 400, 'invalid_multipart', null);
+      });
+    }
+
     it('answers 400 for an Idempotency-Key longer than 255 characters, and stores nothing', async () => {
       await rejectsAndStoresNothing(() => upload({ file: text(), purpose: 'context' }, { 'idempotency-key': 'x'.repeat(256) }), 400, 'invalid_parameter', 'Idempotency-Key');
+    });
+
+    it('answers 400 for an empty Idempotency-Key, and stores nothing', async () => {
+      await rejectsAndStoresNothing(() => upload({ file: text(), purpose: 'context' }, { 'idempotency-key': '' }), 400, 'invalid_parameter', 'Idempotency-Key');
     });
   });
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import { pino } from 'pino';
@@ -22,6 +22,24 @@ function close(server: Server): Promise<void> {
   return new Promise((resolve) => {
     server.close(() => resolve());
     server.closeIdleConnections();
+  });
+}
+
+/** A request with any method, including those fetch refuses to send (TRACE, CONNECT). */
+function rawRequest(url: string, method: string, key?: string): Promise<ApiResponse> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, headers: key ? { authorization: `Bearer ${key}` } : {} }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('error', reject);
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        const body = (res.headers['content-type'] ?? '').startsWith('application/json') ? JSON.parse(text) : text;
+        resolve({ status: res.statusCode!, headers: new Headers(res.headers as Record<string, string>), body });
+      });
+    });
+    req.on('error', reject);
+    req.end();
   });
 }
 
@@ -263,6 +281,45 @@ describe('system endpoints and request handling', () => {
       assertError(post, 405, 'method_not_allowed');
       assert.deepEqual(post.headers.get('allow')?.split(/,\s*/).sort(), ['GET', 'HEAD']);
     });
+
+    for (const method of ['TRACE', 'PROPFIND', 'LOCK', 'QUERY']) {
+      it(`answers ${method}, a method the API never uses, on a known route with 405 and Allow`, async () => {
+        for (const [path, allowed] of [
+          ['/healthz', ['GET', 'HEAD']],
+          ['/v1/files', ['GET', 'HEAD', 'POST']],
+          ['/v1/files/file_x', ['DELETE', 'GET', 'HEAD']],
+        ] as const) {
+          const response = await rawRequest(api.url + path, method, tenant.admin.key);
+          assertError(response, 405, 'method_not_allowed');
+          assert.deepEqual(response.headers.get('allow')?.split(/,\s*/).sort(), allowed, path);
+        }
+        assertError(await rawRequest(`${api.url}/v1/no-such-thing`, method, tenant.admin.key), 404, 'route_not_found');
+      });
+    }
+
+    it('answers OPTIONS on a known route with 200 and Allow, with or without a key', async () => {
+      for (const key of [tenant.admin.key, undefined]) {
+        const response = await rawRequest(`${api.url}/v1/files`, 'OPTIONS', key);
+        assert.equal(response.status, 200);
+        assert.deepEqual(response.headers.get('allow')?.split(/,\s*/).sort(), ['GET', 'HEAD', 'POST']);
+      }
+    });
+  });
+
+  describe('the NUL character in a URL', () => {
+    for (const [method, path, param] of [
+      ['GET', '/v1/files/file_%00', null],
+      ['DELETE', '/v1/files/file_%00', null],
+      ['DELETE', '/v1/api-keys/key_%00', null],
+      ['GET', '/v1/files?after=file_%00', 'after'],
+      ['GET', '/v1/api-keys?before=%00', 'before'],
+      ['GET', '/v1/audit-logs?action=file.%00create', 'action'],
+      ['GET', '/v1/audit-logs?target_id=%00', 'target_id'],
+    ] as const) {
+      it(`answers ${method} ${path} with 400 invalid_parameter`, async () => {
+        assertError(await tenant.admin.request(method, path), 400, 'invalid_parameter', param);
+      });
+    }
   });
 
   describe('JSON bodies', () => {
@@ -282,6 +339,15 @@ describe('system endpoints and request handling', () => {
       const response = await tenant.admin.post('/v1/api-keys', { name: 'x', scopes: ['files:read'], expires: 'never' });
       assertError(response, 400, 'unknown_parameter', 'expires');
       assertError(await api.root.post('/v1/projects', { name: 'x', region: 'eu' }), 400, 'unknown_parameter', 'region');
+    });
+
+    it('answers a string holding the NUL character (U+0000) with 400 naming it, and creates nothing', async () => {
+      const name = `nul ${Date.now()}\u0000`;
+      assertError(await api.root.post('/v1/projects', { name }), 400, 'invalid_parameter', 'name');
+      assertError(await tenant.admin.post('/v1/api-keys', { name, scopes: ['files:read'] }), 400, 'invalid_parameter', 'name');
+      assertError(await tenant.admin.post('/v1/api-keys', { name: 'x', scopes: ['files:read'], project_id: 'proj_\u0000' }), 400, 'invalid_parameter', 'project_id');
+      const { rows } = await api.services.db.query("SELECT 1 FROM projects WHERE name LIKE 'nul %' UNION ALL SELECT 1 FROM api_keys WHERE name LIKE 'nul %'");
+      assert.equal(rows.length, 0);
     });
 
     it('answers a missing or mistyped field with 400 naming it', async () => {

@@ -1,5 +1,6 @@
 /** `metadata` as one JSON-object field or as `metadata[key]` fields: at most 16 string pairs. */
 import { InvalidRequestError } from '../../errors.js';
+import { hasNul } from '../../validation.js';
 
 export const MAX_METADATA_PAIRS = 16;
 export const MAX_METADATA_KEY_LENGTH = 64;
@@ -38,11 +39,11 @@ export function parseMetadata(fields: [string, string][]): Record<string, string
   }
   const metadata: Record<string, string> = Object.create(null);
   for (const [key, value] of pairs) {
-    if (typeof key !== 'string' || key.length === 0 || characters(key) > MAX_METADATA_KEY_LENGTH) {
-      throw InvalidRequestError('metadata_invalid_key', `Metadata keys are strings of 1 to ${MAX_METADATA_KEY_LENGTH} characters.`, `metadata`);
+    if (typeof key !== 'string' || key.length === 0 || characters(key) > MAX_METADATA_KEY_LENGTH || hasNul(key)) {
+      throw InvalidRequestError('metadata_invalid_key', `Metadata keys are strings of 1 to ${MAX_METADATA_KEY_LENGTH} characters, without the NUL character.`, `metadata`);
     }
-    if (typeof value !== 'string') {
-      throw InvalidRequestError('metadata_invalid_value', `The value of metadata key '${key}' must be a string.`, `metadata[${key}]`);
+    if (typeof value !== 'string' || hasNul(value)) {
+      throw InvalidRequestError('metadata_invalid_value', `The value of metadata key '${key}' must be a string without the NUL character.`, `metadata[${key}]`);
     }
     if (characters(value) > MAX_METADATA_VALUE_LENGTH) {
       throw InvalidRequestError('metadata_value_too_long', `The value of metadata key '${key}' is longer than ${MAX_METADATA_VALUE_LENGTH} characters.`, `metadata[${key}]`);

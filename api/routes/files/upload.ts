@@ -86,14 +86,21 @@ function streamParts(ctx: ApiContext, deps: ApiDeps, blobKey: string, blob: { wr
       (file?.stored ?? Promise.resolve()).catch(() => {}).finally(() => reject(err));
     };
 
-    parser.on('field', (name, value, info) => {
+    // busboy reports a part without a name (`name=""` or none at all) with an undefined name.
+    const unnamed = () => InvalidRequestError('invalid_multipart', 'Every form part needs a name in its Content-Disposition header.');
+    parser.on('field', (name: string | undefined, value, info) => {
+      if (!name) return fail(unnamed());
       if (info.valueTruncated) return fail(InvalidRequestError('invalid_parameter', `The \`${name}\` field is too long.`, name));
       if (name === 'file') return fail(InvalidRequestError('invalid_parameter', 'Send `file` as a file part (with a filename).', 'file'));
       fields.push([name, value]);
     });
-    parser.on('file', (name, stream, info) => {
+    parser.on('file', (name: string | undefined, stream, info) => {
       // Parts already buffered are still parsed after a rejection; none of them may start a blob write.
       if (failed) return stream.resume();
+      if (!name) {
+        stream.resume();
+        return fail(unnamed());
+      }
       if (name !== 'file') {
         stream.resume();
         return fail(InvalidRequestError('unknown_parameter', `Unknown file part \`${name}\`; the payload goes in \`file\`.`, name));

@@ -1,0 +1,76 @@
+/**
+ * The contract fuzz run: schemathesis reads /v1/openapi.json, generates valid and invalid requests for
+ * every operation (and sequences of them, following the links it infers between operations), and checks
+ * each answer against the document. It must find nothing. What it leaves out, and why, is in hooks.py.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { findTool } from '../../cli/tools.js';
+import { newTenant, sharedApi, type TestApi } from '../support/api.js';
+
+const hooksPath = fileURLToPath(new URL(import.meta.url.includes('/dist/') ? '../../../test/contract/hooks.py' : './hooks.py', import.meta.url));
+
+// Bounded by the number of examples, not by time, so that a slow machine runs the same cases, only later.
+const MAX_EXAMPLES = 150;
+const SEED = 20_240_601;
+const RUN_LIMIT_MS = 8 * 60_000;
+
+/** Runs `st run …` to its end and returns its exit code and its report (stdout and stderr, interleaved). */
+function runSchemathesis(args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<{ code: number | null; report: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(findTool('schemathesis'), ['run', ...args], { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+    const chunks: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const limit = setTimeout(() => child.kill('SIGKILL'), RUN_LIMIT_MS);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(limit);
+      resolve({ code, report: Buffer.concat(chunks).toString('utf8') });
+    });
+  });
+}
+
+describe('the API against its OpenAPI document (schemathesis)', () => {
+  let api: TestApi;
+  let workDir: string;
+
+  before(async function () {
+    this.timeout(120_000);
+    api = await sharedApi();
+    // Schemathesis keeps its state (.hypothesis, .schemathesis) in the working directory.
+    workDir = await mkdtemp(join(tmpdir(), 'agentplane-fuzz-'));
+  });
+
+  after(async () => {
+    await rm(workDir, { recursive: true, force: true });
+  });
+
+  it('answers every generated request and sequence as the document says, with every check on', async function () {
+    this.timeout(RUN_LIMIT_MS + 60_000);
+    const tenant = await newTenant(api, 'contract fuzz');
+    const keys = await tenant.admin.get('/v1/api-keys');
+    assert.equal(keys.body.data.length, 1, 'a new tenant holds only its admin key');
+
+    const args = [
+      `${api.url}/v1/openapi.json`,
+      '--checks', 'all',
+      '--phases', 'examples,coverage,fuzzing,stateful',
+      '--header', `Authorization: Bearer ${tenant.admin.key}`,
+      '--max-examples', String(MAX_EXAMPLES),
+      '--seed', String(SEED),
+      '--workers', '1',
+      '--generation-database', 'none',
+      '--no-color',
+    ];
+    const env = { ...process.env, SCHEMATHESIS_HOOKS: hooksPath, AGENTPLANE_FUZZ_KEY_ID: keys.body.data[0].id };
+    const { code, report } = await runSchemathesis(args, { cwd: workDir, env });
+    const sections = ['= ERRORS =', '= FAILURES ='].map((title) => report.indexOf(title)).filter((at) => at >= 0);
+    const findings = sections.length ? report.slice(report.lastIndexOf('\n', Math.min(...sections)) + 1) : report;
+    assert.equal(code, 0, `schemathesis found problems (st run ${args.join(' ').replace(tenant.admin.key!, '<key>')}):\n${findings}`);
+  });
+});
