@@ -4,10 +4,10 @@ import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, readConfig, requireServices, type Config } from './config.js';
-import { createLogger, openServices, prepareDatabase } from './runtime.js';
+import { createLogger, keepBootstrapKeyHeld, openServices, prepareDatabase } from './runtime.js';
 import { onShutdown, serveApi, serveWorker, type Stoppable } from './processes.js';
 import { startPostgres, startTemporal, type RunningService } from './embedded.js';
-import { newSecret } from '../records/api-keys.js';
+import { newSecret, retireOtherBootstrapKeys } from '../records/api-keys.js';
 import { createDb } from '../records/db.js';
 import { migrate } from '../records/migrate.js';
 
@@ -17,6 +17,9 @@ const USAGE = `Usage: agentplane <command>
   api       the HTTP API (needs DATABASE_URL, TEMPORAL_ADDRESS, S3_* or AGENTPLANE_BLOB_DIR)
   worker    the Temporal worker (same settings as api)
   migrate   apply database migrations and exit (needs DATABASE_URL)
+  retire-admin-keys
+            revoke every bootstrap admin key but AGENTPLANE_ADMIN_KEY at once, instead of letting
+            them lapse (needs DATABASE_URL and AGENTPLANE_ADMIN_KEY)
 `;
 
 async function dev(config: Config): Promise<void> {
@@ -46,6 +49,7 @@ async function dev(config: Config): Promise<void> {
     const services = await openServices(settings, log);
     started.push({ stop: () => services.close() });
     await prepareDatabase(services.db, adminKey, log);
+    started.push(keepBootstrapKeyHeld(services.db, adminKey, log));
     started.push(await serveWorker(services, settings.temporalAddress, settings.temporalNamespace));
     const api = await serveApi(services, config.port, config.host ?? '127.0.0.1');
     started.push(api);
@@ -61,9 +65,11 @@ async function api(config: Config): Promise<void> {
   const required = requireServices(config);
   const services = await openServices({ ...config, ...required });
   await prepareDatabase(services.db, config.adminKey, services.log);
+  const held = config.adminKey ? keepBootstrapKeyHeld(services.db, config.adminKey, services.log) : null;
   const server = await serveApi(services, config.port, config.host ?? '0.0.0.0');
   onShutdown(async () => {
     await server.stop();
+    await held?.stop();
     await services.close();
   }, services.log);
   services.log.info({ url: server.url }, `Agentplane API listening at ${server.url}`);
@@ -86,6 +92,18 @@ async function migrateOnly(config: Config): Promise<void> {
   try {
     const applied = await migrate(db);
     console.log(applied.length > 0 ? `applied ${applied.join(', ')}` : 'the schema is up to date');
+  } finally {
+    await db.end();
+  }
+}
+
+async function retireAdminKeys(config: Config): Promise<void> {
+  if (!config.databaseUrl || !config.adminKey) throw new ConfigError('Missing configuration: set DATABASE_URL and AGENTPLANE_ADMIN_KEY (the key to keep).');
+  const db = createDb(config.databaseUrl, 1);
+  try {
+    const retired = await retireOtherBootstrapKeys(db, config.adminKey);
+    if (retired === null) throw new ConfigError('AGENTPLANE_ADMIN_KEY is not a live bootstrap key here; start the api with it first. Nothing was revoked.');
+    console.log(`revoked ${retired} previous bootstrap ${retired === 1 ? 'key' : 'keys'}`);
   } finally {
     await db.end();
   }
@@ -126,7 +144,13 @@ async function loadOrCreateAdminKey(file: string): Promise<string> {
   return key;
 }
 
-const commands: Record<string, (config: Config) => Promise<void>> = { dev, api, worker, migrate: migrateOnly };
+const commands: Record<string, (config: Config) => Promise<void>> = {
+  dev,
+  api,
+  worker,
+  migrate: migrateOnly,
+  'retire-admin-keys': retireAdminKeys,
+};
 
 async function main(): Promise<void> {
   const command = commands[process.argv[2] ?? ''];

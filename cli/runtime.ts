@@ -3,7 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import { pino, type Logger } from 'pino';
 import { createDb, type Db } from '../records/db.js';
 import { migrate } from '../records/migrate.js';
-import { ensureBootstrapKey } from '../records/api-keys.js';
+import { ensureBootstrapKey, holdBootstrapKey } from '../records/api-keys.js';
 import { FilesystemBlobStore } from '../records/blobs/filesystem.js';
 import { S3BlobStore, type S3Settings } from '../records/blobs/s3.js';
 import type { BlobStore } from '../records/blobs/store.js';
@@ -53,4 +53,22 @@ export async function prepareDatabase(db: Db, adminKey: string | undefined, log:
   const applied = await migrate(db);
   if (applied.length > 0) log.info({ applied }, 'migrations applied');
   if (adminKey) await ensureBootstrapKey(db, adminKey);
+}
+
+/**
+ * Reports the configured bootstrap key held once a minute for as long as this process serves the API,
+ * so that it outlives a rolling update that configures another one (records/api-keys.ts).
+ */
+export function keepBootstrapKeyHeld(db: Db, adminKey: string, log: Logger, everyMs = 60_000): { stop(): Promise<void> } {
+  let running: Promise<void> = Promise.resolve();
+  const timer = setInterval(() => {
+    running = holdBootstrapKey(db, adminKey).catch((err) => log.warn({ err }, 'could not report the bootstrap key held; retrying'));
+  }, everyMs);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
 }
