@@ -64,7 +64,7 @@ async function dev(config: Config): Promise<void> {
 async function api(config: Config): Promise<void> {
   const required = requireServices(config);
   const services = await openServices({ ...config, ...required });
-  await prepareDatabase(services.db, config.adminKey, services.log);
+  await prepareDatabase(services.db, config.adminKey, services.log, { migrate: config.migrate });
   const held = config.adminKey ? keepBootstrapKeyHeld(services.db, config.adminKey, services.log) : null;
   const server = await serveApi(services, config.port, config.host ?? '0.0.0.0');
   onShutdown(async () => {

@@ -2,11 +2,12 @@
 import { Client, Connection } from '@temporalio/client';
 import { pino, type Logger } from 'pino';
 import { createDb, type Db } from '../records/db.js';
-import { migrate } from '../records/migrate.js';
+import { migrate, pendingMigrations } from '../records/migrate.js';
 import { ensureBootstrapKey, holdBootstrapKey } from '../records/api-keys.js';
 import { FilesystemBlobStore } from '../records/blobs/filesystem.js';
 import { S3BlobStore, type S3Settings } from '../records/blobs/s3.js';
 import type { BlobStore } from '../records/blobs/store.js';
+import { ConfigError } from './config.js';
 
 export interface Services {
   db: Db;
@@ -48,10 +49,22 @@ export async function openServices(settings: ServiceSettings, log = createLogger
   };
 }
 
-/** Schema first, then the bootstrap key: what every process that serves the API needs before it listens. */
-export async function prepareDatabase(db: Db, adminKey: string | undefined, log: Logger): Promise<void> {
-  const applied = await migrate(db);
-  if (applied.length > 0) log.info({ applied }, 'migrations applied');
+/**
+ * Schema first, then the bootstrap key: what every process that serves the API needs before it listens.
+ * With `migrate: false` the schema is only checked, since a deploy step migrates it.
+ */
+export async function prepareDatabase(db: Db, adminKey: string | undefined, log: Logger, options: { migrate?: boolean } = {}): Promise<void> {
+  if (options.migrate === false) {
+    const pending = await pendingMigrations(db);
+    if (pending.length > 0) {
+      throw new ConfigError(
+        `the database schema is behind this version (${pending.join(', ')} not applied) and AGENTPLANE_MIGRATE=false: run \`agentplane migrate\` first.`,
+      );
+    }
+  } else {
+    const applied = await migrate(db);
+    if (applied.length > 0) log.info({ applied }, 'migrations applied');
+  }
   if (adminKey) await ensureBootstrapKey(db, adminKey);
 }
 

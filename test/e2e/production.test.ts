@@ -30,6 +30,8 @@ describe('agentplane migrate, api and worker as separate processes on S3 storage
       S3_ACCESS_KEY: s3.accessKey,
       S3_SECRET_KEY: s3.secretKey,
       AGENTPLANE_ADMIN_KEY: newSecret(),
+      // As the chart runs it: `migrate` is a deploy step of its own, and the api only checks the schema.
+      AGENTPLANE_MIGRATE: 'false',
     };
   });
 
@@ -37,6 +39,19 @@ describe('agentplane migrate, api and worker as separate processes on S3 storage
     for (const process of processes) {
       process.child.kill('SIGTERM');
       await process.exited;
+    }
+  });
+
+  it('refuses to start the api with AGENTPLANE_MIGRATE=false on a schema that is behind, naming the command to run', async () => {
+    const api = runCli('api', { ...env, PORT: String(await freePort()), HOST: '127.0.0.1' });
+    assert.equal((await api.exited).code, 1, api.output());
+    assert.match(api.output(), /agentplane: the database schema is behind this version \(001_foundation\.sql, .*not applied\).*run `agentplane migrate` first/);
+    const db = createDb(databaseUrl, 1);
+    try {
+      const { rows } = await db.query(`SELECT to_regclass('schema_migrations') AS found`);
+      assert.equal(rows[0].found, null, 'the api migrated nothing');
+    } finally {
+      await db.end();
     }
   });
 
