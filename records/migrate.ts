@@ -3,8 +3,8 @@ import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { transaction, type Db, type Queryable } from './db.js';
 
-// Resolves from both records/ (source) and dist/records/ (compiled): the SQL stays in the source tree.
-const migrationsDir = fileURLToPath(new URL(import.meta.url.includes('/dist/') ? '../../records/migrations/' : './migrations/', import.meta.url));
+// Beside this module: the build copies the SQL into dist/ (scripts/copy-assets.mjs).
+const migrationsDir = fileURLToPath(new URL('./migrations/', import.meta.url));
 const LOCK_ID = 0x61676e74; // any constant shared by every process that migrates
 
 export async function migrationFiles(): Promise<string[]> {

@@ -10,8 +10,9 @@ export interface CliProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-export function runCli(command: string, env: Record<string, string>): CliProcess {
-  const child = spawn(process.execPath, [cliPath, command], {
+/** Runs `agentplane <command>`; `cli` names another copy of the compiled CLI than this tree's. */
+export function runCli(command: string, env: Record<string, string>, cli = cliPath): CliProcess {
+  const child = spawn(process.execPath, [cli, command], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
