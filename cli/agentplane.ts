@@ -5,8 +5,9 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, readConfig, requireServices, type Config } from './config.js';
 import { createLogger, keepBootstrapKeyHeld, openServices, prepareDatabase } from './runtime.js';
-import { onShutdown, serveApi, serveWorker, type Stoppable } from './processes.js';
-import { startPostgres, startTemporal, type RunningService } from './embedded.js';
+import { serveApi, serveWorker } from './processes.js';
+import { onShutdown, StopList } from './shutdown.js';
+import { startPostgres, startTemporal } from './embedded.js';
 import { newSecret, retireOtherBootstrapKeys } from '../records/api-keys.js';
 import { createDb } from '../records/db.js';
 import { migrate } from '../records/migrate.js';
@@ -25,20 +26,14 @@ const USAGE = `Usage: agentplane <command>
 async function dev(config: Config): Promise<void> {
   const log = createLogger(config.logLevel);
   await mkdir(config.dataDir, { recursive: true });
-  const releaseDataDir = await lockDataDir(config.dataDir);
+  const stops = new StopList(log);
+  stops.add({ stop: await lockDataDir(config.dataDir) });
+  onShutdown(() => stops.stopAll(), log);
   const keyFile = join(config.dataDir, 'admin-key');
   const adminKey = config.adminKey ?? (await loadOrCreateAdminKey(keyFile));
-
-  const started: (RunningService | Stoppable)[] = [{ stop: releaseDataDir }];
-  const stopAll = async () => {
-    for (const service of started.reverse()) await service.stop().catch((err) => log.error({ err }, 'stop failed'));
-  };
-  onShutdown(stopAll, log);
   try {
-    const postgres = config.databaseUrl ? null : await startPostgres(join(config.dataDir, 'postgres'));
-    if (postgres) started.push(postgres);
-    const temporal = config.temporalAddress ? null : await startTemporal({ dbFile: join(config.dataDir, 'temporal.db') });
-    if (temporal) started.push(temporal);
+    const postgres = config.databaseUrl ? null : stops.add(await startPostgres(join(config.dataDir, 'postgres')));
+    const temporal = config.temporalAddress ? null : stops.add(await startTemporal({ dbFile: join(config.dataDir, 'temporal.db') }));
     const settings = {
       databaseUrl: config.databaseUrl ?? postgres!.url,
       temporalAddress: config.temporalAddress ?? temporal!.address,
@@ -47,43 +42,42 @@ async function dev(config: Config): Promise<void> {
       blobDir: config.blobDir ?? join(config.dataDir, 'blobs'),
     };
     const services = await openServices(settings, log);
-    started.push({ stop: () => services.close() });
+    stops.add({ stop: () => services.close() });
     await prepareDatabase(services.db, adminKey, log);
-    started.push(keepBootstrapKeyHeld(services.db, adminKey, log));
-    started.push(await serveWorker(services, settings.temporalAddress, settings.temporalNamespace));
-    const api = await serveApi(services, config.port, config.host ?? '127.0.0.1');
-    started.push(api);
+    stops.add(keepBootstrapKeyHeld(services.db, adminKey, log));
+    stops.add(await serveWorker(services, settings.temporalAddress, settings.temporalNamespace));
+    const api = stops.add(await serveApi(services, config.port, config.host ?? '127.0.0.1'));
     const where = config.adminKey ? 'the admin key is AGENTPLANE_ADMIN_KEY' : `admin key in ${keyFile}`;
     console.log(`Agentplane is running at ${api.url} (data in ${config.dataDir}; ${where})`);
   } catch (err) {
-    await stopAll();
+    await stops.stopAll();
     throw err;
   }
 }
 
 async function api(config: Config): Promise<void> {
   const required = requireServices(config);
-  const services = await openServices({ ...config, ...required });
-  await prepareDatabase(services.db, config.adminKey, services.log, { migrate: config.migrate });
-  const held = config.adminKey ? keepBootstrapKeyHeld(services.db, config.adminKey, services.log) : null;
-  const server = await serveApi(services, config.port, config.host ?? '0.0.0.0');
-  onShutdown(async () => {
-    await server.stop();
-    await held?.stop();
-    await services.close();
-  }, services.log);
-  services.log.info({ url: server.url }, `Agentplane API listening at ${server.url}`);
+  const log = createLogger(config.logLevel);
+  // Registered first: a SIGTERM while starting (a rollout changing its mind) still stops cleanly.
+  const stops = new StopList(log);
+  onShutdown(() => stops.stopAll(), log);
+  const services = await openServices({ ...config, ...required }, log);
+  stops.add({ stop: () => services.close() });
+  await prepareDatabase(services.db, config.adminKey, log, { migrate: config.migrate });
+  if (config.adminKey) stops.add(keepBootstrapKeyHeld(services.db, config.adminKey, log));
+  const server = stops.add(await serveApi(services, config.port, config.host ?? '0.0.0.0'));
+  log.info({ url: server.url }, `Agentplane API listening at ${server.url}`);
 }
 
 async function worker(config: Config): Promise<void> {
   const required = requireServices(config);
-  const services = await openServices({ ...config, ...required });
-  const running = await serveWorker(services, required.temporalAddress, config.temporalNamespace);
-  onShutdown(async () => {
-    await running.stop();
-    await services.close();
-  }, services.log);
-  services.log.info('Agentplane worker running');
+  const log = createLogger(config.logLevel);
+  const stops = new StopList(log);
+  onShutdown(() => stops.stopAll(), log);
+  const services = await openServices({ ...config, ...required }, log);
+  stops.add({ stop: () => services.close() });
+  stops.add(await serveWorker(services, required.temporalAddress, config.temporalNamespace));
+  log.info('Agentplane worker running');
 }
 
 async function migrateOnly(config: Config): Promise<void> {
