@@ -8,6 +8,7 @@ import { createLogger, keepBootstrapKeyHeld, openServices, prepareDatabase } fro
 import { serveApi, serveWorker } from './processes.js';
 import { onShutdown, StopList } from './shutdown.js';
 import { startPostgres, startTemporal } from './embedded.js';
+import { isAlive } from './orphans.js';
 import { newSecret, retireOtherBootstrapKeys } from '../records/api-keys.js';
 import { createDb } from '../records/db.js';
 import { migrate } from '../records/migrate.js';
@@ -118,15 +119,6 @@ async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
       }
       await rm(lockFile, { force: true }); // left by a process that died without stopping
     }
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

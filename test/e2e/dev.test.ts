@@ -17,6 +17,16 @@ async function processesUsing(dir: string): Promise<string[]> {
   return found;
 }
 
+/** Pids of the processes whose NUL-separated command line contains one of `fragments`. */
+async function processesNaming(...fragments: string[]): Promise<number[]> {
+  const found: number[] = [];
+  for (const pid of (await readdir('/proc')).filter((name) => /^\d+$/.test(name))) {
+    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    if (fragments.some((fragment) => `${cmdline}\0`.includes(fragment))) found.push(Number(pid));
+  }
+  return found;
+}
+
 describe('agentplane dev (npm start)', function () {
   this.timeout(240_000);
   let dataDir: string;
@@ -83,6 +93,41 @@ describe('agentplane dev (npm start)', function () {
     assert.equal((await client.settledFile(again.body.id)).status, 'processed');
     await stopDev(second.process);
     assert.deepEqual(await processesUsing(dataDir), []);
+  });
+
+  it('leaves neither Temporal nor PostgreSQL running when killed with SIGKILL, and starts again on the same data directory', async () => {
+    const { process: killed } = await startDev();
+    assert.ok((await processesUsing(dataDir)).length >= 2, 'Temporal and PostgreSQL run from the data directory');
+    running = undefined;
+    killed.child.kill('SIGKILL');
+    await killed.exited;
+    await eventually(async () => assert.deepEqual(await processesUsing(dataDir), []), {
+      timeoutMs: 30_000,
+      intervalMs: 200,
+      message: 'the services of a killed dev kept running',
+    });
+
+    const { process: again } = await startDev();
+    const key = (await readFile(join(dataDir, 'admin-key'), 'utf8')).trim();
+    assert.equal((await new ApiClient(`http://127.0.0.1:${port}`, key).get('/readyz')).status, 200);
+    await stopDev(again);
+  });
+
+  it('stops what a killed dev left running when its guards were killed too, then starts', async () => {
+    const { process: killed } = await startDev();
+    const services = (await processesUsing(dataDir)).map((line) => line.split(':')[0]!);
+    const guards = await processesNaming(...services.map((pid) => `child-guard.js\0${pid}\0`));
+    assert.equal(guards.length, services.length, 'each service has its guard');
+    running = undefined;
+    for (const pid of [...guards, killed.child.pid!]) process.kill(pid, 'SIGKILL');
+    await killed.exited;
+    assert.equal((await processesUsing(dataDir)).length, services.length, 'with no guard left, the services keep running');
+
+    const { process: again } = await startDev();
+    const key = (await readFile(join(dataDir, 'admin-key'), 'utf8')).trim();
+    assert.equal((await new ApiClient(`http://127.0.0.1:${port}`, key).get('/readyz')).status, 200);
+    for (const pid of services) assert.ok(!(await processesUsing(dataDir)).some((line) => line.startsWith(`${pid}:`)), `${pid} was stopped`);
+    await stopDev(again);
   });
 
   it('uses AGENTPLANE_ADMIN_KEY when it is set', async () => {
