@@ -33,7 +33,7 @@ async function dev(config: Config): Promise<void> {
   const keyFile = join(config.dataDir, 'admin-key');
   const adminKey = config.adminKey ?? (await loadOrCreateAdminKey(keyFile));
   try {
-    const postgres = config.databaseUrl ? null : stops.add(await startPostgres(join(config.dataDir, 'postgres')));
+    const postgres = config.databaseUrl ? null : stops.add(await startPostgres(join(config.dataDir, 'postgres'), { notice: (message) => log.warn(message) }));
     const temporal = config.temporalAddress ? null : stops.add(await startTemporal({ dbFile: join(config.dataDir, 'temporal.db') }));
     const settings = {
       databaseUrl: config.databaseUrl ?? postgres!.url,

@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { Connection } from '@temporalio/client';
 import { findTool } from './tools.js';
 import { guardAgainstOrphaning, stopProcess, stopStaleProcess } from './orphans.js';
+import { letPostgresReach } from './postgres-access.js';
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -31,8 +32,13 @@ export interface RunningService {
 }
 
 /** Starts (initialising on first use) a PostgreSQL cluster kept in `dir`, with database `agentplane`. */
-export async function startPostgres(dir: string, options: { durable?: boolean } = {}): Promise<RunningService> {
+export async function startPostgres(
+  dir: string,
+  options: { durable?: boolean; notice?: (message: string) => void } = {},
+): Promise<RunningService> {
   await mkdir(dir, { recursive: true });
+  const changes = await letPostgresReach(dir);
+  if (changes.length > 0) options.notice?.(`so that PostgreSQL (user postgres) can reach its data: ${changes.join('; ')}`);
   const passwordFile = join(dir, '..', `${dir.split('/').pop()}.password`);
   const fresh = !existsSync(join(dir, 'PG_VERSION'));
   const password = fresh ? randomBytes(18).toString('base64url') : (await readFile(passwordFile, 'utf8')).trim();

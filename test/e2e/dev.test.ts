@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, readFile, rm, stat, chmod } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../cli/embedded.js';
@@ -34,8 +34,7 @@ describe('agentplane dev (npm start)', function () {
   let running: CliProcess | undefined;
 
   before(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'agentplane-dev-'));
-    await chmod(dataDir, 0o755);
+    dataDir = await mkdtemp(join(tmpdir(), 'agentplane-dev-')); // private (0700), as mktemp -d makes it
     port = await freePort();
   });
 
@@ -130,6 +129,22 @@ describe('agentplane dev (npm start)', function () {
     await stopDev(again);
   });
 
+  it('starts in a private data directory (0700) inside a private parent (0700), and keeps it closed to other users', async () => {
+    const parent = await mkdtemp(join(tmpdir(), 'agentplane-private-'));
+    const privateDir = join(parent, 'data');
+    try {
+      await mkdir(privateDir, { mode: 0o700 });
+      assert.equal((await stat(parent)).mode & 0o777, 0o700);
+      const { process: dev } = await startDev({ AGENTPLANE_DATA_DIR: privateDir });
+      const key = (await readFile(join(privateDir, 'admin-key'), 'utf8')).trim();
+      assert.equal((await new ApiClient(`http://127.0.0.1:${port}`, key).get('/readyz')).status, 200);
+      assert.equal((await stat(privateDir)).mode & 0o007, 0, 'other users still cannot enter the data directory');
+      await stopDev(dev);
+    } finally {
+      await rm(parent, { recursive: true, force: true });
+    }
+  });
+
   it('uses AGENTPLANE_ADMIN_KEY when it is set', async () => {
     const key = `ap_${'k'.repeat(32)}`;
     const { process, line } = await startDev({ AGENTPLANE_ADMIN_KEY: key });
@@ -152,7 +167,6 @@ describe('agentplane dev (npm start)', function () {
     const { process: first } = await startDev();
     const otherDir = await mkdtemp(join(tmpdir(), 'agentplane-dev-'));
     try {
-      await chmod(otherDir, 0o755);
       const second = runCli('dev', { PORT: String(port), AGENTPLANE_DATA_DIR: otherDir });
       assert.equal((await second.exited).code, 1);
       assert.match(second.output(), new RegExp(`127\\.0\\.0\\.1:${port} is already in use; set PORT`));
