@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -47,8 +48,8 @@ describe('agentplane dev (npm start)', function () {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  async function startDev(env: Record<string, string> = {}): Promise<{ process: CliProcess; line: string }> {
-    const dev = runCli('dev', { PORT: String(port), AGENTPLANE_DATA_DIR: dataDir, ...env });
+  async function startDev(env: Record<string, string> = {}, options: { processGroup?: boolean } = {}): Promise<{ process: CliProcess; line: string }> {
+    const dev = runCli('dev', { PORT: String(port), AGENTPLANE_DATA_DIR: dataDir, ...env }, options);
     running = dev;
     const line = await eventually(() => {
       if (dev.child.exitCode !== null) throw new Error(`dev exited early:\n${dev.output()}`);
@@ -91,6 +92,17 @@ describe('agentplane dev (npm start)', function () {
     const again = await client.upload({ file: { data: Buffer.from('after the restart'), filename: 'new.txt' }, purpose: 'attachment' });
     assert.equal((await client.settledFile(again.body.id)).status, 'processed');
     await stopDev(second.process);
+    assert.deepEqual(await processesUsing(dataDir), []);
+  });
+
+  it("stops cleanly on a terminal's Ctrl-C, which reaches Temporal and PostgreSQL as well, and releases the data directory", async () => {
+    const { process: dev } = await startDev({}, { processGroup: true });
+    running = undefined;
+    process.kill(-dev.child.pid!, 'SIGINT');
+    const { code } = await dev.exited;
+    assert.equal(code, 0, dev.output());
+    assert.doesNotMatch(dev.output(), /stop failed/);
+    assert.equal(existsSync(join(dataDir, 'agentplane.pid')), false, 'every stop ran, the last releasing the data directory');
     assert.deepEqual(await processesUsing(dataDir), []);
   });
 

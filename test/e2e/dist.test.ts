@@ -34,7 +34,7 @@ describe('the build output on its own (what a container image holds: dist/, pack
   });
 
   it('migrates with the SQL copied into dist/', async () => {
-    const migrate = runCli('migrate', { DATABASE_URL: databaseUrl }, join(image, 'dist/cli/agentplane.js'));
+    const migrate = runCli('migrate', { DATABASE_URL: databaseUrl }, { cli: join(image, 'dist/cli/agentplane.js') });
     assert.equal((await migrate.exited).code, 0, migrate.output());
     const db = createDb(databaseUrl, 1);
     try {
@@ -56,7 +56,7 @@ describe('the build output on its own (what a container image holds: dist/, pack
         PORT: String(port),
         HOST: '127.0.0.1',
       },
-      join(image, 'dist/cli/agentplane.js'),
+      { cli: join(image, 'dist/cli/agentplane.js') },
     );
     try {
       const document = await eventually(async () => {
