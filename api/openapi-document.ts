@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 
-export const openapiPath = fileURLToPath(new URL(import.meta.url.includes('/dist/') ? '../../api/openapi.yaml' : './openapi.yaml', import.meta.url));
+// Beside this module: the build copies the document into dist/ (scripts/copy-assets.mjs).
+export const openapiPath = fileURLToPath(new URL('./openapi.yaml', import.meta.url));
 
 export interface OpenApiParameter {
   name: string;

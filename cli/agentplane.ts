@@ -4,10 +4,12 @@ import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, readConfig, requireServices, type Config } from './config.js';
-import { createLogger, openServices, prepareDatabase } from './runtime.js';
-import { onShutdown, serveApi, serveWorker, type Stoppable } from './processes.js';
-import { startPostgres, startTemporal, type RunningService } from './embedded.js';
-import { newSecret } from '../records/api-keys.js';
+import { createLogger, keepBootstrapKeyHeld, openServices, prepareDatabase } from './runtime.js';
+import { serveApi, serveWorker } from './processes.js';
+import { onShutdown, StopList } from './shutdown.js';
+import { startPostgres, startTemporal } from './embedded.js';
+import { isAlive } from './orphans.js';
+import { newSecret, retireOtherBootstrapKeys } from '../records/api-keys.js';
 import { createDb } from '../records/db.js';
 import { migrate } from '../records/migrate.js';
 
@@ -17,25 +19,22 @@ const USAGE = `Usage: agentplane <command>
   api       the HTTP API (needs DATABASE_URL, TEMPORAL_ADDRESS, S3_* or AGENTPLANE_BLOB_DIR)
   worker    the Temporal worker (same settings as api)
   migrate   apply database migrations and exit (needs DATABASE_URL)
+  retire-admin-keys
+            revoke every bootstrap admin key but AGENTPLANE_ADMIN_KEY at once, instead of letting
+            them lapse (needs DATABASE_URL and AGENTPLANE_ADMIN_KEY)
 `;
 
 async function dev(config: Config): Promise<void> {
   const log = createLogger(config.logLevel);
   await mkdir(config.dataDir, { recursive: true });
-  const releaseDataDir = await lockDataDir(config.dataDir);
+  const stops = new StopList(log);
+  stops.add({ stop: await lockDataDir(config.dataDir) });
+  onShutdown(() => stops.stopAll(), log);
   const keyFile = join(config.dataDir, 'admin-key');
   const adminKey = config.adminKey ?? (await loadOrCreateAdminKey(keyFile));
-
-  const started: (RunningService | Stoppable)[] = [{ stop: releaseDataDir }];
-  const stopAll = async () => {
-    for (const service of started.reverse()) await service.stop().catch((err) => log.error({ err }, 'stop failed'));
-  };
-  onShutdown(stopAll, log);
   try {
-    const postgres = config.databaseUrl ? null : await startPostgres(join(config.dataDir, 'postgres'));
-    if (postgres) started.push(postgres);
-    const temporal = config.temporalAddress ? null : await startTemporal({ dbFile: join(config.dataDir, 'temporal.db') });
-    if (temporal) started.push(temporal);
+    const postgres = config.databaseUrl ? null : stops.add(await startPostgres(join(config.dataDir, 'postgres'), { notice: (message) => log.warn(message) }));
+    const temporal = config.temporalAddress ? null : stops.add(await startTemporal({ dbFile: join(config.dataDir, 'temporal.db') }));
     const settings = {
       databaseUrl: config.databaseUrl ?? postgres!.url,
       temporalAddress: config.temporalAddress ?? temporal!.address,
@@ -44,40 +43,42 @@ async function dev(config: Config): Promise<void> {
       blobDir: config.blobDir ?? join(config.dataDir, 'blobs'),
     };
     const services = await openServices(settings, log);
-    started.push({ stop: () => services.close() });
+    stops.add({ stop: () => services.close() });
     await prepareDatabase(services.db, adminKey, log);
-    started.push(await serveWorker(services, settings.temporalAddress, settings.temporalNamespace));
-    const api = await serveApi(services, config.port, config.host ?? '127.0.0.1');
-    started.push(api);
+    stops.add(keepBootstrapKeyHeld(services.db, adminKey, log));
+    stops.add(await serveWorker(services, settings.temporalAddress, settings.temporalNamespace));
+    const api = stops.add(await serveApi(services, config.port, config.host ?? '127.0.0.1'));
     const where = config.adminKey ? 'the admin key is AGENTPLANE_ADMIN_KEY' : `admin key in ${keyFile}`;
     console.log(`Agentplane is running at ${api.url} (data in ${config.dataDir}; ${where})`);
   } catch (err) {
-    await stopAll();
+    await stops.stopAll();
     throw err;
   }
 }
 
 async function api(config: Config): Promise<void> {
   const required = requireServices(config);
-  const services = await openServices({ ...config, ...required });
-  await prepareDatabase(services.db, config.adminKey, services.log);
-  const server = await serveApi(services, config.port, config.host ?? '0.0.0.0');
-  onShutdown(async () => {
-    await server.stop();
-    await services.close();
-  }, services.log);
-  services.log.info({ url: server.url }, `Agentplane API listening at ${server.url}`);
+  const log = createLogger(config.logLevel);
+  // Registered first: a SIGTERM while starting (a rollout changing its mind) still stops cleanly.
+  const stops = new StopList(log);
+  onShutdown(() => stops.stopAll(), log);
+  const services = await openServices({ ...config, ...required }, log);
+  stops.add({ stop: () => services.close() });
+  await prepareDatabase(services.db, config.adminKey, log, { migrate: config.migrate });
+  if (config.adminKey) stops.add(keepBootstrapKeyHeld(services.db, config.adminKey, log));
+  const server = stops.add(await serveApi(services, config.port, config.host ?? '0.0.0.0'));
+  log.info({ url: server.url }, `Agentplane API listening at ${server.url}`);
 }
 
 async function worker(config: Config): Promise<void> {
   const required = requireServices(config);
-  const services = await openServices({ ...config, ...required });
-  const running = await serveWorker(services, required.temporalAddress, config.temporalNamespace);
-  onShutdown(async () => {
-    await running.stop();
-    await services.close();
-  }, services.log);
-  services.log.info('Agentplane worker running');
+  const log = createLogger(config.logLevel);
+  const stops = new StopList(log);
+  onShutdown(() => stops.stopAll(), log);
+  const services = await openServices({ ...config, ...required }, log);
+  stops.add({ stop: () => services.close() });
+  stops.add(await serveWorker(services, required.temporalAddress, config.temporalNamespace));
+  log.info('Agentplane worker running');
 }
 
 async function migrateOnly(config: Config): Promise<void> {
@@ -86,6 +87,18 @@ async function migrateOnly(config: Config): Promise<void> {
   try {
     const applied = await migrate(db);
     console.log(applied.length > 0 ? `applied ${applied.join(', ')}` : 'the schema is up to date');
+  } finally {
+    await db.end();
+  }
+}
+
+async function retireAdminKeys(config: Config): Promise<void> {
+  if (!config.databaseUrl || !config.adminKey) throw new ConfigError('Missing configuration: set DATABASE_URL and AGENTPLANE_ADMIN_KEY (the key to keep).');
+  const db = createDb(config.databaseUrl, { max: 1, log: createLogger(config.logLevel) });
+  try {
+    const retired = await retireOtherBootstrapKeys(db, config.adminKey);
+    if (retired === null) throw new ConfigError('AGENTPLANE_ADMIN_KEY is not a live bootstrap key here; start the api with it first. Nothing was revoked.');
+    console.log(`revoked ${retired} previous bootstrap ${retired === 1 ? 'key' : 'keys'}`);
   } finally {
     await db.end();
   }
@@ -109,15 +122,6 @@ async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
   }
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 async function loadOrCreateAdminKey(file: string): Promise<string> {
   if (existsSync(file)) return (await readFile(file, 'utf8')).trim();
   const key = newSecret();
@@ -126,7 +130,13 @@ async function loadOrCreateAdminKey(file: string): Promise<string> {
   return key;
 }
 
-const commands: Record<string, (config: Config) => Promise<void>> = { dev, api, worker, migrate: migrateOnly };
+const commands: Record<string, (config: Config) => Promise<void>> = {
+  dev,
+  api,
+  worker,
+  migrate: migrateOnly,
+  'retire-admin-keys': retireAdminKeys,
+};
 
 async function main(): Promise<void> {
   const command = commands[process.argv[2] ?? ''];

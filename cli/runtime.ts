@@ -2,11 +2,12 @@
 import { Client, Connection } from '@temporalio/client';
 import { pino, type Logger } from 'pino';
 import { createDb, type Db } from '../records/db.js';
-import { migrate } from '../records/migrate.js';
-import { ensureBootstrapKey } from '../records/api-keys.js';
+import { migrate, pendingMigrations } from '../records/migrate.js';
+import { ensureBootstrapKey, holdBootstrapKey } from '../records/api-keys.js';
 import { FilesystemBlobStore } from '../records/blobs/filesystem.js';
 import { S3BlobStore, type S3Settings } from '../records/blobs/s3.js';
 import type { BlobStore } from '../records/blobs/store.js';
+import { ConfigError } from './config.js';
 
 export interface Services {
   db: Db;
@@ -48,9 +49,39 @@ export async function openServices(settings: ServiceSettings, log = createLogger
   };
 }
 
-/** Schema first, then the bootstrap key: what every process that serves the API needs before it listens. */
-export async function prepareDatabase(db: Db, adminKey: string | undefined, log: Logger): Promise<void> {
-  const applied = await migrate(db);
-  if (applied.length > 0) log.info({ applied }, 'migrations applied');
+/**
+ * Schema first, then the bootstrap key: what every process that serves the API needs before it listens.
+ * With `migrate: false` the schema is only checked, since a deploy step migrates it.
+ */
+export async function prepareDatabase(db: Db, adminKey: string | undefined, log: Logger, options: { migrate?: boolean } = {}): Promise<void> {
+  if (options.migrate === false) {
+    const pending = await pendingMigrations(db);
+    if (pending.length > 0) {
+      throw new ConfigError(
+        `the database schema is behind this version (${pending.join(', ')} not applied) and AGENTPLANE_MIGRATE=false: run \`agentplane migrate\` first.`,
+      );
+    }
+  } else {
+    const applied = await migrate(db);
+    if (applied.length > 0) log.info({ applied }, 'migrations applied');
+  }
   if (adminKey) await ensureBootstrapKey(db, adminKey);
+}
+
+/**
+ * Reports the configured bootstrap key held once a minute for as long as this process serves the API,
+ * so that it outlives a rolling update that configures another one (records/api-keys.ts).
+ */
+export function keepBootstrapKeyHeld(db: Db, adminKey: string, log: Logger, everyMs = 60_000): { stop(): Promise<void> } {
+  let running: Promise<void> = Promise.resolve();
+  const timer = setInterval(() => {
+    running = holdBootstrapKey(db, adminKey).catch((err) => log.warn({ err }, 'could not report the bootstrap key held; retrying'));
+  }, everyMs);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
 }

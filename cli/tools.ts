@@ -1,11 +1,28 @@
 /** Locates the external programs `dev` and the tests run; scripts/deps installs them into the cache. */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-export const TEMPORAL_CLI_VERSION = '1.9.1';
-export const MINIO_VERSION = 'v0.0.0-20260212201848-7aac2a2c5b7c';
-export const SCHEMATHESIS_VERSION = '4.32.5';
+// The versions scripts/deps installs, from the file it sources (copied beside the compiled code by the build).
+const versionsFile = fileURLToPath(new URL('../scripts/versions.env', import.meta.url));
+const versions = new Map(
+  readFileSync(versionsFile, 'utf8')
+    .split('\n')
+    .map((line) => /^([A-Z][A-Z0-9_]*)=(\S+)$/.exec(line.trim()))
+    .filter((match) => match !== null)
+    .map(([, name, value]) => [name!, value!]),
+);
+
+export function pinnedVersion(name: string): string {
+  const version = versions.get(name);
+  if (!version) throw new Error(`${versionsFile} pins no ${name}`);
+  return version;
+}
+
+export const TEMPORAL_CLI_VERSION = pinnedVersion('TEMPORAL_CLI_VERSION');
+export const MINIO_VERSION = pinnedVersion('MINIO_VERSION');
+export const SCHEMATHESIS_VERSION = pinnedVersion('SCHEMATHESIS_VERSION');
 
 export const cacheDir = process.env.AGENTPLANE_CACHE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'agentplane');
 

@@ -70,21 +70,66 @@ export async function revokeApiKey(db: Queryable, projectId: string, id: string)
 }
 
 /**
- * Makes sure the bootstrap admin key exists, in its own project, with every scope. Idempotent: start-up
- * runs it each time with the configured secret.
+ * A bootstrap key stays live while some process configured with it (`AGENTPLANE_ADMIN_KEY`) reports in,
+ * and for this long after the last report: during a rolling update, replicas with the previous key and
+ * replicas with the next one run side by side, and neither may lock the other out.
+ */
+export const BOOTSTRAP_KEY_GRACE_MINUTES = 10;
+
+/**
+ * Makes sure the configured bootstrap admin key exists and is live, in the bootstrap project, with every
+ * scope, and reports it held. Idempotent: start-up runs it each time with the configured secret. Other
+ * bootstrap keys stay live until no process has held them for the grace period.
  */
 export async function ensureBootstrapKey(db: Db, secret: string): Promise<ApiKeyRecord> {
   return transaction(db, async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', ['bootstrap-key']);
-    // Rotating the configured secret retires the previous bootstrap key.
-    await tx.query('UPDATE api_keys SET revoked_at = now() WHERE bootstrap AND secret_hash <> $1 AND revoked_at IS NULL', [hashSecret(secret)]);
+    // Configuring a key makes it live again, even after it was retired: the configuration is the authority.
     const { rows } = await tx.query<ApiKeyRecord>(
-      `UPDATE api_keys SET revoked_at = NULL WHERE secret_hash = $1 AND bootstrap RETURNING ${COLUMNS}`,
+      `UPDATE api_keys SET revoked_at = NULL, bootstrap_held_at = now() WHERE secret_hash = $1 AND bootstrap RETURNING ${COLUMNS}`,
       [hashSecret(secret)],
     );
+    await retireUnheldBootstrapKeys(tx);
     if (rows[0]) return rows[0];
     const existing = await tx.query<{ project_id: string }>('SELECT project_id FROM api_keys WHERE bootstrap ORDER BY created_at LIMIT 1');
     const projectId = existing.rows[0]?.project_id ?? (await insertProject(tx, 'default')).id;
-    return (await insertApiKey(tx, { projectId, name: 'bootstrap admin', scopes: ['admin'], secret, bootstrap: true })).record;
+    const { record } = await insertApiKey(tx, { projectId, name: 'bootstrap admin', scopes: ['admin'], secret, bootstrap: true });
+    await tx.query('UPDATE api_keys SET bootstrap_held_at = now() WHERE id = $1', [record.id]);
+    return record;
   });
+}
+
+/**
+ * What a process configured with `secret` runs periodically: reports its key held (a retired key stays
+ * retired), and retires the bootstrap keys no process has held for the grace period.
+ */
+export async function holdBootstrapKey(db: Queryable, secret: string): Promise<void> {
+  await db.query('UPDATE api_keys SET bootstrap_held_at = now() WHERE secret_hash = $1 AND bootstrap AND revoked_at IS NULL', [hashSecret(secret)]);
+  await retireUnheldBootstrapKeys(db);
+}
+
+/**
+ * Revokes every bootstrap key but the configured one at once, for a previous key that must stop working
+ * now. Null, and nothing revoked, when the configured key is not live: that would leave no bootstrap key.
+ */
+export async function retireOtherBootstrapKeys(db: Queryable, secret: string): Promise<number | null> {
+  const { rows } = await db.query<{ kept: boolean; retired: number }>(
+    `WITH kept AS (SELECT 1 FROM api_keys WHERE secret_hash = $1 AND bootstrap AND revoked_at IS NULL),
+     retired AS (
+       UPDATE api_keys SET revoked_at = now()
+       WHERE bootstrap AND secret_hash <> $1 AND revoked_at IS NULL AND EXISTS (SELECT 1 FROM kept)
+       RETURNING 1
+     )
+     SELECT EXISTS (SELECT 1 FROM kept) AS kept, (SELECT count(*) FROM retired)::int AS retired`,
+    [hashSecret(secret)],
+  );
+  return rows[0]!.kept ? rows[0]!.retired : null;
+}
+
+async function retireUnheldBootstrapKeys(db: Queryable): Promise<void> {
+  await db.query(
+    `UPDATE api_keys SET revoked_at = now()
+     WHERE bootstrap AND revoked_at IS NULL AND bootstrap_held_at < now() - make_interval(mins => $1)`,
+    [BOOTSTRAP_KEY_GRACE_MINUTES],
+  );
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, readFile, rm, stat, chmod } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../cli/embedded.js';
@@ -17,6 +18,16 @@ async function processesUsing(dir: string): Promise<string[]> {
   return found;
 }
 
+/** Pids of the processes whose NUL-separated command line contains one of `fragments`. */
+async function processesNaming(...fragments: string[]): Promise<number[]> {
+  const found: number[] = [];
+  for (const pid of (await readdir('/proc')).filter((name) => /^\d+$/.test(name))) {
+    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    if (fragments.some((fragment) => `${cmdline}\0`.includes(fragment))) found.push(Number(pid));
+  }
+  return found;
+}
+
 describe('agentplane dev (npm start)', function () {
   this.timeout(240_000);
   let dataDir: string;
@@ -24,8 +35,7 @@ describe('agentplane dev (npm start)', function () {
   let running: CliProcess | undefined;
 
   before(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'agentplane-dev-'));
-    await chmod(dataDir, 0o755);
+    dataDir = await mkdtemp(join(tmpdir(), 'agentplane-dev-')); // private (0700), as mktemp -d makes it
     port = await freePort();
   });
 
@@ -38,8 +48,8 @@ describe('agentplane dev (npm start)', function () {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  async function startDev(env: Record<string, string> = {}): Promise<{ process: CliProcess; line: string }> {
-    const dev = runCli('dev', { PORT: String(port), AGENTPLANE_DATA_DIR: dataDir, ...env });
+  async function startDev(env: Record<string, string> = {}, options: { processGroup?: boolean } = {}): Promise<{ process: CliProcess; line: string }> {
+    const dev = runCli('dev', { PORT: String(port), AGENTPLANE_DATA_DIR: dataDir, ...env }, options);
     running = dev;
     const line = await eventually(() => {
       if (dev.child.exitCode !== null) throw new Error(`dev exited early:\n${dev.output()}`);
@@ -85,6 +95,68 @@ describe('agentplane dev (npm start)', function () {
     assert.deepEqual(await processesUsing(dataDir), []);
   });
 
+  it("stops cleanly on a terminal's Ctrl-C, which reaches Temporal and PostgreSQL as well, and releases the data directory", async () => {
+    const { process: dev } = await startDev({}, { processGroup: true });
+    running = undefined;
+    process.kill(-dev.child.pid!, 'SIGINT');
+    const { code } = await dev.exited;
+    assert.equal(code, 0, dev.output());
+    assert.doesNotMatch(dev.output(), /stop failed/);
+    assert.equal(existsSync(join(dataDir, 'agentplane.pid')), false, 'every stop ran, the last releasing the data directory');
+    assert.deepEqual(await processesUsing(dataDir), []);
+  });
+
+  it('leaves neither Temporal nor PostgreSQL running when killed with SIGKILL, and starts again on the same data directory', async () => {
+    const { process: killed } = await startDev();
+    assert.ok((await processesUsing(dataDir)).length >= 2, 'Temporal and PostgreSQL run from the data directory');
+    running = undefined;
+    killed.child.kill('SIGKILL');
+    await killed.exited;
+    await eventually(async () => assert.deepEqual(await processesUsing(dataDir), []), {
+      timeoutMs: 30_000,
+      intervalMs: 200,
+      message: 'the services of a killed dev kept running',
+    });
+
+    const { process: again } = await startDev();
+    const key = (await readFile(join(dataDir, 'admin-key'), 'utf8')).trim();
+    assert.equal((await new ApiClient(`http://127.0.0.1:${port}`, key).get('/readyz')).status, 200);
+    await stopDev(again);
+  });
+
+  it('stops what a killed dev left running when its guards were killed too, then starts', async () => {
+    const { process: killed } = await startDev();
+    const services = (await processesUsing(dataDir)).map((line) => line.split(':')[0]!);
+    const guards = await processesNaming(...services.map((pid) => `child-guard.js\0${pid}\0`));
+    assert.equal(guards.length, services.length, 'each service has its guard');
+    running = undefined;
+    for (const pid of [...guards, killed.child.pid!]) process.kill(pid, 'SIGKILL');
+    await killed.exited;
+    assert.equal((await processesUsing(dataDir)).length, services.length, 'with no guard left, the services keep running');
+
+    const { process: again } = await startDev();
+    const key = (await readFile(join(dataDir, 'admin-key'), 'utf8')).trim();
+    assert.equal((await new ApiClient(`http://127.0.0.1:${port}`, key).get('/readyz')).status, 200);
+    for (const pid of services) assert.ok(!(await processesUsing(dataDir)).some((line) => line.startsWith(`${pid}:`)), `${pid} was stopped`);
+    await stopDev(again);
+  });
+
+  it('starts in a private data directory (0700) inside a private parent (0700), and keeps it closed to other users', async () => {
+    const parent = await mkdtemp(join(tmpdir(), 'agentplane-private-'));
+    const privateDir = join(parent, 'data');
+    try {
+      await mkdir(privateDir, { mode: 0o700 });
+      assert.equal((await stat(parent)).mode & 0o777, 0o700);
+      const { process: dev } = await startDev({ AGENTPLANE_DATA_DIR: privateDir });
+      const key = (await readFile(join(privateDir, 'admin-key'), 'utf8')).trim();
+      assert.equal((await new ApiClient(`http://127.0.0.1:${port}`, key).get('/readyz')).status, 200);
+      assert.equal((await stat(privateDir)).mode & 0o007, 0, 'other users still cannot enter the data directory');
+      await stopDev(dev);
+    } finally {
+      await rm(parent, { recursive: true, force: true });
+    }
+  });
+
   it('uses AGENTPLANE_ADMIN_KEY when it is set', async () => {
     const key = `ap_${'k'.repeat(32)}`;
     const { process, line } = await startDev({ AGENTPLANE_ADMIN_KEY: key });
@@ -107,7 +179,6 @@ describe('agentplane dev (npm start)', function () {
     const { process: first } = await startDev();
     const otherDir = await mkdtemp(join(tmpdir(), 'agentplane-dev-'));
     try {
-      await chmod(otherDir, 0o755);
       const second = runCli('dev', { PORT: String(port), AGENTPLANE_DATA_DIR: otherDir });
       assert.equal((await second.exited).code, 1);
       assert.match(second.output(), new RegExp(`127\\.0\\.0\\.1:${port} is already in use; set PORT`));

@@ -30,6 +30,8 @@ describe('agentplane migrate, api and worker as separate processes on S3 storage
       S3_ACCESS_KEY: s3.accessKey,
       S3_SECRET_KEY: s3.secretKey,
       AGENTPLANE_ADMIN_KEY: newSecret(),
+      // As the chart runs it: `migrate` is a deploy step of its own, and the api only checks the schema.
+      AGENTPLANE_MIGRATE: 'false',
     };
   });
 
@@ -37,6 +39,19 @@ describe('agentplane migrate, api and worker as separate processes on S3 storage
     for (const process of processes) {
       process.child.kill('SIGTERM');
       await process.exited;
+    }
+  });
+
+  it('refuses to start the api with AGENTPLANE_MIGRATE=false on a schema that is behind, naming the command to run', async () => {
+    const api = runCli('api', { ...env, PORT: String(await freePort()), HOST: '127.0.0.1' });
+    assert.equal((await api.exited).code, 1, api.output());
+    assert.match(api.output(), /agentplane: the database schema is behind this version \(001_foundation\.sql, .*not applied\).*run `agentplane migrate` first/);
+    const db = createDb(databaseUrl, { max: 1, log: testLog });
+    try {
+      const { rows } = await db.query(`SELECT to_regclass('schema_migrations') AS found`);
+      assert.equal(rows[0]?.found, null, 'the api migrated nothing');
+    } finally {
+      await db.end();
     }
   });
 
@@ -81,6 +96,43 @@ describe('agentplane migrate, api and worker as separate processes on S3 storage
 
     assert.equal((await client.delete(`/v1/files/${upload.body.id}`)).status, 200);
     assert.equal(await bucket.exists(blobKey), false, 'the blob left the bucket with its file');
+  });
+
+  it('keeps the previous admin key working beside the next one during a rolling update, until it is retired', async () => {
+    const nextKey = newSecret();
+    const replicas = [env.AGENTPLANE_ADMIN_KEY!, nextKey].map((key) => ({ port: 0, key }));
+    for (const replica of replicas) {
+      replica.port = await freePort();
+      processes.push(runCli('api', { ...env, AGENTPLANE_ADMIN_KEY: replica.key, PORT: String(replica.port), HOST: '127.0.0.1' }));
+    }
+    for (const { port } of replicas) {
+      await eventually(async () => assert.equal((await new ApiClient(`http://127.0.0.1:${port}`).get('/healthz')).status, 200), {
+        timeoutMs: 60_000,
+        message: 'a replica did not start',
+      });
+    }
+    for (const { port } of replicas) {
+      for (const { key } of replicas) {
+        const response = await new ApiClient(`http://127.0.0.1:${port}`, key).get('/v1/api-keys');
+        assert.equal(response.status, 200, `a replica refused the ${key === nextKey ? 'next' : 'previous'} key`);
+      }
+    }
+
+    const retire = runCli('retire-admin-keys', { DATABASE_URL: databaseUrl, AGENTPLANE_ADMIN_KEY: nextKey });
+    assert.equal((await retire.exited).code, 0, retire.output());
+    assert.match(retire.output(), /revoked 1 previous bootstrap key/);
+    for (const { port } of replicas) {
+      // Verified keys are cached for 5 seconds per process.
+      await eventually(async () => assert.equal((await new ApiClient(`http://127.0.0.1:${port}`, env.AGENTPLANE_ADMIN_KEY).get('/v1/api-keys')).status, 401), {
+        timeoutMs: 15_000,
+        message: 'the retired key still works',
+      });
+      assert.equal((await new ApiClient(`http://127.0.0.1:${port}`, nextKey).get('/v1/api-keys')).status, 200);
+    }
+    for (const process of processes.splice(-2)) {
+      process.child.kill('SIGTERM');
+      assert.equal((await process.exited).code, 0, process.output());
+    }
   });
 
   it('starts while Temporal is down, accepts uploads, and extracts them once Temporal is up', async () => {

@@ -1,15 +1,7 @@
 import assert from 'node:assert/strict';
-import { readdir } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { createDb, type Db } from '../../records/db.js';
-import { migrate } from '../../records/migrate.js';
+import { migrate, migrationFiles } from '../../records/migrate.js';
 import { postgres, testLog } from '../support/services.js';
-
-const migrationsDir = fileURLToPath(new URL(import.meta.url.includes('/dist/') ? '../../../records/migrations/' : '../../records/migrations/', import.meta.url));
-
-async function migrationFiles(): Promise<string[]> {
-  return (await readdir(migrationsDir)).filter((name) => name.endsWith('.sql')).sort();
-}
 
 async function appliedNames(db: Db): Promise<string[]> {
   const { rows } = await db.query<{ name: string }>('SELECT name FROM schema_migrations ORDER BY name');

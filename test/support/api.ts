@@ -68,7 +68,7 @@ export async function startTestApi(options: { worker?: boolean; namespace?: stri
     temporalAddress: tp.address,
     root: new ApiClient(api.url, bootstrapKey),
     async stop() {
-      for (const s of stoppables.reverse()) await s.stop();
+      for (const s of [...stoppables].reverse()) await s.stop();
       await services.close();
     },
   };

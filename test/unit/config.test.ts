@@ -29,6 +29,7 @@ describe('configuration from the environment', () => {
       s3: undefined,
       blobDir: undefined,
       logLevel: 'info',
+      migrate: true,
     });
   });
 
@@ -43,6 +44,7 @@ describe('configuration from the environment', () => {
       TEMPORAL_NAMESPACE: 'agents',
       AGENTPLANE_BLOB_DIR: '/var/blobs',
       LOG_LEVEL: 'debug',
+      AGENTPLANE_MIGRATE: 'false',
       ...S3,
       S3_REGION: 'eu-west-1',
     });
@@ -57,6 +59,7 @@ describe('configuration from the environment', () => {
       s3: { endpoint: S3.S3_ENDPOINT, bucket: 'agentplane', accessKey: 'access', secretKey: 'secret', region: 'eu-west-1' },
       blobDir: '/var/blobs',
       logLevel: 'debug',
+      migrate: false,
     });
   });
 
@@ -74,6 +77,20 @@ describe('configuration from the environment', () => {
     for (const text of ['http', '-1', '65536', '80.5', '0x50', '1e3', ' ', ' 80', '80 ']) {
       it(`rejects '${text}', naming the variable and the value`, () => {
         configError(() => readConfig({ PORT: text }), 'PORT', `'${text}'`);
+      });
+    }
+  });
+
+  describe('AGENTPLANE_MIGRATE', () => {
+    it('is true when unset or empty, and takes true or false', () => {
+      assert.equal(readConfig({ AGENTPLANE_MIGRATE: '' }).migrate, true);
+      assert.equal(readConfig({ AGENTPLANE_MIGRATE: 'true' }).migrate, true);
+      assert.equal(readConfig({ AGENTPLANE_MIGRATE: 'false' }).migrate, false);
+    });
+
+    for (const text of ['no', '0', 'False', ' false']) {
+      it(`rejects '${text}', naming the variable and the value`, () => {
+        configError(() => readConfig({ AGENTPLANE_MIGRATE: text }), 'AGENTPLANE_MIGRATE', `'${text}'`);
       });
     }
   });

@@ -1,0 +1,18 @@
+#!/usr/bin/env node
+// The second half of `npm run build`: the files the compiled code reads at run time, copied beside it in
+// dist/, so that dist/ runs on its own (tsc emits only what it compiles).
+import { cpSync, rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const assets = [
+  { from: 'api/openapi.yaml', to: 'dist/api/openapi.yaml' },
+  { from: 'scripts/versions.env', to: 'dist/scripts/versions.env' },
+  // Replaced whole, so that a migration renamed or removed in the source does not linger in dist/.
+  { from: 'records/migrations', to: 'dist/records/migrations', only: (name) => name.endsWith('.sql') },
+];
+
+for (const { from, to, only } of assets) {
+  rmSync(root + to, { recursive: true, force: true });
+  cpSync(root + from, root + to, { recursive: true, filter: (source) => !only || source === root + from || only(source) });
+}
