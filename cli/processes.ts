@@ -36,6 +36,30 @@ export async function serveApi(services: Services, port: number, host: string): 
   };
 }
 
+// While Temporal does not answer, a worker coming up asks again this often (each ask bounded by the same).
+const TEMPORAL_WAIT_STEP_MS = 2_000;
+
+/**
+ * Waits until Temporal answers for the worker's namespace, however long that takes: a worker started before Temporal (or during its
+ * restart) comes up once it can, instead of exiting. Says so in the log once, and once it is over.
+ */
+async function untilTemporalAnswers(services: Services): Promise<void> {
+  let waiting = false;
+  for (;;) {
+    try {
+      await services.temporal.connection.withDeadline(Date.now() + TEMPORAL_WAIT_STEP_MS, () =>
+        services.temporal.workflowService.describeNamespace({ namespace: services.temporal.options.namespace }),
+      );
+      if (waiting) services.log.info('Temporal answers; the worker starts');
+      return;
+    } catch (err) {
+      if (!waiting) services.log.warn({ err }, 'waiting for Temporal to answer before the worker starts');
+      waiting = true;
+      await new Promise((resolve) => setTimeout(resolve, TEMPORAL_WAIT_STEP_MS));
+    }
+  }
+}
+
 export async function serveWorker(
   services: Services,
   temporalAddress: string,
@@ -43,6 +67,7 @@ export async function serveWorker(
   workflowBundle?: WorkflowBundleWithSourceMap,
 ): Promise<Stoppable> {
   installRuntimeLogger(services.log);
+  await untilTemporalAnswers(services);
   // Once per cluster, not per worker: the schedule runs each round on whichever worker takes it.
   await scheduleMaintenance(services.temporal);
   const { worker, connection } = await createWorker({ db: services.db, blobs: services.blobs, temporalAddress, namespace, workflowBundle });

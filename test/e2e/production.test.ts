@@ -135,7 +135,7 @@ describe('agentplane migrate, api and worker as separate processes on S3 storage
     }
   });
 
-  it('starts while Temporal is down, accepts uploads, and extracts them once Temporal is up', async () => {
+  it('starts the api and the worker while Temporal is down, accepts uploads, and extracts them once Temporal is up', async () => {
     const temporalPort = await freePort();
     const laterEnv = { ...env, TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}`, TEMPORAL_NAMESPACE: 'default' };
     const port = await freePort();
@@ -153,6 +153,10 @@ describe('agentplane migrate, api and worker as separate processes on S3 storage
     const upload = await client.upload({ file: { data: Buffer.from('waits for Temporal'), filename: 'later.txt' }, purpose: 'context' });
     assert.equal(upload.status, 200);
     assert.equal(upload.body.status, 'processing');
+    const worker = runCli('worker', laterEnv);
+    processes.push(worker);
+    await eventually(() => assert.match(worker.output(), /waiting for Temporal/), { timeoutMs: 30_000, message: 'the worker did not wait for Temporal' });
+    assert.equal(worker.child.exitCode, null, worker.output());
 
     const later = await startTemporal({ port: temporalPort });
     try {
@@ -160,8 +164,6 @@ describe('agentplane migrate, api and worker as separate processes on S3 storage
       const db = createDb(databaseUrl, { max: 1, log: testLog });
       await db.query(`UPDATE files SET created_at = now() - interval '2 minutes' WHERE id = $1`, [upload.body.id]);
       await db.end();
-      const worker = runCli('worker', laterEnv);
-      processes.push(worker);
       await eventually(async () => assert.equal((await client.get('/readyz')).status, 200), { timeoutMs: 60_000, message: 'the api did not become ready' });
       const file = await client.settledFile(upload.body.id, 90_000);
       assert.equal(file.status, 'processed', worker.output());
