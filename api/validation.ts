@@ -37,7 +37,7 @@ parameters.addSchema({ ...openapiDocument, $id: DOCUMENT_ID });
 export const hasNul = (text: string) => text.includes('\u0000');
 
 /** The dotted path of the first string in `value`, or key, that holds the NUL character; null if none does. */
-export function nulPath(value: unknown, path: string[] = []): string | null {
+function nulPath(value: unknown, path: string[] = []): string | null {
   if (typeof value === 'string') return hasNul(value) ? path.join('.') : null;
   if (typeof value !== 'object' || value === null) return null;
   for (const [key, item] of Object.entries(value)) {
@@ -63,10 +63,9 @@ export function refuseNulInUrl(): Middleware<ApiState> {
 }
 
 /** Turns the first schema violation into a 400 that names the offending parameter. */
-export function violation(errors: ErrorObject[] | null | undefined, root?: string): Error {
+function violation(errors: ErrorObject[] | null | undefined): Error {
   const error = errors?.[0];
   const path = (error?.instancePath ?? '').split('/').filter(Boolean);
-  if (root) path.unshift(root);
   if (error?.keyword === 'required') {
     const name = [...path, error.params.missingProperty as string].join('.');
     return InvalidRequestError('missing_parameter', `Missing required parameter \`${name}\`.`, name);
