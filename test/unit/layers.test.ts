@@ -11,11 +11,13 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
  */
 const allowed: Record<string, string[]> = {
   client: [],
-  presenters: ['records'],
+  models: [],
+  presenters: ['records', 'models'],
   records: [],
-  workflows: ['records', 'presenters'],
-  api: ['records', 'presenters', 'workflows'],
-  cli: ['api', 'records', 'presenters', 'workflows', 'client'],
+  tools: ['records', 'models'],
+  workflows: ['records', 'presenters', 'models', 'tools'],
+  api: ['records', 'presenters', 'workflows', 'models', 'tools'],
+  cli: ['api', 'records', 'presenters', 'workflows', 'models', 'tools', 'client'],
 };
 
 async function sourcesOf(folder: string): Promise<string[]> {
