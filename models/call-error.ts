@@ -1,0 +1,78 @@
+/**
+ * How a model call failed, in the terms its caller acts on: whether trying again (later, or with the next
+ * candidate model) can help. The SDKs' own errors are translated here, once, for both providers.
+ */
+import {
+  APIConnectionTimeoutError as AnthropicConnectionTimeoutError,
+  APIError as AnthropicApiError,
+  APIUserAbortError as AnthropicUserAbortError,
+} from '@anthropic-ai/sdk';
+import { APIConnectionTimeoutError as OpenAiConnectionTimeoutError, APIError as OpenAiApiError, APIUserAbortError as OpenAiUserAbortError } from 'openai';
+import type { ModelProvider } from './catalogue.js';
+
+export type ModelCallErrorKind = 'not_configured' | 'rate_limited' | 'unavailable' | 'timeout' | 'rejected' | 'unauthorized' | 'cancelled';
+
+const RETRYABLE: ReadonlySet<ModelCallErrorKind> = new Set(['rate_limited', 'unavailable', 'timeout']);
+
+export class ModelCallError extends Error {
+  readonly kind: ModelCallErrorKind;
+  readonly retryable: boolean;
+  /** The provider's HTTP status, when it answered with one. */
+  readonly status?: number;
+  /** How long the provider asked to be left alone (Retry-After), when it said. */
+  readonly retryAfterMs?: number;
+
+  constructor(kind: ModelCallErrorKind, message: string, options: { status?: number; retryAfterMs?: number; cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    this.name = 'ModelCallError';
+    this.kind = kind;
+    this.retryable = RETRYABLE.has(kind);
+    if (options.status !== undefined) this.status = options.status;
+    if (options.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs;
+  }
+}
+
+/** Why our side ended the call, if it did: the caller's signal, or the call's own deadline. */
+export type CallEnding = 'cancelled' | 'timeout' | null;
+
+type SdkApiError = OpenAiApiError | AnthropicApiError;
+
+const isSdkApiError = (err: unknown): err is SdkApiError => err instanceof OpenAiApiError || err instanceof AnthropicApiError;
+const isUserAbort = (err: unknown) => err instanceof OpenAiUserAbortError || err instanceof AnthropicUserAbortError;
+const isConnectTimeout = (err: unknown) => err instanceof OpenAiConnectionTimeoutError || err instanceof AnthropicConnectionTimeoutError;
+
+/** Retry-After in milliseconds: OpenAI's `retry-after-ms`, else `retry-after` in seconds or as an HTTP date. */
+export function retryAfterMs(headers: Headers | undefined): number | undefined {
+  const exact = Number(headers?.get('retry-after-ms') ?? NaN);
+  if (Number.isFinite(exact) && exact >= 0) return Math.ceil(exact);
+  const value = headers?.get('retry-after');
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return Math.ceil(seconds * 1000);
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+function kindOfStatus(status: number): ModelCallErrorKind {
+  if (status === 429) return 'rate_limited';
+  if (status === 401 || status === 403) return 'unauthorized';
+  if (status === 408) return 'timeout';
+  if (status >= 500) return 'unavailable';
+  return 'rejected';
+}
+
+export function classifyFailure(err: unknown, provider: ModelProvider, ending: CallEnding): ModelCallError {
+  if (err instanceof ModelCallError) return err;
+  const reason = err instanceof Error ? err.message : String(err);
+  if (ending === 'cancelled' || (ending === null && isUserAbort(err))) return new ModelCallError('cancelled', `the ${provider} call was cancelled`, { cause: err });
+  if (ending === 'timeout' || isConnectTimeout(err)) return new ModelCallError('timeout', `the ${provider} call timed out`, { cause: err });
+  if (isSdkApiError(err) && err.status !== undefined) {
+    const kind = kindOfStatus(err.status);
+    const wait = retryAfterMs(err.headers);
+    return new ModelCallError(kind, `${provider} answered ${reason}`, { status: err.status, cause: err, ...(wait === undefined ? {} : { retryAfterMs: wait }) });
+  }
+  // A refused connection, a connection dropped mid-stream, or an error event inside the stream (an
+  // overloaded provider sends one): the provider could not finish, and may later.
+  const rateLimited = err instanceof AnthropicApiError && err.type === 'rate_limit_error';
+  return new ModelCallError(rateLimited ? 'rate_limited' : 'unavailable', `${provider} could not be reached or did not finish: ${reason}`, { cause: err });
+}

@@ -1,0 +1,57 @@
+/**
+ * The one way the platform calls a model: provider-neutral messages in, one assistant message, its usage
+ * and why it stopped out, text streamed as it arrives. Failures are ModelCallErrors that say whether
+ * trying again can help; the SDKs never retry on their own, so every attempt is the caller's to record.
+ */
+import type Anthropic from '@anthropic-ai/sdk';
+import type OpenAI from 'openai';
+import { classifyFailure, ModelCallError, type CallEnding } from './call-error.js';
+import type { ModelCatalogue } from './catalogue.js';
+import { loadImages, type ModelCallRequest, type ModelCallResult } from './model-call.js';
+import { anthropicClient } from './providers/anthropic-client.js';
+import { callAnthropic } from './providers/anthropic.js';
+import { openAiClient } from './providers/openai-client.js';
+import { callOpenAi } from './providers/openai.js';
+
+export { ModelCallError, type ModelCallErrorKind } from './call-error.js';
+export type { AssistantMessage, FinishReason, LoadedImage, ModelCallRequest, ModelCallResult } from './model-call.js';
+
+export class ModelGateway {
+  private openAi?: OpenAI;
+  private anthropic?: Anthropic;
+
+  constructor(
+    private readonly catalogue: ModelCatalogue,
+    private readonly env: NodeJS.ProcessEnv,
+  ) {}
+
+  async call(request: ModelCallRequest): Promise<ModelCallResult> {
+    const { model } = request;
+    if (!this.catalogue.configured(model.provider)) {
+      throw new ModelCallError('not_configured', `model ${model.id} is served by ${model.provider}, which is not configured: set ${this.catalogue.missingSetting(model.provider)}`);
+    }
+    if (request.signal.aborted) throw new ModelCallError('cancelled', `the ${model.provider} call was cancelled`);
+    const images = await loadImages(request);
+
+    // One controller ends the provider request for either reason; `ending` remembers which it was.
+    const controller = new AbortController();
+    let ending: CallEnding = null;
+    const end = (why: Exclude<CallEnding, null>) => {
+      ending ??= why;
+      controller.abort();
+    };
+    const cancel = () => end('cancelled');
+    request.signal.addEventListener('abort', cancel, { once: true });
+    const deadline = request.timeoutMs === undefined ? undefined : setTimeout(() => end('timeout'), request.timeoutMs);
+    try {
+      return model.provider === 'openai'
+        ? await callOpenAi((this.openAi ??= openAiClient(this.env)), request, images, controller.signal)
+        : await callAnthropic((this.anthropic ??= anthropicClient(this.env)), request, images, controller.signal);
+    } catch (err) {
+      throw classifyFailure(err, model.provider, ending);
+    } finally {
+      clearTimeout(deadline);
+      request.signal.removeEventListener('abort', cancel);
+    }
+  }
+}

@@ -1,0 +1,55 @@
+/** One call to a model, as the gateway takes it and answers it, whichever provider serves it. */
+import type { CatalogueModel } from './catalogue.js';
+import type { ChatMessage, ModelSettings, TokenUsage, ToolSpec } from './messages.js';
+
+export interface LoadedImage {
+  data: Buffer;
+  media_type: string;
+}
+
+export interface ModelCallRequest {
+  model: CatalogueModel;
+  messages: ChatMessage[];
+  tools: ToolSpec[];
+  settings: ModelSettings;
+  /** Aborting it ends the provider request; the call then rejects with kind `cancelled`. */
+  signal: AbortSignal;
+  /** Reads an image part's bytes when the call is made; its errors reach the caller unchanged. */
+  loadImage(fileId: string): Promise<LoadedImage>;
+  /** Each piece of text as the provider streams it. */
+  onTextDelta(text: string): void;
+  /** The whole call, first byte to last; past it the call rejects with kind `timeout`. */
+  timeoutMs?: number;
+}
+
+export type AssistantMessage = Extract<ChatMessage, { role: 'assistant' }>;
+
+export type FinishReason = 'stop' | 'tool_calls' | 'length' | 'content_filter';
+
+export interface ModelCallResult {
+  message: AssistantMessage;
+  usage: TokenUsage;
+  finish_reason: FinishReason;
+  /** The provider's id for the request (its request-id header), for support cases. */
+  provider_request_id?: string;
+}
+
+/** Image bytes by file id, loaded before the provider is called. */
+export type LoadedImages = ReadonlyMap<string, LoadedImage>;
+
+export async function loadImages(request: ModelCallRequest): Promise<LoadedImages> {
+  const ids = new Set<string>();
+  for (const message of request.messages) {
+    if (message.role !== 'user' || typeof message.content === 'string') continue;
+    for (const part of message.content) if (part.type === 'image') ids.add(part.file_id);
+  }
+  const loaded = new Map<string, LoadedImage>();
+  for (const id of ids) loaded.set(id, await request.loadImage(id));
+  return loaded;
+}
+
+/** The image as a provider receives it: base64, with the type the loader reported (else the part's). */
+export function imageOf(images: LoadedImages, part: { file_id: string; media_type: string }): { base64: string; media_type: string } {
+  const image = images.get(part.file_id)!;
+  return { base64: image.data.toString('base64'), media_type: image.media_type || part.media_type };
+}

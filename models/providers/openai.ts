@@ -1,0 +1,104 @@
+/** A model call over OpenAI's Chat Completions API (OpenAI, or any OpenAI-compatible server), streamed. */
+import type OpenAI from 'openai';
+import type { ChatCompletionChunk, ChatCompletionContentPart, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import { ModelCallError } from '../call-error.js';
+import type { ChatMessage, TokenUsage, ToolCall, ToolSpec } from '../messages.js';
+import { imageOf, type FinishReason, type LoadedImages, type ModelCallRequest, type ModelCallResult } from '../model-call.js';
+
+function toOpenAiMessage(message: ChatMessage, images: LoadedImages): ChatCompletionMessageParam {
+  switch (message.role) {
+    case 'system':
+      return { role: 'system', content: message.content };
+    case 'user':
+      if (typeof message.content === 'string') return { role: 'user', content: message.content };
+      return {
+        role: 'user',
+        content: message.content.map((part): ChatCompletionContentPart => {
+          if (part.type === 'text') return { type: 'text', text: part.text };
+          const { base64, media_type } = imageOf(images, part);
+          return { type: 'image_url', image_url: { url: `data:${media_type};base64,${base64}` } };
+        }),
+      };
+    case 'assistant':
+      return {
+        role: 'assistant',
+        // A turn that only calls tools has no text; the API wants null rather than an empty string then.
+        content: message.content || (message.tool_calls?.length ? null : ''),
+        ...(message.tool_calls?.length
+          ? { tool_calls: message.tool_calls.map((call) => ({ id: call.id, type: 'function' as const, function: { name: call.name, arguments: call.arguments } })) }
+          : {}),
+      };
+    case 'tool':
+      return { role: 'tool', tool_call_id: message.tool_call_id, content: message.content };
+  }
+}
+
+const toOpenAiTool = (tool: ToolSpec): ChatCompletionTool => ({
+  type: 'function',
+  function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+});
+
+function finishReasonOf(reason: ChatCompletionChunk.Choice['finish_reason'], calledTools: boolean): FinishReason {
+  if (reason === 'length' || reason === 'content_filter') return reason;
+  // Some OpenAI-compatible servers end a turn of tool calls with "stop".
+  return reason === 'tool_calls' || reason === 'function_call' || calledTools ? 'tool_calls' : 'stop';
+}
+
+export async function callOpenAi(client: OpenAI, request: ModelCallRequest, images: LoadedImages, signal: AbortSignal): Promise<ModelCallResult> {
+  const { settings } = request;
+  const { data: stream, request_id } = await client.chat.completions
+    .create(
+      {
+        model: request.model.provider_model,
+        messages: request.messages.map((message) => toOpenAiMessage(message, images)),
+        ...(request.tools.length ? { tools: request.tools.map(toOpenAiTool) } : {}),
+        ...(settings.temperature === undefined ? {} : { temperature: settings.temperature }),
+        ...(settings.top_p === undefined ? {} : { top_p: settings.top_p }),
+        ...(settings.max_output_tokens === undefined ? {} : { max_completion_tokens: settings.max_output_tokens }),
+        stream: true,
+        stream_options: { include_usage: true },
+      },
+      { signal },
+    )
+    .withResponse();
+
+  let text = '';
+  const calls: ToolCall[] = [];
+  let finish: ChatCompletionChunk.Choice['finish_reason'] = null;
+  // A server that ignores include_usage reports nothing; the call is then recorded as free.
+  let usage: TokenUsage = { input_tokens: 0, output_tokens: 0, cached_tokens: 0 };
+  for await (const chunk of stream) {
+    if (chunk.usage) {
+      usage = {
+        input_tokens: chunk.usage.prompt_tokens,
+        output_tokens: chunk.usage.completion_tokens,
+        cached_tokens: chunk.usage.prompt_tokens_details?.cached_tokens ?? 0,
+      };
+    }
+    const choice = chunk.choices[0];
+    if (!choice) continue;
+    if (choice.delta.content) {
+      text += choice.delta.content;
+      request.onTextDelta(choice.delta.content);
+    }
+    // A call's id and name come in its first delta, its arguments in pieces after; parallel calls by index.
+    for (const delta of choice.delta.tool_calls ?? []) {
+      const call = (calls[delta.index] ??= { id: '', name: '', arguments: '' });
+      if (delta.id) call.id = delta.id;
+      if (delta.function?.name) call.name += delta.function.name;
+      if (delta.function?.arguments) call.arguments += delta.function.arguments;
+    }
+    if (choice.finish_reason) finish = choice.finish_reason;
+  }
+  // The SDK ends an aborted stream quietly rather than throwing.
+  signal.throwIfAborted();
+  if (finish === null) throw new ModelCallError('unavailable', 'openai ended the stream before the model finished');
+
+  const toolCalls = calls.filter(Boolean);
+  return {
+    message: { role: 'assistant', content: text, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
+    usage,
+    finish_reason: finishReasonOf(finish, toolCalls.length > 0),
+    ...(request_id ? { provider_request_id: request_id } : {}),
+  };
+}
