@@ -84,15 +84,17 @@ function fieldPath(pointer: string): string {
 function describe(error: ErrorObject): string {
   const at = fieldPath(error.instancePath);
   const field = (name: string) => (at ? `${at}.${name}` : name);
+  // Prices are strings so that no amount passes through floating point; say so when one is a number.
+  if ((error.keyword === 'type' || error.keyword === 'pattern') && at.endsWith('_per_million')) {
+    return `${at} must be a decimal number of US dollars written as a string, such as "0.15"`;
+  }
   switch (error.keyword) {
     case 'required':
       return `${field(String(error.params.missingProperty))} is missing`;
     case 'additionalProperties':
       return `${field(String(error.params.additionalProperty))} is not a known field`;
     case 'pattern':
-      return error.params.pattern === DAY
-        ? `${at || 'the file'} must be a date written YYYY-MM-DD`
-        : `${at || 'the file'} must be a decimal number of US dollars written as a string, such as "0.15"`;
+      return `${at} must be a date written YYYY-MM-DD`;
     case 'enum':
       return `${at || 'the file'} must be one of ${(error.params.allowedValues as unknown[]).join(', ')}`;
     default:
