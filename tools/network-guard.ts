@@ -111,9 +111,11 @@ export function guardedRequest(url: URL, request: OutboundRequest): Promise<http
   if (!request.allowPrivate && isIP(host) !== 0 && !isPublicAddress(host)) return Promise.reject(new PrivateTargetError(host, host));
   const send = url.protocol === 'https:' ? https.request : http.request;
   return new Promise((resolve, reject) => {
+    // Stated for every body: Node frames a DELETE body neither by length nor in chunks on its own.
+    const framing = request.body === undefined ? {} : { 'content-length': String(Buffer.byteLength(request.body)) };
     const req = send(url, {
       method: request.method,
-      headers: request.headers,
+      headers: { ...request.headers, ...framing },
       signal: request.signal,
       lookup: guardedLookup(request.allowPrivate),
       // A connection of its own: a pooled socket could have been opened under another policy.
