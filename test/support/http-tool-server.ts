@@ -1,0 +1,65 @@
+/**
+ * An HTTP tool on loopback: `/echo` answers with what it received, `/status/<code>` with that status
+ * (`retry-after` from the query), `/bytes/<n>` with n bytes of text, `/picture` with a PNG, `/redirect`
+ * with a 302, and `/hang` never answers (its requests are counted, so a test can wait for one to arrive).
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface EchoedRequest {
+  method: string;
+  path: string;
+  query: Record<string, string[]>;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+export interface TestToolServer {
+  url: string;
+  /** Requests to `/hang` that have arrived. */
+  hanging: number;
+  close(): Promise<void>;
+}
+
+export async function startToolServer(): Promise<TestToolServer> {
+  const state = { hanging: 0 };
+  const server = createServer(async (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks).toString('utf8');
+    const [, route, arg] = url.pathname.split('/');
+    if (route === 'echo') {
+      const query: Record<string, string[]> = {};
+      for (const key of new Set(url.searchParams.keys())) query[key] = url.searchParams.getAll(key);
+      const echoed: EchoedRequest = { method: req.method ?? '', path: url.pathname, query, headers: req.headers, body };
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(echoed));
+    } else if (route === 'status') {
+      const retryAfter = url.searchParams.get('retry-after');
+      res.writeHead(Number(arg), { 'content-type': 'text/plain', ...(retryAfter ? { 'retry-after': retryAfter } : {}) }).end(`status ${arg} on purpose`);
+    } else if (route === 'bytes') {
+      res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end('é'.repeat(Number(arg) / 2));
+    } else if (route === 'picture') {
+      res.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.from('89504e470d0a1a0a', 'hex'));
+    } else if (route === 'redirect') {
+      res.writeHead(302, { location: '/echo' }).end();
+    } else if (route === 'hang') {
+      state.hanging++;
+    } else {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('no such route');
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    get hanging() {
+      return state.hanging;
+    },
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

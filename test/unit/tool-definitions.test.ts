@@ -1,0 +1,89 @@
+import assert from 'node:assert/strict';
+import { toolDefinitionProblems, type HttpToolDefinition, type McpToolDefinition, type ToolDefinition } from '../../tools/definitions.js';
+
+const http = (over: Partial<HttpToolDefinition> = {}): HttpToolDefinition => ({ type: 'http', name: 'lookup', url: 'https://tools.example.com/lookup', ...over });
+const mcp = (over: Partial<McpToolDefinition> = {}): McpToolDefinition => ({ type: 'mcp', server_label: 'docs', server_url: 'https://mcp.example.com/mcp', ...over });
+const problems = (tools: ToolDefinition[], allowPrivate = false) => toolDefinitionProblems(tools, { allowPrivate });
+const params = (tools: ToolDefinition[], allowPrivate = false) => problems(tools, allowPrivate).map((p) => p.param);
+
+describe('tool definition problems', () => {
+  it('finds none in HTTP tools and MCP servers on public hosts with distinct names', () => {
+    assert.deepEqual(problems([http(), http({ name: 'search', method: 'GET', parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] } }), mcp()]), []);
+  });
+
+  it('refuses two HTTP tools with one name, and two MCP servers with one label', () => {
+    assert.deepEqual(params([http(), http(), mcp(), mcp()]), ['tools[1].name', 'tools[3].server_label']);
+    assert.match(problems([http(), http()])[0]!.message, /already used by tools\[0\]/);
+  });
+
+  it('refuses an HTTP tool named like the tools of an MCP server (<label>__<tool>), or like read_file', () => {
+    assert.deepEqual(params([mcp(), http({ name: 'docs__search' }), http({ name: 'read_file' })]), ['tools[1].name', 'tools[2].name']);
+  });
+
+  it('refuses a server label that would make <label>__<tool> ambiguous', () => {
+    assert.deepEqual(params([mcp({ server_label: 'my__docs' }), mcp({ server_label: 'docs_' })]), ['tools[0].server_label', 'tools[1].server_label']);
+  });
+
+  it('refuses parameters that are not an object schema, or that do not compile', () => {
+    const found = problems([
+      http({ parameters: { type: 'string' } }),
+      http({ name: 'b', parameters: { type: 'object', properties: { q: { type: 'strin' } } } }),
+      http({ name: 'c', parameters: { type: 'object', properties: { q: { $ref: '#/$defs/missing' } } } }),
+      http({ name: 'd', parameters: { type: 'object', properties: { q: { type: 'string', 'x-ui': 'wide' } } } }),
+    ]);
+    assert.deepEqual(found.map((p) => p.param), ['tools[0].parameters', 'tools[1].parameters', 'tools[2].parameters']);
+    assert.match(found[0]!.message, /type is "object"/);
+    assert.match(found[1]!.message, /not a usable JSON Schema/);
+  });
+
+  it('refuses URLs that are not absolute http(s) URLs, or that carry credentials', () => {
+    const found = problems([
+      http({ url: '/relative' }),
+      http({ name: 'b', url: 'ftp://tools.example.com/x' }),
+      http({ name: 'c', url: 'file:///etc/passwd' }),
+      http({ name: 'd', url: 'https://user:secret@tools.example.com/x' }),
+      mcp({ server_url: 'gopher://mcp.example.com' }),
+    ]);
+    assert.deepEqual(found.map((p) => p.param), ['tools[0].url', 'tools[1].url', 'tools[2].url', 'tools[3].url', 'tools[4].server_url']);
+    assert.match(found[3]!.message, /credentials/);
+  });
+
+  const privateTargets = [
+    'http://127.0.0.1/x',
+    'http://localhost:8080/x',
+    'http://api.localhost/x',
+    'http://10.0.0.8/x',
+    'http://192.168.1.1/x',
+    'http://172.16.5.4/x',
+    'http://169.254.169.254/latest/meta-data/',
+    'http://0.0.0.0/x',
+    'http://2130706433/x',
+    'http://0x7f.1/x',
+    'http://[::1]/x',
+    'http://[::ffff:127.0.0.1]/x',
+    'http://[fe80::1]/x',
+    'http://[fd00:ec2::254]/x',
+    'http://[::]/x',
+    'http://100.100.100.200/x',
+  ];
+  it('refuses literal private, loopback, link-local and metadata addresses and localhost', () => {
+    for (const url of privateTargets) {
+      const found = problems([http({ url }), mcp({ server_url: url })]);
+      assert.deepEqual(found.map((p) => p.param), ['tools[0].url', 'tools[1].server_url'], url);
+      assert.match(found[0]!.message, /public addresses/, url);
+    }
+  });
+
+  it('accepts those targets when private addresses are allowed, and public literal addresses always', () => {
+    for (const url of privateTargets) assert.deepEqual(problems([http({ url })], true), [], url);
+    assert.deepEqual(problems([http({ url: 'http://8.8.8.8/x' }), mcp({ server_url: 'https://[2606:4700::1111]/mcp' })]), []);
+  });
+
+  it('refuses headers that would split the request or that the platform sets', () => {
+    const found = problems([
+      http({ headers: { Authorization: 'Bearer t0k3n', 'X-Trace': 'a\r\nInjected: yes' } }),
+      mcp({ headers: { Host: 'internal', 'bad name': 'x' } }),
+    ]);
+    assert.deepEqual(found.map((p) => p.param), ['tools[0].headers.X-Trace', 'tools[1].headers.Host', 'tools[1].headers']);
+  });
+});

@@ -1,0 +1,147 @@
+/**
+ * The tools an agent may be given, and the checks on them that a JSON Schema of their shape cannot
+ * make: unique names across HTTP tools and MCP servers, a usable parameters schema, and targets that are
+ * plain http(s) URLs on public hosts.
+ */
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { literalHostProblem } from './network-guard.js';
+
+export interface HttpToolDefinition {
+  type: 'http';
+  /** ^[a-zA-Z0-9_-]{1,64}$ */
+  name: string;
+  description?: string;
+  /** http(s) */
+  url: string;
+  /** Default POST. */
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Sent as they are, e.g. Authorization. */
+  headers?: Record<string, string>;
+  /** JSON Schema of the arguments; default `{ type: 'object', properties: {} }`. */
+  parameters?: Record<string, unknown>;
+  /** Default 10000, at most 60000. */
+  timeout_ms?: number;
+  /** Default 65536, at most 1048576. */
+  max_response_bytes?: number;
+}
+
+export interface McpToolDefinition {
+  type: 'mcp';
+  /** ^[a-zA-Z0-9_-]{1,32}$; its tools are offered as `<server_label>__<tool>`. */
+  server_label: string;
+  server_url: string;
+  headers?: Record<string, string>;
+  /** When present, only these of the server's tools are offered. */
+  allowed_tools?: string[];
+  /** Default 10000, at most 60000. */
+  timeout_ms?: number;
+}
+
+export type ToolDefinition = HttpToolDefinition | McpToolDefinition;
+
+export interface DefinitionProblem {
+  /** Where the problem is, e.g. `tools[2].url`. */
+  param: string;
+  message: string;
+}
+
+/** The built-in tool offered to runs with attachments; no HTTP tool may take its name. */
+export const READ_FILE_TOOL = 'read_file';
+/** Between an MCP server's label and its tool's name in the name offered to the model. */
+export const MCP_NAME_SEPARATOR = '__';
+
+export const DEFAULT_PARAMETERS: Record<string, unknown> = { type: 'object', properties: {} };
+export const DEFAULT_TIMEOUT_MS = 10_000;
+export const MAX_TIMEOUT_MS = 60_000;
+export const DEFAULT_MAX_RESPONSE_BYTES = 65_536;
+export const MAX_RESPONSE_BYTES = 1_048_576;
+
+// Headers that frame or route the request: set by the HTTP client, never by a definition.
+const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'upgrade', 'keep-alive', 'te', 'trailer']);
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+// Tab and visible characters only: a CR or LF would start another header.
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/** Every problem found, in the order of the tools; empty when the definitions can be used. */
+export function toolDefinitionProblems(tools: ToolDefinition[], options: { allowPrivate: boolean }): DefinitionProblem[] {
+  const problems: DefinitionProblem[] = [];
+  const labels = tools.flatMap((t) => (t.type === 'mcp' ? [t.server_label] : []));
+  const seen = new Map<string, number>();
+  tools.forEach((tool, i) => {
+    const at = `tools[${i}]`;
+    if (tool.type === 'http') {
+      const earlier = seen.get(`http:${tool.name}`);
+      if (earlier !== undefined) problems.push({ param: `${at}.name`, message: `the name ${tool.name} is already used by tools[${earlier}]` });
+      else seen.set(`http:${tool.name}`, i);
+      if (tool.name === READ_FILE_TOOL) problems.push({ param: `${at}.name`, message: `${READ_FILE_TOOL} is the name of the built-in tool` });
+      const label = labels.find((l) => tool.name.startsWith(`${l}${MCP_NAME_SEPARATOR}`));
+      if (label !== undefined) {
+        problems.push({ param: `${at}.name`, message: `names starting with ${label}${MCP_NAME_SEPARATOR} belong to the tools of the MCP server ${label}` });
+      }
+      problems.push(...urlProblems(tool.url, `${at}.url`, options));
+      problems.push(...headerProblems(tool.headers, `${at}.headers`));
+      if (tool.parameters !== undefined) problems.push(...parametersProblems(tool.parameters, `${at}.parameters`));
+    } else {
+      const earlier = seen.get(`mcp:${tool.server_label}`);
+      if (earlier !== undefined) {
+        problems.push({ param: `${at}.server_label`, message: `the label ${tool.server_label} is already used by tools[${earlier}]` });
+      } else seen.set(`mcp:${tool.server_label}`, i);
+      // So that `<label>__<tool>` splits one way only: the first `__` always ends the label.
+      if (tool.server_label.includes(MCP_NAME_SEPARATOR) || tool.server_label.endsWith('_')) {
+        problems.push({ param: `${at}.server_label`, message: 'a server label may not contain "__" or end with "_"' });
+      }
+      problems.push(...urlProblems(tool.server_url, `${at}.server_url`, options));
+      problems.push(...headerProblems(tool.headers, `${at}.headers`));
+    }
+  });
+  return problems;
+}
+
+function urlProblems(text: string, param: string, { allowPrivate }: { allowPrivate: boolean }): DefinitionProblem[] {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return [{ param, message: 'must be an absolute URL' }];
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return [{ param, message: 'must be an http or https URL' }];
+  if (url.username !== '' || url.password !== '') return [{ param, message: 'must not carry credentials; send them in headers' }];
+  const hostProblem = allowPrivate ? null : literalHostProblem(url);
+  if (hostProblem) return [{ param, message: `${hostProblem}; tools may only reach public addresses` }];
+  return [];
+}
+
+function headerProblems(headers: Record<string, string> | undefined, param: string): DefinitionProblem[] {
+  return Object.entries(headers ?? {}).flatMap(([name, value]) => {
+    if (!HEADER_NAME.test(name)) return [{ param, message: `${JSON.stringify(name)} is not a header name` }];
+    if (RESERVED_HEADERS.has(name.toLowerCase())) return [{ param: `${param}.${name}`, message: `${name} is set by the platform` }];
+    if (typeof value !== 'string' || !HEADER_VALUE.test(value)) return [{ param: `${param}.${name}`, message: 'must be text without line breaks' }];
+    return [];
+  });
+}
+
+function parametersProblems(schema: Record<string, unknown>, param: string): DefinitionProblem[] {
+  if (schema.type !== 'object') return [{ param, message: 'must be a JSON Schema whose type is "object"' }];
+  const problem = schemaCompileProblem(schema);
+  return problem ? [{ param, message: `is not a usable JSON Schema: ${problem}` }] : [];
+}
+
+/** Why `schema` does not compile as JSON Schema (2020-12, unknown keywords allowed), or null. */
+export function schemaCompileProblem(schema: Record<string, unknown>): string | null {
+  try {
+    argumentsValidator(schema);
+    return null;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+/**
+ * A validator for a tool's arguments. Each call compiles afresh and keeps nothing: Ajv caches every
+ * schema it compiles, and definitions arrive as new objects on every call.
+ */
+export function argumentsValidator(schema: Record<string, unknown>): (value: unknown) => string | null {
+  const ajv = new Ajv2020({ strict: false, allErrors: true, logger: false, validateFormats: false });
+  const validate = ajv.compile(schema);
+  return (value) => (validate(value) ? null : ajv.errorsText(validate.errors, { dataVar: 'arguments' }));
+}

@@ -1,0 +1,128 @@
+/**
+ * Outbound requests made on a model's behalf reach public addresses only (unless the deployment allows
+ * private ones), so a tool definition cannot turn the worker into a way into the cluster, the cloud
+ * metadata service or the loopback interface.
+ *
+ * The address is checked where the socket gets it: the lookup that the connection itself uses refuses
+ * private answers, so a name cannot resolve to a public address for a check and to a private one for
+ * the connection (DNS rebinding). Literal IP hosts never reach a lookup and are checked before connecting.
+ */
+import dns, { type LookupAddress, type LookupAllOptions } from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
+
+/** What an outbound request made for a run needs to know. */
+export interface Reach {
+  /** The run's signal: aborting it aborts the request. */
+  signal: AbortSignal;
+  /** Private, loopback and link-local targets are allowed (local development and tests). */
+  allowPrivate: boolean;
+}
+
+/** The deployment's choice: `AGENTPLANE_TOOLS_ALLOW_PRIVATE=true` lets tools reach private addresses. */
+export function allowPrivateFromEnv(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.AGENTPLANE_TOOLS_ALLOW_PRIVATE === 'true';
+}
+
+/** A target refused because it is (or resolved to) an address that is not public. */
+export class PrivateTargetError extends Error {
+  readonly code = 'ERR_PRIVATE_TARGET';
+
+  constructor(
+    readonly host: string,
+    readonly address: string,
+  ) {
+    super(
+      address === host
+        ? `${host} is not a public address; tools may only reach public addresses`
+        : `${host} resolves to ${address}, which is not a public address; tools may only reach public addresses`,
+    );
+    this.name = 'PrivateTargetError';
+  }
+}
+
+/**
+ * True for a globally routable unicast address. Everything else (loopback, private, link-local with the
+ * metadata service, carrier-grade NAT, unique-local, multicast, unspecified, and the IPv6 ranges that
+ * embed an IPv4 address such as 6to4 and NAT64) is refused. An IPv4-mapped IPv6 address is judged as the
+ * IPv4 address it carries.
+ */
+export function isPublicAddress(address: string): boolean {
+  if (!ipaddr.isValid(address)) return false;
+  return ipaddr.process(address).range() === 'unicast';
+}
+
+/** The host of a URL without the brackets of an IPv6 literal. */
+export function hostOf(url: URL): string {
+  return url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+}
+
+/**
+ * Why a URL's host is refused before any lookup: a literal IP that is not public, or a `localhost` name.
+ * Null when only resolving the name can tell. The URL parser has already turned the other spellings of an
+ * IPv4 address (`2130706433`, `0x7f.1`) into dotted quads.
+ */
+export function literalHostProblem(url: URL): string | null {
+  const host = hostOf(url).toLowerCase();
+  if (/(^|\.)localhost\.?$/.test(host)) return `${host} is a loopback name`;
+  if (isIP(host) !== 0 && !isPublicAddress(host)) return `${host} is not a public address`;
+  return null;
+}
+
+type Resolve = (hostname: string, options: LookupAllOptions, callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
+
+/**
+ * A `lookup` for sockets that fails with PrivateTargetError when any address the name resolves to is not
+ * public (one private answer is enough to refuse: the connection may pick any of them).
+ */
+export function guardedLookup(allowPrivate: boolean, resolve: Resolve = dns.lookup): LookupFunction {
+  return (hostname, options, callback) => {
+    resolve(hostname, { ...options, all: true }, (err, addresses) => {
+      if (err) return callback(err, '', 0);
+      const refused = allowPrivate ? undefined : addresses.find((a) => !isPublicAddress(a.address));
+      if (refused) return callback(new PrivateTargetError(hostname, refused.address), '', 0);
+      const first = addresses[0];
+      if (!first) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '', 0);
+      // Node asks for every address when it tries IPv6 and IPv4 in turn (autoSelectFamily), else for one.
+      if (options.all) return (callback as (err: null, addresses: LookupAddress[]) => void)(null, addresses);
+      callback(null, first.address, first.family);
+    });
+  };
+}
+
+export interface OutboundRequest {
+  method: string;
+  headers: Record<string, string>;
+  body?: string | Uint8Array;
+  signal: AbortSignal;
+  allowPrivate: boolean;
+}
+
+/**
+ * Sends one request through the guard and resolves with the response head; the caller reads (or
+ * destroys) the body. Redirects are never followed here. A refused target rejects with
+ * PrivateTargetError; other failures are the socket's own errors (ECONNREFUSED, ECONNRESET, …).
+ */
+export function guardedRequest(url: URL, request: OutboundRequest): Promise<http.IncomingMessage> {
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return Promise.reject(new Error(`${url.protocol} URLs are not supported`));
+  const host = hostOf(url);
+  if (!request.allowPrivate && isIP(host) !== 0 && !isPublicAddress(host)) return Promise.reject(new PrivateTargetError(host, host));
+  const send = url.protocol === 'https:' ? https.request : http.request;
+  return new Promise((resolve, reject) => {
+    // Stated for every body: Node frames a DELETE body neither by length nor in chunks on its own.
+    const framing = request.body === undefined ? {} : { 'content-length': String(Buffer.byteLength(request.body)) };
+    const req = send(url, {
+      method: request.method,
+      headers: { ...request.headers, ...framing },
+      signal: request.signal,
+      lookup: guardedLookup(request.allowPrivate),
+      // A connection of its own: a pooled socket could have been opened under another policy.
+      agent: false,
+    });
+    req.once('response', resolve);
+    req.once('error', reject);
+    req.end(request.body);
+  });
+}

@@ -1,0 +1,62 @@
+/**
+ * The one entry point the run activities use: which tools a run offers its model, and carrying out one
+ * call the model made. A call the model got wrong (an unknown name, arguments that are not a JSON object)
+ * is a result it can read; only an unavailable tool throws (ToolUnavailableError), to be retried.
+ */
+import type { ToolCall, ToolSpec } from '../models/messages.js';
+import type { Db } from '../records/db.js';
+import { DEFAULT_PARAMETERS, MCP_NAME_SEPARATOR, READ_FILE_TOOL, type ToolDefinition } from './definitions.js';
+import { callHttpTool } from './http-tool.js';
+import { callMcpTool, listMcpTools } from './mcp.js';
+import type { Reach } from './network-guard.js';
+import type { ToolResult } from './outcomes.js';
+import { readFile, readFileSpec } from './read-file.js';
+
+export { ToolUnavailableError, type ToolResult } from './outcomes.js';
+
+export interface ToolContext extends Reach {
+  db: Db;
+  projectId: string;
+  /** The files attached to the run; `read_file` is offered when there is at least one. */
+  attachmentIds: string[];
+}
+
+/** HTTP tools, the listed tools of each MCP server, and `read_file` when the run has attachments. */
+export async function offeredTools(definitions: ToolDefinition[], ctx: ToolContext): Promise<ToolSpec[]> {
+  const offered = await Promise.all(
+    definitions.map(async (def): Promise<ToolSpec[]> => {
+      if (def.type === 'mcp') return listMcpTools(def, ctx);
+      return [{ name: def.name, description: def.description ?? '', parameters: def.parameters ?? DEFAULT_PARAMETERS }];
+    }),
+  );
+  if (ctx.attachmentIds.length > 0) offered.push([await readFileSpec(ctx)]);
+  return offered.flat();
+}
+
+export async function invokeTool(definitions: ToolDefinition[], call: ToolCall, ctx: ToolContext): Promise<ToolResult> {
+  const args = argumentsOf(call);
+  if (typeof args === 'string') return { content: args, is_error: true };
+  if (call.name === READ_FILE_TOOL && ctx.attachmentIds.length > 0) return readFile(args, ctx);
+  // Labels neither contain "__" nor end with "_" (toolDefinitionProblems), so the first "__" ends the label.
+  const separator = call.name.indexOf(MCP_NAME_SEPARATOR);
+  const label = separator > 0 ? call.name.slice(0, separator) : undefined;
+  for (const def of definitions) {
+    if (def.type === 'http' && def.name === call.name) return callHttpTool(def, args, ctx);
+    if (def.type === 'mcp' && def.server_label === label) return callMcpTool(def, call.name.slice(separator + MCP_NAME_SEPARATOR.length), args, ctx);
+  }
+  return { content: `There is no tool named ${call.name}.`, is_error: true };
+}
+
+/** The call's arguments as an object, or what to tell the model when they are not one. */
+function argumentsOf(call: ToolCall): Record<string, unknown> | string {
+  // Some models send nothing at all for a tool without parameters.
+  if (call.arguments.trim() === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(call.arguments);
+  } catch (err) {
+    return `The arguments are not valid JSON (${(err as Error).message}); send a JSON object.`;
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return 'The arguments must be a JSON object.';
+  return parsed as Record<string, unknown>;
+}
