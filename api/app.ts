@@ -13,6 +13,9 @@ import { fileRoutes } from './routes/files/files.js';
 import { apiKeyRoutes } from './routes/api-keys/api-keys.js';
 import { projectRoutes } from './routes/projects/projects.js';
 import { auditLogRoutes } from './routes/audit-logs/audit-logs.js';
+import { agentRoutes } from './routes/agents/agents.js';
+import { runRoutes } from './routes/runs/runs.js';
+import { modelRoutes } from './routes/models/models.js';
 
 export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<ApiState> } {
   const app = new Koa<ApiState>({ proxy: true });
@@ -40,6 +43,9 @@ export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<A
   apiKeyRoutes(v1, deps, keys);
   projectRoutes(v1, deps);
   auditLogRoutes(v1, deps);
+  modelRoutes(v1, deps);
+  agentRoutes(v1, deps);
+  runRoutes(v1, deps);
 
   app.use(router.routes());
   app.use(router.allowedMethods());

@@ -3,6 +3,8 @@ import type { ParameterizedContext } from 'koa';
 import type { Logger } from 'pino';
 import type { Db } from '../records/db.js';
 import type { BlobStore } from '../records/blobs/store.js';
+import type { RunEventFeed } from '../records/run-event-feed.js';
+import type { ModelCatalogue } from '../models/catalogue.js';
 
 /** What the API needs from the outside world; tests and the CLI build it the same way. */
 export interface ApiDeps {
@@ -10,6 +12,11 @@ export interface ApiDeps {
   blobs: BlobStore;
   temporal: Client;
   log: Logger;
+  models: ModelCatalogue;
+  /** Wakes SSE streams and waiting requests when a run's log grows. */
+  runEvents: RunEventFeed;
+  /** AGENTPLANE_TOOLS_ALLOW_PRIVATE: agent tools may name private and loopback addresses. */
+  toolsAllowPrivate: boolean;
 }
 
 export interface Caller {

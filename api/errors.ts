@@ -63,7 +63,7 @@ function isDependencyOutage(err: object): boolean {
   if (err instanceof DatabaseUnavailableError) return true;
   const { code } = err as { code?: unknown };
   if (typeof code === 'string' && UNAVAILABLE_SOCKET_CODES.has(code)) return true;
-  return code === 14; // gRPC UNAVAILABLE
+  return code === 14 || code === 4; // gRPC UNAVAILABLE, DEADLINE_EXCEEDED (a dependency that did not answer in time)
 }
 
 export function toApiError(err: unknown): ApiError | null {

@@ -30,7 +30,7 @@ function fingerprintOf(ctx: ApiContext, request: unknown): string {
  */
 export async function createOnce<A extends Answer>(
   ctx: ApiContext,
-  deps: ApiDeps,
+  deps: Pick<ApiDeps, 'db'>,
   request: unknown,
   create: (tx: pg.PoolClient) => Promise<A>,
   options: { stored?: (created: A) => Answer } = {},

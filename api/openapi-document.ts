@@ -10,6 +10,8 @@ export interface OpenApiParameter {
   name: string;
   in: 'query' | 'path' | 'header';
   required?: boolean;
+  /** `deepObject`: an object sent as `name[key]=value` pairs. */
+  style?: string;
   schema: Record<string, unknown>;
 }
 

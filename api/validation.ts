@@ -115,6 +115,7 @@ export function operation<Id extends OperationId>(operationId: Id, handler: (ctx
   const validatePath = parameterValidator(declared, 'path');
   const validateQuery = parameterValidator(declared, 'query');
   const validateBody = jsonBodyValidator(operationId);
+  const deepObjects = new Set(declared.filter((p) => p.in === 'query' && p.style === 'deepObject').map((p) => p.name));
   return async (ctx) => {
     if (validateHeaders) {
       const headers: Record<string, string> = {};
@@ -130,7 +131,11 @@ export function operation<Id extends OperationId>(operationId: Id, handler: (ctx
     const query: Record<string, unknown> = {};
     for (const [name, value] of Object.entries(ctx.query)) {
       if (Array.isArray(value)) throw InvalidRequestError('invalid_parameter', `\`${name}\` may be given once.`, name);
-      query[name] = value;
+      const nested = /^([^[\]]+)\[([^[\]]*)\]$/.exec(name);
+      if (nested && deepObjects.has(nested[1]!)) {
+        const object = (query[nested[1]!] ??= {}) as Record<string, unknown>;
+        object[nested[2]!] = value;
+      } else query[name] = value;
     }
     if (validateQuery && !validateQuery(query)) throw violation(validateQuery.errors);
     let body: unknown;

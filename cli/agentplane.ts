@@ -41,6 +41,8 @@ async function dev(config: Config): Promise<void> {
       temporalNamespace: config.temporalNamespace,
       s3: config.s3,
       blobDir: config.blobDir ?? join(config.dataDir, 'blobs'),
+      toolsAllowPrivate: config.toolsAllowPrivate,
+      modelEnv: config.modelEnv,
     };
     const services = await openServices(settings, log);
     stops.add({ stop: () => services.close() });

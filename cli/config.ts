@@ -14,6 +14,10 @@ export interface Config {
   s3?: S3Settings;
   blobDir?: string;
   logLevel: string;
+  /** AGENTPLANE_TOOLS_ALLOW_PRIVATE: agent tools may call private and loopback addresses. */
+  toolsAllowPrivate: boolean;
+  /** The environment the model providers' settings are read from (OPENAI_*, ANTHROPIC_*, AGENTPLANE_MODELS). */
+  modelEnv: NodeJS.ProcessEnv;
   /** False: `api` leaves migrations to `agentplane migrate` (a deploy step) and refuses a schema that is behind. */
   migrate: boolean;
 }
@@ -38,6 +42,10 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const migrate = env.AGENTPLANE_MIGRATE || 'true';
   if (migrate !== 'true' && migrate !== 'false') throw new ConfigError(`AGENTPLANE_MIGRATE must be true or false, not '${env.AGENTPLANE_MIGRATE}'.`);
+  const allowPrivate = env.AGENTPLANE_TOOLS_ALLOW_PRIVATE || 'false';
+  if (allowPrivate !== 'true' && allowPrivate !== 'false') {
+    throw new ConfigError(`AGENTPLANE_TOOLS_ALLOW_PRIVATE must be true or false, not '${env.AGENTPLANE_TOOLS_ALLOW_PRIVATE}'.`);
+  }
   return {
     port,
     host: env.HOST || undefined,
@@ -50,6 +58,8 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     blobDir: env.AGENTPLANE_BLOB_DIR,
     logLevel: env.LOG_LEVEL ?? 'info',
     migrate: migrate === 'true',
+    toolsAllowPrivate: allowPrivate === 'true',
+    modelEnv: env,
   };
 }
 

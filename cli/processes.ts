@@ -7,13 +7,15 @@ import { createWorker, installRuntimeLogger } from '../workflows/worker.js';
 import { scheduleMaintenance } from '../workflows/maintenance/client.js';
 import type { Services } from './runtime.js';
 import { ConfigError } from './config.js';
+import { RunEventFeed } from '../records/run-event-feed.js';
 
 export interface Stoppable {
   stop(): Promise<void>;
 }
 
 export async function serveApi(services: Services, port: number, host: string): Promise<Stoppable & { url: string; server: Server }> {
-  const { app } = createApp(services);
+  const runEvents = new RunEventFeed(services.db.connectionString, services.log).start();
+  const { app } = createApp({ ...services, runEvents });
   const server = createServer(app.callback());
   // Uploads of 100 MB on slow links must not be cut off; idle sockets still are.
   server.requestTimeout = 30 * 60_000;
@@ -28,11 +30,14 @@ export async function serveApi(services: Services, port: number, host: string): 
   return {
     url: `http://${shownHost}:${actual}`,
     server,
-    stop: () =>
-      new Promise<void>((resolve) => {
+    async stop() {
+      // Open event streams end first, so the server can close.
+      await runEvents.stop();
+      await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
-      }),
+      });
+    },
   };
 }
 
@@ -70,7 +75,15 @@ export async function serveWorker(
   await untilTemporalAnswers(services);
   // Once per cluster, not per worker: the schedule runs each round on whichever worker takes it.
   await scheduleMaintenance(services.temporal);
-  const { worker, connection } = await createWorker({ db: services.db, blobs: services.blobs, temporalAddress, namespace, workflowBundle });
+  const { worker, connection } = await createWorker({
+    db: services.db,
+    blobs: services.blobs,
+    models: { catalogue: services.models, gateway: services.gateway },
+    toolsAllowPrivate: services.toolsAllowPrivate,
+    temporalAddress,
+    namespace,
+    workflowBundle,
+  });
   const running = worker.run();
   return {
     async stop() {

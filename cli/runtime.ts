@@ -7,6 +7,8 @@ import { ensureBootstrapKey, holdBootstrapKey } from '../records/api-keys.js';
 import { FilesystemBlobStore } from '../records/blobs/filesystem.js';
 import { S3BlobStore, type S3Settings } from '../records/blobs/s3.js';
 import type { BlobStore } from '../records/blobs/store.js';
+import { ModelCatalogue } from '../models/catalogue.js';
+import { ModelGateway } from '../models/gateway.js';
 import { ConfigError } from './config.js';
 
 export interface Services {
@@ -14,6 +16,9 @@ export interface Services {
   blobs: BlobStore;
   temporal: Client;
   log: Logger;
+  models: ModelCatalogue;
+  gateway: ModelGateway;
+  toolsAllowPrivate: boolean;
   close(): Promise<void>;
 }
 
@@ -24,6 +29,9 @@ export interface ServiceSettings {
   s3?: S3Settings;
   blobDir?: string;
   logLevel?: string;
+  toolsAllowPrivate?: boolean;
+  /** Where OPENAI_*, ANTHROPIC_* and AGENTPLANE_MODELS are read; the process's environment when absent. */
+  modelEnv?: NodeJS.ProcessEnv;
 }
 
 export function createLogger(level = 'info'): Logger {
@@ -37,11 +45,16 @@ export async function openServices(settings: ServiceSettings, log = createLogger
   // accepting uploads, whose extractions the worker's reconciler starts once Temporal answers.
   const connection = Connection.lazy({ address: settings.temporalAddress });
   const temporal = new Client({ connection, namespace: settings.temporalNamespace });
+  const modelEnv = settings.modelEnv ?? process.env;
+  const models = await ModelCatalogue.load(modelEnv, log);
   return {
     db,
     blobs,
     temporal,
     log,
+    models,
+    gateway: new ModelGateway(models, modelEnv),
+    toolsAllowPrivate: settings.toolsAllowPrivate ?? false,
     async close() {
       await connection.close();
       await db.end();

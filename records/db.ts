@@ -48,7 +48,11 @@ export class Db implements Queryable {
   // whole life: a client that errors while checked out would otherwise throw it as an unhandled 'error'.
   private readonly lost = new WeakMap<pg.PoolClient, unknown>();
 
-  constructor(connectionString: string, { log, max = 10 }: DbOptions) {
+  constructor(
+    /** For the few that need a connection of their own, outside the pool (LISTEN). */
+    readonly connectionString: string,
+    { log, max = 10 }: DbOptions,
+  ) {
     this.pool = new pg.Pool({ connectionString, max, idleTimeoutMillis: 30_000, connectionTimeoutMillis: CONNECTION_TIMEOUT_MS });
     this.pool.on('connect', (client) => client.on('error', (err) => this.lost.set(client, err)));
     // An idle client losing its connection; the pool drops it and opens another when one is needed.

@@ -149,3 +149,24 @@ export async function pagesOf(db: Queryable, fileId: string): Promise<string[]> 
   const { rows } = await db.query<{ text: string }>('SELECT text FROM file_pages WHERE file_id = $1 ORDER BY page_number', [fileId]);
   return rows.map((r) => r.text);
 }
+
+/** The start of a file's text, at most `maxChars` characters, read page by page until the budget is spent. */
+export async function textPreviewOf(db: Queryable, fileId: string, maxChars: number): Promise<{ text: string; truncated: boolean }> {
+  const { rows } = await db.query<{ text: string }>(
+    'SELECT left(text, $2) AS text FROM file_pages WHERE file_id = $1 ORDER BY page_number LIMIT 200',
+    [fileId, maxChars + 1],
+  );
+  let text = '';
+  for (const row of rows) {
+    text += (text ? '\n\n' : '') + row.text;
+    if (text.length > maxChars) return { text: text.slice(0, maxChars), truncated: true };
+  }
+  return { text, truncated: rows.length === 200 };
+}
+
+/** The run's attachments as the run may see them: only files of its project. */
+export async function attachmentsOf(db: Queryable, projectId: string, fileIds: string[]): Promise<FileRecord[]> {
+  if (fileIds.length === 0) return [];
+  const { rows } = await db.query<FileRecord>(`SELECT ${COLUMNS} FROM files WHERE project_id = $1 AND id = ANY($2)`, [projectId, fileIds]);
+  return fileIds.map((id) => rows.find((r) => r.id === id)).filter((r): r is FileRecord => r !== undefined);
+}

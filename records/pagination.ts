@@ -23,24 +23,40 @@ export class UnknownCursorError extends Error {
 }
 
 interface PageQuery {
-  /** A trusted table name (never user input). */
+  /** A trusted table name (never user input): the table the cursor ids belong to. */
   table: string;
+  /** What to select from, when more than `table` (a join); `alias` names `table` in it. */
+  from?: string;
+  alias?: string;
   /** The columns of the record type, listed: a page carries what the record promises and nothing more. */
   columns: string;
   projectId: string;
   /** Extra equality filters: column name (trusted) → value. Undefined values are ignored. */
   where?: Record<string, string | undefined>;
+  /** Further conditions: trusted SQL with `?` for each value that follows it. */
+  conditions?: [sql: string, ...values: unknown[]][];
   page: PageRequest;
 }
 
 export async function selectPage<T>(db: Queryable, query: PageQuery): Promise<Page<T>> {
   const { table, columns, projectId, page } = query;
+  const from = query.from ?? table;
+  const col = (name: string) => (query.alias ? `${query.alias}.${name}` : name);
   const params: unknown[] = [projectId];
-  const clauses = ['project_id = $1'];
+  const clauses = [`${col('project_id')} = $1`];
   for (const [column, value] of Object.entries(query.where ?? {})) {
     if (value === undefined) continue;
     params.push(value);
-    clauses.push(`${column} = $${params.length}`);
+    clauses.push(`${col(column)} = $${params.length}`);
+  }
+  for (const [sql, ...values] of query.conditions ?? []) {
+    let next = 0;
+    clauses.push(
+      sql.replace(/\?/g, () => {
+        params.push(values[next++]);
+        return `$${params.length}`;
+      }),
+    );
   }
 
   const cursor = page.after ?? page.before;
@@ -53,12 +69,12 @@ export async function selectPage<T>(db: Queryable, query: PageQuery): Promise<Pa
     params.push(cursor);
     const found = await db.query(`SELECT 1 FROM ${table} WHERE id = $1 AND project_id = $2`, [cursor, projectId]);
     if (found.rowCount === 0) throw new UnknownCursorError(param);
-    clauses.push(`(created_at, id) ${ascending ? '>' : '<'} (SELECT created_at, id FROM ${table} WHERE id = $${params.length})`);
+    clauses.push(`(${col('created_at')}, ${col('id')}) ${ascending ? '>' : '<'} (SELECT created_at, id FROM ${table} WHERE id = $${params.length})`);
   }
   params.push(page.limit + 1);
   const direction = ascending ? 'ASC' : 'DESC';
   const result = await db.query(
-    `SELECT ${columns} FROM ${table} WHERE ${clauses.join(' AND ')} ORDER BY created_at ${direction}, id ${direction} LIMIT $${params.length}`,
+    `SELECT ${columns} FROM ${from} WHERE ${clauses.join(' AND ')} ORDER BY ${col('created_at')} ${direction}, ${col('id')} ${direction} LIMIT $${params.length}`,
     params,
   );
   const rows = result.rows.slice(0, page.limit) as T[];

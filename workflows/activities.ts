@@ -6,13 +6,20 @@ import type { Db } from '../records/db.js';
 import type { BlobStore } from '../records/blobs/store.js';
 import { createExtractionActivities } from './extraction/activities.js';
 import { createMaintenanceActivities } from './maintenance/activities.js';
+import { createRunActivities } from './runs/activities.js';
+import type { ModelCatalogue } from '../models/catalogue.js';
+import type { ModelGateway } from '../models/gateway.js';
 
 export interface ActivityDependencies {
   db: Db;
   blobs: BlobStore;
+  models: { catalogue: ModelCatalogue; gateway: ModelGateway };
+  /** AGENTPLANE_TOOLS_ALLOW_PRIVATE: tools may call private and loopback addresses. */
+  toolsAllowPrivate: boolean;
 }
 
 export const createActivities = (dependencies: ActivityDependencies) => ({
   ...createExtractionActivities(dependencies),
   ...createMaintenanceActivities(dependencies),
+  ...createRunActivities(dependencies),
 });

@@ -177,6 +177,145 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The model catalogue: every name `model` accepts besides `auto`, with its provider, capabilities and current prices. `configured` says whether the provider's settings are present, so a run on it can start. */
+        get: operations["listModels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the project's agents, newest first by default. */
+        get: operations["listAgents"];
+        put?: never;
+        /** Create an agent (version 1). */
+        post: operations["createAgent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agents/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve an agent at its current version. */
+        get: operations["getAgent"];
+        put?: never;
+        /** Update an agent. The fields given replace the current ones and make a new version; runs already started keep the version they started with. */
+        post: operations["updateAgent"];
+        /** Delete an agent. Its runs and their history stay readable at `/v1/runs/{id}`; runs still going finish on the version they started with. */
+        delete: operations["deleteAgent"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agents/{id}/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Run an agent. With `stream: true` the response is Server-Sent Events of the run's event log until the run ends. Otherwise, with `wait` (the default), the answer comes when the run ends, up to 30 seconds: 200 with the finished run, else 202 with the run as it stands. With `wait: false` the answer is 202 at once. */
+        post: operations["runAgent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agents/{id}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An agent's run history, newest first by default, with each run's usage and cost. */
+        get: operations["listAgentRuns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/runs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a run with its steps, output, usage and cost. */
+        get: operations["getRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/runs/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel a queued or running run: the model call in flight is aborted and the run ends `cancelled`. Answers the run once it has ended (up to 10 seconds, else 202 with the run still ending). A finished run answers 409. */
+        post: operations["cancelRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/runs/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The run's event log as Server-Sent Events, from the start or after the event named by `Last-Event-ID` (or `after`), live until the run ends; a finished run's log is replayed and the stream closes. */
+        get: operations["streamRunEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -316,6 +455,228 @@ export interface components {
             };
             request_id: string;
             created_at: number;
+        };
+        Model: {
+            id: string;
+            /** @constant */
+            object: "model";
+            /** @enum {string} */
+            provider: "openai" | "anthropic";
+            capabilities: {
+                tools: boolean;
+                vision: boolean;
+                context_window: number;
+                max_output_tokens: number;
+            };
+            pricing: components["schemas"]["ModelPricing"];
+            /** @description Whether the provider's settings are present. */
+            configured: boolean;
+            /** @description Listed by the OpenAI-compatible server at OPENAI_BASE_URL rather than the catalogue. */
+            discovered: boolean;
+        };
+        ModelPricing: {
+            version: string;
+            /** @description The date this price took effect, YYYY-MM-DD. */
+            effective_from: string;
+            /** @constant */
+            currency: "USD";
+            /** @description Decimal USD per million input tokens. */
+            input_per_million: string;
+            output_per_million: string;
+            cached_input_per_million: string;
+        };
+        /** @description `auto`, or a model id from `GET /v1/models`. */
+        ModelName: components["schemas"]["Text"];
+        ModelSettings: {
+            temperature?: number;
+            top_p?: number;
+            max_output_tokens?: number;
+        };
+        /**
+         * @description What a new run does while another run of the agent is queued or in progress: `allow` runs it alongside; `reject` answers 409 `agent_busy`; `enqueue` queues it to run when the earlier ones have ended, in order; `interrupt` cancels the runs in progress and starts it.
+         * @enum {string}
+         */
+        Concurrency: "allow" | "reject" | "enqueue" | "interrupt";
+        Headers: {
+            [key: string]: string;
+        };
+        HttpTool: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "http";
+            name: string;
+            description?: components["schemas"]["Text"];
+            url: string;
+            /**
+             * @default POST
+             * @enum {string}
+             */
+            method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+            /** @description Sent with every call (e.g. `Authorization`). Returned with their values hidden. */
+            headers?: components["schemas"]["Headers"];
+            /** @description A JSON Schema (of an object) for the arguments. GET sends them as the query string; other methods as a JSON body. */
+            parameters?: Record<string, never>;
+            /** @default 10000 */
+            timeout_ms: number;
+            /** @default 65536 */
+            max_response_bytes: number;
+        };
+        McpTool: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "mcp";
+            server_label: string;
+            server_url: string;
+            headers?: components["schemas"]["Headers"];
+            allowed_tools?: string[];
+            /** @default 30000 */
+            timeout_ms: number;
+        };
+        /** @description A tool the agent's model may call: an HTTP endpoint, or the tools of a remote MCP server (offered as `<server_label>__<tool>`). Every run with attachments also has the built-in `read_file`. */
+        AgentTool: components["schemas"]["HttpTool"] | components["schemas"]["McpTool"];
+        AgentFields: {
+            name?: components["schemas"]["Text"];
+            description?: components["schemas"]["Text"];
+            model?: components["schemas"]["ModelName"];
+            instructions?: components["schemas"]["Text"];
+            tools?: components["schemas"]["AgentTool"][];
+            model_settings?: components["schemas"]["ModelSettings"];
+            concurrency?: components["schemas"]["Concurrency"];
+            /** @description Model and tool calls a run may make; default 10. */
+            max_steps?: number;
+            metadata?: components["schemas"]["Metadata"];
+        };
+        CreateAgentRequest: WithRequired<components["schemas"]["AgentFields"], "name" | "model">;
+        UpdateAgentRequest: components["schemas"]["AgentFields"];
+        Agent: {
+            id: string;
+            /** @constant */
+            object: "agent";
+            name: string;
+            description: string | null;
+            model: string;
+            instructions: string;
+            tools: components["schemas"]["AgentTool"][];
+            model_settings: components["schemas"]["ModelSettings"];
+            concurrency: components["schemas"]["Concurrency"];
+            max_steps: number;
+            metadata: components["schemas"]["Metadata"];
+            /** @description Starts at 1; each update adds one. */
+            version: number;
+            created_at: number;
+            updated_at: number;
+        };
+        DeletedAgent: {
+            id: string;
+            /** @constant */
+            object: "agent";
+            /** @constant */
+            deleted: true;
+        };
+        InputMessage: {
+            /** @enum {string} */
+            role: "user" | "assistant";
+            content: components["schemas"]["Text"];
+        };
+        CreateRunRequest: {
+            /** @description The user's message, or a list of messages (user and assistant turns) ending the conversation so far. */
+            input: components["schemas"]["Text"] | components["schemas"]["InputMessage"][];
+            /** @description Files (any purpose) whose extracted text, and for a vision model whose images, go into the context; the built-in `read_file` tool reads them further. A file still processing is waited for up to 60 seconds. */
+            file_ids?: components["schemas"]["Text"][];
+            metadata?: components["schemas"]["Metadata"];
+            model?: components["schemas"]["ModelName"];
+            /** @description A finished run of this agent to continue: its conversation comes before `input`. */
+            previous_run_id?: components["schemas"]["Text"];
+            max_steps?: number;
+            /** @default false */
+            stream: boolean;
+            /** @default true */
+            wait: boolean;
+        };
+        /** @enum {string} */
+        RunStatus: "queued" | "in_progress" | "completed" | "failed" | "cancelled";
+        TokenUsage: {
+            input_tokens: number;
+            output_tokens: number;
+            /** @description Input tokens read from the provider's prompt cache. */
+            cached_tokens: number;
+        };
+        ToolCall: {
+            id: string;
+            name: string;
+            /** @description JSON text as the model wrote it. */
+            arguments: string;
+        };
+        RunMessage: {
+            /** @enum {string} */
+            role: "user" | "assistant" | "tool";
+            content: string;
+            tool_calls?: components["schemas"]["ToolCall"][];
+            tool_call_id?: string;
+            name?: string;
+            is_error?: boolean;
+        };
+        RunError: {
+            /** @description For example `provider_not_configured`, `model_unavailable`, `model_rejected`, `max_steps_reached`, `attachment_not_ready`. */
+            code: string;
+            message: string;
+        };
+        RunStep: {
+            index: number;
+            /** @enum {string} */
+            type: "model_call" | "tool_call";
+            /** @enum {string} */
+            status: "in_progress" | "completed" | "failed" | "cancelled";
+            /** @description A model call's model. */
+            model?: string;
+            usage?: components["schemas"]["TokenUsage"];
+            /** @description A model call's cost in USD. */
+            cost?: string;
+            price_version?: string;
+            tool_call?: components["schemas"]["ToolCall"];
+            /** @description A tool call's result as the model saw it. */
+            output?: string;
+            is_error?: boolean;
+            started_at: number;
+            completed_at: number | null;
+            duration_ms: number | null;
+            error: null | components["schemas"]["RunError"];
+        };
+        Run: {
+            id: string;
+            /** @constant */
+            object: "run";
+            agent_id: string;
+            agent_version: number;
+            status: components["schemas"]["RunStatus"];
+            /** @description The model asked for: the agent's, or the run's override; may be `auto`. */
+            model: string;
+            /** @description The model that answered the last model call. */
+            resolved_model: string | null;
+            /** @description Why that model: the `auto` policy's choice and any fallback. */
+            routing_reason: string | null;
+            input: components["schemas"]["RunMessage"][];
+            file_ids: string[];
+            previous_run_id: string | null;
+            output: {
+                /** @description The final assistant message's text. */
+                text: string;
+                /** @description Every assistant and tool message of the run, in order. */
+                messages: components["schemas"]["RunMessage"][];
+            };
+            steps: components["schemas"]["RunStep"][];
+            usage: components["schemas"]["TokenUsage"];
+            /** @description Decimal USD, the sum of the model calls' costs at the price versions they recorded. */
+            cost: string;
+            error: null | components["schemas"]["RunError"];
+            metadata: components["schemas"]["Metadata"];
+            created_at: number;
+            started_at: number | null;
+            completed_at: number | null;
         };
     };
     responses: {
@@ -714,4 +1075,373 @@ export interface operations {
             503: components["responses"]["Error"];
         };
     };
+    listModels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The catalogue, in one page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListEnvelope"] & {
+                        data?: components["schemas"]["Model"][];
+                    };
+                };
+            };
+            401: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    listAgents: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["Limit"];
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
+                after?: components["parameters"]["After"];
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
+                before?: components["parameters"]["Before"];
+                order?: components["parameters"]["Order"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of agents. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListEnvelope"] & {
+                        data?: components["schemas"]["Agent"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    createAgent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Same key and same body within 24 hours returns the original response; same key and another body answers 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateAgentRequest"];
+            };
+        };
+        responses: {
+            /** @description The new agent. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Agent"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The agent. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Agent"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    updateAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateAgentRequest"];
+            };
+        };
+        responses: {
+            /** @description The agent at its new version. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Agent"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    deleteAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deletion result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedAgent"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    runAgent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Same key and same body within 24 hours returns the original response; same key and another body answers 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateRunRequest"];
+            };
+        };
+        responses: {
+            /** @description The finished run; or, with `stream`, its events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                    "text/event-stream": string;
+                };
+            };
+            /** @description The run, still queued or in progress. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    listAgentRuns: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["Limit"];
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
+                after?: components["parameters"]["After"];
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
+                before?: components["parameters"]["Before"];
+                order?: components["parameters"]["Order"];
+                status?: components["schemas"]["RunStatus"];
+                /** @description Only runs created at or after this time (Unix seconds). */
+                created_after?: number;
+                /** @description Only runs created before this time (Unix seconds). */
+                created_before?: number;
+                /** @description Only runs whose metadata holds every pair given, e.g. `metadata[team]=search`. */
+                metadata?: {
+                    [key: string]: components["schemas"]["Text"];
+                };
+            };
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of runs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListEnvelope"] & {
+                        data?: components["schemas"]["Run"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    cancelRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cancelled run. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            /** @description The run, cancel requested and not yet ended. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    streamRunEvents: {
+        parameters: {
+            query?: {
+                /** @description The sequence number of the last event already seen; the same as `Last-Event-ID`. */
+                after?: number;
+            };
+            header?: {
+                "Last-Event-ID"?: string;
+            };
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Events: `id` is the sequence number, `event` the type, `data` a JSON RunEvent. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
 }
+type WithRequired<T, K extends keyof T> = T & {
+    [P in K]-?: T[P];
+};

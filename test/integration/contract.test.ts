@@ -16,6 +16,7 @@ import { openapiDocument } from '../../api/openapi-document.js';
 import { systemRoutes } from '../../api/routes/system.js';
 import { FilesystemBlobStore } from '../../records/blobs/filesystem.js';
 import { createDb } from '../../records/db.js';
+import { apiDepsOf } from '../support/api.js';
 
 const root = fileURLToPath(new URL(import.meta.url.includes('/dist/') ? '../../../' : '../../', import.meta.url));
 const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
@@ -41,15 +42,15 @@ describe('the code and api/openapi.yaml agree', () => {
   let deps: ApiDeps;
   let connection: Connection;
 
-  before(() => {
+  before(async () => {
     // Nothing here is reached: building the routers needs the dependencies, not their services.
     connection = Connection.lazy({ address: '127.0.0.1:1' });
-    deps = {
+    deps = await apiDepsOf({
       db: createDb('postgres://agentplane@127.0.0.1:1/unused', { log: pino({ level: 'silent' }) }),
       blobs: new FilesystemBlobStore(join(tmpdir(), 'agentplane-contract-unused')),
       temporal: new Client({ connection }),
       log: pino({ level: 'silent' }),
-    };
+    });
   });
 
   after(async () => {

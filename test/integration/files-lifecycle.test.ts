@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
-import { newTenant, sharedApi, startTestApi, workflowBundle, type Tenant, type TestApi } from '../support/api.js';
+import { newTenant, workerDependenciesOf, sharedApi, startTestApi, workflowBundle, type Tenant, type TestApi } from '../support/api.js';
 import { eventually } from '../support/eventually.js';
 import { isolatedNamespace } from '../support/services.js';
 import type { ApiClient, ApiResponse } from '../support/client.js';
@@ -437,8 +437,7 @@ describe('file lifecycle before extraction runs', () => {
 
     // Only now does a worker poll this namespace: it finds the cancellation waiting.
     const { worker, connection } = await createWorker({
-      db: api.services.db,
-      blobs: api.services.blobs,
+      ...workerDependenciesOf(api.services),
       temporalAddress: api.temporalAddress,
       namespace,
       workflowBundle: await workflowBundle(),

@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { createApp } from '../../api/app.js';
 import { audited, respond } from '../../api/audit.js';
 import { createOnce } from '../../api/idempotency.js';
-import { sharedApi, newTenant, type Tenant, type TestApi } from '../support/api.js';
+import { apiDepsOf, sharedApi, newTenant, type Tenant, type TestApi } from '../support/api.js';
 import { ApiClient } from '../support/client.js';
 import { eventually } from '../support/eventually.js';
 
@@ -37,7 +37,7 @@ describe('Idempotency-Key', () => {
 
     before(async () => {
       // Two creating endpoints that take the same body, as agents and networks both take `{name}`.
-      const { app, router } = createApp({ ...api.services, log: pino({ level: 'silent' }) });
+      const { app, router } = createApp(await apiDepsOf({ ...api.services, log: pino({ level: 'silent' }) }));
       for (const kind of ['alpha', 'beta']) {
         router.post(`/v1/test-${kind}`, audited(api.services.db, `${kind}.create`, kind), async (ctx) => {
           const { created } = await createOnce(ctx, api.services, { name: 'same' }, async () => ({ status: 201, body: { id: `${kind}_1`, kind } }));

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { newTenant, startTestApi, workflowBundle, type TestApi } from '../support/api.js';
+import { newTenant, workerDependenciesOf, startTestApi, workflowBundle, type TestApi } from '../support/api.js';
 import { isolatedNamespace } from '../support/services.js';
 import { eventually } from '../support/eventually.js';
 import { serveWorker, type Stoppable } from '../../cli/processes.js';
@@ -46,7 +46,7 @@ describe('maintenance', function () {
       await run(activities.restartMissedExtractions);
       assert.equal((await api.services.temporal.workflow.getHandle(workflowId).describe()).status.name, 'RUNNING');
 
-      const { worker, connection } = await createWorker({ ...api.services, temporalAddress: api.temporalAddress, namespace, workflowBundle: await workflowBundle() });
+      const { worker, connection } = await createWorker({ ...workerDependenciesOf(api.services), temporalAddress: api.temporalAddress, namespace, workflowBundle: await workflowBundle() });
       const running = worker.run();
       try {
         const file = await tenant.admin.settledFile(upload.body.id);

@@ -7,12 +7,12 @@ import { createApp } from '../../api/app.js';
 import type { ApiDeps } from '../../api/context.js';
 import { openapiDocument } from '../../api/openapi-document.js';
 import { createDb } from '../../records/db.js';
-import { sharedApi, newTenant, type Tenant, type TestApi } from '../support/api.js';
+import { apiDepsOf, sharedApi, newTenant, type Tenant, type TestApi } from '../support/api.js';
 import { ApiClient, type ApiResponse } from '../support/client.js';
 
 /** An API built from `deps` on a random loopback port, for readiness with a dependency down. */
-async function serve(deps: ApiDeps): Promise<{ client: ApiClient; server: Server }> {
-  const server = createServer(createApp(deps).app.callback());
+async function serve(services: Pick<ApiDeps, 'db' | 'blobs' | 'temporal' | 'log'>): Promise<{ client: ApiClient; server: Server }> {
+  const server = createServer(createApp(await apiDepsOf(services)).app.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return { client: new ApiClient(`http://127.0.0.1:${port}`), server };

@@ -13,6 +13,10 @@ import { prepareDatabase, type Services } from '../../cli/runtime.js';
 import { newSecret, type Scope } from '../../records/api-keys.js';
 import { FilesystemBlobStore } from '../../records/blobs/filesystem.js';
 import { bundleWorkflows, installRuntimeLogger } from '../../workflows/worker.js';
+import { ModelCatalogue } from '../../models/catalogue.js';
+import { ModelGateway } from '../../models/gateway.js';
+import { RunEventFeed } from '../../records/run-event-feed.js';
+import type { ApiDeps } from '../../api/context.js';
 import { ApiClient } from './client.js';
 import { postgres, scratch, temporal, testLog } from './services.js';
 
@@ -38,7 +42,14 @@ let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
 export const workflowBundle = () => (bundle ??= bundleWorkflows());
 
 /** Starts an API (and, unless `worker: false`, a worker) against the shared services. */
-export async function startTestApi(options: { worker?: boolean; namespace?: string } = {}): Promise<TestApi> {
+export interface TestApiOptions {
+  worker?: boolean;
+  namespace?: string;
+  /** The model providers' settings (OPENAI_BASE_URL, …); none by default. */
+  modelEnv?: NodeJS.ProcessEnv;
+}
+
+export async function startTestApi(options: TestApiOptions = {}): Promise<TestApi> {
   quietTemporalRuntime();
   const [pg, tp] = await Promise.all([postgres(), temporal()]);
   const blobDir = join(await scratch, 'blobs');
@@ -46,11 +57,17 @@ export async function startTestApi(options: { worker?: boolean; namespace?: stri
   const namespace = options.namespace ?? 'default';
   const connection = await Connection.connect({ address: tp.address });
   const log = testLog;
+  const modelEnv = options.modelEnv ?? {};
+  const models = await ModelCatalogue.load(modelEnv, log);
   const services: Services = {
     db: pg.db,
     blobs: await new FilesystemBlobStore(blobDir).init(),
     temporal: new Client({ connection, namespace }),
     log,
+    models,
+    gateway: new ModelGateway(models, modelEnv),
+    // Test tool and model servers listen on loopback.
+    toolsAllowPrivate: true,
     close: async () => connection.close(),
   };
   await prepareDatabase(services.db, bootstrapKey, log);
@@ -102,4 +119,19 @@ export async function newTenant(api: TestApi, name = 'test'): Promise<Tenant> {
     return new ApiClient(api.url, key.data.key);
   };
   return { projectId, admin: await keyWith('admin'), keyWith };
+}
+
+/** What the API needs beyond the services a suite builds itself: no model provider, a feed not listening (streams poll). */
+export async function apiDepsOf(services: Pick<ApiDeps, 'db' | 'blobs' | 'temporal' | 'log'>): Promise<ApiDeps> {
+  return {
+    ...services,
+    models: await ModelCatalogue.load({}, services.log),
+    runEvents: new RunEventFeed(services.db.connectionString, services.log),
+    toolsAllowPrivate: true,
+  };
+}
+
+/** The activities' dependencies of a worker built from a test API's services. */
+export function workerDependenciesOf(services: Services) {
+  return { db: services.db, blobs: services.blobs, models: { catalogue: services.models, gateway: services.gateway }, toolsAllowPrivate: services.toolsAllowPrivate };
 }

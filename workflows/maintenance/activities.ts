@@ -1,6 +1,6 @@
 /**
  * Maintenance's I/O: start extraction for any file whose start was missed (the API died between commit
- * and start, or Temporal was briefly down), remove blobs whose deletion is due, and forget expired
+ * and start, or Temporal was briefly down) and likewise any run's, remove blobs whose deletion is due, and forget expired
  * idempotency keys. Each is safe to repeat.
  */
 import { Context } from '@temporalio/activity';
@@ -10,9 +10,13 @@ import { filesStillProcessing } from '../../records/files.js';
 import { sweepDueBlobs } from '../../records/blob-leases.js';
 import { purgeExpiredResponses } from '../../records/idempotency.js';
 import { startExtraction } from '../extraction/client.js';
+import { staleQueuedRuns } from '../../records/runs.js';
+import { startRunWorkflow } from '../runs/client.js';
 
 /** Files older than this that are still `processing` get their (idempotent) start again. */
 const MISSED_START_AFTER_MS = 60_000;
+/** Runs queued longer than this get their (idempotent) start again; a waiting `enqueue` run keeps its workflow. */
+const MISSED_RUN_START_AFTER_S = 15;
 
 export const createMaintenanceActivities = ({ db, blobs }: { db: Db; blobs: BlobStore }) => ({
   async restartMissedExtractions(): Promise<number> {
@@ -21,6 +25,13 @@ export const createMaintenanceActivities = ({ db, blobs }: { db: Db; blobs: Blob
     const files = await filesStillProcessing(db, new Date(Date.now() - MISSED_START_AFTER_MS));
     for (const file of files) await startExtraction(client, file.id);
     return files.length;
+  },
+
+  async restartMissedRuns(): Promise<number> {
+    const { client } = Context.current();
+    const runs = await staleQueuedRuns(db, MISSED_RUN_START_AFTER_S, 100);
+    for (const runId of runs) await startRunWorkflow(client, runId);
+    return runs.length;
   },
 
   /** Sweeps until nothing is due or its time budget is spent; see `sweepDueBlobs`. */

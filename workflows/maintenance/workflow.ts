@@ -2,10 +2,10 @@
  * One round of the cluster's maintenance duties. The maintenance Schedule (client.ts) starts it, so one
  * round at a time runs for the whole cluster however many workers there are.
  */
-import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, patched, proxyActivities } from '@temporalio/workflow';
 import type { MaintenanceActivities } from './activities.js';
 
-const { restartMissedExtractions, removeDueBlobs, purgeExpiredIdempotencyKeys } = proxyActivities<MaintenanceActivities>({
+const { restartMissedExtractions, restartMissedRuns, removeDueBlobs, purgeExpiredIdempotencyKeys } = proxyActivities<MaintenanceActivities>({
   // The blob sweep stops itself after 20 s; the others are single queries. A duty still failing after its
   // retries waits for the next round rather than holding this one (and so the schedule) open.
   startToCloseTimeout: '1 minute',
@@ -16,15 +16,18 @@ export interface MaintenanceReport {
   extractionsRestarted: number;
   blobsRemoved: number;
   idempotencyKeysPurged: number;
+  runsRestarted?: number;
 }
 
 export async function maintenanceWorkflow(): Promise<MaintenanceReport> {
   // Independent duties: one failing must not keep the others from running.
-  const [restarted, removed, purged] = await Promise.allSettled([restartMissedExtractions(), removeDueBlobs(), purgeExpiredIdempotencyKeys()]);
-  if (restarted.status === 'fulfilled' && removed.status === 'fulfilled' && purged.status === 'fulfilled') {
-    return { extractionsRestarted: restarted.value, blobsRemoved: removed.value, idempotencyKeysPurged: purged.value };
+  // Rounds recorded before runs existed replay without the runs duty.
+  const runsDuty = patched('restart-missed-runs') ? restartMissedRuns() : Promise.resolve(0);
+  const [restarted, removed, purged, runs] = await Promise.allSettled([restartMissedExtractions(), removeDueBlobs(), purgeExpiredIdempotencyKeys(), runsDuty]);
+  if (restarted.status === 'fulfilled' && removed.status === 'fulfilled' && purged.status === 'fulfilled' && runs.status === 'fulfilled') {
+    return { extractionsRestarted: restarted.value, blobsRemoved: removed.value, idempotencyKeysPurged: purged.value, runsRestarted: runs.value };
   }
-  const failures = [restarted, removed, purged].flatMap((outcome) => (outcome.status === 'rejected' ? [describeFailure(outcome.reason)] : []));
+  const failures = [restarted, removed, purged, runs].flatMap((outcome) => (outcome.status === 'rejected' ? [describeFailure(outcome.reason)] : []));
   // The round shows as failed; the schedule starts the next one all the same.
   throw ApplicationFailure.nonRetryable(`Maintenance duties failed: ${failures.join('; ')}`, 'MaintenanceDutyFailed');
 }

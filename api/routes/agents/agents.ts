@@ -1,0 +1,87 @@
+import Router from '@koa/router';
+import type { ApiDeps, ApiState } from '../../context.js';
+import { callerOf } from '../../context.js';
+import { requireScope } from '../../middleware/auth.js';
+import { audited, commitMutation, respond } from '../../audit.js';
+import { operation } from '../../validation.js';
+import { NotFoundError } from '../../errors.js';
+import { pageRequestOf } from '../../pagination.js';
+import { createOnce } from '../../idempotency.js';
+import { DEFAULT_MAX_STEPS, deleteAgent, findAgent, insertAgent, listAgents, updateAgent } from '../../../records/agents.js';
+import { presentAgent, presentDeletedAgent } from '../../../presenters/agent.js';
+import { presentList } from '../../../presenters/list.js';
+import { checkModel, checkTools } from './definition.js';
+
+export function agentRoutes(router: Router<ApiState>, deps: ApiDeps): void {
+  router.post(
+    '/v1/agents',
+    audited(deps.db, 'agent.create', 'agent'),
+    requireScope('agents:write'),
+    operation('createAgent', async (ctx, { body }) => {
+      await checkModel(deps.models, body.model);
+      checkTools(body.tools ?? [], deps.toolsAllowPrivate);
+      const { created } = await createOnce(ctx, deps, body, async (tx) => {
+        const agent = await insertAgent(tx, callerOf(ctx).projectId, {
+          name: body.name,
+          description: body.description ?? null,
+          model: body.model,
+          instructions: body.instructions ?? '',
+          tools: body.tools ?? [],
+          model_settings: body.model_settings ?? {},
+          concurrency: body.concurrency ?? 'allow',
+          max_steps: body.max_steps ?? DEFAULT_MAX_STEPS,
+          metadata: body.metadata ?? {},
+        });
+        return { status: 201, body: presentAgent(agent) };
+      });
+      respond(ctx, created);
+    }),
+  );
+
+  router.get(
+    '/v1/agents',
+    requireScope('agents:read'),
+    operation('listAgents', async (ctx, { query }) => {
+      ctx.body = presentList(await listAgents(deps.db, callerOf(ctx).projectId, pageRequestOf(query)), presentAgent);
+    }),
+  );
+
+  router.get(
+    '/v1/agents/:id',
+    requireScope('agents:read'),
+    operation('getAgent', async (ctx, { path: { id } }) => {
+      const agent = await findAgent(deps.db, callerOf(ctx).projectId, id);
+      if (!agent) throw NotFoundError('agent', id);
+      ctx.body = presentAgent(agent);
+    }),
+  );
+
+  router.post(
+    '/v1/agents/:id',
+    audited(deps.db, 'agent.update', 'agent'),
+    requireScope('agents:write'),
+    operation('updateAgent', async (ctx, { path: { id }, body }) => {
+      if (body.model !== undefined) await checkModel(deps.models, body.model);
+      if (body.tools !== undefined) checkTools(body.tools, deps.toolsAllowPrivate);
+      const answer = await commitMutation(ctx, deps.db, async (tx) => {
+        const agent = await updateAgent(tx, callerOf(ctx).projectId, id, body);
+        if (!agent) throw NotFoundError('agent', id);
+        return { status: 200, body: presentAgent(agent) };
+      });
+      respond(ctx, answer);
+    }),
+  );
+
+  router.delete(
+    '/v1/agents/:id',
+    audited(deps.db, 'agent.delete', 'agent'),
+    requireScope('agents:write'),
+    operation('deleteAgent', async (ctx, { path: { id } }) => {
+      const answer = await commitMutation(ctx, deps.db, async (tx) => {
+        if (!(await deleteAgent(tx, callerOf(ctx).projectId, id))) throw NotFoundError('agent', id);
+        return { status: 200, body: presentDeletedAgent(id) };
+      });
+      respond(ctx, answer);
+    }),
+  );
+}

@@ -1,0 +1,37 @@
+/** POST /v1/runs/{id}/cancel: the workflow is cancelled (aborting the model call in flight) and ends the run. */
+import type { ApiContext, ApiDeps } from '../../context.js';
+import { callerOf } from '../../context.js';
+import { ConflictError, NotFoundError } from '../../errors.js';
+import { respond } from '../../audit.js';
+import { transaction } from '../../../records/db.js';
+import { findRun, finishRun, isFinished, runById } from '../../../records/runs.js';
+import { recordEvent } from '../../../records/events.js';
+import { cancelRunWorkflow } from '../../../workflows/runs/client.js';
+import { presentRunOf, runWhenEnded } from './run-log.js';
+
+const CANCEL_WAIT_MS = 10_000;
+const TEMPORAL_DEADLINE_MS = 2_000;
+
+/** A run whose workflow was never started (Temporal was down) is ended here; true if it was. */
+export async function endRunNeverStarted(deps: ApiDeps, runId: string): Promise<boolean> {
+  const run = await runById(deps.db, runId);
+  if (!run) return false;
+  return transaction(deps.db, async (tx) => {
+    const ended = await finishRun(tx, runId, { status: 'cancelled' });
+    if (ended) await recordEvent(tx, run.project_id, 'run.cancelled', { object: 'run', id: runId });
+    return ended;
+  });
+}
+
+export async function cancelRun(ctx: ApiContext, deps: ApiDeps, runId: string): Promise<void> {
+  const { projectId } = callerOf(ctx);
+  const run = await findRun(deps.db, projectId, runId);
+  if (!run) throw NotFoundError('run', runId);
+  if (isFinished(run.status)) throw ConflictError('run_finished', `Run ${runId} has already ended (${run.status}).`);
+  const reached = await deps.temporal.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () => cancelRunWorkflow(deps.temporal, runId));
+  if (!reached) await endRunNeverStarted(deps, runId);
+  const closed = new AbortController();
+  ctx.req.on('close', () => closed.abort());
+  const now = await runWhenEnded(deps, projectId, runId, CANCEL_WAIT_MS, closed.signal);
+  respond(ctx, { status: isFinished(now.status) ? 200 : 202, body: await presentRunOf(deps, now) });
+}

@@ -1,0 +1,96 @@
+/**
+ * POST /v1/agents/{id}/run. The run is committed first (with its audit entry and, given an
+ * Idempotency-Key, the key), then its workflow is started; a start that fails (Temporal down) is made
+ * later by the maintenance schedule, so an accepted run is never lost. A replayed key answers the same
+ * run as it stands now.
+ */
+import type { ApiContext, ApiDeps } from '../../context.js';
+import { callerOf } from '../../context.js';
+import { ConflictError, InvalidRequestError, NotFoundError } from '../../errors.js';
+import type { Input } from '../../validation.js';
+import { createOnce } from '../../idempotency.js';
+import { respond } from '../../audit.js';
+import { findAgent } from '../../../records/agents.js';
+import { attachmentsOf } from '../../../records/files.js';
+import { activeRunsOf, findRun, insertRun, isFinished, type InputMessage } from '../../../records/runs.js';
+import { cancelRunWorkflow, startRunWorkflow } from '../../../workflows/runs/client.js';
+import { checkModel } from '../agents/definition.js';
+import { presentRunOf, runWhenEnded, streamRunEvents } from './run-log.js';
+import { endRunNeverStarted } from './cancel.js';
+
+// The longest a request waits for its run to end before answering 202.
+const WAIT_MS = 30_000;
+const TEMPORAL_DEADLINE_MS = 2_000;
+
+export async function createRun(ctx: ApiContext, deps: ApiDeps, { path: { id: agentId }, body }: Input<'runAgent'>): Promise<void> {
+  const caller = callerOf(ctx);
+  const { projectId } = caller;
+  const agent = await findAgent(deps.db, projectId, agentId);
+  if (!agent) throw NotFoundError('agent', agentId);
+  if (body.model !== undefined) await checkModel(deps.models, body.model);
+
+  const fileIds = body.file_ids ?? [];
+  const files = await attachmentsOf(deps.db, projectId, fileIds);
+  const unknown = fileIds.find((fileId) => !files.some((f) => f.id === fileId));
+  if (unknown !== undefined) throw NotFoundError('file', unknown);
+
+  if (body.previous_run_id !== undefined) {
+    const previous = await findRun(deps.db, projectId, body.previous_run_id);
+    if (!previous || previous.agent_id !== agentId) throw NotFoundError('run', body.previous_run_id);
+    if (!isFinished(previous.status)) {
+      throw ConflictError('previous_run_active', `Run ${previous.id} has not ended yet; continue it once it has.`, 'previous_run_id');
+    }
+  }
+
+  const input: InputMessage[] = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
+  if (input.every((m) => m.role !== 'user')) throw InvalidRequestError('invalid_input', '`input` needs at least one user message.', 'input');
+  const identity = { ...body, stream: undefined, wait: undefined };
+
+  let interrupted: string[] = [];
+  const { created, replayed } = await createOnce(ctx, deps, identity, async (tx) => {
+    // The agent's row is locked while its policy is applied, so two runs cannot both find it idle.
+    const current = await findAgent(tx, projectId, agentId, { lock: true });
+    if (!current) throw NotFoundError('agent', agentId);
+    const active = await activeRunsOf(tx, agentId);
+    if (current.concurrency === 'reject' && active.length > 0) {
+      throw ConflictError('agent_busy', `Agent ${agentId} already has a run in progress (${active[0]!.id}) and its concurrency is reject.`);
+    }
+    if (current.concurrency === 'interrupt') interrupted = active.map((r) => r.id);
+    const run = await insertRun(tx, {
+      projectId,
+      agentId,
+      agentVersion: current.version,
+      apiKeyId: caller.apiKeyId,
+      model: body.model ?? current.model,
+      input,
+      fileIds,
+      previousRunId: body.previous_run_id ?? null,
+      maxSteps: body.max_steps ?? current.max_steps,
+      metadata: body.metadata ?? {},
+    });
+    return { status: 202, body: { id: run.id } };
+  });
+  const runId = created.body.id;
+
+  if (!replayed) {
+    const withinDeadline = (work: () => Promise<unknown>) => deps.temporal.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, work);
+    for (const earlier of interrupted) {
+      await withinDeadline(async () => (await cancelRunWorkflow(deps.temporal, earlier)) || (await endRunNeverStarted(deps, earlier))).catch((err) =>
+        ctx.state.log.warn({ err, run_id: earlier }, 'could not interrupt the earlier run'),
+      );
+    }
+    await withinDeadline(() => startRunWorkflow(deps.temporal, runId)).catch((err) =>
+      ctx.state.log.warn({ err, run_id: runId }, 'run start failed; the maintenance schedule will start it'),
+    );
+  }
+
+  ctx.set('Location', `/v1/runs/${runId}`);
+  if (body.stream) {
+    ctx.state.auditTargetId = runId;
+    return streamRunEvents(ctx, deps, runId, 0);
+  }
+  const closed = new AbortController();
+  ctx.req.on('close', () => closed.abort());
+  const run = await runWhenEnded(deps, projectId, runId, body.wait === false ? 0 : WAIT_MS, closed.signal);
+  respond(ctx, { status: isFinished(run.status) ? 200 : 202, body: await presentRunOf(deps, run) });
+}

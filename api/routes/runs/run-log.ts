@@ -1,0 +1,66 @@
+/**
+ * Following a run from the API: its event log as Server-Sent Events (from any point, live until the run
+ * ends), and waiting for its end with a bound.
+ */
+import { PassThrough } from 'node:stream';
+import type { ApiContext, ApiDeps } from '../../context.js';
+import { findRun, isFinished, type RunRecord } from '../../../records/runs.js';
+import { runEventsAfter } from '../../../records/run-events.js';
+import { stepsOf } from '../../../records/run-steps.js';
+import { presentRun, presentRunEvent, TERMINAL_RUN_EVENTS, type RunObject } from '../../../presenters/run.js';
+
+// A comment line this often keeps proxies from closing a quiet stream.
+const KEEPALIVE_MS = 15_000;
+
+export async function presentRunOf(deps: ApiDeps, run: RunRecord): Promise<RunObject> {
+  return presentRun(run, await stepsOf(deps.db, run.id));
+}
+
+/** The run once it has ended, or as it stands after `ms`. */
+export async function runWhenEnded(deps: ApiDeps, projectId: string, runId: string, ms: number, signal?: AbortSignal): Promise<RunRecord> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const run = await findRun(deps.db, projectId, runId);
+    if (!run) throw new Error(`run ${runId} vanished`);
+    if (isFinished(run.status) || Date.now() >= deadline || signal?.aborted) return run;
+    await deps.runEvents.wait(runId, deadline - Date.now(), signal);
+  }
+}
+
+/** Answers with the run's events after `afterSeq`, as they are appended, until its terminal event. */
+export function streamRunEvents(ctx: ApiContext, deps: ApiDeps, runId: string, afterSeq: number): void {
+  const stream = new PassThrough();
+  const closed = new AbortController();
+  ctx.req.on('close', () => closed.abort());
+  ctx.status = 200;
+  ctx.set('Content-Type', 'text/event-stream; charset=utf-8');
+  ctx.set('Cache-Control', 'no-cache');
+  ctx.set('X-Accel-Buffering', 'no');
+  ctx.body = stream;
+
+  const follow = async () => {
+    let seq = afterSeq;
+    let lastWrite = Date.now();
+    while (!closed.signal.aborted) {
+      const events = await runEventsAfter(deps.db, runId, seq);
+      for (const event of events) {
+        stream.write(presentRunEvent(event));
+        seq = event.seq;
+        lastWrite = Date.now();
+        if (TERMINAL_RUN_EVENTS.has(event.type)) return;
+      }
+      if (events.length > 0) continue;
+      if (Date.now() - lastWrite >= KEEPALIVE_MS) {
+        stream.write(': keep-alive\n\n');
+        lastWrite = Date.now();
+      }
+      await deps.runEvents.wait(runId, KEEPALIVE_MS, closed.signal);
+    }
+  };
+  follow()
+    .catch((err) => {
+      // The stream has begun, so no error body can follow; the client reconnects with Last-Event-ID.
+      ctx.state.log.warn({ err, run_id: runId }, 'run event stream ended early');
+    })
+    .finally(() => stream.end());
+}

@@ -1,0 +1,73 @@
+import Router from '@koa/router';
+import type { ApiDeps, ApiState } from '../../context.js';
+import { callerOf } from '../../context.js';
+import { requireScope } from '../../middleware/auth.js';
+import { audited } from '../../audit.js';
+import { operation } from '../../validation.js';
+import { InvalidRequestError, NotFoundError } from '../../errors.js';
+import { pageRequestOf } from '../../pagination.js';
+import { findAgent } from '../../../records/agents.js';
+import { findRun, listAgentRuns } from '../../../records/runs.js';
+import { stepsOfRuns } from '../../../records/run-steps.js';
+import { presentRun } from '../../../presenters/run.js';
+import { presentList } from '../../../presenters/list.js';
+import { createRun } from './create.js';
+import { cancelRun } from './cancel.js';
+import { presentRunOf, streamRunEvents } from './run-log.js';
+
+export function runRoutes(router: Router<ApiState>, deps: ApiDeps): void {
+  router.post(
+    '/v1/agents/:id/run',
+    audited(deps.db, 'run.create', 'run'),
+    requireScope('agents:run'),
+    operation('runAgent', (ctx, input) => createRun(ctx, deps, input)),
+  );
+
+  router.get(
+    '/v1/agents/:id/runs',
+    requireScope('agents:read'),
+    operation('listAgentRuns', async (ctx, { path: { id }, query }) => {
+      const { projectId } = callerOf(ctx);
+      if (!(await findAgent(deps.db, projectId, id))) throw NotFoundError('agent', id);
+      const page = await listAgentRuns(deps.db, projectId, id, pageRequestOf(query), {
+        status: query.status,
+        createdAfter: query.created_after,
+        createdBefore: query.created_before,
+        metadata: query.metadata,
+      });
+      const steps = await stepsOfRuns(deps.db, page.rows.map((r) => r.id));
+      ctx.body = presentList(page, (run) => presentRun(run, steps.get(run.id) ?? []));
+    }),
+  );
+
+  router.get(
+    '/v1/runs/:id',
+    requireScope('agents:read'),
+    operation('getRun', async (ctx, { path: { id } }) => {
+      const run = await findRun(deps.db, callerOf(ctx).projectId, id);
+      if (!run) throw NotFoundError('run', id);
+      ctx.body = await presentRunOf(deps, run);
+    }),
+  );
+
+  router.post(
+    '/v1/runs/:id/cancel',
+    audited(deps.db, 'run.cancel', 'run'),
+    requireScope('agents:run'),
+    operation('cancelRun', (ctx, { path: { id } }) => cancelRun(ctx, deps, id)),
+  );
+
+  router.get(
+    '/v1/runs/:id/events',
+    requireScope('agents:read'),
+    operation('streamRunEvents', async (ctx, { path: { id }, query }) => {
+      const run = await findRun(deps.db, callerOf(ctx).projectId, id);
+      if (!run) throw NotFoundError('run', id);
+      const lastEventId = ctx.get('last-event-id');
+      if (lastEventId && query.after !== undefined && Number(lastEventId) !== query.after) {
+        throw InvalidRequestError('invalid_parameter', 'Give `Last-Event-ID` or `after`, or both with the same value.', 'after');
+      }
+      streamRunEvents(ctx, deps, id, query.after ?? (lastEventId ? Number(lastEventId) : 0));
+    }),
+  );
+}

@@ -1,0 +1,88 @@
+import type { components } from '../api/generated/openapi.js';
+import type { ChatMessage } from '../models/messages.js';
+import type { RunRecord } from '../records/runs.js';
+import type { RunStepRecord } from '../records/run-steps.js';
+import type { RunEventRecord } from '../records/run-events.js';
+import { unixSeconds } from './time.js';
+
+export type RunObject = components['schemas']['Run'];
+type RunMessage = components['schemas']['RunMessage'];
+type RunStep = components['schemas']['RunStep'];
+
+/** A message as the API shows it: attachment parts (the model's view of files) are not repeated here. */
+function presentMessage(message: ChatMessage): RunMessage | null {
+  switch (message.role) {
+    case 'system':
+      return null;
+    case 'user':
+      return typeof message.content === 'string' ? { role: 'user', content: message.content } : null;
+    case 'assistant':
+      return { role: 'assistant', content: message.content, ...(message.tool_calls?.length ? { tool_calls: message.tool_calls } : {}) };
+    case 'tool':
+      return { role: 'tool', content: message.content, tool_call_id: message.tool_call_id, name: message.name, is_error: message.is_error ?? false };
+  }
+}
+
+function presentStep(step: RunStepRecord): RunStep {
+  const base: RunStep = {
+    index: step.index,
+    type: step.type,
+    status: step.status,
+    started_at: unixSeconds(step.started_at),
+    completed_at: unixSeconds(step.completed_at),
+    duration_ms: step.completed_at ? step.completed_at.getTime() - step.started_at.getTime() : null,
+    error: step.error,
+  };
+  if (step.type === 'model_call') {
+    return {
+      ...base,
+      model: step.model ?? undefined,
+      usage: { input_tokens: step.input_tokens, output_tokens: step.output_tokens, cached_tokens: step.cached_tokens },
+      cost: step.cost,
+      ...(step.price_version ? { price_version: step.price_version } : {}),
+    };
+  }
+  return {
+    ...base,
+    ...(step.tool_call ? { tool_call: step.tool_call } : {}),
+    ...(step.message?.role === 'tool' ? { output: step.message.content } : {}),
+    is_error: step.is_error,
+  };
+}
+
+export function presentRun(run: RunRecord, steps: RunStepRecord[]): RunObject {
+  const messages = steps
+    .filter((s) => s.status === 'completed' && s.message)
+    .map((s) => presentMessage(s.message!))
+    .filter((m): m is RunMessage => m !== null);
+  return {
+    id: run.id,
+    object: 'run',
+    agent_id: run.agent_id,
+    agent_version: run.agent_version,
+    status: run.status,
+    model: run.model,
+    resolved_model: run.resolved_model,
+    routing_reason: run.routing_reason,
+    input: run.input.map(presentMessage).filter((m): m is RunMessage => m !== null),
+    file_ids: run.file_ids,
+    previous_run_id: run.previous_run_id,
+    output: { text: run.output_text, messages },
+    steps: steps.map(presentStep),
+    usage: { input_tokens: run.input_tokens, output_tokens: run.output_tokens, cached_tokens: run.cached_tokens },
+    cost: run.cost,
+    error: run.error,
+    metadata: run.metadata,
+    created_at: unixSeconds(run.created_at),
+    started_at: unixSeconds(run.started_at),
+    completed_at: unixSeconds(run.completed_at),
+  };
+}
+
+/** One event of a run's log as a Server-Sent Events message; `id` is its sequence number. */
+export function presentRunEvent(event: RunEventRecord): string {
+  const data = { run_id: event.run_id, seq: event.seq, type: event.type, created_at: unixSeconds(event.created_at), ...event.data };
+  return `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+export const TERMINAL_RUN_EVENTS = new Set(['run.completed', 'run.failed', 'run.cancelled']);

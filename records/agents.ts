@@ -1,0 +1,105 @@
+/** Agent records and their versions: an update writes a new version; runs read the version they started with. */
+import type { components } from '../api/generated/openapi.js';
+import { newId } from './ids.js';
+import type { Queryable } from './db.js';
+import { selectPage, type Page, type PageRequest } from './pagination.js';
+
+export type AgentTool = components['schemas']['AgentTool'];
+export type Concurrency = components['schemas']['Concurrency'];
+export type AgentModelSettings = components['schemas']['ModelSettings'];
+
+/** What a version of an agent is: everything a run needs to know about it. */
+export interface AgentDefinition {
+  name: string;
+  description: string | null;
+  model: string;
+  instructions: string;
+  tools: AgentTool[];
+  model_settings: AgentModelSettings;
+  concurrency: Concurrency;
+  max_steps: number;
+  metadata: Record<string, string>;
+}
+
+export interface AgentRecord extends AgentDefinition {
+  id: string;
+  project_id: string;
+  version: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const DEFAULT_MAX_STEPS = 10;
+
+const DEFINITION_COLUMNS = 'v.name, v.description, v.model, v.instructions, v.tools, v.model_settings, v.concurrency, v.max_steps, v.metadata';
+const COLUMNS = `a.id, a.project_id, a.version, a.created_at, a.updated_at, ${DEFINITION_COLUMNS}`;
+const CURRENT = 'agents a JOIN agent_versions v ON v.agent_id = a.id AND v.version = a.version';
+
+export function newAgentId(): string {
+  return newId('agent');
+}
+
+async function insertVersion(tx: Queryable, agentId: string, version: number, d: AgentDefinition): Promise<void> {
+  await tx.query(
+    `INSERT INTO agent_versions (agent_id, version, name, description, model, instructions, tools, model_settings, concurrency, max_steps, metadata)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+    [agentId, version, d.name, d.description, d.model, d.instructions, JSON.stringify(d.tools), d.model_settings, d.concurrency, d.max_steps, d.metadata],
+  );
+}
+
+export async function insertAgent(tx: Queryable, projectId: string, definition: AgentDefinition): Promise<AgentRecord> {
+  const id = newAgentId();
+  await tx.query('INSERT INTO agents (id, project_id) VALUES ($1, $2)', [id, projectId]);
+  await insertVersion(tx, id, 1, definition);
+  return (await findAgent(tx, projectId, id))!;
+}
+
+export async function findAgent(db: Queryable, projectId: string, id: string, options: { lock?: boolean } = {}): Promise<AgentRecord | null> {
+  const { rows } = await db.query<AgentRecord>(
+    `SELECT ${COLUMNS} FROM ${CURRENT} WHERE a.id = $1 AND a.project_id = $2 AND a.deleted_at IS NULL${options.lock ? ' FOR UPDATE OF a' : ''}`,
+    [id, projectId],
+  );
+  return rows[0] ?? null;
+}
+
+/** A version as it was defined, whether or not the agent has since changed or been deleted. */
+export async function findAgentVersion(db: Queryable, agentId: string, version: number): Promise<AgentDefinition | null> {
+  const { rows } = await db.query<AgentDefinition>(`SELECT ${DEFINITION_COLUMNS} FROM agent_versions v WHERE v.agent_id = $1 AND v.version = $2`, [
+    agentId,
+    version,
+  ]);
+  return rows[0] ?? null;
+}
+
+/** Writes the next version with `changes` applied; null when there is no such agent. */
+export async function updateAgent(tx: Queryable, projectId: string, id: string, changes: Partial<AgentDefinition>): Promise<AgentRecord | null> {
+  const current = await findAgent(tx, projectId, id, { lock: true });
+  if (!current) return null;
+  const next: AgentDefinition = { ...definitionOf(current), ...changes };
+  const version = current.version + 1;
+  await insertVersion(tx, id, version, next);
+  await tx.query('UPDATE agents SET version = $2, updated_at = now() WHERE id = $1', [id, version]);
+  return findAgent(tx, projectId, id);
+}
+
+export async function deleteAgent(tx: Queryable, projectId: string, id: string): Promise<boolean> {
+  const { rowCount } = await tx.query('UPDATE agents SET deleted_at = now() WHERE id = $1 AND project_id = $2 AND deleted_at IS NULL', [id, projectId]);
+  return rowCount === 1;
+}
+
+export async function listAgents(db: Queryable, projectId: string, page: PageRequest): Promise<Page<AgentRecord>> {
+  return selectPage<AgentRecord>(db, {
+    table: 'agents',
+    from: `${CURRENT}`,
+    alias: 'a',
+    columns: COLUMNS,
+    projectId,
+    conditions: [['a.deleted_at IS NULL']],
+    page,
+  });
+}
+
+export function definitionOf(agent: AgentDefinition): AgentDefinition {
+  const { name, description, model, instructions, tools, model_settings, concurrency, max_steps, metadata } = agent;
+  return { name, description, model, instructions, tools, model_settings, concurrency, max_steps, metadata };
+}

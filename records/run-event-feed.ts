@@ -1,0 +1,87 @@
+/**
+ * Wakes whoever waits on a run when its log grows: one LISTEN connection per process, outside the pool.
+ * While that connection is down (PostgreSQL restarting) waiters still wake on their own every
+ * POLL_MS and read the log, so a stream never stalls for long and nothing is missed: the log, not the
+ * notification, is what is read.
+ */
+import pg from 'pg';
+import type { Logger } from 'pino';
+import { setTimeout as delay } from 'node:timers/promises';
+import { RUN_EVENTS_CHANNEL } from './run-events.js';
+
+const POLL_MS = 2_000;
+const RECONNECT_MIN_MS = 500;
+const RECONNECT_MAX_MS = 10_000;
+
+export class RunEventFeed {
+  private readonly waiters = new Map<string, Set<() => void>>();
+  private client: pg.Client | null = null;
+  private stopped = false;
+  private running: Promise<void> | null = null;
+
+  constructor(
+    private readonly connectionString: string,
+    private readonly log: Pick<Logger, 'warn' | 'info'>,
+  ) {}
+
+  start(): this {
+    this.running ??= this.keepListening();
+    return this;
+  }
+
+  /** Resolves when the run's log may have grown, after at most `ms` (or POLL_MS), or when `signal` aborts. */
+  async wait(runId: string, ms: number, signal?: AbortSignal): Promise<void> {
+    let wake!: () => void;
+    const woken = new Promise<void>((resolve) => (wake = resolve));
+    const set = this.waiters.get(runId) ?? new Set();
+    set.add(wake);
+    this.waiters.set(runId, set);
+    const timer = setTimeout(wake, Math.max(0, Math.min(ms, POLL_MS)));
+    const onAbort = () => wake();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      await woken;
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      set.delete(wake);
+      if (set.size === 0) this.waiters.delete(runId);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.client?.end().catch(() => {});
+    for (const set of this.waiters.values()) for (const wake of set) wake();
+    await this.running;
+  }
+
+  private async keepListening(): Promise<void> {
+    let backoff = RECONNECT_MIN_MS;
+    while (!this.stopped) {
+      const client = new pg.Client({ connectionString: this.connectionString });
+      try {
+        const ended = new Promise<void>((resolve) => {
+          client.on('error', () => resolve());
+          client.on('end', () => resolve());
+        });
+        client.on('notification', (message) => {
+          for (const wake of this.waiters.get(message.payload ?? '') ?? []) wake();
+        });
+        await client.connect();
+        this.client = client;
+        await client.query(`LISTEN ${RUN_EVENTS_CHANNEL}`);
+        backoff = RECONNECT_MIN_MS;
+        await ended;
+      } catch (err) {
+        if (!this.stopped) this.log.warn({ err }, 'run event notifications unavailable; streams poll until they return');
+      } finally {
+        this.client = null;
+        await client.end().catch(() => {});
+      }
+      if (this.stopped) break;
+      await delay(backoff);
+      backoff = Math.min(backoff * 2, RECONNECT_MAX_MS);
+    }
+  }
+}

@@ -1,0 +1,34 @@
+/**
+ * The run-event log: append-only and totally ordered per run. Taking the next sequence number locks the
+ * run's row, so concurrent writers (parallel tool calls) still append in one order, and the NOTIFY sent
+ * at commit tells listening API processes to read what is new.
+ */
+import type { Queryable } from './db.js';
+
+export const RUN_EVENTS_CHANNEL = 'agentplane_run_events';
+
+export interface RunEventRecord {
+  run_id: string;
+  seq: number;
+  type: string;
+  data: Record<string, unknown>;
+  created_at: Date;
+}
+
+export async function appendRunEvent(tx: Queryable, runId: string, type: string, data: Record<string, unknown>): Promise<number> {
+  const { rows } = await tx.query<{ seq: number }>(
+    `WITH next AS (UPDATE runs SET event_seq = event_seq + 1 WHERE id = $1 RETURNING event_seq)
+     INSERT INTO run_events (run_id, seq, type, data) SELECT $1, event_seq, $2, $3 FROM next RETURNING seq`,
+    [runId, type, data],
+  );
+  await tx.query('SELECT pg_notify($1, $2)', [RUN_EVENTS_CHANNEL, runId]);
+  return rows[0]!.seq;
+}
+
+export async function runEventsAfter(db: Queryable, runId: string, afterSeq: number, limit = 500): Promise<RunEventRecord[]> {
+  const { rows } = await db.query<RunEventRecord>(
+    'SELECT run_id, seq, type, data, created_at FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3',
+    [runId, afterSeq, limit],
+  );
+  return rows;
+}

@@ -1,0 +1,141 @@
+/**
+ * The steps of a run: each model call and tool call, with the message it added to the conversation. A
+ * step is completed once: usage and cost reach the run's totals in the transaction that completes it, so
+ * a retried activity never counts a call twice.
+ */
+import type { ChatMessage, TokenUsage, ToolCall } from '../models/messages.js';
+import type { Queryable } from './db.js';
+import { appendRunEvent } from './run-events.js';
+import type { RunError } from './runs.js';
+
+export type StepStatus = 'in_progress' | 'completed' | 'failed' | 'cancelled';
+
+export interface RunStepRecord {
+  run_id: string;
+  index: number;
+  type: 'model_call' | 'tool_call';
+  status: StepStatus;
+  attempt: number;
+  model: string | null;
+  provider: string | null;
+  price_version: string | null;
+  input_tokens: number;
+  output_tokens: number;
+  cached_tokens: number;
+  cost: string;
+  tool_call: ToolCall | null;
+  message: ChatMessage | null;
+  is_error: boolean;
+  error: RunError | null;
+  started_at: Date;
+  completed_at: Date | null;
+}
+
+const COLUMNS = `run_id, index, type, status, attempt, model, provider, price_version, input_tokens, output_tokens, cached_tokens,
+  cost::text AS cost, tool_call, message, is_error, error, started_at, completed_at`;
+
+export async function stepsOf(db: Queryable, runId: string): Promise<RunStepRecord[]> {
+  const { rows } = await db.query<RunStepRecord>(`SELECT ${COLUMNS} FROM run_steps WHERE run_id = $1 ORDER BY index`, [runId]);
+  return rows;
+}
+
+export async function findStep(db: Queryable, runId: string, index: number): Promise<RunStepRecord | null> {
+  const { rows } = await db.query<RunStepRecord>(`SELECT ${COLUMNS} FROM run_steps WHERE run_id = $1 AND index = $2`, [runId, index]);
+  return rows[0] ?? null;
+}
+
+/**
+ * Starts (or, on a retried activity, restarts) a step. A restart counts the attempt and announces the
+ * step again, so a client streaming its text knows to start that step's text over.
+ */
+export async function beginStep(
+  tx: Queryable,
+  runId: string,
+  index: number,
+  step: { type: 'model_call'; model: string; provider: string } | { type: 'tool_call'; toolCall: ToolCall },
+): Promise<void> {
+  const model = step.type === 'model_call' ? step.model : null;
+  const provider = step.type === 'model_call' ? step.provider : null;
+  const toolCall = step.type === 'tool_call' ? step.toolCall : null;
+  const { rows } = await tx.query<{ attempt: number }>(
+    `INSERT INTO run_steps (run_id, index, type, status, model, provider, tool_call) VALUES ($1, $2, $3, 'in_progress', $4, $5, $6)
+     ON CONFLICT (run_id, index) DO UPDATE SET attempt = run_steps.attempt + 1, started_at = now(), model = EXCLUDED.model, provider = EXCLUDED.provider
+     RETURNING attempt`,
+    [runId, index, step.type, model, provider, toolCall],
+  );
+  await appendRunEvent(tx, runId, 'step.started', {
+    step: index,
+    type: step.type,
+    attempt: rows[0]!.attempt,
+    ...(model ? { model } : {}),
+    ...(toolCall ? { tool_call: toolCall } : {}),
+  });
+}
+
+export interface PriceApplied {
+  version: string;
+  input_per_million: string;
+  output_per_million: string;
+  cached_input_per_million: string;
+}
+
+/**
+ * Completes a model call with its reply and usage, charged at `price`; false when the step was already
+ * completed (nothing is added twice). Cached input tokens are charged at the cached price and the rest of
+ * the input at the input price; the arithmetic is PostgreSQL's exact numeric.
+ */
+export async function completeModelStep(tx: Queryable, runId: string, index: number, message: ChatMessage, usage: TokenUsage, price: PriceApplied): Promise<boolean> {
+  const { rows } = await tx.query<{ cost: string }>(
+    `UPDATE run_steps SET status = 'completed', completed_at = now(), message = $3, input_tokens = $4, output_tokens = $5, cached_tokens = $6,
+       price_version = $7,
+       cost = (($4::numeric - $6::numeric) * $8::numeric + $6::numeric * $9::numeric + $5::numeric * $10::numeric) / 1000000
+     WHERE run_id = $1 AND index = $2 AND status <> 'completed'
+     RETURNING cost::text AS cost`,
+    [runId, index, message, usage.input_tokens, usage.output_tokens, usage.cached_tokens, price.version, price.input_per_million, price.cached_input_per_million, price.output_per_million],
+  );
+  const charged = rows[0];
+  if (!charged) return false;
+  await tx.query(
+    `UPDATE runs SET input_tokens = input_tokens + $2, output_tokens = output_tokens + $3, cached_tokens = cached_tokens + $4, cost = cost + $5::numeric
+     WHERE id = $1`,
+    [runId, usage.input_tokens, usage.output_tokens, usage.cached_tokens, charged.cost],
+  );
+  if (message.role === 'assistant') {
+    for (const call of message.tool_calls ?? []) await appendRunEvent(tx, runId, 'tool_call', { step: index, tool_call: call });
+  }
+  await appendRunEvent(tx, runId, 'step.completed', {
+    step: index,
+    type: 'model_call',
+    usage,
+    cost: charged.cost,
+    price_version: price.version,
+  });
+  return true;
+}
+
+export async function completeToolStep(tx: Queryable, runId: string, index: number, message: Extract<ChatMessage, { role: 'tool' }>): Promise<boolean> {
+  const { rowCount } = await tx.query(
+    `UPDATE run_steps SET status = 'completed', completed_at = now(), message = $3, is_error = $4 WHERE run_id = $1 AND index = $2 AND status <> 'completed'`,
+    [runId, index, message, message.is_error ?? false],
+  );
+  if (rowCount !== 1) return false;
+  await appendRunEvent(tx, runId, 'step.completed', { step: index, type: 'tool_call', is_error: message.is_error ?? false, output: message.content });
+  return true;
+}
+
+export async function failStep(tx: Queryable, runId: string, index: number, status: 'failed' | 'cancelled', error: RunError): Promise<void> {
+  const { rowCount } = await tx.query(
+    `UPDATE run_steps SET status = $3, completed_at = now(), error = $4 WHERE run_id = $1 AND index = $2 AND status = 'in_progress'`,
+    [runId, index, status, error],
+  );
+  if (rowCount === 1) await appendRunEvent(tx, runId, status === 'failed' ? 'step.failed' : 'step.cancelled', { step: index, error });
+}
+
+/** The steps of several runs (a page of them), by run. */
+export async function stepsOfRuns(db: Queryable, runIds: string[]): Promise<Map<string, RunStepRecord[]>> {
+  const byRun = new Map<string, RunStepRecord[]>();
+  if (runIds.length === 0) return byRun;
+  const { rows } = await db.query<RunStepRecord>(`SELECT ${COLUMNS} FROM run_steps WHERE run_id = ANY($1) ORDER BY run_id, index`, [runIds]);
+  for (const row of rows) byRun.set(row.run_id, [...(byRun.get(row.run_id) ?? []), row]);
+  return byRun;
+}

@@ -1,0 +1,207 @@
+/**
+ * A run's I/O: admission, planning, each model call and tool call, and the end of the run. Every
+ * activity is safe to run again: a step already completed is returned as recorded, never redone, so a
+ * worker that dies mid-run costs at most the call it was making.
+ */
+import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import { buffer } from 'node:stream/consumers';
+import type { Db } from '../../records/db.js';
+import type { BlobStore } from '../../records/blobs/store.js';
+import { transaction } from '../../records/db.js';
+import { findAgentVersion, type AgentDefinition } from '../../records/agents.js';
+import { findFileById } from '../../records/files.js';
+import { recordEvent } from '../../records/events.js';
+import { appendRunEvent } from '../../records/run-events.js';
+import { activeRunsOf, finishRun, markRunStarted, nextQueuedRun, recordRouting, recordToolSpecs, runById, toolSpecsOf, type RunError, type RunRecord } from '../../records/runs.js';
+import { beginStep, completeModelStep, completeToolStep, failStep, findStep } from '../../records/run-steps.js';
+import type { ToolCall, ToolSpec } from '../../models/messages.js';
+import type { ModelCatalogue } from '../../models/catalogue.js';
+import { ModelCallError, type ModelGateway } from '../../models/gateway.js';
+import { invokeTool, offeredTools, ToolUnavailableError, type ToolContext } from '../../tools/toolbox.js';
+import type { ToolDefinition } from '../../tools/definitions.js';
+import { conversationFor, finalTextOf } from './conversation.js';
+import { chooseModels, readyAttachments, RunRefused } from './planning.js';
+import { DeltaBatcher } from './deltas.js';
+
+export interface RunActivityDependencies {
+  db: Db;
+  blobs: BlobStore;
+  models: { catalogue: ModelCatalogue; gateway: ModelGateway };
+  toolsAllowPrivate: boolean;
+}
+
+export type Admission = 'start' | 'wait' | 'gone';
+export type RunPlan = { ok: true; candidates: string[]; reason: string; maxSteps: number } | { ok: false; error: RunError };
+export interface ModelReply {
+  toolCalls: ToolCall[];
+}
+
+// Heartbeats carry cancellation to a running activity, so they are sent at least this often.
+const HEARTBEAT_MS = 1_000;
+
+async function runAndAgent(db: Db, runId: string): Promise<{ run: RunRecord; agent: AgentDefinition }> {
+  const run = await runById(db, runId);
+  if (!run) throw ApplicationFailure.nonRetryable(`run ${runId} does not exist`, 'RunMissing');
+  const agent = await findAgentVersion(db, run.agent_id, run.agent_version);
+  if (!agent) throw ApplicationFailure.nonRetryable(`agent ${run.agent_id} version ${run.agent_version} does not exist`, 'AgentVersionMissing');
+  return { run, agent };
+}
+
+function keepBeating(): { stop(): void } {
+  const context = Context.current();
+  const timer = setInterval(() => context.heartbeat(), HEARTBEAT_MS);
+  return { stop: () => clearInterval(timer) };
+}
+
+export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: RunActivityDependencies) => {
+  const toolContext = (run: RunRecord): ToolContext => ({
+    signal: Context.current().cancellationSignal,
+    allowPrivate: toolsAllowPrivate,
+    db,
+    projectId: run.project_id,
+    attachmentIds: run.file_ids,
+  });
+
+  return {
+    /** Whether the run may start now: `enqueue` runs wait for every earlier run of the agent to end. */
+    async admitRun({ runId }: { runId: string }): Promise<Admission> {
+      const { run, agent } = await runAndAgent(db, runId);
+      if (run.status === 'in_progress') return 'start';
+      if (run.status !== 'queued') return 'gone';
+      if (agent.concurrency !== 'enqueue') return 'start';
+      const ahead = (await activeRunsOf(db, run.agent_id)).filter((r) => r.id !== runId && (r.status === 'in_progress' || r.created_at <= run.created_at));
+      return ahead.length === 0 ? 'start' : 'wait';
+    },
+
+    /** Starts the run: attachments ready, model chosen, tools listed. A refusal ends the run as failed. */
+    async startRun({ runId }: { runId: string }): Promise<RunPlan> {
+      const { run, agent } = await runAndAgent(db, runId);
+      const beat = keepBeating();
+      try {
+        await transaction(db, (tx) => markRunStarted(tx, runId));
+        const attachments = await readyAttachments(db, run, () => Context.current().heartbeat(), Context.current().cancellationSignal);
+        const choice = chooseModels(models.catalogue, run, agent, attachments);
+        const specs = await offeredTools(agent.tools as ToolDefinition[], toolContext(run));
+        await transaction(db, async (tx) => {
+          await recordToolSpecs(tx, runId, specs);
+          await recordRouting(tx, runId, choice.candidates[0]!, choice.reason);
+        });
+        return { ok: true, candidates: choice.candidates, reason: choice.reason, maxSteps: run.max_steps };
+      } catch (err) {
+        if (err instanceof RunRefused) return { ok: false, error: err.error };
+        if (err instanceof ToolUnavailableError) throw ApplicationFailure.retryable(err.message, 'ToolUnavailable');
+        throw err;
+      } finally {
+        beat.stop();
+      }
+    },
+
+    /** One model call, streamed into the run's event log; its reply and usage are recorded once. */
+    async callModel({ runId, stepIndex, model: modelId }: { runId: string; stepIndex: number; model: string }): Promise<ModelReply> {
+      const done = await findStep(db, runId, stepIndex);
+      if (done?.status === 'completed' && done.message?.role === 'assistant') return { toolCalls: done.message.tool_calls ?? [] };
+      const { run, agent } = await runAndAgent(db, runId);
+      const model = models.catalogue.find(modelId);
+      if (!model) throw ApplicationFailure.nonRetryable(`The model ${modelId} is not in the catalogue.`, 'model_not_found');
+      await transaction(db, (tx) => beginStep(tx, runId, stepIndex, { type: 'model_call', model: model.id, provider: model.provider }));
+
+      const context = Context.current();
+      const deltas = new DeltaBatcher((text) => appendRunEvent(db, runId, 'output_text.delta', { step: stepIndex, delta: text }).then(() => context.heartbeat()));
+      const beat = keepBeating();
+      try {
+        const messages = await conversationFor(db, run, agent, { vision: model.capabilities.vision });
+        const result = await models.gateway.call({
+          model,
+          messages,
+          tools: ((await toolSpecsOf(db, runId)) ?? []) as ToolSpec[],
+          settings: agent.model_settings,
+          signal: context.cancellationSignal,
+          loadImage: async (fileId) => {
+            const file = await findFileById(db, fileId);
+            if (!file) throw new Error(`attachment ${fileId} is gone`);
+            return { data: await buffer(await blobs.get(file.blob_key)), media_type: file.mime_type };
+          },
+          onTextDelta: (text) => deltas.add(text),
+        });
+        await deltas.flush();
+        const price = models.catalogue.priceAt(model, new Date());
+        await transaction(db, (tx) => completeModelStep(tx, runId, stepIndex, result.message, result.usage, price));
+        return { toolCalls: result.message.tool_calls ?? [] };
+      } catch (err) {
+        await deltas.flush().catch(() => {});
+        if (context.cancellationSignal.aborted) throw new CancelledFailure('the run was cancelled');
+        if (err instanceof ModelCallError) {
+          if (err.retryable) {
+            throw ApplicationFailure.create({ message: err.message, type: err.kind, nextRetryDelay: err.retryAfterMs });
+          }
+          await transaction(db, (tx) => failStep(tx, runId, stepIndex, 'failed', { code: `model_${err.kind}`, message: err.message }));
+          throw ApplicationFailure.nonRetryable(err.message, err.kind);
+        }
+        throw err;
+      } finally {
+        beat.stop();
+      }
+    },
+
+    /** One tool call; its result (an error included) is recorded for the model to read. */
+    async callTool({ runId, stepIndex, toolCall }: { runId: string; stepIndex: number; toolCall: ToolCall }): Promise<void> {
+      const done = await findStep(db, runId, stepIndex);
+      if (done?.status === 'completed') return;
+      const { run, agent } = await runAndAgent(db, runId);
+      await transaction(db, (tx) => beginStep(tx, runId, stepIndex, { type: 'tool_call', toolCall }));
+      const beat = keepBeating();
+      try {
+        const result = await invokeTool(agent.tools as ToolDefinition[], toolCall, toolContext(run));
+        await transaction(db, (tx) =>
+          completeToolStep(tx, runId, stepIndex, { role: 'tool', tool_call_id: toolCall.id, name: toolCall.name, content: result.content, is_error: result.is_error }),
+        );
+      } catch (err) {
+        if (Context.current().cancellationSignal.aborted) throw new CancelledFailure('the run was cancelled');
+        if (err instanceof ToolUnavailableError) throw ApplicationFailure.create({ message: err.message, type: 'ToolUnavailable', nextRetryDelay: err.retryAfterMs });
+        throw err;
+      } finally {
+        beat.stop();
+      }
+    },
+
+    /** A tool that stayed unavailable through every retry: the model is told, and the run goes on. */
+    async recordToolFailure({ runId, stepIndex, toolCall, message }: { runId: string; stepIndex: number; toolCall: ToolCall; message: string }): Promise<void> {
+      await transaction(db, async (tx) => {
+        await beginStep(tx, runId, stepIndex, { type: 'tool_call', toolCall }).catch(() => {});
+        await completeToolStep(tx, runId, stepIndex, { role: 'tool', tool_call_id: toolCall.id, name: toolCall.name, content: message, is_error: true });
+      });
+    },
+
+    /** A model call that ended without a reply: the step is marked failed with why. */
+    async abandonStep({ runId, stepIndex, error }: { runId: string; stepIndex: number; error: RunError }): Promise<void> {
+      await transaction(db, (tx) => failStep(tx, runId, stepIndex, 'failed', error));
+    },
+
+    /** `auto` moving to its next candidate: the run says which model now answers, and why. */
+    async noteFallback({ runId, model, reason }: { runId: string; model: string; reason: string }): Promise<void> {
+      await transaction(db, async (tx) => {
+        await recordRouting(tx, runId, model, reason);
+        await appendRunEvent(tx, runId, 'run.model_fallback', { model, routing_reason: reason });
+      });
+    },
+
+    /**
+     * Ends the run (once) with its output, marks steps left running as cancelled, records the outbox
+     * event; answers the agent's next queued run, which the workflow then wakes.
+     */
+    async endRun({ runId, status, error }: { runId: string; status: 'completed' | 'failed' | 'cancelled'; error?: RunError }): Promise<{ next: string | null }> {
+      const run = await runById(db, runId);
+      if (!run) return { next: null };
+      const outputText = await finalTextOf(db, runId);
+      await transaction(db, async (tx) => {
+        await tx.query(`UPDATE run_steps SET status = 'cancelled', completed_at = now() WHERE run_id = $1 AND status = 'in_progress'`, [runId]);
+        if (await finishRun(tx, runId, { status, outputText, error: error ?? null })) {
+          await recordEvent(tx, run.project_id, `run.${status}`, { object: 'run', id: runId });
+        }
+      });
+      return { next: await nextQueuedRun(db, run.agent_id) };
+    },
+  };
+};
+
+export type RunActivities = ReturnType<typeof createRunActivities>;

@@ -1,0 +1,28 @@
+/** Starting and cancelling run workflows, for the API and the maintenance duties. */
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { TASK_QUEUE } from '../names.js';
+import type { agentRunWorkflow } from './workflow.js';
+import { runWorkflowId } from './ids.js';
+
+export { runWorkflowId };
+
+/** Idempotent: a run whose workflow already exists keeps it. */
+export async function startRunWorkflow(client: Client, runId: string): Promise<void> {
+  await client.workflow.start<typeof agentRunWorkflow>('agentRunWorkflow', {
+    taskQueue: TASK_QUEUE,
+    workflowId: runWorkflowId(runId),
+    args: [{ runId }],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+  });
+}
+
+/** Asks the run's workflow to cancel; false when there is none (never started, or long gone). */
+export async function cancelRunWorkflow(client: Client, runId: string): Promise<boolean> {
+  try {
+    await client.workflow.getHandle(runWorkflowId(runId)).cancel();
+    return true;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return false;
+    throw err;
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * The conversation a model call sees, rebuilt from PostgreSQL each time: the agent's instructions, the
+ * conversation of the run it continues, the attachments, this run's input, then every message its
+ * completed steps added. Nothing of it travels through the workflow's history.
+ */
+import type { Queryable } from '../../records/db.js';
+import type { ChatMessage, ContentPart } from '../../models/messages.js';
+import { attachmentsOf, textPreviewOf } from '../../records/files.js';
+import { runById, type RunRecord } from '../../records/runs.js';
+import { stepsOf } from '../../records/run-steps.js';
+import type { AgentDefinition } from '../../records/agents.js';
+
+// How much of each attachment's text goes into the context; the model reads further with `read_file`.
+const ATTACHMENT_PREVIEW_CHARS = 20_000;
+// Continuations are followed this far back.
+const MAX_CONTINUATION_DEPTH = 50;
+
+/** The messages of a run and of the runs it continues, oldest first, without any system message. */
+async function turnsOf(db: Queryable, run: RunRecord, depth = 0): Promise<ChatMessage[]> {
+  const earlier = run.previous_run_id && depth < MAX_CONTINUATION_DEPTH ? await runById(db, run.previous_run_id) : null;
+  const before = earlier ? await turnsOf(db, earlier, depth + 1) : [];
+  const steps = await stepsOf(db, run.id);
+  const added = steps.filter((s) => s.status === 'completed' && s.message).map((s) => s.message!);
+  return [...before, ...run.input, ...added];
+}
+
+async function attachmentMessage(db: Queryable, run: RunRecord, vision: boolean): Promise<ChatMessage | null> {
+  const files = await attachmentsOf(db, run.project_id, run.file_ids);
+  if (files.length === 0) return null;
+  const parts: ContentPart[] = [];
+  for (const file of files) {
+    const preview = await textPreviewOf(db, file.id, ATTACHMENT_PREVIEW_CHARS);
+    const header = `Attached file ${file.filename} (file_id ${file.id}, ${file.mime_type}, ${file.pages} page(s))`;
+    const more = preview.truncated ? '\n[…truncated: call read_file for the rest]' : '';
+    parts.push({ type: 'text', text: preview.text ? `${header}:\n${preview.text}${more}` : `${header}: no text was extracted.` });
+    if (vision && (file.mime_type === 'image/png' || file.mime_type === 'image/jpeg')) {
+      parts.push({ type: 'image', file_id: file.id, media_type: file.mime_type });
+    }
+  }
+  return { role: 'user', content: parts };
+}
+
+export async function conversationFor(db: Queryable, run: RunRecord, agent: AgentDefinition, options: { vision: boolean }): Promise<ChatMessage[]> {
+  const messages: ChatMessage[] = [];
+  if (agent.instructions) messages.push({ role: 'system', content: agent.instructions });
+  const earlier = run.previous_run_id ? await runById(db, run.previous_run_id) : null;
+  if (earlier) messages.push(...(await turnsOf(db, earlier)));
+  const attachments = await attachmentMessage(db, run, options.vision);
+  if (attachments) messages.push(attachments);
+  messages.push(...run.input);
+  const steps = await stepsOf(db, run.id);
+  messages.push(...steps.filter((s) => s.status === 'completed' && s.message).map((s) => s.message!));
+  return messages;
+}
+
+/** The text of the run's last assistant message: the run's output. */
+export async function finalTextOf(db: Queryable, runId: string): Promise<string> {
+  const steps = await stepsOf(db, runId);
+  const last = steps.filter((s) => s.status === 'completed' && s.message?.role === 'assistant').at(-1);
+  return last?.message?.content && typeof last.message.content === 'string' ? last.message.content : '';
+}

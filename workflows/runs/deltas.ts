@@ -1,0 +1,49 @@
+/**
+ * Streamed text arrives a few characters at a time; writing each piece as its own event would cost a
+ * transaction per token. Pieces are gathered and written at most every FLUSH_MS (or once
+ * FLUSH_CHARS have gathered), in order, one write at a time.
+ */
+const FLUSH_MS = 50;
+const FLUSH_CHARS = 2_000;
+
+export class DeltaBatcher {
+  private pending = '';
+  private timer: NodeJS.Timeout | null = null;
+  private writing: Promise<void> = Promise.resolve();
+  private failure: unknown = null;
+
+  constructor(private readonly write: (text: string) => Promise<void>) {}
+
+  add(text: string): void {
+    if (!text) return;
+    this.pending += text;
+    if (this.pending.length >= FLUSH_CHARS) this.schedule(0);
+    else if (!this.timer) this.schedule(FLUSH_MS);
+  }
+
+  /** Writes what is gathered; rejects if any write failed. */
+  async flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.drain();
+    await this.writing;
+    if (this.failure) throw this.failure;
+  }
+
+  private schedule(ms: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.drain();
+    }, ms);
+  }
+
+  private drain(): void {
+    if (!this.pending) return;
+    const text = this.pending;
+    this.pending = '';
+    this.writing = this.writing.then(() => this.write(text)).catch((err) => {
+      this.failure ??= err;
+    });
+  }
+}

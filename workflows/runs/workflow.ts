@@ -1,0 +1,136 @@
+/**
+ * A run: admission, planning, then model calls and tool calls until the model answers without calling
+ * a tool, the step budget is spent, or the run is cancelled. Deterministic orchestration only; every
+ * side effect is an activity (workflows/runs/activities.ts).
+ */
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  defineSignal,
+  getExternalWorkflowHandle,
+  isCancellation,
+  proxyActivities,
+  setHandler,
+} from '@temporalio/workflow';
+import type { RunActivities } from './activities.js';
+import type { RunError } from '../../records/runs.js';
+import type { ToolCall } from '../../models/messages.js';
+import { runWorkflowId } from './ids.js';
+
+/** Sent by the run before it, when it ends, to an `enqueue` run waiting its turn. */
+export const admitSignal = defineSignal('admit');
+
+const bookkeeping = proxyActivities<RunActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+});
+
+const planning = proxyActivities<RunActivities>({
+  startToCloseTimeout: '3 minutes',
+  heartbeatTimeout: '5 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 6 },
+});
+
+// A worker that dies mid-call is noticed within the heartbeat timeout, and the call runs again elsewhere.
+// 429 and 5xx are retried with backoff (a provider's Retry-After first); 4xx never.
+const modelCallRetry = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' } as const;
+const modelCalls = (maximumAttempts: number) =>
+  proxyActivities<RunActivities>({
+    startToCloseTimeout: '10 minutes',
+    heartbeatTimeout: '5 seconds',
+    retry: { ...modelCallRetry, maximumAttempts, nonRetryableErrorTypes: ['rejected', 'unauthorized', 'not_configured', 'model_not_found'] },
+  });
+// A model named outright is retried longer; `auto` moves to its next candidate sooner.
+const namedModel = modelCalls(6);
+const routedModel = modelCalls(2);
+
+const tools = proxyActivities<RunActivities>({
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '5 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '20 seconds', maximumAttempts: 4 },
+});
+
+function failureOf(err: unknown): { error: RunError; retryable: boolean } {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (cause instanceof ApplicationFailure) {
+    const kind = cause.type ?? 'error';
+    return { error: { code: `model_${kind}`, message: cause.message }, retryable: !cause.nonRetryable && !['rejected', 'unauthorized', 'not_configured', 'model_not_found'].includes(kind) };
+  }
+  return { error: { code: 'model_unavailable', message: cause instanceof Error ? cause.message : String(cause) }, retryable: true };
+}
+
+export async function agentRunWorkflow({ runId }: { runId: string }): Promise<void> {
+  let admitted = false;
+  setHandler(admitSignal, () => {
+    admitted = true;
+  });
+  const end = (status: 'completed' | 'failed' | 'cancelled', error?: RunError) =>
+    CancellationScope.nonCancellable(async () => {
+      const { next } = await bookkeeping.endRun({ runId, status, error });
+      // Wakes the agent's next queued run at once; one that misses this finds its turn on its own.
+      if (next && next !== runId) await getExternalWorkflowHandle(runWorkflowId(next)).signal(admitSignal).catch(() => undefined);
+    });
+
+  try {
+    for (;;) {
+      const admission = await bookkeeping.admitRun({ runId });
+      if (admission === 'gone') return;
+      if (admission === 'start') break;
+      admitted = false;
+      await condition(() => admitted, '10 seconds');
+    }
+
+    const plan = await planning.startRun({ runId });
+    if (!plan.ok) return await end('failed', plan.error);
+
+    const models = plan.candidates.length > 1 ? routedModel : namedModel;
+    let step = 0;
+    let candidate = 0;
+    for (;;) {
+      if (step >= plan.maxSteps) {
+        return await end('failed', { code: 'max_steps_reached', message: `The run used its ${plan.maxSteps} steps without a final answer.` });
+      }
+      const model = plan.candidates[candidate]!;
+      let toolCalls: ToolCall[];
+      try {
+        ({ toolCalls } = await models.callModel({ runId, stepIndex: step, model }));
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        const { error, retryable } = failureOf(err);
+        await bookkeeping.abandonStep({ runId, stepIndex: step, error });
+        step += 1;
+        if (retryable && candidate + 1 < plan.candidates.length) {
+          candidate += 1;
+          const next = plan.candidates[candidate]!;
+          await bookkeeping.noteFallback({ runId, model: next, reason: `${plan.reason} Fell back from ${model} to ${next}: ${error.message}` });
+          continue;
+        }
+        return await end('failed', error);
+      }
+      step += 1;
+      if (toolCalls.length === 0) return await end('completed');
+      if (step + toolCalls.length > plan.maxSteps) {
+        return await end('failed', { code: 'max_steps_reached', message: `The model asked for ${toolCalls.length} tool call(s) with too few of its ${plan.maxSteps} steps left.` });
+      }
+      const first = step;
+      await Promise.all(
+        toolCalls.map(async (toolCall, i) => {
+          try {
+            await tools.callTool({ runId, stepIndex: first + i, toolCall });
+          } catch (err) {
+            if (isCancellation(err)) throw err;
+            const cause = err instanceof ActivityFailure && err.cause ? err.cause.message : String(err);
+            await bookkeeping.recordToolFailure({ runId, stepIndex: first + i, toolCall, message: `The tool could not be reached: ${cause}` });
+          }
+        }),
+      );
+      step += toolCalls.length;
+    }
+  } catch (err) {
+    if (isCancellation(err)) return await end('cancelled');
+    const cause = err instanceof ActivityFailure && err.cause ? err.cause.message : err instanceof Error ? err.message : String(err);
+    await end('failed', { code: 'internal_error', message: `The run could not go on: ${cause}` });
+  }
+}
