@@ -32,7 +32,7 @@ export interface RunStepRecord {
 }
 
 const COLUMNS = `run_id, index, type, status, attempt, model, provider, price_version, input_tokens, output_tokens, cached_tokens,
-  cost::text AS cost, tool_call, message, is_error, error, started_at, completed_at`;
+  trim_scale(cost)::text AS cost, tool_call, message, is_error, error, started_at, completed_at`;
 
 export async function stepsOf(db: Queryable, runId: string): Promise<RunStepRecord[]> {
   const { rows } = await db.query<RunStepRecord>(`SELECT ${COLUMNS} FROM run_steps WHERE run_id = $1 ORDER BY index`, [runId]);
@@ -88,9 +88,9 @@ export async function completeModelStep(tx: Queryable, runId: string, index: num
   const { rows } = await tx.query<{ cost: string }>(
     `UPDATE run_steps SET status = 'completed', completed_at = now(), message = $3, input_tokens = $4, output_tokens = $5, cached_tokens = $6,
        price_version = $7,
-       cost = (($4::numeric - $6::numeric) * $8::numeric + $6::numeric * $9::numeric + $5::numeric * $10::numeric) / 1000000
+       cost = trim_scale((($4::numeric - $6::numeric) * $8::numeric + $6::numeric * $9::numeric + $5::numeric * $10::numeric) / 1000000)
      WHERE run_id = $1 AND index = $2 AND status <> 'completed'
-     RETURNING cost::text AS cost`,
+     RETURNING trim_scale(cost)::text AS cost`,
     [runId, index, message, usage.input_tokens, usage.output_tokens, usage.cached_tokens, price.version, price.input_per_million, price.cached_input_per_million, price.output_per_million],
   );
   const charged = rows[0];

@@ -54,7 +54,7 @@ export interface NewRun {
 }
 
 const COLUMNS = `id, project_id, agent_id, agent_version, api_key_id, status, model, resolved_model, routing_reason, input, file_ids,
-  previous_run_id, max_steps, output_text, input_tokens, output_tokens, cached_tokens, cost::text AS cost, error, metadata,
+  previous_run_id, max_steps, output_text, input_tokens, output_tokens, cached_tokens, trim_scale(cost)::text AS cost, error, metadata,
   created_at, started_at, completed_at`;
 
 export async function insertRun(tx: Queryable, run: NewRun): Promise<RunRecord> {

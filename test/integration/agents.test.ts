@@ -1,0 +1,124 @@
+import assert from 'node:assert/strict';
+import { newTenant, sharedApi, type Tenant } from '../support/api.js';
+import { createAgent } from '../support/agents.js';
+
+describe('agents', () => {
+  let tenant: Tenant;
+
+  before(async () => {
+    tenant = await newTenant(await sharedApi(), 'agents');
+  });
+
+  it('creates an agent at version 1 with its defaults, and retrieves it', async () => {
+    const created = await tenant.admin.post('/v1/agents', { name: 'Researcher', model: 'auto', instructions: 'Be precise.' });
+    assert.equal(created.status, 201);
+    assert.match(created.body.id, /^agent_/);
+    assert.deepEqual(
+      { ...created.body, id: undefined, created_at: undefined, updated_at: undefined },
+      {
+        id: undefined,
+        object: 'agent',
+        name: 'Researcher',
+        description: null,
+        model: 'auto',
+        instructions: 'Be precise.',
+        tools: [],
+        model_settings: {},
+        concurrency: 'allow',
+        max_steps: 10,
+        metadata: {},
+        version: 1,
+        created_at: undefined,
+        updated_at: undefined,
+      },
+    );
+    const fetched = await tenant.admin.get(`/v1/agents/${created.body.id}`);
+    assert.deepEqual(fetched.body, created.body);
+  });
+
+  it('refuses a model outside the catalogue with 400, naming the models it accepts', async () => {
+    const refused = await tenant.admin.post('/v1/agents', { name: 'x', model: 'gpt-9-ultra' });
+    assert.equal(refused.status, 400);
+    assert.equal(refused.body.error.code, 'model_not_found');
+    assert.equal(refused.body.error.param, 'model');
+    assert.match(refused.body.error.message, /auto/);
+    assert.match(refused.body.error.message, /gpt-4\.1-mini/);
+  });
+
+  it('makes a new version on update, keeps unchanged fields, and hides tool header values', async () => {
+    const agent = await createAgent(tenant.admin, {
+      tools: [{ type: 'http', name: 'lookup', url: 'https://tools.example.com/lookup', headers: { Authorization: 'Bearer secret-token' } }],
+    });
+    const updated = await tenant.admin.post(`/v1/agents/${agent.id}`, { instructions: 'Answer in French.', concurrency: 'enqueue' });
+    assert.equal(updated.status, 200);
+    assert.equal(updated.body.version, 2);
+    assert.equal(updated.body.instructions, 'Answer in French.');
+    assert.equal(updated.body.concurrency, 'enqueue');
+    assert.equal(updated.body.name, agent.name);
+    assert.deepEqual(updated.body.tools[0].headers, { Authorization: '********' });
+    assert.doesNotMatch(JSON.stringify(updated.body), /secret-token/);
+  });
+
+  it('refuses tools with duplicate names or a loopback target, naming the tool', async () => {
+    const duplicate = await tenant.admin.post('/v1/agents', {
+      name: 'x',
+      model: 'auto',
+      tools: [
+        { type: 'http', name: 'lookup', url: 'https://a.example.com/' },
+        { type: 'http', name: 'lookup', url: 'https://b.example.com/' },
+      ],
+    });
+    assert.equal(duplicate.status, 400);
+    assert.equal(duplicate.body.error.code, 'invalid_tool');
+    assert.match(duplicate.body.error.param, /^tools\[1\]/);
+    const schema = await tenant.admin.post('/v1/agents', {
+      name: 'x',
+      model: 'auto',
+      tools: [{ type: 'http', name: 'lookup', url: 'https://a.example.com/', parameters: { type: 'object', properties: { q: { type: 'nonsense' } } } }],
+    });
+    assert.equal(schema.status, 400);
+    assert.match(schema.body.error.param, /^tools\[0\]\.parameters/);
+  });
+
+  it('lists agents newest first and forgets a deleted one, which answers 404 after', async () => {
+    const first = await createAgent(tenant.admin, { name: 'first' });
+    const second = await createAgent(tenant.admin, { name: 'second' });
+    const page = await tenant.admin.get('/v1/agents?limit=2');
+    assert.deepEqual(page.body.data.map((a: { id: string }) => a.id), [second.id, first.id]);
+    const deleted = await tenant.admin.delete(`/v1/agents/${second.id}`);
+    assert.deepEqual(deleted.body, { id: second.id, object: 'agent', deleted: true });
+    assert.equal((await tenant.admin.get(`/v1/agents/${second.id}`)).status, 404);
+    assert.equal((await tenant.admin.delete(`/v1/agents/${second.id}`)).status, 404);
+    const after = await tenant.admin.get('/v1/agents?limit=100');
+    assert.ok(!after.body.data.some((a: { id: string }) => a.id === second.id));
+  });
+
+  it("answers 404 for another project's agent, and 403 without agents:write", async () => {
+    const agent = await createAgent(tenant.admin);
+    const other = await newTenant(await sharedApi(), 'agents-other');
+    assert.equal((await other.admin.get(`/v1/agents/${agent.id}`)).status, 404);
+    assert.equal((await other.admin.post(`/v1/agents/${agent.id}`, { name: 'stolen' })).status, 404);
+    const reader = await tenant.keyWith('agents:read');
+    const refused = await reader.post('/v1/agents', { name: 'x', model: 'auto' });
+    assert.equal(refused.status, 403);
+  });
+
+  it('returns the same agent for a repeated Idempotency-Key', async () => {
+    const body = { name: 'once', model: 'auto' };
+    const first = await tenant.admin.post('/v1/agents', body, { 'Idempotency-Key': 'agent-once' });
+    const again = await tenant.admin.post('/v1/agents', body, { 'Idempotency-Key': 'agent-once' });
+    assert.equal(again.status, 201);
+    assert.equal(again.body.id, first.body.id);
+  });
+
+  it('lists the model catalogue with capabilities and prices', async () => {
+    const models = await tenant.admin.get('/v1/models');
+    assert.equal(models.status, 200);
+    const mini = models.body.data.find((m: { id: string }) => m.id === 'gpt-4.1-mini');
+    assert.equal(mini.provider, 'openai');
+    assert.equal(mini.capabilities.tools, true);
+    assert.equal(mini.pricing.currency, 'USD');
+    assert.equal(mini.pricing.input_per_million, '0.40');
+    assert.equal(mini.configured, false);
+  });
+});
