@@ -1,0 +1,143 @@
+/**
+ * What the loopback model servers share: a plain node:http server that records each request body and
+ * answers from a FIFO queue of scripted replies (or a fallback), and that can hold a reply open until
+ * the client goes away. Each provider module speaks its own wire format on top of it.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface ScriptedReply {
+  /** Streamed as separate chunks, in this order. */
+  text?: string[];
+  /** Called in parallel, in this order, after the text. */
+  tool_calls?: { name: string; arguments: string }[];
+  /** Total input tokens (cached ones included), output tokens, and input tokens served from the cache. */
+  usage?: { input: number; output: number; cached?: number };
+  /** Answer with this error status and the provider's error body instead. */
+  status?: number;
+  /** Seconds, sent as Retry-After with an error status. */
+  retry_after?: number;
+  /** Stream the text, then hold the response open until the client disconnects. */
+  hang?: boolean;
+  /** Answer only a request for this model. */
+  model?: string;
+}
+
+export interface ModelServer {
+  /** The base URL the provider's SDK takes (OpenAI: ending in /v1). */
+  url: string;
+  /** Every request body received, parsed, oldest first. */
+  requests: Record<string, unknown>[];
+  enqueue(reply: ScriptedReply): void;
+  /** What to answer when no queued reply fits; null answers 500 "no reply scripted". */
+  setFallback(reply: ScriptedReply | null): void;
+  /** How many held (`hang`) responses their clients have closed. */
+  readonly abortedCount: number;
+  /** Resolves once every response held so far has been closed by its client. */
+  aborted(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface Exchange {
+  method: string;
+  path: string;
+  body: Record<string, unknown>;
+  res: ServerResponse;
+  /** The reply scripted for this request's model, taken off the queue; the fallback; or undefined. */
+  takeReply(): ScriptedReply | undefined;
+  /** Keeps the response open, counting it as aborted when the client closes it. */
+  hold(): void;
+}
+
+export type ExchangeHandler = (exchange: Exchange) => void;
+
+async function bodyOf(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (!text) return {};
+  const parsed: unknown = JSON.parse(text);
+  return typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : {};
+}
+
+export async function startScriptedServer(handle: ExchangeHandler, options: { port?: number; path?: string } = {}): Promise<ModelServer> {
+  const requests: Record<string, unknown>[] = [];
+  const queue: ScriptedReply[] = [];
+  let fallback: ScriptedReply | null = null;
+  let held = 0;
+  let abortedCount = 0;
+  let waiters: (() => void)[] = [];
+  const settle = () => {
+    if (abortedCount < held) return;
+    for (const resolve of waiters) resolve();
+    waiters = [];
+  };
+
+  const server = createServer((req, res) => {
+    bodyOf(req).then(
+      (body) => {
+        if (req.method === 'POST') requests.push(body);
+        const model = typeof body.model === 'string' ? body.model : undefined;
+        handle({
+          method: req.method ?? 'GET',
+          path: new URL(req.url ?? '/', 'http://loopback').pathname,
+          body,
+          res,
+          takeReply() {
+            const index = queue.findIndex((reply) => reply.model === undefined || reply.model === model);
+            if (index >= 0) return queue.splice(index, 1)[0];
+            return fallback && (fallback.model === undefined || fallback.model === model) ? fallback : undefined;
+          },
+          hold() {
+            held += 1;
+            res.on('close', () => {
+              abortedCount += 1;
+              settle();
+            });
+          },
+        });
+      },
+      () => {
+        res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":{"message":"the body is not JSON"}}');
+      },
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}${options.path ?? ''}`,
+    requests,
+    enqueue: (reply) => void queue.push(reply),
+    setFallback: (reply) => void (fallback = reply),
+    get abortedCount() {
+      return abortedCount;
+    },
+    aborted: () =>
+      new Promise<void>((resolve) => {
+        waiters.push(resolve);
+        settle();
+      }),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Writes one server-sent event; `event` is omitted for OpenAI, which sends bare `data:` lines. */
+export function sendEvent(res: ServerResponse, data: unknown, event?: string): void {
+  res.write(`${event ? `event: ${event}\n` : ''}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
+}
+
+/** Splits a tool call's arguments in two, so that clients must assemble them from pieces. */
+export function halves(text: string): string[] {
+  const middle = Math.ceil(text.length / 2);
+  return [text.slice(0, middle), text.slice(middle)].filter(Boolean);
+}
+
+export const randomId = (length = 24) => Array.from({ length }, () => 'abcdefghijklmnopqrstuvwxyz0123456789'[Math.floor(Math.random() * 36)]).join('');
