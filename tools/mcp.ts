@@ -113,7 +113,7 @@ function resultText(result: CallToolResult): string {
         return part.text;
       case 'image':
       case 'audio':
-        return `[${part.type} content: ${part.mimeType}, ${Math.floor((part.data.length * 3) / 4)} bytes, not shown]`;
+        return `[${part.type} content: ${part.mimeType}, ${Buffer.byteLength(part.data, 'base64')} bytes, not shown]`;
       case 'resource_link':
         return `[resource: ${part.uri}${part.name ? ` (${part.name})` : ''}]`;
       case 'resource':
