@@ -48,7 +48,7 @@ export async function listMcpTools(def: McpToolDefinition, reach: Reach): Promis
 
 /** Calls one of the server's tools by its own name (without the label). */
 export async function callMcpTool(def: McpToolDefinition, toolName: string, args: Record<string, unknown>, reach: Reach): Promise<ToolResult> {
-  if (def.allowed_tools && !def.allowed_tools.includes(toolName)) return { content: `There is no tool named ${offeredMcpName(def, toolName)}`, is_error: true };
+  if (def.allowed_tools && !def.allowed_tools.includes(toolName)) return { content: `There is no tool named ${offeredMcpName(def, toolName)}.`, is_error: true };
   try {
     return await withClient(def, reach, async (client, options) => {
       const result = (await client.callTool({ name: toolName, arguments: args }, undefined, options)) as CallToolResult;

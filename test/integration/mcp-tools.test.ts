@@ -38,7 +38,7 @@ describe('remote MCP servers', () => {
     const def = mcp({ allowed_tools: ['add', 'nonexistent'] });
     assert.deepEqual((await listMcpTools(def, reach())).map((t) => t.name), ['calc__add']);
     const before = server.methods.length;
-    assert.deepEqual(await callMcpTool(def, 'fail', {}, reach()), { content: 'There is no tool named calc__fail', is_error: true });
+    assert.deepEqual(await callMcpTool(def, 'fail', {}, reach()), { content: 'There is no tool named calc__fail.', is_error: true });
     assert.equal(server.methods.length, before, 'the server was not asked');
   });
 
