@@ -2,6 +2,7 @@
  * Remote MCP servers over streamable HTTP, through the official SDK. Each listing or call opens a client
  * of its own and closes it afterwards: calls are activities, which may run on any worker.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -15,6 +16,8 @@ import { isPassingConnectionFailure, ToolUnavailableError, type ToolResult } fro
 const OFFERABLE_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 // How much of a result is shown to the model; the rest is cut with a note.
 const MAX_RESULT_CHARS = 65_536;
+// How long ending a session may hold up the end of a listing or call.
+const SESSION_END_MS = 1_000;
 // Pages of tools/list read before the listing is taken as complete.
 const MAX_LIST_PAGES = 20;
 
@@ -81,6 +84,9 @@ async function withClient<T>(def: McpToolDefinition, reach: Reach, work: (client
     await client.connect(transport, options);
     return await work(client, options);
   } finally {
+    // Ends the server's session, if it keeps one, without waiting long for a server that does not answer;
+    // closing then aborts whatever is still open.
+    await Promise.race([transport.terminateSession().catch(() => undefined), delay(SESSION_END_MS, undefined, { ref: false })]);
     await client.close().catch(() => undefined);
   }
 }

@@ -116,3 +116,18 @@ describe('remote MCP servers', () => {
     assert.equal(server.methods.length, before, 'the server was not reached');
   });
 });
+
+describe('remote MCP servers that keep sessions', () => {
+  let server: TestMcpServer;
+  const mcp = (): McpToolDefinition => ({ type: 'mcp', server_label: 'calc', server_url: server.url });
+
+  before(async () => (server = await startMcpServer({ sessions: true })));
+  after(() => server.close());
+
+  it('lists and calls over event streams, and ends each session it opened', async () => {
+    assert.equal((await listMcpTools(mcp(), reach())).length, 5);
+    assert.deepEqual(await callMcpTool(mcp(), 'add', { a: 20, b: 22 }, reach()), { content: '42', is_error: false });
+    assert.equal(server.methods.filter((m) => m === 'DELETE').length, 2);
+    assert.equal(server.sessions, 0);
+  });
+});

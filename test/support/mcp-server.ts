@@ -1,8 +1,9 @@
 /**
- * A remote MCP server on loopback, built with the official SDK (stateless streamable HTTP: a server and a
- * transport per request), with a few tools to call: `add`, `fail` (answers isError), `picture` (an image),
- * `whoami` (the Authorization header it was sent) and `wait` (answers only when the test releases it).
+ * A remote MCP server on loopback, built with the official SDK (streamable HTTP), with a few tools to
+ * call: `add`, `fail` (answers isError), `picture` (an image), `whoami` (the Authorization header it was
+ * sent) and `wait` (answers only when the test releases it).
  */
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -11,10 +12,12 @@ import * as z from 'zod';
 
 export interface TestMcpServer {
   url: string;
-  /** Requests received, by JSON-RPC method. */
+  /** Requests received: the JSON-RPC method of each POST, else the HTTP method. */
   methods: string[];
   /** Calls of `wait` under way; each resolves its call when invoked. */
   waiting: (() => void)[];
+  /** Sessions not yet ended by their client (with `sessions`). */
+  readonly sessions: number;
   close(): Promise<void>;
 }
 
@@ -42,24 +45,41 @@ function toolServer(waiting: (() => void)[]): McpServer {
   return server;
 }
 
-export async function startMcpServer(): Promise<TestMcpServer> {
+/**
+ * Stateless by default (JSON answers, a server per request); with `sessions`, a server keeps a session per
+ * client (answers as event streams, a GET stream for server messages, DELETE to end the session).
+ */
+export async function startMcpServer({ sessions = false }: { sessions?: boolean } = {}): Promise<TestMcpServer> {
   const methods: string[] = [];
   const waiting: (() => void)[] = [];
+  const open = new Map<string, StreamableHTTPServerTransport>();
   const http: Server = createServer(async (req, res) => {
-    if (req.method !== 'POST' || req.url !== '/mcp') {
+    if (req.url !== '/mcp' || (!sessions && req.method !== 'POST')) {
       res.writeHead(405, { allow: 'POST' }).end();
       return;
     }
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const message = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { method?: string };
-    if (message.method) methods.push(message.method);
+    let message: { method?: string } | undefined;
+    if (req.method === 'POST') {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      message = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { method?: string };
+      if (message.method) methods.push(message.method);
+    } else methods.push(req.method ?? '');
+    const sessionId = req.headers['mcp-session-id'];
+    const existing = typeof sessionId === 'string' ? open.get(sessionId) : undefined;
+    if (existing) return existing.handleRequest(req, res, message);
     const server = toolServer(waiting);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
+    const transport = new StreamableHTTPServerTransport(
+      sessions
+        ? { sessionIdGenerator: randomUUID, onsessioninitialized: (id) => void open.set(id, transport), onsessionclosed: (id) => void open.delete(id) }
+        : { sessionIdGenerator: undefined, enableJsonResponse: true },
+    );
+    if (!sessions) {
+      res.on('close', () => {
+        void transport.close();
+        void server.close();
+      });
+    }
     await server.connect(transport);
     await transport.handleRequest(req, res, message);
   });
@@ -69,6 +89,9 @@ export async function startMcpServer(): Promise<TestMcpServer> {
     url: `http://127.0.0.1:${port}/mcp`,
     methods,
     waiting,
+    get sessions() {
+      return open.size;
+    },
     close: () =>
       new Promise((resolve) => {
         waiting.splice(0).forEach((release) => release());
