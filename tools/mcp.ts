@@ -8,7 +8,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolSpec } from '../models/messages.js';
 import { DEFAULT_PARAMETERS, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, MCP_NAME_SEPARATOR, type McpToolDefinition } from './definitions.js';
-import { guardedFetch } from './guarded-fetch.js';
+import { guardedFetch, ResponseTooLargeError } from './guarded-fetch.js';
 import { PrivateTargetError, type Reach } from './network-guard.js';
 import { isPassingConnectionFailure, ToolUnavailableError, type ToolResult } from './outcomes.js';
 
@@ -18,6 +18,8 @@ const OFFERABLE_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const MAX_RESULT_CHARS = 65_536;
 // How long ending a session may hold up the end of a listing or call.
 const SESSION_END_MS = 1_000;
+// The most a server's answer may carry (the result shown to the model is cut far shorter).
+const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 // Pages of tools/list read before the listing is taken as complete.
 const MAX_LIST_PAGES = 20;
 
@@ -60,6 +62,7 @@ export async function callMcpTool(def: McpToolDefinition, toolName: string, args
   } catch (err) {
     if (reach.signal.aborted) throw reach.signal.reason;
     if (err instanceof PrivateTargetError) return { content: `The request was refused: ${err.message}`, is_error: true };
+    if (err instanceof ResponseTooLargeError) return { content: `The MCP server ${def.server_label} answered with more than ${err.maxBytes} bytes; the answer was not read`, is_error: true };
     if (isOutage(err)) throw new ToolUnavailableError(`the MCP server ${def.server_label} is unavailable: ${(err as Error).message}`, undefined, { cause: err });
     if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
       return { content: `The MCP server ${def.server_label} did not answer within ${timeoutOf(def)} ms`, is_error: true };
@@ -73,7 +76,7 @@ type CallOptions = { signal: AbortSignal; timeout: number; maxTotalTimeout: numb
 
 async function withClient<T>(def: McpToolDefinition, reach: Reach, work: (client: Client, options: CallOptions) => Promise<T>): Promise<T> {
   const transport = new StreamableHTTPClientTransport(new URL(def.server_url), {
-    fetch: guardedFetch(reach.allowPrivate),
+    fetch: guardedFetch({ allowPrivate: reach.allowPrivate, maxResponseBytes: MAX_RESPONSE_BYTES }),
     requestInit: { headers: def.headers ?? {} },
     // A session lives for one listing or one call; a dropped stream is a failed activity, retried whole.
     reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 },

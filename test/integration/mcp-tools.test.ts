@@ -27,7 +27,7 @@ describe('remote MCP servers', () => {
 
   it('lists the server\'s tools as <label>__<tool>, with their descriptions and argument schemas', async () => {
     const tools = await listMcpTools(mcp(), reach());
-    assert.deepEqual(tools.map((t) => t.name).sort(), ['calc__add', 'calc__fail', 'calc__picture', 'calc__wait', 'calc__whoami']);
+    assert.deepEqual(tools.map((t) => t.name).sort(), ['calc__add', 'calc__fail', 'calc__flood', 'calc__picture', 'calc__wait', 'calc__whoami']);
     const add = tools.find((t) => t.name === 'calc__add')!;
     assert.equal(add.description, 'Adds two numbers.');
     assert.equal(add.parameters.type, 'object');
@@ -52,6 +52,11 @@ describe('remote MCP servers', () => {
 
   it('describes content that is not text', async () => {
     assert.deepEqual(await callMcpTool(mcp(), 'picture', {}, reach()), { content: 'a picture:\n[image content: image/png, 8 bytes, not shown]', is_error: false });
+  });
+
+  it('stops reading an answer past 4 MiB and tells the model', async () => {
+    const result = await callMcpTool(mcp(), 'flood', {}, reach());
+    assert.deepEqual(result, { content: 'The MCP server calc answered with more than 4194304 bytes; the answer was not read', is_error: true });
   });
 
   it('sends the headers of the definition to the server', async () => {
@@ -125,7 +130,7 @@ describe('remote MCP servers that keep sessions', () => {
   after(() => server.close());
 
   it('lists and calls over event streams, and ends each session it opened', async () => {
-    assert.equal((await listMcpTools(mcp(), reach())).length, 5);
+    assert.equal((await listMcpTools(mcp(), reach())).length, 6);
     assert.deepEqual(await callMcpTool(mcp(), 'add', { a: 20, b: 22 }, reach()), { content: '42', is_error: false });
     assert.equal(server.methods.filter((m) => m === 'DELETE').length, 2);
     assert.equal(server.sessions, 0);

@@ -1,7 +1,7 @@
 /**
  * A remote MCP server on loopback, built with the official SDK (streamable HTTP), with a few tools to
  * call: `add`, `fail` (answers isError), `picture` (an image), `whoami` (the Authorization header it was
- * sent) and `wait` (answers only when the test releases it).
+ * sent), `flood` (5 MB of text) and `wait` (answers only when the test releases it).
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
@@ -38,6 +38,7 @@ function toolServer(waiting: (() => void)[]): McpServer {
   server.registerTool('whoami', { description: 'Says which credentials it was sent.' }, async (extra) => ({
     content: [{ type: 'text', text: String(extra.requestInfo?.headers.authorization ?? 'anonymous') }],
   }));
+  server.registerTool('flood', { description: 'Answers with 5 MB of text.' }, async () => ({ content: [{ type: 'text', text: 'x'.repeat(5 * 1024 * 1024) }] }));
   server.registerTool('wait', { description: 'Answers when released.' }, async () => {
     await new Promise<void>((resolve) => waiting.push(resolve));
     return { content: [{ type: 'text', text: 'released' }] };
