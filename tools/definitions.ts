@@ -136,12 +136,18 @@ export function schemaCompileProblem(schema: Record<string, unknown>): string | 
   }
 }
 
+// Unknown keywords and formats are allowed: tool schemas are written for models, not for Ajv.
+const ajv = new Ajv2020({ strict: false, allErrors: true, logger: false, validateFormats: false });
+
 /**
- * A validator for a tool's arguments. Each call compiles afresh and keeps nothing: Ajv caches every
+ * A validator for a tool's arguments. The compiled schema is dropped from Ajv at once: Ajv keeps every
  * schema it compiles, and definitions arrive as new objects on every call.
  */
 export function argumentsValidator(schema: Record<string, unknown>): (value: unknown) => string | null {
-  const ajv = new Ajv2020({ strict: false, allErrors: true, logger: false, validateFormats: false });
-  const validate = ajv.compile(schema);
-  return (value) => (validate(value) ? null : ajv.errorsText(validate.errors, { dataVar: 'arguments' }));
+  try {
+    const validate = ajv.compile(schema);
+    return (value) => (validate(value) ? null : ajv.errorsText(validate.errors, { dataVar: 'arguments' }));
+  } finally {
+    ajv.removeSchema(schema);
+  }
 }

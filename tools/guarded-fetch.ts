@@ -3,13 +3,24 @@
  * lookup) rather than the global fetch: the global one resolves names itself, so a check made before it
  * connects could be answered differently from the lookup it connects with.
  */
-import { Readable } from 'node:stream';
+import { pipeline, Readable, Transform } from 'node:stream';
 import { guardedRequest } from './network-guard.js';
+
+/** A response body that went on past what the caller said it would read. */
+export class ResponseTooLargeError extends Error {
+  readonly code = 'ERR_RESPONSE_TOO_LARGE';
+
+  constructor(readonly maxBytes: number) {
+    super(`the answer was longer than ${maxBytes} bytes`);
+    this.name = 'ResponseTooLargeError';
+  }
+}
 
 // Statuses whose responses have no body, which a Response must then be given as null.
 const BODYLESS = new Set([101, 103, 204, 205, 304]);
 
-export function guardedFetch(allowPrivate: boolean): (input: string | URL, init?: RequestInit) => Promise<Response> {
+/** Each response body ends in ResponseTooLargeError past `maxResponseBytes`, so no server can fill the memory. */
+export function guardedFetch({ allowPrivate, maxResponseBytes }: { allowPrivate: boolean; maxResponseBytes: number }): (input: string | URL, init?: RequestInit) => Promise<Response> {
   return async (input, init = {}) => {
     const headers: Record<string, string> = {};
     new Headers(init.headers).forEach((value, name) => (headers[name] = value));
@@ -24,9 +35,21 @@ export function guardedFetch(allowPrivate: boolean): (input: string | URL, init?
     for (let i = 0; i + 1 < response.rawHeaders.length; i += 2) responseHeaders.append(response.rawHeaders[i]!, response.rawHeaders[i + 1]!);
     const status = response.statusCode ?? 500;
     if (BODYLESS.has(status)) response.destroy();
-    const body = BODYLESS.has(status) ? null : (Readable.toWeb(response) as ReadableStream<Uint8Array>);
+    const body = BODYLESS.has(status) ? null : (Readable.toWeb(bounded(response, maxResponseBytes)) as ReadableStream<Uint8Array>);
     return new Response(body, { status, statusText: response.statusMessage ?? '', headers: responseHeaders });
   };
+}
+
+function bounded(body: Readable, maxBytes: number): Readable {
+  let read = 0;
+  const limit = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      read += chunk.length;
+      done(read > maxBytes ? new ResponseTooLargeError(maxBytes) : null, chunk);
+    },
+  });
+  // Either side failing destroys the other: the connection closes once the limit is passed.
+  return pipeline(body, limit, () => undefined);
 }
 
 /** The transport sends JSON text; anything else would be a change in the SDK this module must follow. */

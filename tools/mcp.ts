@@ -2,12 +2,13 @@
  * Remote MCP servers over streamable HTTP, through the official SDK. Each listing or call opens a client
  * of its own and closes it afterwards: calls are activities, which may run on any worker.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolSpec } from '../models/messages.js';
 import { DEFAULT_PARAMETERS, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, MCP_NAME_SEPARATOR, type McpToolDefinition } from './definitions.js';
-import { guardedFetch } from './guarded-fetch.js';
+import { guardedFetch, ResponseTooLargeError } from './guarded-fetch.js';
 import { PrivateTargetError, type Reach } from './network-guard.js';
 import { isPassingConnectionFailure, ToolUnavailableError, type ToolResult } from './outcomes.js';
 
@@ -15,6 +16,10 @@ import { isPassingConnectionFailure, ToolUnavailableError, type ToolResult } fro
 const OFFERABLE_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 // How much of a result is shown to the model; the rest is cut with a note.
 const MAX_RESULT_CHARS = 65_536;
+// How long ending a session may hold up the end of a listing or call.
+const SESSION_END_MS = 1_000;
+// The most a server's answer may carry (the result shown to the model is cut far shorter).
+const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 // Pages of tools/list read before the listing is taken as complete.
 const MAX_LIST_PAGES = 20;
 
@@ -48,7 +53,7 @@ export async function listMcpTools(def: McpToolDefinition, reach: Reach): Promis
 
 /** Calls one of the server's tools by its own name (without the label). */
 export async function callMcpTool(def: McpToolDefinition, toolName: string, args: Record<string, unknown>, reach: Reach): Promise<ToolResult> {
-  if (def.allowed_tools && !def.allowed_tools.includes(toolName)) return { content: `There is no tool named ${offeredMcpName(def, toolName)}`, is_error: true };
+  if (def.allowed_tools && !def.allowed_tools.includes(toolName)) return { content: `There is no tool named ${offeredMcpName(def, toolName)}.`, is_error: true };
   try {
     return await withClient(def, reach, async (client, options) => {
       const result = (await client.callTool({ name: toolName, arguments: args }, undefined, options)) as CallToolResult;
@@ -57,6 +62,7 @@ export async function callMcpTool(def: McpToolDefinition, toolName: string, args
   } catch (err) {
     if (reach.signal.aborted) throw reach.signal.reason;
     if (err instanceof PrivateTargetError) return { content: `The request was refused: ${err.message}`, is_error: true };
+    if (err instanceof ResponseTooLargeError) return { content: `The MCP server ${def.server_label} answered with more than ${err.maxBytes} bytes; the answer was not read`, is_error: true };
     if (isOutage(err)) throw new ToolUnavailableError(`the MCP server ${def.server_label} is unavailable: ${(err as Error).message}`, undefined, { cause: err });
     if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
       return { content: `The MCP server ${def.server_label} did not answer within ${timeoutOf(def)} ms`, is_error: true };
@@ -70,7 +76,7 @@ type CallOptions = { signal: AbortSignal; timeout: number; maxTotalTimeout: numb
 
 async function withClient<T>(def: McpToolDefinition, reach: Reach, work: (client: Client, options: CallOptions) => Promise<T>): Promise<T> {
   const transport = new StreamableHTTPClientTransport(new URL(def.server_url), {
-    fetch: guardedFetch(reach.allowPrivate),
+    fetch: guardedFetch({ allowPrivate: reach.allowPrivate, maxResponseBytes: MAX_RESPONSE_BYTES }),
     requestInit: { headers: def.headers ?? {} },
     // A session lives for one listing or one call; a dropped stream is a failed activity, retried whole.
     reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 },
@@ -81,6 +87,9 @@ async function withClient<T>(def: McpToolDefinition, reach: Reach, work: (client
     await client.connect(transport, options);
     return await work(client, options);
   } finally {
+    // Ends the server's session, if it keeps one, without waiting long for a server that does not answer;
+    // closing then aborts whatever is still open.
+    await Promise.race([transport.terminateSession().catch(() => undefined), delay(SESSION_END_MS, undefined, { ref: false })]);
     await client.close().catch(() => undefined);
   }
 }
@@ -113,7 +122,7 @@ function resultText(result: CallToolResult): string {
         return part.text;
       case 'image':
       case 'audio':
-        return `[${part.type} content: ${part.mimeType}, ${Math.floor((part.data.length * 3) / 4)} bytes, not shown]`;
+        return `[${part.type} content: ${part.mimeType}, ${Buffer.byteLength(part.data, 'base64')} bytes, not shown]`;
       case 'resource_link':
         return `[resource: ${part.uri}${part.name ? ` (${part.name})` : ''}]`;
       case 'resource':

@@ -57,7 +57,7 @@ export async function readFile(args: Record<string, unknown>, attachments: Attac
   const { file_id: fileId, page, offset = 0, length = DEFAULT_READ_LENGTH } = args as unknown as ReadFileArguments;
   const [source] = attachments.attachmentIds.includes(fileId) ? await textSourcesIn(attachments.db, attachments.projectId, [fileId]) : [];
   if (!source) return { content: `There is no such attachment: ${fileId}`, is_error: true };
-  if (source.status !== 'processed') return { content: `${fileId} ${describeState(source)}.`, is_error: true };
+  if (source.status !== 'processed') return { content: `${fileId} is ${describeState(source)}.`, is_error: true };
   if (page !== undefined && page > source.pages) return { content: `${fileId} has ${source.pages} page${source.pages === 1 ? '' : 's'}.`, is_error: true };
 
   const slice = await textSlice(attachments.db, fileId, page ?? null, offset, length);
@@ -80,6 +80,6 @@ function continuation(fileId: string, page: number | undefined, end: number, tot
 function describeState(source: TextSource): string {
   const pages = `${source.pages} page${source.pages === 1 ? '' : 's'}`;
   if (source.status === 'processed') return pages;
-  if (source.status === 'processing') return 'still being processed; its text is not readable yet';
-  return `its text could not be extracted (${source.last_error?.message ?? 'extraction failed'})`;
+  if (source.status === 'processing') return 'still being processed; its text cannot be read yet';
+  return `unreadable: its text could not be extracted (${source.last_error?.message ?? 'extraction failed'})`;
 }

@@ -1,0 +1,74 @@
+import assert from 'node:assert/strict';
+import { completeExtraction, insertFile, newFileId } from '../../records/files.js';
+import { insertProject } from '../../records/projects.js';
+import type { ToolDefinition } from '../../tools/definitions.js';
+import { invokeTool, offeredTools, ToolUnavailableError, type ToolContext } from '../../tools/toolbox.js';
+import { startToolServer, type EchoedRequest, type TestToolServer } from '../support/http-tool-server.js';
+import { startMcpServer, type TestMcpServer } from '../support/mcp-server.js';
+import { postgres } from '../support/services.js';
+
+describe('the toolbox a run uses', () => {
+  let tools: TestToolServer;
+  let mcp: TestMcpServer;
+  let definitions: ToolDefinition[];
+  let ctx: ToolContext;
+  let fileId: string;
+
+  before(async () => {
+    tools = await startToolServer();
+    mcp = await startMcpServer();
+    const { db } = await postgres();
+    const projectId = (await insertProject(db, 'toolbox')).id;
+    fileId = newFileId();
+    await insertFile(db, { id: fileId, projectId, filename: 'brief.txt', bytes: 5, purpose: 'attachment', mimeType: 'text/plain', blobKey: `test/${fileId}`, metadata: {} });
+    await completeExtraction(db, fileId, { pages: ['brief'], tables: 0 });
+    definitions = [
+      { type: 'http', name: 'echo', description: 'Echoes its arguments.', url: `${tools.url}/echo`, parameters: { type: 'object', properties: { word: { type: 'string' } } } },
+      { type: 'http', name: 'busy', url: `${tools.url}/status/503` },
+      { type: 'mcp', server_label: 'calc', server_url: mcp.url, allowed_tools: ['add', 'fail'] },
+    ];
+    // The servers listen on loopback.
+    ctx = { signal: new AbortController().signal, allowPrivate: true, db, projectId, attachmentIds: [fileId] };
+  });
+
+  after(async () => {
+    await tools?.close();
+    await mcp?.close();
+  });
+
+  const call = (name: string, args: string) => invokeTool(definitions, { id: 'call_1', name, arguments: args }, ctx);
+
+  it('offers the HTTP tools, the allowed tools of each MCP server, and read_file when the run has attachments', async () => {
+    const offered = await offeredTools(definitions, ctx);
+    assert.deepEqual(offered.map((t) => t.name), ['echo', 'busy', 'calc__add', 'calc__fail', 'read_file']);
+    assert.deepEqual(offered[0], { name: 'echo', description: 'Echoes its arguments.', parameters: { type: 'object', properties: { word: { type: 'string' } } } });
+    assert.deepEqual(offered[1]!.parameters, { type: 'object', properties: {} });
+    assert.deepEqual((await offeredTools(definitions, { ...ctx, attachmentIds: [] })).map((t) => t.name), ['echo', 'busy', 'calc__add', 'calc__fail']);
+  });
+
+  it('carries each call to its tool by name', async () => {
+    const echoed = await call('echo', '{"word":"hello"}');
+    assert.deepEqual(JSON.parse((JSON.parse(echoed.content) as EchoedRequest).body), { word: 'hello' });
+    assert.deepEqual(await call('calc__add', '{"a":1,"b":2}'), { content: '3', is_error: false });
+    assert.deepEqual(await call('calc__fail', '{}'), { content: 'the tool failed on purpose', is_error: true });
+    assert.match((await call('read_file', JSON.stringify({ file_id: fileId }))).content, /\nbrief\n/);
+    await assert.rejects(call('busy', '{}'), ToolUnavailableError);
+  });
+
+  it('takes empty arguments as an empty object', async () => {
+    assert.equal((await call('echo', '')).is_error, false);
+  });
+
+  it('answers an unknown tool, arguments that are not JSON, and arguments that are not an object with an error result', async () => {
+    assert.deepEqual(await call('weather', '{}'), { content: 'There is no tool named weather.', is_error: true });
+    assert.deepEqual(await call('calc__picture', '{}'), { content: 'There is no tool named calc__picture.', is_error: true });
+    assert.deepEqual(await invokeTool(definitions, { id: 'c', name: 'read_file', arguments: '{}' }, { ...ctx, attachmentIds: [] }), {
+      content: 'There is no tool named read_file.',
+      is_error: true,
+    });
+    const broken = await call('echo', '{"word": "unterminated');
+    assert.equal(broken.is_error, true);
+    assert.match(broken.content, /^The arguments are not valid JSON \(.*\); send a JSON object\.$/);
+    for (const args of ['[1,2]', 'null', '"word"', '7']) assert.deepEqual(await call('echo', args), { content: 'The arguments must be a JSON object.', is_error: true }, args);
+  });
+});
