@@ -4,7 +4,6 @@ import type {
   Base64ImageSource,
   ContentBlockParam,
   MessageParam,
-  RawMessageStreamEvent,
   StopReason,
   TextBlockParam,
   Tool,
@@ -116,7 +115,7 @@ export async function callAnthropic(client: Anthropic, request: ModelCallRequest
     usage.cacheCreation = reported.cache_creation_input_tokens ?? usage.cacheCreation;
     usage.output = reported.output_tokens ?? usage.output;
   };
-  for await (const event of stream as AsyncIterable<RawMessageStreamEvent>) {
+  for await (const event of stream) {
     switch (event.type) {
       case 'message_start':
         takeUsage(event.message.usage);
