@@ -86,9 +86,9 @@ export interface PriceApplied {
  */
 export async function completeModelStep(tx: Queryable, runId: string, index: number, message: ChatMessage, usage: TokenUsage, price: PriceApplied): Promise<boolean> {
   const { rows } = await tx.query<{ cost: string }>(
-    `UPDATE run_steps SET status = 'completed', completed_at = now(), message = $3, input_tokens = $4, output_tokens = $5, cached_tokens = $6,
-       price_version = $7,
-       cost = trim_scale((($4::numeric - $6::numeric) * $8::numeric + $6::numeric * $9::numeric + $5::numeric * $10::numeric) / 1000000)
+    `UPDATE run_steps SET status = 'completed', completed_at = now(), message = $3, input_tokens = $4::bigint, output_tokens = $5::bigint,
+       cached_tokens = $6::bigint, price_version = $7,
+       cost = trim_scale((($4::bigint - $6::bigint)::numeric * $8::numeric + $6::bigint::numeric * $9::numeric + $5::bigint::numeric * $10::numeric) / 1000000)
      WHERE run_id = $1 AND index = $2 AND status <> 'completed'
      RETURNING trim_scale(cost)::text AS cost`,
     [runId, index, message, usage.input_tokens, usage.output_tokens, usage.cached_tokens, price.version, price.input_per_million, price.cached_input_per_million, price.output_per_million],

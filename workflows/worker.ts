@@ -28,6 +28,9 @@ export async function createWorker(settings: WorkerSettings): Promise<{ worker: 
       workflowBundle: settings.workflowBundle ?? (await bundleWorkflows()),
       activities: createActivities(settings),
       shutdownGraceTime: '10 seconds',
+      // Heartbeats carry cancellation to a running activity (a cancelled run's model call): sent at least
+      // this often, a cancel reaches the call within about a second.
+      maxHeartbeatThrottleInterval: '1 second',
     });
     return { worker, connection };
   } catch (err) {

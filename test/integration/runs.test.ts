@@ -1,0 +1,226 @@
+import assert from 'node:assert/strict';
+import { SseReader } from '../support/sse.js';
+import { eventually } from '../support/eventually.js';
+import type { ModelServer } from '../support/model-servers/scripted-server.js';
+import { createAgent, runSatisfying, startRunsStack, type RunsStack } from '../support/runs.js';
+
+/** Waits until the model server has received a request beyond the `seen` it had. */
+function untilRequested(server: ModelServer, seen: number): Promise<void> {
+  return eventually(() => assert.ok(server.requests.length > seen, 'no model request yet'), { message: 'the model was not called' });
+}
+
+describe('runs', function () {
+  this.timeout(120_000);
+  let stack: RunsStack;
+
+  before(async () => {
+    stack = await startRunsStack('runs');
+  });
+
+  after(async () => {
+    await stack?.stop();
+  });
+
+  it('runs an agent to completion and answers 200 with the output, usage, and cost at the recorded price', async () => {
+    const agent = await createAgent(stack.tenant.admin, { instructions: 'You are terse.' });
+    stack.openai.enqueue({ text: ['Paris', ' is the capital.'], usage: { input: 1200, output: 300, cached: 200 } });
+    const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'What is the capital of France?', metadata: { team: 'geo' } });
+    assert.equal(run.status, 200, JSON.stringify(run.body));
+    assert.equal(run.body.status, 'completed');
+    assert.equal(run.body.output.text, 'Paris is the capital.');
+    assert.deepEqual(run.body.usage, { input_tokens: 1200, output_tokens: 300, cached_tokens: 200 });
+    // gpt-4.1-mini: $0.40 in, $0.10 cached in, $1.60 out per million: (1000 × 0.40 + 200 × 0.10 + 300 × 1.60) / 10⁶.
+    assert.equal(run.body.cost, '0.0009');
+    assert.equal(run.body.steps.length, 1);
+    assert.equal(run.body.steps[0].type, 'model_call');
+    assert.equal(run.body.steps[0].price_version, '2025-04-14');
+    assert.equal(run.body.resolved_model, 'gpt-4.1-mini');
+    assert.equal(run.body.agent_version, 1);
+    const sent = stack.openai.requests.at(-1) as { model: string; messages: { role: string; content: unknown }[] };
+    assert.equal(sent.model, 'gpt-4.1-mini');
+    assert.deepEqual(sent.messages.slice(0, 2).map((m) => [m.role, m.content]), [
+      ['system', 'You are terse.'],
+      ['user', 'What is the capital of France?'],
+    ]);
+    const history = await stack.tenant.admin.get(`/v1/agents/${agent.id}/runs?metadata[team]=geo`);
+    assert.deepEqual(history.body.data.map((r: { id: string }) => r.id), [run.body.id]);
+    assert.equal((await stack.tenant.admin.get(`/v1/agents/${agent.id}/runs?metadata[team]=other`)).body.data.length, 0);
+  });
+
+  it('streams the run as Server-Sent Events whose deltas add up to the output, and replays them after any event', async () => {
+    const agent = await createAgent(stack.tenant.admin);
+    stack.openai.enqueue({ text: ['Once ', 'upon ', 'a time.'], usage: { input: 10, output: 5 } });
+    const stream = await SseReader.open(`${stack.api.url}/v1/agents/${agent.id}/run`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${stack.tenant.admin.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ input: 'Tell a story.', stream: true }),
+    });
+    assert.equal(stream.response.status, 200);
+    assert.match(stream.response.headers.get('content-type') ?? '', /^text\/event-stream/);
+    await stream.done;
+    const types = stream.events.map((e) => e.event);
+    assert.deepEqual(types.filter((t) => t !== 'output_text.delta'), ['run.created', 'run.in_progress', 'step.started', 'step.completed', 'run.completed']);
+    const text = stream.events.filter((e) => e.event === 'output_text.delta').map((e) => e.data.delta).join('');
+    assert.equal(text, 'Once upon a time.');
+    const ids = stream.events.map((e) => Number(e.id));
+    assert.deepEqual(ids, ids.map((_, i) => i + 1));
+
+    const runId = stream.events[0]!.data.run_id;
+    const resumed = await SseReader.open(`${stack.api.url}/v1/runs/${runId}/events`, {
+      headers: { authorization: `Bearer ${stack.tenant.admin.key}`, 'last-event-id': '3' },
+    });
+    await resumed.done;
+    assert.deepEqual(resumed.events.map((e) => Number(e.id)), ids.slice(3));
+  });
+
+  it('calls an HTTP tool with the arguments the model chose and gives the model its result', async () => {
+    const { startToolServer } = await import('../support/http-tool-server.js');
+    const tools = await startToolServer();
+    try {
+      const agent = await createAgent(stack.tenant.admin, {
+        tools: [{ type: 'http', name: 'weather', url: `${tools.url}/echo`, method: 'POST', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } }],
+      });
+      stack.openai.enqueue({ tool_calls: [{ name: 'weather', arguments: '{"city":"Oslo"}' }], usage: { input: 50, output: 10 } });
+      stack.openai.enqueue({ text: ['It is sunny in Oslo.'], usage: { input: 80, output: 8 } });
+      const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Weather in Oslo?' });
+      assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
+      assert.deepEqual(run.body.steps.map((s: { type: string }) => s.type), ['model_call', 'tool_call', 'model_call']);
+      assert.equal(run.body.steps[1].tool_call.name, 'weather');
+      assert.match(run.body.steps[1].output, /Oslo/);
+      assert.equal(run.body.output.text, 'It is sunny in Oslo.');
+      assert.deepEqual(run.body.usage, { input_tokens: 130, output_tokens: 18, cached_tokens: 0 });
+      const second = stack.openai.requests.at(-1) as { messages: { role: string; content: string; tool_call_id?: string }[]; tools: { function: { name: string } }[] };
+      assert.equal(second.tools[0]!.function.name, 'weather');
+      const toolMessage = second.messages.find((m) => m.role === 'tool');
+      assert.match(toolMessage!.content, /Oslo/);
+    } finally {
+      await tools.close();
+    }
+  });
+
+  it('cancels a run mid-stream: the model request is aborted and the run ends cancelled; cancelling again is 409', async () => {
+    const agent = await createAgent(stack.tenant.admin);
+    stack.openai.enqueue({ text: ['Thinking'], hang: true });
+    const started = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Think forever.', wait: false });
+    assert.equal(started.status, 202);
+    const stream = await SseReader.open(`${stack.api.url}/v1/runs/${started.body.id}/events`, { headers: { authorization: `Bearer ${stack.tenant.admin.key}` } });
+    await stream.next((e) => e.event === 'output_text.delta');
+    const abortedBefore = stack.openai.abortedCount;
+    const cancelled = await stack.tenant.admin.post(`/v1/runs/${started.body.id}/cancel`, {});
+    assert.equal(cancelled.status, 200, JSON.stringify(cancelled.body));
+    assert.equal(cancelled.body.status, 'cancelled');
+    assert.equal(cancelled.body.steps[0].status, 'cancelled');
+    await eventually(() => assert.ok(stack.openai.abortedCount > abortedBefore), { message: 'the model request was not aborted' });
+    await stream.next((e) => e.event === 'run.cancelled');
+    const again = await stack.tenant.admin.post(`/v1/runs/${started.body.id}/cancel`, {});
+    assert.equal(again.status, 409);
+    assert.equal(again.body.error.code, 'run_finished');
+  });
+
+  it('creates one run for a repeated Idempotency-Key and answers it again', async () => {
+    const agent = await createAgent(stack.tenant.admin);
+    stack.openai.enqueue({ text: ['Once.'], usage: { input: 3, output: 1 } });
+    const body = { input: 'Say once.' };
+    const first = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, body, { 'Idempotency-Key': 'run-once' });
+    const again = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, body, { 'Idempotency-Key': 'run-once' });
+    assert.equal(again.body.id, first.body.id);
+    assert.equal(again.headers.get('idempotent-replayed'), 'true');
+    const runs = await stack.tenant.admin.get(`/v1/agents/${agent.id}/runs`);
+    assert.equal(runs.body.data.length, 1);
+    const conflict = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Something else.' }, { 'Idempotency-Key': 'run-once' });
+    assert.equal(conflict.status, 409);
+  });
+
+  it('fails a run at once, saying which variable to set, when its provider is not configured', async () => {
+    const bare = await startRunsStack('runs-unconfigured');
+    try {
+      // That stack's OpenAI-compatible server stands in for a configured one; Anthropic is left unset here.
+      const { startTestApi, newTenant } = await import('../support/api.js');
+      const { isolatedNamespace } = await import('../support/services.js');
+      const api = await startTestApi({ namespace: await isolatedNamespace('runs-unconfigured-bare'), modelEnv: {} });
+      try {
+        const tenant = await newTenant(api, 'bare');
+        const agent = await createAgent(tenant.admin, { model: 'claude-haiku-4-5' });
+        const run = await tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Hello?' });
+        assert.equal(run.status, 200);
+        assert.equal(run.body.status, 'failed');
+        assert.equal(run.body.error.code, 'provider_not_configured');
+        assert.match(run.body.error.message, /ANTHROPIC_API_KEY/);
+      } finally {
+        await api.stop();
+      }
+    } finally {
+      await bare.stop();
+    }
+  });
+
+  it('refuses a second run with 409 agent_busy while one is in progress when concurrency is reject', async () => {
+    const agent = await createAgent(stack.tenant.admin, { concurrency: 'reject' });
+    stack.openai.enqueue({ text: ['…'], hang: true });
+    const seen = stack.openai.requests.length;
+    const first = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Long task.', wait: false });
+    await untilRequested(stack.openai, seen);
+    const second = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Another.' });
+    assert.equal(second.status, 409);
+    assert.equal(second.body.error.code, 'agent_busy');
+    await stack.tenant.admin.post(`/v1/runs/${first.body.id}/cancel`, {});
+  });
+
+  it('queues runs one at a time in order when concurrency is enqueue', async () => {
+    const agent = await createAgent(stack.tenant.admin, { concurrency: 'enqueue' });
+    stack.openai.enqueue({ text: ['first'], hang: true });
+    const seen = stack.openai.requests.length;
+    const first = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'one', wait: false });
+    await untilRequested(stack.openai, seen);
+    const second = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'two', wait: false });
+    assert.equal(second.body.status, 'queued');
+    const requestsBefore = stack.openai.requests.length;
+    stack.openai.enqueue({ text: ['second'], usage: { input: 1, output: 1 } });
+    await stack.tenant.admin.post(`/v1/runs/${first.body.id}/cancel`, {});
+    const done = await runSatisfying(stack.tenant.admin, second.body.id, (r) => r.status === 'completed', 'the queued run did not run');
+    assert.equal(done.output.text, 'second');
+    assert.equal(stack.openai.requests.length, requestsBefore + 1);
+  });
+
+  it('cancels the running run and starts the new one when concurrency is interrupt', async () => {
+    const agent = await createAgent(stack.tenant.admin, { concurrency: 'interrupt' });
+    stack.openai.enqueue({ text: ['old'], hang: true });
+    const seen = stack.openai.requests.length;
+    const first = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'old', wait: false });
+    await untilRequested(stack.openai, seen);
+    stack.openai.enqueue({ text: ['new'], usage: { input: 1, output: 1 } });
+    const second = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'new' });
+    assert.equal(second.body.status, 'completed');
+    await runSatisfying(stack.tenant.admin, first.body.id, (r) => r.status === 'cancelled', 'the first run was not interrupted');
+  });
+
+  it('finishes a run on the version it started with after the agent is updated and deleted', async () => {
+    const agent = await createAgent(stack.tenant.admin, { instructions: 'Version one.' });
+    stack.openai.enqueue({ text: ['…'], hang: true });
+    const seen = stack.openai.requests.length;
+    const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Go.', wait: false });
+    await untilRequested(stack.openai, seen);
+    await stack.tenant.admin.post(`/v1/agents/${agent.id}`, { instructions: 'Version two.' });
+    await stack.tenant.admin.delete(`/v1/agents/${agent.id}`);
+    // The held call is cancelled; the run's next call reads version one.
+    const cancelled = await stack.tenant.admin.post(`/v1/runs/${run.body.id}/cancel`, {});
+    assert.equal(cancelled.body.agent_version, 1, JSON.stringify(cancelled.body));
+    const fetched = await stack.tenant.admin.get(`/v1/runs/${run.body.id}`);
+    assert.equal(fetched.status, 200);
+    const sent = stack.openai.requests.at(-1) as { messages: { role: string; content: string }[] };
+    assert.equal(sent.messages[0]!.content, 'Version one.');
+    assert.equal((await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'again' })).status, 404);
+  });
+
+  it('runs on Anthropic through the Messages API', async () => {
+    const agent = await createAgent(stack.tenant.admin, { model: 'claude-haiku-4-5', instructions: 'Be kind.' });
+    stack.anthropic.enqueue({ text: ['Hello', ' there.'], usage: { input: 100, output: 20, cached: 40 } });
+    const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Hi!' });
+    assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
+    assert.equal(run.body.output.text, 'Hello there.');
+    const sent = stack.anthropic.requests.at(-1) as { system: unknown; model: string };
+    assert.equal(sent.model, 'claude-haiku-4-5');
+    assert.match(JSON.stringify(sent.system), /Be kind\./);
+    assert.deepEqual(run.body.usage, { input_tokens: 100, output_tokens: 20, cached_tokens: 40 });
+  });
+});
