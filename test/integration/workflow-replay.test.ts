@@ -21,6 +21,9 @@ import { eventually } from '../support/eventually.js';
 import { serveWorker, type Stoppable } from '../../cli/processes.js';
 import { extractionWorkflowId } from '../../workflows/extraction/client.js';
 import { MAINTENANCE_SCHEDULE_ID } from '../../workflows/maintenance/client.js';
+import { runWorkflowId } from '../../workflows/runs/client.js';
+import { createAgent, startRunsStack, type RunsStack } from '../support/runs.js';
+import { startToolServer } from '../support/http-tool-server.js';
 
 const historiesDir = fileURLToPath(new URL(import.meta.url.includes('/dist/') ? '../../../test/fixtures/histories/' : '../fixtures/histories/', import.meta.url));
 const recorded = readdirSync(historiesDir).filter((name) => name.endsWith('.json')).sort();
@@ -32,12 +35,22 @@ async function replay(history: History): Promise<void> {
   await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history);
 }
 
+/** Fetches a finished workflow's history, replays it, and with RECORD_HISTORIES=1 keeps it as a fixture. */
+async function replayAndKeep(api: TestApi, workflowId: string, fixture: string): Promise<void> {
+  const history = History.fromObject(await api.services.temporal.workflow.getHandle(workflowId).fetchHistory());
+  await replay(history);
+  if (process.env.RECORD_HISTORIES === '1') {
+    const json = History.toObject(history, { enums: String, longs: String, bytes: String });
+    writeFileSync(join(historiesDir, fixture), `${JSON.stringify(json, null, 2)}\n`);
+  }
+}
+
 describe('workflow replay', function () {
   this.timeout(120_000);
   before(() => quietTemporalRuntime());
 
-  it('finds the recorded histories of both workflows', () => {
-    assert.deepEqual(recorded, ['extract-file-blob-missing.json', 'extract-file-processed.json', 'maintenance-round.json']);
+  it('finds the recorded histories of every workflow', () => {
+    assert.deepEqual(recorded, ['agent-run-cancelled.json', 'agent-run-tool-call.json', 'extract-file-blob-missing.json', 'extract-file-processed.json', 'maintenance-round.json']);
   });
 
   for (const name of recorded) {
@@ -77,15 +90,7 @@ describe('workflow replay', function () {
       return uploaded.body.id;
     }
 
-    /** Fetches a finished run's history, replays it, and with RECORD_HISTORIES=1 keeps it as a fixture. */
-    async function replayRun(workflowId: string, fixture: string): Promise<void> {
-      const history = History.fromObject(await api.services.temporal.workflow.getHandle(workflowId).fetchHistory());
-      await replay(history);
-      if (process.env.RECORD_HISTORIES === '1') {
-        const json = History.toObject(history, { enums: String, longs: String, bytes: String });
-        writeFileSync(join(historiesDir, fixture), `${JSON.stringify(json, null, 2)}\n`);
-      }
-    }
+    const replayRun = (workflowId: string, fixture: string) => replayAndKeep(api, workflowId, fixture);
 
     it('replays an extraction that reached processed', async () => {
       assert.equal((await tenant.admin.settledFile(processedId)).status, 'processed');
@@ -109,6 +114,44 @@ describe('workflow replay', function () {
       }, { message: 'the schedule started no round' });
       await api.services.temporal.workflow.getHandle(workflowId).result();
       await replayRun(workflowId, 'maintenance-round.json');
+    });
+  });
+
+  describe('of agent runs made now', () => {
+    let stack: RunsStack;
+
+    before(async () => {
+      stack = await startRunsStack('replay-runs');
+    });
+
+    after(async () => {
+      await stack?.stop();
+    });
+
+    it('replays a run that called a tool and then answered', async () => {
+      const tools = await startToolServer();
+      try {
+        const agent = await createAgent(stack.tenant.admin, { tools: [{ type: 'http', name: 'echo', url: `${tools.url}/echo` }] });
+        stack.openai.enqueue({ tool_calls: [{ name: 'echo', arguments: '{"say":"hi"}' }], usage: { input: 3, output: 2 } });
+        stack.openai.enqueue({ text: ['done'], usage: { input: 4, output: 1 } });
+        const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Echo hi.' });
+        assert.equal(run.body.status, 'completed');
+        await replayAndKeep(stack.api, runWorkflowId(run.body.id), 'agent-run-tool-call.json');
+      } finally {
+        await tools.close();
+      }
+    });
+
+    it('replays a run cancelled during its model call', async () => {
+      const agent = await createAgent(stack.tenant.admin);
+      const seen = stack.openai.requests.length;
+      stack.openai.enqueue({ text: ['…'], hang: true });
+      const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Wait.', wait: false });
+      await eventually(() => assert.ok(stack.openai.requests.length > seen), { message: 'the model was not called' });
+      const cancelled = await stack.tenant.admin.post(`/v1/runs/${run.body.id}/cancel`, {});
+      assert.equal(cancelled.body.status, 'cancelled');
+      await stack.api.services.temporal.workflow.getHandle(runWorkflowId(run.body.id)).result();
+      await replayAndKeep(stack.api, runWorkflowId(run.body.id), 'agent-run-cancelled.json');
     });
   });
 });

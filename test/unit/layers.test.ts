@@ -13,7 +13,7 @@ const allowed: Record<string, string[]> = {
   client: [],
   models: [],
   presenters: ['records', 'models'],
-  records: [],
+  records: ['models'],
   tools: ['records', 'models'],
   workflows: ['records', 'presenters', 'models', 'tools'],
   api: ['records', 'presenters', 'workflows', 'models', 'tools'],
