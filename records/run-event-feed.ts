@@ -29,8 +29,14 @@ export class RunEventFeed {
     return this;
   }
 
+  /** True once `stop()` has been called: the process is shutting down, and followers should end. */
+  get stopping(): boolean {
+    return this.stopped;
+  }
+
   /** Resolves when the run's log may have grown, after at most `ms` (or POLL_MS), or when `signal` aborts. */
   async wait(runId: string, ms: number, signal?: AbortSignal): Promise<void> {
+    if (this.stopped) return;
     let wake!: () => void;
     const woken = new Promise<void>((resolve) => (wake = resolve));
     const set = this.waiters.get(runId) ?? new Set();

@@ -63,7 +63,7 @@ describe('runs: routing, attachments, MCP tools and conversations', function () 
     assert.ok(lastRequest().tools?.some((t) => t.function.name === 'read_file'), 'read_file is offered with attachments');
   });
 
-  it("answers 404 for another project's file, and for a run of another agent to continue", async () => {
+  it("answers 404 for another project's files, runs and agents, and for a run of another agent to continue", async () => {
     const other = await (await import('../support/api.js')).newTenant(stack.api, 'runs-context-other');
     const foreign = await other.admin.upload({ purpose: 'attachment', file: { data: Buffer.from('secret'), filename: 's.txt', type: 'text/plain' } });
     const agent = await createAgent(stack.tenant.admin);
@@ -71,6 +71,22 @@ describe('runs: routing, attachments, MCP tools and conversations', function () 
     assert.equal(refused.status, 404);
     const unknownRun = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Go on.', previous_run_id: 'run_doesnotexist' });
     assert.equal(unknownRun.status, 404);
+
+    stack.openai.enqueue({ text: ['mine'], usage: { input: 1, output: 1 } });
+    const mine = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Mine.' });
+    for (const [method, path] of [
+      ['GET', `/v1/runs/${mine.body.id}`],
+      ['GET', `/v1/runs/${mine.body.id}/events`],
+      ['POST', `/v1/runs/${mine.body.id}/cancel`],
+      ['GET', `/v1/agents/${agent.id}/runs`],
+      ['POST', `/v1/agents/${agent.id}/run`],
+    ] as const) {
+      const answer = await other.admin.request(method, path, method === 'POST' ? { json: { input: 'x' } } : {});
+      assert.equal(answer.status, 404, `${method} ${path} from another project`);
+    }
+    const otherAgent = await createAgent(other.admin);
+    const borrowed = await other.admin.post(`/v1/agents/${otherAgent.id}/run`, { input: 'Go on.', previous_run_id: mine.body.id });
+    assert.equal(borrowed.status, 404);
   });
 
   it('lets the model read an attachment further with read_file', async () => {

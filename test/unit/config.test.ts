@@ -30,6 +30,8 @@ describe('configuration from the environment', () => {
       blobDir: undefined,
       logLevel: 'info',
       migrate: true,
+      toolsAllowPrivate: false,
+      modelEnv: {},
     });
   });
 
@@ -45,6 +47,7 @@ describe('configuration from the environment', () => {
       AGENTPLANE_BLOB_DIR: '/var/blobs',
       LOG_LEVEL: 'debug',
       AGENTPLANE_MIGRATE: 'false',
+      AGENTPLANE_TOOLS_ALLOW_PRIVATE: 'true',
       ...S3,
       S3_REGION: 'eu-west-1',
     });
@@ -60,7 +63,10 @@ describe('configuration from the environment', () => {
       blobDir: '/var/blobs',
       logLevel: 'debug',
       migrate: false,
+      toolsAllowPrivate: true,
+      modelEnv: config.modelEnv,
     });
+    assert.equal(config.modelEnv.TEMPORAL_NAMESPACE, 'agents', 'model providers read the same environment');
   });
 
   describe('PORT', () => {
@@ -91,6 +97,20 @@ describe('configuration from the environment', () => {
     for (const text of ['no', '0', 'False', ' false']) {
       it(`rejects '${text}', naming the variable and the value`, () => {
         configError(() => readConfig({ AGENTPLANE_MIGRATE: text }), 'AGENTPLANE_MIGRATE', `'${text}'`);
+      });
+    }
+  });
+
+  describe('AGENTPLANE_TOOLS_ALLOW_PRIVATE', () => {
+    it('is false when unset or empty, and takes true or false', () => {
+      assert.equal(readConfig({}).toolsAllowPrivate, false);
+      assert.equal(readConfig({ AGENTPLANE_TOOLS_ALLOW_PRIVATE: '' }).toolsAllowPrivate, false);
+      assert.equal(readConfig({ AGENTPLANE_TOOLS_ALLOW_PRIVATE: 'true' }).toolsAllowPrivate, true);
+    });
+
+    for (const text of ['yes', '1', 'TRUE']) {
+      it(`rejects '${text}', naming the variable and the value`, () => {
+        configError(() => readConfig({ AGENTPLANE_TOOLS_ALLOW_PRIVATE: text }), 'AGENTPLANE_TOOLS_ALLOW_PRIVATE', `'${text}'`);
       });
     }
   });

@@ -22,7 +22,7 @@ export async function runWhenEnded(deps: ApiDeps, projectId: string, runId: stri
   for (;;) {
     const run = await findRun(deps.db, projectId, runId);
     if (!run) throw new Error(`run ${runId} vanished`);
-    if (isFinished(run.status) || Date.now() >= deadline || signal?.aborted) return run;
+    if (isFinished(run.status) || Date.now() >= deadline || signal?.aborted || deps.runEvents.stopping) return run;
     await deps.runEvents.wait(runId, deadline - Date.now(), signal);
   }
 }
@@ -41,7 +41,8 @@ export function streamRunEvents(ctx: ApiContext, deps: ApiDeps, runId: string, a
   const follow = async () => {
     let seq = afterSeq;
     let lastWrite = Date.now();
-    while (!closed.signal.aborted) {
+    // A process shutting down ends its streams; clients resume elsewhere with Last-Event-ID.
+    while (!closed.signal.aborted && !deps.runEvents.stopping) {
       const events = await runEventsAfter(deps.db, runId, seq);
       for (const event of events) {
         stream.write(presentRunEvent(event));
