@@ -80,6 +80,8 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: Ru
       try {
         await transaction(db, (tx) => markRunStarted(tx, runId));
         const attachments = await readyAttachments(db, run, () => Context.current().heartbeat(), Context.current().cancellationSignal);
+        // A model the API found on a local server since this worker last listed it.
+        if (run.model !== 'auto' && !models.catalogue.find(run.model)) await models.catalogue.refresh().catch(() => {});
         const choice = chooseModels(models.catalogue, run, agent, attachments);
         const specs = await offeredTools(agent.tools as ToolDefinition[], toolContext(run));
         await transaction(db, async (tx) => {
@@ -101,6 +103,7 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: Ru
       const done = await findStep(db, runId, stepIndex);
       if (done?.status === 'completed' && done.message?.role === 'assistant') return { toolCalls: done.message.tool_calls ?? [] };
       const { run, agent } = await runAndAgent(db, runId);
+      if (!models.catalogue.find(modelId)) await models.catalogue.refresh().catch(() => {});
       const model = models.catalogue.find(modelId);
       if (!model) throw ApplicationFailure.nonRetryable(`The model ${modelId} is not in the catalogue.`, 'model_not_found');
       await transaction(db, (tx) => beginStep(tx, runId, stepIndex, { type: 'model_call', model: model.id, provider: model.provider }));
