@@ -30,6 +30,15 @@ describe('runs: routing, attachments, MCP tools and conversations', function () 
     assert.equal(run.body.cost, '0');
   });
 
+  it('accepts and runs a model the local server started serving after start-up', async () => {
+    stack.openai.setModels(['local-llama', 'fresh-model']);
+    const agent = await createAgent(stack.tenant.admin, { model: 'fresh-model' });
+    stack.openai.enqueue({ model: 'fresh-model', text: ['Fresh.'], usage: { input: 2, output: 1 } });
+    const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Hi.' });
+    assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
+    assert.equal(run.body.resolved_model, 'fresh-model');
+  });
+
   it('falls back to the next candidate when the first keeps answering 503, and records why', async () => {
     const agent = await createAgent(stack.tenant.admin, { model: 'auto' });
     stack.openai.enqueue({ model: 'local-llama', status: 503 });
