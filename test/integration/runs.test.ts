@@ -131,26 +131,25 @@ describe('runs', function () {
     assert.equal(conflict.status, 409);
   });
 
-  it('fails a run at once, saying which variable to set, when its provider is not configured', async () => {
-    const bare = await startRunsStack('runs-unconfigured');
+  it('fails a run at once, saying which variable to set, when no provider is configured', async () => {
+    const { startTestApi, newTenant } = await import('../support/api.js');
+    const { isolatedNamespace } = await import('../support/services.js');
+    const api = await startTestApi({ namespace: await isolatedNamespace('runs-unconfigured'), modelEnv: {} });
     try {
-      // That stack's OpenAI-compatible server stands in for a configured one; Anthropic is left unset here.
-      const { startTestApi, newTenant } = await import('../support/api.js');
-      const { isolatedNamespace } = await import('../support/services.js');
-      const api = await startTestApi({ namespace: await isolatedNamespace('runs-unconfigured-bare'), modelEnv: {} });
-      try {
-        const tenant = await newTenant(api, 'bare');
-        const agent = await createAgent(tenant.admin, { model: 'claude-haiku-4-5' });
-        const run = await tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Hello?' });
-        assert.equal(run.status, 200);
-        assert.equal(run.body.status, 'failed');
-        assert.equal(run.body.error.code, 'provider_not_configured');
-        assert.match(run.body.error.message, /ANTHROPIC_API_KEY/);
-      } finally {
-        await api.stop();
-      }
+      const tenant = await newTenant(api, 'bare');
+      const named = await createAgent(tenant.admin, { model: 'claude-haiku-4-5' });
+      const run = await tenant.admin.post(`/v1/agents/${named.id}/run`, { input: 'Hello?' });
+      assert.equal(run.status, 200);
+      assert.equal(run.body.status, 'failed');
+      assert.equal(run.body.error.code, 'provider_not_configured');
+      assert.match(run.body.error.message, /ANTHROPIC_API_KEY/);
+      const routed = await createAgent(tenant.admin, { model: 'auto' });
+      const auto = await tenant.admin.post(`/v1/agents/${routed.id}/run`, { input: 'Hello?' });
+      assert.equal(auto.body.status, 'failed');
+      assert.equal(auto.body.error.code, 'no_model_available');
+      assert.match(auto.body.error.message, /OPENAI_API_KEY|OPENAI_BASE_URL/);
     } finally {
-      await bare.stop();
+      await api.stop();
     }
   });
 
