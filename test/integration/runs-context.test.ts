@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { png } from '../support/fixtures.js';
 import { startMcpServer } from '../support/mcp-server.js';
-import { createAgent, startRunsStack, type RunsStack } from '../support/runs.js';
+import { createAgent, runSatisfying, startRunsStack, type RunsStack } from '../support/runs.js';
 
 type SentMessage = { role: string; content: unknown; tool_calls?: unknown[] };
 type SentRequest = { model: string; messages: SentMessage[]; tools?: { function: { name: string } }[] };
@@ -96,6 +96,24 @@ describe('runs: routing, attachments, MCP tools and conversations', function () 
     const otherAgent = await createAgent(other.admin);
     const borrowed = await other.admin.post(`/v1/agents/${otherAgent.id}/run`, { input: 'Go on.', previous_run_id: mine.body.id });
     assert.equal(borrowed.status, 404);
+  });
+
+  it('waits for an attachment still being extracted, then runs with its text', async () => {
+    const file = await stack.tenant.admin.upload({ purpose: 'attachment', file: { data: Buffer.from('Late text.'), filename: 'late.txt', type: 'text/plain' } });
+    await stack.tenant.admin.settledFile(file.body.id);
+    // As if its extraction were still under way.
+    await stack.api.services.db.query(`UPDATE files SET status = 'processing' WHERE id = $1`, [file.body.id]);
+    const agent = await createAgent(stack.tenant.admin);
+    stack.openai.enqueue({ text: ['Read it.'], usage: { input: 1, output: 1 } });
+    const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Read.', file_ids: [file.body.id], wait: false });
+    await runSatisfying(stack.tenant.admin, run.body.id, (r) => r.status === 'in_progress', 'the run did not start');
+    const seen = stack.openai.requests.length;
+    assert.equal((await stack.tenant.admin.get(`/v1/runs/${run.body.id}`)).body.steps.length, 0, 'no model call while the attachment is processing');
+    await stack.api.services.db.query(`UPDATE files SET status = 'processed' WHERE id = $1`, [file.body.id]);
+    const done = await runSatisfying(stack.tenant.admin, run.body.id, (r) => r.status === 'completed', 'the run did not go on');
+    assert.equal(done.output.text, 'Read it.');
+    assert.equal(stack.openai.requests.length, seen + 1);
+    assert.match(JSON.stringify(lastRequest().messages), /Late text\./);
   });
 
   it('lets the model read an attachment further with read_file', async () => {
