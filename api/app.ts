@@ -16,6 +16,7 @@ import { auditLogRoutes } from './routes/audit-logs/audit-logs.js';
 import { agentRoutes } from './routes/agents/agents.js';
 import { runRoutes } from './routes/runs/runs.js';
 import { modelRoutes } from './routes/models/models.js';
+import { networkRoutes } from './routes/networks/networks.js';
 
 export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<ApiState> } {
   const app = new Koa<ApiState>({ proxy: true });
@@ -46,6 +47,7 @@ export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<A
   modelRoutes(v1, deps);
   agentRoutes(v1, deps);
   runRoutes(v1, deps);
+  networkRoutes(v1, deps);
 
   app.use(router.routes());
   app.use(router.allowedMethods());

@@ -50,7 +50,24 @@ function presentStep(step: RunStepRecord): RunStep {
   };
 }
 
-export function presentRun(run: RunRecord, steps: RunStepRecord[]): RunObject {
+type RunHop = components['schemas']['RunHop'];
+
+function presentHop(child: RunRecord): RunHop {
+  return {
+    index: child.hop_index ?? 0,
+    agent_id: child.agent_id ?? '',
+    child_run_id: child.id,
+    status: child.status,
+    decision: child.hop_decision ?? { router: 'sequential', reason: '' },
+    usage: { input_tokens: child.input_tokens, output_tokens: child.output_tokens, cached_tokens: child.cached_tokens },
+    cost: child.cost,
+    started_at: unixSeconds(child.started_at ?? child.created_at),
+    completed_at: unixSeconds(child.completed_at),
+  };
+}
+
+/** A run; a network run with its hops (its child runs, in order). */
+export function presentRun(run: RunRecord, steps: RunStepRecord[], children: RunRecord[] = []): RunObject {
   const messages = steps
     .filter((s) => s.status === 'completed' && s.message)
     .map((s) => presentMessage(s.message!))
@@ -60,6 +77,9 @@ export function presentRun(run: RunRecord, steps: RunStepRecord[]): RunObject {
     object: 'run',
     agent_id: run.agent_id,
     agent_version: run.agent_version,
+    network_id: run.network_id,
+    network_version: run.network_version,
+    parent_run_id: run.parent_run_id,
     status: run.status,
     model: run.model,
     resolved_model: run.resolved_model,
@@ -69,6 +89,7 @@ export function presentRun(run: RunRecord, steps: RunStepRecord[]): RunObject {
     previous_run_id: run.previous_run_id,
     output: { text: run.output_text, messages },
     steps: steps.map(presentStep),
+    hops: children.map(presentHop),
     usage: { input_tokens: run.input_tokens, output_tokens: run.output_tokens, cached_tokens: run.cached_tokens },
     cost: run.cost,
     error: run.error,
@@ -85,4 +106,9 @@ export function presentRunEvent(event: RunEventRecord): string {
   return `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
-export const TERMINAL_RUN_EVENTS = new Set(['run.completed', 'run.failed', 'run.cancelled']);
+const TERMINAL_RUN_EVENTS = new Set(['run.completed', 'run.failed', 'run.cancelled']);
+
+/** The run's own last event (a network run's log also carries its hops' events, tagged with `child_run_id`). */
+export function endsRun(event: RunEventRecord): boolean {
+  return TERMINAL_RUN_EVENTS.has(event.type) && event.data.child_run_id === undefined;
+}

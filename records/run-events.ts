@@ -15,13 +15,20 @@ export interface RunEventRecord {
   created_at: Date;
 }
 
+/**
+ * Appends an event to a run's log. A hop's events are appended to its network run's log too, tagged with
+ * `child_run_id`, so one stream follows the whole network.
+ */
 export async function appendRunEvent(tx: Queryable, runId: string, type: string, data: Record<string, unknown>): Promise<number> {
-  const { rows } = await tx.query<{ seq: number }>(
-    `WITH next AS (UPDATE runs SET event_seq = event_seq + 1 WHERE id = $1 RETURNING event_seq)
-     INSERT INTO run_events (run_id, seq, type, data) SELECT $1, event_seq, $2, $3 FROM next RETURNING seq`,
+  const { rows } = await tx.query<{ seq: number; parent_run_id: string | null }>(
+    `WITH next AS (UPDATE runs SET event_seq = event_seq + 1 WHERE id = $1 RETURNING event_seq, parent_run_id),
+       appended AS (INSERT INTO run_events (run_id, seq, type, data) SELECT $1, event_seq, $2, $3 FROM next RETURNING seq)
+     SELECT appended.seq, next.parent_run_id FROM appended, next`,
     [runId, type, data],
   );
   await tx.query('SELECT pg_notify($1, $2)', [RUN_EVENTS_CHANNEL, runId]);
+  const parent = rows[0]!.parent_run_id;
+  if (parent) await appendRunEvent(tx, parent, type, { ...data, child_run_id: runId });
   return rows[0]!.seq;
 }
 

@@ -16,8 +16,16 @@ export const isFinished = (status: RunStatus) => !ACTIVE_STATUSES.includes(statu
 export interface RunRecord {
   id: string;
   project_id: string;
-  agent_id: string;
-  agent_version: number;
+  /** Null for a network run. */
+  agent_id: string | null;
+  agent_version: number | null;
+  /** Set for a network run (the parent); its hops are child runs. */
+  network_id: string | null;
+  network_version: number | null;
+  parent_run_id: string | null;
+  hop_index: number | null;
+  hop_decision: HopDecision | null;
+  handoff: Handoff | null;
   api_key_id: string | null;
   status: RunStatus;
   model: string;
@@ -40,10 +48,23 @@ export interface RunRecord {
   completed_at: Date | null;
 }
 
+export interface HopDecision {
+  router: 'sequential' | 'supervisor' | 'handoff';
+  reason: string;
+}
+
+export interface Handoff {
+  to: string;
+  reason: string;
+  message: string;
+}
+
+/** What a run runs: an agent at a version, or a network at a version. */
+export type RunTarget = { agentId: string; agentVersion: number } | { networkId: string; networkVersion: number };
+
 export interface NewRun {
   projectId: string;
-  agentId: string;
-  agentVersion: number;
+  target: RunTarget;
   apiKeyId: string;
   model: string;
   input: InputMessage[];
@@ -53,16 +74,31 @@ export interface NewRun {
   metadata: Record<string, string>;
 }
 
-const COLUMNS = `id, project_id, agent_id, agent_version, api_key_id, status, model, resolved_model, routing_reason, input, file_ids,
+const COLUMNS = `id, project_id, agent_id, agent_version, network_id, network_version, parent_run_id, hop_index, hop_decision, handoff, api_key_id, status, model, resolved_model, routing_reason, input, file_ids,
   previous_run_id, max_steps, output_text, input_tokens, output_tokens, cached_tokens, trim_scale(cost)::text AS cost, error, metadata,
   created_at, started_at, completed_at`;
 
 export async function insertRun(tx: Queryable, run: NewRun): Promise<RunRecord> {
   const id = newId('run');
   await tx.query(
-    `INSERT INTO runs (id, project_id, agent_id, agent_version, api_key_id, status, model, input, file_ids, previous_run_id, max_steps, metadata)
-     VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10, $11)`,
-    [id, run.projectId, run.agentId, run.agentVersion, run.apiKeyId, run.model, JSON.stringify(run.input), run.fileIds, run.previousRunId, run.maxSteps, run.metadata],
+    `INSERT INTO runs (id, project_id, agent_id, agent_version, network_id, network_version, api_key_id, status, model, input, file_ids, previous_run_id,
+       max_steps, metadata)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $9, $10, $11, $12, $13)`,
+    [
+      id,
+      run.projectId,
+      'agentId' in run.target ? run.target.agentId : null,
+      'agentId' in run.target ? run.target.agentVersion : null,
+      'networkId' in run.target ? run.target.networkId : null,
+      'networkId' in run.target ? run.target.networkVersion : null,
+      run.apiKeyId,
+      run.model,
+      JSON.stringify(run.input),
+      run.fileIds,
+      run.previousRunId,
+      run.maxSteps,
+      run.metadata,
+    ],
   );
   await appendRunEvent(tx, id, 'run.created', {});
   return (await findRun(tx, run.projectId, id))!;
@@ -94,11 +130,60 @@ export async function listAgentRuns(db: Queryable, projectId: string, agentId: s
   return selectPage<RunRecord>(db, { table: 'runs', columns: COLUMNS, projectId, where: { agent_id: agentId, status: filters.status }, conditions, page });
 }
 
-/** The agent's runs that are queued or in progress, oldest first; locked when `lock` (in a transaction). */
-export async function activeRunsOf(db: Queryable, agentId: string): Promise<Pick<RunRecord, 'id' | 'status' | 'created_at'>[]> {
+export async function listNetworkRuns(db: Queryable, projectId: string, networkId: string, page: PageRequest, status?: RunStatus): Promise<Page<RunRecord>> {
+  return selectPage<RunRecord>(db, { table: 'runs', columns: COLUMNS, projectId, where: { network_id: networkId, status }, page });
+}
+
+/** A network run's hops, in order. */
+export async function childrenOf(db: Queryable, parentRunId: string): Promise<RunRecord[]> {
+  const { rows } = await db.query<RunRecord>(`SELECT ${COLUMNS} FROM runs WHERE parent_run_id = $1 ORDER BY hop_index`, [parentRunId]);
+  return rows;
+}
+
+/** The hops of several network runs (a page of them), by parent. */
+export async function childrenOfRuns(db: Queryable, parentRunIds: string[]): Promise<Map<string, RunRecord[]>> {
+  const byParent = new Map<string, RunRecord[]>();
+  if (parentRunIds.length === 0) return byParent;
+  const { rows } = await db.query<RunRecord>(`SELECT ${COLUMNS} FROM runs WHERE parent_run_id = ANY($1) ORDER BY parent_run_id, hop_index`, [parentRunIds]);
+  for (const row of rows) byParent.set(row.parent_run_id!, [...(byParent.get(row.parent_run_id!) ?? []), row]);
+  return byParent;
+}
+
+/**
+ * A network run's hop `hopIndex`: a child run of `agent`, created once. A retried step finds the child it
+ * created before, so no hop runs twice.
+ */
+export async function insertChildRun(
+  tx: Queryable,
+  parent: RunRecord,
+  hop: { index: number; agentId: string; agentVersion: number; maxSteps: number; model: string; input: InputMessage[]; decision: HopDecision },
+): Promise<RunRecord> {
+  const id = newId('run');
+  const { rowCount } = await tx.query(
+    `INSERT INTO runs (id, project_id, agent_id, agent_version, parent_run_id, hop_index, hop_decision, api_key_id, status, model, input, file_ids,
+       max_steps, metadata)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'queued', $9, $10, $11, $12, $13)
+     ON CONFLICT (parent_run_id, hop_index) DO NOTHING`,
+    [id, parent.project_id, hop.agentId, hop.agentVersion, parent.id, hop.index, hop.decision, parent.api_key_id, hop.model, JSON.stringify(hop.input), parent.file_ids, hop.maxSteps, parent.metadata],
+  );
+  if (rowCount === 1) await appendRunEvent(tx, id, 'run.created', { hop: hop.index, agent_id: hop.agentId, decision: hop.decision });
+  const { rows } = await tx.query<RunRecord>(`SELECT ${COLUMNS} FROM runs WHERE parent_run_id = $1 AND hop_index = $2`, [parent.id, hop.index]);
+  return rows[0]!;
+}
+
+export async function recordHandoff(tx: Queryable, runId: string, handoff: Handoff): Promise<void> {
+  await tx.query('UPDATE runs SET handoff = $2 WHERE id = $1', [runId, handoff]);
+}
+
+/**
+ * The runs of an agent or a network that are queued or in progress, oldest first. A network's hops are
+ * its own business: they do not count against their agent.
+ */
+export async function activeRunsOf(db: Queryable, targetId: string): Promise<Pick<RunRecord, 'id' | 'status' | 'created_at'>[]> {
+  const column = targetId.startsWith('net_') ? 'network_id' : 'agent_id';
   const { rows } = await db.query<Pick<RunRecord, 'id' | 'status' | 'created_at'>>(
-    `SELECT id, status, created_at FROM runs WHERE agent_id = $1 AND status IN ('queued', 'in_progress') ORDER BY created_at, id`,
-    [agentId],
+    `SELECT id, status, created_at FROM runs WHERE ${column} = $1 AND parent_run_id IS NULL AND status IN ('queued', 'in_progress') ORDER BY created_at, id`,
+    [targetId],
   );
   return rows;
 }
@@ -134,22 +219,33 @@ export async function finishRun(tx: Queryable, runId: string, outcome: { status:
     [runId, outcome.status, outcome.outputText ?? null, outcome.error ?? null],
   );
   if (rowCount !== 1) return false;
+  // A hop's usage and cost join its parent's in the transaction that ends it: once, and exactly.
+  await tx.query(
+    `UPDATE runs p SET input_tokens = p.input_tokens + c.input_tokens, output_tokens = p.output_tokens + c.output_tokens,
+       cached_tokens = p.cached_tokens + c.cached_tokens, cost = p.cost + c.cost
+     FROM runs c WHERE c.id = $1 AND p.id = c.parent_run_id`,
+    [runId],
+  );
   await appendRunEvent(tx, runId, `run.${outcome.status}`, outcome.error ? { error: outcome.error } : {});
   return true;
 }
 
-/** The next queued run of an agent after those still going, for `enqueue`: null if one is still in progress. */
-export async function nextQueuedRun(db: Queryable, agentId: string): Promise<string | null> {
-  const active = await activeRunsOf(db, agentId);
+/** The next queued run of an agent or network after those still going, for `enqueue`: null if one is still in progress. */
+export async function nextQueuedRun(db: Queryable, targetId: string): Promise<string | null> {
+  const active = await activeRunsOf(db, targetId);
   if (active.some((r) => r.status === 'in_progress')) return null;
   return active[0]?.id ?? null;
 }
 
-/** Runs queued for longer than `olderThanSeconds`: their workflow may never have been started. */
-export async function staleQueuedRuns(db: Queryable, olderThanSeconds: number, limit: number): Promise<string[]> {
-  const { rows } = await db.query<{ id: string }>(
-    `SELECT id FROM runs WHERE status = 'queued' AND created_at < now() - make_interval(secs => $1) ORDER BY created_at LIMIT $2`,
+/**
+ * Runs queued for longer than `olderThanSeconds`: their workflow may never have been started. A network's
+ * hops are left out: their network run starts them.
+ */
+export async function staleQueuedRuns(db: Queryable, olderThanSeconds: number, limit: number): Promise<{ id: string; network: boolean }[]> {
+  const { rows } = await db.query<{ id: string; network: boolean }>(
+    `SELECT id, network_id IS NOT NULL AS network FROM runs
+     WHERE status = 'queued' AND parent_run_id IS NULL AND created_at < now() - make_interval(secs => $1) ORDER BY created_at LIMIT $2`,
     [olderThanSeconds, limit],
   );
-  return rows.map((r) => r.id);
+  return rows;
 }

@@ -7,6 +7,7 @@ import type { BlobStore } from '../records/blobs/store.js';
 import { createExtractionActivities } from './extraction/activities.js';
 import { createMaintenanceActivities } from './maintenance/activities.js';
 import { createRunActivities } from './runs/activities.js';
+import { createNetworkActivities } from './networks/activities.js';
 import type { ModelCatalogue } from '../models/catalogue.js';
 import type { ModelGateway } from '../models/gateway.js';
 
@@ -22,4 +23,5 @@ export const createActivities = (dependencies: ActivityDependencies) => ({
   ...createExtractionActivities(dependencies),
   ...createMaintenanceActivities(dependencies),
   ...createRunActivities(dependencies),
+  ...createNetworkActivities(dependencies),
 });

@@ -316,6 +316,77 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/networks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the project's networks, newest first by default. */
+        get: operations["listNetworks"];
+        put?: never;
+        /** Create an agent network (version 1) of agents of this project, with a router that decides each hop. */
+        post: operations["createNetwork"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/networks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a network at its current version. */
+        get: operations["getNetwork"];
+        put?: never;
+        /** Update a network; the fields given replace the current ones and make a new version. */
+        post: operations["updateNetwork"];
+        /** Delete a network. Its runs stay readable; runs still going finish. */
+        delete: operations["deleteNetwork"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/networks/{id}/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Run a network: a parent run whose hops are child runs of its members. The request, `wait`, `stream`, idempotency and concurrency behave as for an agent run; the parent's event stream carries its children's events, each tagged with `child_run_id`. */
+        post: operations["runNetwork"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/networks/{id}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A network's run history (parent runs), newest first by default. */
+        get: operations["listNetworkRuns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -650,8 +721,16 @@ export interface components {
             id: string;
             /** @constant */
             object: "run";
-            agent_id: string;
-            agent_version: number;
+            /** @description The agent run; null for a network run. */
+            agent_id: string | null;
+            agent_version: number | null;
+            /** @description The network run; null for an agent run (a hop of a network run has its parent_run_id). */
+            network_id: string | null;
+            network_version: number | null;
+            /** @description For a hop of a network run: that run. */
+            parent_run_id: string | null;
+            /** @description A network run's hops in order, each a child run; empty for an agent run. */
+            hops: components["schemas"]["RunHop"][];
             status: components["schemas"]["RunStatus"];
             /** @description The model asked for: the agent's, or the run's override; may be `auto`. */
             model: string;
@@ -676,6 +755,65 @@ export interface components {
             metadata: components["schemas"]["Metadata"];
             created_at: number;
             started_at: number | null;
+            completed_at: number | null;
+        };
+        /** @description `sequential`: the members in order, each given the previous one's output. `supervisor`: a router agent (`agent_id`, or one made from `instructions` and `model`) picks the next member or finishes, through a tool call, each time with a reason. `handoff`: the first member starts; a member passes control with the `handoff` tool the platform gives it; the run ends when a member answers without handing off. */
+        NetworkRouter: {
+            /** @enum {string} */
+            type: "sequential" | "supervisor" | "handoff";
+            agent_id?: components["schemas"]["Text"];
+            instructions?: components["schemas"]["Text"];
+            model?: components["schemas"]["ModelName"];
+        };
+        NetworkFields: {
+            name?: components["schemas"]["Text"];
+            description?: components["schemas"]["Text"];
+            /** @description Agent ids of this project, in order. */
+            members?: components["schemas"]["Text"][];
+            router?: components["schemas"]["NetworkRouter"];
+            /** @description Child runs a network run may start; default 10. */
+            max_hops?: number;
+            concurrency?: components["schemas"]["Concurrency"];
+            metadata?: components["schemas"]["Metadata"];
+        };
+        CreateNetworkRequest: WithRequired<components["schemas"]["NetworkFields"], "name" | "members" | "router">;
+        UpdateNetworkRequest: components["schemas"]["NetworkFields"];
+        Network: {
+            id: string;
+            /** @constant */
+            object: "network";
+            name: string;
+            description: string | null;
+            members: string[];
+            router: components["schemas"]["NetworkRouter"];
+            max_hops: number;
+            concurrency: components["schemas"]["Concurrency"];
+            metadata: components["schemas"]["Metadata"];
+            version: number;
+            created_at: number;
+            updated_at: number;
+        };
+        DeletedNetwork: {
+            id: string;
+            /** @constant */
+            object: "network";
+            /** @constant */
+            deleted: true;
+        };
+        RunHop: {
+            index: number;
+            agent_id: string;
+            child_run_id: string;
+            status: components["schemas"]["RunStatus"];
+            decision: {
+                /** @enum {string} */
+                router: "sequential" | "supervisor" | "handoff";
+                /** @description Why this member: its place in the sequence, or the supervisor's or the handing-off member's reason. */
+                reason: string;
+            };
+            usage: components["schemas"]["TokenUsage"];
+            cost: string;
+            started_at: number;
             completed_at: number | null;
         };
     };
@@ -1432,6 +1570,244 @@ export interface operations {
                 };
                 content: {
                     "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    listNetworks: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["Limit"];
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
+                after?: components["parameters"]["After"];
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
+                before?: components["parameters"]["Before"];
+                order?: components["parameters"]["Order"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of networks. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListEnvelope"] & {
+                        data?: components["schemas"]["Network"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    createNetwork: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Same key and same body within 24 hours returns the original response; same key and another body answers 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateNetworkRequest"];
+            };
+        };
+        responses: {
+            /** @description The new network. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Network"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getNetwork: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The network. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Network"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    updateNetwork: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateNetworkRequest"];
+            };
+        };
+        responses: {
+            /** @description The network at its new version. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Network"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    deleteNetwork: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deletion result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedNetwork"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    runNetwork: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Same key and same body within 24 hours returns the original response; same key and another body answers 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateRunRequest"];
+            };
+        };
+        responses: {
+            /** @description The finished run; or, with `stream`, its events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                    "text/event-stream": string;
+                };
+            };
+            /** @description The run, still queued or in progress. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    listNetworkRuns: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["Limit"];
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
+                after?: components["parameters"]["After"];
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
+                before?: components["parameters"]["Before"];
+                order?: components["parameters"]["Order"];
+                status?: components["schemas"]["RunStatus"];
+            };
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of runs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListEnvelope"] & {
+                        data?: components["schemas"]["Run"][];
+                    };
                 };
             };
             400: components["responses"]["Error"];

@@ -12,6 +12,7 @@ import { purgeExpiredResponses } from '../../records/idempotency.js';
 import { startExtraction } from '../extraction/client.js';
 import { staleQueuedRuns } from '../../records/runs.js';
 import { startRunWorkflow } from '../runs/client.js';
+import { startNetworkRunWorkflow } from '../networks/client.js';
 
 /** Files older than this that are still `processing` get their (idempotent) start again. */
 const MISSED_START_AFTER_MS = 60_000;
@@ -30,7 +31,7 @@ export const createMaintenanceActivities = ({ db, blobs }: { db: Db; blobs: Blob
   async restartMissedRuns(): Promise<number> {
     const { client } = Context.current();
     const runs = await staleQueuedRuns(db, MISSED_RUN_START_AFTER_S, 100);
-    for (const runId of runs) await startRunWorkflow(client, runId);
+    for (const run of runs) await (run.network ? startNetworkRunWorkflow(client, run.id) : startRunWorkflow(client, run.id));
     return runs.length;
   },
 

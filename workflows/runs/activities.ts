@@ -9,10 +9,11 @@ import type { Db } from '../../records/db.js';
 import type { BlobStore } from '../../records/blobs/store.js';
 import { transaction } from '../../records/db.js';
 import { findAgentVersion, type AgentDefinition } from '../../records/agents.js';
+import { findNetworkVersion } from '../../records/networks.js';
 import { findFileById } from '../../records/files.js';
 import { recordEvent } from '../../records/events.js';
 import { appendRunEvent } from '../../records/run-events.js';
-import { activeRunsOf, finishRun, markRunStarted, nextQueuedRun, recordRouting, recordToolSpecs, runById, toolSpecsOf, type RunError, type RunRecord } from '../../records/runs.js';
+import { activeRunsOf, childrenOf, finishRun, recordHandoff, markRunStarted, nextQueuedRun, recordRouting, recordToolSpecs, runById, toolSpecsOf, type RunError, type RunRecord } from '../../records/runs.js';
 import { beginStep, completeModelStep, completeToolStep, failStep, findStep } from '../../records/run-steps.js';
 import type { ToolCall, ToolSpec } from '../../models/messages.js';
 import type { ModelCatalogue } from '../../models/catalogue.js';
@@ -22,6 +23,7 @@ import type { ToolDefinition } from '../../tools/definitions.js';
 import { conversationFor, finalTextOf } from './conversation.js';
 import { chooseModels, readyAttachments, RunRefused } from './planning.js';
 import { DeltaBatcher } from './deltas.js';
+import { handoffOf, handoffToolFor } from './handoff.js';
 
 export interface RunActivityDependencies {
   db: Db;
@@ -42,6 +44,7 @@ const HEARTBEAT_MS = 1_000;
 async function runAndAgent(db: Db, runId: string): Promise<{ run: RunRecord; agent: AgentDefinition }> {
   const run = await runById(db, runId);
   if (!run) throw ApplicationFailure.nonRetryable(`run ${runId} does not exist`, 'RunMissing');
+  if (!run.agent_id || !run.agent_version) throw ApplicationFailure.nonRetryable(`run ${runId} is not an agent run`, 'NotAnAgentRun');
   const agent = await findAgentVersion(db, run.agent_id, run.agent_version);
   if (!agent) throw ApplicationFailure.nonRetryable(`agent ${run.agent_id} version ${run.agent_version} does not exist`, 'AgentVersionMissing');
   return { run, agent };
@@ -63,13 +66,22 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: Ru
   });
 
   return {
-    /** Whether the run may start now: `enqueue` runs wait for every earlier run of the agent to end. */
+    /**
+     * Whether the run may start now: `enqueue` runs wait for every earlier run of their agent (or network)
+     * to end. A network's hops start when their network run says so.
+     */
     async admitRun({ runId }: { runId: string }): Promise<Admission> {
-      const { run, agent } = await runAndAgent(db, runId);
+      const run = await runById(db, runId);
+      if (!run) throw ApplicationFailure.nonRetryable(`run ${runId} does not exist`, 'RunMissing');
       if (run.status === 'in_progress') return 'start';
       if (run.status !== 'queued') return 'gone';
-      if (agent.concurrency !== 'enqueue') return 'start';
-      const ahead = (await activeRunsOf(db, run.agent_id)).filter((r) => r.id !== runId && (r.status === 'in_progress' || r.created_at <= run.created_at));
+      if (run.parent_run_id) return 'start';
+      const target = run.agent_id ?? run.network_id!;
+      const concurrency = run.agent_id
+        ? (await findAgentVersion(db, run.agent_id, run.agent_version!))?.concurrency
+        : (await findNetworkVersion(db, run.network_id!, run.network_version!))?.concurrency;
+      if (concurrency !== 'enqueue') return 'start';
+      const ahead = (await activeRunsOf(db, target)).filter((r) => r.id !== runId && (r.status === 'in_progress' || r.created_at <= run.created_at));
       return ahead.length === 0 ? 'start' : 'wait';
     },
 
@@ -83,7 +95,8 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: Ru
         // A model the API found on a local server since this worker last listed it.
         if (run.model !== 'auto' && !models.catalogue.find(run.model)) await models.catalogue.refresh().catch(() => {});
         const choice = chooseModels(models.catalogue, run, agent, attachments);
-        const specs = await offeredTools(agent.tools as ToolDefinition[], toolContext(run));
+        const handoff = await handoffToolFor(db, run);
+        const specs = [...(await offeredTools(agent.tools as ToolDefinition[], toolContext(run))), ...(handoff ? [handoff] : [])];
         await transaction(db, async (tx) => {
           await recordToolSpecs(tx, runId, specs);
           await recordRouting(tx, runId, choice.candidates[0]!, choice.reason);
@@ -167,6 +180,23 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: Ru
       }
     },
 
+    /**
+     * A member of a handoff network calling `handoff`: recorded as the tool's step and on the run, which
+     * then ends. False when the call names no teammate (it is then run as any tool call, and fails).
+     */
+    async handOff({ runId, stepIndex, toolCall }: { runId: string; stepIndex: number; toolCall: ToolCall }): Promise<boolean> {
+      const run = await runById(db, runId);
+      if (!run) return false;
+      const handoff = await handoffOf(db, run, toolCall);
+      if (!handoff) return false;
+      await transaction(db, async (tx) => {
+        await beginStep(tx, runId, stepIndex, { type: 'tool_call', toolCall });
+        await completeToolStep(tx, runId, stepIndex, { role: 'tool', tool_call_id: toolCall.id, name: toolCall.name, content: `Handed over to ${handoff.to}.` });
+        await recordHandoff(tx, runId, handoff);
+      });
+      return true;
+    },
+
     /** A tool that stayed unavailable through every retry: the model is told, and the run goes on. */
     async recordToolFailure({ runId, stepIndex, toolCall, message }: { runId: string; stepIndex: number; toolCall: ToolCall; message: string }): Promise<void> {
       await transaction(db, async (tx) => {
@@ -195,14 +225,15 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: Ru
     async endRun({ runId, status, error }: { runId: string; status: 'completed' | 'failed' | 'cancelled'; error?: RunError }): Promise<{ next: string | null }> {
       const run = await runById(db, runId);
       if (!run) return { next: null };
-      const outputText = await finalTextOf(db, runId);
+      // A network run answers with its last hop's output.
+      const outputText = run.network_id ? ((await childrenOf(db, runId)).filter((c) => c.status === 'completed').at(-1)?.output_text ?? '') : await finalTextOf(db, runId);
       await transaction(db, async (tx) => {
         await tx.query(`UPDATE run_steps SET status = 'cancelled', completed_at = now() WHERE run_id = $1 AND status = 'in_progress'`, [runId]);
         if (await finishRun(tx, runId, { status, outputText, error: error ?? null })) {
           await recordEvent(tx, run.project_id, `run.${status}`, { object: 'run', id: runId });
         }
       });
-      return { next: await nextQueuedRun(db, run.agent_id) };
+      return { next: run.parent_run_id ? null : await nextQueuedRun(db, run.agent_id ?? run.network_id!) };
     },
   };
 };

@@ -16,10 +16,13 @@ export async function startRunWorkflow(client: Client, runId: string): Promise<v
   });
 }
 
-/** Asks the run's workflow to cancel; false when there is none (never started, or long gone). */
-export async function cancelRunWorkflow(client: Client, runId: string): Promise<boolean> {
+/**
+ * Asks the run's workflow to cancel (`workflowId` when it is not an agent run's); false when there is none
+ * (never started, or long gone).
+ */
+export async function cancelRunWorkflow(client: Client, runId: string, workflowId = runWorkflowId(runId)): Promise<boolean> {
   try {
-    await client.workflow.getHandle(runWorkflowId(runId)).cancel();
+    await client.workflow.getHandle(workflowId).cancel();
     return true;
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return false;

@@ -19,6 +19,8 @@ import type { RunError } from '../../records/runs.js';
 import type { ToolCall } from '../../models/messages.js';
 import { runWorkflowId } from './ids.js';
 
+const HANDOFF_TOOL = 'handoff';
+
 /** Sent by the run before it, when it ends, to an `enqueue` run waiting its turn. */
 export const admitSignal = defineSignal('admit');
 
@@ -111,6 +113,9 @@ export async function agentRunWorkflow({ runId }: { runId: string }): Promise<vo
       }
       step += 1;
       if (toolCalls.length === 0) return await end('completed');
+      // A member of a handoff network passing the task on: its hop ends here.
+      const handoff = toolCalls.findIndex((call) => call.name === HANDOFF_TOOL);
+      if (handoff >= 0 && (await bookkeeping.handOff({ runId, stepIndex: step + handoff, toolCall: toolCalls[handoff]! }))) return await end('completed');
       if (step + toolCalls.length > plan.maxSteps) {
         return await end('failed', { code: 'max_steps_reached', message: `The model asked for ${toolCalls.length} tool call(s) with too few of its ${plan.maxSteps} steps left.` });
       }

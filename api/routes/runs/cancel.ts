@@ -6,7 +6,8 @@ import { respond } from '../../audit.js';
 import { transaction } from '../../../records/db.js';
 import { findRun, finishRun, isFinished, runById } from '../../../records/runs.js';
 import { recordEvent } from '../../../records/events.js';
-import { cancelRunWorkflow } from '../../../workflows/runs/client.js';
+import { cancelRunWorkflow, runWorkflowId } from '../../../workflows/runs/client.js';
+import { networkRunWorkflowId } from '../../../workflows/networks/client.js';
 import { presentRunOf, runWhenEnded } from './run-log.js';
 
 const CANCEL_WAIT_MS = 10_000;
@@ -28,7 +29,8 @@ export async function cancelRun(ctx: ApiContext, deps: ApiDeps, runId: string): 
   const run = await findRun(deps.db, projectId, runId);
   if (!run) throw NotFoundError('run', runId);
   if (isFinished(run.status)) throw ConflictError('run_finished', `Run ${runId} has already ended (${run.status}).`);
-  const reached = await deps.temporal.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () => cancelRunWorkflow(deps.temporal, runId));
+  const workflowId = run.network_id ? networkRunWorkflowId(runId) : runWorkflowId(runId);
+  const reached = await deps.temporal.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () => cancelRunWorkflow(deps.temporal, runId, workflowId));
   if (!reached) await endRunNeverStarted(deps, runId);
   const closed = new AbortController();
   ctx.req.on('close', () => closed.abort());

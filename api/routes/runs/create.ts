@@ -1,5 +1,5 @@
 /**
- * POST /v1/agents/{id}/run. The run is committed first (with its audit entry and, given an
+ * POST /v1/agents/{id}/run and POST /v1/networks/{id}/run. The run is committed first (with its audit entry and, given an
  * Idempotency-Key, the key), then its workflow is started; a start that fails (Temporal down) is made
  * later by the maintenance schedule, so an accepted run is never lost. A replayed key answers the same
  * run as it stands now.
@@ -11,9 +11,13 @@ import type { Input } from '../../validation.js';
 import { createOnce } from '../../idempotency.js';
 import { respond } from '../../audit.js';
 import { findAgent } from '../../../records/agents.js';
+import { findNetwork } from '../../../records/networks.js';
+import type { Queryable } from '../../../records/db.js';
+import type { RunTarget } from '../../../records/runs.js';
 import { attachmentsOf } from '../../../records/files.js';
 import { activeRunsOf, findRun, insertRun, isFinished, type InputMessage } from '../../../records/runs.js';
-import { cancelRunWorkflow, startRunWorkflow } from '../../../workflows/runs/client.js';
+import { cancelRunWorkflow, runWorkflowId, startRunWorkflow } from '../../../workflows/runs/client.js';
+import { networkRunWorkflowId, startNetworkRunWorkflow } from '../../../workflows/networks/client.js';
 import { checkModel } from '../agents/definition.js';
 import { presentRunOf, runWhenEnded, streamRunEvents } from './run-log.js';
 import { endRunNeverStarted } from './cancel.js';
@@ -22,12 +26,34 @@ import { endRunNeverStarted } from './cancel.js';
 const WAIT_MS = 30_000;
 const TEMPORAL_DEADLINE_MS = 2_000;
 
-export async function createRun(ctx: ApiContext, deps: ApiDeps, { path: { id: agentId }, body }: Input<'runAgent'>): Promise<void> {
+/** What is run, as the run needs it: its current version, concurrency, model and step budget. */
+interface Runnable {
+  target: RunTarget;
+  concurrency: 'allow' | 'reject' | 'enqueue' | 'interrupt';
+  model: string;
+  maxSteps: number;
+}
+
+async function runnableOf(db: Queryable, projectId: string, kind: 'agent' | 'network', id: string, lock = false): Promise<Runnable> {
+  if (kind === 'agent') {
+    const agent = await findAgent(db, projectId, id, { lock });
+    if (!agent) throw NotFoundError('agent', id);
+    return { target: { agentId: id, agentVersion: agent.version }, concurrency: agent.concurrency, model: agent.model, maxSteps: agent.max_steps };
+  }
+  const network = await findNetwork(db, projectId, id, { lock });
+  if (!network) throw NotFoundError('network', id);
+  // A network run's own model calls are its supervisor's; its step budget is its hop budget.
+  return { target: { networkId: id, networkVersion: network.version }, concurrency: network.concurrency, model: network.router.model ?? 'none', maxSteps: network.max_hops };
+}
+
+export async function createRun(ctx: ApiContext, deps: ApiDeps, { path: { id: targetId }, body }: Input<'runAgent'> | Input<'runNetwork'>, kind: 'agent' | 'network' = 'agent'): Promise<void> {
   const caller = callerOf(ctx);
   const { projectId } = caller;
-  const agent = await findAgent(deps.db, projectId, agentId);
-  if (!agent) throw NotFoundError('agent', agentId);
+  await runnableOf(deps.db, projectId, kind, targetId);
   if (body.model !== undefined) await checkModel(deps.models, body.model);
+  if (kind === 'network' && body.previous_run_id !== undefined) {
+    throw InvalidRequestError('unsupported_parameter', '`previous_run_id` continues agent runs; a network run starts its own conversation.', 'previous_run_id');
+  }
 
   const fileIds = body.file_ids ?? [];
   const files = await attachmentsOf(deps.db, projectId, fileIds);
@@ -36,7 +62,7 @@ export async function createRun(ctx: ApiContext, deps: ApiDeps, { path: { id: ag
 
   if (body.previous_run_id !== undefined) {
     const previous = await findRun(deps.db, projectId, body.previous_run_id);
-    if (!previous || previous.agent_id !== agentId) throw NotFoundError('run', body.previous_run_id);
+    if (!previous || previous.agent_id !== targetId) throw NotFoundError('run', body.previous_run_id);
     if (!isFinished(previous.status)) {
       throw ConflictError('previous_run_active', `Run ${previous.id} has not ended yet; continue it once it has.`, 'previous_run_id');
     }
@@ -48,24 +74,22 @@ export async function createRun(ctx: ApiContext, deps: ApiDeps, { path: { id: ag
 
   let interrupted: string[] = [];
   const { created, replayed } = await createOnce(ctx, deps, identity, async (tx) => {
-    // The agent's row is locked while its policy is applied, so two runs cannot both find it idle.
-    const current = await findAgent(tx, projectId, agentId, { lock: true });
-    if (!current) throw NotFoundError('agent', agentId);
-    const active = await activeRunsOf(tx, agentId);
+    // The agent's (or network's) row is locked while its policy is applied, so two runs cannot both find it idle.
+    const current = await runnableOf(tx, projectId, kind, targetId, true);
+    const active = await activeRunsOf(tx, targetId);
     if (current.concurrency === 'reject' && active.length > 0) {
-      throw ConflictError('agent_busy', `Agent ${agentId} already has a run in progress (${active[0]!.id}) and its concurrency is reject.`);
+      throw ConflictError(`${kind}_busy`, `The ${kind} ${targetId} already has a run in progress (${active[0]!.id}) and its concurrency is reject.`);
     }
     if (current.concurrency === 'interrupt') interrupted = active.map((r) => r.id);
     const run = await insertRun(tx, {
       projectId,
-      agentId,
-      agentVersion: current.version,
+      target: current.target,
       apiKeyId: caller.apiKeyId,
       model: body.model ?? current.model,
       input,
       fileIds,
       previousRunId: body.previous_run_id ?? null,
-      maxSteps: body.max_steps ?? current.max_steps,
+      maxSteps: kind === 'agent' ? (body.max_steps ?? current.maxSteps) : current.maxSteps,
       metadata: body.metadata ?? {},
     });
     return { status: 202, body: { id: run.id } };
@@ -75,11 +99,12 @@ export async function createRun(ctx: ApiContext, deps: ApiDeps, { path: { id: ag
   if (!replayed) {
     const withinDeadline = (work: () => Promise<unknown>) => deps.temporal.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, work);
     for (const earlier of interrupted) {
-      await withinDeadline(async () => (await cancelRunWorkflow(deps.temporal, earlier)) || (await endRunNeverStarted(deps, earlier))).catch((err) =>
+      const workflowId = kind === 'agent' ? runWorkflowId(earlier) : networkRunWorkflowId(earlier);
+      await withinDeadline(async () => (await cancelRunWorkflow(deps.temporal, earlier, workflowId)) || (await endRunNeverStarted(deps, earlier))).catch((err) =>
         ctx.state.log.warn({ err, run_id: earlier }, 'could not interrupt the earlier run'),
       );
     }
-    await withinDeadline(() => startRunWorkflow(deps.temporal, runId)).catch((err) =>
+    await withinDeadline(() => (kind === 'agent' ? startRunWorkflow(deps.temporal, runId) : startNetworkRunWorkflow(deps.temporal, runId))).catch((err) =>
       ctx.state.log.warn({ err, run_id: runId }, 'run start failed; the maintenance schedule will start it'),
     );
   }

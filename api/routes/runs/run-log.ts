@@ -4,16 +4,16 @@
  */
 import { PassThrough } from 'node:stream';
 import type { ApiContext, ApiDeps } from '../../context.js';
-import { findRun, isFinished, type RunRecord } from '../../../records/runs.js';
+import { childrenOf, findRun, isFinished, type RunRecord } from '../../../records/runs.js';
 import { runEventsAfter } from '../../../records/run-events.js';
 import { stepsOf } from '../../../records/run-steps.js';
-import { presentRun, presentRunEvent, TERMINAL_RUN_EVENTS, type RunObject } from '../../../presenters/run.js';
+import { endsRun, presentRun, presentRunEvent, type RunObject } from '../../../presenters/run.js';
 
 // A comment line this often keeps proxies from closing a quiet stream.
 const KEEPALIVE_MS = 15_000;
 
 export async function presentRunOf(deps: ApiDeps, run: RunRecord): Promise<RunObject> {
-  return presentRun(run, await stepsOf(deps.db, run.id));
+  return presentRun(run, await stepsOf(deps.db, run.id), run.network_id ? await childrenOf(deps.db, run.id) : []);
 }
 
 /** The run once it has ended, or as it stands after `ms`. */
@@ -48,7 +48,7 @@ export function streamRunEvents(ctx: ApiContext, deps: ApiDeps, runId: string, a
         stream.write(presentRunEvent(event));
         seq = event.seq;
         lastWrite = Date.now();
-        if (TERMINAL_RUN_EVENTS.has(event.type)) return;
+        if (endsRun(event)) return;
       }
       if (events.length > 0) continue;
       if (Date.now() - lastWrite >= KEEPALIVE_MS) {

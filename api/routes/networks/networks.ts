@@ -1,0 +1,111 @@
+import Router from '@koa/router';
+import type { ApiDeps, ApiState } from '../../context.js';
+import { callerOf } from '../../context.js';
+import { requireScope } from '../../middleware/auth.js';
+import { audited, commitMutation, respond } from '../../audit.js';
+import { operation } from '../../validation.js';
+import { NotFoundError } from '../../errors.js';
+import { pageRequestOf } from '../../pagination.js';
+import { createOnce } from '../../idempotency.js';
+import { DEFAULT_MAX_HOPS, deleteNetwork, findNetwork, insertNetwork, listNetworks, updateNetwork } from '../../../records/networks.js';
+import { childrenOfRuns, listNetworkRuns } from '../../../records/runs.js';
+import { stepsOfRuns } from '../../../records/run-steps.js';
+import { presentDeletedNetwork, presentNetwork } from '../../../presenters/network.js';
+import { presentRun } from '../../../presenters/run.js';
+import { presentList } from '../../../presenters/list.js';
+import { createRun } from '../runs/create.js';
+import { checkMembers, checkRouter } from './definition.js';
+
+export function networkRoutes(router: Router<ApiState>, deps: ApiDeps): void {
+  router.post(
+    '/v1/networks',
+    audited(deps.db, 'network.create', 'network'),
+    requireScope('agents:write'),
+    operation('createNetwork', async (ctx, { body }) => {
+      const { projectId } = callerOf(ctx);
+      await checkMembers(deps.db, projectId, body.members);
+      await checkRouter(deps.db, projectId, deps.models, body.router);
+      const { created } = await createOnce(ctx, deps, body, async (tx) => {
+        const network = await insertNetwork(tx, projectId, {
+          name: body.name,
+          description: body.description ?? null,
+          members: body.members,
+          router: body.router,
+          max_hops: body.max_hops ?? DEFAULT_MAX_HOPS,
+          concurrency: body.concurrency ?? 'allow',
+          metadata: body.metadata ?? {},
+        });
+        return { status: 201, body: presentNetwork(network) };
+      });
+      respond(ctx, created);
+    }),
+  );
+
+  router.get(
+    '/v1/networks',
+    requireScope('agents:read'),
+    operation('listNetworks', async (ctx, { query }) => {
+      ctx.body = presentList(await listNetworks(deps.db, callerOf(ctx).projectId, pageRequestOf(query)), presentNetwork);
+    }),
+  );
+
+  router.get(
+    '/v1/networks/:id',
+    requireScope('agents:read'),
+    operation('getNetwork', async (ctx, { path: { id } }) => {
+      const network = await findNetwork(deps.db, callerOf(ctx).projectId, id);
+      if (!network) throw NotFoundError('network', id);
+      ctx.body = presentNetwork(network);
+    }),
+  );
+
+  router.post(
+    '/v1/networks/:id',
+    audited(deps.db, 'network.update', 'network'),
+    requireScope('agents:write'),
+    operation('updateNetwork', async (ctx, { path: { id }, body }) => {
+      const { projectId } = callerOf(ctx);
+      if (body.members !== undefined) await checkMembers(deps.db, projectId, body.members);
+      if (body.router !== undefined) await checkRouter(deps.db, projectId, deps.models, body.router);
+      const answer = await commitMutation(ctx, deps.db, async (tx) => {
+        const network = await updateNetwork(tx, projectId, id, body);
+        if (!network) throw NotFoundError('network', id);
+        return { status: 200, body: presentNetwork(network) };
+      });
+      respond(ctx, answer);
+    }),
+  );
+
+  router.delete(
+    '/v1/networks/:id',
+    audited(deps.db, 'network.delete', 'network'),
+    requireScope('agents:write'),
+    operation('deleteNetwork', async (ctx, { path: { id } }) => {
+      const answer = await commitMutation(ctx, deps.db, async (tx) => {
+        if (!(await deleteNetwork(tx, callerOf(ctx).projectId, id))) throw NotFoundError('network', id);
+        return { status: 200, body: presentDeletedNetwork(id) };
+      });
+      respond(ctx, answer);
+    }),
+  );
+
+  router.post(
+    '/v1/networks/:id/run',
+    audited(deps.db, 'run.create', 'run'),
+    requireScope('agents:run'),
+    operation('runNetwork', (ctx, input) => createRun(ctx, deps, input, 'network')),
+  );
+
+  router.get(
+    '/v1/networks/:id/runs',
+    requireScope('agents:read'),
+    operation('listNetworkRuns', async (ctx, { path: { id }, query }) => {
+      const { projectId } = callerOf(ctx);
+      if (!(await findNetwork(deps.db, projectId, id))) throw NotFoundError('network', id);
+      const page = await listNetworkRuns(deps.db, projectId, id, pageRequestOf(query), query.status);
+      const ids = page.rows.map((r) => r.id);
+      const [steps, hops] = await Promise.all([stepsOfRuns(deps.db, ids), childrenOfRuns(deps.db, ids)]);
+      ctx.body = presentList(page, (run) => presentRun(run, steps.get(run.id) ?? [], hops.get(run.id) ?? []));
+    }),
+  );
+}

@@ -1,0 +1,26 @@
+import type { components } from '../api/generated/openapi.js';
+import type { NetworkRecord } from '../records/networks.js';
+import { unixSeconds } from './time.js';
+
+export type NetworkObject = components['schemas']['Network'];
+
+export function presentNetwork(network: NetworkRecord): NetworkObject {
+  return {
+    id: network.id,
+    object: 'network',
+    name: network.name,
+    description: network.description,
+    members: network.members,
+    router: network.router,
+    max_hops: network.max_hops,
+    concurrency: network.concurrency,
+    metadata: network.metadata,
+    version: network.version,
+    created_at: unixSeconds(network.created_at),
+    updated_at: unixSeconds(network.updated_at),
+  };
+}
+
+export function presentDeletedNetwork(id: string): components['schemas']['DeletedNetwork'] {
+  return { id, object: 'network', deleted: true };
+}

@@ -1,0 +1,88 @@
+/** Network records and their versions, as agents: an update writes a new version; runs keep the one they started with. */
+import type { components } from '../api/generated/openapi.js';
+import { newId } from './ids.js';
+import type { Queryable } from './db.js';
+import { selectPage, type Page, type PageRequest } from './pagination.js';
+import type { Concurrency } from './agents.js';
+
+export type NetworkRouter = components['schemas']['NetworkRouter'];
+
+export interface NetworkDefinition {
+  name: string;
+  description: string | null;
+  members: string[];
+  router: NetworkRouter;
+  max_hops: number;
+  concurrency: Concurrency;
+  metadata: Record<string, string>;
+}
+
+export interface NetworkRecord extends NetworkDefinition {
+  id: string;
+  project_id: string;
+  version: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const DEFAULT_MAX_HOPS = 10;
+
+const DEFINITION_COLUMNS = 'v.name, v.description, v.members, v.router, v.max_hops, v.concurrency, v.metadata';
+const COLUMNS = `n.id, n.project_id, n.version, n.created_at, n.updated_at, ${DEFINITION_COLUMNS}`;
+const CURRENT = 'networks n JOIN network_versions v ON v.network_id = n.id AND v.version = n.version';
+
+async function insertVersion(tx: Queryable, networkId: string, version: number, d: NetworkDefinition): Promise<void> {
+  await tx.query(
+    `INSERT INTO network_versions (network_id, version, name, description, members, router, max_hops, concurrency, metadata)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+    [networkId, version, d.name, d.description, d.members, d.router, d.max_hops, d.concurrency, d.metadata],
+  );
+}
+
+export async function insertNetwork(tx: Queryable, projectId: string, definition: NetworkDefinition): Promise<NetworkRecord> {
+  const id = newId('net');
+  await tx.query('INSERT INTO networks (id, project_id) VALUES ($1, $2)', [id, projectId]);
+  await insertVersion(tx, id, 1, definition);
+  return (await findNetwork(tx, projectId, id))!;
+}
+
+export async function findNetwork(db: Queryable, projectId: string, id: string, options: { lock?: boolean } = {}): Promise<NetworkRecord | null> {
+  const { rows } = await db.query<NetworkRecord>(
+    `SELECT ${COLUMNS} FROM ${CURRENT} WHERE n.id = $1 AND n.project_id = $2 AND n.deleted_at IS NULL${options.lock ? ' FOR UPDATE OF n' : ''}`,
+    [id, projectId],
+  );
+  return rows[0] ?? null;
+}
+
+export async function findNetworkVersion(db: Queryable, networkId: string, version: number): Promise<NetworkDefinition | null> {
+  const { rows } = await db.query<NetworkDefinition>(`SELECT ${DEFINITION_COLUMNS} FROM network_versions v WHERE v.network_id = $1 AND v.version = $2`, [
+    networkId,
+    version,
+  ]);
+  return rows[0] ?? null;
+}
+
+export async function updateNetwork(tx: Queryable, projectId: string, id: string, changes: Partial<NetworkDefinition>): Promise<NetworkRecord | null> {
+  const current = await findNetwork(tx, projectId, id, { lock: true });
+  if (!current) return null;
+  const { name, description, members, router, max_hops, concurrency, metadata } = current;
+  const version = current.version + 1;
+  await insertVersion(tx, id, version, { name, description, members, router, max_hops, concurrency, metadata, ...changes });
+  await tx.query('UPDATE networks SET version = $2, updated_at = now() WHERE id = $1', [id, version]);
+  return findNetwork(tx, projectId, id);
+}
+
+export async function deleteNetwork(tx: Queryable, projectId: string, id: string): Promise<boolean> {
+  const { rowCount } = await tx.query('UPDATE networks SET deleted_at = now() WHERE id = $1 AND project_id = $2 AND deleted_at IS NULL', [id, projectId]);
+  return rowCount === 1;
+}
+
+export async function listNetworks(db: Queryable, projectId: string, page: PageRequest): Promise<Page<NetworkRecord>> {
+  return selectPage<NetworkRecord>(db, { table: 'networks', from: CURRENT, alias: 'n', columns: COLUMNS, projectId, conditions: [['n.deleted_at IS NULL']], page });
+}
+
+/** Which of `agentIds` are not live agents of the project (unknown, another project's, or deleted). */
+export async function missingAgents(db: Queryable, projectId: string, agentIds: string[]): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>('SELECT id FROM agents WHERE project_id = $1 AND id = ANY($2) AND deleted_at IS NULL', [projectId, agentIds]);
+  return agentIds.filter((id) => !rows.some((r) => r.id === id));
+}
