@@ -30,15 +30,6 @@ describe('runs: routing, attachments, MCP tools and conversations', function () 
     assert.equal(run.body.cost, '0');
   });
 
-  it('accepts and runs a model the local server started serving after start-up', async () => {
-    stack.openai.setModels(['local-llama', 'fresh-model']);
-    const agent = await createAgent(stack.tenant.admin, { model: 'fresh-model' });
-    stack.openai.enqueue({ model: 'fresh-model', text: ['Fresh.'], usage: { input: 2, output: 1 } });
-    const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Hi.' });
-    assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
-    assert.equal(run.body.resolved_model, 'fresh-model');
-  });
-
   it('falls back to the next candidate when the first keeps answering 503, and records why', async () => {
     const agent = await createAgent(stack.tenant.admin, { model: 'auto' });
     stack.openai.enqueue({ model: 'local-llama', status: 503 });
@@ -202,5 +193,15 @@ describe('runs: routing, attachments, MCP tools and conversations', function () 
     const future = Math.floor(Date.now() / 1000) + 3600;
     assert.equal((await stack.tenant.admin.get(`/v1/agents/${agent.id}/runs?created_after=${future}`)).body.data.length, 0);
     assert.equal((await stack.tenant.admin.get(`/v1/agents/${agent.id}/runs?created_before=${future}`)).body.data.length, 3);
+  });
+
+  // Last: the new model is free, so auto would choose it from here on.
+  it('accepts and runs a model the local server started serving after start-up', async () => {
+    stack.openai.setModels(['local-llama', 'fresh-model']);
+    const agent = await createAgent(stack.tenant.admin, { model: 'fresh-model' });
+    stack.openai.enqueue({ model: 'fresh-model', text: ['Fresh.'], usage: { input: 2, output: 1 } });
+    const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Hi.' });
+    assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
+    assert.equal(run.body.resolved_model, 'fresh-model');
   });
 });
