@@ -22,6 +22,7 @@ import { serveWorker, type Stoppable } from '../../cli/processes.js';
 import { extractionWorkflowId } from '../../workflows/extraction/client.js';
 import { MAINTENANCE_SCHEDULE_ID } from '../../workflows/maintenance/client.js';
 import { runWorkflowId } from '../../workflows/runs/client.js';
+import { networkRunWorkflowId } from '../../workflows/networks/client.js';
 import { createAgent, startRunsStack, type RunsStack } from '../support/runs.js';
 import { startToolServer } from '../support/http-tool-server.js';
 
@@ -50,7 +51,15 @@ describe('workflow replay', function () {
   before(() => quietTemporalRuntime());
 
   it('finds the recorded histories of every workflow', () => {
-    assert.deepEqual(recorded, ['agent-run-cancelled.json', 'agent-run-tool-call.json', 'extract-file-blob-missing.json', 'extract-file-processed.json', 'maintenance-round.json']);
+    assert.deepEqual(recorded, [
+      'agent-run-cancelled.json',
+      'agent-run-tool-call.json',
+      'extract-file-blob-missing.json',
+      'extract-file-processed.json',
+      'maintenance-round.json',
+      'network-run-handoff.json',
+      'network-run-supervisor.json',
+    ]);
   });
 
   for (const name of recorded) {
@@ -140,6 +149,30 @@ describe('workflow replay', function () {
       } finally {
         await tools.close();
       }
+    });
+
+    it('replays a supervisor network run with its hop', async () => {
+      const writer = await createAgent(stack.tenant.admin, { name: 'writer' });
+      const net = await stack.tenant.admin.post('/v1/networks', { name: 'sup', members: [writer.id], router: { type: 'supervisor', instructions: 'Route.' } });
+      stack.openai.enqueue({ tool_calls: [{ name: 'route', arguments: JSON.stringify({ next: writer.id, reason: 'writing' }) }], usage: { input: 1, output: 1 } });
+      stack.openai.enqueue({ text: ['written'], usage: { input: 1, output: 1 } });
+      stack.openai.enqueue({ tool_calls: [{ name: 'route', arguments: JSON.stringify({ next: 'finish', reason: 'done' }) }], usage: { input: 1, output: 1 } });
+      const run = await stack.tenant.admin.post(`/v1/networks/${net.body.id}/run`, { input: 'Write.' });
+      assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
+      await replayAndKeep(stack.api, networkRunWorkflowId(run.body.id), 'network-run-supervisor.json');
+    });
+
+    it('replays a handoff network run and the hop that handed off', async () => {
+      const triage = await createAgent(stack.tenant.admin, { name: 'triage' });
+      const expert = await createAgent(stack.tenant.admin, { name: 'expert' });
+      const net = await stack.tenant.admin.post('/v1/networks', { name: 'handoff', members: [triage.id, expert.id], router: { type: 'handoff' } });
+      stack.openai.enqueue({ tool_calls: [{ name: 'handoff', arguments: JSON.stringify({ to: expert.id, reason: 'expertise' }) }], usage: { input: 1, output: 1 } });
+      stack.openai.enqueue({ text: ['answered'], usage: { input: 1, output: 1 } });
+      const run = await stack.tenant.admin.post(`/v1/networks/${net.body.id}/run`, { input: 'Help.' });
+      assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
+      await replayAndKeep(stack.api, networkRunWorkflowId(run.body.id), 'network-run-handoff.json');
+      // The hop that handed off: an agent run that ended on its handoff call.
+      await replay(History.fromObject(await stack.api.services.temporal.workflow.getHandle(runWorkflowId(run.body.hops[0].child_run_id)).fetchHistory()));
     });
 
     it('replays a run cancelled during its model call', async () => {
