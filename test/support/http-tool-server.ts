@@ -1,7 +1,8 @@
 /**
  * An HTTP tool on loopback: `/echo` answers with what it received, `/status/<code>` with that status
  * (`retry-after` from the query), `/bytes/<n>` with n bytes of text, `/picture` with a PNG, `/redirect`
- * with a 302, and `/hang` never answers (its requests are counted, so a test can wait for one to arrive).
+ * with a 302, `/hang` never answers (its requests are counted, so a test can wait for one to arrive), and
+ * `/unavailable/<n>` answers 503 to its first n requests, then as `/echo` does.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,18 +19,25 @@ export interface TestToolServer {
   url: string;
   /** Requests to `/hang` that have arrived. */
   hanging: number;
+  /** The path of every request received, oldest first. */
+  received: string[];
   close(): Promise<void>;
 }
 
 export async function startToolServer(): Promise<TestToolServer> {
   const state = { hanging: 0 };
+  const received: string[] = [];
   const server = createServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
+    received.push(url.pathname);
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks).toString('utf8');
     const [, route, arg] = url.pathname.split('/');
-    if (route === 'echo') {
+    const unavailable = route === 'unavailable' && received.filter((path) => path === url.pathname).length <= Number(arg);
+    if (unavailable) {
+      res.writeHead(503, { 'content-type': 'text/plain' }).end('unavailable on purpose');
+    } else if (route === 'echo' || route === 'unavailable') {
       const query: Record<string, string[]> = {};
       for (const key of new Set(url.searchParams.keys())) query[key] = url.searchParams.getAll(key);
       const echoed: EchoedRequest = { method: req.method ?? '', path: url.pathname, query, headers: req.headers, body };
@@ -56,6 +64,7 @@ export async function startToolServer(): Promise<TestToolServer> {
     get hanging() {
       return state.hanging;
     },
+    received,
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();
