@@ -167,7 +167,8 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: Ru
     /** A tool that stayed unavailable through every retry: the model is told, and the run goes on. */
     async recordToolFailure({ runId, stepIndex, toolCall, message }: { runId: string; stepIndex: number; toolCall: ToolCall; message: string }): Promise<void> {
       await transaction(db, async (tx) => {
-        await beginStep(tx, runId, stepIndex, { type: 'tool_call', toolCall }).catch(() => {});
+        // Only a step no attempt got as far as starting is started here: giving up is not another attempt.
+        if (!(await findStep(tx, runId, stepIndex))) await beginStep(tx, runId, stepIndex, { type: 'tool_call', toolCall });
         await completeToolStep(tx, runId, stepIndex, { role: 'tool', tool_call_id: toolCall.id, name: toolCall.name, content: message, is_error: true });
       });
     },
