@@ -77,9 +77,11 @@ describe('runs through failures', function () {
     return created.body.id;
   }
 
-  /** The run's event log from its start, live. */
-  function followEvents(runId: string): Promise<SseReader> {
-    return SseReader.open(`${api.url}/v1/runs/${runId}/events`, { headers: { authorization: `Bearer ${tenant.admin.key}` } });
+  /** The run's event log from its start (or after `lastEventId`), live, through `through` (this suite's API by default). */
+  function followEvents(runId: string, { lastEventId, through = api }: { lastEventId?: string; through?: TestApi } = {}): Promise<SseReader> {
+    return SseReader.open(`${through.url}/v1/runs/${runId}/events`, {
+      headers: { authorization: `Bearer ${tenant.admin.key}`, ...(lastEventId ? { 'last-event-id': lastEventId } : {}) },
+    });
   }
 
   /** The run once it has ended, with its whole event log. */
@@ -268,6 +270,39 @@ describe('runs through failures', function () {
       const [result] = toolResultsSent(openai, seen + 1);
       assert.match(String(result), /could not be reached/);
       assert.deepEqual(run.usage, { input_tokens: 300, output_tokens: 30, cached_tokens: 0 });
+    });
+  });
+
+  describe('an API that stops', () => {
+    it('ends the event streams of runs still going, so that it stops, and the client resumes the stream through another API', async () => {
+      const leaving = await startTestApi({ worker: false, namespace, modelEnv });
+      let stopping: Promise<void> | undefined;
+      let runId: string | undefined;
+      try {
+        const agent = await createAgent(tenant.admin);
+        openai.enqueue({ text: ['Still ', 'going'], hang: true });
+        runId = await startRun(agent.id, 'Keep going.');
+        const stream = await followEvents(runId, { through: leaving });
+        await stream.next((e) => e.event === 'output_text.delta', 60_000);
+
+        stopping = leaving.stop();
+        // It stops at once; the bound only keeps a failure from waiting for the suite's timeout.
+        const stopped = await Promise.race([stopping.then(() => true), new Promise<boolean>((resolve) => setTimeout(resolve, 30_000, false))]);
+        assert.ok(stopped, 'the API did not stop while a client followed a run still going');
+        await stream.done;
+
+        const cancelled = await tenant.admin.post(`/v1/runs/${runId}/cancel`, {});
+        assert.equal(cancelled.body.status, 'cancelled', JSON.stringify(cancelled.body));
+        const resumed = await followEvents(runId, { lastEventId: stream.events.at(-1)!.id! });
+        await resumed.done;
+        const events = [...stream.events, ...resumed.events];
+        assert.deepEqual(events.map((e) => Number(e.id)), events.map((_, i) => i + 1), 'every event once, in order');
+        assert.equal(events.at(-1)!.event, 'run.cancelled');
+      } finally {
+        // Ends the run (again, answered 409, when the test got that far), and with it any stream still open.
+        if (runId) await tenant.admin.post(`/v1/runs/${runId}/cancel`, {});
+        await (stopping ?? leaving.stop());
+      }
     });
   });
 });
