@@ -18,6 +18,12 @@ export class RunEventFeed {
   private client: pg.Client | null = null;
   private stopped = false;
   private running: Promise<void> | null = null;
+  private readonly stopping = new AbortController();
+  /**
+   * Aborts when the feed stops (the process is stopping): a stream following a run that is still going
+   * ends then, rather than hold the server open, and its client resumes it from another replica.
+   */
+  readonly closing: AbortSignal = this.stopping.signal;
 
   constructor(
     private readonly connectionString: string,
@@ -51,6 +57,7 @@ export class RunEventFeed {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping.abort();
     await this.client?.end().catch(() => {});
     for (const set of this.waiters.values()) for (const wake of set) wake();
     await this.running;
