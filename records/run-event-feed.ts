@@ -18,6 +18,12 @@ export class RunEventFeed {
   private client: pg.Client | null = null;
   private stopped = false;
   private running: Promise<void> | null = null;
+  private readonly stopping = new AbortController();
+  /**
+   * Aborts when the feed stops (the process is stopping): a stream following a run that is still going
+   * ends then, rather than hold the server open, and its client resumes it from another replica.
+   */
+  readonly closing: AbortSignal = this.stopping.signal;
 
   constructor(
     private readonly connectionString: string,
@@ -27,11 +33,6 @@ export class RunEventFeed {
   start(): this {
     this.running ??= this.keepListening();
     return this;
-  }
-
-  /** True once `stop()` has been called: the process is shutting down, and followers should end. */
-  get stopping(): boolean {
-    return this.stopped;
   }
 
   /** Resolves when the run's log may have grown, after at most `ms` (or POLL_MS), or when `signal` aborts. */
@@ -57,6 +58,7 @@ export class RunEventFeed {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping.abort();
     await this.client?.end().catch(() => {});
     for (const set of this.waiters.values()) for (const wake of set) wake();
     await this.running;

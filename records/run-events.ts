@@ -16,12 +16,14 @@ export interface RunEventRecord {
 }
 
 export async function appendRunEvent(tx: Queryable, runId: string, type: string, data: Record<string, unknown>): Promise<number> {
+  // One statement, so that even outside a transaction the event and its notification are one: a write
+  // reported failed (the database going down) has written nothing, and is safe to make again.
   const { rows } = await tx.query<{ seq: number }>(
-    `WITH next AS (UPDATE runs SET event_seq = event_seq + 1 WHERE id = $1 RETURNING event_seq)
-     INSERT INTO run_events (run_id, seq, type, data) SELECT $1, event_seq, $2, $3 FROM next RETURNING seq`,
-    [runId, type, data],
+    `WITH next AS (UPDATE runs SET event_seq = event_seq + 1 WHERE id = $1 RETURNING event_seq),
+       appended AS (INSERT INTO run_events (run_id, seq, type, data) SELECT $1, event_seq, $2, $3 FROM next RETURNING seq)
+     SELECT seq, pg_notify($4, $1) FROM appended`,
+    [runId, type, data, RUN_EVENTS_CHANNEL],
   );
-  await tx.query('SELECT pg_notify($1, $2)', [RUN_EVENTS_CHANNEL, runId]);
   return rows[0]!.seq;
 }
 

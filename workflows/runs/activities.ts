@@ -22,6 +22,7 @@ import type { ToolDefinition } from '../../tools/definitions.js';
 import { conversationFor, finalTextOf } from './conversation.js';
 import { chooseModels, readyAttachments, RunRefused } from './planning.js';
 import { DeltaBatcher } from './deltas.js';
+import { outlastDatabaseOutage } from './database-outage.js';
 
 export interface RunActivityDependencies {
   db: Db;
@@ -100,23 +101,30 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: Ru
 
     /** One model call, streamed into the run's event log; its reply and usage are recorded once. */
     async callModel({ runId, stepIndex, model: modelId }: { runId: string; stepIndex: number; model: string }): Promise<ModelReply> {
-      const done = await findStep(db, runId, stepIndex);
-      if (done?.status === 'completed' && done.message?.role === 'assistant') return { toolCalls: done.message.tool_calls ?? [] };
-      const { run, agent } = await runAndAgent(db, runId);
-      if (!models.catalogue.find(modelId)) await models.catalogue.refresh().catch(() => {});
-      const model = models.catalogue.find(modelId);
-      if (!model) throw ApplicationFailure.nonRetryable(`The model ${modelId} is not in the catalogue.`, 'model_not_found');
-      await transaction(db, (tx) => beginStep(tx, runId, stepIndex, { type: 'model_call', model: model.id, provider: model.provider }));
-
       const context = Context.current();
       const deltas = new DeltaBatcher((text) => appendRunEvent(db, runId, 'output_text.delta', { step: stepIndex, delta: text }).then(() => context.heartbeat()));
       const beat = keepBeating();
       try {
-        const messages = await conversationFor(db, run, agent, { vision: model.capabilities.vision });
+        const call = await outlastDatabaseOutage(context, async () => {
+          const done = await findStep(db, runId, stepIndex);
+          if (done?.status === 'completed' && done.message?.role === 'assistant') return { recorded: true as const, toolCalls: done.message.tool_calls ?? [] };
+          const { run, agent } = await runAndAgent(db, runId);
+          if (!models.catalogue.find(modelId)) await models.catalogue.refresh().catch(() => {});
+          const model = models.catalogue.find(modelId);
+          if (!model) throw ApplicationFailure.nonRetryable(`The model ${modelId} is not in the catalogue.`, 'model_not_found');
+          const messages = await conversationFor(db, run, agent, { vision: model.capabilities.vision });
+          const tools = ((await toolSpecsOf(db, runId)) ?? []) as ToolSpec[];
+          // Last, so that only a start that failed itself is made again (and counted as another attempt).
+          await transaction(db, (tx) => beginStep(tx, runId, stepIndex, { type: 'model_call', model: model.id, provider: model.provider }));
+          return { recorded: false as const, model, agent, messages, tools };
+        });
+        if (call.recorded) return { toolCalls: call.toolCalls };
+        const { model, agent, messages, tools } = call;
+
         const result = await models.gateway.call({
           model,
           messages,
-          tools: ((await toolSpecsOf(db, runId)) ?? []) as ToolSpec[],
+          tools,
           settings: agent.model_settings,
           signal: context.cancellationSignal,
           loadImage: async (fileId) => {
@@ -126,9 +134,11 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: Ru
           },
           onTextDelta: (text) => deltas.add(text),
         });
-        await deltas.flush();
         const price = models.catalogue.priceAt(model, new Date());
-        await transaction(db, (tx) => completeModelStep(tx, runId, stepIndex, result.message, result.usage, price));
+        await outlastDatabaseOutage(context, async () => {
+          await deltas.flush();
+          await transaction(db, (tx) => completeModelStep(tx, runId, stepIndex, result.message, result.usage, price));
+        });
         return { toolCalls: result.message.tool_calls ?? [] };
       } catch (err) {
         await deltas.flush().catch(() => {});
@@ -137,7 +147,7 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: Ru
           if (err.retryable) {
             throw ApplicationFailure.create({ message: err.message, type: err.kind, nextRetryDelay: err.retryAfterMs });
           }
-          await transaction(db, (tx) => failStep(tx, runId, stepIndex, 'failed', { code: `model_${err.kind}`, message: err.message }));
+          await outlastDatabaseOutage(context, () => transaction(db, (tx) => failStep(tx, runId, stepIndex, 'failed', { code: `model_${err.kind}`, message: err.message })));
           throw ApplicationFailure.nonRetryable(err.message, err.kind);
         }
         throw err;
@@ -148,18 +158,25 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: Ru
 
     /** One tool call; its result (an error included) is recorded for the model to read. */
     async callTool({ runId, stepIndex, toolCall }: { runId: string; stepIndex: number; toolCall: ToolCall }): Promise<void> {
-      const done = await findStep(db, runId, stepIndex);
-      if (done?.status === 'completed') return;
-      const { run, agent } = await runAndAgent(db, runId);
-      await transaction(db, (tx) => beginStep(tx, runId, stepIndex, { type: 'tool_call', toolCall }));
+      const context = Context.current();
       const beat = keepBeating();
       try {
-        const result = await invokeTool(agent.tools as ToolDefinition[], toolCall, toolContext(run));
-        await transaction(db, (tx) =>
-          completeToolStep(tx, runId, stepIndex, { role: 'tool', tool_call_id: toolCall.id, name: toolCall.name, content: result.content, is_error: result.is_error }),
+        const call = await outlastDatabaseOutage(context, async () => {
+          const done = await findStep(db, runId, stepIndex);
+          if (done?.status === 'completed') return null;
+          const { run, agent } = await runAndAgent(db, runId);
+          await transaction(db, (tx) => beginStep(tx, runId, stepIndex, { type: 'tool_call', toolCall }));
+          return { run, agent };
+        });
+        if (!call) return;
+        const result = await invokeTool(call.agent.tools as ToolDefinition[], toolCall, toolContext(call.run));
+        await outlastDatabaseOutage(context, () =>
+          transaction(db, (tx) =>
+            completeToolStep(tx, runId, stepIndex, { role: 'tool', tool_call_id: toolCall.id, name: toolCall.name, content: result.content, is_error: result.is_error }),
+          ),
         );
       } catch (err) {
-        if (Context.current().cancellationSignal.aborted) throw new CancelledFailure('the run was cancelled');
+        if (context.cancellationSignal.aborted) throw new CancelledFailure('the run was cancelled');
         if (err instanceof ToolUnavailableError) throw ApplicationFailure.create({ message: err.message, type: 'ToolUnavailable', nextRetryDelay: err.retryAfterMs });
         throw err;
       } finally {
@@ -170,7 +187,8 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: Ru
     /** A tool that stayed unavailable through every retry: the model is told, and the run goes on. */
     async recordToolFailure({ runId, stepIndex, toolCall, message }: { runId: string; stepIndex: number; toolCall: ToolCall; message: string }): Promise<void> {
       await transaction(db, async (tx) => {
-        await beginStep(tx, runId, stepIndex, { type: 'tool_call', toolCall }).catch(() => {});
+        // Only a step no attempt got as far as starting is started here: giving up is not another attempt.
+        if (!(await findStep(tx, runId, stepIndex))) await beginStep(tx, runId, stepIndex, { type: 'tool_call', toolCall });
         await completeToolStep(tx, runId, stepIndex, { role: 'tool', tool_call_id: toolCall.id, name: toolCall.name, content: message, is_error: true });
       });
     },

@@ -16,14 +16,15 @@ export async function presentRunOf(deps: ApiDeps, run: RunRecord): Promise<RunOb
   return presentRun(run, await stepsOf(deps.db, run.id));
 }
 
-/** The run once it has ended, or as it stands after `ms`. */
+/** The run once it has ended, or as it stands after `ms` (sooner when `signal` aborts or this process stops). */
 export async function runWhenEnded(deps: ApiDeps, projectId: string, runId: string, ms: number, signal?: AbortSignal): Promise<RunRecord> {
   const deadline = Date.now() + ms;
+  const ended = signal ? AbortSignal.any([signal, deps.runEvents.closing]) : deps.runEvents.closing;
   for (;;) {
     const run = await findRun(deps.db, projectId, runId);
     if (!run) throw new Error(`run ${runId} vanished`);
-    if (isFinished(run.status) || Date.now() >= deadline || signal?.aborted || deps.runEvents.stopping) return run;
-    await deps.runEvents.wait(runId, deadline - Date.now(), signal);
+    if (isFinished(run.status) || Date.now() >= deadline || ended.aborted) return run;
+    await deps.runEvents.wait(runId, deadline - Date.now(), ended);
   }
 }
 
@@ -38,11 +39,12 @@ export function streamRunEvents(ctx: ApiContext, deps: ApiDeps, runId: string, a
   ctx.set('X-Accel-Buffering', 'no');
   ctx.body = stream;
 
+  // The client going away, or this process stopping (the client then resumes elsewhere with Last-Event-ID).
+  const ended = AbortSignal.any([closed.signal, deps.runEvents.closing]);
   const follow = async () => {
     let seq = afterSeq;
     let lastWrite = Date.now();
-    // A process shutting down ends its streams; clients resume elsewhere with Last-Event-ID.
-    while (!closed.signal.aborted && !deps.runEvents.stopping) {
+    while (!ended.aborted) {
       const events = await runEventsAfter(deps.db, runId, seq);
       for (const event of events) {
         stream.write(presentRunEvent(event));
@@ -55,7 +57,7 @@ export function streamRunEvents(ctx: ApiContext, deps: ApiDeps, runId: string, a
         stream.write(': keep-alive\n\n');
         lastWrite = Date.now();
       }
-      await deps.runEvents.wait(runId, KEEPALIVE_MS, closed.signal);
+      await deps.runEvents.wait(runId, KEEPALIVE_MS, ended);
     }
   };
   follow()
