@@ -50,3 +50,12 @@ export function watchRss(pid: number, intervalMs = 20): RssWatch {
     },
   };
 }
+
+/** The machine's CPU time so far (every core), busy and in all, in milliseconds, from /proc/stat. */
+export function machineCpuMs(): { busy: number; total: number } {
+  // cpu  user nice system idle iowait irq softirq steal guest guest_nice
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
+  const total = fields.reduce((sum, n) => sum + n, 0);
+  const idle = fields[3]! + fields[4]!;
+  return { busy: (total - idle) * TICK_MS, total: total * TICK_MS };
+}
