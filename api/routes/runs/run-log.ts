@@ -23,7 +23,8 @@ export async function runWhenEnded(deps: ApiDeps, projectId: string, runId: stri
     const run = await findRun(deps.db, projectId, runId);
     if (!run) throw new Error(`run ${runId} vanished`);
     if (isFinished(run.status) || Date.now() >= deadline || signal?.aborted) return run;
-    await deps.runEvents.wait(runId, deadline - Date.now(), signal);
+    // Only the run's end is of interest here: the events before it need no look at the run.
+    await deps.runEvents.wait(runId, deadline - Date.now(), signal, TERMINAL_RUN_EVENTS);
   }
 }
 
