@@ -114,8 +114,14 @@ export async function recordRouting(tx: Queryable, runId: string, resolvedModel:
   await tx.query('UPDATE runs SET resolved_model = $2, routing_reason = $3 WHERE id = $1', [runId, resolvedModel, reason]);
 }
 
-export async function recordToolSpecs(tx: Queryable, runId: string, specs: unknown[]): Promise<void> {
-  await tx.query('UPDATE runs SET tool_specs = $2 WHERE id = $1', [runId, JSON.stringify(specs)]);
+/** What the run will use: the tools offered to the model, and the model chosen first and why. */
+export async function recordPlan(db: Queryable, runId: string, plan: { toolSpecs: unknown[]; resolvedModel: string; reason: string }): Promise<void> {
+  await db.query('UPDATE runs SET tool_specs = $2, resolved_model = $3, routing_reason = $4 WHERE id = $1', [
+    runId,
+    JSON.stringify(plan.toolSpecs),
+    plan.resolvedModel,
+    plan.reason,
+  ]);
 }
 
 export async function toolSpecsOf(db: Queryable, runId: string): Promise<unknown[] | null> {
@@ -138,11 +144,18 @@ export async function finishRun(tx: Queryable, runId: string, outcome: { status:
   return true;
 }
 
-/** The next queued run of an agent after those still going, for `enqueue`: null if one is still in progress. */
+/**
+ * The agent's next queued run, when it is an `enqueue` run waiting its turn: null if a run is still in
+ * progress, or if the next one is of a version that does not wait (it starts on its own).
+ */
 export async function nextQueuedRun(db: Queryable, agentId: string): Promise<string | null> {
-  const active = await activeRunsOf(db, agentId);
-  if (active.some((r) => r.status === 'in_progress')) return null;
-  return active[0]?.id ?? null;
+  const { rows } = await db.query<{ id: string; status: RunStatus; concurrency: string }>(
+    `SELECT r.id, r.status, v.concurrency FROM runs r JOIN agent_versions v ON v.agent_id = r.agent_id AND v.version = r.agent_version
+     WHERE r.agent_id = $1 AND r.status IN ('queued', 'in_progress') ORDER BY r.created_at, r.id`,
+    [agentId],
+  );
+  if (rows.some((r) => r.status === 'in_progress')) return null;
+  return rows[0]?.concurrency === 'enqueue' ? rows[0].id : null;
 }
 
 /** Runs queued for longer than `olderThanSeconds`: their workflow may never have been started. */

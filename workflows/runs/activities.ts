@@ -5,14 +5,15 @@
  */
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import { buffer } from 'node:stream/consumers';
-import type { Db } from '../../records/db.js';
+import { LRUCache } from 'lru-cache';
+import type { Db, Queryable } from '../../records/db.js';
 import type { BlobStore } from '../../records/blobs/store.js';
 import { transaction } from '../../records/db.js';
 import { findAgentVersion, type AgentDefinition } from '../../records/agents.js';
 import { findFileById } from '../../records/files.js';
 import { recordEvent } from '../../records/events.js';
 import { appendRunEvent } from '../../records/run-events.js';
-import { activeRunsOf, finishRun, markRunStarted, nextQueuedRun, recordRouting, recordToolSpecs, runById, toolSpecsOf, type RunError, type RunRecord } from '../../records/runs.js';
+import { activeRunsOf, finishRun, markRunStarted, nextQueuedRun, recordPlan, recordRouting, runById, toolSpecsOf, type RunError, type RunRecord } from '../../records/runs.js';
 import { beginStep, completeModelStep, completeToolStep, failStep, findStep } from '../../records/run-steps.js';
 import type { ToolCall, ToolSpec } from '../../models/messages.js';
 import type { ModelCatalogue } from '../../models/catalogue.js';
@@ -32,28 +33,50 @@ export interface RunActivityDependencies {
 
 export type Admission = 'start' | 'wait' | 'gone';
 export type RunPlan = { ok: true; candidates: string[]; reason: string; maxSteps: number } | { ok: false; error: RunError };
+/** Admission and, once admitted, the start: what `beginRun` answers. */
+export type Beginning = { admission: 'wait' | 'gone' } | { admission: 'start'; plan: RunPlan };
+export interface RunEnding {
+  /** The agent's next queued run, for the workflow to wake. */
+  next: string | null;
+}
 export interface ModelReply {
   toolCalls: ToolCall[];
+  /** Present when the reply called no tool: it was the run's answer, and the run ended with it. */
+  ended?: RunEnding;
 }
 
 // Heartbeats carry cancellation to a running activity, so they are sent at least this often.
 const HEARTBEAT_MS = 1_000;
 
-async function runAndAgent(db: Db, runId: string): Promise<{ run: RunRecord; agent: AgentDefinition }> {
-  const run = await runById(db, runId);
-  if (!run) throw ApplicationFailure.nonRetryable(`run ${runId} does not exist`, 'RunMissing');
-  const agent = await findAgentVersion(db, run.agent_id, run.agent_version);
-  if (!agent) throw ApplicationFailure.nonRetryable(`agent ${run.agent_id} version ${run.agent_version} does not exist`, 'AgentVersionMissing');
-  return { run, agent };
+/** A run and the agent version it runs; a version never changes once written, so each is read once. */
+function runReader(db: Db): (runId: string) => Promise<{ run: RunRecord; agent: AgentDefinition }> {
+  const versions = new LRUCache<string, AgentDefinition>({ max: 1_000 });
+  return async (runId) => {
+    const run = await runById(db, runId);
+    if (!run) throw ApplicationFailure.nonRetryable(`run ${runId} does not exist`, 'RunMissing');
+    const key = `${run.agent_id}@${run.agent_version}`;
+    const agent = versions.get(key) ?? (await findAgentVersion(db, run.agent_id, run.agent_version));
+    if (!agent) throw ApplicationFailure.nonRetryable(`agent ${run.agent_id} version ${run.agent_version} does not exist`, 'AgentVersionMissing');
+    versions.set(key, agent);
+    return { run, agent };
+  };
+}
+
+/** A heartbeat, for an activity; a local activity has none (its workflow task carries it). */
+function heartbeat(): void {
+  const context = Context.current();
+  if (!context.info.isLocal) context.heartbeat();
 }
 
 function keepBeating(): { stop(): void } {
+  if (Context.current().info.isLocal) return { stop: () => {} };
   const context = Context.current();
   const timer = setInterval(() => context.heartbeat(), HEARTBEAT_MS);
   return { stop: () => clearInterval(timer) };
 }
 
 export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: RunActivityDependencies) => {
+  const runAndAgent = runReader(db);
   const toolContext = (run: RunRecord): ToolContext => ({
     signal: Context.current().cancellationSignal,
     allowPrivate: toolsAllowPrivate,
@@ -62,45 +85,78 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: Ru
     attachmentIds: run.file_ids,
   });
 
+  /** Whether the run may start now: `enqueue` runs wait for every earlier run of the agent to end. */
+  const admit = async (run: RunRecord, agent: AgentDefinition): Promise<Admission> => {
+    if (run.status === 'in_progress') return 'start';
+    if (run.status !== 'queued') return 'gone';
+    if (agent.concurrency !== 'enqueue') return 'start';
+    const ahead = (await activeRunsOf(db, run.agent_id)).filter((r) => r.id !== run.id && (r.status === 'in_progress' || r.created_at <= run.created_at));
+    return ahead.length === 0 ? 'start' : 'wait';
+  };
+
+  /** Starts the run: attachments ready, model chosen, tools listed. A refusal ends the run as failed. */
+  const start = async (run: RunRecord, agent: AgentDefinition): Promise<RunPlan> => {
+    const beat = keepBeating();
+    try {
+      await transaction(db, (tx) => markRunStarted(tx, run.id));
+      const attachments = await readyAttachments(db, run, heartbeat, Context.current().cancellationSignal);
+      const choice = chooseModels(models.catalogue, run, agent, attachments);
+      const specs = await offeredTools(agent.tools as ToolDefinition[], toolContext(run));
+      await recordPlan(db, run.id, { toolSpecs: specs, resolvedModel: choice.candidates[0]!, reason: choice.reason });
+      return { ok: true, candidates: choice.candidates, reason: choice.reason, maxSteps: run.max_steps };
+    } catch (err) {
+      if (err instanceof RunRefused) return { ok: false, error: err.error };
+      if (err instanceof ToolUnavailableError) throw ApplicationFailure.retryable(err.message, 'ToolUnavailable');
+      throw err;
+    } finally {
+      beat.stop();
+    }
+  };
+
+  /** Ends the run once, in `tx`: steps left running are cancelled, and the outbox event is recorded. */
+  const endIn = async (tx: Queryable, run: RunRecord, outcome: { status: 'completed' | 'failed' | 'cancelled'; outputText: string; error?: RunError }) => {
+    await tx.query(`UPDATE run_steps SET status = 'cancelled', completed_at = now() WHERE run_id = $1 AND status = 'in_progress'`, [run.id]);
+    if (await finishRun(tx, run.id, { status: outcome.status, outputText: outcome.outputText, error: outcome.error ?? null })) {
+      await recordEvent(tx, run.project_id, `run.${outcome.status}`, { object: 'run', id: run.id });
+    }
+  };
+
+  /** Ends the run (once) with its output; answers the agent's next queued run, which the workflow then wakes. */
+  const end = async (runId: string, status: 'completed' | 'failed' | 'cancelled', error?: RunError): Promise<RunEnding> => {
+    const run = await runById(db, runId);
+    if (!run) return { next: null };
+    const outputText = await finalTextOf(db, runId);
+    await transaction(db, (tx) => endIn(tx, run, { status, outputText, error }));
+    return { next: await nextQueuedRun(db, run.agent_id) };
+  };
+
   return {
-    /** Whether the run may start now: `enqueue` runs wait for every earlier run of the agent to end. */
+    // admitRun and startRun, apart: as runs recorded before beginRun call them.
     async admitRun({ runId }: { runId: string }): Promise<Admission> {
-      const { run, agent } = await runAndAgent(db, runId);
-      if (run.status === 'in_progress') return 'start';
-      if (run.status !== 'queued') return 'gone';
-      if (agent.concurrency !== 'enqueue') return 'start';
-      const ahead = (await activeRunsOf(db, run.agent_id)).filter((r) => r.id !== runId && (r.status === 'in_progress' || r.created_at <= run.created_at));
-      return ahead.length === 0 ? 'start' : 'wait';
+      const { run, agent } = await runAndAgent(runId);
+      return admit(run, agent);
     },
 
-    /** Starts the run: attachments ready, model chosen, tools listed. A refusal ends the run as failed. */
     async startRun({ runId }: { runId: string }): Promise<RunPlan> {
-      const { run, agent } = await runAndAgent(db, runId);
-      const beat = keepBeating();
-      try {
-        await transaction(db, (tx) => markRunStarted(tx, runId));
-        const attachments = await readyAttachments(db, run, () => Context.current().heartbeat(), Context.current().cancellationSignal);
-        const choice = chooseModels(models.catalogue, run, agent, attachments);
-        const specs = await offeredTools(agent.tools as ToolDefinition[], toolContext(run));
-        await transaction(db, async (tx) => {
-          await recordToolSpecs(tx, runId, specs);
-          await recordRouting(tx, runId, choice.candidates[0]!, choice.reason);
-        });
-        return { ok: true, candidates: choice.candidates, reason: choice.reason, maxSteps: run.max_steps };
-      } catch (err) {
-        if (err instanceof RunRefused) return { ok: false, error: err.error };
-        if (err instanceof ToolUnavailableError) throw ApplicationFailure.retryable(err.message, 'ToolUnavailable');
-        throw err;
-      } finally {
-        beat.stop();
-      }
+      const { run, agent } = await runAndAgent(runId);
+      return start(run, agent);
+    },
+
+    /** Admission, then (once admitted) the start, in one go. */
+    async beginRun({ runId }: { runId: string }): Promise<Beginning> {
+      const { run, agent } = await runAndAgent(runId);
+      const admission = await admit(run, agent);
+      return admission === 'start' ? { admission, plan: await start(run, agent) } : { admission };
     },
 
     /** One model call, streamed into the run's event log; its reply and usage are recorded once. */
     async callModel({ runId, stepIndex, model: modelId }: { runId: string; stepIndex: number; model: string }): Promise<ModelReply> {
       const done = await findStep(db, runId, stepIndex);
-      if (done?.status === 'completed' && done.message?.role === 'assistant') return { toolCalls: done.message.tool_calls ?? [] };
-      const { run, agent } = await runAndAgent(db, runId);
+      if (done?.status === 'completed' && done.message?.role === 'assistant') {
+        const toolCalls = done.message.tool_calls ?? [];
+        return toolCalls.length > 0 ? { toolCalls } : { toolCalls, ended: await end(runId, 'completed') };
+      }
+      const { run, agent } = await runAndAgent(runId);
       const model = models.catalogue.find(modelId);
       if (!model) throw ApplicationFailure.nonRetryable(`The model ${modelId} is not in the catalogue.`, 'model_not_found');
       await transaction(db, (tx) => beginStep(tx, runId, stepIndex, { type: 'model_call', model: model.id, provider: model.provider }));
@@ -125,8 +181,13 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: Ru
         });
         await deltas.flush();
         const price = models.catalogue.priceAt(model, new Date());
-        await transaction(db, (tx) => completeModelStep(tx, runId, stepIndex, result.message, result.usage, price));
-        return { toolCalls: result.message.tool_calls ?? [] };
+        const toolCalls = result.message.tool_calls ?? [];
+        await transaction(db, async (tx) => {
+          await completeModelStep(tx, runId, stepIndex, result.message, result.usage, price);
+          // A reply that calls no tool is the run's answer: the run ends with it, in the same transaction.
+          if (toolCalls.length === 0) await endIn(tx, run, { status: 'completed', outputText: result.message.content });
+        });
+        return toolCalls.length > 0 ? { toolCalls } : { toolCalls, ended: { next: await nextQueuedRun(db, run.agent_id) } };
       } catch (err) {
         await deltas.flush().catch(() => {});
         if (context.cancellationSignal.aborted) throw new CancelledFailure('the run was cancelled');
@@ -147,7 +208,7 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: Ru
     async callTool({ runId, stepIndex, toolCall }: { runId: string; stepIndex: number; toolCall: ToolCall }): Promise<void> {
       const done = await findStep(db, runId, stepIndex);
       if (done?.status === 'completed') return;
-      const { run, agent } = await runAndAgent(db, runId);
+      const { run, agent } = await runAndAgent(runId);
       await transaction(db, (tx) => beginStep(tx, runId, stepIndex, { type: 'tool_call', toolCall }));
       const beat = keepBeating();
       try {
@@ -189,17 +250,8 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: Ru
      * Ends the run (once) with its output, marks steps left running as cancelled, records the outbox
      * event; answers the agent's next queued run, which the workflow then wakes.
      */
-    async endRun({ runId, status, error }: { runId: string; status: 'completed' | 'failed' | 'cancelled'; error?: RunError }): Promise<{ next: string | null }> {
-      const run = await runById(db, runId);
-      if (!run) return { next: null };
-      const outputText = await finalTextOf(db, runId);
-      await transaction(db, async (tx) => {
-        await tx.query(`UPDATE run_steps SET status = 'cancelled', completed_at = now() WHERE run_id = $1 AND status = 'in_progress'`, [runId]);
-        if (await finishRun(tx, runId, { status, outputText, error: error ?? null })) {
-          await recordEvent(tx, run.project_id, `run.${status}`, { object: 'run', id: runId });
-        }
-      });
-      return { next: await nextQueuedRun(db, run.agent_id) };
+    async endRun({ runId, status, error }: { runId: string; status: 'completed' | 'failed' | 'cancelled'; error?: RunError }): Promise<RunEnding> {
+      return end(runId, status, error);
     },
   };
 };
