@@ -27,10 +27,12 @@
  *               run. Goal: at most 150 ms.
  *   runs/s      runs completed per second by 16 clients each starting its next run when the last one
  *               answered, for 10 s after 3 s of warm-up. Goal: at least 20 on this machine.
- *   CPU ms/run  the API's and the worker's CPU time per completed run, and the whole machine's (PostgreSQL,
- *               Temporal and this process included); busy is the share of the machine's CPU time in use.
+ *   CPU ms/run  CPU time per completed run of each process (the API, the worker, Temporal, PostgreSQL, the
+ *               model server, this process's clients) and of the whole machine, whatever else ran on it;
+ *               busy is the share of the machine's CPU time in use during the window.
  *
- * `npm run bench -- runs` (or `upload`, `reads`) measures only those named.
+ * `npm run bench -- runs` (or `upload`, `reads`) measures only those named. With BENCH_CPU_PROF_DIR set,
+ * every server process writes a V8 CPU profile there as it stops (open it in Chrome's DevTools).
  *
  * Every server runs as a Node process of its own; the load comes from this one. On a shared or small
  * machine, rerun before believing a small change. A missed goal prints GOAL MISSED and still exits 0; a
@@ -124,7 +126,7 @@ async function measure(teardown: Teardown, chosen: Set<Benchmark>): Promise<Figu
 
   if (chosen.has('runs')) {
     console.log(`measuring runs (${RUNS.samples} one after another, then ${RUNS.warmupSeconds + RUNS.seconds} s at ${RUNS.concurrency} at a time)`);
-    figures.runs = await measureRuns({ apiUrl: api.url, apiPid: api.pid, workerPid: worker.pid, modelUrl: model.url, adminKey }, RUNS).catch((err: Error) => {
+    figures.runs = await measureRuns({ apiUrl: api.url, apiPid: api.pid, workerPid: worker.pid, modelPid: model.pid, modelUrl: model.url, adminKey }, RUNS).catch((err: Error) => {
       throw new Error(`${err.message}\nworker output:\n${worker.output()}\napi output:\n${api.output()}`);
     });
   }
@@ -190,17 +192,9 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
     row(['agentplane run (wait)', String(run.p50Ms), String(run.p99Ms), String(run.meanMs)]);
     row(['overhead', overheadP50Ms.toFixed(1), overheadP99Ms.toFixed(1), (run.meanMs - direct.meanMs).toFixed(1)]);
     console.log(`\nRuns sustained: ${throughput.concurrency} clients for ${throughput.seconds} s after ${RUNS.warmupSeconds} s of warm-up`);
-    row(['', 'runs/s', 'p50 ms', 'p99 ms', 'API ms/run', 'wkr ms/run', 'all ms/run', 'busy']);
-    row([
-      'agentplane run (wait)',
-      throughput.runsPerSecond.toFixed(1),
-      String(throughput.p50Ms),
-      String(throughput.p99Ms),
-      throughput.cpuMsPerRun.api.toFixed(1),
-      throughput.cpuMsPerRun.worker.toFixed(1),
-      throughput.cpuMsPerRun.machine.toFixed(1),
-      `${(throughput.machineBusy * 100).toFixed(0)} %`,
-    ]);
+    row(['', 'runs/s', 'p50 ms', 'p99 ms', 'CPU busy']);
+    row(['agentplane run (wait)', throughput.runsPerSecond.toFixed(1), String(throughput.p50Ms), String(throughput.p99Ms), `${(throughput.machineBusy * 100).toFixed(0)} %`]);
+    console.log('CPU ms per run: ' + Object.entries(throughput.cpuMsPerRun).map(([name, ms]) => `${name} ${ms}`).join(', '));
     results.runs = {
       ...RUNS,
       direct,

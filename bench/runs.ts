@@ -4,7 +4,7 @@
  * `openai` SDK; then how many runs a second the stack sustains with clients waiting on them side by side.
  */
 import OpenAI from 'openai';
-import { cpuMs, machineCpuMs } from './proc.js';
+import { descendantsCpuMs, machineCpuMs } from './proc.js';
 
 /** The model the loopback server serves, and its reply to every request (bench/model-server.ts). */
 export const BENCH_MODEL = 'bench-model';
@@ -32,8 +32,12 @@ export interface ThroughputFigures extends LatencyFigures {
   concurrency: number;
   seconds: number;
   runsPerSecond: number;
-  /** CPU time per completed run, in milliseconds: the API's and the worker's processes, and the whole machine's. */
-  cpuMsPerRun: { api: number; worker: number; machine: number };
+  /**
+   * CPU time per completed run, in milliseconds, by process: the API, the worker, the model server, this
+   * process (the clients), the others this benchmark started by command name (temporal, postgres), and
+   * the whole machine's (which counts whatever else ran on it too).
+   */
+  cpuMsPerRun: Record<string, number>;
   /** The share of the machine's CPU time that was busy during the window (every core counted). */
   machineBusy: number;
 }
@@ -48,6 +52,7 @@ export interface RunTarget {
   apiUrl: string;
   apiPid: number;
   workerPid: number;
+  modelPid: number;
   modelUrl: string;
   adminKey: string;
 }
@@ -128,15 +133,32 @@ function runOnce(target: RunTarget, agentId: string): () => Promise<void> {
   };
 }
 
+/** CPU time so far by process, as ThroughputFigures.cpuMsPerRun names them. */
+function cpuByProcess(target: RunTarget): Record<string, number> {
+  const roles = new Map([
+    [target.apiPid, 'api'],
+    [target.workerPid, 'worker'],
+    [target.modelPid, 'model server'],
+  ]);
+  const usage = process.cpuUsage();
+  const byProcess: Record<string, number> = { api: 0, worker: 0, 'model server': 0, 'bench clients': (usage.user + usage.system) / 1000 };
+  for (const [pid, { name, ms }] of descendantsCpuMs(process.pid)) {
+    const role = roles.get(pid) ?? name;
+    byProcess[role] = (byProcess[role] ?? 0) + ms;
+  }
+  return byProcess;
+}
+
 /** `concurrency` clients making runs back to back for `seconds`; runs answered after the window are not counted. */
 async function sustained(target: RunTarget, run: () => Promise<void>, concurrency: number, seconds: number): Promise<ThroughputFigures> {
   const ms: number[] = [];
   const windowEnd = Date.now() + seconds * 1000;
-  const before = { api: cpuMs(target.apiPid), worker: cpuMs(target.workerPid), machine: machineCpuMs() };
+  const snapshot = () => ({ processes: cpuByProcess(target), machine: machineCpuMs() });
+  const before = snapshot();
   let after: typeof before | undefined;
   const closing = new Promise<void>((resolve) =>
     setTimeout(() => {
-      after = { api: cpuMs(target.apiPid), worker: cpuMs(target.workerPid), machine: machineCpuMs() };
+      after = snapshot();
       resolve();
     }, seconds * 1000),
   );
@@ -150,17 +172,19 @@ async function sustained(target: RunTarget, run: () => Promise<void>, concurrenc
   );
   await closing;
   const completed = ms.length;
+  const cpuMsPerRun: Record<string, number> = {};
+  for (const [name, total] of Object.entries(after!.processes)) {
+    const used = total - (before.processes[name] ?? 0);
+    if (used > 0) cpuMsPerRun[name] = Math.round((used / completed) * 10) / 10;
+  }
   const machineBusy = after!.machine.busy - before.machine.busy;
+  cpuMsPerRun.machine = Math.round((machineBusy / completed) * 10) / 10;
   return {
     concurrency,
     seconds,
     runsPerSecond: completed / seconds,
     ...latencyOf(ms),
-    cpuMsPerRun: {
-      api: (after!.api - before.api) / completed,
-      worker: (after!.worker - before.worker) / completed,
-      machine: machineBusy / completed,
-    },
+    cpuMsPerRun,
     machineBusy: machineBusy / (after!.machine.total - before.machine.total),
   };
 }
