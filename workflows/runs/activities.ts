@@ -14,7 +14,7 @@ import { findFileById } from '../../records/files.js';
 import { recordEvent } from '../../records/events.js';
 import { appendRunEvent } from '../../records/run-events.js';
 import { activeRunsOf, finishRun, markRunStarted, nextQueuedRun, recordPlan, recordRouting, runById, toolSpecsOf, type RunError, type RunRecord } from '../../records/runs.js';
-import { beginStep, completeModelStep, completeToolStep, failStep, findStep } from '../../records/run-steps.js';
+import { beginStep, completeModelStep, completeToolStep, failStep, findStep, stepsOf } from '../../records/run-steps.js';
 import type { ToolCall, ToolSpec } from '../../models/messages.js';
 import type { ModelCatalogue } from '../../models/catalogue.js';
 import { ModelCallError, type ModelGateway } from '../../models/gateway.js';
@@ -98,7 +98,7 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: Ru
   const start = async (run: RunRecord, agent: AgentDefinition): Promise<RunPlan> => {
     const beat = keepBeating();
     try {
-      await transaction(db, (tx) => markRunStarted(tx, run.id));
+      await markRunStarted(db, run.id);
       const attachments = await readyAttachments(db, run, heartbeat, Context.current().cancellationSignal);
       const choice = chooseModels(models.catalogue, run, agent, attachments);
       const specs = await offeredTools(agent.tools as ToolDefinition[], toolContext(run));
@@ -113,20 +113,22 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: Ru
     }
   };
 
-  /** Ends the run once, in `tx`: steps left running are cancelled, and the outbox event is recorded. */
+  /** Ends the run once, in `tx`, and records the outbox event. */
   const endIn = async (tx: Queryable, run: RunRecord, outcome: { status: 'completed' | 'failed' | 'cancelled'; outputText: string; error?: RunError }) => {
-    await tx.query(`UPDATE run_steps SET status = 'cancelled', completed_at = now() WHERE run_id = $1 AND status = 'in_progress'`, [run.id]);
     if (await finishRun(tx, run.id, { status: outcome.status, outputText: outcome.outputText, error: outcome.error ?? null })) {
       await recordEvent(tx, run.project_id, `run.${outcome.status}`, { object: 'run', id: run.id });
     }
   };
 
-  /** Ends the run (once) with its output; answers the agent's next queued run, which the workflow then wakes. */
+  /** Ends the run (once) with its output, steps left running cancelled; answers the agent's next queued run, for the workflow to wake. */
   const end = async (runId: string, status: 'completed' | 'failed' | 'cancelled', error?: RunError): Promise<RunEnding> => {
     const run = await runById(db, runId);
     if (!run) return { next: null };
     const outputText = await finalTextOf(db, runId);
-    await transaction(db, (tx) => endIn(tx, run, { status, outputText, error }));
+    await transaction(db, async (tx) => {
+      await tx.query(`UPDATE run_steps SET status = 'cancelled', completed_at = now() WHERE run_id = $1 AND status = 'in_progress'`, [runId]);
+      await endIn(tx, run, { status, outputText, error });
+    });
     return { next: await nextQueuedRun(db, run.agent_id) };
   };
 
@@ -151,7 +153,8 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: Ru
 
     /** One model call, streamed into the run's event log; its reply and usage are recorded once. */
     async callModel({ runId, stepIndex, model: modelId }: { runId: string; stepIndex: number; model: string }): Promise<ModelReply> {
-      const done = await findStep(db, runId, stepIndex);
+      const steps = await stepsOf(db, runId);
+      const done = steps.find((s) => s.index === stepIndex);
       if (done?.status === 'completed' && done.message?.role === 'assistant') {
         const toolCalls = done.message.tool_calls ?? [];
         return toolCalls.length > 0 ? { toolCalls } : { toolCalls, ended: await end(runId, 'completed') };
@@ -165,7 +168,7 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: Ru
       const deltas = new DeltaBatcher((text) => appendRunEvent(db, runId, 'output_text.delta', { step: stepIndex, delta: text }).then(() => context.heartbeat()));
       const beat = keepBeating();
       try {
-        const messages = await conversationFor(db, run, agent, { vision: model.capabilities.vision });
+        const messages = await conversationFor(db, run, agent, steps, { vision: model.capabilities.vision });
         const result = await models.gateway.call({
           model,
           messages,
