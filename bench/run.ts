@@ -29,7 +29,9 @@
  *               answered, for 10 s after 3 s of warm-up. Goal: at least 20 on this machine.
  *   CPU ms/run  CPU time per completed run of each process (the API, the worker, Temporal, PostgreSQL, the
  *               model server, this process's clients) and of the whole machine, whatever else ran on it;
- *               busy is the share of the machine's CPU time in use during the window.
+ *               busy is the share of the machine's CPU time in use during the window. From the CPU time
+ *               of the processes it started, the benchmark also says how many runs/s the machine's cores
+ *               would sustain with nothing else running (the goal is judged on the measured runs/s).
  *
  * `npm run bench -- runs` (or `upload`, `reads`) measures only those named. With BENCH_CPU_PROF_DIR set,
  * every server process writes a V8 CPU profile there as it stops (open it in Chrome's DevTools).
@@ -195,6 +197,7 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
     row(['', 'runs/s', 'p50 ms', 'p99 ms', 'CPU busy']);
     row(['agentplane run (wait)', throughput.runsPerSecond.toFixed(1), String(throughput.p50Ms), String(throughput.p99Ms), `${(throughput.machineBusy * 100).toFixed(0)} %`]);
     console.log('CPU ms per run: ' + Object.entries(throughput.cpuMsPerRun).map(([name, ms]) => `${name} ${ms}`).join(', '));
+    console.log(`At that CPU time per run, ${cpus().length} cores to itself would sustain ${throughput.cpuBoundRunsPerSecond.toFixed(1)} runs/s.`);
     results.runs = {
       ...RUNS,
       direct,

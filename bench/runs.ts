@@ -3,6 +3,7 @@
  * call it makes, against that same call made straight to the same loopback model server with the
  * `openai` SDK; then how many runs a second the stack sustains with clients waiting on them side by side.
  */
+import { cpus } from 'node:os';
 import OpenAI from 'openai';
 import { descendantsCpuMs, machineCpuMs } from './proc.js';
 
@@ -40,6 +41,12 @@ export interface ThroughputFigures extends LatencyFigures {
   cpuMsPerRun: Record<string, number>;
   /** The share of the machine's CPU time that was busy during the window (every core counted). */
   machineBusy: number;
+  /**
+   * The runs a second the machine's cores could sustain at the CPU time per run of the processes this
+   * benchmark started (the stack, the model server and the clients): what runs/s would be with the
+   * machine to itself, as long as CPU is what bounds it.
+   */
+  cpuBoundRunsPerSecond: number;
 }
 
 export interface RunFigures {
@@ -177,6 +184,7 @@ async function sustained(target: RunTarget, run: () => Promise<void>, concurrenc
     const used = total - (before.processes[name] ?? 0);
     if (used > 0) cpuMsPerRun[name] = Math.round((used / completed) * 10) / 10;
   }
+  const ours = Object.values(cpuMsPerRun).reduce((sum, ms) => sum + ms, 0);
   const machineBusy = after!.machine.busy - before.machine.busy;
   cpuMsPerRun.machine = Math.round((machineBusy / completed) * 10) / 10;
   return {
@@ -186,6 +194,7 @@ async function sustained(target: RunTarget, run: () => Promise<void>, concurrenc
     ...latencyOf(ms),
     cpuMsPerRun,
     machineBusy: machineBusy / (after!.machine.total - before.machine.total),
+    cpuBoundRunsPerSecond: (cpus().length * 1000) / ours,
   };
 }
 
