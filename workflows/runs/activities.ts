@@ -10,7 +10,7 @@ import type { Db, Queryable } from '../../records/db.js';
 import type { BlobStore } from '../../records/blobs/store.js';
 import { transaction } from '../../records/db.js';
 import { findAgentVersion, type AgentDefinition } from '../../records/agents.js';
-import { findFileById } from '../../records/files.js';
+import { attachmentsOf, findFileById } from '../../records/files.js';
 import { recordEvent } from '../../records/events.js';
 import { appendRunEvent } from '../../records/run-events.js';
 import { activeRunsOf, finishRun, markRunStarted, nextQueuedRun, recordPlan, recordRouting, runById, toolSpecsOf, type RunError, type RunRecord } from '../../records/runs.js';
@@ -33,8 +33,12 @@ export interface RunActivityDependencies {
 
 export type Admission = 'start' | 'wait' | 'gone';
 export type RunPlan = { ok: true; candidates: string[]; reason: string; maxSteps: number } | { ok: false; error: RunError };
-/** Admission and, once admitted, the start: what `beginRun` answers. */
-export type Beginning = { admission: 'wait' | 'gone' } | { admission: 'start'; plan: RunPlan };
+/**
+ * Admission and, once admitted, the start: what `beginRun` answers. `prepare`: admitted, but the start
+ * may take a while (attachments still being extracted, MCP servers to ask for their tools), so it is left
+ * to the `startRun` activity.
+ */
+export type Beginning = { admission: 'wait' | 'gone' | 'prepare' } | { admission: 'start'; plan: RunPlan };
 export interface RunEnding {
   /** The agent's next queued run, for the workflow to wake. */
   next: string | null;
@@ -144,11 +148,17 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: Ru
       return start(run, agent);
     },
 
-    /** Admission, then (once admitted) the start, in one go. */
+    /**
+     * Admission, then (once admitted) the start, in one go, when the start is quick. A slow one is left
+     * to startRun: run in the workflow's task, it would hold that task, and a cancellation with it.
+     */
     async beginRun({ runId }: { runId: string }): Promise<Beginning> {
       const { run, agent } = await runAndAgent(runId);
       const admission = await admit(run, agent);
-      return admission === 'start' ? { admission, plan: await start(run, agent) } : { admission };
+      if (admission !== 'start') return { admission };
+      const asksServers = (agent.tools as ToolDefinition[]).some((tool) => tool.type === 'mcp');
+      const extracting = (await attachmentsOf(db, run.project_id, run.file_ids)).some((file) => file.status === 'processing');
+      return asksServers || extracting ? { admission: 'prepare' } : { admission, plan: await start(run, agent) };
     },
 
     /** One model call, streamed into the run's event log; its reply and usage are recorded once. */

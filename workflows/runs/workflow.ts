@@ -27,19 +27,19 @@ export const admitSignal = defineSignal('admit');
 // within its workflow task, with no activity task to dispatch and no workflow task to wake afterwards,
 // which were most of a short run's time and of Temporal's work. They are safe to run again: a worker
 // that dies mid-way runs them again when the workflow task is retried. A start waiting for attachments
-// still being extracted keeps the workflow task meanwhile (the SDK extends it). Model and tool calls stay
-// activities: long, heartbeating, and retried on any worker.
+// still being extracted, or MCP servers to ask for their tools, is left to the startRun activity, as are
+// model and tool calls: long, heartbeating (which brings a cancellation at once), retried on any worker.
 const localBookkeeping = proxyLocalActivities<RunActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
 
 const localPlanning = proxyLocalActivities<RunActivities>({
-  startToCloseTimeout: '3 minutes',
+  startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 6 },
 });
 
-// The same as activities, as runs recorded before replay them.
+// The same as activities: for a slow start, and as runs recorded before replay them.
 const remoteBookkeeping = proxyActivities<RunActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
@@ -101,6 +101,7 @@ export async function agentRunWorkflow({ runId }: { runId: string }): Promise<vo
       if (inWorker) {
         const beginning = await localPlanning.beginRun({ runId });
         if (beginning.admission === 'start') return beginning.plan;
+        if (beginning.admission === 'prepare') return remotePlanning.startRun({ runId });
         if (beginning.admission === 'gone') return null;
       } else {
         const admission = await remoteBookkeeping.admitRun({ runId });
