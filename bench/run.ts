@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: two benchmarks of the API, each against a baseline measured in the same run on the
+ * `npm run bench`: three benchmarks of the API, each against a baseline measured in the same run on the
  * same machine, so the ratios mean something even where the absolute figures do not.
  *
  * Upload — one 100 MB (104,857,600-byte) WAV through `POST /v1/files` to the API in its own process.
