@@ -5,15 +5,16 @@
  */
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import { buffer } from 'node:stream/consumers';
-import type { Db } from '../../records/db.js';
+import { LRUCache } from 'lru-cache';
+import type { Db, Queryable } from '../../records/db.js';
 import type { BlobStore } from '../../records/blobs/store.js';
 import { transaction } from '../../records/db.js';
 import { findAgentVersion, type AgentDefinition } from '../../records/agents.js';
-import { findFileById } from '../../records/files.js';
+import { attachmentsOf, findFileById } from '../../records/files.js';
 import { recordEvent } from '../../records/events.js';
 import { appendRunEvent } from '../../records/run-events.js';
-import { activeRunsOf, finishRun, markRunStarted, nextQueuedRun, recordRouting, recordToolSpecs, runById, toolSpecsOf, type RunError, type RunRecord } from '../../records/runs.js';
-import { beginStep, completeModelStep, completeToolStep, failStep, findStep } from '../../records/run-steps.js';
+import { activeRunsOf, finishRun, markRunStarted, nextQueuedRun, recordPlan, recordRouting, runById, toolSpecsOf, type RunError, type RunRecord } from '../../records/runs.js';
+import { beginStep, completeModelStep, completeToolStep, failStep, findStep, stepsOf } from '../../records/run-steps.js';
 import type { ToolCall, ToolSpec } from '../../models/messages.js';
 import type { ModelCatalogue } from '../../models/catalogue.js';
 import { ModelCallError, type ModelGateway } from '../../models/gateway.js';
@@ -33,28 +34,54 @@ export interface RunActivityDependencies {
 
 export type Admission = 'start' | 'wait' | 'gone';
 export type RunPlan = { ok: true; candidates: string[]; reason: string; maxSteps: number } | { ok: false; error: RunError };
+/**
+ * Admission and, once admitted, the start: what `beginRun` answers. `prepare`: admitted, but the start
+ * may take a while (attachments still being extracted, MCP servers to ask for their tools), so it is left
+ * to the `startRun` activity.
+ */
+export type Beginning = { admission: 'wait' | 'gone' | 'prepare' } | { admission: 'start'; plan: RunPlan };
+export interface RunEnding {
+  /** The agent's next queued run, for the workflow to wake. */
+  next: string | null;
+}
 export interface ModelReply {
   toolCalls: ToolCall[];
+  /** Present when the reply called no tool: it was the run's answer, and the run ended with it. */
+  ended?: RunEnding;
 }
 
 // Heartbeats carry cancellation to a running activity, so they are sent at least this often.
 const HEARTBEAT_MS = 1_000;
 
-async function runAndAgent(db: Db, runId: string): Promise<{ run: RunRecord; agent: AgentDefinition }> {
-  const run = await runById(db, runId);
-  if (!run) throw ApplicationFailure.nonRetryable(`run ${runId} does not exist`, 'RunMissing');
-  const agent = await findAgentVersion(db, run.agent_id, run.agent_version);
-  if (!agent) throw ApplicationFailure.nonRetryable(`agent ${run.agent_id} version ${run.agent_version} does not exist`, 'AgentVersionMissing');
-  return { run, agent };
+/** A run and the agent version it runs; a version never changes once written, so each is read once. */
+function runReader(db: Db): (runId: string) => Promise<{ run: RunRecord; agent: AgentDefinition }> {
+  const versions = new LRUCache<string, AgentDefinition>({ max: 1_000 });
+  return async (runId) => {
+    const run = await runById(db, runId);
+    if (!run) throw ApplicationFailure.nonRetryable(`run ${runId} does not exist`, 'RunMissing');
+    const key = `${run.agent_id}@${run.agent_version}`;
+    const agent = versions.get(key) ?? (await findAgentVersion(db, run.agent_id, run.agent_version));
+    if (!agent) throw ApplicationFailure.nonRetryable(`agent ${run.agent_id} version ${run.agent_version} does not exist`, 'AgentVersionMissing');
+    versions.set(key, agent);
+    return { run, agent };
+  };
+}
+
+/** A heartbeat, for an activity; a local activity has none (its workflow task carries it). */
+function heartbeat(): void {
+  const context = Context.current();
+  if (!context.info.isLocal) context.heartbeat();
 }
 
 function keepBeating(): { stop(): void } {
+  if (Context.current().info.isLocal) return { stop: () => {} };
   const context = Context.current();
   const timer = setInterval(() => context.heartbeat(), HEARTBEAT_MS);
   return { stop: () => clearInterval(timer) };
 }
 
 export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: RunActivityDependencies) => {
+  const runAndAgent = runReader(db);
   const toolContext = (run: RunRecord): ToolContext => ({
     signal: Context.current().cancellationSignal,
     allowPrivate: toolsAllowPrivate,
@@ -63,40 +90,78 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: Ru
     attachmentIds: run.file_ids,
   });
 
+  /** Whether the run may start now: `enqueue` runs wait for every earlier run of the agent to end. */
+  const admit = async (run: RunRecord, agent: AgentDefinition): Promise<Admission> => {
+    if (run.status === 'in_progress') return 'start';
+    if (run.status !== 'queued') return 'gone';
+    if (agent.concurrency !== 'enqueue') return 'start';
+    const ahead = (await activeRunsOf(db, run.agent_id)).filter((r) => r.id !== run.id && (r.status === 'in_progress' || r.created_at <= run.created_at));
+    return ahead.length === 0 ? 'start' : 'wait';
+  };
+
+  /** Starts the run: attachments ready, model chosen, tools listed. A refusal ends the run as failed. */
+  const start = async (run: RunRecord, agent: AgentDefinition): Promise<RunPlan> => {
+    const beat = keepBeating();
+    try {
+      await markRunStarted(db, run.id);
+      const attachments = await readyAttachments(db, run, heartbeat, Context.current().cancellationSignal);
+      // A model the API found on a local server since this worker last listed it.
+      if (run.model !== 'auto' && !models.catalogue.find(run.model)) await models.catalogue.refresh().catch(() => {});
+      const choice = chooseModels(models.catalogue, run, agent, attachments);
+      const specs = await offeredTools(agent.tools as ToolDefinition[], toolContext(run));
+      await recordPlan(db, run.id, { toolSpecs: specs, resolvedModel: choice.candidates[0]!, reason: choice.reason });
+      return { ok: true, candidates: choice.candidates, reason: choice.reason, maxSteps: run.max_steps };
+    } catch (err) {
+      if (err instanceof RunRefused) return { ok: false, error: err.error };
+      if (err instanceof ToolUnavailableError) throw ApplicationFailure.retryable(err.message, 'ToolUnavailable');
+      throw err;
+    } finally {
+      beat.stop();
+    }
+  };
+
+  /** Ends the run once, in `tx`, and records the outbox event. */
+  const endIn = async (tx: Queryable, run: RunRecord, outcome: { status: 'completed' | 'failed' | 'cancelled'; outputText: string; error?: RunError }) => {
+    if (await finishRun(tx, run.id, { status: outcome.status, outputText: outcome.outputText, error: outcome.error ?? null })) {
+      await recordEvent(tx, run.project_id, `run.${outcome.status}`, { object: 'run', id: run.id });
+    }
+  };
+
+  /** Ends the run (once) with its output, steps left running cancelled; answers the agent's next queued run, for the workflow to wake. */
+  const end = async (runId: string, status: 'completed' | 'failed' | 'cancelled', error?: RunError): Promise<RunEnding> => {
+    const run = await runById(db, runId);
+    if (!run) return { next: null };
+    const outputText = await finalTextOf(db, runId);
+    await transaction(db, async (tx) => {
+      await tx.query(`UPDATE run_steps SET status = 'cancelled', completed_at = now() WHERE run_id = $1 AND status = 'in_progress'`, [runId]);
+      await endIn(tx, run, { status, outputText, error });
+    });
+    return { next: await nextQueuedRun(db, run.agent_id) };
+  };
+
   return {
-    /** Whether the run may start now: `enqueue` runs wait for every earlier run of the agent to end. */
+    // admitRun and startRun, apart: as runs recorded before beginRun call them.
     async admitRun({ runId }: { runId: string }): Promise<Admission> {
-      const { run, agent } = await runAndAgent(db, runId);
-      if (run.status === 'in_progress') return 'start';
-      if (run.status !== 'queued') return 'gone';
-      if (agent.concurrency !== 'enqueue') return 'start';
-      const ahead = (await activeRunsOf(db, run.agent_id)).filter((r) => r.id !== runId && (r.status === 'in_progress' || r.created_at <= run.created_at));
-      return ahead.length === 0 ? 'start' : 'wait';
+      const { run, agent } = await runAndAgent(runId);
+      return admit(run, agent);
     },
 
-    /** Starts the run: attachments ready, model chosen, tools listed. A refusal ends the run as failed. */
     async startRun({ runId }: { runId: string }): Promise<RunPlan> {
-      const { run, agent } = await runAndAgent(db, runId);
-      const beat = keepBeating();
-      try {
-        await transaction(db, (tx) => markRunStarted(tx, runId));
-        const attachments = await readyAttachments(db, run, () => Context.current().heartbeat(), Context.current().cancellationSignal);
-        // A model the API found on a local server since this worker last listed it.
-        if (run.model !== 'auto' && !models.catalogue.find(run.model)) await models.catalogue.refresh().catch(() => {});
-        const choice = chooseModels(models.catalogue, run, agent, attachments);
-        const specs = await offeredTools(agent.tools as ToolDefinition[], toolContext(run));
-        await transaction(db, async (tx) => {
-          await recordToolSpecs(tx, runId, specs);
-          await recordRouting(tx, runId, choice.candidates[0]!, choice.reason);
-        });
-        return { ok: true, candidates: choice.candidates, reason: choice.reason, maxSteps: run.max_steps };
-      } catch (err) {
-        if (err instanceof RunRefused) return { ok: false, error: err.error };
-        if (err instanceof ToolUnavailableError) throw ApplicationFailure.retryable(err.message, 'ToolUnavailable');
-        throw err;
-      } finally {
-        beat.stop();
-      }
+      const { run, agent } = await runAndAgent(runId);
+      return start(run, agent);
+    },
+
+    /**
+     * Admission, then (once admitted) the start, in one go, when the start is quick. A slow one is left
+     * to startRun: run in the workflow's task, it would hold that task, and a cancellation with it.
+     */
+    async beginRun({ runId }: { runId: string }): Promise<Beginning> {
+      const { run, agent } = await runAndAgent(runId);
+      const admission = await admit(run, agent);
+      if (admission !== 'start') return { admission };
+      const asksServers = (agent.tools as ToolDefinition[]).some((tool) => tool.type === 'mcp');
+      const extracting = (await attachmentsOf(db, run.project_id, run.file_ids)).some((file) => file.status === 'processing');
+      return asksServers || extracting ? { admission: 'prepare' } : { admission, plan: await start(run, agent) };
     },
 
     /** One model call, streamed into the run's event log; its reply and usage are recorded once. */
@@ -106,20 +171,21 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: Ru
       const beat = keepBeating();
       try {
         const call = await outlastDatabaseOutage(context, async () => {
-          const done = await findStep(db, runId, stepIndex);
+          const steps = await stepsOf(db, runId);
+          const done = steps.find((s) => s.index === stepIndex);
           if (done?.status === 'completed' && done.message?.role === 'assistant') return { recorded: true as const, toolCalls: done.message.tool_calls ?? [] };
-          const { run, agent } = await runAndAgent(db, runId);
+          const { run, agent } = await runAndAgent(runId);
           if (!models.catalogue.find(modelId)) await models.catalogue.refresh().catch(() => {});
           const model = models.catalogue.find(modelId);
           if (!model) throw ApplicationFailure.nonRetryable(`The model ${modelId} is not in the catalogue.`, 'model_not_found');
-          const messages = await conversationFor(db, run, agent, { vision: model.capabilities.vision });
+          const messages = await conversationFor(db, run, agent, steps, { vision: model.capabilities.vision });
           const tools = ((await toolSpecsOf(db, runId)) ?? []) as ToolSpec[];
           // Last, so that only a start that failed itself is made again (and counted as another attempt).
           await transaction(db, (tx) => beginStep(tx, runId, stepIndex, { type: 'model_call', model: model.id, provider: model.provider }));
-          return { recorded: false as const, model, agent, messages, tools };
+          return { recorded: false as const, run, model, agent, messages, tools };
         });
-        if (call.recorded) return { toolCalls: call.toolCalls };
-        const { model, agent, messages, tools } = call;
+        if (call.recorded) return call.toolCalls.length > 0 ? { toolCalls: call.toolCalls } : { toolCalls: [], ended: await end(runId, 'completed') };
+        const { run, model, agent, messages, tools } = call;
 
         const result = await models.gateway.call({
           model,
@@ -135,11 +201,16 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: Ru
           onTextDelta: (text) => deltas.add(text),
         });
         const price = models.catalogue.priceAt(model, new Date());
-        await outlastDatabaseOutage(context, async () => {
+        const toolCalls = result.message.tool_calls ?? [];
+        return await outlastDatabaseOutage(context, async (): Promise<ModelReply> => {
           await deltas.flush();
-          await transaction(db, (tx) => completeModelStep(tx, runId, stepIndex, result.message, result.usage, price));
+          await transaction(db, async (tx) => {
+            await completeModelStep(tx, runId, stepIndex, result.message, result.usage, price);
+            // A reply that calls no tool is the run's answer: the run ends with it, in the same transaction.
+            if (toolCalls.length === 0) await endIn(tx, run, { status: 'completed', outputText: result.message.content });
+          });
+          return toolCalls.length > 0 ? { toolCalls } : { toolCalls, ended: { next: await nextQueuedRun(db, run.agent_id) } };
         });
-        return { toolCalls: result.message.tool_calls ?? [] };
       } catch (err) {
         await deltas.flush().catch(() => {});
         if (context.cancellationSignal.aborted) throw new CancelledFailure('the run was cancelled');
@@ -164,7 +235,7 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: Ru
         const call = await outlastDatabaseOutage(context, async () => {
           const done = await findStep(db, runId, stepIndex);
           if (done?.status === 'completed') return null;
-          const { run, agent } = await runAndAgent(db, runId);
+          const { run, agent } = await runAndAgent(runId);
           await transaction(db, (tx) => beginStep(tx, runId, stepIndex, { type: 'tool_call', toolCall }));
           return { run, agent };
         });
@@ -210,17 +281,8 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: Ru
      * Ends the run (once) with its output, marks steps left running as cancelled, records the outbox
      * event; answers the agent's next queued run, which the workflow then wakes.
      */
-    async endRun({ runId, status, error }: { runId: string; status: 'completed' | 'failed' | 'cancelled'; error?: RunError }): Promise<{ next: string | null }> {
-      const run = await runById(db, runId);
-      if (!run) return { next: null };
-      const outputText = await finalTextOf(db, runId);
-      await transaction(db, async (tx) => {
-        await tx.query(`UPDATE run_steps SET status = 'cancelled', completed_at = now() WHERE run_id = $1 AND status = 'in_progress'`, [runId]);
-        if (await finishRun(tx, runId, { status, outputText, error: error ?? null })) {
-          await recordEvent(tx, run.project_id, `run.${status}`, { object: 'run', id: runId });
-        }
-      });
-      return { next: await nextQueuedRun(db, run.agent_id) };
+    async endRun({ runId, status, error }: { runId: string; status: 'completed' | 'failed' | 'cancelled'; error?: RunError }): Promise<RunEnding> {
+      return end(runId, status, error);
     },
   };
 };

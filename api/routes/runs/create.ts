@@ -51,12 +51,15 @@ export async function createRun(ctx: ApiContext, deps: ApiDeps, { path: { id: ag
     // The agent's row is locked while its policy is applied, so two runs cannot both find it idle.
     const current = await findAgent(tx, projectId, agentId, { lock: true });
     if (!current) throw NotFoundError('agent', agentId);
-    const active = await activeRunsOf(tx, agentId);
-    if (current.concurrency === 'reject' && active.length > 0) {
-      throw ConflictError('agent_busy', `Agent ${agentId} already has a run in progress (${active[0]!.id}) and its concurrency is reject.`);
+    // Only these two policies look at the runs already going; `enqueue` runs wait their turn in the worker.
+    if (current.concurrency === 'reject' || current.concurrency === 'interrupt') {
+      const active = await activeRunsOf(tx, agentId);
+      if (current.concurrency === 'reject' && active.length > 0) {
+        throw ConflictError('agent_busy', `Agent ${agentId} already has a run in progress (${active[0]!.id}) and its concurrency is reject.`);
+      }
+      if (current.concurrency === 'interrupt') interrupted = active.map((r) => r.id);
     }
-    if (current.concurrency === 'interrupt') interrupted = active.map((r) => r.id);
-    const run = await insertRun(tx, {
+    const runId = await insertRun(tx, {
       projectId,
       agentId,
       agentVersion: current.version,
@@ -68,7 +71,7 @@ export async function createRun(ctx: ApiContext, deps: ApiDeps, { path: { id: ag
       maxSteps: body.max_steps ?? current.max_steps,
       metadata: body.metadata ?? {},
     });
-    return { status: 202, body: { id: run.id } };
+    return { status: 202, body: { id: runId } };
   });
   const runId = created.body.id;
 

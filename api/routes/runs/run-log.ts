@@ -24,7 +24,8 @@ export async function runWhenEnded(deps: ApiDeps, projectId: string, runId: stri
     const run = await findRun(deps.db, projectId, runId);
     if (!run) throw new Error(`run ${runId} vanished`);
     if (isFinished(run.status) || Date.now() >= deadline || ended.aborted) return run;
-    await deps.runEvents.wait(runId, deadline - Date.now(), ended);
+    // Only the run's end is of interest here: the events before it need no look at the run.
+    await deps.runEvents.wait(runId, deadline - Date.now(), ended, TERMINAL_RUN_EVENTS);
   }
 }
 
