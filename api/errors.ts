@@ -60,10 +60,14 @@ function fromLibraryError(err: { status?: number; type?: string; message?: strin
 const UNAVAILABLE_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'EAI_AGAIN']);
 
 function isDependencyOutage(err: object): boolean {
-  if (err instanceof DatabaseUnavailableError) return true;
-  const { code } = err as { code?: unknown };
-  if (typeof code === 'string' && UNAVAILABLE_SOCKET_CODES.has(code)) return true;
-  return code === 14 || code === 4; // gRPC UNAVAILABLE, DEADLINE_EXCEEDED (a dependency that did not answer in time)
+  // The Temporal client wraps the gRPC error it got in one of its own (a ServiceError), as its cause.
+  for (let e: unknown = err, depth = 0; typeof e === 'object' && e !== null && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof DatabaseUnavailableError) return true;
+    const { code } = e as { code?: unknown };
+    if (typeof code === 'string' && UNAVAILABLE_SOCKET_CODES.has(code)) return true;
+    if (code === 14 || code === 4) return true; // gRPC UNAVAILABLE, DEADLINE_EXCEEDED (a dependency that did not answer in time)
+  }
+  return false;
 }
 
 export function toApiError(err: unknown): ApiError | null {

@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: two benchmarks of the API, each against a baseline measured in the same run on the
+ * `npm run bench`: three benchmarks of the API, each against a baseline measured in the same run on the
  * same machine, so the ratios mean something even where the absolute figures do not.
  *
  * Upload — one 100 MB (104,857,600-byte) WAV through `POST /v1/files` to the API in its own process.
@@ -19,6 +19,22 @@
  *               authenticates, checks scopes, logs, records metrics and presents. Goal: at least 0.6.
  *   CPU µs/req  the server process's CPU time over the requests it served. Other work on the machine
  *               moves req/s a lot and this much less: when the two disagree, the machine was busy.
+ * Runs — an agent run, `POST /v1/agents/{id}/run` waited for until it completes, against a loopback
+ *   OpenAI-compatible server in a process of its own that streams the same short reply at once.
+ *   p50, p99    of 200 runs made one after another (after 20 of warm-up), and of the baseline: the same
+ *               model call made straight to the same server with the `openai` SDK, streamed.
+ *   overhead    run p50 − direct p50: what the API, PostgreSQL, Temporal and the worker add to a one-step
+ *               run. Goal: at most 150 ms.
+ *   runs/s      runs completed per second by 16 clients each starting its next run when the last one
+ *               answered, for 10 s after 3 s of warm-up. Goal: at least 20 on this machine.
+ *   CPU ms/run  CPU time per completed run of each process (the API, the worker, Temporal, PostgreSQL, the
+ *               model server, this process's clients) and of the whole machine, whatever else ran on it;
+ *               busy is the share of the machine's CPU time in use during the window. From the CPU time
+ *               of the processes it started, the benchmark also says how many runs/s the machine's cores
+ *               would sustain with nothing else running (the goal is judged on the measured runs/s).
+ *
+ * `npm run bench -- runs` (or `upload`, `reads`) measures only those named. With BENCH_CPU_PROF_DIR set,
+ * every server process writes a V8 CPU profile there as it stops (open it in Chrome's DevTools).
  *
  * Every server runs as a Node process of its own; the load comes from this one. On a shared or small
  * machine, rerun before believing a small change. A missed goal prints GOAL MISSED and still exits 0; a
@@ -31,11 +47,17 @@ import { fileURLToPath } from 'node:url';
 import { startStack, Teardown, type ServerProcess } from './stack.js';
 import { measureUpload, post, UPLOAD_BYTES, wavUpload, type PostResponse, type UploadFigures } from './upload.js';
 import { measureReads, type ReadFigures, type ReadSettings } from './reads.js';
+import { measureRuns, type RunFigures, type RunSettings } from './runs.js';
 
 const RSS_GROWTH_GOAL_MB = 64;
 const READ_RATIO_GOAL = 0.6;
 const READS: ReadSettings = { connections: 32, warmupSeconds: 3, seconds: 10 };
+const RUN_OVERHEAD_GOAL_MS = 150;
+const RUNS_PER_SECOND_GOAL = 20;
+const RUNS: RunSettings = { warmups: 20, samples: 200, concurrency: 16, warmupSeconds: 3, seconds: 10 };
 const PROCESSING_TIMEOUT_MS = 90_000;
+const BENCHMARKS = ['upload', 'reads', 'runs'] as const;
+type Benchmark = (typeof BENCHMARKS)[number];
 const resultsDir = fileURLToPath(new URL('../../bench/results/', import.meta.url));
 
 interface FileBody {
@@ -45,10 +67,9 @@ interface FileBody {
 }
 
 interface Figures {
-  uploadBaseline: UploadFigures;
-  uploadApi: UploadFigures;
-  readsBaseline: ReadFigures;
-  readsApi: ReadFigures;
+  upload?: { baseline: UploadFigures; api: UploadFigures };
+  reads?: { baseline: ReadFigures; api: ReadFigures };
+  runs?: RunFigures;
 }
 
 function fileFrom(response: PostResponse, bytes: number): FileBody {
@@ -71,83 +92,137 @@ async function processed(api: ServerProcess, worker: { output(): string }, id: s
   }
 }
 
-async function measure(teardown: Teardown): Promise<Figures> {
+async function measure(teardown: Teardown, chosen: Set<Benchmark>): Promise<Figures> {
   const started = Date.now();
-  const { api, bareUpload, bareKoaPg, worker, adminKey } = await startStack(teardown);
+  const { api, bareUpload, bareKoaPg, model, worker, adminKey } = await startStack(teardown);
   const auth = { authorization: `Bearer ${adminKey}` };
   console.log(`services up in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  const figures: Figures = {};
 
-  // A small upload to each first: it warms both servers up, gives the reads benchmark its record and,
-  // once processed, shows that the worker runs.
-  const small = 64 * 1024;
-  const readTarget = fileFrom(await post(`${api.url}/v1/files`, wavUpload(small), auth), small);
-  await post(bareUpload.url, wavUpload(small));
-  await processed(api, worker, readTarget.id, auth);
+  if (chosen.has('upload') || chosen.has('reads')) {
+    // A small upload to each first: it warms both servers up, gives the reads benchmark its record and,
+    // once processed, shows that the worker runs.
+    const small = 64 * 1024;
+    const readTarget = fileFrom(await post(`${api.url}/v1/files`, wavUpload(small), auth), small);
+    await post(bareUpload.url, wavUpload(small));
+    await processed(api, worker, readTarget.id, auth);
 
-  console.log('measuring uploads');
-  const uploadBaseline = await measureUpload(bareUpload.url, bareUpload.pid, {}, (response) => {
-    if (response.status !== 200) throw new Error(`the bare upload server answered ${response.status}: ${response.text}`);
-  });
-  let uploaded: FileBody | undefined;
-  const uploadApi = await measureUpload(`${api.url}/v1/files`, api.pid, auth, (response) => (uploaded = fileFrom(response, UPLOAD_BYTES)));
-  await processed(api, worker, uploaded!.id, auth);
+    if (chosen.has('upload')) {
+      console.log('measuring uploads');
+      const baseline = await measureUpload(bareUpload.url, bareUpload.pid, {}, (response) => {
+        if (response.status !== 200) throw new Error(`the bare upload server answered ${response.status}: ${response.text}`);
+      });
+      let uploaded: FileBody | undefined;
+      const uploadApi = await measureUpload(`${api.url}/v1/files`, api.pid, auth, (response) => (uploaded = fileFrom(response, UPLOAD_BYTES)));
+      await processed(api, worker, uploaded!.id, auth);
+      figures.upload = { baseline, api: uploadApi };
+    }
 
-  console.log(`measuring reads (${2 * (READS.warmupSeconds + READS.seconds)} s)`);
-  const readsBaseline = await measureReads(`${bareKoaPg.url}/v1/files/${readTarget.id}`, bareKoaPg.pid, {}, READS);
-  const readsApi = await measureReads(`${api.url}/v1/files/${readTarget.id}`, api.pid, auth, READS);
-  return { uploadBaseline, uploadApi, readsBaseline, readsApi };
+    if (chosen.has('reads')) {
+      console.log(`measuring reads (${2 * (READS.warmupSeconds + READS.seconds)} s)`);
+      const baseline = await measureReads(`${bareKoaPg.url}/v1/files/${readTarget.id}`, bareKoaPg.pid, {}, READS);
+      const readsApi = await measureReads(`${api.url}/v1/files/${readTarget.id}`, api.pid, auth, READS);
+      figures.reads = { baseline, api: readsApi };
+    }
+  }
+
+  if (chosen.has('runs')) {
+    console.log(`measuring runs (${RUNS.samples} one after another, then ${RUNS.warmupSeconds + RUNS.seconds} s at ${RUNS.concurrency} at a time)`);
+    figures.runs = await measureRuns({ apiUrl: api.url, apiPid: api.pid, workerPid: worker.pid, modelPid: model.pid, modelUrl: model.url, adminKey }, RUNS).catch((err: Error) => {
+      throw new Error(`${err.message}\nworker output:\n${worker.output()}\napi output:\n${api.output()}`);
+    });
+  }
+  return figures;
 }
 
-async function report({ uploadBaseline, uploadApi, readsBaseline, readsApi }: Figures, loadAverage: number[]): Promise<void> {
-  const throughputRatio = uploadApi.mbPerSecond / uploadBaseline.mbPerSecond;
-  const readRatio = readsApi.requestsPerSecond / readsBaseline.requestsPerSecond;
+const row = (cells: string[]) => console.log(cells.map((cell, i) => (i === 0 ? cell.padEnd(30) : cell.padStart(11))).join(''));
+
+async function report(figures: Figures, loadAverage: number[]): Promise<void> {
   const missed: string[] = [];
-  if (uploadApi.rssGrowthMb >= RSS_GROWTH_GOAL_MB) {
-    missed.push(`upload: the API's RSS grew ${uploadApi.rssGrowthMb.toFixed(1)} MB (goal: under ${RSS_GROWTH_GOAL_MB} MB)`);
-  }
-  if (readRatio < READ_RATIO_GOAL) missed.push(`reads: ${readRatio.toFixed(2)} of the baseline's req/s (goal: at least ${READ_RATIO_GOAL})`);
-
-  const row = (cells: string[]) => console.log(cells.map((cell, i) => (i === 0 ? cell.padEnd(28) : cell.padStart(11))).join(''));
-  console.log(`\nUpload: one ${UPLOAD_BYTES.toLocaleString('en')}-byte WAV (load average at start: ${loadAverage[0]!.toFixed(2)})`);
-  row(['', 'MB/s', 'ratio', 'seconds', 'RSS +MB']);
-  row(['bare node:http → file', uploadBaseline.mbPerSecond.toFixed(1), '1.00', uploadBaseline.seconds.toFixed(2), uploadBaseline.rssGrowthMb.toFixed(1)]);
-  row(['agentplane POST /v1/files', uploadApi.mbPerSecond.toFixed(1), throughputRatio.toFixed(2), uploadApi.seconds.toFixed(2), uploadApi.rssGrowthMb.toFixed(1)]);
-  console.log(`\nReads: GET /v1/files/:id, ${READS.connections} connections, ${READS.seconds} s after ${READS.warmupSeconds} s of warm-up`);
-  row(['', 'req/s', 'ratio', 'p50 ms', 'p99 ms', 'CPU µs/req']);
-  for (const [name, figures, ratio] of [
-    ['bare Koa + pg', readsBaseline, 1],
-    ['agentplane GET /v1/files/:id', readsApi, readRatio],
-  ] as const) {
-    row([name, figures.requestsPerSecond.toFixed(0), ratio.toFixed(2), String(figures.p50Ms), String(figures.p99Ms), figures.cpuUsPerRequest.toFixed(0)]);
-  }
-  console.log('');
-  for (const line of missed) console.log(`GOAL MISSED — ${line}`);
-  if (missed.length === 0) console.log(`Goals met: upload RSS growth under ${RSS_GROWTH_GOAL_MB} MB; reads at least ${READ_RATIO_GOAL} of the baseline.`);
-
-  const results = {
+  const goals: string[] = [];
+  const results: Record<string, unknown> = {
     date: new Date().toISOString(),
     node: process.version,
     cpus: cpus().length,
     loadAverageAtStart: loadAverage,
-    upload: {
-      bytes: UPLOAD_BYTES,
-      baseline: uploadBaseline,
-      agentplane: uploadApi,
-      throughputRatio,
-      goal: { rssGrowthMbBelow: RSS_GROWTH_GOAL_MB, met: uploadApi.rssGrowthMb < RSS_GROWTH_GOAL_MB },
-    },
-    reads: {
-      ...READS,
-      baseline: readsBaseline,
-      agentplane: readsApi,
-      ratio: readRatio,
-      goal: { ratioAtLeast: READ_RATIO_GOAL, met: readRatio >= READ_RATIO_GOAL },
-    },
-    goalsMissed: missed,
   };
+  console.log(`\n(load average at start: ${loadAverage[0]!.toFixed(2)})`);
+
+  if (figures.upload) {
+    const { baseline, api } = figures.upload;
+    const throughputRatio = api.mbPerSecond / baseline.mbPerSecond;
+    const met = api.rssGrowthMb < RSS_GROWTH_GOAL_MB;
+    if (met) goals.push(`upload RSS growth under ${RSS_GROWTH_GOAL_MB} MB`);
+    else missed.push(`upload: the API's RSS grew ${api.rssGrowthMb.toFixed(1)} MB (goal: under ${RSS_GROWTH_GOAL_MB} MB)`);
+    console.log(`\nUpload: one ${UPLOAD_BYTES.toLocaleString('en')}-byte WAV`);
+    row(['', 'MB/s', 'ratio', 'seconds', 'RSS +MB']);
+    row(['bare node:http → file', baseline.mbPerSecond.toFixed(1), '1.00', baseline.seconds.toFixed(2), baseline.rssGrowthMb.toFixed(1)]);
+    row(['agentplane POST /v1/files', api.mbPerSecond.toFixed(1), throughputRatio.toFixed(2), api.seconds.toFixed(2), api.rssGrowthMb.toFixed(1)]);
+    results.upload = { bytes: UPLOAD_BYTES, baseline, agentplane: api, throughputRatio, goal: { rssGrowthMbBelow: RSS_GROWTH_GOAL_MB, met } };
+  }
+
+  if (figures.reads) {
+    const { baseline, api } = figures.reads;
+    const ratio = api.requestsPerSecond / baseline.requestsPerSecond;
+    const met = ratio >= READ_RATIO_GOAL;
+    if (met) goals.push(`reads at least ${READ_RATIO_GOAL} of the baseline`);
+    else missed.push(`reads: ${ratio.toFixed(2)} of the baseline's req/s (goal: at least ${READ_RATIO_GOAL})`);
+    console.log(`\nReads: GET /v1/files/:id, ${READS.connections} connections, ${READS.seconds} s after ${READS.warmupSeconds} s of warm-up`);
+    row(['', 'req/s', 'ratio', 'p50 ms', 'p99 ms', 'CPU µs/req']);
+    for (const [name, f, r] of [
+      ['bare Koa + pg', baseline, 1],
+      ['agentplane GET /v1/files/:id', api, ratio],
+    ] as const) {
+      row([name, f.requestsPerSecond.toFixed(0), r.toFixed(2), String(f.p50Ms), String(f.p99Ms), f.cpuUsPerRequest.toFixed(0)]);
+    }
+    results.reads = { ...READS, baseline, agentplane: api, ratio, goal: { ratioAtLeast: READ_RATIO_GOAL, met } };
+  }
+
+  if (figures.runs) {
+    const { direct, run, throughput } = figures.runs;
+    const overheadP50Ms = run.p50Ms - direct.p50Ms;
+    const overheadP99Ms = run.p99Ms - direct.p99Ms;
+    const overheadMet = overheadP50Ms <= RUN_OVERHEAD_GOAL_MS;
+    const throughputMet = throughput.runsPerSecond >= RUNS_PER_SECOND_GOAL;
+    if (overheadMet) goals.push(`run overhead at most ${RUN_OVERHEAD_GOAL_MS} ms`);
+    else missed.push(`runs: a run's p50 is ${overheadP50Ms.toFixed(1)} ms above the direct call's (goal: at most ${RUN_OVERHEAD_GOAL_MS} ms)`);
+    if (throughputMet) goals.push(`at least ${RUNS_PER_SECOND_GOAL} runs/s`);
+    else missed.push(`runs: ${throughput.runsPerSecond.toFixed(1)} runs/s at ${throughput.concurrency} at a time (goal: at least ${RUNS_PER_SECOND_GOAL})`);
+    console.log(`\nRuns: one model call each, to a loopback server that answers at once; ${run.samples} one after another`);
+    row(['', 'p50 ms', 'p99 ms', 'mean ms']);
+    row(['openai SDK → model server', String(direct.p50Ms), String(direct.p99Ms), String(direct.meanMs)]);
+    row(['agentplane run (wait)', String(run.p50Ms), String(run.p99Ms), String(run.meanMs)]);
+    row(['overhead', overheadP50Ms.toFixed(1), overheadP99Ms.toFixed(1), (run.meanMs - direct.meanMs).toFixed(1)]);
+    console.log(`\nRuns sustained: ${throughput.concurrency} clients for ${throughput.seconds} s after ${RUNS.warmupSeconds} s of warm-up`);
+    row(['', 'runs/s', 'p50 ms', 'p99 ms', 'CPU busy']);
+    row(['agentplane run (wait)', throughput.runsPerSecond.toFixed(1), String(throughput.p50Ms), String(throughput.p99Ms), `${(throughput.machineBusy * 100).toFixed(0)} %`]);
+    console.log('CPU ms per run: ' + Object.entries(throughput.cpuMsPerRun).map(([name, ms]) => `${name} ${ms}`).join(', '));
+    console.log(`At that CPU time per run, ${cpus().length} cores to itself would sustain ${throughput.cpuBoundRunsPerSecond.toFixed(1)} runs/s.`);
+    results.runs = {
+      ...RUNS,
+      direct,
+      agentplane: run,
+      overheadP50Ms,
+      overheadP99Ms,
+      throughput,
+      goal: { overheadP50MsAtMost: RUN_OVERHEAD_GOAL_MS, runsPerSecondAtLeast: RUNS_PER_SECOND_GOAL, met: overheadMet && throughputMet },
+    };
+  }
+
+  console.log('');
+  for (const line of missed) console.log(`GOAL MISSED — ${line}`);
+  if (missed.length === 0) console.log(`Goals met: ${goals.join('; ')}.`);
+  results.goalsMissed = missed;
   await mkdir(resultsDir, { recursive: true });
   await writeFile(`${resultsDir}latest.json`, `${JSON.stringify(results, null, 2)}\n`);
   console.log('figures written to bench/results/latest.json');
+}
+
+/** The benchmarks named on the command line, or all of them. */
+function chosenBenchmarks(args: string[]): Set<Benchmark> {
+  const unknown = args.filter((arg) => !(BENCHMARKS as readonly string[]).includes(arg));
+  if (unknown.length > 0) throw new Error(`unknown benchmark ${unknown.join(', ')}: choose from ${BENCHMARKS.join(', ')}`);
+  return new Set((args.length > 0 ? args : BENCHMARKS) as Benchmark[]);
 }
 
 let interrupted = false;
@@ -165,9 +240,10 @@ async function main(): Promise<void> {
       void teardown.run().then(() => process.exit(signal === 'SIGINT' ? 130 : 143));
     });
   }
+  const chosen = chosenBenchmarks(process.argv.slice(2));
   let figures: Figures;
   try {
-    figures = await measure(teardown);
+    figures = await measure(teardown, chosen);
   } finally {
     await teardown.run();
   }

@@ -30,7 +30,9 @@ export interface Stack {
   api: ServerProcess;
   bareUpload: ServerProcess;
   bareKoaPg: ServerProcess;
-  worker: { output(): string };
+  /** The loopback OpenAI-compatible server the API and worker call (its URL ends in /v1). */
+  model: ServerProcess;
+  worker: ServerProcess;
 }
 
 /** Things to undo, last first. Running it again waits for the same teardown. */
@@ -81,6 +83,11 @@ export async function startStack(teardown: Teardown): Promise<Stack> {
   const db = createDb(postgres.url, { max: 1, log: createLogger('warn') });
   await migrate(db).finally(() => db.end());
 
+  // Up before the API and the worker, which list its models when they start.
+  const modelPort = await freePort();
+  const modelServer = await startServer(teardown, 'loopback model server', modelPort, [script('./model-server.js')], {}, '/v1/models');
+  const model = { ...modelServer, url: `${modelServer.url}/v1` };
+
   const adminKey = newSecret();
   const agentplaneEnv = {
     DATABASE_URL: postgres.url,
@@ -89,21 +96,29 @@ export async function startStack(teardown: Teardown): Promise<Stack> {
     AGENTPLANE_ADMIN_KEY: adminKey,
     HOST: '127.0.0.1',
     LOG_LEVEL: 'warn',
+    OPENAI_BASE_URL: model.url,
   };
   const cli = script('../cli/agentplane.js');
   const [apiPort, bareUploadPort, bareKoaPgPort] = await Promise.all([freePort(), freePort(), freePort()]);
   // All spawned before the first wait, so a failure of one leaves no other to start after teardown.
   const worker = startProcess(teardown, 'worker', [cli, 'worker'], agentplaneEnv);
+  const workerProcess: ServerProcess = { name: 'worker', url: '', pid: worker.child.pid!, output: worker.output };
   const [api, bareUpload, bareKoaPg] = await Promise.all([
     startServer(teardown, 'api', apiPort, [cli, 'api'], agentplaneEnv, '/readyz'),
     startServer(teardown, 'bare upload server', bareUploadPort, [script('./baselines/bare-upload-server.js')], { UPLOAD_DIR: bareUploadDir }, '/'),
     startServer(teardown, 'bare Koa + pg', bareKoaPgPort, [script('./baselines/bare-koa-pg.js')], { DATABASE_URL: postgres.url }, '/healthz'),
   ]);
-  return { adminKey, api, bareUpload, bareKoaPg, worker };
+  return { adminKey, api, bareUpload, bareKoaPg, model, worker: workerProcess };
+}
+
+/** With BENCH_CPU_PROF_DIR set, each process writes a V8 CPU profile there when it exits (`<name>.cpuprofile`). */
+function profiling(name: string): string[] {
+  const dir = process.env.BENCH_CPU_PROF_DIR;
+  return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name.replace(/\W+/g, '-')}.cpuprofile`] : [];
 }
 
 function startProcess(teardown: Teardown, name: string, args: string[], env: Record<string, string>): { child: ChildProcess; output: () => string } {
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...profiling(name), ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   teardown.add(name, () => stopChild(child));
   let output = '';
   const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-OUTPUT_TAIL_CHARS));

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
-/** The one CLI: `dev`, `api`, `worker`, `migrate`. The container image runs the same. */
+/** The one CLI: `dev`, `api`, `worker`, `migrate`, `echo-model`. The container image runs the same. */
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { ConfigError, readConfig, requireServices, type Config } from './config.js';
 import { createLogger, keepBootstrapKeyHeld, openServices, prepareDatabase } from './runtime.js';
 import { serveApi, serveWorker } from './processes.js';
@@ -12,6 +13,7 @@ import { isAlive } from './orphans.js';
 import { newSecret, retireOtherBootstrapKeys } from '../records/api-keys.js';
 import { createDb } from '../records/db.js';
 import { migrate } from '../records/migrate.js';
+import { ECHO_MODEL, ECHO_MODEL_PORT, ECHO_WORD_MS, startEchoModel } from './echo-model.js';
 
 const USAGE = `Usage: agentplane <command>
 
@@ -22,6 +24,9 @@ const USAGE = `Usage: agentplane <command>
   retire-admin-keys
             revoke every bootstrap admin key but AGENTPLANE_ADMIN_KEY at once, instead of letting
             them lapse (needs DATABASE_URL and AGENTPLANE_ADMIN_KEY)
+  echo-model [--port ${ECHO_MODEL_PORT}] [--word-ms ${ECHO_WORD_MS}]
+            a model server for trying agents without a provider: OpenAI's protocol on loopback, one
+            model, "${ECHO_MODEL}", which streams the last user message back a word every --word-ms
 `;
 
 async function dev(config: Config): Promise<void> {
@@ -106,6 +111,30 @@ async function retireAdminKeys(config: Config): Promise<void> {
   }
 }
 
+/** A whole number within bounds, from a command-line option. */
+function wholeNumber(option: string, text: string | undefined, fallback: number, min: number, max: number): number {
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || value < min || value > max) throw new ConfigError(`--${option} must be a whole number from ${min} to ${max}, not '${text}'.`);
+  return value;
+}
+
+async function echoModel(args: string[]): Promise<void> {
+  let values: { port?: string; 'word-ms'?: string };
+  try {
+    ({ values } = parseArgs({ args, options: { port: { type: 'string' }, 'word-ms': { type: 'string' } }, strict: true }));
+  } catch (err) {
+    throw new ConfigError(`${(err as Error).message}\n\n${USAGE}`);
+  }
+  const port = wholeNumber('port', values.port, ECHO_MODEL_PORT, 1, 65_535);
+  const wordMs = wholeNumber('word-ms', values['word-ms'], ECHO_WORD_MS, 0, 60_000);
+  const server = await startEchoModel({ port, wordMs, log: (line) => console.log(`echo-model: ${line}`) }).catch((err: NodeJS.ErrnoException) => {
+    throw err.code === 'EADDRINUSE' ? new ConfigError(`127.0.0.1:${port} is already in use; pass --port with a free one.`) : err;
+  });
+  onShutdown(() => server.close(), { info: (line) => console.log(`echo-model: ${line}`), error: (_, line) => console.error(`echo-model: ${line}`) });
+  console.log(`Echo model "${ECHO_MODEL}" serving at ${server.url}; point Agentplane at it with OPENAI_BASE_URL=${server.url}`);
+}
+
 /** One `dev` per data directory: a second would fight the first over PostgreSQL's and Temporal's files. */
 async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
   const lockFile = join(dataDir, 'agentplane.pid');
@@ -132,12 +161,15 @@ async function loadOrCreateAdminKey(file: string): Promise<string> {
   return key;
 }
 
-const commands: Record<string, (config: Config) => Promise<void>> = {
-  dev,
-  api,
-  worker,
-  migrate: migrateOnly,
-  'retire-admin-keys': retireAdminKeys,
+const withConfig = (command: (config: Config) => Promise<void>) => () => command(readConfig());
+
+const commands: Record<string, (args: string[]) => Promise<void>> = {
+  dev: withConfig(dev),
+  api: withConfig(api),
+  worker: withConfig(worker),
+  migrate: withConfig(migrateOnly),
+  'retire-admin-keys': withConfig(retireAdminKeys),
+  'echo-model': echoModel,
 };
 
 async function main(): Promise<void> {
@@ -146,7 +178,7 @@ async function main(): Promise<void> {
     process.stdout.write(USAGE);
     process.exit(process.argv[2] === undefined || process.argv[2] === 'help' ? 0 : 2);
   }
-  await command(readConfig());
+  await command(process.argv.slice(3));
 }
 
 main().catch((err) => {

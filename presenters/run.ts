@@ -106,7 +106,7 @@ export function presentRunEvent(event: RunEventRecord): string {
   return `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
-const TERMINAL_RUN_EVENTS = new Set(['run.completed', 'run.failed', 'run.cancelled']);
+export const TERMINAL_RUN_EVENTS = new Set(['run.completed', 'run.failed', 'run.cancelled']);
 
 /** The run's own last event (a network run's log also carries its hops' events, tagged with `child_run_id`). */
 export function endsRun(event: RunEventRecord): boolean {

@@ -7,17 +7,31 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { setTimeout as delay } from 'node:timers/promises';
-import { RUN_EVENTS_CHANNEL } from './run-events.js';
+import { notifiedEvent, RUN_EVENTS_CHANNEL } from './run-events.js';
 
 const POLL_MS = 2_000;
 const RECONNECT_MIN_MS = 500;
 const RECONNECT_MAX_MS = 10_000;
 
+/** Which of a run's events wake a waiter: any, or only those of these types. */
+export type WakeOn = 'any' | ReadonlySet<string>;
+
+interface Waiter {
+  wakeOn: WakeOn;
+  wake(): void;
+}
+
 export class RunEventFeed {
-  private readonly waiters = new Map<string, Set<() => void>>();
+  private readonly waiters = new Map<string, Set<Waiter>>();
   private client: pg.Client | null = null;
   private stopped = false;
   private running: Promise<void> | null = null;
+  private readonly stopping = new AbortController();
+  /**
+   * Aborts when the feed stops (the process is stopping): a stream following a run that is still going
+   * ends then, rather than hold the server open, and its client resumes it from another replica.
+   */
+  readonly closing: AbortSignal = this.stopping.signal;
 
   constructor(
     private readonly connectionString: string,
@@ -29,18 +43,17 @@ export class RunEventFeed {
     return this;
   }
 
-  /** True once `stop()` has been called: the process is shutting down, and followers should end. */
-  get stopping(): boolean {
-    return this.stopped;
-  }
-
-  /** Resolves when the run's log may have grown, after at most `ms` (or POLL_MS), or when `signal` aborts. */
-  async wait(runId: string, ms: number, signal?: AbortSignal): Promise<void> {
+  /**
+   * Resolves when the run's log may have grown by an event `wakeOn` names, after at most `ms` (or
+   * POLL_MS), or when `signal` aborts.
+   */
+  async wait(runId: string, ms: number, signal?: AbortSignal, wakeOn: WakeOn = 'any'): Promise<void> {
     if (this.stopped) return;
     let wake!: () => void;
     const woken = new Promise<void>((resolve) => (wake = resolve));
+    const waiter = { wakeOn, wake };
     const set = this.waiters.get(runId) ?? new Set();
-    set.add(wake);
+    set.add(waiter);
     this.waiters.set(runId, set);
     const timer = setTimeout(wake, Math.max(0, Math.min(ms, POLL_MS)));
     const onAbort = () => wake();
@@ -50,15 +63,16 @@ export class RunEventFeed {
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
-      set.delete(wake);
+      set.delete(waiter);
       if (set.size === 0) this.waiters.delete(runId);
     }
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping.abort();
     await this.client?.end().catch(() => {});
-    for (const set of this.waiters.values()) for (const wake of set) wake();
+    for (const set of this.waiters.values()) for (const waiter of set) waiter.wake();
     await this.running;
   }
 
@@ -72,7 +86,10 @@ export class RunEventFeed {
           client.on('end', () => resolve());
         });
         client.on('notification', (message) => {
-          for (const wake of this.waiters.get(message.payload ?? '') ?? []) wake();
+          const { runId, type } = notifiedEvent(message.payload ?? '');
+          for (const waiter of this.waiters.get(runId) ?? []) {
+            if (waiter.wakeOn === 'any' || type === null || waiter.wakeOn.has(type)) waiter.wake();
+          }
         });
         await client.connect();
         this.client = client;

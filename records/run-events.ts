@@ -1,11 +1,18 @@
 /**
  * The run-event log: append-only and totally ordered per run. Taking the next sequence number locks the
  * run's row, so concurrent writers (parallel tool calls) still append in one order, and the NOTIFY sent
- * at commit tells listening API processes to read what is new.
+ * at commit tells listening API processes to read what is new. Its payload is the run's id and the
+ * event's type (`run_… run.completed`), so that who waits only for a run's end wakes only then.
  */
 import type { Queryable } from './db.js';
 
 export const RUN_EVENTS_CHANNEL = 'agentplane_run_events';
+
+/** A notification's run id and event type; a payload of a run id alone (an older writer's) leaves the type unknown. */
+export function notifiedEvent(payload: string): { runId: string; type: string | null } {
+  const space = payload.indexOf(' ');
+  return space < 0 ? { runId: payload, type: null } : { runId: payload.slice(0, space), type: payload.slice(space + 1) };
+}
 
 export interface RunEventRecord {
   run_id: string;
@@ -20,13 +27,16 @@ export interface RunEventRecord {
  * `child_run_id`, so one stream follows the whole network.
  */
 export async function appendRunEvent(tx: Queryable, runId: string, type: string, data: Record<string, unknown>): Promise<number> {
+  // One statement, so that even outside a transaction the event and its notification are one: a write
+  // reported failed (the database going down) has written nothing, and is safe to make again. The
+  // notification names the event's type too, so that who waits only for a run's end wakes only then.
   const { rows } = await tx.query<{ seq: number; parent_run_id: string | null }>(
     `WITH next AS (UPDATE runs SET event_seq = event_seq + 1 WHERE id = $1 RETURNING event_seq, parent_run_id),
        appended AS (INSERT INTO run_events (run_id, seq, type, data) SELECT $1, event_seq, $2, $3 FROM next RETURNING seq)
-     SELECT appended.seq, next.parent_run_id FROM appended, next`,
-    [runId, type, data],
+     SELECT appended.seq, next.parent_run_id, pg_notify($4, $1 || ' ' || $2) FROM appended, next`,
+    [runId, type, data, RUN_EVENTS_CHANNEL],
   );
-  await tx.query('SELECT pg_notify($1, $2)', [RUN_EVENTS_CHANNEL, runId]);
+  // A hop's events are the network run's too, tagged with the hop's run.
   const parent = rows[0]!.parent_run_id;
   if (parent) await appendRunEvent(tx, parent, type, { ...data, child_run_id: runId });
   return rows[0]!.seq;

@@ -4,7 +4,7 @@ import type { ChatMessage } from '../models/messages.js';
 import { newId } from './ids.js';
 import type { Queryable } from './db.js';
 import { selectPage, type Page, type PageRequest } from './pagination.js';
-import { appendRunEvent } from './run-events.js';
+import { appendRunEvent, RUN_EVENTS_CHANNEL } from './run-events.js';
 
 export type RunStatus = components['schemas']['RunStatus'];
 export type RunError = components['schemas']['RunError'];
@@ -78,7 +78,8 @@ const COLUMNS = `id, project_id, agent_id, agent_version, network_id, network_ve
   previous_run_id, max_steps, output_text, input_tokens, output_tokens, cached_tokens, trim_scale(cost)::text AS cost, error, metadata,
   created_at, started_at, completed_at`;
 
-export async function insertRun(tx: Queryable, run: NewRun): Promise<RunRecord> {
+/** Inserts a queued run with its first event; answers its id. */
+export async function insertRun(tx: Queryable, run: NewRun): Promise<string> {
   const id = newId('run');
   await tx.query(
     `INSERT INTO runs (id, project_id, agent_id, agent_version, network_id, network_version, api_key_id, status, model, input, file_ids, previous_run_id,
@@ -101,7 +102,7 @@ export async function insertRun(tx: Queryable, run: NewRun): Promise<RunRecord> 
     ],
   );
   await appendRunEvent(tx, id, 'run.created', {});
-  return (await findRun(tx, run.projectId, id))!;
+  return id;
 }
 
 export async function findRun(db: Queryable, projectId: string, id: string): Promise<RunRecord | null> {
@@ -188,10 +189,18 @@ export async function activeRunsOf(db: Queryable, targetId: string): Promise<Pic
   return rows;
 }
 
-/** Queued → in_progress, once. False if the run was no longer queued (cancelled meanwhile, or already started). */
-export async function markRunStarted(tx: Queryable, runId: string): Promise<boolean> {
-  const { rowCount } = await tx.query(`UPDATE runs SET status = 'in_progress', started_at = now() WHERE id = $1 AND status = 'queued'`, [runId]);
-  if (rowCount === 1) await appendRunEvent(tx, runId, 'run.in_progress', {});
+/**
+ * Queued → in_progress, once, with its event, in one statement (appendRunEvent's, with the change of
+ * status). False if the run was no longer queued (cancelled meanwhile, or already started).
+ */
+export async function markRunStarted(db: Queryable, runId: string): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `WITH started AS (
+       UPDATE runs SET status = 'in_progress', started_at = now(), event_seq = event_seq + 1 WHERE id = $1 AND status = 'queued' RETURNING event_seq),
+     appended AS (INSERT INTO run_events (run_id, seq, type, data) SELECT $1, event_seq, 'run.in_progress', '{}' FROM started RETURNING seq)
+     SELECT seq, pg_notify($2, $1 || ' run.in_progress') FROM appended`,
+    [runId, RUN_EVENTS_CHANNEL],
+  );
   return rowCount === 1;
 }
 
@@ -199,8 +208,14 @@ export async function recordRouting(tx: Queryable, runId: string, resolvedModel:
   await tx.query('UPDATE runs SET resolved_model = $2, routing_reason = $3 WHERE id = $1', [runId, resolvedModel, reason]);
 }
 
-export async function recordToolSpecs(tx: Queryable, runId: string, specs: unknown[]): Promise<void> {
-  await tx.query('UPDATE runs SET tool_specs = $2 WHERE id = $1', [runId, JSON.stringify(specs)]);
+/** What the run will use: the tools offered to the model, and the model chosen first and why. */
+export async function recordPlan(db: Queryable, runId: string, plan: { toolSpecs: unknown[]; resolvedModel: string; reason: string }): Promise<void> {
+  await db.query('UPDATE runs SET tool_specs = $2, resolved_model = $3, routing_reason = $4 WHERE id = $1', [
+    runId,
+    JSON.stringify(plan.toolSpecs),
+    plan.resolvedModel,
+    plan.reason,
+  ]);
 }
 
 export async function toolSpecsOf(db: Queryable, runId: string): Promise<unknown[] | null> {
@@ -230,11 +245,22 @@ export async function finishRun(tx: Queryable, runId: string, outcome: { status:
   return true;
 }
 
-/** The next queued run of an agent or network after those still going, for `enqueue`: null if one is still in progress. */
+/**
+ * The next queued run of an agent or a network, when it is an `enqueue` run waiting its turn: null if a
+ * run is still in progress, or if the next one is of a version that does not wait (it starts on its own).
+ */
 export async function nextQueuedRun(db: Queryable, targetId: string): Promise<string | null> {
-  const active = await activeRunsOf(db, targetId);
-  if (active.some((r) => r.status === 'in_progress')) return null;
-  return active[0]?.id ?? null;
+  const network = targetId.startsWith('net_');
+  const versions = network
+    ? 'network_versions v ON v.network_id = r.network_id AND v.version = r.network_version'
+    : 'agent_versions v ON v.agent_id = r.agent_id AND v.version = r.agent_version';
+  const { rows } = await db.query<{ id: string; status: RunStatus; concurrency: string }>(
+    `SELECT r.id, r.status, v.concurrency FROM runs r JOIN ${versions}
+     WHERE r.${network ? 'network_id' : 'agent_id'} = $1 AND r.parent_run_id IS NULL AND r.status IN ('queued', 'in_progress') ORDER BY r.created_at, r.id`,
+    [targetId],
+  );
+  if (rows.some((r) => r.status === 'in_progress')) return null;
+  return rows[0]?.concurrency === 'enqueue' ? rows[0].id : null;
 }
 
 /**

@@ -1,7 +1,9 @@
 /**
  * An HTTP tool on loopback: `/echo` answers with what it received, `/status/<code>` with that status
  * (`retry-after` from the query), `/bytes/<n>` with n bytes of text, `/picture` with a PNG, `/redirect`
- * with a 302, and `/hang` never answers (its requests are counted, so a test can wait for one to arrive).
+ * with a 302, `/hang` never answers (its requests are counted, so a test can wait for one to arrive),
+ * `/held` answers as `/echo` does once the test releases it, and `/unavailable/<n>` answers 503 to its first
+ * n requests, then as `/echo` does.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,22 +20,34 @@ export interface TestToolServer {
   url: string;
   /** Requests to `/hang` that have arrived. */
   hanging: number;
+  /** The path of every request received, oldest first. */
+  received: string[];
+  /** Answers every request to `/held` that is waiting; how many there were. */
+  releaseHeld(): number;
   close(): Promise<void>;
 }
 
 export async function startToolServer(): Promise<TestToolServer> {
   const state = { hanging: 0 };
+  const received: string[] = [];
+  let held: (() => void)[] = [];
   const server = createServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
+    received.push(url.pathname);
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks).toString('utf8');
     const [, route, arg] = url.pathname.split('/');
-    if (route === 'echo') {
+    const unavailable = route === 'unavailable' && received.filter((path) => path === url.pathname).length <= Number(arg);
+    if (unavailable) {
+      res.writeHead(503, { 'content-type': 'text/plain' }).end('unavailable on purpose');
+    } else if (route === 'echo' || route === 'unavailable' || route === 'held') {
       const query: Record<string, string[]> = {};
       for (const key of new Set(url.searchParams.keys())) query[key] = url.searchParams.getAll(key);
       const echoed: EchoedRequest = { method: req.method ?? '', path: url.pathname, query, headers: req.headers, body };
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(echoed));
+      const answer = () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(echoed));
+      if (route === 'held') held.push(answer);
+      else answer();
     } else if (route === 'status') {
       const retryAfter = url.searchParams.get('retry-after');
       res.writeHead(Number(arg), { 'content-type': 'text/plain', ...(retryAfter ? { 'retry-after': retryAfter } : {}) }).end(`status ${arg} on purpose`);
@@ -55,6 +69,13 @@ export async function startToolServer(): Promise<TestToolServer> {
     url: `http://127.0.0.1:${port}`,
     get hanging() {
       return state.hanging;
+    },
+    received,
+    releaseHeld() {
+      const waiting = held;
+      held = [];
+      for (const answer of waiting) answer();
+      return waiting.length;
     },
     close: () =>
       new Promise((resolve) => {

@@ -41,7 +41,7 @@ export async function networkRunWorkflow({ runId }: { runId: string }): Promise<
 
   try {
     for (;;) {
-      const admission = await bookkeeping.admitRun({ runId });
+      const admission = await bookkeeping.admitNetworkRun({ runId });
       if (admission === 'gone') return;
       if (admission === 'start') break;
       admitted = false;

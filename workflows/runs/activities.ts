@@ -5,16 +5,16 @@
  */
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import { buffer } from 'node:stream/consumers';
-import type { Db } from '../../records/db.js';
+import { LRUCache } from 'lru-cache';
+import type { Db, Queryable } from '../../records/db.js';
 import type { BlobStore } from '../../records/blobs/store.js';
 import { transaction } from '../../records/db.js';
 import { findAgentVersion, type AgentDefinition } from '../../records/agents.js';
-import { findNetworkVersion } from '../../records/networks.js';
-import { findFileById } from '../../records/files.js';
+import { attachmentsOf, findFileById } from '../../records/files.js';
 import { recordEvent } from '../../records/events.js';
 import { appendRunEvent } from '../../records/run-events.js';
-import { activeRunsOf, childrenOf, finishRun, recordHandoff, markRunStarted, nextQueuedRun, recordRouting, recordToolSpecs, runById, toolSpecsOf, type RunError, type RunRecord } from '../../records/runs.js';
-import { beginStep, completeModelStep, completeToolStep, failStep, findStep } from '../../records/run-steps.js';
+import { activeRunsOf, childrenOf, finishRun, recordHandoff, markRunStarted, nextQueuedRun, recordPlan, recordRouting, runById, toolSpecsOf, type RunError, type RunRecord } from '../../records/runs.js';
+import { beginStep, completeModelStep, completeToolStep, failStep, findStep, stepsOf } from '../../records/run-steps.js';
 import type { ToolCall, ToolSpec } from '../../models/messages.js';
 import type { ModelCatalogue } from '../../models/catalogue.js';
 import { ModelCallError, type ModelGateway } from '../../models/gateway.js';
@@ -23,6 +23,7 @@ import type { ToolDefinition } from '../../tools/definitions.js';
 import { conversationFor, finalTextOf } from './conversation.js';
 import { chooseModels, readyAttachments, RunRefused } from './planning.js';
 import { DeltaBatcher } from './deltas.js';
+import { outlastDatabaseOutage } from './database-outage.js';
 import { handoffOf, handoffToolFor } from './handoff.js';
 
 export interface RunActivityDependencies {
@@ -34,29 +35,55 @@ export interface RunActivityDependencies {
 
 export type Admission = 'start' | 'wait' | 'gone';
 export type RunPlan = { ok: true; candidates: string[]; reason: string; maxSteps: number } | { ok: false; error: RunError };
+/**
+ * Admission and, once admitted, the start: what `beginRun` answers. `prepare`: admitted, but the start
+ * may take a while (attachments still being extracted, MCP servers to ask for their tools), so it is left
+ * to the `startRun` activity.
+ */
+export type Beginning = { admission: 'wait' | 'gone' | 'prepare' } | { admission: 'start'; plan: RunPlan };
+export interface RunEnding {
+  /** The agent's next queued run, for the workflow to wake. */
+  next: string | null;
+}
 export interface ModelReply {
   toolCalls: ToolCall[];
+  /** Present when the reply called no tool: it was the run's answer, and the run ended with it. */
+  ended?: RunEnding;
 }
 
 // Heartbeats carry cancellation to a running activity, so they are sent at least this often.
 const HEARTBEAT_MS = 1_000;
 
-async function runAndAgent(db: Db, runId: string): Promise<{ run: RunRecord; agent: AgentDefinition }> {
-  const run = await runById(db, runId);
-  if (!run) throw ApplicationFailure.nonRetryable(`run ${runId} does not exist`, 'RunMissing');
-  if (!run.agent_id || !run.agent_version) throw ApplicationFailure.nonRetryable(`run ${runId} is not an agent run`, 'NotAnAgentRun');
-  const agent = await findAgentVersion(db, run.agent_id, run.agent_version);
-  if (!agent) throw ApplicationFailure.nonRetryable(`agent ${run.agent_id} version ${run.agent_version} does not exist`, 'AgentVersionMissing');
-  return { run, agent };
+/** A run and the agent version it runs; a version never changes once written, so each is read once. */
+function runReader(db: Db): (runId: string) => Promise<{ run: RunRecord; agent: AgentDefinition }> {
+  const versions = new LRUCache<string, AgentDefinition>({ max: 1_000 });
+  return async (runId) => {
+    const run = await runById(db, runId);
+    if (!run) throw ApplicationFailure.nonRetryable(`run ${runId} does not exist`, 'RunMissing');
+    if (!run.agent_id || !run.agent_version) throw ApplicationFailure.nonRetryable(`run ${runId} is not an agent run`, 'NotAnAgentRun');
+    const key = `${run.agent_id}@${run.agent_version}`;
+    const agent = versions.get(key) ?? (await findAgentVersion(db, run.agent_id, run.agent_version));
+    if (!agent) throw ApplicationFailure.nonRetryable(`agent ${run.agent_id} version ${run.agent_version} does not exist`, 'AgentVersionMissing');
+    versions.set(key, agent);
+    return { run, agent };
+  };
+}
+
+/** A heartbeat, for an activity; a local activity has none (its workflow task carries it). */
+function heartbeat(): void {
+  const context = Context.current();
+  if (!context.info.isLocal) context.heartbeat();
 }
 
 function keepBeating(): { stop(): void } {
+  if (Context.current().info.isLocal) return { stop: () => {} };
   const context = Context.current();
   const timer = setInterval(() => context.heartbeat(), HEARTBEAT_MS);
   return { stop: () => clearInterval(timer) };
 }
 
 export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: RunActivityDependencies) => {
+  const runAndAgent = runReader(db);
   const toolContext = (run: RunRecord): ToolContext => ({
     signal: Context.current().cancellationSignal,
     allowPrivate: toolsAllowPrivate,
@@ -65,71 +92,115 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: Ru
     attachmentIds: run.file_ids,
   });
 
+  /**
+   * Whether the run may start now: `enqueue` runs wait for every earlier run of the agent to end. A
+   * network's hop starts when its network run says so.
+   */
+  const admit = async (run: RunRecord, agent: AgentDefinition): Promise<Admission> => {
+    if (run.status === 'in_progress') return 'start';
+    if (run.status !== 'queued') return 'gone';
+    if (run.parent_run_id || agent.concurrency !== 'enqueue') return 'start';
+    const ahead = (await activeRunsOf(db, run.agent_id!)).filter((r) => r.id !== run.id && (r.status === 'in_progress' || r.created_at <= run.created_at));
+    return ahead.length === 0 ? 'start' : 'wait';
+  };
+
+  /** Starts the run: attachments ready, model chosen, tools listed. A refusal ends the run as failed. */
+  const start = async (run: RunRecord, agent: AgentDefinition): Promise<RunPlan> => {
+    const beat = keepBeating();
+    try {
+      await markRunStarted(db, run.id);
+      const attachments = await readyAttachments(db, run, heartbeat, Context.current().cancellationSignal);
+      // A model the API found on a local server since this worker last listed it.
+      if (run.model !== 'auto' && !models.catalogue.find(run.model)) await models.catalogue.refresh().catch(() => {});
+      const choice = chooseModels(models.catalogue, run, agent, attachments);
+      const handoff = await handoffToolFor(db, run);
+      const specs = [...(await offeredTools(agent.tools as ToolDefinition[], toolContext(run))), ...(handoff ? [handoff] : [])];
+      await recordPlan(db, run.id, { toolSpecs: specs, resolvedModel: choice.candidates[0]!, reason: choice.reason });
+      return { ok: true, candidates: choice.candidates, reason: choice.reason, maxSteps: run.max_steps };
+    } catch (err) {
+      if (err instanceof RunRefused) return { ok: false, error: err.error };
+      if (err instanceof ToolUnavailableError) throw ApplicationFailure.retryable(err.message, 'ToolUnavailable');
+      throw err;
+    } finally {
+      beat.stop();
+    }
+  };
+
+  /** The run to wake when `run` ends: its agent's (or network's) next queued run; none for a network's hop. */
+  const nextAfter = (run: RunRecord) => (run.parent_run_id ? Promise.resolve(null) : nextQueuedRun(db, run.agent_id ?? run.network_id!));
+
+  /** Ends the run once, in `tx`, and records the outbox event. */
+  const endIn = async (tx: Queryable, run: RunRecord, outcome: { status: 'completed' | 'failed' | 'cancelled'; outputText: string; error?: RunError }) => {
+    if (await finishRun(tx, run.id, { status: outcome.status, outputText: outcome.outputText, error: outcome.error ?? null })) {
+      await recordEvent(tx, run.project_id, `run.${outcome.status}`, { object: 'run', id: run.id });
+    }
+  };
+
+  /** Ends the run (once) with its output, steps left running cancelled; answers the agent's next queued run, for the workflow to wake. */
+  const end = async (runId: string, status: 'completed' | 'failed' | 'cancelled', error?: RunError): Promise<RunEnding> => {
+    const run = await runById(db, runId);
+    if (!run) return { next: null };
+    // A network run answers with its last hop's output.
+    const outputText = run.network_id ? ((await childrenOf(db, runId)).filter((c) => c.status === 'completed').at(-1)?.output_text ?? '') : await finalTextOf(db, runId);
+    await transaction(db, async (tx) => {
+      await tx.query(`UPDATE run_steps SET status = 'cancelled', completed_at = now() WHERE run_id = $1 AND status = 'in_progress'`, [runId]);
+      await endIn(tx, run, { status, outputText, error });
+    });
+    return { next: await nextAfter(run) };
+  };
+
   return {
-    /**
-     * Whether the run may start now: `enqueue` runs wait for every earlier run of their agent (or network)
-     * to end. A network's hops start when their network run says so.
-     */
+    // admitRun and startRun, apart: as runs recorded before beginRun call them.
     async admitRun({ runId }: { runId: string }): Promise<Admission> {
-      const run = await runById(db, runId);
-      if (!run) throw ApplicationFailure.nonRetryable(`run ${runId} does not exist`, 'RunMissing');
-      if (run.status === 'in_progress') return 'start';
-      if (run.status !== 'queued') return 'gone';
-      if (run.parent_run_id) return 'start';
-      const target = run.agent_id ?? run.network_id!;
-      const concurrency = run.agent_id
-        ? (await findAgentVersion(db, run.agent_id, run.agent_version!))?.concurrency
-        : (await findNetworkVersion(db, run.network_id!, run.network_version!))?.concurrency;
-      if (concurrency !== 'enqueue') return 'start';
-      const ahead = (await activeRunsOf(db, target)).filter((r) => r.id !== runId && (r.status === 'in_progress' || r.created_at <= run.created_at));
-      return ahead.length === 0 ? 'start' : 'wait';
+      const { run, agent } = await runAndAgent(runId);
+      return admit(run, agent);
     },
 
-    /** Starts the run: attachments ready, model chosen, tools listed. A refusal ends the run as failed. */
     async startRun({ runId }: { runId: string }): Promise<RunPlan> {
-      const { run, agent } = await runAndAgent(db, runId);
-      const beat = keepBeating();
-      try {
-        await transaction(db, (tx) => markRunStarted(tx, runId));
-        const attachments = await readyAttachments(db, run, () => Context.current().heartbeat(), Context.current().cancellationSignal);
-        // A model the API found on a local server since this worker last listed it.
-        if (run.model !== 'auto' && !models.catalogue.find(run.model)) await models.catalogue.refresh().catch(() => {});
-        const choice = chooseModels(models.catalogue, run, agent, attachments);
-        const handoff = await handoffToolFor(db, run);
-        const specs = [...(await offeredTools(agent.tools as ToolDefinition[], toolContext(run))), ...(handoff ? [handoff] : [])];
-        await transaction(db, async (tx) => {
-          await recordToolSpecs(tx, runId, specs);
-          await recordRouting(tx, runId, choice.candidates[0]!, choice.reason);
-        });
-        return { ok: true, candidates: choice.candidates, reason: choice.reason, maxSteps: run.max_steps };
-      } catch (err) {
-        if (err instanceof RunRefused) return { ok: false, error: err.error };
-        if (err instanceof ToolUnavailableError) throw ApplicationFailure.retryable(err.message, 'ToolUnavailable');
-        throw err;
-      } finally {
-        beat.stop();
-      }
+      const { run, agent } = await runAndAgent(runId);
+      return start(run, agent);
+    },
+
+    /**
+     * Admission, then (once admitted) the start, in one go, when the start is quick. A slow one is left
+     * to startRun: run in the workflow's task, it would hold that task, and a cancellation with it.
+     */
+    async beginRun({ runId }: { runId: string }): Promise<Beginning> {
+      const { run, agent } = await runAndAgent(runId);
+      const admission = await admit(run, agent);
+      if (admission !== 'start') return { admission };
+      const asksServers = (agent.tools as ToolDefinition[]).some((tool) => tool.type === 'mcp');
+      const extracting = (await attachmentsOf(db, run.project_id, run.file_ids)).some((file) => file.status === 'processing');
+      return asksServers || extracting ? { admission: 'prepare' } : { admission, plan: await start(run, agent) };
     },
 
     /** One model call, streamed into the run's event log; its reply and usage are recorded once. */
     async callModel({ runId, stepIndex, model: modelId }: { runId: string; stepIndex: number; model: string }): Promise<ModelReply> {
-      const done = await findStep(db, runId, stepIndex);
-      if (done?.status === 'completed' && done.message?.role === 'assistant') return { toolCalls: done.message.tool_calls ?? [] };
-      const { run, agent } = await runAndAgent(db, runId);
-      if (!models.catalogue.find(modelId)) await models.catalogue.refresh().catch(() => {});
-      const model = models.catalogue.find(modelId);
-      if (!model) throw ApplicationFailure.nonRetryable(`The model ${modelId} is not in the catalogue.`, 'model_not_found');
-      await transaction(db, (tx) => beginStep(tx, runId, stepIndex, { type: 'model_call', model: model.id, provider: model.provider }));
-
       const context = Context.current();
       const deltas = new DeltaBatcher((text) => appendRunEvent(db, runId, 'output_text.delta', { step: stepIndex, delta: text }).then(() => context.heartbeat()));
       const beat = keepBeating();
       try {
-        const messages = await conversationFor(db, run, agent, { vision: model.capabilities.vision });
+        const call = await outlastDatabaseOutage(context, async () => {
+          const steps = await stepsOf(db, runId);
+          const done = steps.find((s) => s.index === stepIndex);
+          if (done?.status === 'completed' && done.message?.role === 'assistant') return { recorded: true as const, toolCalls: done.message.tool_calls ?? [] };
+          const { run, agent } = await runAndAgent(runId);
+          if (!models.catalogue.find(modelId)) await models.catalogue.refresh().catch(() => {});
+          const model = models.catalogue.find(modelId);
+          if (!model) throw ApplicationFailure.nonRetryable(`The model ${modelId} is not in the catalogue.`, 'model_not_found');
+          const messages = await conversationFor(db, run, agent, steps, { vision: model.capabilities.vision });
+          const tools = ((await toolSpecsOf(db, runId)) ?? []) as ToolSpec[];
+          // Last, so that only a start that failed itself is made again (and counted as another attempt).
+          await transaction(db, (tx) => beginStep(tx, runId, stepIndex, { type: 'model_call', model: model.id, provider: model.provider }));
+          return { recorded: false as const, run, model, agent, messages, tools };
+        });
+        if (call.recorded) return call.toolCalls.length > 0 ? { toolCalls: call.toolCalls } : { toolCalls: [], ended: await end(runId, 'completed') };
+        const { run, model, agent, messages, tools } = call;
+
         const result = await models.gateway.call({
           model,
           messages,
-          tools: ((await toolSpecsOf(db, runId)) ?? []) as ToolSpec[],
+          tools,
           settings: agent.model_settings,
           signal: context.cancellationSignal,
           loadImage: async (fileId) => {
@@ -139,10 +210,17 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: Ru
           },
           onTextDelta: (text) => deltas.add(text),
         });
-        await deltas.flush();
         const price = models.catalogue.priceAt(model, new Date());
-        await transaction(db, (tx) => completeModelStep(tx, runId, stepIndex, result.message, result.usage, price));
-        return { toolCalls: result.message.tool_calls ?? [] };
+        const toolCalls = result.message.tool_calls ?? [];
+        return await outlastDatabaseOutage(context, async (): Promise<ModelReply> => {
+          await deltas.flush();
+          await transaction(db, async (tx) => {
+            await completeModelStep(tx, runId, stepIndex, result.message, result.usage, price);
+            // A reply that calls no tool is the run's answer: the run ends with it, in the same transaction.
+            if (toolCalls.length === 0) await endIn(tx, run, { status: 'completed', outputText: result.message.content });
+          });
+          return toolCalls.length > 0 ? { toolCalls } : { toolCalls, ended: { next: await nextAfter(run) } };
+        });
       } catch (err) {
         await deltas.flush().catch(() => {});
         if (context.cancellationSignal.aborted) throw new CancelledFailure('the run was cancelled');
@@ -150,7 +228,7 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: Ru
           if (err.retryable) {
             throw ApplicationFailure.create({ message: err.message, type: err.kind, nextRetryDelay: err.retryAfterMs });
           }
-          await transaction(db, (tx) => failStep(tx, runId, stepIndex, 'failed', { code: `model_${err.kind}`, message: err.message }));
+          await outlastDatabaseOutage(context, () => transaction(db, (tx) => failStep(tx, runId, stepIndex, 'failed', { code: `model_${err.kind}`, message: err.message })));
           throw ApplicationFailure.nonRetryable(err.message, err.kind);
         }
         throw err;
@@ -161,18 +239,25 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: Ru
 
     /** One tool call; its result (an error included) is recorded for the model to read. */
     async callTool({ runId, stepIndex, toolCall }: { runId: string; stepIndex: number; toolCall: ToolCall }): Promise<void> {
-      const done = await findStep(db, runId, stepIndex);
-      if (done?.status === 'completed') return;
-      const { run, agent } = await runAndAgent(db, runId);
-      await transaction(db, (tx) => beginStep(tx, runId, stepIndex, { type: 'tool_call', toolCall }));
+      const context = Context.current();
       const beat = keepBeating();
       try {
-        const result = await invokeTool(agent.tools as ToolDefinition[], toolCall, toolContext(run));
-        await transaction(db, (tx) =>
-          completeToolStep(tx, runId, stepIndex, { role: 'tool', tool_call_id: toolCall.id, name: toolCall.name, content: result.content, is_error: result.is_error }),
+        const call = await outlastDatabaseOutage(context, async () => {
+          const done = await findStep(db, runId, stepIndex);
+          if (done?.status === 'completed') return null;
+          const { run, agent } = await runAndAgent(runId);
+          await transaction(db, (tx) => beginStep(tx, runId, stepIndex, { type: 'tool_call', toolCall }));
+          return { run, agent };
+        });
+        if (!call) return;
+        const result = await invokeTool(call.agent.tools as ToolDefinition[], toolCall, toolContext(call.run));
+        await outlastDatabaseOutage(context, () =>
+          transaction(db, (tx) =>
+            completeToolStep(tx, runId, stepIndex, { role: 'tool', tool_call_id: toolCall.id, name: toolCall.name, content: result.content, is_error: result.is_error }),
+          ),
         );
       } catch (err) {
-        if (Context.current().cancellationSignal.aborted) throw new CancelledFailure('the run was cancelled');
+        if (context.cancellationSignal.aborted) throw new CancelledFailure('the run was cancelled');
         if (err instanceof ToolUnavailableError) throw ApplicationFailure.create({ message: err.message, type: 'ToolUnavailable', nextRetryDelay: err.retryAfterMs });
         throw err;
       } finally {
@@ -200,7 +285,8 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: Ru
     /** A tool that stayed unavailable through every retry: the model is told, and the run goes on. */
     async recordToolFailure({ runId, stepIndex, toolCall, message }: { runId: string; stepIndex: number; toolCall: ToolCall; message: string }): Promise<void> {
       await transaction(db, async (tx) => {
-        await beginStep(tx, runId, stepIndex, { type: 'tool_call', toolCall }).catch(() => {});
+        // Only a step no attempt got as far as starting is started here: giving up is not another attempt.
+        if (!(await findStep(tx, runId, stepIndex))) await beginStep(tx, runId, stepIndex, { type: 'tool_call', toolCall });
         await completeToolStep(tx, runId, stepIndex, { role: 'tool', tool_call_id: toolCall.id, name: toolCall.name, content: message, is_error: true });
       });
     },
@@ -222,18 +308,8 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: Ru
      * Ends the run (once) with its output, marks steps left running as cancelled, records the outbox
      * event; answers the agent's next queued run, which the workflow then wakes.
      */
-    async endRun({ runId, status, error }: { runId: string; status: 'completed' | 'failed' | 'cancelled'; error?: RunError }): Promise<{ next: string | null }> {
-      const run = await runById(db, runId);
-      if (!run) return { next: null };
-      // A network run answers with its last hop's output.
-      const outputText = run.network_id ? ((await childrenOf(db, runId)).filter((c) => c.status === 'completed').at(-1)?.output_text ?? '') : await finalTextOf(db, runId);
-      await transaction(db, async (tx) => {
-        await tx.query(`UPDATE run_steps SET status = 'cancelled', completed_at = now() WHERE run_id = $1 AND status = 'in_progress'`, [runId]);
-        if (await finishRun(tx, runId, { status, outputText, error: error ?? null })) {
-          await recordEvent(tx, run.project_id, `run.${status}`, { object: 'run', id: runId });
-        }
-      });
-      return { next: run.parent_run_id ? null : await nextQueuedRun(db, run.agent_id ?? run.network_id!) };
+    async endRun({ runId, status, error }: { runId: string; status: 'completed' | 'failed' | 'cancelled'; error?: RunError }): Promise<RunEnding> {
+      return end(runId, status, error);
     },
   };
 };

@@ -7,7 +7,7 @@ import type { Queryable } from '../../records/db.js';
 import type { ChatMessage, ContentPart } from '../../models/messages.js';
 import { attachmentsOf, textPreviewOf } from '../../records/files.js';
 import { runById, type RunRecord } from '../../records/runs.js';
-import { stepsOf } from '../../records/run-steps.js';
+import { stepsOf, type RunStepRecord } from '../../records/run-steps.js';
 import type { AgentDefinition } from '../../records/agents.js';
 
 // How much of each attachment's text goes into the context; the model reads further with `read_file`.
@@ -40,7 +40,8 @@ async function attachmentMessage(db: Queryable, run: RunRecord, vision: boolean)
   return { role: 'user', content: parts };
 }
 
-export async function conversationFor(db: Queryable, run: RunRecord, agent: AgentDefinition, options: { vision: boolean }): Promise<ChatMessage[]> {
+/** `steps` are the run's own, as its caller has just read them. */
+export async function conversationFor(db: Queryable, run: RunRecord, agent: AgentDefinition, steps: RunStepRecord[], options: { vision: boolean }): Promise<ChatMessage[]> {
   const messages: ChatMessage[] = [];
   if (agent.instructions) messages.push({ role: 'system', content: agent.instructions });
   const earlier = run.previous_run_id ? await runById(db, run.previous_run_id) : null;
@@ -48,7 +49,6 @@ export async function conversationFor(db: Queryable, run: RunRecord, agent: Agen
   const attachments = await attachmentMessage(db, run, options.vision);
   if (attachments) messages.push(attachments);
   messages.push(...run.input);
-  const steps = await stepsOf(db, run.id);
   messages.push(...steps.filter((s) => s.status === 'completed' && s.message).map((s) => s.message!));
   return messages;
 }

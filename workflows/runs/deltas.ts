@@ -1,7 +1,9 @@
 /**
  * Streamed text arrives a few characters at a time; writing each piece as its own event would cost a
  * transaction per token. Pieces are gathered and written at most every FLUSH_MS (or once
- * FLUSH_CHARS have gathered), in order, one write at a time.
+ * FLUSH_CHARS have gathered), in order, one write at a time. Text whose write failed (the database
+ * restarting) is kept, ahead of what came after it, for the next write: the deltas a client reads always
+ * add up to the text in the end.
  */
 const FLUSH_MS = 50;
 const FLUSH_CHARS = 2_000;
@@ -21,7 +23,7 @@ export class DeltaBatcher {
     else if (!this.timer) this.schedule(FLUSH_MS);
   }
 
-  /** Writes what is gathered; rejects if any write failed. */
+  /** Writes all that is gathered; rejects with why when some of it could not be written (it is kept). */
   async flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
@@ -38,12 +40,19 @@ export class DeltaBatcher {
     }, ms);
   }
 
+  /** Queues a write of whatever is gathered when its turn comes. */
   private drain(): void {
-    if (!this.pending) return;
-    const text = this.pending;
-    this.pending = '';
-    this.writing = this.writing.then(() => this.write(text)).catch((err) => {
-      this.failure ??= err;
+    this.writing = this.writing.then(async () => {
+      if (!this.pending) return;
+      const text = this.pending;
+      this.pending = '';
+      try {
+        await this.write(text);
+        this.failure = null;
+      } catch (err) {
+        this.pending = text + this.pending;
+        this.failure = err;
+      }
     });
   }
 }

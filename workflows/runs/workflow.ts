@@ -11,12 +11,13 @@ import {
   defineSignal,
   getExternalWorkflowHandle,
   isCancellation,
+  patched,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
 } from '@temporalio/workflow';
-import type { RunActivities } from './activities.js';
+import type { ModelReply, RunActivities, RunPlan } from './activities.js';
 import type { RunError } from '../../records/runs.js';
-import type { ToolCall } from '../../models/messages.js';
 import { runWorkflowId } from './ids.js';
 
 const HANDOFF_TOOL = 'handoff';
@@ -24,12 +25,29 @@ const HANDOFF_TOOL = 'handoff';
 /** Sent by the run before it, when it ends, to an `enqueue` run waiting its turn. */
 export const admitSignal = defineSignal('admit');
 
-const bookkeeping = proxyActivities<RunActivities>({
+// Bookkeeping and the start of a run as local activities: run by the worker that runs the workflow,
+// within its workflow task, with no activity task to dispatch and no workflow task to wake afterwards,
+// which were most of a short run's time and of Temporal's work. They are safe to run again: a worker
+// that dies mid-way runs them again when the workflow task is retried. A start waiting for attachments
+// still being extracted, or MCP servers to ask for their tools, is left to the startRun activity, as are
+// model and tool calls: long, heartbeating (which brings a cancellation at once), retried on any worker.
+const localBookkeeping = proxyLocalActivities<RunActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
 
-const planning = proxyActivities<RunActivities>({
+const localPlanning = proxyLocalActivities<RunActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 6 },
+});
+
+// The same as activities: for a slow start, and as runs recorded before replay them.
+const remoteBookkeeping = proxyActivities<RunActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+});
+
+const remotePlanning = proxyActivities<RunActivities>({
   startToCloseTimeout: '3 minutes',
   heartbeatTimeout: '5 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 6 },
@@ -64,27 +82,42 @@ function failureOf(err: unknown): { error: RunError; retryable: boolean } {
 }
 
 export async function agentRunWorkflow({ runId }: { runId: string }): Promise<void> {
+  // Runs recorded before bookkeeping moved into the worker (and before a final reply ended its run)
+  // replay as they were recorded.
+  const inWorker = patched('run-bookkeeping-in-worker');
+  const bookkeeping = inWorker ? localBookkeeping : remoteBookkeeping;
   let admitted = false;
   setHandler(admitSignal, () => {
     admitted = true;
   });
+  // Wakes the agent's next queued run at once; one that misses this finds its turn on its own.
+  const wake = async (next: string | null) => {
+    if (next && next !== runId) await getExternalWorkflowHandle(runWorkflowId(next)).signal(admitSignal).catch(() => undefined);
+  };
   const end = (status: 'completed' | 'failed' | 'cancelled', error?: RunError) =>
-    CancellationScope.nonCancellable(async () => {
-      const { next } = await bookkeeping.endRun({ runId, status, error });
-      // Wakes the agent's next queued run at once; one that misses this finds its turn on its own.
-      if (next && next !== runId) await getExternalWorkflowHandle(runWorkflowId(next)).signal(admitSignal).catch(() => undefined);
-    });
+    CancellationScope.nonCancellable(async () => wake((await bookkeeping.endRun({ runId, status, error })).next));
 
-  try {
+  /** The run's plan once it is its turn; null when the run ended before it started. */
+  const begin = async (): Promise<RunPlan | null> => {
     for (;;) {
-      const admission = await bookkeeping.admitRun({ runId });
-      if (admission === 'gone') return;
-      if (admission === 'start') break;
+      if (inWorker) {
+        const beginning = await localPlanning.beginRun({ runId });
+        if (beginning.admission === 'start') return beginning.plan;
+        if (beginning.admission === 'prepare') return remotePlanning.startRun({ runId });
+        if (beginning.admission === 'gone') return null;
+      } else {
+        const admission = await remoteBookkeeping.admitRun({ runId });
+        if (admission === 'start') return remotePlanning.startRun({ runId });
+        if (admission === 'gone') return null;
+      }
       admitted = false;
       await condition(() => admitted, '10 seconds');
     }
+  };
 
-    const plan = await planning.startRun({ runId });
+  try {
+    const plan = await begin();
+    if (!plan) return;
     if (!plan.ok) return await end('failed', plan.error);
 
     const models = plan.candidates.length > 1 ? routedModel : namedModel;
@@ -95,9 +128,9 @@ export async function agentRunWorkflow({ runId }: { runId: string }): Promise<vo
         return await end('failed', { code: 'max_steps_reached', message: `The run used its ${plan.maxSteps} steps without a final answer.` });
       }
       const model = plan.candidates[candidate]!;
-      let toolCalls: ToolCall[];
+      let reply: ModelReply;
       try {
-        ({ toolCalls } = await models.callModel({ runId, stepIndex: step, model }));
+        reply = await models.callModel({ runId, stepIndex: step, model });
       } catch (err) {
         if (isCancellation(err)) throw err;
         const { error, retryable } = failureOf(err);
@@ -112,7 +145,8 @@ export async function agentRunWorkflow({ runId }: { runId: string }): Promise<vo
         return await end('failed', error);
       }
       step += 1;
-      if (toolCalls.length === 0) return await end('completed');
+      const { toolCalls, ended } = reply;
+      if (toolCalls.length === 0) return inWorker && ended ? await CancellationScope.nonCancellable(() => wake(ended.next)) : await end('completed');
       // A member of a handoff network passing the task on: its hop ends here.
       const handoff = toolCalls.findIndex((call) => call.name === HANDOFF_TOOL);
       if (handoff >= 0 && (await bookkeeping.handOff({ runId, stepIndex: step + handoff, toolCall: toolCalls[handoff]! }))) return await end('completed');

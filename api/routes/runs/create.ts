@@ -76,12 +76,15 @@ export async function createRun(ctx: ApiContext, deps: ApiDeps, { path: { id: ta
   const { created, replayed } = await createOnce(ctx, deps, identity, async (tx) => {
     // The agent's (or network's) row is locked while its policy is applied, so two runs cannot both find it idle.
     const current = await runnableOf(tx, projectId, kind, targetId, true);
-    const active = await activeRunsOf(tx, targetId);
-    if (current.concurrency === 'reject' && active.length > 0) {
-      throw ConflictError(`${kind}_busy`, `The ${kind} ${targetId} already has a run in progress (${active[0]!.id}) and its concurrency is reject.`);
+    // Only these two policies look at the runs already going; `enqueue` runs wait their turn in the worker.
+    if (current.concurrency === 'reject' || current.concurrency === 'interrupt') {
+      const active = await activeRunsOf(tx, targetId);
+      if (current.concurrency === 'reject' && active.length > 0) {
+        throw ConflictError(`${kind}_busy`, `The ${kind} ${targetId} already has a run in progress (${active[0]!.id}) and its concurrency is reject.`);
+      }
+      if (current.concurrency === 'interrupt') interrupted = active.map((r) => r.id);
     }
-    if (current.concurrency === 'interrupt') interrupted = active.map((r) => r.id);
-    const run = await insertRun(tx, {
+    const runId = await insertRun(tx, {
       projectId,
       target: current.target,
       apiKeyId: caller.apiKeyId,
@@ -92,7 +95,7 @@ export async function createRun(ctx: ApiContext, deps: ApiDeps, { path: { id: ta
       maxSteps: kind === 'agent' ? (body.max_steps ?? current.maxSteps) : current.maxSteps,
       metadata: body.metadata ?? {},
     });
-    return { status: 202, body: { id: run.id } };
+    return { status: 202, body: { id: runId } };
   });
   const runId = created.body.id;
 

@@ -7,7 +7,7 @@ import type { ApiContext, ApiDeps } from '../../context.js';
 import { childrenOf, findRun, isFinished, type RunRecord } from '../../../records/runs.js';
 import { runEventsAfter } from '../../../records/run-events.js';
 import { stepsOf } from '../../../records/run-steps.js';
-import { endsRun, presentRun, presentRunEvent, type RunObject } from '../../../presenters/run.js';
+import { endsRun, presentRun, presentRunEvent, TERMINAL_RUN_EVENTS, type RunObject } from '../../../presenters/run.js';
 
 // A comment line this often keeps proxies from closing a quiet stream.
 const KEEPALIVE_MS = 15_000;
@@ -16,14 +16,16 @@ export async function presentRunOf(deps: ApiDeps, run: RunRecord): Promise<RunOb
   return presentRun(run, await stepsOf(deps.db, run.id), run.network_id ? await childrenOf(deps.db, run.id) : []);
 }
 
-/** The run once it has ended, or as it stands after `ms`. */
+/** The run once it has ended, or as it stands after `ms` (sooner when `signal` aborts or this process stops). */
 export async function runWhenEnded(deps: ApiDeps, projectId: string, runId: string, ms: number, signal?: AbortSignal): Promise<RunRecord> {
   const deadline = Date.now() + ms;
+  const ended = signal ? AbortSignal.any([signal, deps.runEvents.closing]) : deps.runEvents.closing;
   for (;;) {
     const run = await findRun(deps.db, projectId, runId);
     if (!run) throw new Error(`run ${runId} vanished`);
-    if (isFinished(run.status) || Date.now() >= deadline || signal?.aborted || deps.runEvents.stopping) return run;
-    await deps.runEvents.wait(runId, deadline - Date.now(), signal);
+    if (isFinished(run.status) || Date.now() >= deadline || ended.aborted) return run;
+    // Only the run's end is of interest here: the events before it need no look at the run.
+    await deps.runEvents.wait(runId, deadline - Date.now(), ended, TERMINAL_RUN_EVENTS);
   }
 }
 
@@ -38,11 +40,12 @@ export function streamRunEvents(ctx: ApiContext, deps: ApiDeps, runId: string, a
   ctx.set('X-Accel-Buffering', 'no');
   ctx.body = stream;
 
+  // The client going away, or this process stopping (the client then resumes elsewhere with Last-Event-ID).
+  const ended = AbortSignal.any([closed.signal, deps.runEvents.closing]);
   const follow = async () => {
     let seq = afterSeq;
     let lastWrite = Date.now();
-    // A process shutting down ends its streams; clients resume elsewhere with Last-Event-ID.
-    while (!closed.signal.aborted && !deps.runEvents.stopping) {
+    while (!ended.aborted) {
       const events = await runEventsAfter(deps.db, runId, seq);
       for (const event of events) {
         stream.write(presentRunEvent(event));
@@ -55,7 +58,7 @@ export function streamRunEvents(ctx: ApiContext, deps: ApiDeps, runId: string, a
         stream.write(': keep-alive\n\n');
         lastWrite = Date.now();
       }
-      await deps.runEvents.wait(runId, KEEPALIVE_MS, closed.signal);
+      await deps.runEvents.wait(runId, KEEPALIVE_MS, ended);
     }
   };
   follow()

@@ -4,7 +4,7 @@
  * with usage, `message_stop`), and errors with Anthropic's error body.
  */
 import type { ServerResponse } from 'node:http';
-import { halves, randomId, sendEvent, startScriptedServer, type Exchange, type ModelServer, type ScriptedReply } from './scripted-server.js';
+import { halves, randomId, sendEvent, startScriptedServer, streamText, type Exchange, type ModelServer, type ScriptedReply } from './scripted-server.js';
 
 export type { ModelServer, ScriptedReply } from './scripted-server.js';
 
@@ -29,7 +29,7 @@ function sendError(res: ServerResponse, status: number, retryAfter?: number, mes
   res.end(JSON.stringify({ type: 'error', error: { type, message: message ?? `scripted ${type}` }, request_id: requestId }));
 }
 
-function streamReply(exchange: Exchange, reply: ScriptedReply): void {
+async function streamReply(exchange: Exchange, reply: ScriptedReply): Promise<void> {
   const { res, body } = exchange;
   const { input = 10, output = 5, cached = 0 } = reply.usage ?? {};
   const event = (data: { type: string } & Record<string, unknown>) => sendEvent(res, data, data.type);
@@ -54,7 +54,7 @@ function streamReply(exchange: Exchange, reply: ScriptedReply): void {
   let index = 0;
   if (reply.text?.length) {
     event({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
-    for (const text of reply.text) event({ type: 'content_block_delta', index, delta: { type: 'text_delta', text } });
+    if (!(await streamText(exchange, reply, (text) => event({ type: 'content_block_delta', index, delta: { type: 'text_delta', text } })))) return;
     if (reply.hang) return exchange.hold();
     event({ type: 'content_block_stop', index });
     index += 1;
@@ -81,7 +81,7 @@ export async function startAnthropicServer(options: { port?: number } = {}): Pro
       const reply = exchange.takeReply();
       if (!reply) return sendError(res, 500, undefined, `no reply scripted for model ${String(body.model)}`);
       if (reply.status !== undefined) return sendError(res, reply.status, reply.retry_after);
-      streamReply(exchange, reply);
+      void streamReply(exchange, reply);
     },
     options.port === undefined ? {} : { port: options.port },
   );

@@ -4,7 +4,7 @@
  * OpenAI's error body, and `GET /v1/models`.
  */
 import type { ServerResponse } from 'node:http';
-import { halves, randomId, sendEvent, startScriptedServer, type Exchange, type ModelServer, type ScriptedReply } from './scripted-server.js';
+import { halves, randomId, sendEvent, startScriptedServer, streamText, type Exchange, type ModelServer, type ScriptedReply } from './scripted-server.js';
 
 export type { ModelServer, ScriptedReply } from './scripted-server.js';
 
@@ -32,7 +32,7 @@ function sendError(res: ServerResponse, status: number, retryAfter?: number, mes
   res.end(JSON.stringify({ error: { message: message ?? error.message, type: error.type, param: null, code: error.code } }));
 }
 
-function streamReply(exchange: Exchange, reply: ScriptedReply): void {
+async function streamReply(exchange: Exchange, reply: ScriptedReply): Promise<void> {
   const { res, body } = exchange;
   const id = `chatcmpl-${randomId(29)}`;
   const model = typeof body.model === 'string' ? body.model : 'unknown';
@@ -42,7 +42,7 @@ function streamReply(exchange: Exchange, reply: ScriptedReply): void {
 
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-request-id': `req_${randomId(32)}` });
   chunk({ role: 'assistant', content: '', refusal: null });
-  for (const text of reply.text ?? []) chunk({ content: text });
+  if (!(await streamText(exchange, reply, (content) => chunk({ content })))) return;
   if (reply.hang) return exchange.hold();
 
   (reply.tool_calls ?? []).forEach((call, index) => {
@@ -89,7 +89,7 @@ export async function startOpenAiServer(options: { models?: string[]; port?: num
       const reply = exchange.takeReply();
       if (!reply) return sendError(res, 500, undefined, `no reply scripted for model ${String(body.model)}`);
       if (reply.status !== undefined) return sendError(res, reply.status, reply.retry_after);
-      streamReply(exchange, reply);
+      void streamReply(exchange, reply);
     },
     { ...(options.port === undefined ? {} : { port: options.port }), path: '/v1' },
   );

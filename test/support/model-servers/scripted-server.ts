@@ -19,6 +19,8 @@ export interface ScriptedReply {
   retry_after?: number;
   /** Stream the text, then hold the response open until the client disconnects. */
   hang?: boolean;
+  /** Stream the first `chunks` text chunks, then wait for `until` before streaming the rest of the reply. */
+  pause?: { chunks: number; until: Promise<unknown> };
   /** Answer only a request for this model. */
   model?: string;
 }
@@ -28,6 +30,8 @@ export interface ModelServer {
   url: string;
   /** Every request body received, parsed, oldest first. */
   requests: Record<string, unknown>[];
+  /** When each of `requests` arrived (Date.now()), in the same order. */
+  arrivals: number[];
   enqueue(reply: ScriptedReply): void;
   /** What to answer when no queued reply fits; null answers 500 "no reply scripted". */
   setFallback(reply: ScriptedReply | null): void;
@@ -62,6 +66,7 @@ async function bodyOf(req: IncomingMessage): Promise<Record<string, unknown>> {
 
 export async function startScriptedServer(handle: ExchangeHandler, options: { port?: number; path?: string } = {}): Promise<ModelServer> {
   const requests: Record<string, unknown>[] = [];
+  const arrivals: number[] = [];
   const queue: ScriptedReply[] = [];
   let fallback: ScriptedReply | null = null;
   let held = 0;
@@ -76,7 +81,10 @@ export async function startScriptedServer(handle: ExchangeHandler, options: { po
   const server = createServer((req, res) => {
     bodyOf(req).then(
       (body) => {
-        if (req.method === 'POST') requests.push(body);
+        if (req.method === 'POST') {
+          requests.push(body);
+          arrivals.push(Date.now());
+        }
         const model = typeof body.model === 'string' ? body.model : undefined;
         handle({
           method: req.method ?? 'GET',
@@ -111,6 +119,7 @@ export async function startScriptedServer(handle: ExchangeHandler, options: { po
   return {
     url: `http://127.0.0.1:${port}${options.path ?? ''}`,
     requests,
+    arrivals,
     enqueue: (reply) => void queue.push(reply),
     setFallback: (reply) => void (fallback = reply),
     get abortedCount() {
@@ -132,6 +141,21 @@ export async function startScriptedServer(handle: ExchangeHandler, options: { po
 /** Writes one server-sent event; `event` is omitted for OpenAI, which sends bare `data:` lines. */
 export function sendEvent(res: ServerResponse, data: unknown, event?: string): void {
   res.write(`${event ? `event: ${event}\n` : ''}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
+}
+
+/**
+ * Streams the reply's text chunks through `send`; a paused reply stops after its first chunks until it is
+ * released. False when the client went away meanwhile: nothing more is to be written.
+ */
+export async function streamText(exchange: Exchange, reply: ScriptedReply, send: (text: string) => void): Promise<boolean> {
+  const text = reply.text ?? [];
+  const before = reply.pause ? text.slice(0, reply.pause.chunks) : text;
+  for (const piece of before) send(piece);
+  if (!reply.pause) return true;
+  await reply.pause.until;
+  if (exchange.res.destroyed) return false;
+  for (const piece of text.slice(reply.pause.chunks)) send(piece);
+  return true;
 }
 
 /** Splits a tool call's arguments in two, so that clients must assemble them from pieces. */

@@ -1,0 +1,113 @@
+/**
+ * Runs while Temporal restarts: `agentplane api` and `agentplane worker` as processes of their own, on a
+ * Temporal server of their own that keeps its state in a file across the restart.
+ */
+import assert from 'node:assert/strict';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { freePort, startPostgres, startTemporal, type RunningPostgres, type RunningService } from '../../cli/embedded.js';
+import { newSecret } from '../../records/api-keys.js';
+import { createDb } from '../../records/db.js';
+import { migrate } from '../../records/migrate.js';
+import { runSatisfying } from '../support/agents.js';
+import { ApiClient } from '../support/client.js';
+import { eventually } from '../support/eventually.js';
+import { startOpenAiServer, type OpenAiServer } from '../support/model-servers/openai.js';
+import { runCli, type CliProcess } from '../support/processes.js';
+import { scratch, testLog } from '../support/services.js';
+import { SseReader } from '../support/sse.js';
+
+type SentMessage = { role: string; content: unknown };
+
+describe('agentplane api and worker running agents while Temporal restarts', function () {
+  this.timeout(300_000);
+  const processes: CliProcess[] = [];
+  let database: RunningPostgres;
+  let temporal: RunningService & { address: string };
+  let temporalFile: string;
+  let openai: OpenAiServer;
+  let api: CliProcess;
+  let worker: CliProcess;
+  let client: ApiClient;
+
+  before(async () => {
+    database = await startPostgres(join(await scratch, 'runs-temporal-restart'), { durable: false });
+    const db = createDb(database.url, { max: 1, log: testLog });
+    await migrate(db).finally(() => db.end());
+    const blobDir = join(await scratch, 'runs-temporal-restart-blobs');
+    await mkdir(blobDir, { recursive: true });
+    temporalFile = join(await scratch, 'runs-temporal-restart.db');
+    temporal = await startTemporal({ dbFile: temporalFile });
+    openai = await startOpenAiServer({ models: [] });
+    const env = {
+      DATABASE_URL: database.url,
+      TEMPORAL_ADDRESS: temporal.address,
+      AGENTPLANE_BLOB_DIR: blobDir,
+      AGENTPLANE_ADMIN_KEY: newSecret(),
+      OPENAI_BASE_URL: openai.url,
+    };
+    const port = await freePort();
+    api = runCli('api', { ...env, PORT: String(port), HOST: '127.0.0.1' });
+    worker = runCli('worker', env);
+    processes.push(api, worker);
+    client = new ApiClient(`http://127.0.0.1:${port}`, env.AGENTPLANE_ADMIN_KEY);
+    await eventually(async () => {
+      assert.equal(api.child.exitCode, null, api.output());
+      assert.equal((await client.get('/readyz')).status, 200);
+    }, { timeoutMs: 60_000, message: 'the api did not become ready' });
+  });
+
+  after(async () => {
+    for (const process of processes) {
+      process.child.kill('SIGTERM');
+      await process.exited;
+    }
+    await temporal?.stop();
+    await database?.stop();
+    await openai?.stop();
+  });
+
+  it('finishes a run in flight once Temporal is back, asking the model once; meanwhile runs are read, accepted and started later, and a cancel answers 503 with Retry-After', async () => {
+    const created = await client.post('/v1/agents', { name: 'tides', model: 'gpt-4.1-mini', instructions: 'Answer briefly.' });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const agentId: string = created.body.id;
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    openai.enqueue({ text: ['High tide ', 'is at noon.'], pause: { chunks: 1, until: released }, usage: { input: 1000, output: 100 } });
+    const first = await client.post(`/v1/agents/${agentId}/run`, { input: 'When is high tide?', wait: false });
+    assert.equal(first.status, 202, JSON.stringify(first.body));
+    const stream = await SseReader.open(`${client.baseUrl}/v1/runs/${first.body.id}/events`, { headers: { authorization: `Bearer ${client.key}` } });
+    await stream.next((e) => e.event === 'output_text.delta', 60_000);
+
+    await temporal.stop();
+    const readiness = await client.get('/readyz');
+    assert.equal(readiness.status, 503);
+    assert.equal(readiness.body.checks.temporal, 'unavailable');
+    const read = await client.get(`/v1/runs/${first.body.id}`);
+    assert.equal(read.status, 200, JSON.stringify(read.body));
+    assert.equal(read.body.status, 'in_progress');
+    // A run asked for now is accepted, and started once Temporal is back.
+    const second = await client.post(`/v1/agents/${agentId}/run`, { input: 'And low tide?', wait: false });
+    assert.equal(second.status, 202, JSON.stringify(second.body));
+    assert.equal(second.body.status, 'queued');
+    const cancel = await client.post(`/v1/runs/${second.body.id}/cancel`, {});
+    assert.equal(cancel.status, 503, JSON.stringify(cancel.body));
+    assert.equal(cancel.body.error.code, 'dependency_unavailable');
+    assert.ok(Number(cancel.headers.get('retry-after')) > 0, 'a 503 says when to retry');
+    // The model finishes its reply while Temporal is down.
+    release();
+    openai.enqueue({ text: ['Low tide is at six.'], usage: { input: 500, output: 50 } });
+
+    temporal = await startTemporal({ dbFile: temporalFile, port: Number(temporal.address.split(':')[1]) });
+    const done = await runSatisfying(client, first.body.id, (r) => r.status === 'completed', `the run in flight did not complete: ${worker.output()}`, 120_000);
+    assert.equal(done.output.text, 'High tide is at noon.');
+    assert.deepEqual(done.usage, { input_tokens: 1000, output_tokens: 100, cached_tokens: 0 });
+    const later = await runSatisfying(client, second.body.id, (r) => r.status === 'completed', `the run accepted during the outage did not complete: ${worker.output()}`, 120_000);
+    assert.equal(later.output.text, 'Low tide is at six.');
+
+    const asked = openai.requests.map((r) => ((r as { messages: SentMessage[] }).messages.find((m) => m.role === 'user') as SentMessage).content);
+    assert.deepEqual(asked, ['When is high tide?', 'And low tide?'], 'each run asked the model once');
+    assert.equal(api.child.exitCode, null, api.output());
+    assert.equal(worker.child.exitCode, null, worker.output());
+  });
+});
