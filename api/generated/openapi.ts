@@ -599,6 +599,55 @@ export interface components {
         };
         /** @enum {string} */
         RunStatus: "queued" | "in_progress" | "completed" | "failed" | "cancelled";
+        /**
+         * @description A run's log begins with `run.created` and ends with one of `run.completed`, `run.failed`, `run.cancelled`.
+         * @enum {string}
+         */
+        RunEventType: "run.created" | "run.in_progress" | "run.model_fallback" | "step.started" | "output_text.delta" | "tool_call" | "step.completed" | "step.failed" | "step.cancelled" | "run.completed" | "run.failed" | "run.cancelled";
+        /** @description One Server-Sent Event of a run's log (OpenAPI 3.1 describes each event of a `text/event-stream`, as `itemSchema` does in 3.2). Comment lines (`: keep-alive`) are sent when the log is quiet. */
+        RunStreamEvent: {
+            /** @description The sequence number, for `Last-Event-ID`. */
+            id: string;
+            event: components["schemas"]["RunEventType"];
+            data: string;
+        };
+        /** @description An entry of a run's log. Every entry has `run_id`, `seq`, `type` and `created_at`; the others belong to some types only, as each says. */
+        RunEvent: {
+            run_id: string;
+            /** @description Its place in the log: 1, 2, 3, … with no gaps. */
+            seq: number;
+            type: components["schemas"]["RunEventType"];
+            created_at: number;
+            /** @description `step.*`, `output_text.delta`, `tool_call`: the index of the step. */
+            step?: number;
+            /**
+             * @description `step.started`, `step.completed`.
+             * @enum {string}
+             */
+            step_type?: "model_call" | "tool_call";
+            /** @description `step.started`: more than 1 when a step is tried again. */
+            attempt?: number;
+            /** @description `step.started` of a model call, `run.model_fallback`: the model called. */
+            model?: string;
+            /** @description `run.model_fallback`: why `auto` moved to that model. */
+            routing_reason?: string;
+            /** @description `output_text.delta`: the next piece of the assistant's text. */
+            delta?: string;
+            /** @description `tool_call`, and `step.started` of a tool call. */
+            tool_call?: components["schemas"]["ToolCall"];
+            /** @description `step.completed` of a model call. */
+            usage?: components["schemas"]["TokenUsage"];
+            /** @description `step.completed` of a model call: its cost in USD. */
+            cost?: string;
+            /** @description `step.completed` of a model call. */
+            price_version?: string;
+            /** @description `step.completed` of a tool call: the result as the model saw it. */
+            output?: string;
+            /** @description `step.completed` of a tool call. */
+            is_error?: boolean;
+            /** @description `step.failed`, `step.cancelled`, `run.failed`, and `run.cancelled` when a cause is known. */
+            error?: components["schemas"]["RunError"];
+        };
         TokenUsage: {
             input_tokens: number;
             output_tokens: number;
@@ -1278,7 +1327,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Run"];
-                    "text/event-stream": string;
+                    "text/event-stream": components["schemas"]["RunStreamEvent"];
                 };
             };
             /** @description The run, still queued or in progress. */
@@ -1431,7 +1480,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": components["schemas"]["RunStreamEvent"];
                 };
             };
             400: components["responses"]["Error"];

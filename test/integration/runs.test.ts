@@ -73,6 +73,21 @@ describe('runs', function () {
     assert.deepEqual(resumed.events.map((e) => Number(e.id)), ids.slice(3));
   });
 
+  it("names each event's type in its data as in its `event` field, and a step's kind as `step_type`", async () => {
+    const agent = await createAgent(stack.tenant.admin);
+    stack.openai.enqueue({ text: ['Hello.'], usage: { input: 2, output: 1 } });
+    const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Greet me.' });
+    assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
+    const stream = await SseReader.open(`${stack.api.url}/v1/runs/${run.body.id}/events`, { headers: { authorization: `Bearer ${stack.tenant.admin.key}` } });
+    await stream.done;
+    assert.deepEqual(stream.events.map((e) => e.data.type), stream.events.map((e) => e.event));
+    const steps = stream.events.filter((e) => e.event.startsWith('step.'));
+    assert.deepEqual(steps.map((e) => [e.event, e.data.step_type]), [
+      ['step.started', 'model_call'],
+      ['step.completed', 'model_call'],
+    ]);
+  });
+
   it('calls an HTTP tool with the arguments the model chose and gives the model its result', async () => {
     const { startToolServer } = await import('../support/http-tool-server.js');
     const tools = await startToolServer();
