@@ -306,7 +306,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The run's event log as Server-Sent Events, from the start or after the event named by `Last-Event-ID` (or `after`), live until the run ends; a finished run's log is replayed and the stream closes. */
+        /** The run's event log as Server-Sent Events, from the start or after the event named by `Last-Event-ID` (or `after`), live until the run ends; a finished run's log is replayed and the stream closes. Given both, `Last-Event-ID` wins: an EventSource reconnects to the URL it opened, `after` included, with the id of the last event it received. */
         get: operations["streamRunEvents"];
         put?: never;
         post?: never;
@@ -1461,7 +1461,7 @@ export interface operations {
     streamRunEvents: {
         parameters: {
             query?: {
-                /** @description The sequence number of the last event already seen; the same as `Last-Event-ID`. */
+                /** @description The sequence number of the last event already seen, for clients that cannot send `Last-Event-ID`. */
                 after?: number;
             };
             header?: {

@@ -88,6 +88,20 @@ describe('runs', function () {
     ]);
   });
 
+  it('resumes after Last-Event-ID when the URL also carries `after`, as an EventSource reconnecting to that URL does', async () => {
+    const agent = await createAgent(stack.tenant.admin);
+    stack.openai.enqueue({ text: ['One ', 'two.'], usage: { input: 2, output: 2 } });
+    const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Count.' });
+    const all = await SseReader.open(`${stack.api.url}/v1/runs/${run.body.id}/events`, { headers: { authorization: `Bearer ${stack.tenant.admin.key}` } });
+    await all.done;
+    const resumed = await SseReader.open(`${stack.api.url}/v1/runs/${run.body.id}/events?after=1`, {
+      headers: { authorization: `Bearer ${stack.tenant.admin.key}`, 'last-event-id': '3' },
+    });
+    assert.equal(resumed.response.status, 200);
+    await resumed.done;
+    assert.deepEqual(resumed.events.map((e) => e.id), all.events.slice(3).map((e) => e.id));
+  });
+
   it('calls an HTTP tool with the arguments the model chose and gives the model its result', async () => {
     const { startToolServer } = await import('../support/http-tool-server.js');
     const tools = await startToolServer();
