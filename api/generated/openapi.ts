@@ -346,6 +346,8 @@ export interface components {
         };
         /** @description A string without the NUL character (U+0000); a request holding one answers 400. */
         Text: string;
+        /** @description An object's id as the platform issues it (`file_…`, `run_…`): at most 64 characters, without NUL. An id that names nothing of the project answers 404. */
+        ObjectId: string;
         Metadata: {
             [key: string]: components["schemas"]["Text"];
         };
@@ -485,8 +487,8 @@ export interface components {
             output_per_million: string;
             cached_input_per_million: string;
         };
-        /** @description `auto`, or a model id from `GET /v1/models`. */
-        ModelName: components["schemas"]["Text"];
+        /** @description `auto` (the routing policy chooses a model for each call), or a model id from `GET /v1/models`. A name the catalogue does not hold answers 400 `model_not_found`. */
+        ModelName: "auto" | components["schemas"]["Text"];
         ModelSettings: {
             temperature?: number;
             top_p?: number;
@@ -586,11 +588,11 @@ export interface components {
             /** @description The user's message, or a list of messages (user and assistant turns) ending the conversation so far. */
             input: components["schemas"]["Text"] | components["schemas"]["InputMessage"][];
             /** @description Files (any purpose) whose extracted text, and for a vision model whose images, go into the context; the built-in `read_file` tool reads them further. A file still processing is waited for up to 60 seconds. */
-            file_ids?: components["schemas"]["Text"][];
+            file_ids?: components["schemas"]["ObjectId"][];
             metadata?: components["schemas"]["Metadata"];
             model?: components["schemas"]["ModelName"];
             /** @description A finished run of this agent to continue: its conversation comes before `input`. */
-            previous_run_id?: components["schemas"]["Text"];
+            previous_run_id?: components["schemas"]["ObjectId"];
             max_steps?: number;
             /** @default false */
             stream: boolean;
