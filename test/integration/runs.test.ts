@@ -102,6 +102,29 @@ describe('runs', function () {
     assert.deepEqual(resumed.events.map((e) => e.id), all.events.slice(3).map((e) => e.id));
   });
 
+  it('ends the stream of a finished run at once when Last-Event-ID is its last event or beyond', async () => {
+    const agent = await createAgent(stack.tenant.admin);
+    stack.openai.enqueue({ text: ['Done.'], usage: { input: 1, output: 1 } });
+    const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Finish.' });
+    assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
+    const all = await SseReader.open(`${stack.api.url}/v1/runs/${run.body.id}/events`, { headers: { authorization: `Bearer ${stack.tenant.admin.key}` } });
+    await all.done;
+    const last = Number(all.events.at(-1)!.id);
+    for (const lastEventId of [last, last + 5]) {
+      const giveUp = new AbortController();
+      const resumed = await SseReader.open(`${stack.api.url}/v1/runs/${run.body.id}/events`, {
+        headers: { authorization: `Bearer ${stack.tenant.admin.key}`, 'last-event-id': String(lastEventId) },
+        signal: giveUp.signal,
+      });
+      try {
+        await eventually(() => assert.ok(resumed.ended, 'the stream is still open'), { timeoutMs: 10_000, message: `the stream after ${lastEventId} did not end` });
+        assert.deepEqual(resumed.events, []);
+      } finally {
+        giveUp.abort();
+      }
+    }
+  });
+
   it('calls an HTTP tool with the arguments the model chose and gives the model its result', async () => {
     const { startToolServer } = await import('../support/http-tool-server.js');
     const tools = await startToolServer();
