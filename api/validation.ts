@@ -27,7 +27,8 @@ export interface Input<Id extends OperationId> {
 }
 
 const DOCUMENT_ID = 'agentplane-openapi';
-const bodies = new Ajv2020({ strict: false, allErrors: false });
+// `verbose` keeps the offending value on each error, for the messages that name it (`not`).
+const bodies = new Ajv2020({ strict: false, allErrors: false, verbose: true });
 bodies.addSchema({ ...openapiDocument, $id: DOCUMENT_ID });
 const parameters = new Ajv2020({ strict: false, allErrors: false, coerceTypes: true, useDefaults: true });
 parameters.addSchema({ ...openapiDocument, $id: DOCUMENT_ID });
@@ -75,6 +76,10 @@ function violation(errors: ErrorObject[] | null | undefined): Error {
     return InvalidRequestError('unknown_parameter', `Unknown parameter \`${name}\`.`, name);
   }
   const name = path.join('.') || null;
+  if (error?.keyword === 'not' && error.data !== undefined) {
+    // Ajv's own words ("must NOT be valid") do not say which value is refused.
+    return InvalidRequestError('invalid_parameter', `${name ? `\`${name}\`` : 'The body'} may not be ${JSON.stringify(error.data)}.`, name);
+  }
   return InvalidRequestError('invalid_parameter', `${name ? `\`${name}\`` : 'The body'} ${error?.message ?? 'is invalid'}.`, name);
 }
 

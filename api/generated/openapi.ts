@@ -499,6 +499,7 @@ export interface components {
          * @enum {string}
          */
         Concurrency: "allow" | "reject" | "enqueue" | "interrupt";
+        /** @description Headers that frame or route a request (Host, Content-Length, Connection, …) are the platform's to set. */
         Headers: {
             [key: string]: string;
         };
@@ -508,6 +509,7 @@ export interface components {
              * @enum {string}
              */
             type: "http";
+            /** @description Not `read_file`, the built-in tool's name. */
             name: string;
             description?: components["schemas"]["Text"];
             url: string;
@@ -518,8 +520,11 @@ export interface components {
             method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
             /** @description Sent with every call (e.g. `Authorization`). Returned with their values hidden. */
             headers?: components["schemas"]["Headers"];
-            /** @description A JSON Schema (of an object) for the arguments. GET sends them as the query string; other methods as a JSON body. */
-            parameters?: Record<string, never>;
+            /** @description A JSON Schema (2020-12) of the arguments, which are an object: GET sends them as the query string, other methods as a JSON body. A schema that does not compile answers 400 `invalid_tool`. */
+            parameters?: {
+                /** @constant */
+                type: "object";
+            };
             /** @default 10000 */
             timeout_ms: number;
             /** @default 65536 */
@@ -545,6 +550,7 @@ export interface components {
             description?: components["schemas"]["Text"];
             model?: components["schemas"]["ModelName"];
             instructions?: components["schemas"]["Text"];
+            /** @description HTTP tool names are unique among the agent's tools, and so are MCP server labels; an HTTP tool's name may not begin with `<server_label>__` of one of them. A clash answers 400 `invalid_tool`. */
             tools?: components["schemas"]["AgentTool"][];
             model_settings?: components["schemas"]["ModelSettings"];
             concurrency?: components["schemas"]["Concurrency"];
