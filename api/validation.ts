@@ -76,11 +76,17 @@ function violation(errors: ErrorObject[] | null | undefined): Error {
     return InvalidRequestError('unknown_parameter', `Unknown parameter \`${name}\`.`, name);
   }
   const name = path.join('.') || null;
+  const subject = name ? `\`${name}\`` : 'The body';
   if (error?.keyword === 'not' && error.data !== undefined) {
     // Ajv's own words ("must NOT be valid") do not say which value is refused.
-    return InvalidRequestError('invalid_parameter', `${name ? `\`${name}\`` : 'The body'} may not be ${JSON.stringify(error.data)}.`, name);
+    return InvalidRequestError('invalid_parameter', `${subject} may not be ${JSON.stringify(error.data)}.`, name);
   }
-  return InvalidRequestError('invalid_parameter', `${name ? `\`${name}\`` : 'The body'} ${error?.message ?? 'is invalid'}.`, name);
+  const description = (error?.parentSchema as { description?: unknown } | undefined)?.description;
+  if (error?.keyword === 'pattern' && typeof description === 'string') {
+    // A described pattern (a URL's grammar, say) reads better in the document's words than as a regex.
+    return InvalidRequestError('invalid_parameter', `${subject} is not valid: ${description}`, name);
+  }
+  return InvalidRequestError('invalid_parameter', `${subject} ${error?.message ?? 'is invalid'}.`, name);
 }
 
 // Parameter schemas point into the document; anchor their references to it.

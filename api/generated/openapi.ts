@@ -499,6 +499,8 @@ export interface components {
          * @enum {string}
          */
         Concurrency: "allow" | "reject" | "enqueue" | "interrupt";
+        /** @description An http or https URL: a host name, an IPv4 address or a bracketed IPv6 address, an optional port, then path, query and fragment in printable ASCII (percent-encode the rest). No user name or password: send credentials in `headers`. A private or loopback target answers 400 `invalid_tool` unless the platform allows them (AGENTPLANE_TOOLS_ALLOW_PRIVATE). */
+        ToolUrl: string;
         /** @description Headers that frame or route a request (Host, Content-Length, Connection, …) are the platform's to set. */
         Headers: {
             [key: string]: string;
@@ -512,7 +514,7 @@ export interface components {
             /** @description Not `read_file`, the built-in tool's name. */
             name: string;
             description?: components["schemas"]["Text"];
-            url: string;
+            url: components["schemas"]["ToolUrl"];
             /**
              * @default POST
              * @enum {string}
@@ -537,7 +539,7 @@ export interface components {
              */
             type: "mcp";
             server_label: string;
-            server_url: string;
+            server_url: components["schemas"]["ToolUrl"];
             headers?: components["schemas"]["Headers"];
             allowed_tools?: string[];
             /** @default 30000 */

@@ -43,6 +43,8 @@ def error_code(response):
 
 # How the API words a clash between two of an agent's tools (tools/definitions.ts).
 TOOL_CLASH = re.compile(r"is already used by tools\[\d+\]$|belong to the tools of the MCP server ")
+# Where a tool's parameters schema is, in the name of a parameter.
+TOOL_PARAMETERS = re.compile(r"tools\.\d+\.parameters\.")
 
 
 @schemathesis.hook
@@ -66,6 +68,12 @@ def filter_failure(context, failure, case, response):
         #   server's `<label>__` (AgentFields.tools). A schema cannot relate one item of an array to another.
         if error_code(response) == "invalid_tool" and TOOL_CLASH.search(error_of(response).get("message", "")):
             return False
+        # - no string in a request may hold NUL (the document's description): a tool's `parameters` is a free-form
+        #   JSON Schema, with no schema of its own for the strings inside it. (A recursive one would state it, but
+        #   openapi-typescript cannot type a recursive union.)
+        if error_code(response) == "invalid_parameter" and TOOL_PARAMETERS.match(error_of(response).get("param") or ""):
+            if "NUL character" in error_of(response).get("message", ""):
+                return False
     body = case.body if isinstance(case.body, dict) else {}
     if case.path == "/v1/files" and case.method.upper() == "POST":
         # ST202 for an upload answered 415: the type is decided from the content (docs/api.md, Files), which

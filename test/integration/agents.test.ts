@@ -80,11 +80,13 @@ describe('agents', () => {
     assert.match(schema.body.error.param, /^tools\[0\]\.parameters/);
   });
 
-  it('refuses with 400, naming the value, the tool names, labels, headers and parameters the document rules out', async () => {
+  it('refuses with 400, saying why, the tool names, labels, headers, URLs and parameters the document rules out', async () => {
     const refusals: [tool: Record<string, unknown>, param: string, value: RegExp][] = [
       [{ type: 'http', name: 'read_file', url: 'https://a.example.com/' }, 'tools.0.name', /"read_file"/],
       [{ type: 'http', name: 'lookup', url: 'https://a.example.com/', headers: { TE: 'trailers' } }, 'tools.0.headers', /"TE"/],
       [{ type: 'http', name: 'lookup', url: 'https://a.example.com/', parameters: { properties: {} } }, 'tools.0.parameters.type', /type/],
+      [{ type: 'http', name: 'lookup', url: 'https://user:secret@a.example.com/' }, 'tools.0.url', /No user name or password/],
+      [{ type: 'http', name: 'lookup', url: 'https://\u0018/' }, 'tools.0.url', /http or https URL/],
     ];
     for (const [tool, param, value] of refusals) {
       const refused = await tenant.admin.post('/v1/agents', { name: 'x', model: 'auto', tools: [tool] });
