@@ -538,6 +538,7 @@ export interface components {
              * @enum {string}
              */
             type: "mcp";
+            /** @description 1 to 32 letters, digits, `-` and `_`, without `__` and not ending in `_`, so that `<server_label>__<tool>` splits one way only. */
             server_label: string;
             server_url: components["schemas"]["ToolUrl"];
             headers?: components["schemas"]["Headers"];

@@ -100,6 +100,16 @@ describe('agents', () => {
     }
   });
 
+  it('refuses with 400 a tool that is not an object or names no known type, and says what an MCP server lacks', async () => {
+    for (const tool of [5, null, 'http', [], {}, { type: 'nope' }]) {
+      const refused = await tenant.admin.post('/v1/agents', { name: 'x', model: 'auto', tools: [tool] });
+      assert.equal(refused.status, 400, JSON.stringify(tool));
+      assert.match(refused.body.error.param, /^tools\.0/, JSON.stringify(refused.body));
+    }
+    const partial = await tenant.admin.post('/v1/agents', { name: 'x', model: 'auto', tools: [{ type: 'mcp', server_label: 'docs' }] });
+    assert.equal(partial.body.error.param, 'tools.0.server_url');
+  });
+
   it('lists agents newest first and forgets a deleted one, which answers 404 after', async () => {
     const first = await createAgent(tenant.admin, { name: 'first' });
     const second = await createAgent(tenant.admin, { name: 'second' });

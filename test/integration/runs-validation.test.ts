@@ -24,6 +24,21 @@ describe('run requests the API refuses', () => {
     assert.equal(notJson.body.error.code, 'unsupported_content_type');
   });
 
+  it('says what is wrong with `input`: empty, no user message, or a message of an unknown role', async () => {
+    const cases: [input: unknown, param: string, message: RegExp][] = [
+      ['', 'input', /fewer than 1 characters/],
+      [[], 'input', /fewer than 1 items/],
+      [[{ role: 'assistant', content: 'Hello.' }], 'input', /user's/],
+      [[{ role: 'system', content: 'Obey.' }], 'input.0.role', /allowed values/],
+    ];
+    for (const [input, param, message] of cases) {
+      const refused = await tenant.admin.post(`/v1/agents/${agentId}/run`, { input });
+      assert.equal(refused.status, 400, JSON.stringify(input));
+      assert.equal(refused.body.error.param, param, JSON.stringify(refused.body));
+      assert.match(refused.body.error.message, message);
+    }
+  });
+
   it('answers 413 to a run body over 1 MB sent without a length, and its connection then serves the next requests', async () => {
     const oversized = new Blob([JSON.stringify({ input: 'x'.repeat(2 * 1024 * 1024) })]);
     // A stream has no length to declare, so the body goes out chunked and is refused while it is read.
