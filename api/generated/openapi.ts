@@ -771,7 +771,10 @@ export interface components {
         Order: "asc" | "desc";
     };
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description The run's own URL. */
+        RunLocation: string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -1334,6 +1337,7 @@ export interface operations {
             /** @description The finished run; or, with `stream`, its events. */
             200: {
                 headers: {
+                    Location: components["headers"]["RunLocation"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1344,6 +1348,7 @@ export interface operations {
             /** @description The run, still queued or in progress. */
             202: {
                 headers: {
+                    Location: components["headers"]["RunLocation"];
                     [name: string]: unknown;
                 };
                 content: {
