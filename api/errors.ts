@@ -3,6 +3,7 @@ import type { Middleware } from 'koa';
 import type { ApiState } from './context.js';
 import { UnknownCursorError } from '../records/pagination.js';
 import { DatabaseUnavailableError } from '../records/db.js';
+import { drainUnreadBody } from './unread-body.js';
 
 export type ErrorType =
   | 'invalid_request_error'
@@ -104,6 +105,7 @@ export function handleErrors(): Middleware<ApiState> {
       ctx.set(apiError.headers);
       ctx.body = errorBody(apiError);
       ctx.state.errorCode = apiError.code;
+      drainUnreadBody(ctx);
     }
   };
 }

@@ -27,8 +27,15 @@ export interface Input<Id extends OperationId> {
 }
 
 const DOCUMENT_ID = 'agentplane-openapi';
-const bodies = new Ajv2020({ strict: false, allErrors: false });
-bodies.addSchema({ ...openapiDocument, $id: DOCUMENT_ID });
+// `verbose` keeps the offending value on each error, for the messages that name it (`not`). With
+// `discriminator`, a tool is checked against the branch its `type` names only, and its errors are that
+// branch's; Ajv reads the branch from each one's `type` constant and refuses a `mapping`, which the
+// document keeps for other readers.
+const bodies = new Ajv2020({ strict: false, allErrors: false, verbose: true, discriminator: true });
+const withoutMappings: unknown = JSON.parse(JSON.stringify(openapiDocument), (key, value: unknown) =>
+  key === 'discriminator' ? { propertyName: (value as { propertyName: string }).propertyName } : value,
+);
+bodies.addSchema({ ...(withoutMappings as object), $id: DOCUMENT_ID });
 const parameters = new Ajv2020({ strict: false, allErrors: false, coerceTypes: true, useDefaults: true });
 parameters.addSchema({ ...openapiDocument, $id: DOCUMENT_ID });
 
@@ -62,9 +69,27 @@ export function refuseNulInUrl(): Middleware<ApiState> {
   };
 }
 
-/** Turns the first schema violation into a 400 that names the offending parameter. */
+// Errors that only say a value is not of some branch's kind.
+const KIND_ONLY = new Set(['type', 'const']);
+const depthOf = (error: ErrorObject) => error.instancePath.split('/').length;
+
+/**
+ * The error that says most. Under `oneOf` or `anyOf` Ajv reports a failure from every branch; the telling
+ * one reaches deepest into the value, or, as deep, says more than that the value is not a branch's kind.
+ */
+function mostTelling(errors: ErrorObject[]): ErrorObject | undefined {
+  // What an array lacks is told by `contains`, not by the items that do not supply it.
+  const lacking = errors.find((e) => e.keyword === 'contains');
+  if (lacking) return lacking;
+  const branches = errors.filter((e) => e.keyword !== 'oneOf' && e.keyword !== 'anyOf');
+  const better = (e: ErrorObject, best: ErrorObject) =>
+    depthOf(e) > depthOf(best) || (depthOf(e) === depthOf(best) && KIND_ONLY.has(best.keyword) && !KIND_ONLY.has(e.keyword));
+  return branches.reduce<ErrorObject | undefined>((best, e) => (!best || better(e, best) ? e : best), undefined) ?? errors[0];
+}
+
+/** Turns the most telling schema violation into a 400 that names the offending parameter. */
 function violation(errors: ErrorObject[] | null | undefined): Error {
-  const error = errors?.[0];
+  const error = errors ? mostTelling(errors) : undefined;
   const path = (error?.instancePath ?? '').split('/').filter(Boolean);
   if (error?.keyword === 'required') {
     const name = [...path, error.params.missingProperty as string].join('.');
@@ -75,7 +100,17 @@ function violation(errors: ErrorObject[] | null | undefined): Error {
     return InvalidRequestError('unknown_parameter', `Unknown parameter \`${name}\`.`, name);
   }
   const name = path.join('.') || null;
-  return InvalidRequestError('invalid_parameter', `${name ? `\`${name}\`` : 'The body'} ${error?.message ?? 'is invalid'}.`, name);
+  const subject = name ? `\`${name}\`` : 'The body';
+  if (error?.keyword === 'not' && error.data !== undefined) {
+    // Ajv's own words ("must NOT be valid") do not say which value is refused.
+    return InvalidRequestError('invalid_parameter', `${subject} may not be ${JSON.stringify(error.data)}.`, name);
+  }
+  const description = (error?.parentSchema as { description?: unknown } | undefined)?.description;
+  if ((error?.keyword === 'pattern' || error?.keyword === 'contains') && typeof description === 'string') {
+    // A described rule (a URL's grammar, say) reads better in the document's words than as a regex.
+    return InvalidRequestError('invalid_parameter', `${subject} is not valid: ${description}`, name);
+  }
+  return InvalidRequestError('invalid_parameter', `${subject} ${error?.message ?? 'is invalid'}.`, name);
 }
 
 // Parameter schemas point into the document; anchor their references to it.

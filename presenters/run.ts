@@ -102,7 +102,8 @@ export function presentRun(run: RunRecord, steps: RunStepRecord[], children: Run
 
 /** One event of a run's log as a Server-Sent Events message; `id` is its sequence number. */
 export function presentRunEvent(event: RunEventRecord): string {
-  const data = { run_id: event.run_id, seq: event.seq, type: event.type, created_at: unixSeconds(event.created_at), ...event.data };
+  // The fields every event has come last, so that no event's own data can stand in for them.
+  const data = { ...event.data, run_id: event.run_id, seq: event.seq, type: event.type, created_at: unixSeconds(event.created_at) };
   return `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 

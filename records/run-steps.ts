@@ -65,7 +65,7 @@ export async function beginStep(
   );
   await appendRunEvent(tx, runId, 'step.started', {
     step: index,
-    type: step.type,
+    step_type: step.type,
     attempt: rows[0]!.attempt,
     ...(model ? { model } : {}),
     ...(toolCall ? { tool_call: toolCall } : {}),
@@ -105,7 +105,7 @@ export async function completeModelStep(tx: Queryable, runId: string, index: num
   }
   await appendRunEvent(tx, runId, 'step.completed', {
     step: index,
-    type: 'model_call',
+    step_type: 'model_call',
     usage,
     cost: charged.cost,
     price_version: price.version,
@@ -119,7 +119,7 @@ export async function completeToolStep(tx: Queryable, runId: string, index: numb
     [runId, index, message, message.is_error ?? false],
   );
   if (rowCount !== 1) return false;
-  await appendRunEvent(tx, runId, 'step.completed', { step: index, type: 'tool_call', is_error: message.is_error ?? false, output: message.content });
+  await appendRunEvent(tx, runId, 'step.completed', { step: index, step_type: 'tool_call', is_error: message.is_error ?? false, output: message.content });
   return true;
 }
 

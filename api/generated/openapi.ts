@@ -306,7 +306,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The run's event log as Server-Sent Events, from the start or after the event named by `Last-Event-ID` (or `after`), live until the run ends; a finished run's log is replayed and the stream closes. */
+        /** The run's event log as Server-Sent Events, from the start or after the event named by `Last-Event-ID` (or `after`), live until the run ends; a finished run's log is replayed and the stream closes. Given both, `Last-Event-ID` wins: an EventSource reconnects to the URL it opened, `after` included, with the id of the last event it received. */
         get: operations["streamRunEvents"];
         put?: never;
         post?: never;
@@ -417,6 +417,8 @@ export interface components {
         };
         /** @description A string without the NUL character (U+0000); a request holding one answers 400. */
         Text: string;
+        /** @description An object's id as the platform issues it (`file_…`, `run_…`): at most 64 characters, without NUL. An id that names nothing of the project answers 404. */
+        ObjectId: string;
         Metadata: {
             [key: string]: components["schemas"]["Text"];
         };
@@ -556,8 +558,8 @@ export interface components {
             output_per_million: string;
             cached_input_per_million: string;
         };
-        /** @description `auto`, or a model id from `GET /v1/models`. */
-        ModelName: components["schemas"]["Text"];
+        /** @description `auto` (the routing policy chooses a model for each call), or a model id from `GET /v1/models`. A name the catalogue does not hold answers 400 `model_not_found`. */
+        ModelName: "auto" | components["schemas"]["Text"];
         ModelSettings: {
             temperature?: number;
             top_p?: number;
@@ -568,6 +570,9 @@ export interface components {
          * @enum {string}
          */
         Concurrency: "allow" | "reject" | "enqueue" | "interrupt";
+        /** @description An http or https URL: a host name, an IPv4 address or a bracketed IPv6 address, an optional port, then path, query and fragment in printable ASCII (percent-encode the rest). No user name or password: send credentials in `headers`. A private or loopback target answers 400 `invalid_tool` unless the platform allows them (AGENTPLANE_TOOLS_ALLOW_PRIVATE). */
+        ToolUrl: string;
+        /** @description Headers that frame or route a request (Host, Content-Length, Connection, …) are the platform's to set. */
         Headers: {
             [key: string]: string;
         };
@@ -577,9 +582,10 @@ export interface components {
              * @enum {string}
              */
             type: "http";
+            /** @description Not `read_file`, the built-in tool's name. */
             name: string;
             description?: components["schemas"]["Text"];
-            url: string;
+            url: components["schemas"]["ToolUrl"];
             /**
              * @default POST
              * @enum {string}
@@ -587,8 +593,11 @@ export interface components {
             method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
             /** @description Sent with every call (e.g. `Authorization`). Returned with their values hidden. */
             headers?: components["schemas"]["Headers"];
-            /** @description A JSON Schema (of an object) for the arguments. GET sends them as the query string; other methods as a JSON body. */
-            parameters?: Record<string, never>;
+            /** @description A JSON Schema (2020-12) of the arguments, which are an object: GET sends them as the query string, other methods as a JSON body. A schema that does not compile answers 400 `invalid_tool`. */
+            parameters?: {
+                /** @constant */
+                type: "object";
+            };
             /** @default 10000 */
             timeout_ms: number;
             /** @default 65536 */
@@ -600,8 +609,9 @@ export interface components {
              * @enum {string}
              */
             type: "mcp";
+            /** @description 1 to 32 letters, digits, `-` and `_`, without `__` and not ending in `_`, so that `<server_label>__<tool>` splits one way only. */
             server_label: string;
-            server_url: string;
+            server_url: components["schemas"]["ToolUrl"];
             headers?: components["schemas"]["Headers"];
             allowed_tools?: string[];
             /** @default 30000 */
@@ -614,6 +624,7 @@ export interface components {
             description?: components["schemas"]["Text"];
             model?: components["schemas"]["ModelName"];
             instructions?: components["schemas"]["Text"];
+            /** @description HTTP tool names are unique among the agent's tools, and so are MCP server labels; an HTTP tool's name may not begin with `<server_label>__` of one of them. A clash answers 400 `invalid_tool`. */
             tools?: components["schemas"]["AgentTool"][];
             model_settings?: components["schemas"]["ModelSettings"];
             concurrency?: components["schemas"]["Concurrency"];
@@ -657,11 +668,11 @@ export interface components {
             /** @description The user's message, or a list of messages (user and assistant turns) ending the conversation so far. */
             input: components["schemas"]["Text"] | components["schemas"]["InputMessage"][];
             /** @description Files (any purpose) whose extracted text, and for a vision model whose images, go into the context; the built-in `read_file` tool reads them further. A file still processing is waited for up to 60 seconds. */
-            file_ids?: components["schemas"]["Text"][];
+            file_ids?: components["schemas"]["ObjectId"][];
             metadata?: components["schemas"]["Metadata"];
             model?: components["schemas"]["ModelName"];
             /** @description A finished run of this agent to continue: its conversation comes before `input`. */
-            previous_run_id?: components["schemas"]["Text"];
+            previous_run_id?: components["schemas"]["ObjectId"];
             max_steps?: number;
             /** @default false */
             stream: boolean;
@@ -670,6 +681,55 @@ export interface components {
         };
         /** @enum {string} */
         RunStatus: "queued" | "in_progress" | "completed" | "failed" | "cancelled";
+        /**
+         * @description A run's log begins with `run.created` and ends with one of `run.completed`, `run.failed`, `run.cancelled`.
+         * @enum {string}
+         */
+        RunEventType: "run.created" | "run.in_progress" | "run.model_fallback" | "step.started" | "output_text.delta" | "tool_call" | "step.completed" | "step.failed" | "step.cancelled" | "run.completed" | "run.failed" | "run.cancelled";
+        /** @description One Server-Sent Event of a run's log (OpenAPI 3.1 describes each event of a `text/event-stream`, as `itemSchema` does in 3.2). Comment lines (`: keep-alive`) are sent when the log is quiet. */
+        RunStreamEvent: {
+            /** @description The sequence number, for `Last-Event-ID`. */
+            id: string;
+            event: components["schemas"]["RunEventType"];
+            data: string;
+        };
+        /** @description An entry of a run's log. Every entry has `run_id`, `seq`, `type` and `created_at`; the others belong to some types only, as each says. */
+        RunEvent: {
+            run_id: string;
+            /** @description Its place in the log: 1, 2, 3, … with no gaps. */
+            seq: number;
+            type: components["schemas"]["RunEventType"];
+            created_at: number;
+            /** @description `step.*`, `output_text.delta`, `tool_call`: the index of the step. */
+            step?: number;
+            /**
+             * @description `step.started`, `step.completed`.
+             * @enum {string}
+             */
+            step_type?: "model_call" | "tool_call";
+            /** @description `step.started`: more than 1 when a step is tried again. */
+            attempt?: number;
+            /** @description `step.started` of a model call, `run.model_fallback`: the model called. */
+            model?: string;
+            /** @description `run.model_fallback`: why `auto` moved to that model. */
+            routing_reason?: string;
+            /** @description `output_text.delta`: the next piece of the assistant's text. */
+            delta?: string;
+            /** @description `tool_call`, and `step.started` of a tool call. */
+            tool_call?: components["schemas"]["ToolCall"];
+            /** @description `step.completed` of a model call. */
+            usage?: components["schemas"]["TokenUsage"];
+            /** @description `step.completed` of a model call: its cost in USD. */
+            cost?: string;
+            /** @description `step.completed` of a model call. */
+            price_version?: string;
+            /** @description `step.completed` of a tool call: the result as the model saw it. */
+            output?: string;
+            /** @description `step.completed` of a tool call. */
+            is_error?: boolean;
+            /** @description `step.failed`, `step.cancelled`, `run.failed`, and `run.cancelled` when a cause is known. */
+            error?: components["schemas"]["RunError"];
+        };
         TokenUsage: {
             input_tokens: number;
             output_tokens: number;
@@ -849,7 +909,10 @@ export interface components {
         Order: "asc" | "desc";
     };
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description The run's own URL. */
+        RunLocation: string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -1412,16 +1475,18 @@ export interface operations {
             /** @description The finished run; or, with `stream`, its events. */
             200: {
                 headers: {
+                    Location: components["headers"]["RunLocation"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Run"];
-                    "text/event-stream": string;
+                    "text/event-stream": components["schemas"]["RunStreamEvent"];
                 };
             };
             /** @description The run, still queued or in progress. */
             202: {
                 headers: {
+                    Location: components["headers"]["RunLocation"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1550,7 +1615,7 @@ export interface operations {
     streamRunEvents: {
         parameters: {
             query?: {
-                /** @description The sequence number of the last event already seen; the same as `Last-Event-ID`. */
+                /** @description The sequence number of the last event already seen, for clients that cannot send `Last-Event-ID`. */
                 after?: number;
             };
             header?: {
@@ -1569,7 +1634,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": components["schemas"]["RunStreamEvent"];
                 };
             };
             400: components["responses"]["Error"];

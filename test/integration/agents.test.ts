@@ -80,6 +80,36 @@ describe('agents', () => {
     assert.match(schema.body.error.param, /^tools\[0\]\.parameters/);
   });
 
+  it('refuses with 400, saying why, the tool names, labels, headers, URLs and parameters the document rules out', async () => {
+    const refusals: [tool: Record<string, unknown>, param: string, value: RegExp][] = [
+      [{ type: 'http', name: 'read_file', url: 'https://a.example.com/' }, 'tools.0.name', /"read_file"/],
+      [{ type: 'http', name: 'lookup', url: 'https://a.example.com/', headers: { TE: 'trailers' } }, 'tools.0.headers', /"TE"/],
+      [{ type: 'http', name: 'lookup', url: 'https://a.example.com/', parameters: { properties: {} } }, 'tools.0.parameters.type', /type/],
+      [{ type: 'http', name: 'lookup', url: 'https://user:secret@a.example.com/' }, 'tools.0.url', /No user name or password/],
+      [{ type: 'http', name: 'lookup', url: 'https://\u0018/' }, 'tools.0.url', /http or https URL/],
+    ];
+    for (const [tool, param, value] of refusals) {
+      const refused = await tenant.admin.post('/v1/agents', { name: 'x', model: 'auto', tools: [tool] });
+      assert.equal(refused.status, 400, JSON.stringify(tool));
+      assert.equal(refused.body.error.param, param, JSON.stringify(refused.body));
+      assert.match(refused.body.error.message, value);
+    }
+    for (const label of ['my__docs', 'docs_']) {
+      const refused = await tenant.admin.post('/v1/agents', { name: 'x', model: 'auto', tools: [{ type: 'mcp', server_label: label, server_url: 'https://mcp.example.com/' }] });
+      assert.equal(refused.status, 400, label);
+    }
+  });
+
+  it('refuses with 400 a tool that is not an object or names no known type, and says what an MCP server lacks', async () => {
+    for (const tool of [5, null, 'http', [], {}, { type: 'nope' }]) {
+      const refused = await tenant.admin.post('/v1/agents', { name: 'x', model: 'auto', tools: [tool] });
+      assert.equal(refused.status, 400, JSON.stringify(tool));
+      assert.match(refused.body.error.param, /^tools\.0/, JSON.stringify(refused.body));
+    }
+    const partial = await tenant.admin.post('/v1/agents', { name: 'x', model: 'auto', tools: [{ type: 'mcp', server_label: 'docs' }] });
+    assert.equal(partial.body.error.param, 'tools.0.server_url');
+  });
+
   it('lists agents newest first and forgets a deleted one, which answers 404 after', async () => {
     const first = await createAgent(tenant.admin, { name: 'first' });
     const second = await createAgent(tenant.admin, { name: 'second' });

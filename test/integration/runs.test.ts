@@ -73,6 +73,58 @@ describe('runs', function () {
     assert.deepEqual(resumed.events.map((e) => Number(e.id)), ids.slice(3));
   });
 
+  it("names each event's type in its data as in its `event` field, and a step's kind as `step_type`", async () => {
+    const agent = await createAgent(stack.tenant.admin);
+    stack.openai.enqueue({ text: ['Hello.'], usage: { input: 2, output: 1 } });
+    const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Greet me.' });
+    assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
+    const stream = await SseReader.open(`${stack.api.url}/v1/runs/${run.body.id}/events`, { headers: { authorization: `Bearer ${stack.tenant.admin.key}` } });
+    await stream.done;
+    assert.deepEqual(stream.events.map((e) => e.data.type), stream.events.map((e) => e.event));
+    const steps = stream.events.filter((e) => e.event.startsWith('step.'));
+    assert.deepEqual(steps.map((e) => [e.event, e.data.step_type]), [
+      ['step.started', 'model_call'],
+      ['step.completed', 'model_call'],
+    ]);
+  });
+
+  it('resumes after Last-Event-ID when the URL also carries `after`, as an EventSource reconnecting to that URL does', async () => {
+    const agent = await createAgent(stack.tenant.admin);
+    stack.openai.enqueue({ text: ['One ', 'two.'], usage: { input: 2, output: 2 } });
+    const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Count.' });
+    const all = await SseReader.open(`${stack.api.url}/v1/runs/${run.body.id}/events`, { headers: { authorization: `Bearer ${stack.tenant.admin.key}` } });
+    await all.done;
+    const resumed = await SseReader.open(`${stack.api.url}/v1/runs/${run.body.id}/events?after=1`, {
+      headers: { authorization: `Bearer ${stack.tenant.admin.key}`, 'last-event-id': '3' },
+    });
+    assert.equal(resumed.response.status, 200);
+    await resumed.done;
+    assert.deepEqual(resumed.events.map((e) => e.id), all.events.slice(3).map((e) => e.id));
+  });
+
+  it('ends the stream of a finished run at once when Last-Event-ID is its last event or beyond', async () => {
+    const agent = await createAgent(stack.tenant.admin);
+    stack.openai.enqueue({ text: ['Done.'], usage: { input: 1, output: 1 } });
+    const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Finish.' });
+    assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
+    const all = await SseReader.open(`${stack.api.url}/v1/runs/${run.body.id}/events`, { headers: { authorization: `Bearer ${stack.tenant.admin.key}` } });
+    await all.done;
+    const last = Number(all.events.at(-1)!.id);
+    for (const lastEventId of [last, last + 5]) {
+      const giveUp = new AbortController();
+      const resumed = await SseReader.open(`${stack.api.url}/v1/runs/${run.body.id}/events`, {
+        headers: { authorization: `Bearer ${stack.tenant.admin.key}`, 'last-event-id': String(lastEventId) },
+        signal: giveUp.signal,
+      });
+      try {
+        await eventually(() => assert.ok(resumed.ended, 'the stream is still open'), { timeoutMs: 10_000, message: `the stream after ${lastEventId} did not end` });
+        assert.deepEqual(resumed.events, []);
+      } finally {
+        giveUp.abort();
+      }
+    }
+  });
+
   it('calls an HTTP tool with the arguments the model chose and gives the model its result', async () => {
     const { startToolServer } = await import('../support/http-tool-server.js');
     const tools = await startToolServer();

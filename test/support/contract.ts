@@ -42,6 +42,37 @@ export function assertDocumentedResponse(method: string, path: string, status: n
   }
 }
 
+/** A Server-Sent Event as it came: `data` is the text of its data lines. */
+export interface StreamedEvent {
+  id: string | null;
+  event: string;
+  data: string;
+}
+
+/**
+ * Throws when a Server-Sent Event is not what the document promises for this operation's stream: the
+ * event against the `text/event-stream` schema, and the JSON in its data against that schema's
+ * `contentSchema` (which Ajv leaves unchecked, as an annotation).
+ */
+export function assertDocumentedEvent(method: string, path: string, status: number, event: StreamedEvent): void {
+  const template = documentedPath(path.split('?')[0]!);
+  const lower = method.toLowerCase();
+  const documented = template ? openapiDocument.paths[template]![lower]?.responses[String(status)] : undefined;
+  const media = documented ? (resolve(documented) as { content?: Record<string, { schema?: unknown }> }).content?.['text/event-stream'] : undefined;
+  if (!media?.schema) throw new Error(`${method} ${path} ${status} sent an event, but api/openapi.yaml documents no event stream there`);
+  const pointer = `${DOCUMENT_ID}#/paths/${template!.replaceAll('~', '~0').replaceAll('/', '~1')}/${lower}/responses/${status}`;
+  const ref = (media.schema as { $ref?: string }).$ref;
+  const eventRef = ref ? `${DOCUMENT_ID}${ref}` : schemaRef(documented, pointer, 'text/event-stream');
+  const fields = { event: event.event, data: event.data, ...(event.id === null ? {} : { id: event.id }) };
+  const checkEvent = compiled(eventRef);
+  if (!checkEvent(fields)) throw new Error(`${method} ${template} sent an event that does not match api/openapi.yaml: ${ajv.errorsText(checkEvent.errors)}\n${JSON.stringify(fields)}`);
+  const data = (resolve(media.schema) as { properties?: { data?: { contentMediaType?: string; contentSchema?: unknown } } }).properties?.data;
+  if (data?.contentMediaType !== 'application/json' || data.contentSchema === undefined) return;
+  const checkData = compiled(`${eventRef}/properties/data/contentSchema`);
+  const parsed: unknown = JSON.parse(event.data);
+  if (!checkData(parsed)) throw new Error(`${method} ${template} sent event data that does not match api/openapi.yaml: ${ajv.errorsText(checkData.errors)}\n${event.data}`);
+}
+
 const cache = new Map<string, ReturnType<typeof ajv.compile>>();
 function compiled(ref: string) {
   let check = cache.get(ref);
@@ -58,8 +89,8 @@ function resolve(value: unknown): unknown {
     .reduce((node: Record<string, unknown>, key) => node[key] as Record<string, unknown>, openapiDocument as Record<string, unknown>);
 }
 
-function schemaRef(response: unknown, pointer: string): string {
+function schemaRef(response: unknown, pointer: string, mediaType = 'application/json'): string {
   const ref = (response as { $ref?: string }).$ref;
   const base = ref ? `${DOCUMENT_ID}${ref}` : pointer;
-  return `${base}/content/application~1json/schema`;
+  return `${base}/content/${mediaType.replace('/', '~1')}/schema`;
 }

@@ -1,4 +1,9 @@
-/** Reads a Server-Sent Events response as it arrives, the way a browser's EventSource would. */
+/**
+ * Reads a Server-Sent Events response as it arrives, the way a browser's EventSource would, and checks
+ * every event against the OpenAPI document.
+ */
+import { assertDocumentedEvent } from './contract.js';
+
 export interface SseEvent {
   id: string | null;
   event: string;
@@ -10,21 +15,29 @@ export class SseReader {
   private buffered = '';
   private waiters: (() => void)[] = [];
   ended = false;
+  /** An event the document does not describe: it fails `done` and `next`. */
+  private undocumented: Error | null = null;
   readonly done: Promise<void>;
 
-  constructor(readonly response: Response) {
-    this.done = this.pump();
+  constructor(
+    readonly response: Response,
+    private readonly request: { method: string; path: string },
+  ) {
+    this.done = this.pump().then(() => {
+      if (this.undocumented) throw this.undocumented;
+    });
   }
 
   static async open(url: string, init: RequestInit): Promise<SseReader> {
     const response = await fetch(url, init);
-    return new SseReader(response);
+    return new SseReader(response, { method: init.method ?? 'GET', path: new URL(url).pathname });
   }
 
   /** Resolves with the first event (from the start of the stream) that matches, waiting for it to arrive. */
   async next(match: (event: SseEvent) => boolean, timeoutMs = 30_000): Promise<SseEvent> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
+      if (this.undocumented) throw this.undocumented;
       const found = this.events.find(match);
       if (found) return found;
       if (this.ended) throw new Error(`the stream ended without the event; saw ${this.events.map((e) => e.event).join(', ')}`);
@@ -74,7 +87,13 @@ export class SseReader {
       else if (field === 'data') data.push(value);
     }
     if (data.length === 0) return;
-    this.events.push({ id, event, data: JSON.parse(data.join('\n')) });
+    const text = data.join('\n');
+    try {
+      assertDocumentedEvent(this.request.method, this.request.path, this.response.status, { id, event, data: text });
+    } catch (err) {
+      this.undocumented ??= err as Error;
+    }
+    this.events.push({ id, event, data: JSON.parse(text) });
   }
 
   private wake(): void {

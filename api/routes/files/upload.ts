@@ -23,9 +23,6 @@ export interface ReceivedUpload {
 
 // Room for the multipart envelope around a file of the maximum size.
 const ENVELOPE_BYTES = 1024 * 1024;
-// After a rejection, read and discard at most this much more of the body so the client sees the
-// answer; past it the connection is closed.
-const DRAIN_LIMIT_BYTES = 16 * 1024 * 1024;
 
 export async function receiveUpload(ctx: ApiContext, deps: ApiDeps, blobKey: string): Promise<ReceivedUpload> {
   if (!ctx.is('multipart/form-data')) {
@@ -45,7 +42,6 @@ export async function receiveUpload(ctx: ApiContext, deps: ApiDeps, blobKey: str
     if (blob.written) await discardBlob(deps, blobKey);
     // Refused before its bytes were stored, as during a blob-store outage: nothing to remove, nothing to sweep.
     else await dropUnwrittenUpload(deps.db, blobKey).catch((dropErr) => deps.log.warn({ err: dropErr, blob_key: blobKey }, 'the upload lease stays until it is due'));
-    drainRequest(ctx);
     throw err;
   }
 }
@@ -173,14 +169,3 @@ function cleanFilename(name: string): string {
   return cleaned || 'upload';
 }
 
-function drainRequest(ctx: ApiContext): void {
-  const req = ctx.req;
-  if (req.complete) return;
-  let discarded = 0;
-  req.on('data', (chunk: Buffer) => {
-    discarded += chunk.length;
-    if (discarded > DRAIN_LIMIT_BYTES) req.destroy();
-  });
-  req.resume();
-  if (Number(ctx.get('content-length') || 0) > DRAIN_LIMIT_BYTES * 2) ctx.set('Connection', 'close');
-}

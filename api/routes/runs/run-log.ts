@@ -4,7 +4,7 @@
  */
 import { PassThrough } from 'node:stream';
 import type { ApiContext, ApiDeps } from '../../context.js';
-import { childrenOf, findRun, isFinished, type RunRecord } from '../../../records/runs.js';
+import { childrenOf, findRun, isFinished, runById, type RunRecord } from '../../../records/runs.js';
 import { runEventsAfter } from '../../../records/run-events.js';
 import { stepsOf } from '../../../records/run-steps.js';
 import { endsRun, presentRun, presentRunEvent, TERMINAL_RUN_EVENTS, type RunObject } from '../../../presenters/run.js';
@@ -54,6 +54,14 @@ export function streamRunEvents(ctx: ApiContext, deps: ApiDeps, runId: string, a
         if (endsRun(event)) return;
       }
       if (events.length > 0) continue;
+      // Nothing after `seq`: a finished run has nothing more to come when the stream starts past its end
+      // (a Last-Event-ID at or beyond its last event). Its status and terminal event commit together, so
+      // once it reads finished, one more read sees everything it will ever log.
+      const run = await runById(deps.db, runId);
+      if (!run || isFinished(run.status)) {
+        if ((await runEventsAfter(deps.db, runId, seq)).length === 0) return;
+        continue;
+      }
       if (Date.now() - lastWrite >= KEEPALIVE_MS) {
         stream.write(': keep-alive\n\n');
         lastWrite = Date.now();

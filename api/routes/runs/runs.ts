@@ -4,7 +4,7 @@ import { callerOf } from '../../context.js';
 import { requireScope } from '../../middleware/auth.js';
 import { audited } from '../../audit.js';
 import { operation } from '../../validation.js';
-import { InvalidRequestError, NotFoundError } from '../../errors.js';
+import { NotFoundError } from '../../errors.js';
 import { pageRequestOf } from '../../pagination.js';
 import { findAgent } from '../../../records/agents.js';
 import { findRun, listAgentRuns } from '../../../records/runs.js';
@@ -63,11 +63,10 @@ export function runRoutes(router: Router<ApiState>, deps: ApiDeps): void {
     operation('streamRunEvents', async (ctx, { path: { id }, query }) => {
       const run = await findRun(deps.db, callerOf(ctx).projectId, id);
       if (!run) throw NotFoundError('run', id);
+      // An EventSource reconnects to the URL it first opened, `after` included, and says in Last-Event-ID
+      // how far it got since: the header is the later position.
       const lastEventId = ctx.get('last-event-id');
-      if (lastEventId && query.after !== undefined && Number(lastEventId) !== query.after) {
-        throw InvalidRequestError('invalid_parameter', 'Give `Last-Event-ID` or `after`, or both with the same value.', 'after');
-      }
-      streamRunEvents(ctx, deps, id, query.after ?? (lastEventId ? Number(lastEventId) : 0));
+      streamRunEvents(ctx, deps, id, lastEventId ? Number(lastEventId) : (query.after ?? 0));
     }),
   );
 }
