@@ -729,6 +729,18 @@ export interface components {
             is_error?: boolean;
             /** @description `step.failed`, `step.cancelled`, `run.failed`, and `run.cancelled` when a cause is known. */
             error?: components["schemas"]["RunError"];
+            /** @description In a network run's log: the hop whose event this is (absent on the network run's own events). */
+            child_run_id?: string;
+            /** @description `run.created` of a hop: its number in the network run. */
+            hop?: number;
+            /** @description `run.created` of a hop: the member that runs it. */
+            agent_id?: string;
+            /** @description `run.created` of a hop: the router's decision. */
+            decision?: {
+                /** @enum {string} */
+                router: "sequential" | "supervisor" | "handoff";
+                reason: string;
+            };
         };
         TokenUsage: {
             input_tokens: number;
@@ -1823,7 +1835,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Run"];
-                    "text/event-stream": string;
+                    "text/event-stream": components["schemas"]["RunStreamEvent"];
                 };
             };
             /** @description The run, still queued or in progress. */
