@@ -32,8 +32,11 @@
  *               busy is the share of the machine's CPU time in use during the window. From the CPU time
  *               of the processes it started, the benchmark also says how many runs/s the machine's cores
  *               would sustain with nothing else running (the goal is judged on the measured runs/s).
+ * Networks — a five-member sequential network run (five hops, each a child run with one model call),
+ *   against its five agents run one after another, 30 of each, interleaved. overhead per hop: (network p50 −
+ *   five runs' p50) / 5, what a network adds to each hop.
  *
- * `npm run bench -- runs` (or `upload`, `reads`) measures only those named. With BENCH_CPU_PROF_DIR set,
+ * `npm run bench -- runs` (or `upload`, `reads`, `networks`) measures only those named. With BENCH_CPU_PROF_DIR set,
  * every server process writes a V8 CPU profile there as it stops (open it in Chrome's DevTools).
  *
  * Every server runs as a Node process of its own; the load comes from this one. On a shared or small
@@ -48,6 +51,7 @@ import { startStack, Teardown, type ServerProcess } from './stack.js';
 import { measureUpload, post, UPLOAD_BYTES, wavUpload, type PostResponse, type UploadFigures } from './upload.js';
 import { measureReads, type ReadFigures, type ReadSettings } from './reads.js';
 import { measureRuns, type RunFigures, type RunSettings } from './runs.js';
+import { measureNetworks, NETWORK_MEMBERS, type NetworkFigures, type NetworkSettings } from './networks.js';
 
 const RSS_GROWTH_GOAL_MB = 64;
 const READ_RATIO_GOAL = 0.6;
@@ -56,7 +60,8 @@ const RUN_OVERHEAD_GOAL_MS = 150;
 const RUNS_PER_SECOND_GOAL = 20;
 const RUNS: RunSettings = { warmups: 20, samples: 200, concurrency: 16, warmupSeconds: 3, seconds: 10 };
 const PROCESSING_TIMEOUT_MS = 90_000;
-const BENCHMARKS = ['upload', 'reads', 'runs'] as const;
+const BENCHMARKS = ['upload', 'reads', 'runs', 'networks'] as const;
+const NETWORKS: NetworkSettings = { warmups: 3, samples: 30 };
 type Benchmark = (typeof BENCHMARKS)[number];
 const resultsDir = fileURLToPath(new URL('../../bench/results/', import.meta.url));
 
@@ -70,6 +75,7 @@ interface Figures {
   upload?: { baseline: UploadFigures; api: UploadFigures };
   reads?: { baseline: ReadFigures; api: ReadFigures };
   runs?: RunFigures;
+  networks?: NetworkFigures;
 }
 
 function fileFrom(response: PostResponse, bytes: number): FileBody {
@@ -129,6 +135,13 @@ async function measure(teardown: Teardown, chosen: Set<Benchmark>): Promise<Figu
   if (chosen.has('runs')) {
     console.log(`measuring runs (${RUNS.samples} one after another, then ${RUNS.warmupSeconds + RUNS.seconds} s at ${RUNS.concurrency} at a time)`);
     figures.runs = await measureRuns({ apiUrl: api.url, apiPid: api.pid, workerPid: worker.pid, modelPid: model.pid, modelUrl: model.url, adminKey }, RUNS).catch((err: Error) => {
+      throw new Error(`${err.message}\nworker output:\n${worker.output()}\napi output:\n${api.output()}`);
+    });
+  }
+  if (chosen.has('networks')) {
+    console.log(`measuring networks (${NETWORKS.samples} ${NETWORK_MEMBERS}-member sequential network runs, against ${NETWORK_MEMBERS} runs one after another)`);
+    const target = { apiUrl: api.url, apiPid: api.pid, workerPid: worker.pid, modelPid: model.pid, modelUrl: model.url, adminKey };
+    figures.networks = await measureNetworks(target, NETWORKS).catch((err: Error) => {
       throw new Error(`${err.message}\nworker output:\n${worker.output()}\napi output:\n${api.output()}`);
     });
   }
@@ -207,6 +220,16 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
       throughput,
       goal: { overheadP50MsAtMost: RUN_OVERHEAD_GOAL_MS, runsPerSecondAtLeast: RUNS_PER_SECOND_GOAL, met: overheadMet && throughputMet },
     };
+  }
+
+  if (figures.networks) {
+    const { fiveRuns, network, perHopOverheadP50Ms } = figures.networks;
+    console.log(`\nNetworks: a ${NETWORK_MEMBERS}-member sequential network run against its ${NETWORK_MEMBERS} agents run one after another; ${network.samples} of each`);
+    row(['', 'p50 ms', 'p99 ms', 'mean ms']);
+    row([`${NETWORK_MEMBERS} runs, one after another`, String(fiveRuns.p50Ms), String(fiveRuns.p99Ms), String(fiveRuns.meanMs)]);
+    row(['network run (wait)', String(network.p50Ms), String(network.p99Ms), String(network.meanMs)]);
+    row(['overhead per hop', perHopOverheadP50Ms.toFixed(1), '', '']);
+    results.networks = { ...NETWORKS, ...figures.networks };
   }
 
   console.log('');

@@ -69,7 +69,7 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }
 
-function latencyOf(ms: number[]): LatencyFigures {
+export function latencyOf(ms: number[]): LatencyFigures {
   const sorted = [...ms].sort((a, b) => a - b);
   const round = (n: number) => Math.round(n * 10) / 10;
   return {
@@ -80,7 +80,7 @@ function latencyOf(ms: number[]): LatencyFigures {
   };
 }
 
-async function timed(work: () => Promise<void>): Promise<number> {
+export async function timed(work: () => Promise<void>): Promise<number> {
   const started = process.hrtime.bigint();
   await work();
   return Number(process.hrtime.bigint() - started) / 1e6;

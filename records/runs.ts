@@ -194,14 +194,18 @@ export async function activeRunsOf(db: Queryable, targetId: string): Promise<Pic
  * status). False if the run was no longer queued (cancelled meanwhile, or already started).
  */
 export async function markRunStarted(db: Queryable, runId: string): Promise<boolean> {
-  const { rowCount } = await db.query(
+  const { rows } = await db.query<{ parent_run_id: string | null }>(
     `WITH started AS (
-       UPDATE runs SET status = 'in_progress', started_at = now(), event_seq = event_seq + 1 WHERE id = $1 AND status = 'queued' RETURNING event_seq),
+       UPDATE runs SET status = 'in_progress', started_at = now(), event_seq = event_seq + 1 WHERE id = $1 AND status = 'queued'
+       RETURNING event_seq, parent_run_id),
      appended AS (INSERT INTO run_events (run_id, seq, type, data) SELECT $1, event_seq, 'run.in_progress', '{}' FROM started RETURNING seq)
-     SELECT seq, pg_notify($2, $1 || ' run.in_progress') FROM appended`,
+     SELECT started.parent_run_id, pg_notify($2, $1 || ' run.in_progress') FROM appended, started`,
     [runId, RUN_EVENTS_CHANNEL],
   );
-  return rowCount === 1;
+  // A hop's start is its network run's event too.
+  const parent = rows[0]?.parent_run_id;
+  if (parent) await appendRunEvent(db, parent, 'run.in_progress', { child_run_id: runId });
+  return rows.length === 1;
 }
 
 export async function recordRouting(tx: Queryable, runId: string, resolvedModel: string, reason: string): Promise<void> {

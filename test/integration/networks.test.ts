@@ -175,6 +175,9 @@ describe('agent networks', function () {
     const deltas = stream.events.filter((e) => e.event === 'output_text.delta').map((e) => e.data.delta).join('');
     assert.equal(deltas, 'A says hiB says bye');
     assert.equal(stream.events.filter((e) => e.event === 'run.completed' && e.data.child_run_id).length, 2);
+    for (const hop of ['run.created', 'run.in_progress']) {
+      assert.equal(stream.events.filter((e) => e.event === hop && e.data.child_run_id).length, 2, `each hop's ${hop} is in the network run's stream`);
+    }
   });
 
   it('cancels the hop in flight when the network run is cancelled, and ends both cancelled', async () => {
