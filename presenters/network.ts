@@ -11,7 +11,8 @@ export function presentNetwork(network: NetworkRecord): NetworkObject {
     name: network.name,
     description: network.description,
     members: network.members,
-    router: network.router,
+    // Stored only after the request was checked against the same schema.
+    router: network.router as NetworkObject['router'],
     max_hops: network.max_hops,
     concurrency: network.concurrency,
     metadata: network.metadata,

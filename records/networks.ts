@@ -5,7 +5,13 @@ import type { Queryable } from './db.js';
 import { selectPage, type Page, type PageRequest } from './pagination.js';
 import type { Concurrency } from './agents.js';
 
-export type NetworkRouter = components['schemas']['NetworkRouter'];
+/** A router as stored: one of the document's NetworkRouter branches, read with every field optional. */
+export interface NetworkRouter {
+  type: components['schemas']['NetworkRouter']['type'];
+  agent_id?: string;
+  instructions?: string;
+  model?: string;
+}
 
 export interface NetworkDefinition {
   name: string;

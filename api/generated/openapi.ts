@@ -829,19 +829,25 @@ export interface components {
             started_at: number | null;
             completed_at: number | null;
         };
-        /** @description `sequential`: the members in order, each given the previous one's output. `supervisor`: a router agent (`agent_id`, or one made from `instructions` and `model`) picks the next member or finishes, through a tool call, each time with a reason. `handoff`: the first member starts; a member passes control with the `handoff` tool the platform gives it; the run ends when a member answers without handing off. */
+        /** @description `sequential`: the members in order, each given the previous one's output. `supervisor`: a router agent (`agent_id`), or one made from `instructions` and `model` (default `auto`), picks the next member or finishes, through a tool call, each time with a reason. `handoff`: the first member starts; a member passes control with the `handoff` tool the platform gives it; the run ends when a member answers without handing off. */
         NetworkRouter: {
             /** @enum {string} */
-            type: "sequential" | "supervisor" | "handoff";
-            agent_id?: components["schemas"]["Text"];
-            instructions?: components["schemas"]["Text"];
+            type: "sequential" | "handoff";
+        } | {
+            /** @constant */
+            type: "supervisor";
+            agent_id: components["schemas"]["ObjectId"];
+        } | {
+            /** @constant */
+            type: "supervisor";
+            instructions: components["schemas"]["Text"];
             model?: components["schemas"]["ModelName"];
         };
         NetworkFields: {
             name?: components["schemas"]["Text"];
             description?: components["schemas"]["Text"];
             /** @description Agent ids of this project, in order. */
-            members?: components["schemas"]["Text"][];
+            members?: components["schemas"]["ObjectId"][];
             router?: components["schemas"]["NetworkRouter"];
             /** @description Child runs a network run may start; default 10. */
             max_hops?: number;

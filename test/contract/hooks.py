@@ -64,6 +64,10 @@ def filter_failure(context, failure, case, response):
         #   configuration (AGENTPLANE_MODELS) and what OPENAI_BASE_URL's server lists, which no schema can name.
         if error_code(response) == "model_not_found":
             return False
+        # - a network's members (and a supervisor's `router.agent_id`) must be live agents of the caller's project
+        #   (400 unknown_member): which ids exist is the database's to say, as for invalid_cursor.
+        if error_code(response) == "unknown_member":
+            return False
         # - an agent's tools may not clash: names and server labels unique, no HTTP tool name under an MCP
         #   server's `<label>__` (AgentFields.tools). A schema cannot relate one item of an array to another.
         if error_code(response) == "invalid_tool" and TOOL_CLASH.search(error_of(response).get("message", "")):

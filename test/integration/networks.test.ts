@@ -58,10 +58,15 @@ describe('agent networks', function () {
       const a = await createAgent(stack.tenant.admin);
       const bare = await stack.tenant.admin.post('/v1/networks', { name: 'x', members: [a.id], router: { type: 'supervisor' } });
       assert.equal(bare.status, 400);
-      assert.equal(bare.body.error.code, 'invalid_router');
+      assert.match(bare.body.error.param, /^router/);
       const stray = await stack.tenant.admin.post('/v1/networks', { name: 'x', members: [a.id], router: { type: 'sequential', instructions: 'hm' } });
       assert.equal(stray.status, 400);
-      assert.equal(stray.body.error.param, 'router.instructions');
+      assert.match(stray.body.error.param, /^router/);
+      const both = await stack.tenant.admin.post('/v1/networks', { name: 'x', members: [a.id], router: { type: 'supervisor', agent_id: a.id, instructions: 'hm' } });
+      assert.equal(both.status, 400);
+      const ghost = await stack.tenant.admin.post('/v1/networks', { name: 'x', members: [a.id], router: { type: 'supervisor', agent_id: 'agent_gone' } });
+      assert.equal(ghost.status, 400);
+      assert.equal(ghost.body.error.param, 'router.agent_id');
     });
   });
 

@@ -13,23 +13,10 @@ export async function checkMembers(db: Queryable, projectId: string, members: st
   }
 }
 
+/** What the document's NetworkRouter branches cannot check: a supervisor agent that exists, a model the catalogue knows. */
 export async function checkRouter(db: Queryable, projectId: string, catalogue: ModelCatalogue, router: NetworkRouter): Promise<void> {
-  const extra = (['agent_id', 'instructions', 'model'] as const).find((field) => router[field] !== undefined);
-  if (router.type !== 'supervisor') {
-    if (extra) throw InvalidRequestError('invalid_router', `A ${router.type} router takes no \`${extra}\`; only a supervisor does.`, `router.${extra}`);
-    return;
-  }
-  if (router.agent_id !== undefined) {
-    if (router.instructions !== undefined || router.model !== undefined) {
-      throw InvalidRequestError('invalid_router', 'A supervisor is either an agent (`agent_id`) or made from `instructions` and `model`, not both.', 'router.agent_id');
-    }
-    if ((await missingAgents(db, projectId, [router.agent_id])).length > 0) {
-      throw InvalidRequestError('unknown_member', `No agent '${router.agent_id}' in this project.`, 'router.agent_id');
-    }
-    return;
-  }
-  if (router.instructions === undefined) {
-    throw InvalidRequestError('invalid_router', 'A supervisor needs `agent_id`, or `instructions` (and optionally `model`).', 'router.instructions');
+  if (router.agent_id !== undefined && (await missingAgents(db, projectId, [router.agent_id])).length > 0) {
+    throw InvalidRequestError('unknown_member', `No agent '${router.agent_id}' in this project.`, 'router.agent_id');
   }
   if (router.model !== undefined) await checkModel(catalogue, router.model, 'router.model');
 }
