@@ -2,6 +2,7 @@
 import type { components } from '../api/generated/openapi.js';
 import type { ChatMessage } from '../models/messages.js';
 import { newId } from './ids.js';
+import type { Concurrency } from './agents.js';
 import type { Queryable } from './db.js';
 import { selectPage, type Page, type PageRequest } from './pagination.js';
 import { appendRunEvent, RUN_EVENTS_CHANNEL } from './run-events.js';
@@ -187,6 +188,19 @@ export async function activeRunsOf(db: Queryable, targetId: string): Promise<Pic
     [targetId],
   );
   return rows;
+}
+
+/**
+ * Whether a queued run may start now: an `enqueue` run waits for every earlier run of its agent (or
+ * network) to end; any other starts at once, as does a network's hop (its network run decides when).
+ * `gone` when the run has ended meanwhile (cancelled before it started).
+ */
+export async function admissionOf(db: Queryable, run: RunRecord, concurrency: Concurrency | undefined): Promise<'start' | 'wait' | 'gone'> {
+  if (run.status === 'in_progress') return 'start';
+  if (run.status !== 'queued') return 'gone';
+  if (run.parent_run_id || concurrency !== 'enqueue') return 'start';
+  const ahead = (await activeRunsOf(db, run.agent_id ?? run.network_id!)).filter((r) => r.id !== run.id && (r.status === 'in_progress' || r.created_at <= run.created_at));
+  return ahead.length === 0 ? 'start' : 'wait';
 }
 
 /**

@@ -7,7 +7,7 @@ import type { Db } from '../../records/db.js';
 import { transaction } from '../../records/db.js';
 import { findAgent, type AgentRecord } from '../../records/agents.js';
 import { findNetworkVersion, type NetworkDefinition } from '../../records/networks.js';
-import { activeRunsOf, childrenOf, insertChildRun, markRunStarted, recordRouting, runById, type HopDecision, type InputMessage, type RunError, type RunRecord } from '../../records/runs.js';
+import { admissionOf, childrenOf, insertChildRun, markRunStarted, recordRouting, runById, type HopDecision, type InputMessage, type RunError, type RunRecord } from '../../records/runs.js';
 import { beginStep, completeModelStep, failStep, findStep } from '../../records/run-steps.js';
 import type { ModelCatalogue } from '../../models/catalogue.js';
 import { ModelCallError, type ModelGateway } from '../../models/gateway.js';
@@ -63,11 +63,7 @@ export const createNetworkActivities = ({ db, models }: NetworkActivityDependenc
   /** Whether the network run may start now: `enqueue` runs wait for every earlier run of the network to end. */
   async admitNetworkRun({ runId }: { runId: string }): Promise<'start' | 'wait' | 'gone'> {
     const { run, network } = await networkRun(db, runId);
-    if (run.status === 'in_progress') return 'start';
-    if (run.status !== 'queued') return 'gone';
-    if (network.concurrency !== 'enqueue') return 'start';
-    const ahead = (await activeRunsOf(db, run.network_id!)).filter((r) => r.id !== runId && (r.status === 'in_progress' || r.created_at <= run.created_at));
-    return ahead.length === 0 ? 'start' : 'wait';
+    return admissionOf(db, run, network.concurrency);
   },
 
   async startNetworkRun({ runId }: { runId: string }): Promise<NetworkPlan> {

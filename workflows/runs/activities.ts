@@ -13,7 +13,7 @@ import { findAgentVersion, type AgentDefinition } from '../../records/agents.js'
 import { attachmentsOf, findFileById } from '../../records/files.js';
 import { recordEvent } from '../../records/events.js';
 import { appendRunEvent } from '../../records/run-events.js';
-import { activeRunsOf, childrenOf, finishRun, recordHandoff, markRunStarted, nextQueuedRun, recordPlan, recordRouting, runById, toolSpecsOf, type RunError, type RunRecord } from '../../records/runs.js';
+import { admissionOf, childrenOf, finishRun, recordHandoff, markRunStarted, nextQueuedRun, recordPlan, recordRouting, runById, toolSpecsOf, type RunError, type RunRecord } from '../../records/runs.js';
 import { beginStep, completeModelStep, completeToolStep, failStep, findStep, stepsOf } from '../../records/run-steps.js';
 import type { ToolCall, ToolSpec } from '../../models/messages.js';
 import type { ModelCatalogue } from '../../models/catalogue.js';
@@ -97,11 +97,7 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: Ru
    * network's hop starts when its network run says so.
    */
   const admit = async (run: RunRecord, agent: AgentDefinition): Promise<Admission> => {
-    if (run.status === 'in_progress') return 'start';
-    if (run.status !== 'queued') return 'gone';
-    if (run.parent_run_id || agent.concurrency !== 'enqueue') return 'start';
-    const ahead = (await activeRunsOf(db, run.agent_id!)).filter((r) => r.id !== run.id && (r.status === 'in_progress' || r.created_at <= run.created_at));
-    return ahead.length === 0 ? 'start' : 'wait';
+    return admissionOf(db, run, agent.concurrency);
   };
 
   /** Starts the run: attachments ready, model chosen, tools listed. A refusal ends the run as failed. */
