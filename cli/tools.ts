@@ -23,17 +23,28 @@ export function pinnedVersion(name: string): string {
 export const TEMPORAL_CLI_VERSION = pinnedVersion('TEMPORAL_CLI_VERSION');
 export const MINIO_VERSION = pinnedVersion('MINIO_VERSION');
 export const SCHEMATHESIS_VERSION = pinnedVersion('SCHEMATHESIS_VERSION');
+export const ETCD_VERSION = pinnedVersion('ETCD_VERSION');
+export const KUBERNETES_VERSION = pinnedVersion('KUBERNETES_VERSION');
+export const HELM_VERSION = pinnedVersion('HELM_VERSION');
+export const HADOLINT_VERSION = pinnedVersion('HADOLINT_VERSION');
 
 export const cacheDir = process.env.AGENTPLANE_CACHE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'agentplane');
 
-const candidates: Record<string, { env: string; cached: string }> = {
+const candidates = {
   temporal: { env: 'AGENTPLANE_TEMPORAL_BIN', cached: join(cacheDir, `temporal-${TEMPORAL_CLI_VERSION}`, 'bin', 'temporal') },
   minio: { env: 'AGENTPLANE_MINIO_BIN', cached: join(cacheDir, `minio-${MINIO_VERSION}`, 'minio') },
   schemathesis: { env: 'AGENTPLANE_SCHEMATHESIS_BIN', cached: join(cacheDir, `schemathesis-${SCHEMATHESIS_VERSION}`, 'bin', 'schemathesis') },
+  etcd: { env: 'AGENTPLANE_ETCD_BIN', cached: join(cacheDir, `etcd-${ETCD_VERSION}`, 'etcd') },
+  'kube-apiserver': { env: 'AGENTPLANE_KUBE_APISERVER_BIN', cached: join(cacheDir, `kubernetes-${KUBERNETES_VERSION}`, 'kube-apiserver') },
+  kubectl: { env: 'AGENTPLANE_KUBECTL_BIN', cached: join(cacheDir, `kubernetes-${KUBERNETES_VERSION}`, 'kubectl') },
+  helm: { env: 'AGENTPLANE_HELM_BIN', cached: join(cacheDir, `helm-${HELM_VERSION}`, 'helm') },
+  hadolint: { env: 'AGENTPLANE_HADOLINT_BIN', cached: join(cacheDir, `hadolint-${HADOLINT_VERSION}`, 'bin', 'hadolint') },
 };
 
-export function findTool(name: 'temporal' | 'minio' | 'schemathesis'): string {
-  const { env, cached } = candidates[name]!;
+export type ToolName = keyof typeof candidates;
+
+export function findTool(name: ToolName): string {
+  const { env, cached } = candidates[name];
   const fromEnv = process.env[env];
   if (fromEnv) return fromEnv;
   if (existsSync(cached)) return cached;
