@@ -36,7 +36,11 @@
  *   against its five agents run one after another, 30 of each, interleaved. overhead per hop: (network p50 −
  *   five runs' p50) / 5, what a network adds to each hop.
  *
- * `npm run bench -- runs` (or `upload`, `reads`, `networks`) measures only those named. With BENCH_CPU_PROF_DIR set,
+ * Kubernetes — the controller against a real kube-apiserver: an Agent applied until Ready (p50, p99) against
+ *   the two writes it rests on made straight, and 200 AgentNetworks applied at once until all are Ready
+ *   (goal: within 60 s) against 200 POST /v1/networks (bench/kubernetes.ts).
+ *
+ * `npm run bench -- runs` (or `upload`, `reads`, `networks`, `kubernetes`) measures only those named. With BENCH_CPU_PROF_DIR set,
  * every server process writes a V8 CPU profile there as it stops (open it in Chrome's DevTools).
  *
  * Every server runs as a Node process of its own; the load comes from this one. On a shared or small
@@ -52,6 +56,7 @@ import { measureUpload, post, UPLOAD_BYTES, wavUpload, type PostResponse, type U
 import { measureReads, type ReadFigures, type ReadSettings } from './reads.js';
 import { measureRuns, type RunFigures, type RunSettings } from './runs.js';
 import { measureNetworks, NETWORK_MEMBERS, type NetworkFigures, type NetworkSettings } from './networks.js';
+import { measureKubernetes, type KubernetesFigures, type KubernetesSettings } from './kubernetes.js';
 
 const RSS_GROWTH_GOAL_MB = 64;
 const READ_RATIO_GOAL = 0.6;
@@ -60,8 +65,10 @@ const RUN_OVERHEAD_GOAL_MS = 150;
 const RUNS_PER_SECOND_GOAL = 20;
 const RUNS: RunSettings = { warmups: 20, samples: 200, concurrency: 16, warmupSeconds: 3, seconds: 10 };
 const PROCESSING_TIMEOUT_MS = 90_000;
-const BENCHMARKS = ['upload', 'reads', 'runs', 'networks'] as const;
+const BENCHMARKS = ['upload', 'reads', 'runs', 'networks', 'kubernetes'] as const;
 const NETWORKS: NetworkSettings = { warmups: 3, samples: 30 };
+const KUBERNETES: KubernetesSettings = { warmups: 5, samples: 50, burst: 200, inFlight: 20 };
+const BURST_READY_GOAL_SECONDS = 60;
 type Benchmark = (typeof BENCHMARKS)[number];
 const resultsDir = fileURLToPath(new URL('../../bench/results/', import.meta.url));
 
@@ -76,6 +83,7 @@ interface Figures {
   reads?: { baseline: ReadFigures; api: ReadFigures };
   runs?: RunFigures;
   networks?: NetworkFigures;
+  kubernetes?: KubernetesFigures;
 }
 
 function fileFrom(response: PostResponse, bytes: number): FileBody {
@@ -143,6 +151,12 @@ async function measure(teardown: Teardown, chosen: Set<Benchmark>): Promise<Figu
     const target = { apiUrl: api.url, apiPid: api.pid, workerPid: worker.pid, modelPid: model.pid, modelUrl: model.url, adminKey };
     figures.networks = await measureNetworks(target, NETWORKS).catch((err: Error) => {
       throw new Error(`${err.message}\nworker output:\n${worker.output()}\napi output:\n${api.output()}`);
+    });
+  }
+  if (chosen.has('kubernetes')) {
+    console.log(`measuring the controller (${KUBERNETES.samples} Agents applied one after another, then ${KUBERNETES.burst} AgentNetworks at once)`);
+    figures.kubernetes = await measureKubernetes(teardown, { apiUrl: api.url, adminKey }, KUBERNETES).catch((err: Error) => {
+      throw new Error(`${err.message}\napi output:\n${api.output()}`);
     });
   }
   return figures;
@@ -230,6 +244,23 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
     row(['network run (wait)', String(network.p50Ms), String(network.p99Ms), String(network.meanMs)]);
     row(['overhead per hop', perHopOverheadP50Ms.toFixed(1), '', '']);
     results.networks = { ...NETWORKS, ...figures.networks };
+  }
+
+  if (figures.kubernetes) {
+    const { applyToReady, baseline, burst } = figures.kubernetes;
+    const met = burst.secondsToAllReady <= BURST_READY_GOAL_SECONDS;
+    if (met) goals.push(`${burst.networks} AgentNetworks Ready within ${BURST_READY_GOAL_SECONDS} s`);
+    else missed.push(`kubernetes: ${burst.networks} AgentNetworks took ${burst.secondsToAllReady.toFixed(1)} s to be Ready (goal: at most ${BURST_READY_GOAL_SECONDS} s)`);
+    console.log(`\nKubernetes: an Agent created until its status is Ready, ${applyToReady.samples} one after another`);
+    row(['', 'p50 ms', 'p99 ms', 'mean ms']);
+    row(['ConfigMap + POST /v1/agents', String(baseline.p50Ms), String(baseline.p99Ms), String(baseline.meanMs)]);
+    row(['Agent applied → Ready', String(applyToReady.p50Ms), String(applyToReady.p99Ms), String(applyToReady.meanMs)]);
+    row(['overhead', String(applyToReady.p50Ms - baseline.p50Ms), String(applyToReady.p99Ms - baseline.p99Ms), String(applyToReady.meanMs - baseline.meanMs)]);
+    console.log(`\nKubernetes burst: ${burst.networks} AgentNetworks created ${KUBERNETES.inFlight} at a time`);
+    row(['', 'seconds', 'per second']);
+    row(['POST /v1/networks', burst.baselineSeconds.toFixed(2), (burst.networks / burst.baselineSeconds).toFixed(1)]);
+    row(['all AgentNetworks Ready', burst.secondsToAllReady.toFixed(2), burst.networksPerSecond.toFixed(1)]);
+    results.kubernetes = { ...KUBERNETES, ...figures.kubernetes, goal: { burstReadyWithinSeconds: BURST_READY_GOAL_SECONDS, met } };
   }
 
   console.log('');
