@@ -84,7 +84,7 @@ async function worker(config: Config): Promise<void> {
   onShutdown(() => stops.stopAll(), log);
   const services = await openServices({ ...config, ...required }, log);
   stops.add({ stop: () => services.close() });
-  stops.add(await serveWorker(services, required.temporalAddress, config.temporalNamespace));
+  stops.add(await serveWorker(services, required.temporalAddress, config.temporalNamespace, undefined, config.taskQueue));
   log.info('Agentplane worker running');
 }
 

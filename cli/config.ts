@@ -1,6 +1,7 @@
 /** Everything the processes read from the environment, in one place (the README lists the same). */
 import { resolve } from 'node:path';
 import type { S3Settings } from '../records/blobs/s3.js';
+import { TASK_QUEUE } from '../workflows/names.js';
 
 export interface Config {
   port: number;
@@ -18,6 +19,8 @@ export interface Config {
   toolsAllowPrivate: boolean;
   /** The environment the model providers' settings are read from (OPENAI_*, ANTHROPIC_*, AGENTPLANE_MODELS). */
   modelEnv: NodeJS.ProcessEnv;
+  /** The Temporal task queue `worker` polls: the shared one, or a network's worker pool's. */
+  taskQueue: string;
   /** False: `api` leaves migrations to `agentplane migrate` (a deploy step) and refuses a schema that is behind. */
   migrate: boolean;
 }
@@ -46,9 +49,14 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (allowPrivate !== 'true' && allowPrivate !== 'false') {
     throw new ConfigError(`AGENTPLANE_TOOLS_ALLOW_PRIVATE must be true or false, not '${env.AGENTPLANE_TOOLS_ALLOW_PRIVATE}'.`);
   }
+  const taskQueue = env.AGENTPLANE_TASK_QUEUE || TASK_QUEUE;
+  if (!/^[a-z0-9]([a-z0-9.-]{0,98}[a-z0-9])?$/.test(taskQueue)) {
+    throw new ConfigError(`AGENTPLANE_TASK_QUEUE must be 1 to 100 lowercase letters, digits, . and -, not '${env.AGENTPLANE_TASK_QUEUE}'.`);
+  }
   return {
     port,
     host: env.HOST || undefined,
+    taskQueue,
     dataDir,
     adminKey: env.AGENTPLANE_ADMIN_KEY,
     databaseUrl: env.DATABASE_URL,

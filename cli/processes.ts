@@ -5,6 +5,7 @@ import { createApp } from '../api/app.js';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createWorker, installRuntimeLogger } from '../workflows/worker.js';
 import { scheduleMaintenance } from '../workflows/maintenance/client.js';
+import { TASK_QUEUE } from '../workflows/names.js';
 import type { Services } from './runtime.js';
 import { ConfigError } from './config.js';
 import { RunEventFeed } from '../records/run-event-feed.js';
@@ -70,11 +71,13 @@ export async function serveWorker(
   temporalAddress: string,
   namespace: string,
   workflowBundle?: WorkflowBundleWithSourceMap,
+  taskQueue = TASK_QUEUE,
 ): Promise<Stoppable> {
   installRuntimeLogger(services.log);
   await untilTemporalAnswers(services);
-  // Once per cluster, not per worker: the schedule runs each round on whichever worker takes it.
-  await scheduleMaintenance(services.temporal);
+  // Once per cluster, not per worker: the schedule runs each round on whichever shared worker takes it. A
+  // network's dedicated workers run that network's runs only.
+  if (taskQueue === TASK_QUEUE) await scheduleMaintenance(services.temporal);
   const { worker, connection } = await createWorker({
     db: services.db,
     blobs: services.blobs,
@@ -82,6 +85,7 @@ export async function serveWorker(
     toolsAllowPrivate: services.toolsAllowPrivate,
     temporalAddress,
     namespace,
+    taskQueue,
     workflowBundle,
   });
   const running = worker.run();

@@ -25,6 +25,8 @@ export function presentAgent(agent: AgentRecord): AgentObject {
     concurrency: agent.concurrency,
     max_steps: agent.max_steps,
     metadata: agent.metadata,
+    managed_by: agent.managed_resource ? 'kubernetes' : null,
+    managed_resource: agent.managed_resource,
     version: agent.version,
     created_at: unixSeconds(agent.created_at),
     updated_at: unixSeconds(agent.updated_at),

@@ -3,6 +3,7 @@ import type { components } from '../api/generated/openapi.js';
 import { newId } from './ids.js';
 import type { Queryable } from './db.js';
 import { selectPage, type Page, type PageRequest } from './pagination.js';
+import { managedConditions, type ManagedFilter, type ManagedResource } from './managed-resources.js';
 
 export type AgentTool = components['schemas']['AgentTool'];
 export type Concurrency = components['schemas']['Concurrency'];
@@ -24,6 +25,7 @@ export interface AgentDefinition {
 export interface AgentRecord extends AgentDefinition {
   id: string;
   project_id: string;
+  managed_resource: ManagedResource | null;
   version: number;
   created_at: Date;
   updated_at: Date;
@@ -32,7 +34,7 @@ export interface AgentRecord extends AgentDefinition {
 export const DEFAULT_MAX_STEPS = 10;
 
 const DEFINITION_COLUMNS = 'v.name, v.description, v.model, v.instructions, v.tools, v.model_settings, v.concurrency, v.max_steps, v.metadata';
-const COLUMNS = `a.id, a.project_id, a.version, a.created_at, a.updated_at, ${DEFINITION_COLUMNS}`;
+const COLUMNS = `a.id, a.project_id, a.managed_resource, a.version, a.created_at, a.updated_at, ${DEFINITION_COLUMNS}`;
 const CURRENT = 'agents a JOIN agent_versions v ON v.agent_id = a.id AND v.version = a.version';
 
 export function newAgentId(): string {
@@ -47,9 +49,9 @@ async function insertVersion(tx: Queryable, agentId: string, version: number, d:
   );
 }
 
-export async function insertAgent(tx: Queryable, projectId: string, definition: AgentDefinition): Promise<AgentRecord> {
+export async function insertAgent(tx: Queryable, projectId: string, definition: AgentDefinition, managedResource: ManagedResource | null = null): Promise<AgentRecord> {
   const id = newAgentId();
-  await tx.query('INSERT INTO agents (id, project_id) VALUES ($1, $2)', [id, projectId]);
+  await tx.query('INSERT INTO agents (id, project_id, managed_resource) VALUES ($1, $2, $3)', [id, projectId, managedResource]);
   await insertVersion(tx, id, 1, definition);
   return (await findAgent(tx, projectId, id))!;
 }
@@ -87,14 +89,14 @@ export async function deleteAgent(tx: Queryable, projectId: string, id: string):
   return rowCount === 1;
 }
 
-export async function listAgents(db: Queryable, projectId: string, page: PageRequest): Promise<Page<AgentRecord>> {
+export async function listAgents(db: Queryable, projectId: string, page: PageRequest, filter: ManagedFilter = {}): Promise<Page<AgentRecord>> {
   return selectPage<AgentRecord>(db, {
     table: 'agents',
     from: `${CURRENT}`,
     alias: 'a',
     columns: COLUMNS,
     projectId,
-    conditions: [['a.deleted_at IS NULL']],
+    conditions: [['a.deleted_at IS NULL'], ...managedConditions('a', filter)],
     page,
   });
 }

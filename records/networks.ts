@@ -4,6 +4,7 @@ import { newId } from './ids.js';
 import type { Queryable } from './db.js';
 import { selectPage, type Page, type PageRequest } from './pagination.js';
 import type { Concurrency } from './agents.js';
+import { managedConditions, type ManagedFilter, type ManagedResource } from './managed-resources.js';
 
 /** A router as stored: one of the document's NetworkRouter branches, read with every field optional. */
 export interface NetworkRouter {
@@ -21,11 +22,14 @@ export interface NetworkDefinition {
   max_hops: number;
   concurrency: Concurrency;
   metadata: Record<string, string>;
+  /** The task queue of the network's dedicated workers; null: the shared workers run it. */
+  worker_pool: string | null;
 }
 
 export interface NetworkRecord extends NetworkDefinition {
   id: string;
   project_id: string;
+  managed_resource: ManagedResource | null;
   version: number;
   created_at: Date;
   updated_at: Date;
@@ -33,21 +37,21 @@ export interface NetworkRecord extends NetworkDefinition {
 
 export const DEFAULT_MAX_HOPS = 10;
 
-const DEFINITION_COLUMNS = 'v.name, v.description, v.members, v.router, v.max_hops, v.concurrency, v.metadata';
-const COLUMNS = `n.id, n.project_id, n.version, n.created_at, n.updated_at, ${DEFINITION_COLUMNS}`;
+const DEFINITION_COLUMNS = 'v.name, v.description, v.members, v.router, v.max_hops, v.concurrency, v.metadata, v.worker_pool';
+const COLUMNS = `n.id, n.project_id, n.managed_resource, n.version, n.created_at, n.updated_at, ${DEFINITION_COLUMNS}`;
 const CURRENT = 'networks n JOIN network_versions v ON v.network_id = n.id AND v.version = n.version';
 
 async function insertVersion(tx: Queryable, networkId: string, version: number, d: NetworkDefinition): Promise<void> {
   await tx.query(
-    `INSERT INTO network_versions (network_id, version, name, description, members, router, max_hops, concurrency, metadata)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-    [networkId, version, d.name, d.description, d.members, d.router, d.max_hops, d.concurrency, d.metadata],
+    `INSERT INTO network_versions (network_id, version, name, description, members, router, max_hops, concurrency, metadata, worker_pool)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+    [networkId, version, d.name, d.description, d.members, d.router, d.max_hops, d.concurrency, d.metadata, d.worker_pool],
   );
 }
 
-export async function insertNetwork(tx: Queryable, projectId: string, definition: NetworkDefinition): Promise<NetworkRecord> {
+export async function insertNetwork(tx: Queryable, projectId: string, definition: NetworkDefinition, managedResource: ManagedResource | null = null): Promise<NetworkRecord> {
   const id = newId('net');
-  await tx.query('INSERT INTO networks (id, project_id) VALUES ($1, $2)', [id, projectId]);
+  await tx.query('INSERT INTO networks (id, project_id, managed_resource) VALUES ($1, $2, $3)', [id, projectId, managedResource]);
   await insertVersion(tx, id, 1, definition);
   return (await findNetwork(tx, projectId, id))!;
 }
@@ -71,9 +75,9 @@ export async function findNetworkVersion(db: Queryable, networkId: string, versi
 export async function updateNetwork(tx: Queryable, projectId: string, id: string, changes: Partial<NetworkDefinition>): Promise<NetworkRecord | null> {
   const current = await findNetwork(tx, projectId, id, { lock: true });
   if (!current) return null;
-  const { name, description, members, router, max_hops, concurrency, metadata } = current;
+  const { name, description, members, router, max_hops, concurrency, metadata, worker_pool } = current;
   const version = current.version + 1;
-  await insertVersion(tx, id, version, { name, description, members, router, max_hops, concurrency, metadata, ...changes });
+  await insertVersion(tx, id, version, { name, description, members, router, max_hops, concurrency, metadata, worker_pool, ...changes });
   await tx.query('UPDATE networks SET version = $2, updated_at = now() WHERE id = $1', [id, version]);
   return findNetwork(tx, projectId, id);
 }
@@ -83,8 +87,9 @@ export async function deleteNetwork(tx: Queryable, projectId: string, id: string
   return rowCount === 1;
 }
 
-export async function listNetworks(db: Queryable, projectId: string, page: PageRequest): Promise<Page<NetworkRecord>> {
-  return selectPage<NetworkRecord>(db, { table: 'networks', from: CURRENT, alias: 'n', columns: COLUMNS, projectId, conditions: [['n.deleted_at IS NULL']], page });
+export async function listNetworks(db: Queryable, projectId: string, page: PageRequest, filter: ManagedFilter = {}): Promise<Page<NetworkRecord>> {
+  const conditions: [string, ...unknown[]][] = [['n.deleted_at IS NULL'], ...managedConditions('n', filter)];
+  return selectPage<NetworkRecord>(db, { table: 'networks', from: CURRENT, alias: 'n', columns: COLUMNS, projectId, conditions, page });
 }
 
 /** Which of `agentIds` are not live agents of the project (unknown, another project's, or deleted). */

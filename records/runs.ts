@@ -285,10 +285,12 @@ export async function nextQueuedRun(db: Queryable, targetId: string): Promise<st
  * Runs queued for longer than `olderThanSeconds`: their workflow may never have been started. A network's
  * hops are left out: their network run starts them.
  */
-export async function staleQueuedRuns(db: Queryable, olderThanSeconds: number, limit: number): Promise<{ id: string; network: boolean }[]> {
-  const { rows } = await db.query<{ id: string; network: boolean }>(
-    `SELECT id, network_id IS NOT NULL AS network FROM runs
-     WHERE status = 'queued' AND parent_run_id IS NULL AND created_at < now() - make_interval(secs => $1) ORDER BY created_at LIMIT $2`,
+/** `workerPool`: the task queue of the network's dedicated workers, for a network run whose network has one. */
+export async function staleQueuedRuns(db: Queryable, olderThanSeconds: number, limit: number): Promise<{ id: string; network: boolean; workerPool: string | null }[]> {
+  const { rows } = await db.query<{ id: string; network: boolean; workerPool: string | null }>(
+    `SELECT r.id, r.network_id IS NOT NULL AS network, v.worker_pool AS "workerPool" FROM runs r
+     LEFT JOIN network_versions v ON v.network_id = r.network_id AND v.version = r.network_version
+     WHERE r.status = 'queued' AND r.parent_run_id IS NULL AND r.created_at < now() - make_interval(secs => $1) ORDER BY r.created_at LIMIT $2`,
     [olderThanSeconds, limit],
   );
   return rows;

@@ -1,4 +1,4 @@
-/** The worker process: runs the workflows and activities on the `agentplane` task queue. */
+/** The worker process: runs the workflows and activities on the `agentplane` task queue, or a network's worker pool's. */
 import { NativeConnection, Runtime, Worker, bundleWorkflowCode, type LogLevel, type LogMetadata, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { fileURLToPath } from 'node:url';
@@ -8,6 +8,8 @@ import { TASK_QUEUE } from './names.js';
 export interface WorkerSettings extends ActivityDependencies {
   temporalAddress: string;
   namespace: string;
+  /** Default: the shared queue. */
+  taskQueue?: string;
   /** A prebuilt workflow bundle; built here when absent. */
   workflowBundle?: WorkflowBundleWithSourceMap;
 }
@@ -24,7 +26,7 @@ export async function createWorker(settings: WorkerSettings): Promise<{ worker: 
     const worker = await Worker.create({
       connection,
       namespace: settings.namespace,
-      taskQueue: TASK_QUEUE,
+      taskQueue: settings.taskQueue ?? TASK_QUEUE,
       workflowBundle: settings.workflowBundle ?? (await bundleWorkflows()),
       activities: createActivities(settings),
       shutdownGraceTime: '10 seconds',

@@ -632,10 +632,30 @@ export interface components {
             max_steps?: number;
             metadata?: components["schemas"]["Metadata"];
         };
-        CreateAgentRequest: WithRequired<components["schemas"]["AgentFields"], "name" | "model">;
+        /** @description The Kubernetes resource that manages a record: the platform refuses changes that do not come from it (409 `managed_by_kubernetes`); edit the resource instead. */
+        ManagedResource: {
+            /** @enum {string} */
+            kind: "Agent" | "AgentNetwork";
+            namespace: string;
+            name: string;
+            uid: string;
+        };
+        /** @description Set by the Kubernetes controller when it creates a record for a resource, both or neither. One live record per resource uid: a second one answers 409 `managed_resource_exists`. */
+        ManagedFields: {
+            /** @constant */
+            managed_by?: "kubernetes";
+            managed_resource?: components["schemas"]["ManagedResource"];
+        };
+        CreateAgentRequest: WithRequired<components["schemas"]["AgentFields"], "name" | "model"> & components["schemas"]["ManagedFields"];
         UpdateAgentRequest: components["schemas"]["AgentFields"];
         Agent: {
             id: string;
+            /**
+             * @description `kubernetes` when a Kubernetes resource manages the agent.
+             * @enum {string|null}
+             */
+            managed_by: "kubernetes" | null;
+            managed_resource: components["schemas"]["ManagedResource"] | null;
             /** @constant */
             object: "agent";
             name: string;
@@ -853,11 +873,21 @@ export interface components {
             max_hops?: number;
             concurrency?: components["schemas"]["Concurrency"];
             metadata?: components["schemas"]["Metadata"];
+            worker_pool?: components["schemas"]["WorkerPool"];
         };
-        CreateNetworkRequest: WithRequired<components["schemas"]["NetworkFields"], "name" | "members" | "router">;
+        /** @description The task queue of workers dedicated to this network (`agentplane worker` with AGENTPLANE_TASK_QUEUE set to it): its runs and every hop of them run there. `null`: the shared workers. Until a worker polls the queue, runs stay queued. */
+        WorkerPool: string | null;
+        CreateNetworkRequest: WithRequired<components["schemas"]["NetworkFields"], "name" | "members" | "router"> & components["schemas"]["ManagedFields"];
         UpdateNetworkRequest: components["schemas"]["NetworkFields"];
         Network: {
             id: string;
+            worker_pool: components["schemas"]["WorkerPool"];
+            /**
+             * @description `kubernetes` when a Kubernetes resource manages the network.
+             * @enum {string|null}
+             */
+            managed_by: "kubernetes" | null;
+            managed_resource: components["schemas"]["ManagedResource"] | null;
             /** @constant */
             object: "network";
             name: string;
@@ -917,6 +947,12 @@ export interface components {
     };
     parameters: {
         Id: string;
+        /** @description `kubernetes`: the change comes from the resource that manages the record (the controller sends it). Without it, changing or deleting a managed record answers 409 `managed_by_kubernetes`. */
+        ManagedByHeader: "kubernetes";
+        /** @description `kubernetes`: only records a Kubernetes resource manages; `none`: only the others. */
+        ManagedByFilter: "kubernetes" | "none";
+        /** @description Only the record the Kubernetes resource with this uid manages. */
+        ManagedUidFilter: string;
         /** @description Same key and same body within 24 hours returns the original response; same key and another body answers 409. */
         IdempotencyKey: string;
         Limit: number;
@@ -1327,6 +1363,10 @@ export interface operations {
                 /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
                 before?: components["parameters"]["Before"];
                 order?: components["parameters"]["Order"];
+                /** @description `kubernetes`: only records a Kubernetes resource manages; `none`: only the others. */
+                managed_by?: components["parameters"]["ManagedByFilter"];
+                /** @description Only the record the Kubernetes resource with this uid manages. */
+                managed_uid?: components["parameters"]["ManagedUidFilter"];
             };
             header?: never;
             path?: never;
@@ -1415,7 +1455,10 @@ export interface operations {
     updateAgent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description `kubernetes`: the change comes from the resource that manages the record (the controller sends it). Without it, changing or deleting a managed record answers 409 `managed_by_kubernetes`. */
+                "Agentplane-Managed-By"?: components["parameters"]["ManagedByHeader"];
+            };
             path: {
                 id: components["parameters"]["Id"];
             };
@@ -1440,6 +1483,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
             413: components["responses"]["Error"];
             415: components["responses"]["Error"];
             503: components["responses"]["Error"];
@@ -1448,7 +1492,10 @@ export interface operations {
     deleteAgent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description `kubernetes`: the change comes from the resource that manages the record (the controller sends it). Without it, changing or deleting a managed record answers 409 `managed_by_kubernetes`. */
+                "Agentplane-Managed-By"?: components["parameters"]["ManagedByHeader"];
+            };
             path: {
                 id: components["parameters"]["Id"];
             };
@@ -1469,6 +1516,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
             503: components["responses"]["Error"];
         };
     };
@@ -1671,6 +1719,10 @@ export interface operations {
                 /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
                 before?: components["parameters"]["Before"];
                 order?: components["parameters"]["Order"];
+                /** @description `kubernetes`: only records a Kubernetes resource manages; `none`: only the others. */
+                managed_by?: components["parameters"]["ManagedByFilter"];
+                /** @description Only the record the Kubernetes resource with this uid manages. */
+                managed_uid?: components["parameters"]["ManagedUidFilter"];
             };
             header?: never;
             path?: never;
@@ -1759,7 +1811,10 @@ export interface operations {
     updateNetwork: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description `kubernetes`: the change comes from the resource that manages the record (the controller sends it). Without it, changing or deleting a managed record answers 409 `managed_by_kubernetes`. */
+                "Agentplane-Managed-By"?: components["parameters"]["ManagedByHeader"];
+            };
             path: {
                 id: components["parameters"]["Id"];
             };
@@ -1784,6 +1839,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
             413: components["responses"]["Error"];
             415: components["responses"]["Error"];
             503: components["responses"]["Error"];
@@ -1792,7 +1848,10 @@ export interface operations {
     deleteNetwork: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description `kubernetes`: the change comes from the resource that manages the record (the controller sends it). Without it, changing or deleting a managed record answers 409 `managed_by_kubernetes`. */
+                "Agentplane-Managed-By"?: components["parameters"]["ManagedByHeader"];
+            };
             path: {
                 id: components["parameters"]["Id"];
             };
@@ -1813,6 +1872,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
             503: components["responses"]["Error"];
         };
     };

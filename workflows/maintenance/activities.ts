@@ -31,7 +31,7 @@ export const createMaintenanceActivities = ({ db, blobs }: { db: Db; blobs: Blob
   async restartMissedRuns(): Promise<number> {
     const { client } = Context.current();
     const runs = await staleQueuedRuns(db, MISSED_RUN_START_AFTER_S, 100);
-    for (const run of runs) await (run.network ? startNetworkRunWorkflow(client, run.id) : startRunWorkflow(client, run.id));
+    for (const run of runs) await (run.network ? startNetworkRunWorkflow(client, run.id, run.workerPool ?? undefined) : startRunWorkflow(client, run.id));
     return runs.length;
   },
 

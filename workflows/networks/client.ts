@@ -6,10 +6,13 @@ import { networkRunWorkflowId } from './ids.js';
 
 export { networkRunWorkflowId };
 
-/** Idempotent: a run whose workflow already exists keeps it. */
-export async function startNetworkRunWorkflow(client: Client, runId: string): Promise<void> {
+/**
+ * Idempotent: a run whose workflow already exists keeps it. `taskQueue` is the network's worker pool, if it
+ * has one: the run's hops (child workflows) and their activities inherit it.
+ */
+export async function startNetworkRunWorkflow(client: Client, runId: string, taskQueue = TASK_QUEUE): Promise<void> {
   await client.workflow.start<typeof networkRunWorkflow>('networkRunWorkflow', {
-    taskQueue: TASK_QUEUE,
+    taskQueue,
     workflowId: networkRunWorkflowId(runId),
     args: [{ runId }],
     workflowIdConflictPolicy: 'USE_EXISTING',

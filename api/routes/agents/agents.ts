@@ -11,6 +11,8 @@ import { DEFAULT_MAX_STEPS, deleteAgent, findAgent, insertAgent, listAgents, upd
 import { presentAgent, presentDeletedAgent } from '../../../presenters/agent.js';
 import { presentList } from '../../../presenters/list.js';
 import { checkModel, checkTools } from './definition.js';
+import { managedResourceExists, refuseUnmanagedChange } from '../managed.js';
+import { isManagedUidConflict } from '../../../records/managed-resources.js';
 
 export function agentRoutes(router: Router<ApiState>, deps: ApiDeps): void {
   router.post(
@@ -20,8 +22,10 @@ export function agentRoutes(router: Router<ApiState>, deps: ApiDeps): void {
     operation('createAgent', async (ctx, { body }) => {
       await checkModel(deps.models, body.model);
       checkTools(body.tools ?? [], deps.toolsAllowPrivate);
+      const { projectId } = callerOf(ctx);
+      const managed = body.managed_resource ?? null;
       const { created } = await createOnce(ctx, deps, body, async (tx) => {
-        const agent = await insertAgent(tx, callerOf(ctx).projectId, {
+        const agent = await insertAgent(tx, projectId, {
           name: body.name,
           description: body.description ?? null,
           model: body.model,
@@ -31,8 +35,12 @@ export function agentRoutes(router: Router<ApiState>, deps: ApiDeps): void {
           concurrency: body.concurrency ?? 'allow',
           max_steps: body.max_steps ?? DEFAULT_MAX_STEPS,
           metadata: body.metadata ?? {},
-        });
+        }, managed);
         return { status: 201, body: presentAgent(agent) };
+      }).catch(async (err) => {
+        if (!managed || !isManagedUidConflict(err)) throw err;
+        const existing = await listAgents(deps.db, projectId, { limit: 1, order: 'desc' }, { managedUid: managed.uid });
+        throw managedResourceExists(managed, existing.rows[0]?.id);
       });
       respond(ctx, created);
     }),
@@ -42,7 +50,8 @@ export function agentRoutes(router: Router<ApiState>, deps: ApiDeps): void {
     '/v1/agents',
     requireScope('agents:read'),
     operation('listAgents', async (ctx, { query }) => {
-      ctx.body = presentList(await listAgents(deps.db, callerOf(ctx).projectId, pageRequestOf(query)), presentAgent);
+      const filter = { managedBy: query.managed_by, managedUid: query.managed_uid };
+      ctx.body = presentList(await listAgents(deps.db, callerOf(ctx).projectId, pageRequestOf(query), filter), presentAgent);
     }),
   );
 
@@ -64,7 +73,11 @@ export function agentRoutes(router: Router<ApiState>, deps: ApiDeps): void {
       if (body.model !== undefined) await checkModel(deps.models, body.model);
       if (body.tools !== undefined) checkTools(body.tools, deps.toolsAllowPrivate);
       const answer = await commitMutation(ctx, deps.db, async (tx) => {
-        const agent = await updateAgent(tx, callerOf(ctx).projectId, id, body);
+        const { projectId } = callerOf(ctx);
+        const current = await findAgent(tx, projectId, id, { lock: true });
+        if (!current) throw NotFoundError('agent', id);
+        refuseUnmanagedChange(ctx, current, 'Agent');
+        const agent = await updateAgent(tx, projectId, id, body);
         if (!agent) throw NotFoundError('agent', id);
         return { status: 200, body: presentAgent(agent) };
       });
@@ -78,7 +91,11 @@ export function agentRoutes(router: Router<ApiState>, deps: ApiDeps): void {
     requireScope('agents:write'),
     operation('deleteAgent', async (ctx, { path: { id } }) => {
       const answer = await commitMutation(ctx, deps.db, async (tx) => {
-        if (!(await deleteAgent(tx, callerOf(ctx).projectId, id))) throw NotFoundError('agent', id);
+        const { projectId } = callerOf(ctx);
+        const current = await findAgent(tx, projectId, id, { lock: true });
+        if (!current) throw NotFoundError('agent', id);
+        refuseUnmanagedChange(ctx, current, 'Agent');
+        if (!(await deleteAgent(tx, projectId, id))) throw NotFoundError('agent', id);
         return { status: 200, body: presentDeletedAgent(id) };
       });
       respond(ctx, answer);

@@ -15,6 +15,8 @@ import { presentRun } from '../../../presenters/run.js';
 import { presentList } from '../../../presenters/list.js';
 import { createRun } from '../runs/create.js';
 import { checkMembers, checkRouter } from './definition.js';
+import { managedResourceExists, refuseUnmanagedChange } from '../managed.js';
+import { isManagedUidConflict } from '../../../records/managed-resources.js';
 
 export function networkRoutes(router: Router<ApiState>, deps: ApiDeps): void {
   router.post(
@@ -25,6 +27,7 @@ export function networkRoutes(router: Router<ApiState>, deps: ApiDeps): void {
       const { projectId } = callerOf(ctx);
       await checkMembers(deps.db, projectId, body.members);
       await checkRouter(deps.db, projectId, deps.models, body.router);
+      const managed = body.managed_resource ?? null;
       const { created } = await createOnce(ctx, deps, body, async (tx) => {
         const network = await insertNetwork(tx, projectId, {
           name: body.name,
@@ -34,8 +37,13 @@ export function networkRoutes(router: Router<ApiState>, deps: ApiDeps): void {
           max_hops: body.max_hops ?? DEFAULT_MAX_HOPS,
           concurrency: body.concurrency ?? 'allow',
           metadata: body.metadata ?? {},
-        });
+          worker_pool: body.worker_pool ?? null,
+        }, managed);
         return { status: 201, body: presentNetwork(network) };
+      }).catch(async (err) => {
+        if (!managed || !isManagedUidConflict(err)) throw err;
+        const existing = await listNetworks(deps.db, projectId, { limit: 1, order: 'desc' }, { managedUid: managed.uid });
+        throw managedResourceExists(managed, existing.rows[0]?.id);
       });
       respond(ctx, created);
     }),
@@ -45,7 +53,8 @@ export function networkRoutes(router: Router<ApiState>, deps: ApiDeps): void {
     '/v1/networks',
     requireScope('agents:read'),
     operation('listNetworks', async (ctx, { query }) => {
-      ctx.body = presentList(await listNetworks(deps.db, callerOf(ctx).projectId, pageRequestOf(query)), presentNetwork);
+      const filter = { managedBy: query.managed_by, managedUid: query.managed_uid };
+      ctx.body = presentList(await listNetworks(deps.db, callerOf(ctx).projectId, pageRequestOf(query), filter), presentNetwork);
     }),
   );
 
@@ -68,6 +77,9 @@ export function networkRoutes(router: Router<ApiState>, deps: ApiDeps): void {
       if (body.members !== undefined) await checkMembers(deps.db, projectId, body.members);
       if (body.router !== undefined) await checkRouter(deps.db, projectId, deps.models, body.router);
       const answer = await commitMutation(ctx, deps.db, async (tx) => {
+        const current = await findNetwork(tx, projectId, id, { lock: true });
+        if (!current) throw NotFoundError('network', id);
+        refuseUnmanagedChange(ctx, current, 'Network');
         const network = await updateNetwork(tx, projectId, id, body);
         if (!network) throw NotFoundError('network', id);
         return { status: 200, body: presentNetwork(network) };
@@ -82,7 +94,11 @@ export function networkRoutes(router: Router<ApiState>, deps: ApiDeps): void {
     requireScope('agents:write'),
     operation('deleteNetwork', async (ctx, { path: { id } }) => {
       const answer = await commitMutation(ctx, deps.db, async (tx) => {
-        if (!(await deleteNetwork(tx, callerOf(ctx).projectId, id))) throw NotFoundError('network', id);
+        const { projectId } = callerOf(ctx);
+        const current = await findNetwork(tx, projectId, id, { lock: true });
+        if (!current) throw NotFoundError('network', id);
+        refuseUnmanagedChange(ctx, current, 'Network');
+        if (!(await deleteNetwork(tx, projectId, id))) throw NotFoundError('network', id);
         return { status: 200, body: presentDeletedNetwork(id) };
       });
       respond(ctx, answer);

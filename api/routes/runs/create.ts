@@ -32,6 +32,8 @@ interface Runnable {
   concurrency: 'allow' | 'reject' | 'enqueue' | 'interrupt';
   model: string;
   maxSteps: number;
+  /** A network's dedicated workers' task queue; the shared one when unset. */
+  taskQueue?: string;
 }
 
 async function runnableOf(db: Queryable, projectId: string, kind: 'agent' | 'network', id: string, lock = false): Promise<Runnable> {
@@ -43,7 +45,13 @@ async function runnableOf(db: Queryable, projectId: string, kind: 'agent' | 'net
   const network = await findNetwork(db, projectId, id, { lock });
   if (!network) throw NotFoundError('network', id);
   // A network run's own model calls are its supervisor's; its step budget is its hop budget.
-  return { target: { networkId: id, networkVersion: network.version }, concurrency: network.concurrency, model: network.router.model ?? 'none', maxSteps: network.max_hops };
+  return {
+    target: { networkId: id, networkVersion: network.version },
+    concurrency: network.concurrency,
+    model: network.router.model ?? 'none',
+    maxSteps: network.max_hops,
+    taskQueue: network.worker_pool ?? undefined,
+  };
 }
 
 export async function createRun(ctx: ApiContext, deps: ApiDeps, { path: { id: targetId }, body }: Input<'runAgent'> | Input<'runNetwork'>, kind: 'agent' | 'network' = 'agent'): Promise<void> {
@@ -73,9 +81,11 @@ export async function createRun(ctx: ApiContext, deps: ApiDeps, { path: { id: ta
   const identity = { ...body, stream: undefined, wait: undefined };
 
   let interrupted: string[] = [];
+  let taskQueue: string | undefined;
   const { created, replayed } = await createOnce(ctx, deps, identity, async (tx) => {
     // The agent's (or network's) row is locked while its policy is applied, so two runs cannot both find it idle.
     const current = await runnableOf(tx, projectId, kind, targetId, true);
+    taskQueue = current.taskQueue;
     // Only these two policies look at the runs already going; `enqueue` runs wait their turn in the worker.
     if (current.concurrency === 'reject' || current.concurrency === 'interrupt') {
       const active = await activeRunsOf(tx, targetId);
@@ -107,7 +117,7 @@ export async function createRun(ctx: ApiContext, deps: ApiDeps, { path: { id: ta
         ctx.state.log.warn({ err, run_id: earlier }, 'could not interrupt the earlier run'),
       );
     }
-    await withinDeadline(() => (kind === 'agent' ? startRunWorkflow(deps.temporal, runId) : startNetworkRunWorkflow(deps.temporal, runId))).catch((err) =>
+    await withinDeadline(() => (kind === 'agent' ? startRunWorkflow(deps.temporal, runId) : startNetworkRunWorkflow(deps.temporal, runId, taskQueue))).catch((err) =>
       ctx.state.log.warn({ err, run_id: runId }, 'run start failed; the maintenance schedule will start it'),
     );
   }
