@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-/** The one CLI: `dev`, `api`, `worker`, `migrate`, `echo-model`. The container image runs the same. */
+/** The one CLI: `dev`, `api`, `worker`, `controller`, `migrate`, `echo-model`. The container image runs the same. */
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,6 +13,9 @@ import { isAlive } from './orphans.js';
 import { newSecret, retireOtherBootstrapKeys } from '../records/api-keys.js';
 import { createDb } from '../records/db.js';
 import { migrate } from '../records/migrate.js';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { ControllerConfigError, controllerConfigFrom, loadKubeConfig, type ControllerConfig } from '../controllers/config.js';
+import { startController } from '../controllers/controller.js';
 import { ECHO_MODEL, ECHO_MODEL_PORT, ECHO_WORD_MS, startEchoModel } from './echo-model.js';
 
 const USAGE = `Usage: agentplane <command>
@@ -21,6 +24,10 @@ const USAGE = `Usage: agentplane <command>
   api       the HTTP API (needs DATABASE_URL, TEMPORAL_ADDRESS, S3_* or AGENTPLANE_BLOB_DIR)
   worker    the Temporal worker (same settings as api)
   migrate   apply database migrations and exit (needs DATABASE_URL)
+  controller
+            reconcile Agent and AgentNetwork resources into the platform through its API (needs
+            AGENTPLANE_API_URL, AGENTPLANE_API_KEY or AGENTPLANE_API_KEY_SECRET, and KUBECONFIG
+            outside a pod)
   retire-admin-keys
             revoke every bootstrap admin key but AGENTPLANE_ADMIN_KEY at once, instead of letting
             them lapse (needs DATABASE_URL and AGENTPLANE_ADMIN_KEY)
@@ -86,6 +93,25 @@ async function worker(config: Config): Promise<void> {
   stops.add({ stop: () => services.close() });
   stops.add(await serveWorker(services, required.temporalAddress, config.temporalNamespace, undefined, config.taskQueue));
   log.info('Agentplane worker running');
+}
+
+async function controller(): Promise<void> {
+  let config: ControllerConfig;
+  let kc: KubeConfig;
+  try {
+    config = controllerConfigFrom(process.env);
+    kc = loadKubeConfig(process.env);
+  } catch (err) {
+    throw err instanceof ControllerConfigError ? new ConfigError(err.message) : err;
+  }
+  const log = createLogger(config.logLevel);
+  const running = await startController(config, kc, log).catch((err) => {
+    throw err instanceof ControllerConfigError ? new ConfigError(err.message) : err;
+  });
+  const stops = new StopList(log);
+  onShutdown(() => stops.stopAll(), log);
+  stops.add({ stop: () => running.stop() });
+  log.info({ health: running.healthUrl, api: config.apiUrl }, 'Agentplane controller running');
 }
 
 async function migrateOnly(config: Config): Promise<void> {
@@ -168,6 +194,7 @@ const commands: Record<string, (args: string[]) => Promise<void>> = {
   api: withConfig(api),
   worker: withConfig(worker),
   migrate: withConfig(migrateOnly),
+  controller,
   'retire-admin-keys': withConfig(retireAdminKeys),
   'echo-model': echoModel,
 };

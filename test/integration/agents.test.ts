@@ -27,6 +27,8 @@ describe('agents', () => {
         concurrency: 'allow',
         max_steps: 10,
         metadata: {},
+        managed_by: null,
+        managed_resource: null,
         version: 1,
         created_at: undefined,
         updated_at: undefined,

@@ -31,6 +31,7 @@ describe('configuration from the environment', () => {
       logLevel: 'info',
       migrate: true,
       toolsAllowPrivate: false,
+      taskQueue: 'agentplane',
       modelEnv: {},
     });
   });
@@ -48,6 +49,7 @@ describe('configuration from the environment', () => {
       LOG_LEVEL: 'debug',
       AGENTPLANE_MIGRATE: 'false',
       AGENTPLANE_TOOLS_ALLOW_PRIVATE: 'true',
+      AGENTPLANE_TASK_QUEUE: 'network.support.desk',
       ...S3,
       S3_REGION: 'eu-west-1',
     });
@@ -64,6 +66,7 @@ describe('configuration from the environment', () => {
       logLevel: 'debug',
       migrate: false,
       toolsAllowPrivate: true,
+      taskQueue: 'network.support.desk',
       modelEnv: config.modelEnv,
     });
     assert.equal(config.modelEnv.TEMPORAL_NAMESPACE, 'agents', 'model providers read the same environment');
@@ -99,6 +102,12 @@ describe('configuration from the environment', () => {
         configError(() => readConfig({ AGENTPLANE_MIGRATE: text }), 'AGENTPLANE_MIGRATE', `'${text}'`);
       });
     }
+  });
+
+  describe('AGENTPLANE_TASK_QUEUE', () => {
+    it('refuses a name that is not a task queue name, naming the variable and the value', () => {
+      configError(() => readConfig({ AGENTPLANE_TASK_QUEUE: 'Not A Queue' }), 'AGENTPLANE_TASK_QUEUE', `'Not A Queue'`);
+    });
   });
 
   describe('AGENTPLANE_TOOLS_ALLOW_PRIVATE', () => {

@@ -17,7 +17,8 @@ const allowed: Record<string, string[]> = {
   tools: ['records', 'models'],
   workflows: ['records', 'presenters', 'models', 'tools'],
   api: ['records', 'presenters', 'workflows', 'models', 'tools'],
-  cli: ['api', 'records', 'presenters', 'workflows', 'models', 'tools', 'client'],
+  controllers: ['client'],
+  cli: ['api', 'records', 'presenters', 'workflows', 'models', 'tools', 'client', 'controllers'],
 };
 
 async function sourcesOf(folder: string): Promise<string[]> {

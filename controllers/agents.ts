@@ -1,0 +1,80 @@
+/** Agent resources → the platform's agents: the spec in the API's shape, and when a record differs from it. */
+import { isDeepStrictEqual } from 'node:util';
+import type { Platform, Agent, AgentBody } from './platform.js';
+import type { KindHandler } from './reconciler.js';
+import type { AgentResource, AgentSpec, AgentToolSpec } from './resources.js';
+
+type Tool = AgentBody['tools'] extends (infer T)[] | undefined ? T : never;
+type Body = Omit<AgentBody, 'managed_by' | 'managed_resource'>;
+
+/** The API's tool for the spec's, with the API's defaults filled in, as the API returns it. */
+export function toolBody(tool: AgentToolSpec): Tool {
+  if (tool.type === 'mcp') {
+    return {
+      type: 'mcp',
+      server_label: tool.serverLabel!,
+      server_url: tool.serverUrl!,
+      ...(tool.allowedTools ? { allowed_tools: tool.allowedTools } : {}),
+      timeout_ms: tool.timeoutMs ?? 30_000,
+    };
+  }
+  return {
+    type: 'http',
+    name: tool.name!,
+    ...(tool.description !== undefined ? { description: tool.description } : {}),
+    url: tool.url!,
+    method: tool.method ?? 'POST',
+    ...(tool.parameters ? { parameters: tool.parameters as { type: 'object' } } : {}),
+    timeout_ms: tool.timeoutMs ?? 10_000,
+    max_response_bytes: tool.maxResponseBytes ?? 65_536,
+  } as Tool;
+}
+
+/** The request body for an Agent's spec; the platform agent is named after the resource. */
+export function agentBody(name: string, spec: AgentSpec): Body {
+  const settings = spec.modelSettings ?? {};
+  return {
+    name,
+    description: spec.description ?? '',
+    model: spec.model,
+    instructions: spec.instructions ?? '',
+    tools: (spec.tools ?? []).map(toolBody),
+    model_settings: {
+      ...(settings.temperature !== undefined ? { temperature: settings.temperature } : {}),
+      ...(settings.topP !== undefined ? { top_p: settings.topP } : {}),
+      ...(settings.maxOutputTokens !== undefined ? { max_output_tokens: settings.maxOutputTokens } : {}),
+    },
+    concurrency: spec.concurrency ?? 'allow',
+    max_steps: spec.maxSteps ?? 10,
+    metadata: spec.metadata ?? {},
+  };
+}
+
+/** Whether the platform's agent differs from the body in anything the body sets. */
+export function agentDiffers(agent: Agent, body: Body): boolean {
+  const current = {
+    name: agent.name,
+    description: agent.description ?? '',
+    model: agent.model,
+    instructions: agent.instructions,
+    tools: agent.tools,
+    model_settings: agent.model_settings,
+    concurrency: agent.concurrency,
+    max_steps: agent.max_steps,
+    metadata: agent.metadata,
+  };
+  return !isDeepStrictEqual(JSON.parse(JSON.stringify(current)), JSON.parse(JSON.stringify(body)));
+}
+
+export function agentHandler(platform: Platform): KindHandler<AgentSpec, Body, Agent> {
+  return {
+    kind: 'Agent',
+    desired: (resource: AgentResource) => agentBody(resource.metadata.name, resource.spec),
+    get: (id) => platform.getAgent(id),
+    findByUid: (uid) => platform.findAgent(uid),
+    create: (body, managed) => platform.createAgent({ ...body, managed_by: 'kubernetes', managed_resource: managed }),
+    update: (id, body) => platform.updateAgent(id, body),
+    differs: agentDiffers,
+    delete: (id) => platform.deleteAgent(id),
+  };
+}

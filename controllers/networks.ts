@@ -1,0 +1,83 @@
+/**
+ * AgentNetwork resources → the platform's networks. Members (and a supervisor's router agent) are Agents of
+ * the same namespace, named; the network is built from their platform ids once every one of them is Ready.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import type { Platform, Network, NetworkBody } from './platform.js';
+import type { Blocked, KindHandler } from './reconciler.js';
+import { isReady, type AgentNetworkResource, type AgentNetworkSpec, type AgentResource } from './resources.js';
+import { workerPoolQueue, type WorkerPools } from './worker-pools.js';
+
+type Body = Omit<NetworkBody, 'managed_by' | 'managed_resource'>;
+
+/** The Agent of this namespace and name, from the controller's cache. */
+export type AgentLookup = (namespace: string, name: string) => AgentResource | undefined;
+
+/** The platform id of each named Agent, in order, or why the network must wait. */
+function agentIds(lookup: AgentLookup, namespace: string, names: string[], role: (name: string) => string): string[] | Blocked {
+  const ids: string[] = [];
+  for (const name of names) {
+    const agent = lookup(namespace, name);
+    if (!agent) return { reason: 'MemberNotFound', message: `${role(name)}: there is no Agent ${namespace}/${name}.` };
+    if (!isReady(agent) || agent.metadata.deletionTimestamp) {
+      return { reason: 'MemberNotReady', message: `${role(name)}: the Agent ${namespace}/${name} is not Ready.` };
+    }
+    ids.push(agent.status!.id!);
+  }
+  return ids;
+}
+
+export function networkBody(resource: AgentNetworkResource, lookup: AgentLookup): Body | Blocked {
+  const { namespace, name } = resource.metadata;
+  const spec: AgentNetworkSpec = resource.spec;
+  const members = agentIds(lookup, namespace, spec.members, (member) => `member ${member}`);
+  if (!Array.isArray(members)) return members;
+  let router: Body['router'];
+  if (spec.router.type !== 'supervisor') router = { type: spec.router.type };
+  else if (spec.router.agent) {
+    const ids = agentIds(lookup, namespace, [spec.router.agent], (agent) => `router agent ${agent}`);
+    if (!Array.isArray(ids)) return ids;
+    router = { type: 'supervisor', agent_id: ids[0]! };
+  } else {
+    router = { type: 'supervisor', instructions: spec.router.instructions!, ...(spec.router.model ? { model: spec.router.model } : {}) };
+  }
+  return {
+    name,
+    description: spec.description ?? '',
+    members,
+    router,
+    max_hops: spec.maxHops ?? 10,
+    concurrency: spec.concurrency ?? 'allow',
+    metadata: spec.metadata ?? {},
+    worker_pool: spec.workerPool ? workerPoolQueue(namespace, name) : null,
+  };
+}
+
+export function networkDiffers(network: Network, body: Body): boolean {
+  const current = {
+    name: network.name,
+    description: network.description ?? '',
+    members: network.members,
+    router: network.router,
+    max_hops: network.max_hops,
+    concurrency: network.concurrency,
+    metadata: network.metadata,
+    worker_pool: network.worker_pool,
+  };
+  return !isDeepStrictEqual(JSON.parse(JSON.stringify(current)), JSON.parse(JSON.stringify(body)));
+}
+
+export function networkHandler(platform: Platform, lookup: AgentLookup, pools: WorkerPools): KindHandler<AgentNetworkSpec, Body, Network> {
+  return {
+    kind: 'AgentNetwork',
+    desired: (resource: AgentNetworkResource) => networkBody(resource, lookup),
+    get: (id) => platform.getNetwork(id),
+    findByUid: (uid) => platform.findNetwork(uid),
+    create: (body, managed) => platform.createNetwork({ ...body, managed_by: 'kubernetes', managed_resource: managed }),
+    update: (id, body) => platform.updateNetwork(id, body),
+    differs: networkDiffers,
+    delete: (id) => platform.deleteNetwork(id),
+    afterSync: (resource: AgentNetworkResource) => pools.sync(resource),
+    beforeRemoval: (resource: AgentNetworkResource) => pools.remove(resource),
+  };
+}

@@ -1,0 +1,116 @@
+/**
+ * The platform, as the controller reaches it: the public HTTP API through the typed client, every request
+ * marked as coming from Kubernetes (the API refuses changes to managed records without it). Failures come
+ * back as one of two errors: the API could not be reached or could not answer (retry later), or it refused
+ * what was asked (the resource's spec must change).
+ */
+import { createAgentplaneClient, type AgentplaneClient } from '../client/agentplane.js';
+import type { components } from '../api/generated/openapi.js';
+
+export type Agent = components['schemas']['Agent'];
+export type Network = components['schemas']['Network'];
+export type AgentBody = components['schemas']['CreateAgentRequest'];
+export type NetworkBody = components['schemas']['CreateNetworkRequest'];
+export type ManagedResource = components['schemas']['ManagedResource'];
+
+/** Unreachable, 5xx or 429: nothing is wrong with the request; try again later. */
+export class PlatformUnavailable extends Error {
+  constructor(message: string, readonly retryAfterMs?: number) {
+    super(message);
+  }
+}
+
+/** A 4xx: the API refused the request, and says why. */
+export class PlatformRejected extends Error {
+  constructor(message: string, readonly status: number, readonly code: string | undefined) {
+    super(message);
+  }
+}
+
+const REQUEST_TIMEOUT_MS = 15_000;
+
+interface Answer<T> {
+  data?: T;
+  error?: unknown;
+  response: Response;
+}
+
+async function call<T>(what: string, request: () => Promise<Answer<T>>, tolerate: number[] = []): Promise<T | null> {
+  let answer: Answer<T>;
+  try {
+    answer = await request();
+  } catch (err) {
+    throw new PlatformUnavailable(`${what}: the platform API did not answer (${(err as Error).message}).`);
+  }
+  const { status } = answer.response;
+  if (answer.data !== undefined && status < 300) return answer.data;
+  if (tolerate.includes(status)) return null;
+  const error = (answer.error as { error?: { code?: string; message?: string } } | undefined)?.error;
+  const message = `${what}: the platform API answered ${status}${error?.message ? `: ${error.message}` : ''}`;
+  if (status === 429 || status >= 500) {
+    const retryAfter = Number(answer.response.headers.get('retry-after'));
+    throw new PlatformUnavailable(message, Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : undefined);
+  }
+  throw new PlatformRejected(message, status, error?.code);
+}
+
+export class Platform {
+  private readonly client: AgentplaneClient;
+
+  constructor(baseUrl: string, apiKey: string) {
+    this.client = createAgentplaneClient({
+      baseUrl,
+      apiKey,
+      middleware: [
+        {
+          onRequest: ({ request }) => {
+            request.headers.set('agentplane-managed-by', 'kubernetes');
+            return new Request(request, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+          },
+        },
+      ],
+    });
+  }
+
+  getAgent(id: string): Promise<Agent | null> {
+    return call(`GET /v1/agents/${id}`, () => this.client.GET('/v1/agents/{id}', { params: { path: { id } } }), [404]);
+  }
+
+  async findAgent(uid: string): Promise<Agent | null> {
+    const page = await call('GET /v1/agents', () => this.client.GET('/v1/agents', { params: { query: { managed_uid: uid, limit: 1 } } }));
+    return page?.data[0] ?? null;
+  }
+
+  createAgent(body: AgentBody): Promise<Agent | null> {
+    return call('POST /v1/agents', () => this.client.POST('/v1/agents', { body }));
+  }
+
+  updateAgent(id: string, body: Omit<AgentBody, 'managed_by' | 'managed_resource'>): Promise<Agent | null> {
+    return call(`POST /v1/agents/${id}`, () => this.client.POST('/v1/agents/{id}', { params: { path: { id } }, body }), [404]);
+  }
+
+  async deleteAgent(id: string): Promise<void> {
+    await call(`DELETE /v1/agents/${id}`, () => this.client.DELETE('/v1/agents/{id}', { params: { path: { id } } }), [404]);
+  }
+
+  getNetwork(id: string): Promise<Network | null> {
+    return call(`GET /v1/networks/${id}`, () => this.client.GET('/v1/networks/{id}', { params: { path: { id } } }), [404]);
+  }
+
+  async findNetwork(uid: string): Promise<Network | null> {
+    const page = await call('GET /v1/networks', () => this.client.GET('/v1/networks', { params: { query: { managed_uid: uid, limit: 1 } } }));
+    return page?.data[0] ?? null;
+  }
+
+  createNetwork(body: NetworkBody): Promise<Network | null> {
+    return call('POST /v1/networks', () => this.client.POST('/v1/networks', { body }));
+  }
+
+  updateNetwork(id: string, body: Omit<NetworkBody, 'managed_by' | 'managed_resource'>): Promise<Network | null> {
+    return call(`POST /v1/networks/${id}`, () => this.client.POST('/v1/networks/{id}', { params: { path: { id } }, body }), [404]);
+  }
+
+  async deleteNetwork(id: string): Promise<void> {
+    await call(`DELETE /v1/networks/${id}`, () => this.client.DELETE('/v1/networks/{id}', { params: { path: { id } } }), [404]);
+  }
+}

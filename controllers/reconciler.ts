@@ -1,0 +1,144 @@
+/**
+ * One pass over one resource, the same for both kinds: the finalizer first, then the platform record made
+ * equal to the spec (created, found again, or updated), then the status — written only when it changed. A
+ * deleted resource's record is deleted before the finalizer comes off, so no record outlives its resource.
+ */
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { PlatformRejected, PlatformUnavailable, type ManagedResource } from './platform.js';
+import type { EventRecorder } from './events.js';
+import { FINALIZER, GROUP, PLURAL, VERSION, withConditions, type Condition, type Kind, type Resource, type ResourceStatus } from './resources.js';
+
+/** Why the record cannot be made yet (a member is missing or not Ready): not an error, a state. */
+export interface Blocked {
+  reason: 'MemberNotFound' | 'MemberNotReady';
+  message: string;
+}
+
+/** What a kind brings to the pass: how to build, find, compare, write and delete its record. */
+export interface KindHandler<Spec, Body, PlatformRecord extends { id: string }> {
+  kind: Kind;
+  /** The API request body for the spec, or why it cannot be built yet. */
+  desired(resource: Resource<Spec>): Body | Blocked;
+  get(id: string): Promise<PlatformRecord | null>;
+  findByUid(uid: string): Promise<PlatformRecord | null>;
+  create(body: Body, managed: ManagedResource): Promise<PlatformRecord | null>;
+  update(id: string, body: Body): Promise<PlatformRecord | null>;
+  /** Whether the record differs from the body (drift, or a changed spec). */
+  differs(record: PlatformRecord, body: Body): boolean;
+  delete(id: string): Promise<void>;
+  /** Children in Kubernetes (a worker pool's Deployment), brought in line after the record. */
+  afterSync?(resource: Resource<Spec>, record: PlatformRecord): Promise<void>;
+  /** Children removed before the finalizer comes off. */
+  beforeRemoval?(resource: Resource<Spec>): Promise<void>;
+}
+
+export interface ReconcileDeps {
+  kc: KubeConfig;
+  events: EventRecorder;
+  log: Logger;
+}
+
+const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+export async function reconcile<Spec, Body, PlatformRecord extends { id: string }>(
+  deps: ReconcileDeps,
+  handler: KindHandler<Spec, Body, PlatformRecord>,
+  resource: Resource<Spec>,
+): Promise<void> {
+  const objects = deps.kc.makeApiClient(CustomObjectsApi);
+  const { namespace, name, uid } = resource.metadata;
+  const target = { group: GROUP, version: VERSION, namespace, plural: PLURAL[handler.kind], name };
+  const ref = { apiVersion: `${GROUP}/${VERSION}`, kind: handler.kind, namespace, name, uid };
+  const finalizers = resource.metadata.finalizers ?? [];
+
+  const writeStatus = async (status: ResourceStatus) => {
+    if (sameStatus(resource.status, status)) return;
+    await objects.patchNamespacedCustomObjectStatus({ ...target, body: { status } }, MERGE_PATCH);
+  };
+
+  if (resource.metadata.deletionTimestamp) {
+    if (!finalizers.includes(FINALIZER)) return;
+    try {
+      const record = resource.status?.id ? await handler.get(resource.status.id) : await handler.findByUid(uid);
+      if (record) await handler.delete(record.id);
+      await handler.beforeRemoval?.(resource);
+    } catch (err) {
+      await deps.events.warning(ref, 'DeleteFailed', (err as Error).message);
+      await writeStatus(statusFor(resource, { Ready: ['False', 'Deleting', `Waiting to delete the platform record: ${(err as Error).message}`] })).catch(() => {});
+      throw err;
+    }
+    await objects.patchNamespacedCustomObject(
+      { ...target, body: { metadata: { finalizers: finalizers.filter((f) => f !== FINALIZER), resourceVersion: resource.metadata.resourceVersion } } },
+      MERGE_PATCH,
+    );
+    deps.log.info({ kind: handler.kind, namespace, name }, 'platform record deleted; finalizer removed');
+    return;
+  }
+
+  if (!finalizers.includes(FINALIZER)) {
+    // With resourceVersion: a resource changed meanwhile answers 409 and the pass is retried on the new one.
+    await objects.patchNamespacedCustomObject({ ...target, body: { metadata: { finalizers: [...finalizers, FINALIZER], resourceVersion: resource.metadata.resourceVersion } } }, MERGE_PATCH);
+  }
+
+  const desired = handler.desired(resource);
+  if (isBlocked(desired)) {
+    await writeStatus(statusFor(resource, { Accepted: ['True', 'Valid', 'The spec is valid.'], Ready: ['False', desired.reason, desired.message] }));
+    return;
+  }
+
+  let record: PlatformRecord | null;
+  try {
+    record = resource.status?.id ? await handler.get(resource.status.id) : null;
+    // A status write lost after the record was made, or a record deleted through the API: find or make it again.
+    record ??= await handler.findByUid(uid);
+    if (!record) {
+      record = await handler.create(desired, { kind: handler.kind, namespace, name, uid });
+      deps.log.info({ kind: handler.kind, namespace, name, id: record?.id }, 'platform record created');
+    } else if (handler.differs(record, desired)) {
+      record = await handler.update(record.id, desired);
+      deps.log.info({ kind: handler.kind, namespace, name, id: record?.id }, 'platform record updated');
+    }
+    if (!record) throw new PlatformUnavailable('the platform record vanished while it was written; trying again');
+    await handler.afterSync?.(resource, record);
+  } catch (err) {
+    if (err instanceof PlatformRejected) {
+      await deps.events.warning(ref, 'ApiRejected', err.message);
+      await writeStatus(statusFor(resource, { Accepted: ['False', 'InvalidSpec', err.message], Ready: ['False', 'ApiRejected', err.message] }));
+      return; // the spec has to change; the resync tries again meanwhile
+    }
+    if (err instanceof PlatformUnavailable) {
+      await deps.events.warning(ref, 'ApiUnavailable', err.message);
+      await writeStatus(statusFor(resource, { Ready: ['False', 'ApiUnavailable', err.message] })).catch(() => {});
+    }
+    throw err;
+  }
+  const what = handler.kind === 'Agent' ? 'agent' : 'network';
+  await writeStatus(
+    statusFor(resource, { Accepted: ['True', 'Valid', 'The spec is valid.'], Ready: ['True', 'Reconciled', `The platform's ${what} ${record.id} matches the spec.`] }, record.id),
+  );
+}
+
+function isBlocked(value: unknown): value is Blocked {
+  return typeof value === 'object' && value !== null && 'reason' in value && (value.reason === 'MemberNotFound' || value.reason === 'MemberNotReady');
+}
+
+type ConditionValue = [status: Condition['status'], reason: string, message: string];
+
+/** The next status: the given conditions at this generation; a condition not given keeps its last value. */
+function statusFor(resource: Resource<unknown>, set: Partial<Record<Condition['type'], ConditionValue>>, id = resource.status?.id): ResourceStatus {
+  const generation = resource.metadata.generation;
+  const conditions = (['Accepted', 'Ready'] as const).map((type) => {
+    const given = set[type];
+    if (given) return { type, status: given[0], reason: given[1], message: given[2], observedGeneration: generation };
+    const kept = resource.status?.conditions?.find((c) => c.type === type);
+    return kept ? { ...kept } : { type, status: 'Unknown' as const, reason: 'Reconciling', message: 'Not reconciled yet.', observedGeneration: generation };
+  });
+  return withConditions(resource.status, { id, observedGeneration: generation }, conditions);
+}
+
+function sameStatus(a: ResourceStatus | undefined, b: ResourceStatus): boolean {
+  const comparable = (s: ResourceStatus | undefined) =>
+    JSON.stringify({ id: s?.id, observedGeneration: s?.observedGeneration, conditions: (s?.conditions ?? []).map((c) => [c.type, c.status, c.reason, c.message, c.observedGeneration, c.lastTransitionTime]) });
+  return comparable(a) === comparable(b);
+}

@@ -1,0 +1,182 @@
+import assert from 'node:assert/strict';
+import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
+import { newTenant, startTestApi, type TestApi } from '../support/api.js';
+import type { ApiClient } from '../support/client.js';
+import { eventually } from '../support/eventually.js';
+import type { KubeCluster } from '../support/kube.js';
+import { isolatedNamespace } from '../support/services.js';
+import {
+  condition,
+  controllerConfig,
+  examplesDir,
+  getResource,
+  readyResource,
+  resourceSatisfying,
+  runController,
+  startClusterWithCrds,
+} from '../support/controller.js';
+import type { RunningController } from '../../controllers/controller.js';
+
+const FROM_KUBERNETES = { 'agentplane-managed-by': 'kubernetes' };
+
+function agentManifest(name: string, spec: Record<string, unknown>): string {
+  return JSON.stringify({ apiVersion: 'agentplane.io/v1alpha1', kind: 'Agent', metadata: { name }, spec });
+}
+
+function networkManifest(name: string, spec: Record<string, unknown>): string {
+  return JSON.stringify({ apiVersion: 'agentplane.io/v1alpha1', kind: 'AgentNetwork', metadata: { name }, spec });
+}
+
+describe('the controller', function () {
+  this.timeout(120_000);
+  let api: TestApi;
+  let client: ApiClient;
+  let key: string;
+  let cluster: KubeCluster;
+  let controller: RunningController;
+
+  const apply = async (manifest: string) => {
+    const result = await cluster.kubectl(['apply', '-f', '-'], { input: manifest });
+    assert.equal(result.code, 0, result.stderr);
+  };
+
+  before(async () => {
+    api = await startTestApi({ namespace: await isolatedNamespace('controller') });
+    const tenant = await newTenant(api, 'controller');
+    client = await tenant.keyWith('agents:read', 'agents:write');
+    key = client.key!;
+    cluster = await startClusterWithCrds('controller');
+    controller = await runController(cluster, controllerConfig(api.url, key));
+  });
+
+  after(async () => {
+    await controller?.stop();
+    await cluster?.stop();
+    await api?.stop();
+  });
+
+  it('makes the examples Ready, each with the id of the platform record it manages', async () => {
+    const applied = await cluster.kubectl(['apply', '-n', 'default', '-f', examplesDir]);
+    assert.equal(applied.code, 0, applied.stderr);
+    const researcher = await readyResource(cluster, 'agents', 'researcher');
+    const writer = await readyResource(cluster, 'agents', 'writer');
+    const triage = await readyResource(cluster, 'agents', 'triage');
+    const agent = await client.get(`/v1/agents/${researcher.status!.id}`);
+    assert.equal(agent.status, 200);
+    assert.equal(agent.body.name, 'researcher');
+    assert.equal(agent.body.managed_by, 'kubernetes');
+    assert.deepEqual(agent.body.managed_resource, { kind: 'Agent', namespace: 'default', name: 'researcher', uid: researcher.metadata.uid });
+    assert.deepEqual(agent.body.model_settings, { temperature: 0.2 });
+    assert.equal(agent.body.max_steps, 8);
+    assert.deepEqual(researcher.metadata.finalizers, ['agentplane.io/platform-record']);
+    assert.equal(condition(researcher, 'Accepted')?.reason, 'Valid');
+    assert.equal(condition(researcher, 'Ready')?.reason, 'Reconciled');
+
+    const desk = await readyResource(cluster, 'agentnetworks', 'support-desk');
+    const network = await client.get(`/v1/networks/${desk.status!.id}`);
+    assert.deepEqual(network.body.members, [researcher.status!.id, writer.status!.id]);
+    assert.deepEqual(network.body.router, { type: 'supervisor', agent_id: triage.status!.id });
+    assert.equal(network.body.max_hops, 6);
+    assert.equal(network.body.worker_pool, null);
+  });
+
+  it("runs a network's worker pool as a Deployment it owns, on the network's task queue", async () => {
+    const pooled = await readyResource(cluster, 'agentnetworks', 'research-then-write');
+    const network = await client.get(`/v1/networks/${pooled.status!.id}`);
+    assert.equal(network.body.worker_pool, 'network.default.research-then-write');
+    const apps = cluster.kubeConfig().makeApiClient(AppsV1Api);
+    const deployment = await eventually(() => apps.readNamespacedDeployment({ namespace: 'default', name: 'research-then-write-workers' }), { message: 'no worker Deployment' });
+    assert.equal(deployment.spec!.replicas, 2);
+    assert.deepEqual(deployment.metadata!.ownerReferences!.map((o) => [o.kind, o.name, o.uid, o.controller]), [['AgentNetwork', 'research-then-write', pooled.metadata.uid, true]]);
+    const container = JSON.parse(JSON.stringify(deployment.spec!.template.spec!.containers[0]!));
+    assert.deepEqual(container.args, ['worker']);
+    assert.deepEqual(container.env, [{ name: 'AGENTPLANE_TASK_QUEUE', value: 'network.default.research-then-write' }]);
+    assert.deepEqual(container.resources, { requests: { cpu: '250m', memory: '256Mi' }, limits: { memory: '512Mi' } });
+    const hash = deployment.metadata!.annotations!['agentplane.io/config-hash'];
+    assert.match(hash!, /^[0-9a-f]{16}$/);
+
+    await cluster.kubectl(['patch', 'agentnetwork', 'research-then-write', '--type=merge', '-p', '{"spec":{"workerPool":{"replicas":3}}}']);
+    const rolled = await eventually(async () => {
+      const next = await apps.readNamespacedDeployment({ namespace: 'default', name: 'research-then-write-workers' });
+      assert.equal(next.spec!.replicas, 3);
+      return next;
+    }, { message: 'the Deployment was not updated' });
+    assert.notEqual(rolled.metadata!.annotations!['agentplane.io/config-hash'], hash);
+
+    await apps.deleteNamespacedDeployment({ namespace: 'default', name: 'research-then-write-workers' });
+    await eventually(() => apps.readNamespacedDeployment({ namespace: 'default', name: 'research-then-write-workers' }), { message: 'a deleted Deployment did not come back' });
+
+    await cluster.kubectl(['patch', 'agentnetwork', 'research-then-write', '--type=json', '-p', '[{"op":"remove","path":"/spec/workerPool"}]']);
+    await eventually(async () => {
+      const gone = await apps.readNamespacedDeployment({ namespace: 'default', name: 'research-then-write-workers' }).then(() => false, (err: { code?: number }) => err.code === 404);
+      assert.ok(gone);
+    }, { message: 'the Deployment of a removed worker pool stayed' });
+    await eventually(async () => assert.equal((await client.get(`/v1/networks/${pooled.status!.id}`)).body.worker_pool, null));
+  });
+
+  it('updates the platform record when the spec changes', async () => {
+    await apply(agentManifest('editor', { model: 'auto', instructions: 'Fix typos.' }));
+    const first = await readyResource(cluster, 'agents', 'editor');
+    assert.equal((await client.get(`/v1/agents/${first.status!.id}`)).body.version, 1);
+    await apply(agentManifest('editor', { model: 'auto', instructions: 'Fix typos and grammar.', maxSteps: 3 }));
+    const second = await resourceSatisfying(cluster, 'agents', 'editor', (r) => r.metadata.generation === 2 && condition(r, 'Ready')?.status === 'True', 'not reconciled at generation 2');
+    assert.equal(second.status!.id, first.status!.id);
+    const agent = (await client.get(`/v1/agents/${first.status!.id}`)).body;
+    assert.equal(agent.instructions, 'Fix typos and grammar.');
+    assert.equal(agent.max_steps, 3);
+    assert.equal(agent.version, 2);
+  });
+
+  it('repairs drift: a record changed or deleted through the API comes back as the spec says', async () => {
+    await apply(agentManifest('steady', { model: 'auto', instructions: 'Stay the same.' }));
+    const resource = await readyResource(cluster, 'agents', 'steady');
+    const id = resource.status!.id!;
+    const changed = await client.post(`/v1/agents/${id}`, { instructions: 'Something else.' }, FROM_KUBERNETES);
+    assert.equal(changed.status, 200);
+    await eventually(async () => assert.equal((await client.get(`/v1/agents/${id}`)).body.instructions, 'Stay the same.'), { message: 'the change was not undone' });
+
+    assert.equal((await client.request('DELETE', `/v1/agents/${id}`, { headers: FROM_KUBERNETES })).status, 200);
+    const recreated = await resourceSatisfying(cluster, 'agents', 'steady', (r) => Boolean(r.status?.id) && r.status!.id !== id && condition(r, 'Ready')?.status === 'True', 'the record was not made again');
+    const agent = (await client.get(`/v1/agents/${recreated.status!.id}`)).body;
+    assert.equal(agent.instructions, 'Stay the same.');
+  });
+
+  it('keeps a network whose member is missing not Ready, naming it, until the member is Ready', async () => {
+    await apply(networkManifest('waiting', { members: ['late-member'], router: { type: 'sequential' } }));
+    const waiting = await resourceSatisfying(cluster, 'agentnetworks', 'waiting', (r) => condition(r, 'Ready')?.reason === 'MemberNotFound', 'not MemberNotFound');
+    assert.equal(condition(waiting, 'Ready')?.status, 'False');
+    assert.match(condition(waiting, 'Ready')!.message, /there is no Agent default\/late-member/);
+    await apply(agentManifest('late-member', { model: 'auto' }));
+    const member = await readyResource(cluster, 'agents', 'late-member');
+    const ready = await readyResource(cluster, 'agentnetworks', 'waiting');
+    assert.deepEqual((await client.get(`/v1/networks/${ready.status!.id}`)).body.members, [member.status!.id]);
+  });
+
+  it('reports what the API refused on the resource, with a Warning event, and recovers when the spec is fixed', async () => {
+    await apply(agentManifest('misconfigured', { model: 'no-such-model' }));
+    const refused = await resourceSatisfying(cluster, 'agents', 'misconfigured', (r) => condition(r, 'Ready')?.reason === 'ApiRejected', 'not ApiRejected');
+    assert.equal(condition(refused, 'Accepted')?.status, 'False');
+    assert.equal(condition(refused, 'Accepted')?.reason, 'InvalidSpec');
+    assert.match(condition(refused, 'Ready')!.message, /no-such-model/);
+    const core = cluster.kubeConfig().makeApiClient(CoreV1Api);
+    const events = await eventually(async () => {
+      const list = await core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.uid=${refused.metadata.uid}` });
+      assert.ok(list.items.length > 0);
+      return list.items;
+    }, { message: 'no event' });
+    assert.equal(events[0]!.type, 'Warning');
+    assert.equal(events[0]!.reason, 'ApiRejected');
+    assert.equal(events[0]!.source?.component, 'agentplane-controller');
+    await apply(agentManifest('misconfigured', { model: 'auto' }));
+    await readyResource(cluster, 'agents', 'misconfigured');
+  });
+
+  it('deletes the platform record before the resource goes', async () => {
+    await apply(agentManifest('short-lived', { model: 'auto' }));
+    const resource = await readyResource(cluster, 'agents', 'short-lived');
+    const deleted = await cluster.kubectl(['delete', 'agent', 'short-lived', '--wait=true', '--timeout=30s']);
+    assert.equal(deleted.code, 0, deleted.stderr);
+    assert.equal(await getResource(cluster, 'agents', 'short-lived'), undefined);
+    assert.equal((await client.get(`/v1/agents/${resource.status!.id}`)).status, 404);
+  });
+});
