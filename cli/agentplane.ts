@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, readConfig, requireServices, type Config } from './config.js';
 import { createLogger, keepBootstrapKeyHeld, openServices, prepareDatabase } from './runtime.js';
-import { serveApi, serveWorker } from './processes.js';
+import { serveApi, serveWorker, serveWorkerProbes, type Stoppable } from './processes.js';
 import { onShutdown, StopList } from './shutdown.js';
 import { startPostgres, startTemporal } from './embedded.js';
 import { isAlive } from './orphans.js';
@@ -91,7 +91,10 @@ async function worker(config: Config): Promise<void> {
   onShutdown(() => stops.stopAll(), log);
   const services = await openServices({ ...config, ...required }, log);
   stops.add({ stop: () => services.close() });
-  stops.add(await serveWorker(services, required.temporalAddress, config.temporalNamespace, undefined, config.taskQueue));
+  let worker: (Stoppable & { running(): boolean }) | undefined;
+  if (config.probePort !== undefined) stops.add(await serveWorkerProbes(config.probePort, config.host, () => worker?.running() ?? false));
+  worker = await serveWorker(services, required.temporalAddress, config.temporalNamespace, undefined, config.taskQueue);
+  stops.add(worker);
   log.info('Agentplane worker running');
 }
 

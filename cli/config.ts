@@ -19,6 +19,8 @@ export interface Config {
   toolsAllowPrivate: boolean;
   /** The environment the model providers' settings are read from (OPENAI_*, ANTHROPIC_*, AGENTPLANE_MODELS). */
   modelEnv: NodeJS.ProcessEnv;
+  /** Where `worker` answers /healthz and /readyz for a pod's probes; none when unset. */
+  probePort?: number;
   /** The Temporal task queue `worker` polls: the shared one, or a network's worker pool's. */
   taskQueue: string;
   /** False: `api` leaves migrations to `agentplane migrate` (a deploy step) and refuses a schema that is behind. */
@@ -53,9 +55,14 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!/^[a-z0-9]([a-z0-9.-]{0,98}[a-z0-9])?$/.test(taskQueue)) {
     throw new ConfigError(`AGENTPLANE_TASK_QUEUE must be 1 to 100 lowercase letters, digits, . and -, not '${env.AGENTPLANE_TASK_QUEUE}'.`);
   }
+  const probePortText = env.AGENTPLANE_PROBE_PORT;
+  if (probePortText !== undefined && (!/^\d+$/.test(probePortText) || Number(probePortText) > 65535)) {
+    throw new ConfigError(`AGENTPLANE_PROBE_PORT must be a port number, not '${probePortText}'.`);
+  }
   return {
     port,
     host: env.HOST || undefined,
+    probePort: probePortText === undefined ? undefined : Number(probePortText),
     taskQueue,
     dataDir,
     adminKey: env.AGENTPLANE_ADMIN_KEY,

@@ -72,7 +72,7 @@ export async function serveWorker(
   namespace: string,
   workflowBundle?: WorkflowBundleWithSourceMap,
   taskQueue = TASK_QUEUE,
-): Promise<Stoppable> {
+): Promise<Stoppable & { running(): boolean }> {
   installRuntimeLogger(services.log);
   await untilTemporalAnswers(services);
   // Once per cluster, not per worker: the schedule runs each round on whichever shared worker takes it. A
@@ -90,10 +90,29 @@ export async function serveWorker(
   });
   const running = worker.run();
   return {
+    running: () => worker.getState() === 'RUNNING',
     async stop() {
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running;
       await connection.close();
     },
   };
+}
+
+/**
+ * The worker's probes, for a pod: `/healthz` answers while the process lives (also while it waits for
+ * Temporal), `/readyz` once the worker polls its task queue.
+ */
+export async function serveWorkerProbes(port: number, host: string | undefined, ready: () => boolean): Promise<Stoppable> {
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    const ok = path === '/healthz' ? true : path === '/readyz' ? ready() : undefined;
+    if (ok === undefined) res.writeHead(404).end();
+    else res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify({ status: ok ? 'ok' : 'unavailable' }));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  return { stop: () => new Promise((resolve) => server.close(() => resolve())) };
 }

@@ -21,6 +21,7 @@ describe('configuration from the environment', () => {
     assert.deepEqual(readConfig({}), {
       port: 8080,
       host: undefined,
+      probePort: undefined,
       dataDir: resolve('./.agentplane'),
       adminKey: undefined,
       databaseUrl: undefined,
@@ -50,12 +51,14 @@ describe('configuration from the environment', () => {
       AGENTPLANE_MIGRATE: 'false',
       AGENTPLANE_TOOLS_ALLOW_PRIVATE: 'true',
       AGENTPLANE_TASK_QUEUE: 'network.support.desk',
+      AGENTPLANE_PROBE_PORT: '8081',
       ...S3,
       S3_REGION: 'eu-west-1',
     });
     assert.deepEqual(config, {
       port: 9090,
       host: '127.0.0.1',
+      probePort: 8081,
       dataDir: resolve('data/here'),
       adminKey: ADMIN_KEY,
       databaseUrl: 'postgres://db/agentplane',

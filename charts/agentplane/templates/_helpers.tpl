@@ -1,0 +1,83 @@
+{{/* The release's base name, at most 63 characters. */}}
+{{- define "agentplane.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "agentplane.labels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{/* Selector labels of one component: pass (dict "ctx" $ "component" "api"). */}}
+{{- define "agentplane.selector" -}}
+app.kubernetes.io/name: {{ .ctx.Chart.Name }}
+app.kubernetes.io/instance: {{ .ctx.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "agentplane.image" -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end -}}
+
+{{- define "agentplane.configName" -}}{{ include "agentplane.fullname" . }}-config{{- end -}}
+{{- define "agentplane.envSecretName" -}}{{ include "agentplane.fullname" . }}-env{{- end -}}
+{{- define "agentplane.adminKeySecretName" -}}{{ .Values.adminKey.existingSecret | default (printf "%s-admin-key" (include "agentplane.fullname" .)) }}{{- end -}}
+{{- define "agentplane.controllerKeySecretName" -}}{{ .Values.controller.apiKeySecret | default (include "agentplane.adminKeySecretName" .) }}{{- end -}}
+
+{{/* The environment every Agentplane process reads: the ConfigMap, then each secret from where it lives. */}}
+{{- define "agentplane.env" -}}
+- name: DATABASE_URL
+  valueFrom:
+    secretKeyRef:
+      {{- if .Values.database.existingSecret.name }}
+      name: {{ .Values.database.existingSecret.name }}
+      key: {{ .Values.database.existingSecret.key }}
+      {{- else }}
+      name: {{ include "agentplane.envSecretName" . }}
+      key: DATABASE_URL
+      {{- end }}
+{{- if or .Values.s3.existingSecret .Values.s3.accessKey }}
+- name: S3_ACCESS_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Values.s3.existingSecret | default (include "agentplane.envSecretName" .) }}
+      key: S3_ACCESS_KEY
+- name: S3_SECRET_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Values.s3.existingSecret | default (include "agentplane.envSecretName" .) }}
+      key: S3_SECRET_KEY
+{{- end }}
+{{- if or .Values.providers.existingSecret .Values.providers.openai.apiKey }}
+- name: OPENAI_API_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Values.providers.existingSecret | default (include "agentplane.envSecretName" .) }}
+      key: OPENAI_API_KEY
+      optional: true
+{{- end }}
+{{- if or .Values.providers.existingSecret .Values.providers.anthropic.apiKey }}
+- name: ANTHROPIC_API_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Values.providers.existingSecret | default (include "agentplane.envSecretName" .) }}
+      key: ANTHROPIC_API_KEY
+      optional: true
+{{- end }}
+{{- end -}}
+
+{{- define "agentplane.podSecurity" -}}
+securityContext:
+  {{- toYaml .Values.podSecurityContext | nindent 2 }}
+{{- with .Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}

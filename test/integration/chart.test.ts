@@ -1,0 +1,165 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseAllDocuments } from 'yaml';
+import { findTool } from '../../cli/tools.js';
+
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+const chart = join(root, 'charts/agentplane');
+const valuesFiles = readdirSync(join(chart, 'ci')).filter((f) => f.endsWith('.yaml'));
+
+/** The verbs the controller uses (controllers/), and the chart grants: exactly these. */
+export const CONTROLLER_RULES = [
+  { apiGroups: ['agentplane.io'], resources: ['agents', 'agentnetworks'], verbs: ['get', 'list', 'watch', 'patch'] },
+  { apiGroups: ['agentplane.io'], resources: ['agents/status', 'agentnetworks/status'], verbs: ['patch'] },
+  { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
+  { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+];
+
+export interface Manifest {
+  kind: string;
+  metadata: { name: string; namespace?: string; annotations?: Record<string, string> };
+  [field: string]: any;
+}
+
+export function run(command: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(command, args, { env: { ...process.env, ...env }, maxBuffer: 32 * 1024 * 1024 }, (err, stdout, stderr) =>
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+let helmHome: Promise<NodeJS.ProcessEnv> | undefined;
+/** helm with its caches and configuration in a directory of its own. */
+export async function helm(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  helmHome ??= mkdtemp(join(tmpdir(), 'agentplane-helm-')).then((dir) => ({ HELM_CACHE_HOME: join(dir, 'cache'), HELM_CONFIG_HOME: join(dir, 'config'), HELM_DATA_HOME: join(dir, 'data') }));
+  return run(findTool('helm'), args, await helmHome);
+}
+
+export async function render(valuesFile: string, ...set: string[]): Promise<Manifest[]> {
+  const result = await helm(['template', 'ap', chart, '-n', 'agentplane', '-f', join(chart, 'ci', valuesFile), ...set.flatMap((s) => ['--set', s])]);
+  assert.equal(result.code, 0, result.stderr);
+  return parseAllDocuments(result.stdout).map((doc) => doc.toJSON()).filter((m): m is Manifest => m !== null);
+}
+
+function podSpecs(manifests: Manifest[]): [string, any][] {
+  return manifests.flatMap((m): [string, any][] => {
+    if (m.kind === 'Deployment' || m.kind === 'Job') return [[`${m.kind}/${m.metadata.name}`, m.spec.template.spec]];
+    if (m.kind === 'Pod') return [[`Pod/${m.metadata.name}`, m.spec]];
+    return [];
+  });
+}
+
+describe('the Helm chart and the Dockerfile', function () {
+  this.timeout(120_000);
+
+  it('has a Dockerfile hadolint passes: multi-stage, non-root', async () => {
+    const linted = await run(findTool('hadolint'), [join(root, 'Dockerfile')]);
+    assert.equal(linted.code, 0, linted.stdout + linted.stderr);
+    const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
+    assert.equal(dockerfile.match(/^FROM /gm)?.length, 2);
+    assert.match(dockerfile, /^USER 10001:10001$/m);
+    assert.match(dockerfile, /^ENTRYPOINT \["node", "dist\/cli\/agentplane.js"\]$/m);
+  });
+
+  it('ships the same CRDs as crds/, byte for byte', () => {
+    const files = readdirSync(join(root, 'crds')).sort();
+    assert.deepEqual(readdirSync(join(chart, 'crds')).sort(), files);
+    for (const file of files) assert.equal(readFileSync(join(chart, 'crds', file), 'utf8'), readFileSync(join(root, 'crds', file), 'utf8'), `${file} differs: run npm run sync-crds`);
+  });
+
+  for (const valuesFile of valuesFiles) {
+    describe(`with ${valuesFile}`, () => {
+      let manifests: Manifest[];
+      before(async () => {
+        manifests = await render(valuesFile);
+      });
+
+      it('passes helm lint --strict', async () => {
+        const linted = await helm(['lint', '--strict', chart, '-f', join(chart, 'ci', valuesFile)]);
+        assert.equal(linted.code, 0, linted.stdout + linted.stderr);
+      });
+
+      it('grants the controller exactly the verbs it uses, and no wildcard anywhere', () => {
+        const roles = manifests.filter((m) => m.kind === 'ClusterRole' || m.kind === 'Role');
+        for (const role of roles) {
+          for (const rule of role.rules) {
+            for (const field of ['apiGroups', 'resources', 'verbs', 'resourceNames']) assert.ok(!(rule[field] ?? []).includes('*'), `${role.kind}/${role.metadata.name} has * in ${field}`);
+          }
+        }
+        const own = roles.find((r) => r.metadata.name.endsWith('-controller-own'))!;
+        assert.deepEqual(own.metadata.namespace, 'agentplane');
+        assert.deepEqual(own.rules.find((r: any) => r.resources.includes('secrets')).resourceNames.length, 1);
+        for (const rule of own.rules.filter((r: any) => r.resources.includes('leases') && !r.verbs.includes('create'))) assert.deepEqual(rule.resourceNames, ['agentplane-controller']);
+        const reconciling = roles.filter((r) => r.metadata.name.endsWith('-controller'));
+        assert.ok(reconciling.length > 0);
+        for (const role of reconciling) assert.deepEqual(role.rules, CONTROLLER_RULES);
+      });
+
+      it('runs every container non-root, read-only, without capabilities, under RuntimeDefault seccomp', () => {
+        const pods = podSpecs(manifests);
+        assert.ok(pods.length >= 4);
+        for (const [name, spec] of pods) {
+          assert.equal(spec.securityContext.runAsNonRoot, true, name);
+          assert.equal(spec.securityContext.seccompProfile.type, 'RuntimeDefault', name);
+          for (const container of spec.containers) {
+            assert.equal(container.securityContext.allowPrivilegeEscalation, false, name);
+            assert.equal(container.securityContext.readOnlyRootFilesystem, true, name);
+            assert.deepEqual(container.securityContext.capabilities.drop, ['ALL'], name);
+            assert.ok(container.resources?.limits?.memory, `${name} has no memory limit`);
+          }
+        }
+      });
+
+      it('probes the API, the worker and the controller, and mounts a service-account token only into the controller', () => {
+        for (const component of ['api', 'worker', 'controller']) {
+          const deployment = manifests.find((m) => m.kind === 'Deployment' && m.metadata.name === `ap-agentplane-${component}`)!;
+          const [container] = deployment.spec.template.spec.containers;
+          assert.equal(container.livenessProbe.httpGet.path, '/healthz', component);
+          assert.equal(container.readinessProbe.httpGet.path, '/readyz', component);
+          assert.equal(deployment.spec.template.spec.automountServiceAccountToken, component === 'controller', component);
+        }
+      });
+
+      it('migrates in a pre-install/pre-upgrade Job, and the API does not migrate itself', () => {
+        const job = manifests.find((m) => m.kind === 'Job')!;
+        assert.equal(job.metadata.annotations!['helm.sh/hook'], 'pre-install,pre-upgrade');
+        assert.deepEqual(job.spec.template.spec.containers[0].args, ['migrate']);
+        const api = manifests.find((m) => m.kind === 'Deployment' && m.metadata.name === 'ap-agentplane-api')!;
+        assert.deepEqual(api.spec.template.spec.containers[0].env.find((e: any) => e.name === 'AGENTPLANE_MIGRATE'), { name: 'AGENTPLANE_MIGRATE', value: 'false' });
+      });
+    });
+  }
+
+  it('grants the namespaced controller a Role in each watched namespace and no ClusterRole', async () => {
+    const manifests = await render('namespaced-values.yaml');
+    assert.equal(manifests.filter((m) => m.kind === 'ClusterRole' || m.kind === 'ClusterRoleBinding').length, 0);
+    const roles = manifests.filter((m) => m.kind === 'Role' && m.metadata.name === 'ap-agentplane-controller');
+    assert.deepEqual(roles.map((r) => r.metadata.namespace), ['team-a', 'team-b']);
+    const controller = manifests.find((m) => m.kind === 'Deployment' && m.metadata.name === 'ap-agentplane-controller')!;
+    assert.deepEqual(controller.spec.template.spec.containers[0].env.find((e: any) => e.name === 'AGENTPLANE_WATCH_NAMESPACES'), { name: 'AGENTPLANE_WATCH_NAMESPACES', value: 'team-a,team-b' });
+  });
+
+  it('turns on ingress, autoscaling, disruption budgets, a ServiceMonitor and NetworkPolicies when asked', async () => {
+    const kinds = (await render('everything-values.yaml')).map((m) => m.kind);
+    for (const kind of ['Ingress', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'ServiceMonitor', 'NetworkPolicy']) assert.ok(kinds.includes(kind), kind);
+    const defaults = (await render('defaults-values.yaml')).map((m) => m.kind);
+    for (const kind of ['Ingress', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'ServiceMonitor', 'NetworkPolicy']) assert.ok(!defaults.includes(kind), kind);
+  });
+
+  it('refuses values the schema does not allow, saying which', async () => {
+    const wrong = await helm(['template', 'ap', chart, '-f', join(chart, 'ci', 'defaults-values.yaml'), '--set', 'api.replicas=0', '--set', 'controller.watchNamespaces[0]=Not_A_Namespace']);
+    assert.notEqual(wrong.code, 0);
+    assert.match(wrong.stderr, /api\/replicas': minimum: got 0, want 1/);
+    assert.match(wrong.stderr, /controller\/watchNamespaces\/0/);
+    const unknown = await helm(['template', 'ap', chart, '-f', join(chart, 'ci', 'defaults-values.yaml'), '--set', 'replicas=3']);
+    assert.match(unknown.stderr, /additional properties 'replicas' not allowed/);
+    const missing = await helm(['template', 'ap', chart]);
+    assert.match(missing.stderr, /database.url or database.existingSecret.name is required|temporal.address is required/);
+  });
+});
