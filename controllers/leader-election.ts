@@ -4,8 +4,17 @@
  * the renew deadline, and a leader that stops clears the holder so a standby takes over at once. Every
  * write carries the resourceVersion it read, so two candidates never both win.
  */
-import { CoordinationV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { kubeRequest, microTime } from './kube-request.js';
+
+/** A Lease as the API server sends it; times as MicroTime strings. */
+interface Lease {
+  apiVersion: 'coordination.k8s.io/v1';
+  kind: 'Lease';
+  metadata: { name: string; namespace: string; resourceVersion?: string };
+  spec?: { holderIdentity?: string; leaseDurationSeconds?: number; acquireTime?: string; renewTime?: string; leaseTransitions?: number };
+}
 
 export interface LeaderElectionOptions {
   kubeConfig: KubeConfig;
@@ -21,20 +30,25 @@ export interface LeaderElectionOptions {
 
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+    const wake = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', wake);
+      resolve();
+    };
+    const timer = setTimeout(wake, ms);
+    signal.addEventListener('abort', wake, { once: true });
   });
 
 export class LeaderElector {
-  private readonly api: CoordinationV1Api;
+  private readonly path: string;
   private readonly leaseDurationMs: number;
   private readonly renewDeadlineMs: number;
   private readonly retryPeriodMs: number;
   private leading = false;
-  private lease: V1Lease | undefined;
+  private lease: Lease | undefined;
 
   constructor(private readonly options: LeaderElectionOptions) {
-    this.api = options.kubeConfig.makeApiClient(CoordinationV1Api);
+    this.path = `/apis/coordination.k8s.io/v1/namespaces/${options.namespace}/leases`;
     this.leaseDurationMs = options.leaseDurationMs ?? 15_000;
     this.renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
     this.retryPeriodMs = options.retryPeriodMs ?? 2_000;
@@ -83,39 +97,58 @@ export class LeaderElector {
     this.options.onChange?.(leading);
   }
 
+  private async read(): Promise<Lease | null> {
+    const { status, body } = await kubeRequest<Lease>(this.options.kubeConfig, 'GET', `${this.path}/${this.options.name}`);
+    if (status === 404) return null;
+    if (status !== 200) throw new Error(`reading the lease answered ${status}`);
+    return body;
+  }
+
+  private async write(method: 'POST' | 'PUT', lease: Lease): Promise<boolean> {
+    const path = method === 'POST' ? this.path : `${this.path}/${this.options.name}`;
+    const { status, body } = await kubeRequest<Lease>(this.options.kubeConfig, method, path, lease);
+    if (status === 200 || status === 201) {
+      this.lease = body;
+      return true;
+    }
+    // 409: another candidate wrote first.
+    if (status !== 409) this.options.log.debug({ status }, 'lease write refused');
+    return false;
+  }
+
   /** True when this candidate holds the lease after the call. */
   private async tryAcquireOrRenew(): Promise<boolean> {
     const { namespace, name, identity } = this.options;
     const now = new Date();
+    const durationSeconds = Math.ceil(this.leaseDurationMs / 1000);
     try {
-      const current = await this.api.readNamespacedLease({ namespace, name }).catch((err: { code?: number }) => {
-        if (err.code === 404) return null;
-        throw err;
-      });
+      const current = await this.read();
       if (!current) {
-        this.lease = await this.api.createNamespacedLease({
-          namespace,
-          body: { metadata: { name, namespace }, spec: { holderIdentity: identity, leaseDurationSeconds: Math.ceil(this.leaseDurationMs / 1000), acquireTime: now, renewTime: now, leaseTransitions: 0 } },
+        return await this.write('POST', {
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
+          metadata: { name, namespace },
+          spec: { holderIdentity: identity, leaseDurationSeconds: durationSeconds, acquireTime: microTime(now), renewTime: microTime(now), leaseTransitions: 0 },
         });
-        return true;
       }
       const spec = current.spec ?? {};
       const holder = spec.holderIdentity ?? '';
       const renewed = spec.renewTime ? new Date(spec.renewTime).getTime() : 0;
-      const duration = (spec.leaseDurationSeconds ?? Math.ceil(this.leaseDurationMs / 1000)) * 1000;
+      const duration = (spec.leaseDurationSeconds ?? durationSeconds) * 1000;
       const ours = holder === identity;
       if (!ours && holder !== '' && renewed + duration > now.getTime()) return false;
-      current.spec = {
-        ...spec,
-        holderIdentity: identity,
-        leaseDurationSeconds: Math.ceil(this.leaseDurationMs / 1000),
-        renewTime: now,
-        ...(ours ? {} : { acquireTime: now, leaseTransitions: (spec.leaseTransitions ?? 0) + 1 }),
-      };
-      this.lease = await this.api.replaceNamespacedLease({ namespace, name, body: current });
-      return true;
+      return await this.write('PUT', {
+        ...current,
+        spec: {
+          ...spec,
+          holderIdentity: identity,
+          leaseDurationSeconds: durationSeconds,
+          renewTime: microTime(now),
+          ...(ours ? {} : { acquireTime: microTime(now), leaseTransitions: (spec.leaseTransitions ?? 0) + 1 }),
+        },
+      });
     } catch (err) {
-      // 409: another candidate wrote first. Anything else: the API server is unreachable; not leading either way.
+      // The API server is unreachable: not leading, and nothing to undo.
       this.options.log.debug({ err }, 'lease not acquired or renewed');
       return false;
     }
@@ -123,14 +156,14 @@ export class LeaderElector {
 
   /** Clears the holder so a standby need not wait for the lease to expire. */
   private async release(): Promise<void> {
-    const { namespace, name, identity } = this.options;
-    if (!this.lease || this.lease.spec?.holderIdentity !== identity) return;
+    const { identity } = this.options;
+    if (this.lease?.spec?.holderIdentity !== identity) return;
     try {
-      const current = await this.api.readNamespacedLease({ namespace, name });
-      if (current.spec?.holderIdentity !== identity) return;
-      current.spec = { ...current.spec, holderIdentity: '', renewTime: new Date() };
-      await this.api.replaceNamespacedLease({ namespace, name, body: current });
-      this.options.log.info({ lease: `${namespace}/${name}` }, 'lease released');
+      const current = await this.read();
+      if (current?.spec?.holderIdentity !== identity) return;
+      if (await this.write('PUT', { ...current, spec: { ...current.spec, holderIdentity: '', renewTime: microTime() } })) {
+        this.options.log.info({ lease: `${this.options.namespace}/${this.options.name}` }, 'lease released');
+      }
     } catch (err) {
       this.options.log.warn({ err }, 'could not release the lease; a standby takes over when it expires');
     }

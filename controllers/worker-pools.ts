@@ -9,6 +9,7 @@ import { AppsV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Dep
 import { API_VERSION, FIELD_MANAGER, type AgentNetworkResource } from './resources.js';
 
 export const CONFIG_HASH = 'agentplane.io/config-hash';
+const PROBE_PORT = 8081;
 const APPLY_PATCH = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
 
 /** The task queue of a network's worker pool: `network.<namespace>.<name>`, shortened with a hash past 100 characters. */
@@ -42,7 +43,13 @@ export function workerPoolDeployment(network: AgentNetworkResource, settings: Wo
     name: 'worker',
     image,
     args: ['worker'],
-    env: [{ name: 'AGENTPLANE_TASK_QUEUE', value: workerPoolQueue(namespace, name) }],
+    env: [
+      { name: 'AGENTPLANE_TASK_QUEUE', value: workerPoolQueue(namespace, name) },
+      { name: 'AGENTPLANE_PROBE_PORT', value: String(PROBE_PORT) },
+    ],
+    ports: [{ name: 'probes', containerPort: PROBE_PORT }],
+    livenessProbe: { httpGet: { path: '/healthz', port: 'probes' }, periodSeconds: 10 },
+    readinessProbe: { httpGet: { path: '/readyz', port: 'probes' }, periodSeconds: 5 },
     envFrom,
     resources: { requests: quantities(pool.resources?.requests), limits: quantities(pool.resources?.limits) },
     securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] } },

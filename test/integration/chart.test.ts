@@ -1,47 +1,23 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { findTool } from '../../cli/tools.js';
+import { chart, helm, run, type Manifest } from '../support/helm.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
-const chart = join(root, 'charts/agentplane');
 const valuesFiles = readdirSync(join(chart, 'ci')).filter((f) => f.endsWith('.yaml'));
 
 /** The verbs the controller uses (controllers/), and the chart grants: exactly these. */
-export const CONTROLLER_RULES = [
+const CONTROLLER_RULES = [
   { apiGroups: ['agentplane.io'], resources: ['agents', 'agentnetworks'], verbs: ['get', 'list', 'watch', 'patch'] },
   { apiGroups: ['agentplane.io'], resources: ['agents/status', 'agentnetworks/status'], verbs: ['patch'] },
   { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
 ];
 
-export interface Manifest {
-  kind: string;
-  metadata: { name: string; namespace?: string; annotations?: Record<string, string> };
-  [field: string]: any;
-}
-
-export function run(command: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(command, args, { env: { ...process.env, ...env }, maxBuffer: 32 * 1024 * 1024 }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
-
-let helmHome: Promise<NodeJS.ProcessEnv> | undefined;
-/** helm with its caches and configuration in a directory of its own. */
-export async function helm(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  helmHome ??= mkdtemp(join(tmpdir(), 'agentplane-helm-')).then((dir) => ({ HELM_CACHE_HOME: join(dir, 'cache'), HELM_CONFIG_HOME: join(dir, 'config'), HELM_DATA_HOME: join(dir, 'data') }));
-  return run(findTool('helm'), args, await helmHome);
-}
-
-export async function render(valuesFile: string, ...set: string[]): Promise<Manifest[]> {
+async function render(valuesFile: string, ...set: string[]): Promise<Manifest[]> {
   const result = await helm(['template', 'ap', chart, '-n', 'agentplane', '-f', join(chart, 'ci', valuesFile), ...set.flatMap((s) => ['--set', s])]);
   assert.equal(result.code, 0, result.stderr);
   return parseAllDocuments(result.stdout).map((doc) => doc.toJSON()).filter((m): m is Manifest => m !== null);

@@ -90,7 +90,12 @@ describe('the controller', function () {
     assert.deepEqual(deployment.metadata!.ownerReferences!.map((o) => [o.kind, o.name, o.uid, o.controller]), [['AgentNetwork', 'research-then-write', pooled.metadata.uid, true]]);
     const container = JSON.parse(JSON.stringify(deployment.spec!.template.spec!.containers[0]!));
     assert.deepEqual(container.args, ['worker']);
-    assert.deepEqual(container.env, [{ name: 'AGENTPLANE_TASK_QUEUE', value: 'network.default.research-then-write' }]);
+    assert.deepEqual(container.env, [
+      { name: 'AGENTPLANE_TASK_QUEUE', value: 'network.default.research-then-write' },
+      { name: 'AGENTPLANE_PROBE_PORT', value: '8081' },
+    ]);
+    assert.equal(container.readinessProbe.httpGet.path, '/readyz');
+    assert.deepEqual(container.securityContext.capabilities.drop, ['ALL']);
     assert.deepEqual(container.resources, { requests: { cpu: '250m', memory: '256Mi' }, limits: { memory: '512Mi' } });
     const hash = deployment.metadata!.annotations!['agentplane.io/config-hash'];
     assert.match(hash!, /^[0-9a-f]{16}$/);

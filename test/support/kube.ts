@@ -113,8 +113,8 @@ export async function startKubeCluster(name = 'kube'): Promise<KubeCluster> {
   };
 
   const serviceAccountKubeconfig = async (namespace: string, account: string): Promise<string> => {
-    await ensure(kubectl(['create', 'namespace', namespace]), /AlreadyExists/);
-    await ensure(kubectl(['create', 'serviceaccount', account, '-n', namespace]), /AlreadyExists/);
+    await ensure(kubectl(['create', 'namespace', namespace]), /AlreadyExists|already exists/);
+    await ensure(kubectl(['create', 'serviceaccount', account, '-n', namespace]), /AlreadyExists|already exists/);
     const token = await kubectl(['create', 'token', account, '-n', namespace, '--duration=2h']);
     if (token.code !== 0) throw new Error(`kubectl create token failed: ${token.stderr}`);
     const file = join(dir, `${namespace}-${account}.kubeconfig`);

@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { newTenant, startTestApi, type TestApi } from '../support/api.js';
+import { isolatedNamespace } from '../support/services.js';
+import type { KubeCluster } from '../support/kube.js';
+import { controllerConfig, examplesDir, readyResource } from '../support/controller.js';
+import { startKubeCluster } from '../support/kube.js';
+import { startController } from '../../controllers/controller.js';
+import { chart, helm } from '../support/helm.js';
+
+const RELEASE_NAMESPACE = 'agentplane-system';
+
+describe('the Helm chart installed into a real API server', function () {
+  this.timeout(180_000);
+  let cluster: KubeCluster;
+  let api: TestApi;
+  let apiKey: string;
+
+  const install = (release: string, ...set: string[]) =>
+    helm([
+      'install', release, chart, '--kubeconfig', cluster.kubeconfig, '-n', RELEASE_NAMESPACE, '--create-namespace',
+      '-f', join(chart, 'ci', 'defaults-values.yaml'),
+      // The migrations Job and the Secrets it needs are hooks: with no controller-manager, no Job completes.
+      '--no-hooks',
+      ...set.flatMap((s) => ['--set', s]),
+    ]);
+
+  before(async () => {
+    cluster = await startKubeCluster('chart');
+    api = await startTestApi({ namespace: await isolatedNamespace('chart-install') });
+    const tenant = await newTenant(api, 'chart-install');
+    apiKey = (await tenant.keyWith('agents:read', 'agents:write')).key!;
+  });
+
+  after(async () => {
+    await api?.stop();
+    await cluster?.stop();
+  });
+
+  it('installs with its CRDs and RBAC, and uninstalls leaving the CRDs and the admin key', async () => {
+    const installed = await install('first');
+    assert.equal(installed.code, 0, installed.stderr);
+    const crds = await cluster.kubectl(['get', 'crd', 'agents.agentplane.io', 'agentnetworks.agentplane.io']);
+    assert.equal(crds.code, 0, crds.stderr);
+    const deployments = await cluster.kubectl(['get', 'deployments', '-n', RELEASE_NAMESPACE, '-o', 'name']);
+    assert.deepEqual(deployments.stdout.trim().split('\n').sort(), ['deployment.apps/first-agentplane-api', 'deployment.apps/first-agentplane-controller', 'deployment.apps/first-agentplane-worker']);
+    const key = await cluster.kubectl(['get', 'secret', 'first-agentplane-admin-key', '-n', RELEASE_NAMESPACE, '-o', 'jsonpath={.data.api-key}']);
+    const adminKey = Buffer.from(key.stdout, 'base64').toString();
+    assert.match(adminKey, /^ap_[A-Za-z0-9]{40}$/);
+
+    const upgraded = await helm(['upgrade', 'first', chart, '--kubeconfig', cluster.kubeconfig, '-n', RELEASE_NAMESPACE, '-f', join(chart, 'ci', 'defaults-values.yaml'), '--no-hooks']);
+    assert.equal(upgraded.code, 0, upgraded.stderr);
+    const kept = await cluster.kubectl(['get', 'secret', 'first-agentplane-admin-key', '-n', RELEASE_NAMESPACE, '-o', 'jsonpath={.data.api-key}']);
+    assert.equal(Buffer.from(kept.stdout, 'base64').toString(), adminKey, 'an upgrade changed the admin key');
+
+    const uninstalled = await helm(['uninstall', 'first', '--kubeconfig', cluster.kubeconfig, '-n', RELEASE_NAMESPACE]);
+    assert.equal(uninstalled.code, 0, uninstalled.stderr);
+    assert.equal((await cluster.kubectl(['get', 'crd', 'agents.agentplane.io'])).code, 0, 'the CRDs went with the release');
+    assert.equal((await cluster.kubectl(['get', 'secret', 'first-agentplane-admin-key', '-n', RELEASE_NAMESPACE])).code, 0, 'the admin key went with the release');
+    assert.notEqual((await cluster.kubectl(['get', 'deployment', 'first-agentplane-api', '-n', RELEASE_NAMESPACE])).code, 0);
+  });
+
+  it("runs the controller under the chart's RBAC, as its ServiceAccount, without a single 403", async () => {
+    // The controller's API key, in the Secret the chart tells it to read.
+    const secret = await cluster.kubectl(['create', 'secret', 'generic', 'controller-key', '-n', RELEASE_NAMESPACE, `--from-literal=api-key=${apiKey}`]);
+    assert.equal(secret.code, 0, secret.stderr);
+    const installed = await install('second', 'controller.apiKeySecret=controller-key');
+    assert.equal(installed.code, 0, installed.stderr);
+    const kubeconfig = await cluster.serviceAccountKubeconfig(RELEASE_NAMESPACE, 'second-agentplane-controller');
+    const kc = new KubeConfig();
+    kc.loadFromFile(kubeconfig);
+
+    const lines: string[] = [];
+    const log = pino({ level: 'debug' }, { write: (line: string) => void lines.push(line) });
+    const config = controllerConfig(api.url, 'unused', {
+      apiKey: undefined,
+      apiKeySecret: { namespace: RELEASE_NAMESPACE, name: 'controller-key' },
+      leaderElection: true,
+      leaseNamespace: RELEASE_NAMESPACE,
+      identity: 'second-agentplane-controller-0',
+    });
+    const controller = await startController(config, kc, log);
+    try {
+      const applied = await cluster.kubectl(['apply', '-n', 'default', '-f', examplesDir]);
+      assert.equal(applied.code, 0, applied.stderr);
+      for (const name of ['researcher', 'writer', 'triage']) await readyResource(cluster, 'agents', name);
+      for (const name of ['support-desk', 'research-then-write']) await readyResource(cluster, 'agentnetworks', name);
+      const deleted = await cluster.kubectl(['delete', '-n', 'default', '-f', examplesDir, '--wait=true', '--timeout=60s']);
+      assert.equal(deleted.code, 0, deleted.stderr);
+    } catch (err) {
+      throw new Error(`${(err as Error).message}\ncontroller log:\n${lines.slice(-30).join('')}`);
+    } finally {
+      await controller.stop();
+    }
+    const forbidden = lines.filter((line) => /forbidden|\b403\b/i.test(line));
+    assert.deepEqual(forbidden, []);
+    assert.ok(lines.some((line) => line.includes('became the leader')));
+    assert.ok(lines.some((line) => line.includes('lease released')));
+  });
+});
