@@ -73,7 +73,7 @@ class ReadyWatch {
         this.waiting.get(name)?.();
       },
       (err: unknown) => {
-        if (err) console.error(`bench: the ${this.plural} watch ended: ${String(err)}`);
+        if (err && (err as Error).name !== 'AbortError') console.error(`bench: the ${this.plural} watch ended: ${String(err)}`);
       },
     );
   }
