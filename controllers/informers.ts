@@ -72,27 +72,35 @@ export class ResourceWatch<T extends KubernetesObject> {
 
   private keepRunning(informer: Informer<T> & ObjectCache<T>, index: number): Promise<void> {
     let delay = FIRST_RETRY_MS;
-    return new Promise((synced) => {
-      const attempt = async () => {
-        if (this.stopped) return synced();
-        try {
-          await informer.start();
-          this.started.add(index);
-          delay = FIRST_RETRY_MS;
-          synced();
-        } catch (err) {
-          this.log.warn({ err: String(err), kind: this.resource.kind }, 'could not list; trying again');
-          setTimeout(attempt, delay);
-          delay = Math.min(MAX_RETRY_MS, delay * 2);
-        }
-      };
-      informer.on('error', (err) => {
-        if (this.stopped) return;
-        this.onRestart(this.resource.kind);
-        this.log.warn({ err: String(err), kind: this.resource.kind }, 'watch failed; starting it again');
-        setTimeout(attempt, delay);
-        delay = Math.min(MAX_RETRY_MS, delay * 2);
-      });
+    const retry = () => {
+      setTimeout(attempt, delay);
+      delay = Math.min(MAX_RETRY_MS, delay * 2);
+    };
+    let synced: () => void;
+    const attempt = async () => {
+      if (this.stopped) return synced();
+      try {
+        // A failed list or watch does not reject: it arrives as an 'error' event, which retries.
+        await informer.start();
+      } catch (err) {
+        this.log.warn({ err: String(err), kind: this.resource.kind }, 'could not start the watch; trying again');
+        return retry();
+      }
+      // Listed: the cache holds a resource version.
+      if ((informer as unknown as { latestResourceVersion(): string }).latestResourceVersion() !== '') {
+        this.started.add(index);
+        delay = FIRST_RETRY_MS;
+        synced();
+      }
+    };
+    informer.on('error', (err) => {
+      if (this.stopped) return;
+      this.onRestart(this.resource.kind);
+      this.log.warn({ err: String(err), kind: this.resource.kind }, 'watch failed; starting it again');
+      retry();
+    });
+    return new Promise((resolve) => {
+      synced = resolve;
       void attempt();
     });
   }

@@ -90,6 +90,43 @@ describe('the controller under faults', function () {
     }
   });
 
+  it('rides out a restart of the Kubernetes API server: its watches start again and it goes on reconciling', async () => {
+    const controller = await runController(cluster, controllerConfig(api.url, client.key!));
+    try {
+      await apply(agentManifest('before-apiserver-restart'));
+      await readyResource(cluster, 'agents', 'before-apiserver-restart');
+      await cluster.stopApiServer();
+      await cluster.startApiServer();
+      await apply(agentManifest('after-apiserver-restart'));
+      await readyResource(cluster, 'agents', 'after-apiserver-restart');
+      const metrics = await (await fetch(`${controller.healthUrl}/metrics`)).text();
+      assert.match(metrics, /^agentplane_controller_watch_restarts_total\{kind="Agent"\} [1-9]/m);
+    } finally {
+      await controller.stop();
+    }
+  });
+
+  it('is not ready until its watches have listed: started while the API server is down, /readyz answers 503 until it is back', async () => {
+    await cluster.stopApiServer();
+    let controller: RunningController | undefined;
+    try {
+      controller = await runController(cluster, controllerConfig(api.url, client.key!));
+      const url = controller.healthUrl;
+      await eventually(async () => assert.match(await (await fetch(`${url}/metrics`)).text(), /^agentplane_controller_watch_restarts_total\{kind="Agent"\} [1-9]/m), { message: 'no failed list' });
+      assert.equal((await fetch(`${url}/readyz`)).status, 503);
+      assert.equal((await fetch(`${url}/healthz`)).status, 200);
+    } finally {
+      await cluster.startApiServer();
+    }
+    try {
+      await eventually(async () => assert.equal((await fetch(`${controller!.healthUrl}/readyz`)).status, 200), { timeoutMs: 60_000, message: 'not ready once the API server was back' });
+      await apply(agentManifest('after-a-late-start'));
+      await readyResource(cluster, 'agents', 'after-a-late-start');
+    } finally {
+      await controller?.stop();
+    }
+  });
+
   it('picks up, after a restart, what changed while it was stopped', async () => {
     let controller = await runController(cluster, controllerConfig(api.url, client.key!));
     await apply(agentManifest('kept'));

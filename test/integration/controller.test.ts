@@ -176,6 +176,22 @@ describe('the controller', function () {
     await readyResource(cluster, 'agents', 'misconfigured');
   });
 
+  it('writes nothing when nothing changed: resyncs leave the resource and the record as they were', async () => {
+    await apply(agentManifest('quiet', { model: 'auto' }));
+    const ready = await readyResource(cluster, 'agents', 'quiet');
+    const resourceVersion = (await getResource(cluster, 'agents', 'quiet') as unknown as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+    const reconciles = async () => {
+      const metrics = await (await fetch(`${controller.healthUrl}/metrics`)).text();
+      return Number(/^agentplane_controller_reconciles_total\{kind="Agent",outcome="success"\} (\d+)/m.exec(metrics)?.[1] ?? 0);
+    };
+    const before = await reconciles();
+    // Every Agent is reconciled again on each resync (every second here): wait for a few rounds of them.
+    await eventually(async () => assert.ok((await reconciles()) >= before + 20), { message: 'no resync happened' });
+    const after = await getResource(cluster, 'agents', 'quiet') as unknown as { metadata: { resourceVersion: string } };
+    assert.equal(after.metadata.resourceVersion, resourceVersion, 'a resync wrote the resource');
+    assert.equal((await client.get(`/v1/agents/${ready.status!.id}`)).body.version, 1, 'a resync wrote a new version of the record');
+  });
+
   it('deletes the platform record before the resource goes', async () => {
     await apply(agentManifest('short-lived', { model: 'auto' }));
     const resource = await readyResource(cluster, 'agents', 'short-lived');
