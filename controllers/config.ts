@@ -66,7 +66,7 @@ export function controllerConfigFrom(env: NodeJS.ProcessEnv): ControllerConfig {
     workerImage: env.AGENTPLANE_WORKER_IMAGE || undefined,
     workerEnvFrom,
     resyncMs: wholeNumber(env, 'AGENTPLANE_RESYNC_SECONDS', 30, 1, 86_400) * 1000,
-    workers: wholeNumber(env, 'AGENTPLANE_CONTROLLER_WORKERS', 4, 1, 64),
+    workers: wholeNumber(env, 'AGENTPLANE_CONTROLLER_WORKERS', 8, 1, 64),
     port: wholeNumber(env, 'PORT', 8081, 0, 65_535),
     host: env.HOST || '0.0.0.0',
     logLevel: env.LOG_LEVEL ?? 'info',

@@ -76,15 +76,27 @@ export async function startController(config: ControllerConfig, kc: KubeConfig, 
     for (const agent of agents.list()) enqueue('Agent', keyOf(agent));
     for (const network of networks.list()) enqueue('AgentNetwork', keyOf(network));
   };
+  // A resource's own pass is needed when its spec (generation) changed or it is being deleted; a write of
+  // its status or finalizers, the controller's own, needs none (the resync catches anything else).
+  const seen = new Map<string, string>();
+  const changed = (kind: Kind, resource: Resource<unknown>) => {
+    const key = `${kind}:${keyOf(resource)}`;
+    const state = `${resource.metadata.uid}/${resource.metadata.generation}/${resource.metadata.deletionTimestamp ? 'deleting' : ''}`;
+    if (seen.get(key) === state) return false;
+    seen.set(key, state);
+    return true;
+  };
   agents.onChange((agent) => {
-    enqueue('Agent', keyOf(agent));
+    if (changed('Agent', agent)) enqueue('Agent', keyOf(agent));
     // The networks that name this agent wait on it, or must learn its new id.
     for (const network of networks.list()) {
       if (network.metadata.namespace !== agent.metadata.namespace) continue;
       if (network.spec.members.includes(agent.metadata.name) || network.spec.router.agent === agent.metadata.name) enqueue('AgentNetwork', keyOf(network));
     }
   });
-  networks.onChange((network) => enqueue('AgentNetwork', keyOf(network)));
+  networks.onChange((network) => {
+    if (changed('AgentNetwork', network)) enqueue('AgentNetwork', keyOf(network));
+  });
   deployments.onChange((deployment) => {
     const owner = deployment.metadata?.ownerReferences?.find((o) => o.kind === 'AgentNetwork' && o.apiVersion === `${GROUP}/${VERSION}`);
     if (owner) enqueue('AgentNetwork', `${deployment.metadata!.namespace}/${owner.name}`);
@@ -96,7 +108,10 @@ export async function startController(config: ControllerConfig, kc: KubeConfig, 
     const key = item.slice(separator + 1);
     const { namespace, name } = splitKey(key);
     const resource = caches[kind].get(namespace, name);
-    if (!resource) return work.forget(item); // gone, finalizer done
+    if (!resource) {
+      seen.delete(item);
+      return work.forget(item); // gone, finalizer done
+    }
     const started = performance.now();
     try {
       await reconcile({ kc, events, log }, handlers[kind], resource as Resource<never>);
