@@ -59,10 +59,10 @@ export async function startController(config: ControllerConfig, kc: KubeConfig, 
   const metrics = new ControllerMetrics();
   const events = new EventRecorder(kc, COMPONENT, log);
   const pools = new WorkerPools(kc, { image: config.workerImage, envFrom: config.workerEnvFrom });
-  const restarted = (kind: string) => metrics.watchRestarted(kind);
-  const agents = new ResourceWatch<AgentResource>(kc, customResource(kc, 'Agent'), config.watchNamespaces, log, restarted);
-  const networks = new ResourceWatch<AgentNetworkResource>(kc, customResource(kc, 'AgentNetwork'), config.watchNamespaces, log, restarted);
-  const deployments = new ResourceWatch<V1Deployment>(kc, workerDeployments(kc), config.watchNamespaces, log, restarted);
+  const observe = { restarted: (kind: string) => metrics.watchRestarted(kind), relisted: (kind: string) => metrics.relisted(kind) };
+  const agents = new ResourceWatch<AgentResource>(kc, customResource(kc, 'Agent'), config.watchNamespaces, log, observe);
+  const networks = new ResourceWatch<AgentNetworkResource>(kc, customResource(kc, 'AgentNetwork'), config.watchNamespaces, log, observe);
+  const deployments = new ResourceWatch<V1Deployment>(kc, workerDeployments(kc), config.watchNamespaces, log, observe);
 
   const handlers: Record<Kind, KindHandler<never, never, { id: string }>> = {
     Agent: agentHandler(platform) as unknown as KindHandler<never, never, { id: string }>,

@@ -28,11 +28,18 @@ export class ResourceWatch<T extends KubernetesObject> {
     private readonly resource: WatchedResource<T>,
     namespaces: string[],
     private readonly log: Logger,
-    private readonly onRestart: (kind: string) => void = () => {},
+    private readonly observe: { restarted(kind: string): void; relisted(kind: string): void } = { restarted: () => {}, relisted: () => {} },
   ) {
     const scopes = namespaces.length > 0 ? namespaces : [undefined];
     for (const namespace of scopes) {
-      const informer = makeInformer<T>(kc, resource.path(namespace), () => resource.list(namespace), resource.labelSelector);
+      // The informer lists once, then only when its resource version is gone (410): count those.
+      let listed = false;
+      const list = () => {
+        if (listed) this.observe.relisted(resource.kind);
+        listed = true;
+        return resource.list(namespace);
+      };
+      const informer = makeInformer<T>(kc, resource.path(namespace), list, resource.labelSelector);
       for (const verb of ['add', 'update', 'delete'] as const) informer.on(verb, (object) => this.handlers.forEach((handle) => handle(object)));
       this.informers.push(informer);
     }
@@ -95,7 +102,7 @@ export class ResourceWatch<T extends KubernetesObject> {
     };
     informer.on('error', (err) => {
       if (this.stopped) return;
-      this.onRestart(this.resource.kind);
+      this.observe.restarted(this.resource.kind);
       this.log.warn({ err: String(err), kind: this.resource.kind }, 'watch failed; starting it again');
       retry();
     });

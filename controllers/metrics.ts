@@ -14,6 +14,12 @@ export class ControllerMetrics {
   private readonly depth = new Gauge({ name: 'agentplane_controller_queue_depth', help: 'Keys waiting in the work queue.', registers: [this.registry] });
   private readonly leading = new Gauge({ name: 'agentplane_controller_leader', help: '1 while this replica is the leader.', registers: [this.registry] });
   private readonly watchRestarts = new Counter({ name: 'agentplane_controller_watch_restarts_total', help: 'Watches restarted after an error, by kind.', labelNames: ['kind'] as const, registers: [this.registry] });
+  private readonly relists = new Counter({
+    name: 'agentplane_controller_relists_total',
+    help: 'Full lists after the first, when a watch could not resume (410 Gone), by kind.',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
@@ -30,6 +36,10 @@ export class ControllerMetrics {
 
   leader(isLeader: boolean): void {
     this.leading.set(isLeader ? 1 : 0);
+  }
+
+  relisted(kind: string): void {
+    this.relists.inc({ kind });
   }
 
   watchRestarted(kind: string): void {

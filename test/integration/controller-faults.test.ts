@@ -106,6 +106,27 @@ describe('the controller under faults', function () {
     }
   });
 
+  it('lists again when its watch cannot resume (410 Gone: history compacted while the API server was away)', async () => {
+    const controller = await runController(cluster, controllerConfig(api.url, client.key!));
+    try {
+      await apply(agentManifest('before-compaction'));
+      await readyResource(cluster, 'agents', 'before-compaction');
+      await cluster.stopApiServer();
+      // Everything the controller's watch could resume from is compacted away in etcd.
+      const range = await fetch(`${cluster.etcdUrl}/v3/kv/range`, { method: 'POST', body: JSON.stringify({ key: Buffer.from('/').toString('base64'), limit: 1 }) });
+      const revision = ((await range.json()) as { header: { revision: string } }).header.revision;
+      const compacted = await fetch(`${cluster.etcdUrl}/v3/kv/compaction`, { method: 'POST', body: JSON.stringify({ revision, physical: true }) });
+      assert.equal(compacted.status, 200, await compacted.text());
+      await cluster.startApiServer();
+      await apply(agentManifest('after-compaction'));
+      await readyResource(cluster, 'agents', 'after-compaction');
+      const metrics = await (await fetch(`${controller.healthUrl}/metrics`)).text();
+      assert.match(metrics, /^agentplane_controller_relists_total\{kind="Agent"\} [1-9]/m);
+    } finally {
+      await controller.stop();
+    }
+  });
+
   it('is not ready until its watches have listed: started while the API server is down, /readyz answers 503 until it is back', async () => {
     await cluster.stopApiServer();
     let controller: RunningController | undefined;

@@ -26,6 +26,8 @@ export interface CommandResult {
 export interface KubeCluster {
   /** `https://127.0.0.1:<port>`. */
   server: string;
+  /** etcd's client URL (its HTTP gateway answers `/v3/...`). */
+  etcdUrl: string;
   /** A kubeconfig file with the cluster's admin (system:masters). */
   kubeconfig: string;
   /** A client configuration for the admin. */
@@ -124,6 +126,7 @@ export async function startKubeCluster(name = 'kube'): Promise<KubeCluster> {
 
   return {
     server,
+    etcdUrl: etcd.url,
     kubeconfig,
     kubeConfig() {
       const config = new KubeConfig();
