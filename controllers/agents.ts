@@ -1,7 +1,6 @@
 /** Agent resources → the platform's agents: the spec in the API's shape, and when a record differs from it. */
-import { isDeepStrictEqual } from 'node:util';
 import type { Platform, Agent, AgentBody } from './platform.js';
-import type { KindHandler } from './reconciler.js';
+import { differsFrom, type KindHandler } from './reconciler.js';
 import type { AgentResource, AgentSpec, AgentToolSpec } from './resources.js';
 
 type Tool = AgentBody['tools'] extends (infer T)[] | undefined ? T : never;
@@ -50,22 +49,6 @@ export function agentBody(name: string, spec: AgentSpec): Body {
   };
 }
 
-/** Whether the platform's agent differs from the body in anything the body sets. */
-export function agentDiffers(agent: Agent, body: Body): boolean {
-  const current = {
-    name: agent.name,
-    description: agent.description ?? '',
-    model: agent.model,
-    instructions: agent.instructions,
-    tools: agent.tools,
-    model_settings: agent.model_settings,
-    concurrency: agent.concurrency,
-    max_steps: agent.max_steps,
-    metadata: agent.metadata,
-  };
-  return !isDeepStrictEqual(JSON.parse(JSON.stringify(current)), JSON.parse(JSON.stringify(body)));
-}
-
 export function agentHandler(platform: Platform): KindHandler<AgentSpec, Body, Agent> {
   return {
     kind: 'Agent',
@@ -74,7 +57,7 @@ export function agentHandler(platform: Platform): KindHandler<AgentSpec, Body, A
     findByUid: (uid) => platform.findAgent(uid),
     create: (body, managed) => platform.createAgent({ ...body, managed_by: 'kubernetes', managed_resource: managed }),
     update: (id, body) => platform.updateAgent(id, body),
-    differs: agentDiffers,
+    differs: differsFrom,
     delete: (id) => platform.deleteAgent(id),
   };
 }

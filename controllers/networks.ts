@@ -2,9 +2,8 @@
  * AgentNetwork resources → the platform's networks. Members (and a supervisor's router agent) are Agents of
  * the same namespace, named; the network is built from their platform ids once every one of them is Ready.
  */
-import { isDeepStrictEqual } from 'node:util';
 import type { Platform, Network, NetworkBody } from './platform.js';
-import type { Blocked, KindHandler } from './reconciler.js';
+import { differsFrom, type Blocked, type KindHandler } from './reconciler.js';
 import { isReady, type AgentNetworkResource, type AgentNetworkSpec, type AgentResource } from './resources.js';
 import { workerPoolQueue, type WorkerPools } from './worker-pools.js';
 
@@ -53,20 +52,6 @@ export function networkBody(resource: AgentNetworkResource, lookup: AgentLookup)
   };
 }
 
-export function networkDiffers(network: Network, body: Body): boolean {
-  const current = {
-    name: network.name,
-    description: network.description ?? '',
-    members: network.members,
-    router: network.router,
-    max_hops: network.max_hops,
-    concurrency: network.concurrency,
-    metadata: network.metadata,
-    worker_pool: network.worker_pool,
-  };
-  return !isDeepStrictEqual(JSON.parse(JSON.stringify(current)), JSON.parse(JSON.stringify(body)));
-}
-
 export function networkHandler(platform: Platform, lookup: AgentLookup, pools: WorkerPools): KindHandler<AgentNetworkSpec, Body, Network> {
   return {
     kind: 'AgentNetwork',
@@ -75,7 +60,7 @@ export function networkHandler(platform: Platform, lookup: AgentLookup, pools: W
     findByUid: (uid) => platform.findNetwork(uid),
     create: (body, managed) => platform.createNetwork({ ...body, managed_by: 'kubernetes', managed_resource: managed }),
     update: (id, body) => platform.updateNetwork(id, body),
-    differs: networkDiffers,
+    differs: differsFrom,
     delete: (id) => platform.deleteNetwork(id),
     afterSync: (resource: AgentNetworkResource) => pools.sync(resource),
     beforeRemoval: (resource: AgentNetworkResource) => pools.remove(resource),

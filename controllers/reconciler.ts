@@ -3,6 +3,7 @@
  * equal to the spec (created, found again, or updated), then the status — written only when it changed. A
  * deleted resource's record is deleted before the finalizer comes off, so no record outlives its resource.
  */
+import { isDeepStrictEqual } from 'node:util';
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { PlatformRejected, PlatformUnavailable, type ManagedResource } from './platform.js';
@@ -117,6 +118,19 @@ export async function reconcile<Spec, Body, PlatformRecord extends { id: string 
   await writeStatus(
     statusFor(resource, { Accepted: ['True', 'Valid', 'The spec is valid.'], Ready: ['True', 'Reconciled', `The platform's ${what} ${record.id} matches the spec.`] }, record.id),
   );
+}
+
+/**
+ * Whether the platform record differs from the request body in any field the body sets: what a spec change
+ * or drift looks like. The API returns a description never set as null, which the body writes as ''.
+ */
+export function differsFrom(record: object, body: object): boolean {
+  const current = record as Record<string, unknown>;
+  const plain = (value: unknown) => JSON.parse(JSON.stringify(value ?? null)) as unknown;
+  return Object.entries(body).some(([field, wanted]) => {
+    const value = field === 'description' ? (current[field] ?? '') : current[field];
+    return !isDeepStrictEqual(plain(value), plain(wanted));
+  });
 }
 
 function isBlocked(value: unknown): value is Blocked {

@@ -6,12 +6,8 @@ import type { ApiClient } from '../support/client.js';
 import { eventually } from '../support/eventually.js';
 import type { KubeCluster } from '../support/kube.js';
 import { isolatedNamespace } from '../support/services.js';
-import { condition, controllerConfig, getResource, readyResource, resourceSatisfying, runController, startClusterWithCrds } from '../support/controller.js';
+import { agentManifest, applyManifest, condition, controllerConfig, getResource, readyResource, resourceSatisfying, runController, startClusterWithCrds } from '../support/controller.js';
 import type { RunningController } from '../../controllers/controller.js';
-
-function agentManifest(name: string, spec: Record<string, unknown> = { model: 'auto' }): string {
-  return JSON.stringify({ apiVersion: 'agentplane.io/v1alpha1', kind: 'Agent', metadata: { name }, spec });
-}
 
 /**
  * The platform API behind a loopback proxy that can be taken away and brought back on the same port, as an
@@ -51,10 +47,7 @@ describe('the controller under faults', function () {
   let client: ApiClient;
   let cluster: KubeCluster;
 
-  const apply = async (manifest: string) => {
-    const result = await cluster.kubectl(['apply', '-f', '-'], { input: manifest });
-    assert.equal(result.code, 0, result.stderr);
-  };
+  const apply = (manifest: string) => applyManifest(cluster, manifest);
 
   before(async () => {
     api = await startTestApi({ namespace: await isolatedNamespace('controller-faults') });

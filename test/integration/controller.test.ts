@@ -6,10 +6,13 @@ import { eventually } from '../support/eventually.js';
 import type { KubeCluster } from '../support/kube.js';
 import { isolatedNamespace } from '../support/services.js';
 import {
+  agentManifest,
+  applyManifest,
   condition,
   controllerConfig,
   examplesDir,
   getResource,
+  networkManifest,
   readyResource,
   resourceSatisfying,
   runController,
@@ -19,14 +22,6 @@ import type { RunningController } from '../../controllers/controller.js';
 
 const FROM_KUBERNETES = { 'agentplane-managed-by': 'kubernetes' };
 
-function agentManifest(name: string, spec: Record<string, unknown>): string {
-  return JSON.stringify({ apiVersion: 'agentplane.io/v1alpha1', kind: 'Agent', metadata: { name }, spec });
-}
-
-function networkManifest(name: string, spec: Record<string, unknown>): string {
-  return JSON.stringify({ apiVersion: 'agentplane.io/v1alpha1', kind: 'AgentNetwork', metadata: { name }, spec });
-}
-
 describe('the controller', function () {
   this.timeout(120_000);
   let api: TestApi;
@@ -35,10 +30,7 @@ describe('the controller', function () {
   let cluster: KubeCluster;
   let controller: RunningController;
 
-  const apply = async (manifest: string) => {
-    const result = await cluster.kubectl(['apply', '-f', '-'], { input: manifest });
-    assert.equal(result.code, 0, result.stderr);
-  };
+  const apply = (manifest: string) => applyManifest(cluster, manifest);
 
   before(async () => {
     api = await startTestApi({ namespace: await isolatedNamespace('controller') });

@@ -26,6 +26,20 @@ export interface KubeResource {
   status?: { id?: string; observedGeneration?: number; conditions?: Condition[] };
 }
 
+export function agentManifest(name: string, spec: Record<string, unknown> = { model: 'auto' }): string {
+  return JSON.stringify({ apiVersion: 'agentplane.io/v1alpha1', kind: 'Agent', metadata: { name }, spec });
+}
+
+export function networkManifest(name: string, spec: Record<string, unknown>): string {
+  return JSON.stringify({ apiVersion: 'agentplane.io/v1alpha1', kind: 'AgentNetwork', metadata: { name }, spec });
+}
+
+/** `kubectl apply` of one manifest; fails the test with kubectl's message. */
+export async function applyManifest(cluster: KubeCluster, manifest: string): Promise<void> {
+  const result = await cluster.kubectl(['apply', '-f', '-'], { input: manifest });
+  if (result.code !== 0) throw new Error(`kubectl apply failed: ${result.stderr}`);
+}
+
 export async function startClusterWithCrds(name: string): Promise<KubeCluster> {
   const cluster = await startKubeCluster(name);
   await installCrds(cluster, crdsDir);
