@@ -10,6 +10,8 @@ import { authenticate, KeyCache } from './middleware/auth.js';
 import { refuseNulInUrl } from './validation.js';
 import { systemRoutes } from './routes/system.js';
 import { fileRoutes } from './routes/files/files.js';
+import { fileContentRoutes } from './routes/files/content.js';
+import { graphRoutes } from './routes/graph/graph.js';
 import { apiKeyRoutes } from './routes/api-keys/api-keys.js';
 import { projectRoutes } from './routes/projects/projects.js';
 import { auditLogRoutes } from './routes/audit-logs/audit-logs.js';
@@ -41,6 +43,8 @@ export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<A
   const v1 = new Router<ApiState>(routerOptions);
   v1.use(authenticate(deps.db, keys));
   fileRoutes(v1, deps);
+  fileContentRoutes(v1, deps);
+  graphRoutes(v1, deps);
   apiKeyRoutes(v1, deps, keys);
   projectRoutes(v1, deps);
   auditLogRoutes(v1, deps);

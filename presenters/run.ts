@@ -1,7 +1,7 @@
 import type { components } from '../api/generated/openapi.js';
 import type { ChatMessage } from '../models/messages.js';
 import type { RunRecord } from '../records/runs.js';
-import type { RunStepRecord } from '../records/run-steps.js';
+import type { Citation, RunStepRecord } from '../records/run-steps.js';
 import type { RunEventRecord } from '../records/run-events.js';
 import { unixSeconds } from './time.js';
 
@@ -46,6 +46,7 @@ function presentStep(step: RunStepRecord): RunStep {
     ...base,
     ...(step.tool_call ? { tool_call: step.tool_call } : {}),
     ...(step.message?.role === 'tool' ? { output: step.message.content } : {}),
+    ...(step.citations ? { citations: step.citations } : {}),
     is_error: step.is_error,
   };
 }
@@ -87,7 +88,7 @@ export function presentRun(run: RunRecord, steps: RunStepRecord[], children: Run
     input: run.input.map(presentMessage).filter((m): m is RunMessage => m !== null),
     file_ids: run.file_ids,
     previous_run_id: run.previous_run_id,
-    output: { text: run.output_text, messages },
+    output: { text: run.output_text, messages, citations: citationsOf(steps) },
     steps: steps.map(presentStep),
     hops: children.map(presentHop),
     usage: { input_tokens: run.input_tokens, output_tokens: run.output_tokens, cached_tokens: run.cached_tokens },
@@ -112,4 +113,16 @@ export const TERMINAL_RUN_EVENTS = new Set(['run.completed', 'run.failed', 'run.
 /** The run's own last event (a network run's log also carries its hops' events, tagged with `child_run_id`). */
 export function endsRun(event: RunEventRecord): boolean {
   return TERMINAL_RUN_EVENTS.has(event.type) && event.data.child_run_id === undefined;
+}
+
+/** Every passage the run's tool calls cited, once each, in the order first cited. */
+function citationsOf(steps: RunStepRecord[]): Citation[] {
+  const seen = new Map<string, Citation>();
+  for (const step of steps) {
+    for (const c of step.citations ?? []) {
+      const key = `${c.file_id}\u0000${c.page}\u0000${c.start_ms}`;
+      if (!seen.has(key)) seen.set(key, c);
+    }
+  }
+  return [...seen.values()];
 }

@@ -5,6 +5,8 @@ import { transaction, type Db, type Queryable } from './db.js';
 import { selectPage, type Page, type PageRequest } from './pagination.js';
 import { releaseBlob } from './blob-leases.js';
 import { recordEvent } from './events.js';
+import { contentCounts, discardContent } from './file-content.js';
+import { removeGraphItemsOf, writeGraphItems, type NewGraphItem } from './graph.js';
 
 type FileObject = components['schemas']['File'];
 export type FilePurpose = FileObject['purpose'];
@@ -74,66 +76,66 @@ export async function listFiles(db: Queryable, projectId: string, page: PageRequ
 }
 
 /**
- * Removes the file, its pages and graph items, and the nodes no other item supports, and releases its
+ * Removes the file, its pages, tables and graph items, and the nodes no other item supports, and releases its
  * blob; run it in a transaction. Null when there is no such file in the project.
  */
 export async function deleteFile(tx: Queryable, projectId: string, id: string): Promise<{ graphItemsRemoved: number; blobKey: string } | null> {
   const { rows } = await tx.query<{ blob_key: string }>('SELECT blob_key FROM files WHERE id = $1 AND project_id = $2 FOR UPDATE', [id, projectId]);
   const file = rows[0];
   if (!file) return null;
-  const items = await tx.query<{ node_id: string | null; source_node: string | null; target_node: string | null }>(
-    'DELETE FROM graph_items WHERE file_id = $1 RETURNING node_id, source_node, target_node',
-    [id],
-  );
-  const touched = [...new Set(items.rows.flatMap((r) => [r.node_id, r.source_node, r.target_node]).filter((n): n is string => n !== null))];
-  if (touched.length > 0) {
-    await tx.query(
-      `DELETE FROM graph_nodes n WHERE n.id = ANY($1) AND NOT EXISTS (
-         SELECT 1 FROM graph_items i WHERE i.node_id = n.id OR i.source_node = n.id OR i.target_node = n.id)`,
-      [touched],
-    );
-  }
+  const graphItemsRemoved = await removeGraphItemsOf(tx, id);
   await tx.query('DELETE FROM files WHERE id = $1', [id]);
   await releaseBlob(tx, file.blob_key);
-  return { graphItemsRemoved: items.rowCount ?? 0, blobKey: file.blob_key };
+  return { graphItemsRemoved, blobKey: file.blob_key };
 }
 
+/** What the simpler engines return: page texts and how many tables they found. */
 export interface ExtractionResult {
   pages: string[];
   tables: number;
 }
 
 /**
- * Writes the results, flips the status to `processed` and records `file.processed`, in one transaction.
- * Only a file still `processing` moves, so a retried or duplicated completion changes nothing: false then.
+ * Counts what extraction stored, writes the graph items, flips the status to `processed` and records
+ * `file.processed`, in one transaction. Only a file still `processing` moves, so a retried or duplicated
+ * completion changes nothing: false then.
  */
-export async function completeExtraction(db: Db, fileId: string, result: ExtractionResult): Promise<boolean> {
+export async function completeExtraction(db: Db, fileId: string, graphItems: NewGraphItem[]): Promise<boolean> {
   return transaction(db, async (tx) => {
-    const { rows } = await tx.query<FileRecord>(
-      `UPDATE files SET status = 'processed', pages = $2, tables = $3, processed_at = now()
-       WHERE id = $1 AND status = 'processing' RETURNING ${COLUMNS}`,
-      [fileId, result.pages.length, result.tables],
+    const { rows } = await tx.query<{ project_id: string; purpose: FilePurpose }>(
+      `SELECT project_id, purpose FROM files WHERE id = $1 AND status = 'processing' FOR UPDATE`,
+      [fileId],
     );
     const file = rows[0];
     if (!file) return false;
-    if (result.pages.length > 0) {
-      await tx.query(
-        'INSERT INTO file_pages (file_id, page_number, text) SELECT $1, n, t FROM unnest($2::text[]) WITH ORDINALITY AS p(t, n)',
-        [fileId, result.pages],
-      );
-    }
-    await recordEvent(tx, file.project_id, 'file.processed', { object: 'file', id: file.id });
+    const { pages, tables } = await contentCounts(tx, fileId);
+    // An attachment is extracted for runs only and adds nothing to the graph.
+    const written = file.purpose === 'context' ? await writeGraphItems(tx, file.project_id, fileId, graphItems) : 0;
+    await tx.query(
+      `UPDATE files SET status = 'processed', pages = $2, tables = $3, graph_items = $4, processed_at = now() WHERE id = $1`,
+      [fileId, pages, tables, written],
+    );
+    await recordEvent(tx, file.project_id, 'file.processed', { object: 'file', id: fileId });
     return true;
   });
 }
 
-/** Moves a file still `processing` to `failed` with the reason. False when it had already moved. */
-export async function failExtraction(db: Queryable, fileId: string, error: { code: FileErrorCode; message: string }): Promise<boolean> {
-  const result = await db.query(
-    `UPDATE files SET status = 'failed', last_error = $2, processed_at = now() WHERE id = $1 AND status = 'processing'`,
-    [fileId, error],
-  );
-  return (result.rowCount ?? 0) > 0;
+/**
+ * Moves a file still `processing` to `failed` with the reason, drops what extraction had stored and records
+ * `file.failed`. False when it had already moved.
+ */
+export async function failExtraction(db: Db, fileId: string, error: { code: FileErrorCode; message: string }): Promise<boolean> {
+  return transaction(db, async (tx) => {
+    const { rows } = await tx.query<{ project_id: string }>(
+      `UPDATE files SET status = 'failed', last_error = $2, processed_at = now() WHERE id = $1 AND status = 'processing' RETURNING project_id`,
+      [fileId, error],
+    );
+    const file = rows[0];
+    if (!file) return false;
+    await discardContent(tx, fileId);
+    await recordEvent(tx, file.project_id, 'file.failed', { object: 'file', id: fileId });
+    return true;
+  });
 }
 
 /** Files still `processing` that were created before `olderThan`: candidates for a missed workflow start. */

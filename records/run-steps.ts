@@ -8,6 +8,16 @@ import type { Queryable } from './db.js';
 import { appendRunEvent } from './run-events.js';
 import type { RunError } from './runs.js';
 
+/** A passage a tool's answer rests on: the file, and its page or the time span of an audio file. */
+export interface Citation {
+  file_id: string;
+  filename: string;
+  page: number | null;
+  start_ms: number | null;
+  end_ms: number | null;
+  quote: string;
+}
+
 export type StepStatus = 'in_progress' | 'completed' | 'failed' | 'cancelled';
 
 export interface RunStepRecord {
@@ -26,13 +36,14 @@ export interface RunStepRecord {
   tool_call: ToolCall | null;
   message: ChatMessage | null;
   is_error: boolean;
+  citations: Citation[] | null;
   error: RunError | null;
   started_at: Date;
   completed_at: Date | null;
 }
 
 const COLUMNS = `run_id, index, type, status, attempt, model, provider, price_version, input_tokens, output_tokens, cached_tokens,
-  trim_scale(cost)::text AS cost, tool_call, message, is_error, error, started_at, completed_at`;
+  trim_scale(cost)::text AS cost, tool_call, message, is_error, citations, error, started_at, completed_at`;
 
 export async function stepsOf(db: Queryable, runId: string): Promise<RunStepRecord[]> {
   const { rows } = await db.query<RunStepRecord>(`SELECT ${COLUMNS} FROM run_steps WHERE run_id = $1 ORDER BY index`, [runId]);
@@ -113,10 +124,17 @@ export async function completeModelStep(tx: Queryable, runId: string, index: num
   return true;
 }
 
-export async function completeToolStep(tx: Queryable, runId: string, index: number, message: Extract<ChatMessage, { role: 'tool' }>): Promise<boolean> {
+export async function completeToolStep(
+  tx: Queryable,
+  runId: string,
+  index: number,
+  message: Extract<ChatMessage, { role: 'tool' }>,
+  citations: Citation[] = [],
+): Promise<boolean> {
   const { rowCount } = await tx.query(
-    `UPDATE run_steps SET status = 'completed', completed_at = now(), message = $3, is_error = $4 WHERE run_id = $1 AND index = $2 AND status <> 'completed'`,
-    [runId, index, message, message.is_error ?? false],
+    `UPDATE run_steps SET status = 'completed', completed_at = now(), message = $3, is_error = $4, citations = $5
+     WHERE run_id = $1 AND index = $2 AND status <> 'completed'`,
+    [runId, index, message, message.is_error ?? false, citations.length > 0 ? JSON.stringify(citations) : null],
   );
   if (rowCount !== 1) return false;
   await appendRunEvent(tx, runId, 'step.completed', { step: index, step_type: 'tool_call', is_error: message.is_error ?? false, output: message.content });

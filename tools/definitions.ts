@@ -47,6 +47,8 @@ export interface DefinitionProblem {
 
 /** The built-in tool offered to runs with attachments; no HTTP tool may take its name. */
 export const READ_FILE_TOOL = 'read_file';
+export const SEARCH_CONTEXT_TOOL = 'search_context';
+const BUILT_IN_TOOLS = [READ_FILE_TOOL, SEARCH_CONTEXT_TOOL];
 /** Between an MCP server's label and its tool's name in the name offered to the model. */
 export const MCP_NAME_SEPARATOR = '__';
 
@@ -73,7 +75,7 @@ export function toolDefinitionProblems(tools: ToolDefinition[], options: { allow
       const earlier = seen.get(`http:${tool.name}`);
       if (earlier !== undefined) problems.push({ param: `${at}.name`, message: `the name ${tool.name} is already used by tools[${earlier}]` });
       else seen.set(`http:${tool.name}`, i);
-      if (tool.name === READ_FILE_TOOL) problems.push({ param: `${at}.name`, message: `${READ_FILE_TOOL} is the name of the built-in tool` });
+      if (BUILT_IN_TOOLS.includes(tool.name)) problems.push({ param: `${at}.name`, message: `${tool.name} is the name of a built-in tool` });
       const label = labels.find((l) => tool.name.startsWith(`${l}${MCP_NAME_SEPARATOR}`));
       if (label !== undefined) {
         problems.push({ param: `${at}.name`, message: `names starting with ${label}${MCP_NAME_SEPARATOR} belong to the tools of the MCP server ${label}` });

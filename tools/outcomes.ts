@@ -3,10 +3,14 @@
  * tried again later.
  */
 
+import type { Citation } from '../records/run-steps.js';
+
 /** What the model sees of a call; `is_error` results are shown to it, never retried. */
 export interface ToolResult {
   content: string;
   is_error: boolean;
+  /** The passages the answer rests on; the run keeps them with its output. */
+  citations?: Citation[];
 }
 
 /**

@@ -5,7 +5,8 @@
  */
 import type { ToolCall, ToolSpec } from '../models/messages.js';
 import type { Db } from '../records/db.js';
-import { DEFAULT_PARAMETERS, MCP_NAME_SEPARATOR, READ_FILE_TOOL, type ToolDefinition } from './definitions.js';
+import { DEFAULT_PARAMETERS, MCP_NAME_SEPARATOR, READ_FILE_TOOL, SEARCH_CONTEXT_TOOL, type ToolDefinition } from './definitions.js';
+import { hasContext, searchContext, searchContextSpec } from './search-context.js';
 import { callHttpTool } from './http-tool.js';
 import { callMcpTool, listMcpTools } from './mcp.js';
 import type { Reach } from './network-guard.js';
@@ -21,7 +22,10 @@ export interface ToolContext extends Reach {
   attachmentIds: string[];
 }
 
-/** HTTP tools, the listed tools of each MCP server, and `read_file` when the run has attachments. */
+/**
+ * HTTP tools, the listed tools of each MCP server, `read_file` when the run has attachments, and
+ * `search_context` when the project has context files to search.
+ */
 export async function offeredTools(definitions: ToolDefinition[], ctx: ToolContext): Promise<ToolSpec[]> {
   const offered = await Promise.all(
     definitions.map(async (def): Promise<ToolSpec[]> => {
@@ -30,6 +34,7 @@ export async function offeredTools(definitions: ToolDefinition[], ctx: ToolConte
     }),
   );
   if (ctx.attachmentIds.length > 0) offered.push([await readFileSpec(ctx)]);
+  if (await hasContext(ctx)) offered.push([searchContextSpec]);
   return offered.flat();
 }
 
@@ -37,6 +42,7 @@ export async function invokeTool(definitions: ToolDefinition[], call: ToolCall, 
   const args = argumentsOf(call);
   if (typeof args === 'string') return { content: args, is_error: true };
   if (call.name === READ_FILE_TOOL && ctx.attachmentIds.length > 0) return readFile(args, ctx);
+  if (call.name === SEARCH_CONTEXT_TOOL) return searchContext(args, ctx);
   // Labels neither contain "__" nor end with "_" (toolDefinitionProblems), so the first "__" ends the label.
   const separator = call.name.indexOf(MCP_NAME_SEPARATOR);
   const label = separator > 0 ? call.name.slice(0, separator) : undefined;

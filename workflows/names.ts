@@ -1,2 +1,4 @@
 /** The task queue every workflow and activity runs on; each domain's workflow ids live in its client. */
 export const TASK_QUEUE = 'agentplane';
+/** The CPU-heavy extraction stages (PDF, OCR, speech, entities) run here, with bounded concurrency. */
+export const EXTRACTION_TASK_QUEUE = 'agentplane.extraction';

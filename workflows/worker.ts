@@ -2,8 +2,9 @@
 import { NativeConnection, Runtime, Worker, bundleWorkflowCode, type LogLevel, type LogMetadata, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { fileURLToPath } from 'node:url';
+import { availableParallelism } from 'node:os';
 import { createActivities, type ActivityDependencies } from './activities.js';
-import { TASK_QUEUE } from './names.js';
+import { EXTRACTION_TASK_QUEUE, TASK_QUEUE } from './names.js';
 
 export interface WorkerSettings extends ActivityDependencies {
   temporalAddress: string;
@@ -12,6 +13,15 @@ export interface WorkerSettings extends ActivityDependencies {
   taskQueue?: string;
   /** A prebuilt workflow bundle; built here when absent. */
   workflowBundle?: WorkflowBundleWithSourceMap;
+  /** How many CPU-heavy extraction stages run at once; default: one per core. */
+  extractionConcurrency?: number;
+}
+
+/** The workers of one process, run and stopped together. */
+export interface WorkerGroup {
+  run(): Promise<void>;
+  shutdown(): void;
+  getState(): ReturnType<Worker['getState']>;
 }
 
 export const workflowsPath = fileURLToPath(new URL('./index.js', import.meta.url));
@@ -20,25 +30,67 @@ export async function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
   return bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger });
 }
 
-export async function createWorker(settings: WorkerSettings): Promise<{ worker: Worker; connection: NativeConnection }> {
+/**
+ * The worker for a task queue. The shared queue's worker comes with a second one that runs only the
+ * CPU-heavy extraction stages, on their own queue and at most `extractionConcurrency` at a time, so a burst of
+ * uploads cannot starve runs of their activity slots.
+ */
+export async function createWorker(settings: WorkerSettings): Promise<{ worker: WorkerGroup; connection: NativeConnection }> {
   const connection = await NativeConnection.connect({ address: settings.temporalAddress });
   try {
-    const worker = await Worker.create({
-      connection,
-      namespace: settings.namespace,
-      taskQueue: settings.taskQueue ?? TASK_QUEUE,
-      workflowBundle: settings.workflowBundle ?? (await bundleWorkflows()),
-      activities: createActivities(settings),
-      shutdownGraceTime: '10 seconds',
-      // Heartbeats carry cancellation to a running activity (a cancelled run's model call): sent at least
-      // this often, a cancel reaches the call within about a second.
-      maxHeartbeatThrottleInterval: '1 second',
-    });
-    return { worker, connection };
+    const taskQueue = settings.taskQueue ?? TASK_QUEUE;
+    const activities = createActivities(settings);
+    const workers = [
+      await Worker.create({
+        connection,
+        namespace: settings.namespace,
+        taskQueue,
+        workflowBundle: settings.workflowBundle ?? (await bundleWorkflows()),
+        activities,
+        shutdownGraceTime: '10 seconds',
+        // Heartbeats carry cancellation to a running activity (a cancelled run's model call): sent at least
+        // this often, a cancel reaches the call within about a second.
+        maxHeartbeatThrottleInterval: '1 second',
+      }),
+    ];
+    if (taskQueue === TASK_QUEUE) {
+      workers.push(
+        await Worker.create({
+          connection,
+          namespace: settings.namespace,
+          taskQueue: EXTRACTION_TASK_QUEUE,
+          activities,
+          maxConcurrentActivityTaskExecutions: settings.extractionConcurrency ?? availableParallelism(),
+          shutdownGraceTime: '10 seconds',
+          maxHeartbeatThrottleInterval: '1 second',
+        }),
+      );
+    }
+    return { worker: groupOf(workers), connection };
   } catch (err) {
     await connection.close();
     throw err;
   }
+}
+
+function groupOf(workers: Worker[]): WorkerGroup {
+  return {
+    run: async () => {
+      // One worker failing stops the others, so the process does not go on half-working.
+      const runs = workers.map((w) => w.run());
+      try {
+        await Promise.all(runs);
+      } catch (err) {
+        for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+        await Promise.allSettled(runs);
+        throw err;
+      }
+    },
+    shutdown: () => {
+      for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+    },
+    getState: () => workers.find((w) => w.getState() !== 'RUNNING')?.getState() ?? 'RUNNING',
+  };
 }
 
 const quietBundlerLogger = {

@@ -160,6 +160,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/files/{id}/content": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The text extracted from a processed file, in order: one part per page (PDF, text, image) or per transcript segment with its time span (audio). A file not yet processed, or failed, answers 409 `file_not_processed`. */
+        get: operations["getFileContent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/files/{id}/tables": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tables found in a processed file, in page order, as rows of cells with the page and box they occupy. A file not yet processed, or failed, answers 409 `file_not_processed`. */
+        get: operations["getFileTables"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/graph/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Entities of the project's context graph whose names match the query, the relations among them, and the passages of context files that mention it, each with its sources (file, page or time span, offsets). */
+        get: operations["searchGraph"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/graph/nodes/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A node, its relations and every item that supports it, each with its provenance. */
+        get: operations["getGraphNode"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/audit-logs": {
         parameters: {
             query?: never;
@@ -457,6 +525,142 @@ export interface components {
             /** @enum {string} */
             code: "unsupported_file" | "invalid_file" | "encrypted_file" | "ocr_failed" | "transcription_failed" | "extraction_failed";
             message: string;
+        };
+        FileContentPart: {
+            /** @description `page-N` or `segment-N`: the cursor for `after`. */
+            id: string;
+            /** @constant */
+            object: "file.content";
+            /** @description The page; null for a transcript segment. */
+            page: number | null;
+            /** @description Where a transcript segment starts in the audio. */
+            start_ms: number | null;
+            end_ms: number | null;
+            text: string;
+            /**
+             * @description The PDF's own text, optical character recognition, the file itself, or speech recognition.
+             * @enum {string}
+             */
+            source: "text_layer" | "ocr" | "plain_text" | "transcript";
+            /** @description OCR: mean word confidence, 0 to 100. */
+            confidence: number | null;
+        };
+        /** @description PDF points (images, pixels) from the page's top-left corner. */
+        Box: {
+            x: number;
+            y: number;
+            width: number;
+            height: number;
+        };
+        FileTable: {
+            id: string;
+            /** @constant */
+            object: "file.table";
+            page: number;
+            box: null | components["schemas"]["Box"];
+            rows: number;
+            columns: number;
+            /**
+             * @description Drawn rules, aligned columns without rules, or delimited text (CSV, TSV, Markdown).
+             * @enum {string}
+             */
+            detection: "ruled" | "aligned" | "delimited";
+            /** @description Row-major; a cell spanning several rows or columns appears once, at its top-left slot. */
+            cells: {
+                row: number;
+                column: number;
+                row_span: number;
+                column_span: number;
+                text: string;
+                box: null | components["schemas"]["Box"];
+            }[];
+        };
+        /** @enum {string} */
+        EntityType: "person" | "organization" | "place" | "date" | "money";
+        /** @description Where a graph item was read. */
+        GraphSource: {
+            item_id: string;
+            file_id: string;
+            filename: string;
+            /** @description The page; null for audio. */
+            page: number | null;
+            /** @description Audio: where the segment starts. */
+            start_ms: number | null;
+            end_ms: number | null;
+            /** @description Character offset in the page's or segment's text. */
+            start: number;
+            end: number;
+            /** @description The mention as written */
+            text: string;
+            extractor: string;
+        };
+        GraphNodeRef: {
+            id: string;
+            type: components["schemas"]["EntityType"];
+            name: string;
+        };
+        GraphNode: {
+            id: string;
+            /** @constant */
+            object: "graph.node";
+            type: components["schemas"]["EntityType"];
+            /** @description The name as first written. */
+            name: string;
+            /** @description The normalised name that merges mentions across files. */
+            canonical_name: string;
+            mentions: number;
+            /** @description How many files mention it. */
+            files: number;
+            /** @description The first few mentions. */
+            sources: components["schemas"]["GraphSource"][];
+            created_at: number;
+        };
+        GraphRelation: {
+            /** @description e.g. works_for, located_in, acquired, co_occurs. */
+            type: string;
+            source: components["schemas"]["GraphNodeRef"];
+            target: components["schemas"]["GraphNodeRef"];
+            /** @description How many items state it. */
+            count: number;
+            sources: components["schemas"]["GraphSource"][];
+        };
+        GraphPassage: {
+            file_id: string;
+            filename: string;
+            page: number | null;
+            start_ms: number | null;
+            end_ms: number | null;
+            /** @description The matching words marked with « and ». */
+            snippet: string;
+        };
+        GraphSearchResult: {
+            /** @constant */
+            object: "graph.search_result";
+            query: string;
+            entities: components["schemas"]["GraphNode"][];
+            relations: components["schemas"]["GraphRelation"][];
+            passages: components["schemas"]["GraphPassage"][];
+        };
+        GraphNodeDetail: {
+            id: string;
+            /** @constant */
+            object: "graph.node";
+            type: components["schemas"]["EntityType"];
+            name: string;
+            canonical_name: string;
+            created_at: number;
+            /** @description Every mention */
+            mentions: components["schemas"]["GraphSource"][];
+            /** @description Every relation item it takes part in, up to 1,000. */
+            relations: {
+                type: string;
+                /** @enum {string} */
+                direction: "outgoing" | "incoming";
+                other: components["schemas"]["GraphNodeRef"];
+                source: components["schemas"]["GraphSource"];
+            }[];
+            /** @description More than 1 */
+            has_more: boolean;
         };
         DeletedFile: {
             id: string;
@@ -803,11 +1007,24 @@ export interface components {
             tool_call?: components["schemas"]["ToolCall"];
             /** @description A tool call's result as the model saw it. */
             output?: string;
+            /** @description `search_context`: the passages its result cites. */
+            citations?: components["schemas"]["Citation"][];
             is_error?: boolean;
             started_at: number;
             completed_at: number | null;
             duration_ms: number | null;
             error: null | components["schemas"]["RunError"];
+        };
+        Citation: {
+            file_id: string;
+            filename: string;
+            /** @description The page; null for audio. */
+            page: number | null;
+            /** @description Audio: the span of the transcript segment. */
+            start_ms: number | null;
+            end_ms: number | null;
+            /** @description The passage's matching words. */
+            quote: string;
         };
         Run: {
             id: string;
@@ -838,6 +1055,8 @@ export interface components {
                 text: string;
                 /** @description Every assistant and tool message of the run, in order. */
                 messages: components["schemas"]["RunMessage"][];
+                /** @description Every passage the run's `search_context` calls returned, once each, in the order first cited. */
+                citations: components["schemas"]["Citation"][];
             };
             steps: components["schemas"]["RunStep"][];
             usage: components["schemas"]["TokenUsage"];
@@ -1286,6 +1505,131 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DeletedFile"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getFileContent: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["Limit"];
+                /** @description The `id` of a part of this file (`page-3`, `segment-12`); the page of parts starts after it. */
+                after?: string;
+            };
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the file's text. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListEnvelope"] & {
+                        data?: components["schemas"]["FileContentPart"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getFileTables: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["Limit"];
+                /** @description The id of a table of this file; the page of tables starts after it. */
+                after?: components["schemas"]["Text"];
+            };
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the file's tables. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListEnvelope"] & {
+                        data?: components["schemas"]["FileTable"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    searchGraph: {
+        parameters: {
+            query: {
+                q: components["schemas"]["Text"];
+                /** @description Only entities of this type. */
+                type?: components["schemas"]["EntityType"];
+                /** @description At most this many entities, relations and passages each. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What matched. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GraphSearchResult"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getGraphNode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The node. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GraphNodeDetail"];
                 };
             };
             400: components["responses"]["Error"];

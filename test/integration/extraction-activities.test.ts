@@ -36,7 +36,7 @@ describe('the extractFile activity on its own', function () {
 
     assert.equal(await env.run(activities.extractFile, { fileId }), 'processed');
 
-    assert.deepEqual(heartbeats.at(-1), { bytesRead: Buffer.byteLength(text) });
+    assert.ok(heartbeats.some((h) => (h as { bytesRead?: number } | undefined)?.bytesRead === Buffer.byteLength(text)), JSON.stringify(heartbeats));
     assert.deepEqual(await pagesOf(api.services.db, fileId), ['first page', 'second page']);
     assert.equal((await tenant.admin.get(`/v1/files/${fileId}`)).body.status, 'processed');
     assert.equal(await new MockActivityEnvironment().run(activities.extractFile, { fileId }), 'skipped', 'a second run changes nothing');

@@ -295,8 +295,8 @@ describe('file lifecycle', () => {
     it('removes the file, its graph items, the nodes only it supported, its pages and its blob; shared nodes stay', async () => {
       const db = api.services.db;
       const graph = new GraphWriter(db, tenant.projectId);
-      const doomed = await processed(tenant.admin, (await uploadText(tenant.admin, 'Ada wrote about the Engine\fBabbage designed it')).id);
-      const survivor = await processed(tenant.admin, (await uploadText(tenant.admin, 'Ada and the Difference Engine')).id);
+      const doomed = await processed(tenant.admin, (await uploadText(tenant.admin, 'notes on an old machine\fwho designed it')).id);
+      const survivor = await processed(tenant.admin, (await uploadText(tenant.admin, 'more notes on machines')).id);
 
       const ada = await graph.node('person', 'ada lovelace');
       const engine = await graph.node('machine', 'analytical engine');

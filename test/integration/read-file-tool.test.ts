@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { completeExtraction, failExtraction, insertFile, newFileId } from '../../records/files.js';
+import { storePages } from '../../records/file-content.js';
 import { insertProject } from '../../records/projects.js';
 import type { Db } from '../../records/db.js';
 import { readFile, readFileSpec, type Attachments } from '../../tools/read-file.js';
@@ -20,7 +21,10 @@ describe('the read_file tool', () => {
   async function file(project: string, filename: string, pages: string[] | null): Promise<string> {
     const id = newFileId();
     await insertFile(db, { id, projectId: project, filename, bytes: 10, purpose: 'attachment', mimeType: 'text/plain', blobKey: `test/${id}`, metadata: {} });
-    if (pages) assert.equal(await completeExtraction(db, id, { pages, tables: 0 }), true);
+    if (pages) {
+      await storePages(db, id, pages.map((text, i) => ({ page: i + 1, text, source: 'plain_text' })));
+      assert.equal(await completeExtraction(db, id, []), true);
+    }
     return id;
   }
 

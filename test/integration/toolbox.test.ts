@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { completeExtraction, insertFile, newFileId } from '../../records/files.js';
+import { storePages } from '../../records/file-content.js';
 import { insertProject } from '../../records/projects.js';
 import type { ToolDefinition } from '../../tools/definitions.js';
 import { invokeTool, offeredTools, ToolUnavailableError, type ToolContext } from '../../tools/toolbox.js';
@@ -21,7 +22,8 @@ describe('the toolbox a run uses', () => {
     const projectId = (await insertProject(db, 'toolbox')).id;
     fileId = newFileId();
     await insertFile(db, { id: fileId, projectId, filename: 'brief.txt', bytes: 5, purpose: 'attachment', mimeType: 'text/plain', blobKey: `test/${fileId}`, metadata: {} });
-    await completeExtraction(db, fileId, { pages: ['brief'], tables: 0 });
+    await storePages(db, fileId, [{ page: 1, text: 'brief', source: 'plain_text' }]);
+    await completeExtraction(db, fileId, []);
     definitions = [
       { type: 'http', name: 'echo', description: 'Echoes its arguments.', url: `${tools.url}/echo`, parameters: { type: 'object', properties: { word: { type: 'string' } } } },
       { type: 'http', name: 'busy', url: `${tools.url}/status/503` },

@@ -34,7 +34,7 @@ describe('a worker killed mid-extraction', function () {
     return worker;
   }
 
-  it('(SIGKILL while committing) is retried on a restarted worker and the file reaches processed exactly once', async () => {
+  it('(SIGKILL while storing its results) is retried on a restarted worker and the file reaches processed exactly once', async () => {
     const { db } = await postgres();
     const tenant = await newTenant(api, 'worker-crash');
     const upload = await tenant.admin.upload({ file: { data: Buffer.from('first\fsecond'), filename: 'crash.txt' }, purpose: 'context' });
@@ -50,7 +50,7 @@ describe('a worker killed mid-extraction', function () {
       await eventually(async () => {
         const { rows } = await db.query(
           `SELECT count(*)::int AS waiting FROM pg_stat_activity
-           WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE files SET status = ''processed''%'`,
+           WHERE wait_event_type = 'Lock' AND (query LIKE 'INSERT INTO file_pages%' OR query LIKE 'SELECT project_id, purpose FROM files%')`,
         );
         assert.equal(rows[0]?.waiting, 1, 'the worker is not yet committing');
       }, { timeoutMs: 60_000, message: 'the extraction never reached its commit' });

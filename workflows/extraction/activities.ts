@@ -1,39 +1,42 @@
-/** Extraction's I/O: read a file's blob, run its engine, commit the outcome. */
-import { addAbortSignal } from 'node:stream';
+/**
+ * Extraction's I/O, in two stages: `extractFileContent` reads the file's blob and stores its pages (or
+ * transcript segments) and tables as it goes; `completeFileExtraction` reads them back, finds the graph items
+ * of a context file and commits everything with the status. Both are safe to run again: content rows are
+ * written once each, and only a file still `processing` completes, so a retry records `file.processed` once.
+ */
 import { Context, ApplicationFailure } from '@temporalio/activity';
 import type { Db } from '../../records/db.js';
 import type { BlobStore } from '../../records/blobs/store.js';
 import { BlobNotFoundError } from '../../records/blobs/store.js';
-import { completeExtraction, failExtraction, findFileById } from '../../records/files.js';
-import { extractContent } from './engines/extractors.js';
+import { completeExtraction, failExtraction, findFileById, type FileRecord } from '../../records/files.js';
 import { ExtractionError } from './engines/errors.js';
+import { extractInto } from './content-stage.js';
+import { graphItemsOf } from './graph-stage.js';
 
 export type ExtractionOutcome = 'processed' | 'failed' | 'skipped';
+export type ContentOutcome = 'extracted' | 'failed' | 'skipped';
 
-export const createExtractionActivities = ({ db, blobs }: { db: Db; blobs: BlobStore }) => ({
-  /**
-   * Reads the file's blob, extracts it and commits the result. Safe to run again: only a file still
-   * `processing` moves, so a retry after a crash records `file.processed` once.
-   */
-  async extractFile({ fileId }: { fileId: string }): Promise<ExtractionOutcome> {
+export const createExtractionActivities = ({ db, blobs }: { db: Db; blobs: BlobStore }) => {
+  /** The file, if it still waits for extraction; a deleted or settled file means there is nothing to do. */
+  const pending = async (fileId: string): Promise<FileRecord | null> => {
     const file = await findFileById(db, fileId);
-    if (!file || file.status !== 'processing') return 'skipped';
+    return file && file.status === 'processing' ? file : null;
+  };
 
+  /** Runs a stage, turning a failure no retry can fix into the file's terminal `failed`. */
+  const settling = async <T>(fileId: string, work: () => Promise<T>): Promise<T | 'failed' | 'skipped'> => {
     const context = Context.current();
+    // A stage that is busy computing still proves it is alive; progress it reports rides on its own heartbeats.
     const beat = setInterval(() => context.heartbeat(), 1000);
     try {
-      // Cancellation (the file was deleted) ends the read with an AbortError, which the worker reports as
-      // cancelled, not as a failure to retry; one that came while the blob was being opened ends it at once.
-      const body = addAbortSignal(context.cancellationSignal, await blobs.get(file.blob_key));
-      const result = await extractContent(file.mime_type, body, (bytesRead) => context.heartbeat({ bytesRead }));
-      return (await completeExtraction(db, fileId, result)) ? 'processed' : 'skipped';
+      return await work();
     } catch (err) {
       if (err instanceof ExtractionError) {
         await failExtraction(db, fileId, { code: err.code, message: err.message });
         return 'failed';
       }
       // Deleted while we worked: nothing left to do.
-      if (err instanceof BlobNotFoundError && !(await findFileById(db, fileId))) return 'skipped';
+      if (!(await findFileById(db, fileId))) return 'skipped';
       if (err instanceof BlobNotFoundError) {
         throw ApplicationFailure.nonRetryable(`The file's bytes are missing: ${err.message}`, 'BlobMissing');
       }
@@ -41,12 +44,41 @@ export const createExtractionActivities = ({ db, blobs }: { db: Db; blobs: BlobS
     } finally {
       clearInterval(beat);
     }
-  },
+  };
 
-  /** The last word when extraction could not finish: the file must never stay `processing`. */
-  async markFileFailed({ fileId, message }: { fileId: string; message: string }): Promise<void> {
-    await failExtraction(db, fileId, { code: 'extraction_failed', message });
-  },
-});
+  const extractFileContent = async ({ fileId }: { fileId: string }): Promise<ContentOutcome> => {
+    const file = await pending(fileId);
+    if (!file) return 'skipped';
+    return settling(fileId, async () => {
+      await extractInto(file, { db, blobs, context: Context.current() });
+      return 'extracted' as const;
+    });
+  };
+
+  const completeFileExtraction = async ({ fileId }: { fileId: string }): Promise<ExtractionOutcome> => {
+    const file = await pending(fileId);
+    if (!file) return 'skipped';
+    return settling(fileId, async () => {
+      const items = file.purpose === 'context' ? await graphItemsOf(db, fileId, Context.current()) : [];
+      return (await completeExtraction(db, fileId, items)) ? ('processed' as const) : ('skipped' as const);
+    });
+  };
+
+  return {
+    extractFileContent,
+    completeFileExtraction,
+
+    /** Both stages in one activity: what extractions started before the stages were split still call. */
+    async extractFile({ fileId }: { fileId: string }): Promise<ExtractionOutcome> {
+      const content = await extractFileContent({ fileId });
+      return content === 'extracted' ? completeFileExtraction({ fileId }) : content;
+    },
+
+    /** The last word when extraction could not finish: the file must never stay `processing`. */
+    async markFileFailed({ fileId, message }: { fileId: string; message: string }): Promise<void> {
+      await failExtraction(db, fileId, { code: 'extraction_failed', message });
+    },
+  };
+};
 
 export type ExtractionActivities = ReturnType<typeof createExtractionActivities>;

@@ -1,12 +1,31 @@
 /** A file's extraction: deterministic orchestration only, every side effect is an activity. */
-import { ActivityFailure, isCancellation, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, isCancellation, patched, proxyActivities } from '@temporalio/workflow';
 import type { ExtractionActivities, ExtractionOutcome } from './activities.js';
+import { EXTRACTION_TASK_QUEUE } from '../names.js';
 
+const RETRY = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 6 } as const;
+
+// The CPU-heavy stages run on their own queue. A worker that dies mid-stage is noticed within the heartbeat
+// timeout and the stage runs again elsewhere, resuming from what it had stored.
+const { extractFileContent } = proxyActivities<ExtractionActivities>({
+  taskQueue: EXTRACTION_TASK_QUEUE,
+  startToCloseTimeout: '2 hours',
+  heartbeatTimeout: '30 seconds',
+  retry: RETRY,
+});
+
+const { completeFileExtraction } = proxyActivities<ExtractionActivities>({
+  taskQueue: EXTRACTION_TASK_QUEUE,
+  startToCloseTimeout: '1 hour',
+  heartbeatTimeout: '30 seconds',
+  retry: RETRY,
+});
+
+/** The single stage of extractions started before the stages were split; kept so they finish. */
 const { extractFile } = proxyActivities<ExtractionActivities>({
   startToCloseTimeout: '30 minutes',
-  // A worker that dies mid-extraction is noticed within this and the attempt runs again elsewhere.
   heartbeatTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 6 },
+  retry: RETRY,
 });
 
 const { markFileFailed } = proxyActivities<ExtractionActivities>({
@@ -16,7 +35,10 @@ const { markFileFailed } = proxyActivities<ExtractionActivities>({
 
 export async function extractFileWorkflow(input: { fileId: string }): Promise<ExtractionOutcome> {
   try {
-    return await extractFile(input);
+    if (!patched('extraction-stages')) return await extractFile(input);
+    const content = await extractFileContent(input);
+    if (content !== 'extracted') return content;
+    return await completeFileExtraction(input);
   } catch (err) {
     if (isCancellation(err)) throw err;
     const cause = err instanceof ActivityFailure && err.cause ? err.cause.message : (err as Error).message;

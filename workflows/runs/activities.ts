@@ -249,7 +249,7 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: Ru
         const result = await invokeTool(call.agent.tools as ToolDefinition[], toolCall, toolContext(call.run));
         await outlastDatabaseOutage(context, () =>
           transaction(db, (tx) =>
-            completeToolStep(tx, runId, stepIndex, { role: 'tool', tool_call_id: toolCall.id, name: toolCall.name, content: result.content, is_error: result.is_error }),
+            completeToolStep(tx, runId, stepIndex, { role: 'tool', tool_call_id: toolCall.id, name: toolCall.name, content: result.content, is_error: result.is_error }, result.citations),
           ),
         );
       } catch (err) {

@@ -1,0 +1,139 @@
+/**
+ * Reading the context graph: names matched by trigram word similarity on the folded (lower-case, unaccented)
+ * canonical name, passages by PostgreSQL full-text search, and a node with everything that supports it.
+ * Only processed `context` files of the project are searched.
+ */
+import type { Queryable } from './db.js';
+import type { Provenance } from './graph.js';
+
+export interface SourceRecord extends Provenance {
+  item_id: string;
+  file_id: string;
+  filename: string;
+}
+
+export interface NodeRecord {
+  id: string;
+  entity_type: string;
+  name: string;
+  canonical_name: string;
+  created_at: Date;
+}
+
+export interface NodeMatch extends NodeRecord {
+  mentions: number;
+  files: number;
+  sources: SourceRecord[];
+}
+
+export interface RelationMatch {
+  relation: string;
+  source: { id: string; type: string; name: string };
+  target: { id: string; type: string; name: string };
+  count: number;
+  sources: SourceRecord[];
+}
+
+export interface PassageMatch {
+  file_id: string;
+  filename: string;
+  page_number: number;
+  start_ms: number | null;
+  end_ms: number | null;
+  snippet: string;
+}
+
+const SOURCE = `jsonb_build_object('item_id', i.id, 'file_id', i.file_id, 'filename', f.filename) || i.provenance`;
+
+export async function matchingNodes(db: Queryable, projectId: string, query: string, type: string | undefined, limit: number): Promise<NodeMatch[]> {
+  const { rows } = await db.query<NodeMatch>(
+    `SELECT n.id, n.entity_type, n.name, n.canonical_name, n.created_at,
+            (SELECT count(*) FROM graph_items c WHERE c.node_id = n.id)::int AS mentions,
+            (SELECT count(DISTINCT c.file_id) FROM graph_items c WHERE c.node_id = n.id)::int AS files,
+            (SELECT coalesce(jsonb_agg(s.source), '[]') FROM (
+               SELECT ${SOURCE} AS source FROM graph_items i JOIN files f ON f.id = i.file_id
+               WHERE i.node_id = n.id ORDER BY i.created_at, i.id LIMIT 5) s) AS sources
+     FROM graph_nodes n
+     WHERE n.project_id = $1 AND ($4::text IS NULL OR n.entity_type = $4)
+       AND (agentplane_fold($2) <% n.canonical_name OR strpos(n.canonical_name, agentplane_fold($2)) > 0)
+     ORDER BY word_similarity(agentplane_fold($2), n.canonical_name) DESC, n.canonical_name, n.id
+     LIMIT $3`,
+    [projectId, query, limit, type ?? null],
+  );
+  return rows;
+}
+
+/** Relations that touch any of the nodes, grouped by type and ends, those stated most often first. */
+export async function relationsAmong(db: Queryable, nodeIds: string[], limit: number): Promise<RelationMatch[]> {
+  if (nodeIds.length === 0) return [];
+  const { rows } = await db.query<RelationMatch>(
+    `SELECT g.relation, g.count,
+            jsonb_build_object('id', s.id, 'type', s.entity_type, 'name', s.name) AS source,
+            jsonb_build_object('id', t.id, 'type', t.entity_type, 'name', t.name) AS target,
+            (SELECT coalesce(jsonb_agg(x.source), '[]') FROM (
+               SELECT ${SOURCE} AS source FROM graph_items i JOIN files f ON f.id = i.file_id
+               WHERE i.kind = 'relation' AND i.relation = g.relation AND i.source_node = g.source_node AND i.target_node = g.target_node
+               ORDER BY i.created_at, i.id LIMIT 5) x) AS sources
+     FROM (SELECT relation, source_node, target_node, count(*)::int AS count FROM graph_items
+           WHERE kind = 'relation' AND (source_node = ANY($1) OR target_node = ANY($1))
+           GROUP BY relation, source_node, target_node) g
+     JOIN graph_nodes s ON s.id = g.source_node JOIN graph_nodes t ON t.id = g.target_node
+     ORDER BY (g.relation = 'co_occurs'), g.count DESC, g.relation, s.id, t.id
+     LIMIT $2`,
+    [nodeIds, limit],
+  );
+  return rows;
+}
+
+export async function matchingPassages(db: Queryable, projectId: string, query: string, limit: number): Promise<PassageMatch[]> {
+  const { rows } = await db.query<PassageMatch>(
+    `WITH q AS (SELECT websearch_to_tsquery('english', agentplane_fold($2)) AS query)
+     SELECT p.file_id, f.filename, p.page_number, p.start_ms, p.end_ms,
+            ts_headline('english', left(p.text, 100000), q.query, 'StartSel=«, StopSel=», MaxWords=40, MinWords=15, MaxFragments=2') AS snippet
+     FROM file_pages p JOIN files f ON f.id = p.file_id, q
+     WHERE f.project_id = $1 AND f.purpose = 'context' AND f.status = 'processed' AND p.search @@ q.query
+     ORDER BY ts_rank(p.search, q.query) DESC, p.file_id, p.page_number
+     LIMIT $3`,
+    [projectId, query, limit],
+  );
+  return rows;
+}
+
+export async function findNode(db: Queryable, projectId: string, id: string): Promise<NodeRecord | null> {
+  const { rows } = await db.query<NodeRecord>(
+    'SELECT id, entity_type, name, canonical_name, created_at FROM graph_nodes WHERE id = $1 AND project_id = $2',
+    [id, projectId],
+  );
+  return rows[0] ?? null;
+}
+
+export async function mentionsOf(db: Queryable, nodeId: string, limit: number): Promise<SourceRecord[]> {
+  const { rows } = await db.query<{ source: SourceRecord }>(
+    `SELECT ${SOURCE} AS source FROM graph_items i JOIN files f ON f.id = i.file_id
+     WHERE i.node_id = $1 ORDER BY f.created_at, i.file_id, (i.provenance->>'page')::int NULLS LAST, (i.provenance->>'start_ms')::int, (i.provenance->>'start')::int, i.id
+     LIMIT $2`,
+    [nodeId, limit],
+  );
+  return rows.map((r) => r.source);
+}
+
+export interface NodeRelationRecord {
+  relation: string;
+  direction: 'outgoing' | 'incoming';
+  other: { id: string; type: string; name: string };
+  source: SourceRecord;
+}
+
+export async function relationItemsOf(db: Queryable, nodeId: string, limit: number): Promise<NodeRelationRecord[]> {
+  const { rows } = await db.query<NodeRelationRecord>(
+    `SELECT i.relation, CASE WHEN i.source_node = $1 THEN 'outgoing' ELSE 'incoming' END AS direction,
+            jsonb_build_object('id', o.id, 'type', o.entity_type, 'name', o.name) AS other, ${SOURCE} AS source
+     FROM graph_items i JOIN files f ON f.id = i.file_id
+     JOIN graph_nodes o ON o.id = CASE WHEN i.source_node = $1 THEN i.target_node ELSE i.source_node END
+     WHERE i.kind = 'relation' AND (i.source_node = $1 OR i.target_node = $1)
+     ORDER BY (i.relation = 'co_occurs'), i.relation, o.name, i.id
+     LIMIT $2`,
+    [nodeId, limit],
+  );
+  return rows;
+}
