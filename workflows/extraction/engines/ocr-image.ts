@@ -2,6 +2,7 @@
  * Turns PNG or JPEG bytes into what OCR reads: an opaque greyscale image (transparency over white), no
  * larger than a bound on its long side, as binary PGM, which Leptonica reads without decoding anything.
  */
+import { crc32 } from 'node:zlib';
 import { createCanvas, loadImage } from '@napi-rs/canvas';
 import { ExtractionError } from './errors.js';
 
@@ -60,20 +61,53 @@ function greyPgm(rgba: Buffer, width: number, height: number): Buffer {
   return out;
 }
 
-/** The format and size a PNG's or JPEG's header declares, or null for anything else. */
+/**
+ * The format and size of a structurally sound PNG or JPEG, or null for anything else. The decoder
+ * (Skia's, in @napi-rs/canvas) crashes the process on some malformed files rather than failing, so only
+ * files whose structure checks out reach it: every PNG chunk within the file with a matching CRC, a valid
+ * IHDR, image data and IEND; every JPEG segment up to the scan within the file, with a frame header.
+ */
 export function dimensionsOf(bytes: Buffer): Dimensions | null {
-  if (bytes.length >= 24 && bytes.readUInt32BE(0) === 0x89504e47 && bytes.readUInt32BE(4) === 0x0d0a1a0a && bytes.toString('latin1', 12, 16) === 'IHDR') {
-    const width = bytes.readUInt32BE(16);
-    const height = bytes.readUInt32BE(20);
-    return width > 0 && height > 0 ? { format: 'png', width, height } : null;
-  }
+  if (bytes.length >= 8 && bytes.readUInt32BE(0) === 0x89504e47 && bytes.readUInt32BE(4) === 0x0d0a1a0a) return pngDimensions(bytes);
   if (bytes.length >= 4 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return jpegDimensions(bytes);
   return null;
 }
 
-// Walks the JPEG's marker segments to the first start-of-frame (SOF0–SOF15 but DHT, JPG and DAC).
+// Bit depths allowed for each PNG colour type.
+const PNG_DEPTHS: Record<number, number[]> = { 0: [1, 2, 4, 8, 16], 2: [8, 16], 3: [1, 2, 4, 8], 4: [8, 16], 6: [8, 16] };
+
+function pngDimensions(bytes: Buffer): Dimensions | null {
+  let offset = 8;
+  let dimensions: Dimensions | null = null;
+  let sawData = false;
+  while (offset + 12 <= bytes.length) {
+    const length = bytes.readUInt32BE(offset);
+    const end = offset + 12 + length;
+    if (end > bytes.length) return null;
+    const type = bytes.toString('latin1', offset + 4, offset + 8);
+    if (!/^[A-Za-z]{4}$/.test(type) || bytes.readUInt32BE(offset + 8 + length) !== crc32(bytes.subarray(offset + 4, offset + 8 + length))) return null;
+    if (offset === 8) {
+      if (type !== 'IHDR' || length !== 13) return null;
+      const width = bytes.readUInt32BE(16);
+      const height = bytes.readUInt32BE(20);
+      const [depth, colour, compression, filter, interlace] = bytes.subarray(24, 29);
+      if (width === 0 || height === 0 || width > 0x7fffffff || height > 0x7fffffff) return null;
+      if (!PNG_DEPTHS[colour!]?.includes(depth!) || compression !== 0 || filter !== 0 || interlace! > 1) return null;
+      dimensions = { format: 'png', width, height };
+    } else if (type === 'IDAT') {
+      sawData = true;
+    } else if (type === 'IEND') {
+      return sawData ? dimensions : null;
+    }
+    offset = end;
+  }
+  return null;
+}
+
+// Walks the JPEG's marker segments to the scan: a start-of-frame (SOF0–SOF15 but DHT, JPG and DAC) must come first.
 function jpegDimensions(bytes: Buffer): Dimensions | null {
   let offset = 2;
+  let dimensions: Dimensions | null = null;
   while (offset + 4 <= bytes.length) {
     if (bytes[offset] !== 0xff) return null;
     const marker = bytes[offset + 1]!;
@@ -81,17 +115,19 @@ function jpegDimensions(bytes: Buffer): Dimensions | null {
       offset++;
       continue;
     }
-    if (marker === 0xd8 || marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) {
-      offset += 2;
-      continue;
-    }
+    if (marker === 0xd8 || marker === 0xd9 || marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) return null;
     const length = bytes.readUInt16BE(offset + 2);
-    if (length < 2) return null;
+    if (length < 2 || offset + 2 + length > bytes.length) return null;
+    if (marker === 0xda) return dimensions && offset + 2 + length < bytes.length ? dimensions : null;
     if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
-      if (offset + 9 > bytes.length) return null;
+      if (dimensions || length < 8) return null;
+      const precision = bytes[offset + 4]!;
       const height = bytes.readUInt16BE(offset + 5);
       const width = bytes.readUInt16BE(offset + 7);
-      return width > 0 && height > 0 ? { format: 'jpeg', width, height } : null;
+      const components = bytes[offset + 9]!;
+      if ((precision !== 8 && precision !== 12) || width === 0 || height === 0 || components < 1 || components > 4) return null;
+      if (length !== 8 + components * 3) return null;
+      dimensions = { format: 'jpeg', width, height };
     }
     offset += 2 + length;
   }

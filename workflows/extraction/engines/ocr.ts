@@ -121,27 +121,28 @@ async function startPool(size: number): Promise<Running> {
     await Promise.all(exits);
   };
 
-  try {
-    const workers = await Promise.all(Array.from({ length: size }, () => startWorker()));
-    for (const worker of workers) {
-      const thread = threadOf(worker);
-      threads.push(thread);
-      // Without a listener, an uncaught error in the thread would be thrown in this process.
-      thread.on('error', () => {});
-      exits.push(
-        new Promise((resolve) => {
-          thread.once('exit', (code) => {
-            stopThreads(new Error(closing ? 'The OCR pool was closed.' : `An OCR worker stopped (exit code ${code}).`));
-            if (!closing) void stop();
-            resolve();
-          });
-        }),
-      );
-      scheduler.addWorker(worker);
-    }
-  } catch (err) {
+  const started = await Promise.allSettled(Array.from({ length: size }, () => startWorker()));
+  for (const result of started) {
+    if (result.status === 'rejected') continue;
+    const thread = threadOf(result.value);
+    threads.push(thread);
+    // Without a listener, an uncaught error in the thread would be thrown in this process.
+    thread.on('error', () => {});
+    exits.push(
+      new Promise((resolve) => {
+        thread.once('exit', (code) => {
+          stopThreads(new Error(closing ? 'The OCR pool was closed.' : `An OCR worker stopped (exit code ${code}).`));
+          if (!closing) void stop();
+          resolve();
+        });
+      }),
+    );
+    scheduler.addWorker(result.value);
+  }
+  const failure = started.find((result) => result.status === 'rejected');
+  if (failure) {
     await stop();
-    throw err;
+    throw failure.reason;
   }
   return { scheduler, stopped, stop };
 }
@@ -159,12 +160,17 @@ async function startWorker(): Promise<Tesseract.Worker> {
     errorHandler: (err: unknown) => failStart(new Error(`OCR could not start: ${messageOf(err)}`)),
   });
   const started = await Promise.race([worker, startFailed]);
-  await started.setParameters({
-    // The default (a single block) runs the columns of a table together.
-    tessedit_pageseg_mode: Tesseract.PSM.AUTO,
-    // Tesseract's diagnostics ("Estimating resolution as …") would otherwise go to the process's stderr.
-    debug_file: '/dev/null',
-  });
+  try {
+    await started.setParameters({
+      // The default (a single block) runs the columns of a table together.
+      tessedit_pageseg_mode: Tesseract.PSM.AUTO,
+      // Tesseract's diagnostics ("Estimating resolution as …") would otherwise go to the process's stderr.
+      debug_file: '/dev/null',
+    });
+  } catch (err) {
+    await started.terminate();
+    throw new Error(`OCR could not start: ${messageOf(err)}`);
+  }
   return started;
 }
 
