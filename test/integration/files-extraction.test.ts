@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { sharedApi, newTenant, type Tenant, type TestApi } from '../support/api.js';
 import * as fixtures from '../support/fixtures.js';
+import { textImage } from '../support/image-fixtures.js';
 import { eventsFor } from '../../records/events.js';
 import { pagesOf } from '../../records/files.js';
 
@@ -19,7 +20,7 @@ describe('file extraction', () => {
     ['plain text without a form feed', () => Buffer.from('just one page'), 'one.txt', 'text/plain', 1],
     ['a two-page PDF', () => fixtures.pdf(['First page', 'Second page']), 'doc.pdf', 'application/pdf', 2],
     ['a PNG image', fixtures.png, 'pixel.png', 'image/png', 1],
-    ['a JPEG image', fixtures.jpeg, 'photo.jpg', 'image/jpeg', 1],
+    ['a JPEG image', () => textImage(['Hello']).jpeg, 'photo.jpg', 'image/jpeg', 1],
     ['a WAV recording', () => fixtures.wav(1), 'voice.wav', 'audio/wav', 0],
     ['an M4A recording', fixtures.m4a, 'voice.m4a', 'audio/mp4', 0],
   ];

@@ -5,6 +5,7 @@
 import type { Readable } from 'node:stream';
 import type { ExtractionResult } from '../../../records/files.js';
 import { ExtractionError, type Progress } from './errors.js';
+import { extractImage } from './image.js';
 import { extractPdf } from './pdf.js';
 import { extractText } from './text.js';
 
@@ -13,9 +14,8 @@ type Extractor = (body: Readable, progress: Progress) => Promise<ExtractionResul
 const extractors: Record<string, Extractor> = {
   'text/plain': extractText,
   'application/pdf': extractPdf,
-  // Images are one page; OCR fills in its text.
-  'image/png': async (body) => drain(body).then(() => ({ pages: [''], tables: 0 })),
-  'image/jpeg': async (body) => drain(body).then(() => ({ pages: [''], tables: 0 })),
+  'image/png': extractImage,
+  'image/jpeg': extractImage,
   // Audio has no pages; transcription adds time-spanned text.
   'audio/wav': async (body) => drain(body).then(() => ({ pages: [], tables: 0 })),
   'audio/mp4': async (body) => drain(body).then(() => ({ pages: [], tables: 0 })),

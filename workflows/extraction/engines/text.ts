@@ -2,6 +2,8 @@
 import type { Readable } from 'node:stream';
 import { TextDecoder } from 'node:util';
 import type { ExtractionResult } from '../../../records/files.js';
+import type { Table } from './content.js';
+import { findDelimitedTables } from './delimited-tables.js';
 import { ExtractionError, type Progress } from './errors.js';
 
 export async function extractText(body: Readable, progress: Progress): Promise<ExtractionResult> {
@@ -26,5 +28,10 @@ export async function extractText(body: Readable, progress: Progress): Promise<E
     throw err;
   }
   pages.push(current);
-  return { pages, tables: 0 };
+  return { pages, tables: textTables(pages).length };
+}
+
+/** The CSV, TSV and Markdown tables written in a text file's pages. */
+export function textTables(pages: string[]): Table[] {
+  return pages.flatMap((text, i) => findDelimitedTables(text, i + 1));
 }

@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict';
+import { Readable } from 'node:stream';
+import { findDelimitedTables } from '../../workflows/extraction/engines/delimited-tables.js';
+import { extractText, textTables } from '../../workflows/extraction/engines/text.js';
+import type { Table } from '../../workflows/extraction/engines/content.js';
+
+/** The table's cell texts, row by row. */
+const grid = (table: Table) =>
+  Array.from({ length: table.rows }, (_, r) => table.cells.filter((cell) => cell.row === r).map((cell) => cell.text));
+
+describe('delimited tables in text', () => {
+  it('reads a CSV block with quoted commas, doubled quotes and a newline inside quotes', () => {
+    const text = 'name,note,qty\r\n"Smith, J.","said ""hi""\nthen left",3\r\nDoe,plain,4\r\n';
+    const tables = findDelimitedTables(text, 2);
+    assert.equal(tables.length, 1);
+    const [table] = tables as [Table];
+    assert.deepEqual(
+      { page: table.page, box: table.box, rows: table.rows, columns: table.columns, detection: table.detection },
+      { page: 2, box: null, rows: 3, columns: 3, detection: 'delimited' },
+    );
+    assert.deepEqual(grid(table), [
+      ['name', 'note', 'qty'],
+      ['Smith, J.', 'said "hi"\nthen left', '3'],
+      ['Doe', 'plain', '4'],
+    ]);
+    assert.deepEqual(table.cells[4], { row: 1, column: 1, row_span: 1, column_span: 1, text: 'said "hi"\nthen left', box: null });
+  });
+
+  it('finds a CSV paragraph between prose paragraphs', () => {
+    const text = 'Prices, as agreed, are below.\n\nitem,price\napple,1.20\npear,0.80\n\nThat is all, thank you.';
+    assert.deepEqual(findDelimitedTables(text, 1).map(grid), [[['item', 'price'], ['apple', '1.20'], ['pear', '0.80']]]);
+  });
+
+  it('reads a TSV run, even right under a caption line', () => {
+    const text = 'Stock on hand\ncode\tname\tcount\nA1\tbolts\t40\nB2\tnuts, small\t7\n';
+    assert.deepEqual(findDelimitedTables(text, 1).map(grid), [
+      [
+        ['code', 'name', 'count'],
+        ['A1', 'bolts', '40'],
+        ['B2', 'nuts, small', '7'],
+      ],
+    ]);
+  });
+
+  it('reads a Markdown table with an alignment row and an escaped pipe, padding short rows', () => {
+    const text = 'Before\n\n| Left | Centre | Right |\n|:-----|:------:|------:|\n| a \\| b | c | d |\n| e | f |\n\nAfter';
+    const tables = findDelimitedTables(text, 1);
+    assert.equal(tables.length, 1);
+    assert.equal(tables[0]!.columns, 3);
+    assert.deepEqual(grid(tables[0]!), [
+      ['Left', 'Centre', 'Right'],
+      ['a | b', 'c', 'd'],
+      ['e', 'f', ''],
+    ]);
+  });
+
+  it('reads a Markdown table without outer pipes', () => {
+    const text = 'a | b\n--- | ---\n1 | 2';
+    assert.deepEqual(findDelimitedTables(text, 1).map(grid), [[['a', 'b'], ['1', '2']]]);
+  });
+
+  it('finds no table in a sentence with commas', () => {
+    assert.deepEqual(findDelimitedTables('Hello, world. We went to Paris, then Rome, then home.', 1), []);
+  });
+
+  it('finds no table in consecutive lines of prose with the same number of commas', () => {
+    const text = 'I went to Paris, then to Rome and then home again.\nShe came home late, then slept for a very long time.\n';
+    assert.deepEqual(findDelimitedTables(text, 1), []);
+  });
+
+  it('finds no CSV table when a paragraph mixes record shapes', () => {
+    const text = 'a,b,c\n1,2,3\nthis line, has two fields\n';
+    assert.deepEqual(findDelimitedTables(text, 1), []);
+  });
+
+  it('finds no table in one CSV line, an unterminated quote, or a bare line of dashes', () => {
+    assert.deepEqual(findDelimitedTables('a,b,c', 1), []);
+    assert.deepEqual(findDelimitedTables('a,"b,c\n1,2,3', 1), []);
+    assert.deepEqual(findDelimitedTables('Heading\n---\ntext', 1), []);
+  });
+
+  it('counts the tables of every page of a text file', async () => {
+    const body = Readable.from([Buffer.from('x,y\n1,2\fno tables here\f| h |\n|---|\n| v |\n')]);
+    const result = await extractText(body, () => {});
+    assert.deepEqual(result, { pages: ['x,y\n1,2', 'no tables here', '| h |\n|---|\n| v |\n'], tables: 2 });
+    assert.deepEqual(textTables(result.pages).map((table) => table.page), [1, 3]);
+  });
+});
