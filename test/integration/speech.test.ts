@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import type { TranscriptSegment } from '../../workflows/extraction/engines/content.js';
 import { ExtractionError } from '../../workflows/extraction/engines/errors.js';
 import { closeSharedTranscriber, transcribeAudio, Transcriber, type Transcript } from '../../workflows/extraction/engines/speech/transcriber.js';
@@ -140,6 +142,13 @@ describe('speech to text: the faster-whisper sidecar (Whisper tiny.en, offline)'
     } finally {
       await hanging.close();
     }
+  });
+
+  it('lets a Node process that transcribed a file end by itself, without close(): an idle sidecar holds nothing open', async () => {
+    const module = new URL('../../workflows/extraction/engines/speech/transcriber.js', import.meta.url).href;
+    const script = `const { transcribeAudio } = await import(${JSON.stringify(module)}); console.log((await transcribeAudio(process.argv[1])).segments.length)`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script, wav], { timeout: 60_000 });
+    assert.ok(Number(stdout) >= 1, `the script printed ${stdout}`);
   });
 
   it('reports a Python that cannot be started as a retryable error naming `npm run deps`', async () => {

@@ -3,6 +3,7 @@
  * lines. Transcriber decides when to start one, what to retry and when to give up on it.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import type { TranscriptSegment } from '../content.js';
 import { ExtractionError } from '../errors.js';
@@ -51,11 +52,15 @@ export class Sidecar {
 
     createInterface({ input: this.#child.stdout }).on('line', (line) => {
       const message = parse(line);
-      if (message === 'ready') return onReady();
+      if (message === 'ready') {
+        this.#holdProcessOpen(false);
+        return onReady();
+      }
       if (!message) return;
       const waiting = this.#waiting.get(message.id);
       if (!waiting) return;
       this.#waiting.delete(message.id);
+      if (this.#waiting.size === 0) this.#holdProcessOpen(false);
       if ('error' in message) waiting.reject(message.error);
       else waiting.resolve(message.transcript);
     });
@@ -84,6 +89,7 @@ export class Sidecar {
     if (this.#exit) return Promise.reject(this.#exit);
     return new Promise<Transcript>((resolve, reject) => {
       this.#waiting.set(id, { resolve, reject });
+      this.#holdProcessOpen(true);
       this.#child.stdin.write(`${JSON.stringify({ id, path })}\n`);
     });
   }
@@ -100,6 +106,15 @@ export class Sidecar {
 
   kill(): void {
     if (!this.#exit) this.#child.kill('SIGKILL');
+  }
+
+  // An idle sidecar does not keep Node running (a command that transcribed one file ends when it is done);
+  // one loading its model or working on a file does, since someone awaits it.
+  #holdProcessOpen(hold: boolean): void {
+    for (const handle of [this.#child, this.#child.stdin as unknown as Socket, this.#child.stdout as unknown as Socket, this.#child.stderr as unknown as Socket]) {
+      if (hold) handle.ref();
+      else handle.unref();
+    }
   }
 }
 
