@@ -455,7 +455,7 @@ export interface components {
         };
         FileError: {
             /** @enum {string} */
-            code: "unsupported_file" | "invalid_file" | "ocr_failed" | "transcription_failed" | "extraction_failed";
+            code: "unsupported_file" | "invalid_file" | "encrypted_file" | "ocr_failed" | "transcription_failed" | "extraction_failed";
             message: string;
         };
         DeletedFile: {
