@@ -5,14 +5,14 @@
 import type { Readable } from 'node:stream';
 import type { ExtractionResult } from '../../../records/files.js';
 import { ExtractionError, type Progress } from './errors.js';
-import { extractPdf } from './pdf.js';
+import { extractPdfStream } from './pdf/from-stream.js';
 import { extractText } from './text.js';
 
 type Extractor = (body: Readable, progress: Progress) => Promise<ExtractionResult>;
 
 const extractors: Record<string, Extractor> = {
   'text/plain': extractText,
-  'application/pdf': extractPdf,
+  'application/pdf': extractPdfStream,
   // Images are one page; OCR fills in its text.
   'image/png': async (body) => drain(body).then(() => ({ pages: [''], tables: 0 })),
   'image/jpeg': async (body) => drain(body).then(() => ({ pages: [''], tables: 0 })),
