@@ -22,7 +22,7 @@ export interface PdfOptions {
 }
 
 /** Ranges are handed out this many pages at a time, so a thread that finishes early takes the next. */
-const pagesPerRange = 8;
+const pagesPerRange = 16;
 /** Below this many pages a thread's share would not repay opening the document in it. */
 const minPagesPerThread = 24;
 
