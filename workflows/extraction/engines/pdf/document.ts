@@ -1,0 +1,68 @@
+/** Opening a PDF with pdfjs: where its bytes come from, the options every caller shares, and what a failure means. */
+import { open } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { getDocument, VerbosityLevel } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import type { PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { ExtractionError } from '../errors.js';
+
+/** A file path, or the PDF's bytes (never modified: pdfjs gets a copy of them, the only one the engine holds). */
+export type PdfSource = string | Uint8Array;
+
+const packageRoot = dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json'));
+// pdfjs reads these with fs when the trailing slash is there; nothing is fetched over the network.
+const standardFontDataUrl = join(packageRoot, 'standard_fonts') + '/';
+const cMapUrl = join(packageRoot, 'cmaps') + '/';
+const wasmUrl = join(packageRoot, 'wasm') + '/';
+
+/**
+ * The bytes pdfjs will own. pdfjs transfers the array's buffer to its (in-thread) worker, detaching it, so it
+ * must be an array nobody else holds: a file is read straight into one, a caller's array is copied once.
+ */
+export async function ownedBytes(source: PdfSource): Promise<Uint8Array> {
+  if (typeof source !== 'string') return new Uint8Array(source);
+  const file = await open(source, 'r');
+  try {
+    const { size } = await file.stat();
+    const bytes = new Uint8Array(size);
+    let offset = 0;
+    while (offset < size) {
+      const { bytesRead } = await file.read(bytes, offset, size - offset, offset);
+      if (bytesRead === 0) break;
+      offset += bytesRead;
+    }
+    return offset === size ? bytes : bytes.subarray(0, offset).slice();
+  } finally {
+    await file.close();
+  }
+}
+
+export async function openPdf(source: PdfSource): Promise<PDFDocumentProxy> {
+  const data = await ownedBytes(source);
+  const task = getDocument({
+    data,
+    standardFontDataUrl,
+    cMapUrl,
+    cMapPacked: true,
+    wasmUrl,
+    isEvalSupported: false,
+    disableFontFace: true,
+    useSystemFonts: false,
+    stopAtErrors: false,
+    verbosity: VerbosityLevel.ERRORS,
+  });
+  try {
+    return await task.promise;
+  } catch (err) {
+    await task.destroy();
+    throw extractionErrorOf(err);
+  }
+}
+
+/** What a pdfjs failure to open a document means for the file: it needs a password, or it is not a readable PDF. */
+export function extractionErrorOf(err: unknown): Error {
+  if (err instanceof ExtractionError) return err;
+  const { name, message } = err as Error;
+  if (name === 'PasswordException') return new ExtractionError('encrypted_file', 'The PDF is encrypted and needs a password.');
+  return new ExtractionError('invalid_file', `The PDF could not be read: ${message}`);
+}
