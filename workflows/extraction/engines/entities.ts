@@ -80,8 +80,8 @@ export function extractEntities(passages: readonly Passage[], limits: Partial<Ex
       if (kept >= mentionsPerPassage) break;
       const found = analyseChunk(text.slice(chunk.start, chunk.end));
       const shift = <T extends Span>(s: T): T => ({ ...s, start: s.start + chunk.start, end: s.end + chunk.start });
-      const chosen = resolveOverlaps(found.entities.map(shift)).slice(0, mentionsPerPassage - kept);
-      kept += chosen.length;
+      const chosen = resolveOverlaps(found.entities.map(shift));
+      kept += chosen.filter((c) => c.type).length;
       candidates.push(...chosen.map((c) => ({ ...c, passage })));
       // Only sentences that can hold a relation are kept, so memory follows the mentions, not the text.
       for (const sentence of found.sentences.map(shift)) {
@@ -91,7 +91,7 @@ export function extractEntities(passages: readonly Passage[], limits: Partial<Ex
       }
     }
   });
-  const mentions = typeCandidates(candidates, passages);
+  const mentions = typeCandidates(candidates, passages, mentionsPerPassage);
   return { mentions, relations: relationsOf(passages, mentions, placeMentions(sentences, mentions)) };
 }
 
@@ -139,7 +139,7 @@ const rank = (f: FoundEntity) => (f.extractor === 'compromise' ? 0 : 1);
  * Gives wink's untyped proper nouns the type of a typed mention with the same canonical name anywhere in the
  * input ("Acme" after "Acme Corp."), drops the rest, and makes the mentions.
  */
-function typeCandidates(candidates: Candidate[], passages: readonly Passage[]): EntityMention[] {
+function typeCandidates(candidates: Candidate[], passages: readonly Passage[], perPassage: number): EntityMention[] {
   const known = new Map<string, EntityType>();
   const typeOrder: EntityType[] = ['organization', 'person', 'place'];
   for (const type of typeOrder) {
@@ -150,11 +150,14 @@ function typeCandidates(candidates: Candidate[], passages: readonly Passage[]): 
     }
   }
   const mentions: EntityMention[] = [];
+  const counts = new Map<number, number>();
   for (const c of candidates) {
+    if ((counts.get(c.passage) ?? 0) >= perPassage) continue;
     const { text, page, start_ms, end_ms } = passages[c.passage]!;
     const name = text.slice(c.start, c.end);
     const type = c.type ?? typeOrder.find((t) => known.get(canonicalName(t, name)) === t);
     if (!type) continue;
+    counts.set(c.passage, (counts.get(c.passage) ?? 0) + 1);
     mentions.push({
       type, name, canonical: canonicalName(type, name), passage: c.passage, start: c.start, end: c.end,
       page, start_ms, end_ms, extractor: c.extractor,
