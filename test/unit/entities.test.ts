@@ -103,6 +103,13 @@ describe('entity extraction', () => {
     for (const m of found.mentions) assert.equal(text.slice(m.start, m.end), m.name);
   });
 
+  it('still reads names after an abbreviation or at the start of a sentence, where plain sentences are skipped', () => {
+    const text = 'It rained all day and nobody went out. Mr. Holmes laughed. Watson sighed. The fire was warm.';
+    const found = extractEntities([page(text)]);
+    assert.deepEqual(found.mentions.map((m) => [m.type, m.name]), [['person', 'Mr. Holmes'], ['person', 'Watson']]);
+    for (const m of found.mentions) assert.equal(text.slice(m.start, m.end), m.name);
+  });
+
   it('gives the same items in the same order every time', () => {
     const input = [page(NEWS), page('Hooli hired Tom Baker in Paris on 4 July 2021 for €5,000.', 2), page(NEWS, 3)];
     const once = JSON.stringify(extractEntities(input));
