@@ -6,6 +6,8 @@ import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createWorker, installRuntimeLogger } from '../workflows/worker.js';
 import { scheduleMaintenance } from '../workflows/maintenance/client.js';
 import { TASK_QUEUE } from '../workflows/names.js';
+import { useSpeechPython } from '../workflows/extraction/engines/speech/transcriber.js';
+import { findTool } from './tools.js';
 import type { Services } from './runtime.js';
 import { ConfigError } from './config.js';
 import { RunEventFeed } from '../records/run-event-feed.js';
@@ -74,6 +76,11 @@ export async function serveWorker(
   taskQueue = TASK_QUEUE,
 ): Promise<Stoppable & { running(): boolean }> {
   installRuntimeLogger(services.log);
+  try {
+    useSpeechPython(findTool('speech-python'));
+  } catch (err) {
+    services.log.warn({ err }, 'speech-to-text is not installed: audio files will fail extraction until it is');
+  }
   await untilTemporalAnswers(services);
   // Once per cluster, not per worker: the schedule runs each round on whichever shared worker takes it. A
   // network's dedicated workers run that network's runs only.

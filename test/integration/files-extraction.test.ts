@@ -2,6 +2,10 @@ import assert from 'node:assert/strict';
 import { sharedApi, newTenant, type Tenant, type TestApi } from '../support/api.js';
 import * as fixtures from '../support/fixtures.js';
 import { textImage } from '../support/image-fixtures.js';
+import { m4aOf, spokenWav } from '../support/audio-fixtures.js';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { eventsFor } from '../../records/events.js';
 import { pagesOf } from '../../records/files.js';
 
@@ -15,18 +19,26 @@ describe('file extraction', () => {
     tenant = await newTenant(api, 'extraction');
   });
 
-  const cases: [string, () => Buffer, string, string, number][] = [
+  const spokenM4a = async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'agentplane-m4a-'));
+    try {
+      return await readFile(await m4aOf(await spokenWav(dir, 'voice.wav', 'testing the recorder')));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  };
+  const cases: [string, () => Buffer | Promise<Buffer>, string, string, number][] = [
     ['plain text with two form feeds', () => Buffer.from('one\ftwo\fthree'), 'notes.txt', 'text/plain', 3],
     ['plain text without a form feed', () => Buffer.from('just one page'), 'one.txt', 'text/plain', 1],
     ['a two-page PDF', () => fixtures.pdf(['First page', 'Second page']), 'doc.pdf', 'application/pdf', 2],
     ['a PNG image', fixtures.png, 'pixel.png', 'image/png', 1],
     ['a JPEG image', () => textImage(['Hello']).jpeg, 'photo.jpg', 'image/jpeg', 1],
     ['a WAV recording', () => fixtures.wav(1), 'voice.wav', 'audio/wav', 0],
-    ['an M4A recording', fixtures.m4a, 'voice.m4a', 'audio/mp4', 0],
+    ['an M4A recording', spokenM4a, 'voice.m4a', 'audio/mp4', 0],
   ];
   for (const [what, build, filename, mimeType, pages] of cases) {
     it(`takes ${what} from processing to processed with ${pages} page(s)`, async () => {
-      const data = build();
+      const data = await build();
       const upload = await tenant.admin.upload({ file: { data, filename }, purpose: 'context' });
       assert.equal(upload.status, 200);
       assert.equal(upload.body.status, 'processing');

@@ -4,7 +4,7 @@ import type { Worker as Thread } from 'node:worker_threads';
 import Tesseract from 'tesseract.js';
 import { OcrPool, ocr, type RecognisedImage } from '../../workflows/extraction/engines/ocr.js';
 import { ExtractionError } from '../../workflows/extraction/engines/errors.js';
-import { extractContent } from '../../workflows/extraction/engines/extractors.js';
+import { imagePage } from '../../workflows/extraction/engines/image.js';
 import type { Box } from '../../workflows/extraction/engines/content.js';
 import { tableImage, textImage, type TextImage } from '../support/image-fixtures.js';
 import * as fixtures from '../support/fixtures.js';
@@ -160,10 +160,11 @@ describe('OCR of images', function () {
     assert.equal(workers.started, before + 1);
   });
 
-  it('extracts a PNG file as one page holding its text', async () => {
-    const result = await extractContent('image/png', Readable.from([text.png.subarray(0, 100), text.png.subarray(100)]), () => {});
-    assert.equal(result.pages.length, 1);
-    assert.equal(result.tables, 0);
-    assert.match(result.pages[0]!, /quick brown fox/);
+  it('reads a PNG file streamed in parts as one page holding its text, with its confidence', async () => {
+    const page = await imagePage(Readable.from([text.png.subarray(0, 100), text.png.subarray(100)]), () => {});
+    assert.equal(page.page, 1);
+    assert.equal(page.source, 'ocr');
+    assert.ok((page.confidence ?? 0) > 60);
+    assert.match(page.text, /quick brown fox/);
   });
 });

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { TranscriptSegment } from '../../workflows/extraction/engines/content.js';
 import { ExtractionError } from '../../workflows/extraction/engines/errors.js';
-import { closeSharedTranscriber, transcribeAudio, Transcriber, type Transcript } from '../../workflows/extraction/engines/speech/transcriber.js';
+import { closeSharedTranscriber, transcribeAudio, Transcriber, useSpeechPython, type Transcript } from '../../workflows/extraction/engines/speech/transcriber.js';
+import { findTool } from '../../cli/tools.js';
 import { m4aOf, spokenWav, wavDurationMs } from '../support/audio-fixtures.js';
 import { startTranscriptionServer, type TranscriptionServer } from '../support/model-servers/transcription.js';
 
@@ -60,9 +61,11 @@ describe('speech to text: the faster-whisper sidecar (Whisper tiny.en, offline)'
   let wav: string;
   let m4a: string;
   let durationMs: number;
-  const transcriber = new Transcriber();
+  const transcriber = new Transcriber({ python: findTool('speech-python') });
 
   before(async () => {
+    // As the worker does at start.
+    useSpeechPython(findTool('speech-python'));
     dir = await mkdtemp(join(tmpdir(), 'agentplane-speech-'));
     wav = await spokenWav(dir, 'report.wav', SENTENCE);
     m4a = await m4aOf(wav);

@@ -1,6 +1,5 @@
 /** PNG and JPEG: one page, its text read by OCR. */
 import type { Readable } from 'node:stream';
-import type { ExtractionResult } from '../../../records/files.js';
 import type { PageText } from './content.js';
 import { ExtractionError, type Progress } from './errors.js';
 import { ocr } from './ocr.js';
@@ -8,9 +7,9 @@ import { ocr } from './ocr.js';
 /** The upload limit: a stored blob larger than this is not one we accepted. */
 const MAX_IMAGE_BYTES = 104_857_600;
 
-export async function extractImage(body: Readable, progress: Progress): Promise<ExtractionResult> {
-  const page = await imagePageText(await readImage(body, progress));
-  return { pages: [page.text], tables: 0 };
+/** The image read from `body`, as its one page of OCR text. */
+export async function imagePage(body: Readable, progress: Progress): Promise<PageText> {
+  return imagePageText(await readImage(body, progress));
 }
 
 /** The image's one page, with OCR's confidence. */

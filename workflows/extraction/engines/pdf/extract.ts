@@ -13,6 +13,8 @@ import type { WorkerMessage, WorkerRequest } from './worker.js';
 export interface PdfOptions {
   /** Pages before this one (1-based) are skipped: a resumed run has stored them already. */
   startPage?: number;
+  /** Pages after this one are left for a later call: a caller committing in batches reads one at a time. */
+  endPage?: number;
   /** Called after each page with the number of pages this call has read so far, for heartbeats. */
   onProgress?: (pagesDone: number) => void;
   /** Threads reading pages, this one included; default the machine's parallelism. 1 reads in this thread only. */
@@ -30,19 +32,21 @@ export async function extractPdf(source: PdfSource, options: PdfOptions = {}): P
   const doc = await openPdf(source);
   try {
     const from = Math.max(1, options.startPage ?? 1);
-    const pages = doc.numPages - from + 1;
+    const to = Math.min(doc.numPages, options.endPage ?? doc.numPages);
+    if (from > to) return { pageCount: doc.numPages, pages: [], tables: [], ocrPages: [] };
+    const pages = to - from + 1;
     const threads = Math.max(1, Math.min(options.threads ?? availableParallelism(), Math.floor(pages / minPagesPerThread)));
-    if (threads === 1) return await extractOpenPages(doc, { from, tables: options.tables, onProgress: options.onProgress });
-    return await extractInPool(doc, source, from, threads, options);
+    if (threads === 1) return await extractOpenPages(doc, { from, to, tables: options.tables, onProgress: options.onProgress });
+    return await extractInPool(doc, source, from, to, threads, options);
   } finally {
     await doc.destroy();
   }
 }
 
-async function extractInPool(doc: PDFDocumentProxy, source: PdfSource, from: number, threads: number, options: PdfOptions): Promise<PdfExtraction> {
+async function extractInPool(doc: PDFDocumentProxy, source: PdfSource, from: number, to: number, threads: number, options: PdfOptions): Promise<PdfExtraction> {
   const ranges: { from: number; to: number }[] = [];
-  for (let start = from; start <= doc.numPages; start += pagesPerRange) {
-    ranges.push({ from: start, to: Math.min(doc.numPages, start + pagesPerRange - 1) });
+  for (let start = from; start <= to; start += pagesPerRange) {
+    ranges.push({ from: start, to: Math.min(to, start + pagesPerRange - 1) });
   }
   const results: PdfExtraction[] = [];
   let pagesDone = 0;

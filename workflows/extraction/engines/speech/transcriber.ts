@@ -6,7 +6,6 @@
  */
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { findTool } from '../../../../cli/tools.js';
 import { transcribeWithServer } from './openai-transcription.js';
 import { Sidecar, SidecarExited, type Transcript } from './sidecar.js';
 
@@ -34,6 +33,13 @@ const STOP_GRACE_MS = 5_000;
  * Transcribes files one at a time on one sidecar, started on the first request. A sidecar that dies is
  * started again; the request it was working on is tried once more on the new one.
  */
+/** The virtualenv's Python that the process found at start (the worker names it); AGENTPLANE_SPEECH_PYTHON wins. */
+let speechPython: string | undefined;
+
+export function useSpeechPython(path: string): void {
+  speechPython = path;
+}
+
 export class Transcriber {
   readonly #python: string | undefined;
   readonly #threads: number;
@@ -98,7 +104,9 @@ export class Transcriber {
       await this.#sidecar.ready;
       return this.#sidecar;
     }
-    const sidecar = new Sidecar(this.#python ?? findTool('speech-python'), sidecarScript, this.#threads);
+    const python = this.#python ?? process.env.AGENTPLANE_SPEECH_PYTHON ?? speechPython;
+    if (!python) throw new Error('No Python with faster-whisper is configured: run `npm run deps` (or set AGENTPLANE_SPEECH_PYTHON).');
+    const sidecar = new Sidecar(python, sidecarScript, this.#threads);
     this.#sidecar = sidecar;
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<never>((_, reject) => {

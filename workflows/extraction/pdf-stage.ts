@@ -1,0 +1,50 @@
+/**
+ * A PDF's content, read in batches of pages: each batch's pages and tables are committed together, so a
+ * stage that dies part-way resumes after the last page it stored and writes every page and table once.
+ * Pages without a text layer (scans) are rendered and read by OCR.
+ */
+import { transaction } from '../../records/db.js';
+import type { FileRecord } from '../../records/files.js';
+import { lastStoredPart, storePages, storeTables } from '../../records/file-content.js';
+import type { PageText } from './engines/content.js';
+import { extractPdf } from './engines/pdf/extract.js';
+import { renderPage } from './engines/pdf/render.js';
+import { imagePageText } from './engines/image.js';
+import type { StageDeps } from './content-stage.js';
+
+/**
+ * Pages committed at a time: what a crash can cost, and what one batch holds in memory. Each batch opens the
+ * document again, so a long document is read in at most about eight batches.
+ */
+export const PDF_BATCH_PAGES = 64;
+const MAX_BATCHES = 8;
+/** Scans are rendered at twice PDF's 72 dpi (144 dpi), enough for OCR of body text. */
+const SCAN_SCALE = 2;
+
+export async function extractPdfInto(file: FileRecord, path: string, { db, context }: StageDeps): Promise<void> {
+  let next = (await lastStoredPart(db, file.id)) + 1;
+  let batchPages = PDF_BATCH_PAGES;
+  for (;;) {
+    const first = next;
+    const batch = await extractPdf(path, {
+      startPage: first,
+      endPage: first + batchPages - 1,
+      onProgress: (done: number) => context.heartbeat({ pagesRead: first + done - 1 }),
+    });
+    // One scan at a time: a rendered page is large, and OCR reads one page at a time anyway.
+    const pages: PageText[] = [];
+    for (const page of batch.pages) pages.push(batch.ocrPages.includes(page.page) ? await readScan(path, page) : page);
+    await transaction(db, async (tx) => {
+      await storeTables(tx, file.id, batch.tables);
+      await storePages(tx, file.id, pages);
+    });
+    next = first + batch.pages.length;
+    batchPages = Math.max(PDF_BATCH_PAGES, Math.ceil(batch.pageCount / MAX_BATCHES));
+    if (next > batch.pageCount || batch.pages.length === 0) return;
+  }
+}
+
+async function readScan(path: string, page: PageText): Promise<PageText> {
+  const recognised = await imagePageText(await renderPage(path, page.page, SCAN_SCALE));
+  return { ...recognised, page: page.page };
+}
