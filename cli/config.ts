@@ -23,6 +23,8 @@ export interface Config {
   probePort?: number;
   /** The Temporal task queue `worker` polls: the shared one, or a network's worker pool's. */
   taskQueue: string;
+  /** AGENTPLANE_EXTRACTION_CONCURRENCY: CPU-heavy extraction stages one worker runs at once; default one per core. */
+  extractionConcurrency?: number;
   /** False: `api` leaves migrations to `agentplane migrate` (a deploy step) and refuses a schema that is behind. */
   migrate: boolean;
 }
@@ -55,6 +57,10 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!/^[a-z0-9]([a-z0-9.-]{0,98}[a-z0-9])?$/.test(taskQueue)) {
     throw new ConfigError(`AGENTPLANE_TASK_QUEUE must be 1 to 100 lowercase letters, digits, . and -, not '${env.AGENTPLANE_TASK_QUEUE}'.`);
   }
+  const concurrencyText = env.AGENTPLANE_EXTRACTION_CONCURRENCY || undefined;
+  if (concurrencyText !== undefined && (!/^\d+$/.test(concurrencyText) || Number(concurrencyText) < 1 || Number(concurrencyText) > 64)) {
+    throw new ConfigError(`AGENTPLANE_EXTRACTION_CONCURRENCY must be a whole number from 1 to 64, not '${concurrencyText}'.`);
+  }
   const probePortText = env.AGENTPLANE_PROBE_PORT;
   if (probePortText !== undefined && (!/^\d+$/.test(probePortText) || Number(probePortText) > 65535)) {
     throw new ConfigError(`AGENTPLANE_PROBE_PORT must be a port number, not '${probePortText}'.`);
@@ -64,6 +70,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: env.HOST || undefined,
     probePort: probePortText === undefined ? undefined : Number(probePortText),
     taskQueue,
+    extractionConcurrency: concurrencyText === undefined ? undefined : Number(concurrencyText),
     dataDir,
     adminKey: env.AGENTPLANE_ADMIN_KEY,
     databaseUrl: env.DATABASE_URL,

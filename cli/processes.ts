@@ -74,6 +74,7 @@ export async function serveWorker(
   namespace: string,
   workflowBundle?: WorkflowBundleWithSourceMap,
   taskQueue = TASK_QUEUE,
+  extractionConcurrency?: number,
 ): Promise<Stoppable & { running(): boolean }> {
   installRuntimeLogger(services.log);
   try {
@@ -94,6 +95,7 @@ export async function serveWorker(
     namespace,
     taskQueue,
     workflowBundle,
+    extractionConcurrency,
   });
   const running = worker.run();
   return {

@@ -115,6 +115,8 @@ export function installRuntimeLogger(log: Logger): void {
   runtimeLoggerInstalled = true;
   const sdk = log.child({ component: 'temporal' });
   const write = (level: LogLevel, message: string, meta?: LogMetadata) => {
+    // The extraction worker runs activities only, by design; the SDK warns about that at every start.
+    if (message.startsWith('No workflows registered')) level = 'DEBUG';
     const method = ({ TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const)[level];
     sdk[method](meta ?? {}, message);
   };

@@ -113,6 +113,20 @@ describe('configuration from the environment', () => {
     });
   });
 
+  describe('AGENTPLANE_EXTRACTION_CONCURRENCY', () => {
+    it('is unset (one per core) by default and takes 1 to 64', () => {
+      assert.equal(readConfig({}).extractionConcurrency, undefined);
+      assert.equal(readConfig({ AGENTPLANE_EXTRACTION_CONCURRENCY: '' }).extractionConcurrency, undefined);
+      assert.equal(readConfig({ AGENTPLANE_EXTRACTION_CONCURRENCY: '3' }).extractionConcurrency, 3);
+    });
+
+    for (const text of ['0', '65', '1.5', 'two']) {
+      it(`rejects '${text}', naming the variable and the value`, () => {
+        configError(() => readConfig({ AGENTPLANE_EXTRACTION_CONCURRENCY: text }), 'AGENTPLANE_EXTRACTION_CONCURRENCY', `'${text}'`);
+      });
+    }
+  });
+
   describe('AGENTPLANE_TOOLS_ALLOW_PRIVATE', () => {
     it('is false when unset or empty, and takes true or false', () => {
       assert.equal(readConfig({}).toolsAllowPrivate, false);
