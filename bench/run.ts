@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: three benchmarks of the API, each against a baseline measured in the same run on the
+ * `npm run bench`: benchmarks of the API and its engines, each against a baseline measured in the same run on the
  * same machine, so the ratios mean something even where the absolute figures do not.
  *
  * Upload — one 100 MB (104,857,600-byte) WAV through `POST /v1/files` to the API in its own process.
@@ -40,7 +40,9 @@
  *   the two writes it rests on made straight, and 200 AgentNetworks applied at once until all are Ready
  *   (goal: within 60 s) against 200 POST /v1/networks (bench/kubernetes.ts).
  *
- * `npm run bench -- runs` (or `upload`, `reads`, `networks`, `kubernetes`) measures only those named. With BENCH_CPU_PROF_DIR set,
+ * Extraction — the PDF, OCR, speech and entity engines and the worker's memory on a 100 MB PDF (bench/extraction.ts).
+ *
+ * `npm run bench -- runs` (or `upload`, `reads`, `networks`, `kubernetes`, `extraction`) measures only those named. With BENCH_CPU_PROF_DIR set,
  * every server process writes a V8 CPU profile there as it stops (open it in Chrome's DevTools).
  *
  * Every server runs as a Node process of its own; the load comes from this one. On a shared or small
@@ -57,6 +59,7 @@ import { measureReads, type ReadFigures, type ReadSettings } from './reads.js';
 import { measureRuns, type RunFigures, type RunSettings } from './runs.js';
 import { measureNetworks, NETWORK_MEMBERS, type NetworkFigures, type NetworkSettings } from './networks.js';
 import { measureKubernetes, type KubernetesFigures, type KubernetesSettings } from './kubernetes.js';
+import { measureExtraction, PDF_MEMORY_GOAL_TIMES, PDF_RATIO_GOAL, type ExtractionFigures } from './extraction.js';
 
 const RSS_GROWTH_GOAL_MB = 64;
 const READ_RATIO_GOAL = 0.6;
@@ -65,7 +68,7 @@ const RUN_OVERHEAD_GOAL_MS = 150;
 const RUNS_PER_SECOND_GOAL = 20;
 const RUNS: RunSettings = { warmups: 20, samples: 200, concurrency: 16, warmupSeconds: 3, seconds: 10 };
 const PROCESSING_TIMEOUT_MS = 90_000;
-const BENCHMARKS = ['upload', 'reads', 'runs', 'networks', 'kubernetes'] as const;
+const BENCHMARKS = ['upload', 'reads', 'runs', 'networks', 'kubernetes', 'extraction'] as const;
 const NETWORKS: NetworkSettings = { warmups: 3, samples: 30 };
 const KUBERNETES: KubernetesSettings = { warmups: 5, samples: 50, burst: 200, inFlight: 20 };
 const BURST_READY_GOAL_SECONDS = 60;
@@ -84,6 +87,7 @@ interface Figures {
   runs?: RunFigures;
   networks?: NetworkFigures;
   kubernetes?: KubernetesFigures;
+  extraction?: ExtractionFigures;
 }
 
 function fileFrom(response: PostResponse, bytes: number): FileBody {
@@ -128,7 +132,9 @@ async function measure(teardown: Teardown, chosen: Set<Benchmark>): Promise<Figu
       });
       let uploaded: FileBody | undefined;
       const uploadApi = await measureUpload(`${api.url}/v1/files`, api.pid, auth, (response) => (uploaded = fileFrom(response, UPLOAD_BYTES)));
-      await processed(api, worker, uploaded!.id, auth);
+      // Its extraction (an hour of silence to transcribe) would load the machine under the next benchmarks.
+      const deleted = await fetch(`${api.url}/v1/files/${uploaded!.id}`, { method: 'DELETE', headers: auth });
+      if (deleted.status !== 200) throw new Error(`deleting the uploaded file answered ${deleted.status}`);
       figures.upload = { baseline, api: uploadApi };
     }
 
@@ -158,6 +164,10 @@ async function measure(teardown: Teardown, chosen: Set<Benchmark>): Promise<Figu
     figures.kubernetes = await measureKubernetes(teardown, { apiUrl: api.url, adminKey }, KUBERNETES).catch((err: Error) => {
       throw new Error(`${err.message}\napi output:\n${api.output()}`);
     });
+  }
+  if (chosen.has('extraction')) {
+    console.log('measuring the extraction engines');
+    figures.extraction = await measureExtraction();
   }
   return figures;
 }
@@ -261,6 +271,25 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
     row(['POST /v1/networks', burst.baselineSeconds.toFixed(2), (burst.networks / burst.baselineSeconds).toFixed(1)]);
     row(['all AgentNetworks Ready', burst.secondsToAllReady.toFixed(2), burst.networksPerSecond.toFixed(1)]);
     results.kubernetes = { ...KUBERNETES, ...figures.kubernetes, goal: { burstReadyWithinSeconds: BURST_READY_GOAL_SECONDS, met } };
+  }
+
+  if (figures.extraction) {
+    const { pdf, ocr, speech, entities, pdfMemory } = figures.extraction;
+    const fixed = (n: number, digits = 2) => n.toFixed(digits);
+    if (pdf.ratio >= PDF_RATIO_GOAL) goals.push(`PDF ${fixed(pdf.ratio)} of pdftotext's pages/s`);
+    else missed.push(`extraction: PDF pages/s is ${fixed(pdf.ratio)} of pdftotext's (goal: at least ${PDF_RATIO_GOAL})`);
+    if (pdfMemory.timesFileSize < PDF_MEMORY_GOAL_TIMES) goals.push(`a 100 MB PDF in ${fixed(pdfMemory.timesFileSize)}× its size`);
+    else missed.push(`extraction: a 100 MB PDF took ${fixed(pdfMemory.timesFileSize)}× its size in memory (goal: under ${PDF_MEMORY_GOAL_TIMES})`);
+    console.log(`\nExtraction: PDF (${pdf.pages} text pages, ${pdf.threads} threads), OCR, speech, entities, a ${fixed(pdfMemory.megabytes, 0)} MB PDF`);
+    row(['', 'ours', 'baseline', 'ratio']);
+    row(['PDF pages/s (tables found)', fixed(pdf.ours, 0), fixed(pdf.pdftotext, 0), fixed(pdf.ratio)]);
+    row(['PDF pages/s (one thread)', fixed(pdf.modes.singleThread, 0), fixed(pdf.pdftotext, 0), fixed(pdf.modes.singleThread / pdf.pdftotext)]);
+    row(['PDF pages/s (text only)', fixed(pdf.modes.parallelTextOnly, 0), fixed(pdf.pdftotext, 0), fixed(pdf.modes.parallelTextOnly / pdf.pdftotext)]);
+    console.log(`OCR: ${fixed(ocr.secondsPerPage)} s per A4 page at 150 dpi, ${fixed(ocr.wordsRead * 100, 0)}% of its words read`);
+    console.log(`Speech: real-time factor ${fixed(speech.realTimeFactor, 3)} on ${fixed(speech.audioSeconds, 1)} s of audio (CPU ${fixed(speech.cpuFactor, 3)}), model load ${fixed(speech.loadSeconds, 1)} s`);
+    console.log(`Entities: ${entities.charsPerSecond.toLocaleString('en')} characters/s, ${entities.cpuMsPer1000Chars} CPU ms per 1,000 characters`);
+    console.log(`100 MB PDF: ${pdfMemory.pages} pages in ${fixed(pdfMemory.seconds, 1)} s; peak RSS ${fixed(pdfMemory.peakRssMb, 0)} MB, idle ${fixed(pdfMemory.idleRssMb, 0)} MB: ${fixed(pdfMemory.timesFileSize)}× the file`);
+    results.extraction = figures.extraction;
   }
 
   console.log('');

@@ -6,7 +6,7 @@
 import { transaction } from '../../records/db.js';
 import type { FileRecord } from '../../records/files.js';
 import { lastStoredPart, storePages, storeTables } from '../../records/file-content.js';
-import type { PageText } from './engines/content.js';
+import type { PageText, Table } from './engines/content.js';
 import { extractPdf } from './engines/pdf/extract.js';
 import { renderPage } from './engines/pdf/render.js';
 import { imagePageText } from './engines/image.js';
@@ -22,25 +22,29 @@ const MAX_BATCHES = 8;
 const SCAN_SCALE = 2;
 
 export async function extractPdfInto(file: FileRecord, path: string, { db, context }: StageDeps): Promise<void> {
-  let next = (await lastStoredPart(db, file.id)) + 1;
+  const startPage = (await lastStoredPart(db, file.id)) + 1;
+  for await (const batch of pdfBatches(path, startPage, (page) => context.heartbeat({ pagesRead: page }))) {
+    await transaction(db, async (tx) => {
+      await storeTables(tx, file.id, batch.tables);
+      await storePages(tx, file.id, batch.pages);
+    });
+  }
+}
+
+/** The document's pages from `startPage` on, batch by batch, scans already read by OCR. */
+export async function* pdfBatches(path: string, startPage: number, onPage: (page: number) => void): AsyncGenerator<{ pages: PageText[]; tables: Table[] }> {
+  let next = startPage;
   let batchPages = PDF_BATCH_PAGES;
   for (;;) {
     const first = next;
-    const batch = await extractPdf(path, {
-      startPage: first,
-      endPage: first + batchPages - 1,
-      onProgress: (done: number) => context.heartbeat({ pagesRead: first + done - 1 }),
-    });
+    const batch = await extractPdf(path, { startPage: first, endPage: first + batchPages - 1, onProgress: (done: number) => onPage(first + done - 1) });
     // One scan at a time: a rendered page is large, and OCR reads one page at a time anyway.
     const pages: PageText[] = [];
     for (const page of batch.pages) pages.push(batch.ocrPages.includes(page.page) ? await readScan(path, page) : page);
-    await transaction(db, async (tx) => {
-      await storeTables(tx, file.id, batch.tables);
-      await storePages(tx, file.id, pages);
-    });
+    if (pages.length > 0) yield { pages, tables: batch.tables };
     next = first + batch.pages.length;
-    batchPages = Math.max(PDF_BATCH_PAGES, Math.ceil(batch.pageCount / MAX_BATCHES));
     if (next > batch.pageCount || batch.pages.length === 0) return;
+    batchPages = Math.max(PDF_BATCH_PAGES, Math.ceil(batch.pageCount / MAX_BATCHES));
   }
 }
 

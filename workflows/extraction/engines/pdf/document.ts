@@ -1,8 +1,8 @@
 /** Opening a PDF with pdfjs: where its bytes come from, the options every caller shares, and what a failure means. */
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { getDocument, VerbosityLevel } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { getDocument, PDFDataRangeTransport, VerbosityLevel } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { ExtractionError } from '../errors.js';
 
@@ -37,10 +37,15 @@ export async function ownedBytes(source: PdfSource): Promise<Uint8Array> {
   }
 }
 
+/**
+ * Opens the document. A file is read by ranges, as pdfjs asks for them (the parts of the pages read, not the
+ * whole file), so each thread holds only what its pages need; bytes given in memory are copied once.
+ */
 export async function openPdf(source: PdfSource): Promise<PDFDocumentProxy> {
-  const data = await ownedBytes(source);
+  const file = typeof source === 'string' ? await open(source, 'r') : null;
+  const range = file ? new FileRangeTransport(file, (await file.stat()).size) : null;
   const task = getDocument({
-    data,
+    ...(range ? { range, length: range.length, disableAutoFetch: true, disableStream: true, rangeChunkSize: RANGE_CHUNK_BYTES } : { data: await ownedBytes(source) }),
     standardFontDataUrl,
     cMapUrl,
     cMapPacked: true,
@@ -52,10 +57,41 @@ export async function openPdf(source: PdfSource): Promise<PDFDocumentProxy> {
     verbosity: VerbosityLevel.ERRORS,
   });
   try {
-    return await task.promise;
+    const doc = await task.promise;
+    if (file) {
+      const destroy = doc.destroy.bind(doc);
+      doc.destroy = async () => {
+        await destroy();
+        await file.close();
+      };
+    }
+    return doc;
   } catch (err) {
     await task.destroy();
+    await file?.close();
     throw extractionErrorOf(err);
+  }
+}
+
+/** pdfjs asks for file ranges in chunks of this size. */
+const RANGE_CHUNK_BYTES = 256 * 1024;
+
+/** Serves pdfjs the ranges of a file it asks for, read from disk when asked. */
+class FileRangeTransport extends PDFDataRangeTransport {
+  constructor(
+    private readonly file: FileHandle,
+    length: number,
+  ) {
+    super(length, new Uint8Array(0));
+  }
+
+  override requestDataRange(begin: number, end: number): void {
+    const chunk = new Uint8Array(end - begin);
+    this.file.read(chunk, 0, chunk.length, begin).then(
+      ({ bytesRead }) => this.onDataRange(begin, bytesRead === chunk.length ? chunk : chunk.subarray(0, bytesRead)),
+      // pdfjs then waits for a range that never comes; an unreadable file fails the stage at its timeout.
+      () => this.onDataRange(begin, new Uint8Array(0)),
+    );
   }
 }
 
