@@ -3,6 +3,9 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as pause } from 'node:timers/promises';
 import { freePort, startPostgres, type RunningPostgres } from '../../cli/embedded.js';
+import { Client, Connection } from '@temporalio/client';
+import { extractionWorkflowId } from '../../workflows/extraction/client.js';
+import { textPdf } from '../support/pdf-fixtures.js';
 import { newSecret } from '../../records/api-keys.js';
 import { createDb } from '../../records/db.js';
 import { migrate } from '../../records/migrate.js';
@@ -83,6 +86,7 @@ describe('agentplane api and worker while PostgreSQL restarts under load', funct
   let api: CliProcess;
   let worker: CliProcess;
   let client: ApiClient;
+  let namespace: string;
 
   before(async () => {
     // A PostgreSQL of its own: stopping it leaves the other suites' database alone.
@@ -94,7 +98,7 @@ describe('agentplane api and worker while PostgreSQL restarts under load', funct
     const env = {
       DATABASE_URL: database.url,
       TEMPORAL_ADDRESS: (await temporal()).address,
-      TEMPORAL_NAMESPACE: await isolatedNamespace('postgres-restart'),
+      TEMPORAL_NAMESPACE: (namespace = await isolatedNamespace('postgres-restart')),
       AGENTPLANE_BLOB_DIR: blobDir,
       AGENTPLANE_ADMIN_KEY: newSecret(),
     };
@@ -170,6 +174,43 @@ describe('agentplane api and worker while PostgreSQL restarts under load', funct
     for (const id of load.accepted) {
       const file = await Promise.race([client.settledFile(id, 120_000), died]);
       assert.equal(file.status, 'processed', `${id}: ${JSON.stringify(file.last_error)} ${worker.output()}`);
+    }
+  });
+
+  it('waits out an outage in the middle of a long PDF: every page is kept once, and no attempt is spent on the outage', async () => {
+    const data = Buffer.from(await textPdf(2000, 8));
+    const upload = await client.upload({ file: { data, filename: 'long.pdf' }, purpose: 'context' });
+    assert.equal(upload.status, 200);
+    const fileId: string = upload.body.id;
+    const db = createDb(database.url, { max: 1, log: testLog });
+    try {
+      const stored = async () => (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM file_pages WHERE file_id = $1', [fileId])).rows[0]!.n;
+      await eventually(async () => assert.ok((await stored()) > 0, 'no pages stored yet'), { timeoutMs: 60_000, intervalMs: 20, message: 'the worker stored no pages' });
+      const seen = worker.output().length;
+      await database.stop();
+      await eventually(() => assert.match(worker.output().slice(seen), /the database is unavailable; the activity waits for it/), {
+        timeoutMs: 60_000,
+        message: 'the worker did not notice the outage',
+      });
+      await database.start();
+      const file = await client.settledFile(fileId, 150_000);
+      assert.equal(file.status, 'processed', JSON.stringify(file.last_error));
+      assert.equal(file.extracted.pages, 2000);
+      const pages = await db.query<{ n: number; distinct: number }>(
+        'SELECT count(*)::int AS n, count(DISTINCT page_number)::int AS distinct FROM file_pages WHERE file_id = $1',
+        [fileId],
+      );
+      assert.deepEqual(pages.rows[0], { n: 2000, distinct: 2000 });
+    } finally {
+      await db.end();
+    }
+    const connection = await Connection.connect({ address: (await temporal()).address });
+    try {
+      const history = await new Client({ connection, namespace }).workflow.getHandle(extractionWorkflowId(fileId)).fetchHistory();
+      const attempts = (history.events ?? []).flatMap((e) => (e.activityTaskStartedEventAttributes ? [e.activityTaskStartedEventAttributes.attempt ?? 1] : []));
+      assert.deepEqual(attempts, [1, 1], 'each stage ran once, waiting through the outage');
+    } finally {
+      await connection.close();
     }
   });
 });

@@ -12,6 +12,7 @@ import { completeExtraction, failExtraction, findFileById, type FileRecord } fro
 import { ExtractionError } from './engines/errors.js';
 import { extractInto } from './content-stage.js';
 import { graphItemsOf } from './graph-stage.js';
+import { outlastDatabaseOutage } from '../database-outage.js';
 
 export type ExtractionOutcome = 'processed' | 'failed' | 'skipped';
 export type ContentOutcome = 'extracted' | 'failed' | 'skipped';
@@ -23,13 +24,26 @@ export const createExtractionActivities = ({ db, blobs }: { db: Db; blobs: BlobS
     return file && file.status === 'processing' ? file : null;
   };
 
-  /** Runs a stage, turning a failure no retry can fix into the file's terminal `failed`. */
-  const settling = async <T>(fileId: string, work: () => Promise<T>): Promise<T | 'failed' | 'skipped'> => {
+  /**
+   * Runs a stage on a file still waiting for it, turning a failure no retry can fix into the file's terminal
+   * `failed`. A PostgreSQL outage is waited out and the stage run again (it resumes from what it stored).
+   */
+  const settling = async <T>(fileId: string, work: (file: FileRecord) => Promise<T>): Promise<T | 'failed' | 'skipped'> => {
     const context = Context.current();
     // A stage that is busy computing still proves it is alive; progress it reports rides on its own heartbeats.
     const beat = setInterval(() => context.heartbeat(), 1000);
     try {
-      return await work();
+      return await outlastDatabaseOutage(context, () => settle(fileId, work));
+    } finally {
+      clearInterval(beat);
+    }
+  };
+
+  const settle = async <T>(fileId: string, work: (file: FileRecord) => Promise<T>): Promise<T | 'failed' | 'skipped'> => {
+    const file = await pending(fileId);
+    if (!file) return 'skipped';
+    try {
+      return await work(file);
     } catch (err) {
       if (err instanceof ExtractionError) {
         await failExtraction(db, fileId, { code: err.code, message: err.message });
@@ -41,28 +55,20 @@ export const createExtractionActivities = ({ db, blobs }: { db: Db; blobs: BlobS
         throw ApplicationFailure.nonRetryable(`The file's bytes are missing: ${err.message}`, 'BlobMissing');
       }
       throw err;
-    } finally {
-      clearInterval(beat);
     }
   };
 
-  const extractFileContent = async ({ fileId }: { fileId: string }): Promise<ContentOutcome> => {
-    const file = await pending(fileId);
-    if (!file) return 'skipped';
-    return settling(fileId, async () => {
+  const extractFileContent = async ({ fileId }: { fileId: string }): Promise<ContentOutcome> =>
+    settling(fileId, async (file) => {
       await extractInto(file, { db, blobs, context: Context.current() });
       return 'extracted' as const;
     });
-  };
 
-  const completeFileExtraction = async ({ fileId }: { fileId: string }): Promise<ExtractionOutcome> => {
-    const file = await pending(fileId);
-    if (!file) return 'skipped';
-    return settling(fileId, async () => {
+  const completeFileExtraction = async ({ fileId }: { fileId: string }): Promise<ExtractionOutcome> =>
+    settling(fileId, async (file) => {
       const items = file.purpose === 'context' ? await graphItemsOf(db, fileId, Context.current()) : [];
       return (await completeExtraction(db, fileId, items)) ? ('processed' as const) : ('skipped' as const);
     });
-  };
 
   return {
     extractFileContent,

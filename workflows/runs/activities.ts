@@ -23,7 +23,7 @@ import type { ToolDefinition } from '../../tools/definitions.js';
 import { conversationFor, finalTextOf } from './conversation.js';
 import { chooseModels, readyAttachments, RunRefused } from './planning.js';
 import { DeltaBatcher } from './deltas.js';
-import { outlastDatabaseOutage } from './database-outage.js';
+import { outlastDatabaseOutage } from '../database-outage.js';
 import { handoffOf, handoffToolFor } from './handoff.js';
 
 export interface RunActivityDependencies {

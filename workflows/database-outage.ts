@@ -1,12 +1,12 @@
 /**
- * A run's model and tool calls wait out a PostgreSQL outage rather than fail an attempt over it. A call's
- * attempts are for its provider's or its tool's failures: spent on the database, an outage of a few
- * seconds would fail the run or move an `auto` run to another model. And a reply or a tool result in hand
- * (paid for, its effects had) is recorded once the database is back, never asked for again.
+ * Activities wait out a PostgreSQL outage rather than fail an attempt over it. A run's model and tool calls:
+ * their attempts are for the provider's or the tool's failures, and a reply or a tool result in hand (paid for,
+ * its effects had) is recorded once the database is back, never asked for again. Extraction's stages: their
+ * attempts are for the engines' failures, so an outage longer than their retries cannot fail a file.
  */
 import type { Context } from '@temporalio/activity';
 import { setTimeout as delay } from 'node:timers/promises';
-import { DatabaseUnavailableError } from '../../records/db.js';
+import { DatabaseUnavailableError } from '../records/db.js';
 
 // The first wait after a failed try, doubled each time up to the longest: a restart is noticed within
 // the longest wait of its end.
@@ -23,11 +23,11 @@ export async function outlastDatabaseOutage<T>(context: Context, work: () => Pro
   for (let wait = FIRST_WAIT_MS; ; wait = Math.min(wait * 2, LONGEST_WAIT_MS)) {
     try {
       const done = await work();
-      if (waiting) context.log.info('the database answers again; the run goes on');
+      if (waiting) context.log.info('the database answers again; the activity goes on');
       return done;
     } catch (err) {
       if (!(err instanceof DatabaseUnavailableError)) throw err;
-      if (!waiting) context.log.warn('the database is unavailable; the run waits for it', { error: err.message });
+      if (!waiting) context.log.warn('the database is unavailable; the activity waits for it', { error: err.message });
       waiting = true;
       await delay(wait, undefined, { signal: context.cancellationSignal });
     }
