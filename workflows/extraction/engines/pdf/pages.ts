@@ -5,7 +5,7 @@ import { alignedTables } from './aligned-tables.js';
 import { extractionErrorOf, openPdf, type PdfSource } from './document.js';
 import { ruledTables } from './ruled-tables.js';
 import { drawingOf } from './rulings.js';
-import { linesOf, pageText, wordsOf } from './words.js';
+import { linesOf, pageText, wordsOf, type Line } from './words.js';
 
 export interface PdfExtraction {
   /** Pages in the whole document, whatever range was read. */
@@ -61,14 +61,29 @@ export async function extractOpenPages(doc: PDFDocumentProxy, range: PageRange =
   return result;
 }
 
+/**
+ * Where cells of a table meet on a line, the gap between their texts is wider than a word space, which words.ts
+ * measures as one average character (about half an em): a page none of whose lines has a gap of nearly an em
+ * holds no ruled table of two or more columns (unless every cell of every row is filled to its rules).
+ */
+const cellGapEms = 0.9;
+
+function mayHoldRuledTable(lines: Line[]): boolean {
+  return lines.some((line) => line.words.some((word, i) => i > 0 && word.x - (line.words[i - 1]!.x + line.words[i - 1]!.width) > line.height * cellGapEms));
+}
+
 async function extractPage(doc: PDFDocumentProxy, n: number, findTables: boolean): Promise<PageResult> {
   try {
     const page = await doc.getPage(n);
     try {
       const viewport = page.getViewport({ scale: 1 });
       const words = wordsOf((await page.getTextContent()).items, viewport);
-      const text = { page: n, text: pageText(linesOf(words)), source: 'text_layer' as const };
+      const lines = linesOf(words);
+      const text = { page: n, text: pageText(lines), source: 'text_layer' as const };
       if (!findTables && words.length > 0) return { page: text, tables: [], needsOcr: false };
+      // The drawing (the operator list) costs as much as the text again: read it only where a ruled table
+      // could be, or to tell a scan from a blank page.
+      if (words.length > 0 && !mayHoldRuledTable(lines)) return { page: text, tables: alignedTables(n, words, []), needsOcr: false };
       const drawing = await drawingOf(page, viewport);
       const ruled = ruledTables(n, drawing, words);
       const tables = [...ruled, ...alignedTables(n, words, ruled)];
