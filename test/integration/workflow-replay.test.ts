@@ -56,6 +56,8 @@ describe('workflow replay', function () {
       'agent-run-tool-call.json',
       'extract-file-blob-missing.json',
       'extract-file-processed.json',
+      'extract-file-stages-blob-missing.json',
+      'extract-file-stages-processed.json',
       'maintenance-round.json',
       'network-run-handoff.json',
       'network-run-supervisor.json',
@@ -103,14 +105,14 @@ describe('workflow replay', function () {
 
     it('replays an extraction that reached processed', async () => {
       assert.equal((await tenant.admin.settledFile(processedId)).status, 'processed');
-      await replayRun(extractionWorkflowId(processedId), 'extract-file-processed.json');
+      await replayRun(extractionWorkflowId(processedId), 'extract-file-stages-processed.json');
     });
 
     it('replays an extraction whose bytes were missing, which marked the file failed', async () => {
       const file = await tenant.admin.settledFile(blobMissingId);
       assert.equal(file.status, 'failed');
       assert.equal(file.last_error.code, 'extraction_failed');
-      await replayRun(extractionWorkflowId(blobMissingId), 'extract-file-blob-missing.json');
+      await replayRun(extractionWorkflowId(blobMissingId), 'extract-file-stages-blob-missing.json');
     });
 
     it('replays a maintenance round', async () => {
