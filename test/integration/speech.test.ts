@@ -150,7 +150,8 @@ describe('speech to text: the faster-whisper sidecar (Whisper tiny.en, offline)'
   it('lets a Node process that transcribed a file end by itself, without close(): an idle sidecar holds nothing open', async () => {
     const module = new URL('../../workflows/extraction/engines/speech/transcriber.js', import.meta.url).href;
     const script = `const { transcribeAudio } = await import(${JSON.stringify(module)}); console.log((await transcribeAudio(process.argv[1])).segments.length)`;
-    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script, wav], { timeout: 60_000 });
+    const env = { ...process.env, AGENTPLANE_SPEECH_PYTHON: findTool('speech-python') };
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script, wav], { timeout: 60_000, env });
     assert.ok(Number(stdout) >= 1, `the script printed ${stdout}`);
   });
 
