@@ -18,6 +18,8 @@ export interface Services {
   log: Logger;
   models: ModelCatalogue;
   gateway: ModelGateway;
+  /** AGENTPLANE_GRAPH_MODEL: the model that reads relations from context files, beside the offline patterns. */
+  graphModel?: string;
   toolsAllowPrivate: boolean;
   close(): Promise<void>;
 }
@@ -54,6 +56,7 @@ export async function openServices(settings: ServiceSettings, log = createLogger
     log,
     models,
     gateway: new ModelGateway(models, modelEnv),
+    graphModel: modelEnv.AGENTPLANE_GRAPH_MODEL || undefined,
     toolsAllowPrivate: settings.toolsAllowPrivate ?? false,
     async close() {
       await connection.close();

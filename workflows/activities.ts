@@ -14,7 +14,8 @@ import type { ModelGateway } from '../models/gateway.js';
 export interface ActivityDependencies {
   db: Db;
   blobs: BlobStore;
-  models: { catalogue: ModelCatalogue; gateway: ModelGateway };
+  /** `graphModel`: AGENTPLANE_GRAPH_MODEL, the model that reads relations from context files, if any. */
+  models: { catalogue: ModelCatalogue; gateway: ModelGateway; graphModel?: string };
   /** AGENTPLANE_TOOLS_ALLOW_PRIVATE: tools may call private and loopback addresses. */
   toolsAllowPrivate: boolean;
 }

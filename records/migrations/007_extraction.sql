@@ -47,3 +47,21 @@ UPDATE file_pages p SET source = CASE f.mime_type WHEN 'text/plain' THEN 'plain_
 
 -- Where a tool call's answer came from (the built-in search_context tool's passages), kept with the step.
 ALTER TABLE run_steps ADD COLUMN citations jsonb;
+
+-- Model calls made while extracting (relations read by AGENTPLANE_GRAPH_MODEL), charged at the price version in
+-- effect. They outlive the file: what was spent stays spent.
+CREATE TABLE extraction_usage (
+  id             text PRIMARY KEY,
+  project_id     text NOT NULL REFERENCES projects(id),
+  file_id        text NOT NULL,
+  model          text NOT NULL,
+  provider       text NOT NULL,
+  price_version  text NOT NULL,
+  input_tokens   bigint NOT NULL,
+  output_tokens  bigint NOT NULL,
+  cached_tokens  bigint NOT NULL,
+  cost           numeric NOT NULL,
+  created_at     timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX extraction_usage_project ON extraction_usage (project_id, created_at);
+CREATE INDEX extraction_usage_file ON extraction_usage (file_id);

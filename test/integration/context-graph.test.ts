@@ -195,3 +195,73 @@ describe('the context graph: entities and relations with provenance, search, and
     );
   });
 });
+
+describe('relations read by a model (AGENTPLANE_GRAPH_MODEL)', function () {
+  this.timeout(120_000);
+  let stack: RunsStack;
+
+  before(async () => {
+    stack = await startRunsStack('context-graph-model', { AGENTPLANE_GRAPH_MODEL: 'gpt-4.1-nano' });
+  });
+
+  after(async () => stack?.stop());
+
+  const TEXT = 'Maria Lopez advises Globex Ltd on pricing. Maria Lopez lives in Madrid.';
+
+  it('adds the relations the model states between known entities, anchored to their sentence, and records what the call cost', async () => {
+    stack.openai.enqueue({
+      model: 'gpt-4.1-nano',
+      tool_calls: [
+        {
+          name: 'record_relations',
+          arguments: JSON.stringify({
+            relations: [
+              { source: 'Maria Lopez', relation: 'advises', target: 'Globex Ltd', evidence: 'Maria Lopez advises Globex Ltd on pricing.' },
+              { source: 'Maria Lopez', relation: 'owns', target: 'Globex Ltd', evidence: 'Maria Lopez owns Globex Ltd.' },
+              { source: 'Someone Else', relation: 'advises', target: 'Globex Ltd', evidence: 'Maria Lopez advises Globex Ltd on pricing.' },
+            ],
+          }),
+        },
+      ],
+      usage: { input: 1000, output: 100 },
+    });
+    const file = await uploadText(stack.tenant.admin, TEXT, 'advisers.txt');
+    assert.equal(file.status, 'processed', JSON.stringify(file.last_error));
+
+    const sent = JSON.stringify(stack.openai.requests.at(-1));
+    assert.match(sent, /record_relations/);
+    assert.match(sent, /- Maria Lopez\\n- Globex Ltd/);
+
+    const maria = (await search(stack.tenant.admin, 'Maria Lopez', '&type=person')).entities[0]!;
+    const detail = (await stack.tenant.admin.get(`/v1/graph/nodes/${maria.id}`)).body;
+    const read = detail.relations.filter((r: { source: Source }) => r.source.extractor === 'model:gpt-4.1-nano');
+    assert.deepEqual(read.map((r: { type: string; other: { name: string } }) => [r.type, r.other.name]), [['advises', 'Globex Ltd']], 'only a stated relation between listed entities, with its evidence in the text');
+    assert.equal(read[0].source.text, 'Maria Lopez advises Globex Ltd on pricing.');
+    assert.equal(TEXT.slice(read[0].source.start, read[0].source.end), read[0].source.text);
+    assert.ok(detail.relations.some((r: { source: Source }) => r.source.extractor === 'cooccurrence'), 'offline relations stay');
+
+    const usage = await stack.api.services.db.query('SELECT model, price_version, input_tokens::int, output_tokens::int, cost::text FROM extraction_usage WHERE file_id = $1', [file.id]);
+    // gpt-4.1-nano: $0.10 in and $0.40 out per million.
+    assert.deepEqual(usage.rows.map((r) => [r.model, r.input_tokens, r.output_tokens, r.cost]), [['gpt-4.1-nano', 1000, 100, '0.00014']]);
+    assert.ok(usage.rows[0]!.price_version);
+  });
+
+  it('leaves a file processed with its offline relations when the model keeps failing', async () => {
+    stack.openai.setFallback({ model: 'gpt-4.1-nano', status: 503 });
+    const asked = () => stack.openai.requests.filter((r) => r.model === 'gpt-4.1-nano').length;
+    const before = asked();
+    try {
+      const file = await uploadText(stack.tenant.admin, 'Pablo Ruiz advises Initrode Ltd on pricing. Pablo Ruiz lives in Seville.', 'down.txt');
+      assert.equal(file.status, 'processed', JSON.stringify(file.last_error));
+      assert.ok(file.extracted.graph_items > 0);
+      const extractors = await stack.api.services.db.query<{ extractor: string }>(
+        `SELECT DISTINCT provenance->>'extractor' AS extractor FROM graph_items WHERE file_id = $1 AND kind = 'relation'`,
+        [file.id],
+      );
+      assert.ok(extractors.rows.every((r) => !r.extractor.startsWith('model:')), JSON.stringify(extractors.rows));
+      assert.ok(asked() - before >= 3, `the model was asked on each of the stage's three attempts (${asked() - before} requests)`);
+    } finally {
+      stack.openai.setFallback(null);
+    }
+  });
+});

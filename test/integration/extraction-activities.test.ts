@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { newTenant, startTestApi, type Tenant, type TestApi } from '../support/api.js';
+import { newTenant, startTestApi, workerDependenciesOf, type Tenant, type TestApi } from '../support/api.js';
 import { isolatedNamespace } from '../support/services.js';
 import { eventsFor } from '../../records/events.js';
 import { pagesOf } from '../../records/files.js';
@@ -16,7 +16,7 @@ describe('the extractFile activity on its own', function () {
     // No worker polls this namespace: the uploads' workflows wait, and only this suite extracts.
     api = await startTestApi({ worker: false, namespace: await isolatedNamespace('extraction-activities') });
     tenant = await newTenant(api, 'extraction-activities');
-    activities = createExtractionActivities(api.services);
+    activities = createExtractionActivities(workerDependenciesOf(api.services));
   });
 
   after(async () => api?.stop());

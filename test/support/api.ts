@@ -66,6 +66,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     log,
     models,
     gateway: new ModelGateway(models, modelEnv),
+    graphModel: modelEnv.AGENTPLANE_GRAPH_MODEL || undefined,
     // Test tool and model servers listen on loopback.
     toolsAllowPrivate: true,
     close: async () => connection.close(),
@@ -133,5 +134,5 @@ export async function apiDepsOf(services: Pick<ApiDeps, 'db' | 'blobs' | 'tempor
 
 /** The activities' dependencies of a worker built from a test API's services. */
 export function workerDependenciesOf(services: Services) {
-  return { db: services.db, blobs: services.blobs, models: { catalogue: services.models, gateway: services.gateway }, toolsAllowPrivate: services.toolsAllowPrivate };
+  return { db: services.db, blobs: services.blobs, models: { catalogue: services.models, gateway: services.gateway, graphModel: services.graphModel }, toolsAllowPrivate: services.toolsAllowPrivate };
 }

@@ -7,6 +7,8 @@
 import { Context, ApplicationFailure } from '@temporalio/activity';
 import type { Db } from '../../records/db.js';
 import type { BlobStore } from '../../records/blobs/store.js';
+import type { ModelCatalogue } from '../../models/catalogue.js';
+import type { ModelGateway } from '../../models/gateway.js';
 import { BlobNotFoundError } from '../../records/blobs/store.js';
 import { completeExtraction, failExtraction, findFileById, type FileRecord } from '../../records/files.js';
 import { ExtractionError } from './engines/errors.js';
@@ -17,7 +19,15 @@ import { outlastDatabaseOutage } from '../database-outage.js';
 export type ExtractionOutcome = 'processed' | 'failed' | 'skipped';
 export type ContentOutcome = 'extracted' | 'failed' | 'skipped';
 
-export const createExtractionActivities = ({ db, blobs }: { db: Db; blobs: BlobStore }) => {
+export interface ExtractionDependencies {
+  db: Db;
+  blobs: BlobStore;
+  models: { catalogue: ModelCatalogue; gateway: ModelGateway; graphModel?: string };
+}
+
+export const createExtractionActivities = ({ db, blobs, models }: ExtractionDependencies) => {
+  // AGENTPLANE_GRAPH_MODEL: a model that reads relations beside the offline patterns.
+  const graphModel = models.graphModel ? { catalogue: models.catalogue, gateway: models.gateway, id: models.graphModel } : undefined;
   /** The file, if it still waits for extraction; a deleted or settled file means there is nothing to do. */
   const pending = async (fileId: string): Promise<FileRecord | null> => {
     const file = await findFileById(db, fileId);
@@ -66,7 +76,7 @@ export const createExtractionActivities = ({ db, blobs }: { db: Db; blobs: BlobS
 
   const completeFileExtraction = async ({ fileId }: { fileId: string }): Promise<ExtractionOutcome> =>
     settling(fileId, async (file) => {
-      const items = file.purpose === 'context' ? await graphItemsOf(db, fileId, Context.current()) : [];
+      const items = file.purpose === 'context' ? await graphItemsOf(db, file, Context.current(), graphModel) : [];
       return (await completeExtraction(db, fileId, items)) ? ('processed' as const) : ('skipped' as const);
     });
 

@@ -5,7 +5,9 @@
 import type { Context } from '@temporalio/activity';
 import type { Db } from '../../records/db.js';
 import type { NewGraphItem } from '../../records/graph.js';
+import type { FileRecord } from '../../records/files.js';
 import { extractEntities, type Passage } from './engines/entities.js';
+import { modelRelations, type GraphModel } from './graph-model.js';
 
 /** Pages read and analysed at a time: bounds memory on a long file. */
 const BATCH = 25;
@@ -19,7 +21,8 @@ interface StoredPart {
   end_ms: number | null;
 }
 
-export async function graphItemsOf(db: Db, fileId: string, context: Context): Promise<NewGraphItem[]> {
+export async function graphItemsOf(db: Db, file: FileRecord, context: Context, model?: GraphModel): Promise<NewGraphItem[]> {
+  const fileId = file.id;
   const items: NewGraphItem[] = [];
   let after = 0;
   for (;;) {
@@ -35,7 +38,9 @@ export async function graphItemsOf(db: Db, fileId: string, context: Context): Pr
       start_ms: r.start_ms,
       end_ms: r.end_ms,
     }));
-    const { mentions, relations } = await extractEntities(passages);
+    const { mentions, relations: offline } = extractEntities(passages);
+    const read = model ? await modelRelations(db, fileId, file.project_id, model, passages, mentions, context) : [];
+    const relations = [...offline, ...read.map((r) => ({ ...r, extractor: `model:${model!.id}` }))];
     const where = (passage: number, start: number, end: number, text: string, extractor: string) => ({
       page: passages[passage]!.page,
       start_ms: passages[passage]!.start_ms,

@@ -1,0 +1,141 @@
+/**
+ * Relations read by a model, when AGENTPLANE_GRAPH_MODEL names one: given a passage and the entities found in it
+ * offline, the model answers through a `record_relations` tool; only relations between those entities whose
+ * evidence is a verbatim sentence of the passage are kept, anchored to that sentence's offsets. Each call's
+ * usage is recorded, charged at the price in effect, whatever becomes of its answer.
+ */
+import type { Context } from '@temporalio/activity';
+import type { Db } from '../../records/db.js';
+import { recordExtractionUsage } from '../../records/extraction-usage.js';
+import type { CatalogueModel, ModelCatalogue } from '../../models/catalogue.js';
+import { ModelCallError, type ModelGateway } from '../../models/gateway.js';
+import type { EntityMention, Passage } from './engines/entities.js';
+
+export interface GraphModel {
+  catalogue: ModelCatalogue;
+  gateway: ModelGateway;
+  /** The model's id in the catalogue. */
+  id: string;
+}
+
+export interface ModelRelation {
+  type: string;
+  source: number;
+  target: number;
+  passage: number;
+  start: number;
+  end: number;
+}
+
+const TOOL = 'record_relations';
+/** The passage text a call reads at most; longer passages are read in their first part only. */
+const MAX_PASSAGE_CHARS = 6000;
+const RELATION_NAME = /^[a-z][a-z_]{1,39}$/;
+/** The stage's attempts that wait for a provider that may answer later. */
+const MODEL_ATTEMPTS = 3;
+
+const PARAMETERS = {
+  type: 'object',
+  properties: {
+    relations: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          source: { type: 'string', description: 'An entity from the list, exactly as listed.' },
+          relation: { type: 'string', description: 'snake_case, e.g. works_for, acquired, located_in, supplies, invested_in.' },
+          target: { type: 'string', description: 'An entity from the list, exactly as listed.' },
+          evidence: { type: 'string', description: 'The sentence of the text that states it, copied exactly.' },
+        },
+        required: ['source', 'relation', 'target', 'evidence'],
+      },
+    },
+  },
+  required: ['relations'],
+};
+
+/**
+ * The relations the model finds in each passage that has at least two entities. A call the provider refuses for
+ * good is skipped (logged); one that may work later throws, so the stage is retried, up to its third attempt:
+ * after that the file goes on with the relations found offline rather than wait on the provider.
+ */
+export async function modelRelations(db: Db, fileId: string, projectId: string, model: GraphModel, passages: Passage[], mentions: EntityMention[], context: Context): Promise<ModelRelation[]> {
+  const entry = model.catalogue.find(model.id);
+  if (!entry) {
+    context.log.warn('AGENTPLANE_GRAPH_MODEL names no model of the catalogue; relations are found offline only', { model: model.id });
+    return [];
+  }
+  const found: ModelRelation[] = [];
+  for (const [index, passage] of passages.entries()) {
+    const inPassage = mentions.map((m, i) => ({ m, i })).filter(({ m }) => m.passage === index && m.type !== 'date' && m.type !== 'money');
+    const names = [...new Set(inPassage.map(({ m }) => m.name))];
+    if (names.length < 2) continue;
+    const text = passage.text.slice(0, MAX_PASSAGE_CHARS);
+    const answer = await ask(db, fileId, projectId, entry, model, text, names, context);
+    for (const relation of answer) {
+      const source = inPassage.find(({ m }) => m.name === relation.source);
+      const target = inPassage.find(({ m }) => m.name === relation.target);
+      const evidence = relation.evidence.trim();
+      const start = evidence.length > 0 ? text.indexOf(evidence) : -1;
+      if (!source || !target || source.m.canonical === target.m.canonical || start < 0 || !RELATION_NAME.test(relation.relation)) continue;
+      found.push({ type: relation.relation, source: source.i, target: target.i, passage: index, start, end: start + evidence.length });
+    }
+  }
+  return found;
+}
+
+interface Answered {
+  source: string;
+  relation: string;
+  target: string;
+  evidence: string;
+}
+
+async function ask(db: Db, fileId: string, projectId: string, entry: CatalogueModel, model: GraphModel, text: string, names: string[], context: Context): Promise<Answered[]> {
+  try {
+    const result = await model.gateway.call({
+      model: entry,
+      messages: [
+        {
+          role: 'system',
+          content:
+            'You read a passage and record the relations it states between the listed entities, by calling record_relations once. ' +
+            'Use only listed entities, exactly as listed; copy the sentence that states each relation exactly as evidence. ' +
+            'Record nothing the passage does not state.',
+        },
+        { role: 'user', content: `Entities:\n${names.map((n) => `- ${n}`).join('\n')}\n\nPassage:\n${text}` },
+      ],
+      tools: [{ name: TOOL, description: 'Records the relations the passage states.', parameters: PARAMETERS }],
+      settings: { temperature: 0 },
+      signal: context.cancellationSignal,
+      loadImage: () => Promise.reject(new Error('no images in graph extraction')),
+      onTextDelta: () => {},
+      timeoutMs: 120_000,
+    });
+    const price = model.catalogue.priceAt(entry, new Date());
+    await recordExtractionUsage(db, { projectId, fileId, model: entry.id, provider: entry.provider, usage: result.usage, price });
+    const call = result.message.tool_calls?.find((c) => c.name === TOOL);
+    return call ? relationsIn(call.arguments) : [];
+  } catch (err) {
+    if (!(err instanceof ModelCallError) || context.cancellationSignal.aborted) throw err;
+    if (err.retryable && context.info.attempt < MODEL_ATTEMPTS) throw err;
+    context.log.warn('the graph model did not answer a passage; its relations are found offline only', { model: entry.id, error: err.message });
+    return [];
+  }
+}
+
+/** The tool call's relations that have the four strings; anything else in the answer is ignored. */
+function relationsIn(json: string): Answered[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch {
+    return [];
+  }
+  const relations = (parsed as { relations?: unknown }).relations;
+  if (!Array.isArray(relations)) return [];
+  return relations.filter(
+    (r): r is Answered =>
+      typeof r === 'object' && r !== null && ['source', 'relation', 'target', 'evidence'].every((k) => typeof (r as Record<string, unknown>)[k] === 'string'),
+  );
+}
