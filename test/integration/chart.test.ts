@@ -34,11 +34,13 @@ function podSpecs(manifests: Manifest[]): [string, any][] {
 describe('the Helm chart and the Dockerfile', function () {
   this.timeout(120_000);
 
-  it('has a Dockerfile hadolint passes: multi-stage, non-root', async () => {
+  it('has a Dockerfile hadolint passes: multi-stage (build, the speech virtualenv, the image), non-root', async () => {
     const linted = await run(findTool('hadolint'), [join(root, 'Dockerfile')]);
     assert.equal(linted.code, 0, linted.stdout + linted.stderr);
     const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
-    assert.equal(dockerfile.match(/^FROM /gm)?.length, 2);
+    assert.equal(dockerfile.match(/^FROM /gm)?.length, 3);
+    assert.match(dockerfile, /--require-hashes --only-binary=:all: -r \/tmp\/speech-requirements\.txt/, 'the speech virtualenv installs only pinned, hash-checked wheels');
+    assert.match(dockerfile, /^ENV AGENTPLANE_SPEECH_PYTHON=\/opt\/speech\/bin\/python$/m);
     assert.match(dockerfile, /^USER 10001:10001$/m);
     assert.match(dockerfile, /^ENTRYPOINT \["node", "dist\/cli\/agentplane.js"\]$/m);
   });

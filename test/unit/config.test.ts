@@ -33,6 +33,7 @@ describe('configuration from the environment', () => {
       migrate: true,
       toolsAllowPrivate: false,
       taskQueue: 'agentplane',
+      extractionConcurrency: undefined,
       modelEnv: {},
     });
   });
@@ -52,6 +53,7 @@ describe('configuration from the environment', () => {
       AGENTPLANE_TOOLS_ALLOW_PRIVATE: 'true',
       AGENTPLANE_TASK_QUEUE: 'network.support.desk',
       AGENTPLANE_PROBE_PORT: '8081',
+      AGENTPLANE_EXTRACTION_CONCURRENCY: '3',
       ...S3,
       S3_REGION: 'eu-west-1',
     });
@@ -70,6 +72,7 @@ describe('configuration from the environment', () => {
       migrate: false,
       toolsAllowPrivate: true,
       taskQueue: 'network.support.desk',
+      extractionConcurrency: 3,
       modelEnv: config.modelEnv,
     });
     assert.equal(config.modelEnv.TEMPORAL_NAMESPACE, 'agents', 'model providers read the same environment');
