@@ -103,6 +103,15 @@ describe('entity extraction', () => {
     for (const m of found.mentions) assert.equal(text.slice(m.start, m.end), m.name);
   });
 
+  it('takes a name no dictionary knows for an organisation from its role, what it did, or a kind of business', () => {
+    const text = 'Ana Silva, CFO of Northwind Traders, met investors. Peter Gibbons joined Initech. Vandelay, acquired nothing; ' +
+      'Soylent announced a recall. The plan of Kessler Robotics stalled.';
+    const found = extractEntities([page(text)]);
+    for (const name of ['Northwind Traders', 'Initech', 'Soylent', 'Kessler Robotics']) assert.ok(names(found, 'organization').includes(name), `${name}: ${JSON.stringify(found.mentions)}`);
+    assert.ok(relation(found, 'works_for', 'ana silva', 'northwind traders'));
+    assert.ok(relation(found, 'works_for', 'peter gibbons', 'initech'));
+  });
+
   it('still reads names after an abbreviation or at the start of a sentence, where plain sentences are skipped', () => {
     const text = 'It rained all day and nobody went out. Mr. Holmes laughed. Watson sighed. The fire was warm.';
     const found = extractEntities([page(text)]);

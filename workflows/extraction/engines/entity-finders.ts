@@ -37,7 +37,13 @@ const ORGANISATION_HEADS = new Set([
   'inc', 'inc.', 'corp', 'corp.', 'corporation', 'ltd', 'ltd.', 'limited', 'llc', 'plc', 'gmbh', 'ag', 'co.', 'company',
   'group', 'holdings', 'bank', 'university', 'institute', 'foundation', 'association', 'agency', 'ministry',
   'council', 'partners', 'technologies', 'systems', 'labs', 'capital', 'ventures', 'industries', 'airlines',
+  'traders', 'trading', 'motors', 'foods', 'energy', 'pharmaceuticals', 'media', 'solutions', 'networks', 'logistics',
+  'airways', 'insurance', 'software', 'studios', 'enterprises', 'associates', 'consulting', 'electronics',
+  'communications', 'robotics', 'dynamics', 'analytics', 'brands', 'stores',
 ]);
+// A proper noun right after a role at an organisation, or right before what only organisations do, names one.
+const ORGANISATION_BEFORE = /\b(?:(?:ceo|cfo|coo|cto|chair(?:man|woman)?|president|founder|co-founder|director|head|chief \w+ officer|employee|spokes(?:man|woman|person)) (?:of|at)|works? (?:at|for)|worked (?:at|for)|joined|acquired|acquisition of|invested in|subsidiary of)\s+$/i;
+const ORGANISATION_AFTER = /^,?\s+(?:acquired|bought|purchased|hired|appointed|announced|reported|merged|raised|launched|sued|agreed)\b/i;
 const DATE_LEAD = new Set(['on', 'in', 'at', 'during', 'of']);
 // Abbreviated suffixes whose full stop belongs to the name ("Acme Corp.").
 const ABBREVIATED_SUFFIX = /^(?:inc|corp|ltd|co|bros|plc|llc)$/i;
@@ -143,7 +149,9 @@ function winkEntities(text: string): FoundEntity[] {
     let j = i;
     while (tags[j + 1] === 'PROPN' && spans[j + 1]!.start - spans[j]!.end <= 1 && /^[\p{Lu}&]/u.test(values[j + 1]!)) j++;
     const head = values[j]!.toLowerCase();
-    found.push({ start: spans[i]!.start, end: spans[j]!.end, type: ORGANISATION_HEADS.has(head) && j > i ? 'organization' : null, extractor: 'wink' });
+    const [start, end] = [spans[i]!.start, spans[j]!.end];
+    const cued = ORGANISATION_BEFORE.test(text.slice(Math.max(0, start - 40), start)) || ORGANISATION_AFTER.test(text.slice(end, end + 30));
+    found.push({ start, end, type: (ORGANISATION_HEADS.has(head) && j > i) || cued ? 'organization' : null, extractor: 'wink' });
     i = j;
   }
   return found;
