@@ -70,6 +70,18 @@ describe('the context graph: entities and relations with provenance, search, and
     assert.equal(page2.slice(acquired.source.start, acquired.source.end), acquired.source.text);
   });
 
+  it('anchors mentions deep in a long page to their offsets in the page, however the page is cut for analysis', async () => {
+    const client = stack.tenant.admin;
+    const text = `${'the weather was mild and nothing happened. '.repeat(3000)}Then Ingrid Halvorsen visited Trondheim.`;
+    const file = await uploadText(client, text, 'long-page.txt');
+    assert.equal(file.status, 'processed');
+    const ingrid = (await search(client, 'Ingrid Halvorsen', '&type=person')).entities[0]!;
+    const [mention] = ingrid.sources;
+    assert.equal(mention!.page, 1);
+    assert.equal(mention!.start, text.indexOf('Ingrid Halvorsen'));
+    assert.equal(text.slice(mention!.start, mention!.end), 'Ingrid Halvorsen');
+  });
+
   it('counts as extracted exactly what the graph holds for the file, and finds passages by their words', async () => {
     const client = stack.tenant.admin;
     const note = await uploadText(client, NOTE, 'note.txt');
