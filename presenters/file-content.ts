@@ -31,6 +31,7 @@ export function presentTable(table: TableRecord): Schemas['FileTable'] {
     rows: table.row_count,
     columns: table.column_count,
     detection: table.detection,
+    truncated: table.truncated,
     cells: table.cells,
   };
 }

@@ -48,6 +48,8 @@ export interface Table {
   columns: number;
   /** Row-major, one entry per cell; a spanning cell appears once, at its top-left slot. */
   cells: TableCell[];
+  /** Delimited tables only: the table had more rows than the ones kept (at most 1,000, or 50,000 cells). */
+  truncated?: boolean;
   /** How it was found: `ruled` (drawn rules), `aligned` (borderless), `delimited` (CSV, TSV, Markdown pipes). */
   detection: 'ruled' | 'aligned' | 'delimited';
 }

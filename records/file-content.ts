@@ -27,6 +27,7 @@ export interface TableRecord {
   row_count: number;
   column_count: number;
   detection: Table['detection'];
+  truncated: boolean;
   cells: Table['cells'];
 }
 
@@ -65,9 +66,9 @@ export async function storeTables(db: Queryable, fileId: string, tables: Table[]
   });
   if (rows.length === 0) return;
   await db.query(
-    `INSERT INTO file_tables (id, file_id, page, position, box, row_count, column_count, detection, cells)
-     SELECT i, $1, p, o, b, r, c, d, x FROM unnest($2::text[], $3::int[], $4::int[], $5::jsonb[], $6::int[], $7::int[], $8::text[], $9::jsonb[])
-       AS t(i, p, o, b, r, c, d, x)
+    `INSERT INTO file_tables (id, file_id, page, position, box, row_count, column_count, detection, cells, truncated)
+     SELECT i, $1, p, o, b, r, c, d, x, u FROM unnest($2::text[], $3::int[], $4::int[], $5::jsonb[], $6::int[], $7::int[], $8::text[], $9::jsonb[], $10::boolean[])
+       AS t(i, p, o, b, r, c, d, x, u)
      ON CONFLICT (file_id, page, position) DO NOTHING`,
     [
       fileId,
@@ -79,6 +80,7 @@ export async function storeTables(db: Queryable, fileId: string, tables: Table[]
       rows.map((r) => r.table.columns),
       rows.map((r) => r.table.detection),
       rows.map((r) => JSON.stringify(r.table.cells.map((cell) => ({ ...cell, text: clean(cell.text) })))),
+      rows.map((r) => r.table.truncated ?? false),
     ],
   );
 }
@@ -107,7 +109,7 @@ export async function contentParts(db: Queryable, fileId: string, after: number,
 
 export async function tablesOf(db: Queryable, fileId: string, after: string | undefined, limit: number): Promise<{ rows: TableRecord[]; hasMore: boolean }> {
   const { rows } = await db.query<TableRecord>(
-    `SELECT id, file_id, page, position, box, row_count, column_count, detection, cells FROM file_tables t
+    `SELECT id, file_id, page, position, box, row_count, column_count, detection, truncated, cells FROM file_tables t
      WHERE file_id = $1 AND ($2::text IS NULL OR (page, position) > (SELECT page, position FROM file_tables WHERE id = $2 AND file_id = $1))
      ORDER BY page, position LIMIT $3`,
     [fileId, after ?? null, limit + 1],

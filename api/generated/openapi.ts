@@ -565,6 +565,8 @@ export interface components {
              * @enum {string}
              */
             detection: "ruled" | "aligned" | "delimited";
+            /** @description The table has more rows than these cells hold (a table keeps at most 1,000 rows or 50,000 cells); the page's text has them all. */
+            truncated: boolean;
             /** @description Row-major; a cell spanning several rows or columns appears once, at its top-left slot. */
             cells: {
                 row: number;

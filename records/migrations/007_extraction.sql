@@ -28,6 +28,8 @@ CREATE TABLE file_tables (
   row_count     integer NOT NULL,
   column_count  integer NOT NULL,
   detection     text NOT NULL,
+  -- More rows than the cells keep (a delimited table holds at most 1,000 rows or 50,000 cells).
+  truncated     boolean NOT NULL DEFAULT false,
   cells         jsonb NOT NULL,
   UNIQUE (file_id, page, position)
 );

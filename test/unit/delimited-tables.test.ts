@@ -9,6 +9,22 @@ const grid = (table: Table) =>
   Array.from({ length: table.rows }, (_, r) => table.cells.filter((cell) => cell.row === r).map((cell) => cell.text));
 
 describe('delimited tables in text', () => {
+  it('keeps the first 1,000 rows of a long CSV, says it is truncated, and goes on to the tables after it', () => {
+    const csv = ['id,value', ...Array.from({ length: 2_500 }, (_, i) => `${i},${i * 2}`)].join('\n');
+    const tables = findDelimitedTables(`${csv}\n\n| a | b |\n|---|---|\n| 1 | 2 |\n`, 1);
+    assert.equal(tables.length, 2);
+    assert.deepEqual([tables[0]!.rows, tables[0]!.columns, tables[0]!.truncated, tables[0]!.cells.length], [1_000, 2, true, 2_000]);
+    assert.deepEqual(grid(tables[0]!).at(-1), ['998', '1996']);
+    assert.deepEqual(grid(tables[1]!), [['a', 'b'], ['1', '2']]);
+    assert.equal(tables[1]!.truncated, false);
+  });
+
+  it('keeps at most 50,000 cells of a wide table', () => {
+    const row = (r: number) => Array.from({ length: 100 }, (_, c) => `${r}.${c}`).join('\t');
+    const [table] = findDelimitedTables(Array.from({ length: 800 }, (_, r) => row(r)).join('\n'), 1);
+    assert.deepEqual([table!.rows, table!.columns, table!.truncated], [500, 100, true]);
+  });
+
   it('reads a CSV block with quoted commas, doubled quotes and a newline inside quotes', () => {
     const text = 'name,note,qty\r\n"Smith, J.","said ""hi""\nthen left",3\r\nDoe,plain,4\r\n';
     const tables = findDelimitedTables(text, 2);

@@ -5,6 +5,12 @@
  */
 import type { Table } from './content.js';
 
+/** A table keeps at most this many rows (and cells); the rest stays in the page's text. */
+export const MAX_TABLE_ROWS = 1_000;
+export const MAX_TABLE_CELLS = 50_000;
+/** A page yields at most this many tables. */
+export const MAX_TABLES_PER_PAGE = 500;
+
 export function findDelimitedTables(pageText: string, page: number): Table[] {
   const text = pageText.replace(/\r\n?/g, '\n');
   const lines = text.split('\n');
@@ -23,7 +29,7 @@ export function findDelimitedTables(pageText: string, page: number): Table[] {
       tsvRunAt(lines, i) ??
       (i === 0 || isBlank(lines[i - 1]!) ? csvParagraphAt(text, lineStarts[i]!, lineStarts) : null);
     if (found) {
-      tables.push(tableOf(found.rows, page));
+      if (tables.length < MAX_TABLES_PER_PAGE) tables.push(tableOf(found, page));
       i = found.nextLine;
     } else {
       i++;
@@ -33,17 +39,22 @@ export function findDelimitedTables(pageText: string, page: number): Table[] {
 }
 
 interface Found {
+  /** The rows kept: at most MAX_TABLE_ROWS. */
   rows: string[][];
+  /** Every row of the table, kept or not. */
+  total: number;
   nextLine: number;
 }
 
-function tableOf(rows: string[][], page: number): Table {
-  const columns = rows[0]!.length;
+function tableOf(found: Found, page: number): Table {
+  const columns = found.rows[0]!.length;
+  const rows = found.rows.slice(0, Math.max(1, Math.min(MAX_TABLE_ROWS, Math.floor(MAX_TABLE_CELLS / columns))));
   return {
     page,
     box: null,
     rows: rows.length,
     columns,
+    truncated: found.total > rows.length,
     cells: rows.flatMap((row, r) => row.map((text, c) => ({ row: r, column: c, row_span: 1, column_span: 1, text, box: null }))),
     detection: 'delimited',
   };
@@ -64,14 +75,16 @@ function markdownTableAt(lines: string[], start: number): Found | null {
   if (delimiterCells.length !== headerCells.length || !delimiterCells.every((cell) => DELIMITER_CELL.test(cell))) return null;
 
   const rows = [headerCells];
+  let total = 1;
   let next = start + 2;
-  for (; next < lines.length && !isBlank(lines[next]!) && lines[next]!.includes('|'); next++) {
+  for (; next < lines.length && !isBlank(lines[next]!) && lines[next]!.includes('|'); next++, total++) {
+    if (rows.length >= MAX_TABLE_ROWS) continue;
     // Short rows are padded and long ones cut to the header's width, as GitHub renders them.
     const cells = pipeCells(lines[next]!).slice(0, headerCells.length);
     while (cells.length < headerCells.length) cells.push('');
     rows.push(cells);
   }
-  return { rows, nextLine: next };
+  return { rows, total, nextLine: next };
 }
 
 /** The cells of a pipe-table row: outer pipes optional, `\|` is a literal pipe, cells trimmed. */
@@ -92,9 +105,9 @@ function tsvRunAt(lines: string[], start: number): Found | null {
   for (; next < lines.length; next++) {
     const fields = lines[next]!.split('\t');
     if (fields.length !== width) break;
-    rows.push(fields);
+    if (rows.length < MAX_TABLE_ROWS) rows.push(fields);
   }
-  return rows.length >= 2 ? { rows, nextLine: next } : null;
+  return next - start >= 2 ? { rows, total: next - start, nextLine: next } : null;
 }
 
 // ---- CSV (RFC 4180): fields separated by commas; a quoted field may hold commas, newlines and "" for ".
@@ -102,24 +115,29 @@ function tsvRunAt(lines: string[], start: number): Found | null {
 function csvParagraphAt(text: string, offset: number, lineStarts: number[]): Found | null {
   const rows: string[][] = [];
   const quotedCells: boolean[] = [];
+  let total = 0;
+  let width = 0;
   let position = offset;
   while (position < text.length) {
     const lineEnd = text.indexOf('\n', position);
     if (isBlank(text.slice(position, lineEnd === -1 ? text.length : lineEnd))) break;
     const record = csvRecordAt(text, position);
     if (!record) return null;
-    if (record.fields.length < 2 || (rows.length > 0 && record.fields.length !== rows[0]!.length)) return null;
-    rows.push(record.fields);
-    quotedCells.push(...record.quoted);
+    if (record.fields.length < 2 || (total > 0 && record.fields.length !== width)) return null;
+    width = record.fields.length;
+    total++;
+    if (rows.length < MAX_TABLE_ROWS) {
+      rows.push(record.fields);
+      quotedCells.push(...record.quoted);
+    }
     position = record.next;
   }
-  if (rows.length < 2) return null;
+  if (total < 2) return null;
   // Lines of prose that happen to hold the same number of commas: half or more of the cells are unquoted runs of four or more words.
   const cells = rows.flat();
   const sentences = cells.filter((cell, i) => !quotedCells[i] && cell.trim().split(/\s+/).length >= 4).length;
   if (sentences * 2 >= cells.length) return null;
-  const nextLine = position >= text.length ? lineStarts.length : lineStarts.findIndex((start) => start >= position);
-  return { rows, nextLine: nextLine === -1 ? lineStarts.length : nextLine };
+  return { rows, total, nextLine: position >= text.length ? lineStarts.length : lineAt(lineStarts, position) };
 }
 
 interface CsvRecord {
@@ -167,4 +185,15 @@ function csvRecordAt(text: string, position: number): CsvRecord | null {
     }
     return { fields, quoted, next: p + 1 };
   }
+}
+
+/** The first line starting at or after `position` (binary search: the starts are in order). */
+function lineAt(lineStarts: number[], position: number): number {
+  let [low, high] = [0, lineStarts.length];
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (lineStarts[middle]! < position) low = middle + 1;
+    else high = middle;
+  }
+  return low;
 }
