@@ -9,6 +9,7 @@ import { ExtractionError } from '../../workflows/extraction/engines/errors.js';
 import { closeSharedTranscriber, transcribeAudio, Transcriber, useSpeechPython, type Transcript } from '../../workflows/extraction/engines/speech/transcriber.js';
 import { findTool } from '../../cli/tools.js';
 import { m4aOf, spokenWav, wavDurationMs } from '../support/audio-fixtures.js';
+import { wav as silentWav } from '../support/fixtures.js';
 import { startTranscriptionServer, type TranscriptionServer } from '../support/model-servers/transcription.js';
 
 const SENTENCE = 'The quarterly report from Acme Corporation was approved in Berlin on Monday. The finance team will meet again in Paris next week.';
@@ -82,6 +83,12 @@ describe('speech to text: the faster-whisper sidecar (Whisper tiny.en, offline)'
     assert.ok(keyWordShare(transcript) >= KEY_WORD_SHARE, `heard ${keyWordShare(transcript)} of the key words in: ${transcript.segments.map((s) => s.text).join(' ')}`);
     assert.ok(Math.abs(transcript.duration_ms - durationMs) <= 50, `duration ${transcript.duration_ms} ms, the WAV's is ${durationMs} ms`);
     assertPlausibleTimes(transcript.segments, transcript.duration_ms);
+  });
+
+  it('hears nothing in a minute of silence (Whisper alone would invent words there)', async () => {
+    const silence = join(dir, 'silence.wav');
+    await writeFile(silence, silentWav(60));
+    assert.deepEqual((await transcriber.transcribe(silence)).segments, []);
   });
 
   it('transcribes the same speech from an M4A (AAC), with the same plausibility', async () => {
