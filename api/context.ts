@@ -17,6 +17,8 @@ export interface ApiDeps {
   runEvents: RunEventFeed;
   /** AGENTPLANE_TOOLS_ALLOW_PRIVATE: agent tools may name private and loopback addresses. */
   toolsAllowPrivate: boolean;
+  /** The embedding model's folder, if installed: search ranks passages by meaning as well as words. */
+  embeddingModelDir?: string;
 }
 
 export interface Caller {

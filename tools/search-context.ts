@@ -7,12 +7,15 @@ import type { ToolSpec } from '../models/messages.js';
 import type { Queryable } from '../records/db.js';
 import { matchingNodes, matchingPassages, relationsAmong } from '../records/graph-search.js';
 import type { Citation } from '../records/run-steps.js';
+import { embedQuery } from '../models/embeddings.js';
 import { argumentsValidator, SEARCH_CONTEXT_TOOL } from './definitions.js';
 import type { ToolResult } from './outcomes.js';
 
 export interface ContextScope {
   db: Queryable;
   projectId: string;
+  /** The embedding model's folder, if installed: passages are found by meaning as well as words. */
+  embeddingModelDir?: string;
 }
 
 const PARAMETERS = {
@@ -48,7 +51,7 @@ export async function searchContext(args: Record<string, unknown>, scope: Contex
   const query = (args.query as string).replaceAll('\u0000', '');
   const limit = (args.limit as number | undefined) ?? 5;
   const [passages, nodes] = await Promise.all([
-    matchingPassages(scope.db, scope.projectId, query, limit),
+    matchingPassages(scope.db, scope.projectId, query, limit, await embedQuery(scope.embeddingModelDir, query).catch(() => undefined)),
     matchingNodes(scope.db, scope.projectId, query, undefined, limit),
   ]);
   const relations = await relationsAmong(scope.db, nodes.map((n) => n.id), limit);

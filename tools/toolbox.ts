@@ -20,6 +20,8 @@ export interface ToolContext extends Reach {
   projectId: string;
   /** The files attached to the run; `read_file` is offered when there is at least one. */
   attachmentIds: string[];
+  /** The embedding model's folder, if installed: search_context ranks by meaning as well as words. */
+  embeddingModelDir?: string;
 }
 
 /**

@@ -16,6 +16,8 @@ export interface ActivityDependencies {
   blobs: BlobStore;
   /** `graphModel`: AGENTPLANE_GRAPH_MODEL, the model that reads relations from context files, if any. */
   models: { catalogue: ModelCatalogue; gateway: ModelGateway; graphModel?: string };
+  /** The embedding model's folder, if installed: context pages are embedded and searched by meaning. */
+  embeddingModelDir?: string;
   /** AGENTPLANE_TOOLS_ALLOW_PRIVATE: tools may call private and loopback addresses. */
   toolsAllowPrivate: boolean;
 }

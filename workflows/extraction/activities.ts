@@ -14,6 +14,7 @@ import { completeExtraction, failExtraction, findFileById, type FileRecord } fro
 import { ExtractionError } from './engines/errors.js';
 import { extractInto } from './content-stage.js';
 import { graphItemsOf } from './graph-stage.js';
+import { embedParts } from './embedding-stage.js';
 import { outlastDatabaseOutage } from '../database-outage.js';
 
 export type ExtractionOutcome = 'processed' | 'failed' | 'skipped';
@@ -23,9 +24,11 @@ export interface ExtractionDependencies {
   db: Db;
   blobs: BlobStore;
   models: { catalogue: ModelCatalogue; gateway: ModelGateway; graphModel?: string };
+  /** The embedding model's folder: a context file's pages are embedded for search by meaning. */
+  embeddingModelDir?: string;
 }
 
-export const createExtractionActivities = ({ db, blobs, models }: ExtractionDependencies) => {
+export const createExtractionActivities = ({ db, blobs, models, embeddingModelDir }: ExtractionDependencies) => {
   // AGENTPLANE_GRAPH_MODEL: a model that reads relations beside the offline patterns.
   const graphModel = models.graphModel ? { catalogue: models.catalogue, gateway: models.gateway, id: models.graphModel } : undefined;
   /** The file, if it still waits for extraction; a deleted or settled file means there is nothing to do. */
@@ -77,6 +80,7 @@ export const createExtractionActivities = ({ db, blobs, models }: ExtractionDepe
   const completeFileExtraction = async ({ fileId }: { fileId: string }): Promise<ExtractionOutcome> =>
     settling(fileId, async (file) => {
       const items = file.purpose === 'context' ? await graphItemsOf(db, file, Context.current(), graphModel) : [];
+      if (file.purpose === 'context' && embeddingModelDir) await embedParts(db, fileId, embeddingModelDir, Context.current());
       return (await completeExtraction(db, fileId, items)) ? ('processed' as const) : ('skipped' as const);
     });
 

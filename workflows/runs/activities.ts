@@ -31,6 +31,8 @@ export interface RunActivityDependencies {
   blobs: BlobStore;
   models: { catalogue: ModelCatalogue; gateway: ModelGateway };
   toolsAllowPrivate: boolean;
+  /** The embedding model's folder, if installed: search_context finds passages by meaning as well as words. */
+  embeddingModelDir?: string;
 }
 
 export type Admission = 'start' | 'wait' | 'gone';
@@ -82,7 +84,7 @@ function keepBeating(): { stop(): void } {
   return { stop: () => clearInterval(timer) };
 }
 
-export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: RunActivityDependencies) => {
+export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embeddingModelDir }: RunActivityDependencies) => {
   const runAndAgent = runReader(db);
   const toolContext = (run: RunRecord): ToolContext => ({
     signal: Context.current().cancellationSignal,
@@ -90,6 +92,7 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate }: Ru
     db,
     projectId: run.project_id,
     attachmentIds: run.file_ids,
+    embeddingModelDir,
   });
 
   /**

@@ -5,6 +5,7 @@ import { callerOf } from '../../context.js';
 import { requireScope } from '../../middleware/auth.js';
 import { operation } from '../../validation.js';
 import { NotFoundError } from '../../errors.js';
+import { embedQuery } from '../../../models/embeddings.js';
 import { findNode, matchingNodes, matchingPassages, mentionsOf, relationItemsOf, relationsAmong } from '../../../records/graph-search.js';
 import { presentNodeDetail, presentNodeMatch, presentPassage, presentRelationMatch } from '../../../presenters/graph.js';
 
@@ -17,9 +18,14 @@ export function graphRoutes(router: Router<ApiState>, deps: ApiDeps): void {
     requireScope('files:read'),
     operation('searchGraph', async (ctx, { query }) => {
       const { projectId } = callerOf(ctx);
+      // Ranking by meaning is a refinement: without it, search ranks by words.
+      const embedding = await embedQuery(deps.embeddingModelDir, query.q).catch((err) => {
+        ctx.state.log.warn({ err }, 'the query could not be embedded; passages are ranked by words alone');
+        return undefined;
+      });
       const [nodes, passages] = await Promise.all([
         matchingNodes(deps.db, projectId, query.q, query.type, query.limit),
-        matchingPassages(deps.db, projectId, query.q, query.limit),
+        matchingPassages(deps.db, projectId, query.q, query.limit, embedding),
       ]);
       const relations = await relationsAmong(deps.db, nodes.map((n) => n.id), query.limit);
       ctx.body = {
