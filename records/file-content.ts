@@ -95,6 +95,7 @@ export async function lastStoredPart(db: Queryable, fileId: string): Promise<num
 export async function discardContent(db: Queryable, fileId: string): Promise<void> {
   await db.query('DELETE FROM file_pages WHERE file_id = $1', [fileId]);
   await db.query('DELETE FROM file_tables WHERE file_id = $1', [fileId]);
+  await db.query('DELETE FROM file_page_embeddings WHERE file_id = $1', [fileId]);
 }
 
 /** Parts after `after` (a page or segment number), in order, one more than `limit` to tell whether more follow. */
@@ -136,9 +137,9 @@ export async function contentCounts(db: Queryable, fileId: string): Promise<{ pa
 export async function storeEmbeddings(db: Queryable, fileId: string, embeddings: { part: number; embedding: Float32Array }[]): Promise<void> {
   if (embeddings.length === 0) return;
   await db.query(
-    `UPDATE file_pages p SET embedding = e.embedding::real[]
-     FROM (SELECT n, embedding FROM unnest($2::int[], $3::text[]) AS x(n, embedding)) e
-     WHERE p.file_id = $1 AND p.page_number = e.n`,
+    `INSERT INTO file_page_embeddings (file_id, page_number, embedding)
+     SELECT $1, n, embedding::real[] FROM unnest($2::int[], $3::text[]) AS x(n, embedding)
+     ON CONFLICT (file_id, page_number) DO UPDATE SET embedding = EXCLUDED.embedding`,
     [fileId, embeddings.map((e) => e.part), embeddings.map((e) => `{${Array.from(e.embedding, (v) => v.toFixed(6)).join(',')}}`)],
   );
 }

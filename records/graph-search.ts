@@ -99,8 +99,8 @@ export async function matchingPassages(db: Queryable, projectId: string, query: 
      by_words AS (SELECT file_id, page_number, row_number() OVER (ORDER BY ts_rank(search, q.query) DESC, file_id, page_number) AS r
                   FROM context, q WHERE search @@ q.query ORDER BY r LIMIT 50),
      by_meaning AS (SELECT file_id, page_number, row_number() OVER (ORDER BY similarity DESC, file_id, page_number) AS r
-                    FROM (SELECT file_id, page_number, (SELECT sum(a * b) FROM unnest(embedding, $4::real[]) AS v(a, b)) AS similarity
-                          FROM context WHERE $4::real[] IS NOT NULL AND embedding IS NOT NULL) scored
+                    FROM (SELECT c.file_id, c.page_number, (SELECT sum(a * b) FROM unnest(e.embedding, $4::real[]) AS v(a, b)) AS similarity
+                          FROM context c JOIN file_page_embeddings e USING (file_id, page_number) WHERE $4::real[] IS NOT NULL) scored
                     WHERE similarity >= 0.3 ORDER BY r LIMIT 50),
      fused AS (SELECT file_id, page_number, sum(1.0 / (60 + r)) AS score FROM (SELECT * FROM by_words UNION ALL SELECT * FROM by_meaning) ranked
                GROUP BY file_id, page_number)

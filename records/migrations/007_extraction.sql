@@ -68,5 +68,11 @@ CREATE TABLE extraction_usage (
 CREATE INDEX extraction_usage_project ON extraction_usage (project_id, created_at);
 CREATE INDEX extraction_usage_file ON extraction_usage (file_id);
 
--- A context page's (or segment's) sentence embedding (all-MiniLM-L6-v2, unit length), for search by meaning.
-ALTER TABLE file_pages ADD COLUMN embedding real[];
+-- A context page's (or segment's) sentence embedding (all-MiniLM-L6-v2, unit length), for search by meaning. A
+-- table of its own: adding one never rewrites the page's row (its text and search vector).
+CREATE TABLE file_page_embeddings (
+  file_id      text NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+  page_number  integer NOT NULL,
+  embedding    real[] NOT NULL,
+  PRIMARY KEY (file_id, page_number)
+);

@@ -193,7 +193,7 @@ describe('agentplane api and worker while PostgreSQL restarts under load', funct
         message: 'the worker did not notice the outage',
       });
       await database.start();
-      const file = await client.settledFile(fileId, 150_000);
+      const file = await client.settledFile(fileId, 240_000);
       assert.equal(file.status, 'processed', JSON.stringify(file.last_error));
       assert.equal(file.extracted.pages, 2000);
       const pages = await db.query<{ n: number; distinct: number }>(

@@ -95,7 +95,7 @@ describe('the context graph: entities and relations with provenance, search, and
   it('finds a passage by its meaning when it shares no word with the query (all-MiniLM-L6-v2 embeddings)', async () => {
     const client = stack.tenant.admin;
     const file = await uploadText(client, 'The physician prescribed medication for the patient who was ill.', 'clinic.txt');
-    const stored = await stack.api.services.db.query<{ dimensions: number }>('SELECT array_length(embedding, 1) AS dimensions FROM file_pages WHERE file_id = $1', [file.id]);
+    const stored = await stack.api.services.db.query<{ dimensions: number }>('SELECT array_length(embedding, 1) AS dimensions FROM file_page_embeddings WHERE file_id = $1', [file.id]);
     assert.deepEqual(stored.rows, [{ dimensions: 384 }]);
     const { passages } = await search(client, 'doctor gave drugs to a sick person');
     const found = passages.find((p) => p.file_id === file.id);

@@ -82,7 +82,9 @@ describe('a worker killed mid-extraction', function () {
     assert.ok(attempts.some((attempt) => (attempt ?? 0) >= 2), `the activity was retried (attempts seen: ${attempts.join(', ')})`);
   });
 
-  it('(SIGKILL mid-PDF) resumes after the pages it had stored, on a restarted worker, and yields every page and item once', async () => {
+  it('(SIGKILL mid-PDF) resumes after the pages it had stored, on a restarted worker, and yields every page and item once', async function () {
+    // Two 2,000-page files extracted in full, their pages embedded, on two cores.
+    this.timeout(360_000);
     const { db } = await postgres();
     const tenant = await newTenant(api, 'worker-crash-pdf');
     const pageCount = 2000;

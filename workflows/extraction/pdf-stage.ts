@@ -23,6 +23,7 @@ const SCAN_SCALE = 2;
 
 export async function extractPdfInto(file: FileRecord, path: string, { db, context }: StageDeps): Promise<void> {
   const startPage = (await lastStoredPart(db, file.id)) + 1;
+  if (startPage > 1) context.log.info('resuming the PDF after the pages already stored', { fileId: file.id, pagesStored: startPage - 1 });
   for await (const batch of pdfBatches(path, startPage, (page) => context.heartbeat({ pagesRead: page }))) {
     await transaction(db, async (tx) => {
       await storeTables(tx, file.id, batch.tables);
