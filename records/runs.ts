@@ -6,6 +6,7 @@ import type { Concurrency } from './agents.js';
 import type { Queryable } from './db.js';
 import { selectPage, type Page, type PageRequest } from './pagination.js';
 import { appendRunEvent, RUN_EVENTS_CHANNEL } from './run-events.js';
+import { scoreFinishedRun } from './run-scores.js';
 
 export type RunStatus = components['schemas']['RunStatus'];
 export type RunError = components['schemas']['RunError'];
@@ -259,8 +260,24 @@ export async function finishRun(tx: Queryable, runId: string, outcome: { status:
      FROM runs c WHERE c.id = $1 AND p.id = c.parent_run_id`,
     [runId],
   );
+  await scoreHeuristics(tx, runId);
   await appendRunEvent(tx, runId, `run.${outcome.status}`, outcome.error ? { error: outcome.error } : {});
   return true;
+}
+
+/**
+ * The heuristic scores, with the end of the run: every finished run has them, whichever way it ended. A
+ * scorer that fails is rolled back alone (the run still ends; a backfill can score it later), but a lost
+ * connection fails the transaction, which is then retried whole.
+ */
+async function scoreHeuristics(tx: Queryable, runId: string): Promise<void> {
+  await tx.query('SAVEPOINT run_scores');
+  try {
+    await scoreFinishedRun(tx, runId);
+    await tx.query('RELEASE SAVEPOINT run_scores');
+  } catch {
+    await tx.query('ROLLBACK TO SAVEPOINT run_scores');
+  }
 }
 
 /**
