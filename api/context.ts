@@ -19,6 +19,8 @@ export interface ApiDeps {
   toolsAllowPrivate: boolean;
   /** The embedding model's folder, if installed: search ranks passages by meaning as well as words. */
   embeddingModelDir?: string;
+  /** AGENTPLANE_JUDGE_MODEL: whether runs can be judged (a backfill may then ask for `judge`). */
+  judgeModel?: string;
 }
 
 export interface Caller {

@@ -89,7 +89,7 @@ export async function serveWorker(
   const { worker, connection } = await createWorker({
     db: services.db,
     blobs: services.blobs,
-    models: { catalogue: services.models, gateway: services.gateway, graphModel: services.graphModel },
+    models: { catalogue: services.models, gateway: services.gateway, graphModel: services.graphModel, judgeModel: services.judgeModel },
     embeddingModelDir: services.embeddingModelDir,
     toolsAllowPrivate: services.toolsAllowPrivate,
     temporalAddress,

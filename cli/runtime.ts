@@ -21,6 +21,8 @@ export interface Services {
   gateway: ModelGateway;
   /** AGENTPLANE_GRAPH_MODEL: the model that reads relations from context files, beside the offline patterns. */
   graphModel?: string;
+  /** AGENTPLANE_JUDGE_MODEL: the model that judges finished runs (an LLM-as-judge score); none, heuristics only. */
+  judgeModel?: string;
   /** The embedding model's folder: context search ranks by meaning as well as words; none, words only. */
   embeddingModelDir?: string;
   toolsAllowPrivate: boolean;
@@ -60,6 +62,7 @@ export async function openServices(settings: ServiceSettings, log = createLogger
     models,
     gateway: new ModelGateway(models, modelEnv),
     graphModel: modelEnv.AGENTPLANE_GRAPH_MODEL || undefined,
+    judgeModel: modelEnv.AGENTPLANE_JUDGE_MODEL || undefined,
     embeddingModelDir: embeddingModelDir(log),
     toolsAllowPrivate: settings.toolsAllowPrivate ?? false,
     async close() {

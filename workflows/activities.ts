@@ -8,14 +8,15 @@ import { createExtractionActivities } from './extraction/activities.js';
 import { createMaintenanceActivities } from './maintenance/activities.js';
 import { createRunActivities } from './runs/activities.js';
 import { createNetworkActivities } from './networks/activities.js';
+import { createQualityActivities } from './quality/activities.js';
 import type { ModelCatalogue } from '../models/catalogue.js';
 import type { ModelGateway } from '../models/gateway.js';
 
 export interface ActivityDependencies {
   db: Db;
   blobs: BlobStore;
-  /** `graphModel`: AGENTPLANE_GRAPH_MODEL, the model that reads relations from context files, if any. */
-  models: { catalogue: ModelCatalogue; gateway: ModelGateway; graphModel?: string };
+  /** `graphModel`: AGENTPLANE_GRAPH_MODEL, the model that reads relations from context files; `judgeModel`: AGENTPLANE_JUDGE_MODEL, the one that judges runs. */
+  models: { catalogue: ModelCatalogue; gateway: ModelGateway; graphModel?: string; judgeModel?: string };
   /** The embedding model's folder, if installed: context pages are embedded and searched by meaning. */
   embeddingModelDir?: string;
   /** AGENTPLANE_TOOLS_ALLOW_PRIVATE: tools may call private and loopback addresses. */
@@ -27,4 +28,5 @@ export const createActivities = (dependencies: ActivityDependencies) => ({
   ...createMaintenanceActivities(dependencies),
   ...createRunActivities(dependencies),
   ...createNetworkActivities(dependencies),
+  ...createQualityActivities(dependencies),
 });

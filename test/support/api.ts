@@ -68,6 +68,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     models,
     gateway: new ModelGateway(models, modelEnv),
     graphModel: modelEnv.AGENTPLANE_GRAPH_MODEL || undefined,
+    judgeModel: modelEnv.AGENTPLANE_JUDGE_MODEL || undefined,
     embeddingModelDir: findTool('embedding-model'),
     // Test tool and model servers listen on loopback.
     toolsAllowPrivate: true,
@@ -136,5 +137,5 @@ export async function apiDepsOf(services: Pick<ApiDeps, 'db' | 'blobs' | 'tempor
 
 /** The activities' dependencies of a worker built from a test API's services. */
 export function workerDependenciesOf(services: Services) {
-  return { db: services.db, blobs: services.blobs, models: { catalogue: services.models, gateway: services.gateway, graphModel: services.graphModel }, embeddingModelDir: services.embeddingModelDir, toolsAllowPrivate: services.toolsAllowPrivate };
+  return { db: services.db, blobs: services.blobs, models: { catalogue: services.models, gateway: services.gateway, graphModel: services.graphModel, judgeModel: services.judgeModel }, embeddingModelDir: services.embeddingModelDir, toolsAllowPrivate: services.toolsAllowPrivate };
 }

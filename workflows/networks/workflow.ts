@@ -10,6 +10,7 @@ import type { HopDecision, RunError } from '../../records/runs.js';
 import { admitSignal, agentRunWorkflow } from '../runs/workflow.js';
 import { runWorkflowId } from '../runs/ids.js';
 import { networkRunWorkflowId } from './ids.js';
+import { judgeEndedRun } from '../quality/workflow.js';
 
 const bookkeeping = proxyActivities<RunActivities & NetworkActivities>({
   startToCloseTimeout: '30 seconds',
@@ -35,8 +36,10 @@ export async function networkRunWorkflow({ runId }: { runId: string }): Promise<
   });
   const end = (status: 'completed' | 'failed' | 'cancelled', error?: RunError) =>
     CancellationScope.nonCancellable(async () => {
-      const { next } = await bookkeeping.endRun({ runId, status, error });
+      const ending = await bookkeeping.endRun({ runId, status, error });
+      const { next } = ending;
       if (next && next !== runId) await getExternalWorkflowHandle(networkRunWorkflowId(next)).signal(admitSignal).catch(() => undefined);
+      await judgeEndedRun(runId, ending);
     });
 
   try {

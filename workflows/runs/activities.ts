@@ -29,7 +29,8 @@ import { handoffOf, handoffToolFor } from './handoff.js';
 export interface RunActivityDependencies {
   db: Db;
   blobs: BlobStore;
-  models: { catalogue: ModelCatalogue; gateway: ModelGateway };
+  /** `judgeModel`: AGENTPLANE_JUDGE_MODEL; a run with an answer then asks the judge for a score once it has ended. */
+  models: { catalogue: ModelCatalogue; gateway: ModelGateway; judgeModel?: string };
   toolsAllowPrivate: boolean;
   /** The embedding model's folder, if installed: search_context finds passages by meaning as well as words. */
   embeddingModelDir?: string;
@@ -46,6 +47,8 @@ export type Beginning = { admission: 'wait' | 'gone' | 'prepare' } | { admission
 export interface RunEnding {
   /** The agent's next queued run, for the workflow to wake. */
   next: string | null;
+  /** The run has an answer for the judge to score (a judge is configured). */
+  judge?: boolean;
 }
 export interface ModelReply {
   toolCalls: ToolCall[];
@@ -125,6 +128,8 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
     }
   };
 
+  const judging = (answer: string) => Boolean(models.judgeModel) && answer.trim() !== '';
+
   /** The run to wake when `run` ends: its agent's (or network's) next queued run; none for a network's hop. */
   const nextAfter = (run: RunRecord) => (run.parent_run_id ? Promise.resolve(null) : nextQueuedRun(db, run.agent_id ?? run.network_id!));
 
@@ -145,7 +150,7 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
       await tx.query(`UPDATE run_steps SET status = 'cancelled', completed_at = now() WHERE run_id = $1 AND status = 'in_progress'`, [runId]);
       await endIn(tx, run, { status, outputText, error });
     });
-    return { next: await nextAfter(run) };
+    return { next: await nextAfter(run), judge: judging(outputText) };
   };
 
   return {
@@ -218,7 +223,7 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
             // A reply that calls no tool is the run's answer: the run ends with it, in the same transaction.
             if (toolCalls.length === 0) await endIn(tx, run, { status: 'completed', outputText: result.message.content });
           });
-          return toolCalls.length > 0 ? { toolCalls } : { toolCalls, ended: { next: await nextAfter(run) } };
+          return toolCalls.length > 0 ? { toolCalls } : { toolCalls, ended: { next: await nextAfter(run), judge: judging(result.message.content) } };
         });
       } catch (err) {
         await deltas.flush().catch(() => {});

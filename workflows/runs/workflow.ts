@@ -16,9 +16,10 @@ import {
   proxyLocalActivities,
   setHandler,
 } from '@temporalio/workflow';
-import type { ModelReply, RunActivities, RunPlan } from './activities.js';
+import type { ModelReply, RunActivities, RunEnding, RunPlan } from './activities.js';
 import type { RunError } from '../../records/runs.js';
 import { runWorkflowId } from './ids.js';
+import { judgeEndedRun } from '../quality/workflow.js';
 
 const HANDOFF_TOOL = 'handoff';
 
@@ -94,8 +95,14 @@ export async function agentRunWorkflow({ runId }: { runId: string }): Promise<vo
   const wake = async (next: string | null) => {
     if (next && next !== runId) await getExternalWorkflowHandle(runWorkflowId(next)).signal(admitSignal).catch(() => undefined);
   };
+  // The agent's next run is woken before the judge (if any) reads the answer.
+  const settle = (ending: RunEnding) =>
+    CancellationScope.nonCancellable(async () => {
+      await wake(ending.next);
+      await judgeEndedRun(runId, ending);
+    });
   const end = (status: 'completed' | 'failed' | 'cancelled', error?: RunError) =>
-    CancellationScope.nonCancellable(async () => wake((await bookkeeping.endRun({ runId, status, error })).next));
+    CancellationScope.nonCancellable(async () => settle(await bookkeeping.endRun({ runId, status, error })));
 
   /** The run's plan once it is its turn; null when the run ended before it started. */
   const begin = async (): Promise<RunPlan | null> => {
@@ -146,7 +153,7 @@ export async function agentRunWorkflow({ runId }: { runId: string }): Promise<vo
       }
       step += 1;
       const { toolCalls, ended } = reply;
-      if (toolCalls.length === 0) return inWorker && ended ? await CancellationScope.nonCancellable(() => wake(ended.next)) : await end('completed');
+      if (toolCalls.length === 0) return inWorker && ended ? await settle(ended) : await end('completed');
       // A member of a handoff network passing the task on: its hop ends here.
       const handoff = toolCalls.findIndex((call) => call.name === HANDOFF_TOOL);
       if (handoff >= 0 && (await bookkeeping.handOff({ runId, stepIndex: step + handoff, toolCall: toolCalls[handoff]! }))) return await end('completed');

@@ -1,0 +1,101 @@
+/**
+ * The judge, when AGENTPLANE_JUDGE_MODEL names a model: it reads a finished run's request, the context the
+ * run was given and its answer, and answers through a `record_verdict` tool with a score in [0, 1] and a
+ * rationale. The call's usage is recorded (source `judge`, attributed to the run) in the transaction that
+ * stores the score, whatever the verdict; an answer without a usable verdict leaves the judge score absent.
+ */
+import type { Db } from '../../records/db.js';
+import { transaction } from '../../records/db.js';
+import { recordUsage } from '../../records/usage.js';
+import { finishedRunOf, saveScores } from '../../records/run-scores.js';
+import type { CatalogueModel, ModelCatalogue } from '../../models/catalogue.js';
+import type { ModelGateway } from '../../models/gateway.js';
+
+export interface Judge {
+  catalogue: ModelCatalogue;
+  gateway: ModelGateway;
+  /** The model's id in the catalogue. */
+  id: string;
+}
+
+export const JUDGE_SCORER = 'judge';
+const TOOL = 'record_verdict';
+const MAX_REQUEST_CHARS = 4_000;
+const MAX_CONTEXT_CHARS = 12_000;
+const MAX_ANSWER_CHARS = 8_000;
+const MAX_RATIONALE_CHARS = 2_000;
+
+const PARAMETERS = {
+  type: 'object',
+  properties: {
+    score: { type: 'number', minimum: 0, maximum: 1, description: '0 (useless or wrong) to 1 (correct, complete and supported by the context).' },
+    rationale: { type: 'string', description: 'One to three sentences on why.' },
+  },
+  required: ['score', 'rationale'],
+};
+
+const SYSTEM =
+  'You grade the answer an AI agent gave to a request. Judge whether it is correct, complete, responsive to the request and, when context ' +
+  'is given, supported by that context. Call record_verdict exactly once with a score from 0 to 1 and a short rationale.';
+
+export type Verdict = { scored: true; value: number; rationale: string } | { scored: false; reason: string };
+
+export function judgeModelOf(judge: Judge): CatalogueModel | undefined {
+  return judge.catalogue.find(judge.id);
+}
+
+/**
+ * Asks the judge about one finished run and stores its score. A ModelCallError reaches the caller (it says
+ * whether trying again can help); nothing is stored then.
+ */
+export async function judgeRun(db: Db, judge: Judge, runId: string, signal: AbortSignal): Promise<Verdict> {
+  const model = judgeModelOf(judge);
+  if (!model) return { scored: false, reason: `AGENTPLANE_JUDGE_MODEL names no model of the catalogue (${judge.id})` };
+  const run = await finishedRunOf(db, runId);
+  if (!run) return { scored: false, reason: 'the run is not finished' };
+  if (run.outputText.trim() === '') return { scored: false, reason: 'the run gave no answer' };
+  const { rows } = await db.query<{ project_id: string }>('SELECT project_id FROM runs WHERE id = $1', [runId]);
+  const projectId = rows[0]!.project_id;
+
+  const context = run.context.join('\n\n').slice(0, MAX_CONTEXT_CHARS);
+  const prompt = [
+    `Request:\n${run.input.join('\n').slice(0, MAX_REQUEST_CHARS)}`,
+    context ? `Context the agent was given:\n${context}` : 'The agent was given no context.',
+    `The run ended ${run.status}. Answer:\n${run.outputText.slice(0, MAX_ANSWER_CHARS)}`,
+  ].join('\n\n');
+  const result = await judge.gateway.call({
+    model,
+    messages: [
+      { role: 'system', content: SYSTEM },
+      { role: 'user', content: prompt },
+    ],
+    tools: [{ name: TOOL, description: 'Records the grade of the answer.', parameters: PARAMETERS }],
+    settings: { temperature: 0 },
+    signal,
+    loadImage: () => Promise.reject(new Error('no images in judging')),
+    onTextDelta: () => {},
+    timeoutMs: 120_000,
+  });
+  const verdict = verdictIn(result.message.tool_calls?.find((call) => call.name === TOOL)?.arguments);
+  const price = judge.catalogue.priceAt(model, new Date());
+  await transaction(db, async (tx) => {
+    await recordUsage(tx, { projectId, source: 'judge', runId, model: model.id, provider: model.provider, usage: result.usage, price });
+    if (verdict.scored) await saveScores(tx, runId, [{ scorer: JUDGE_SCORER, value: verdict.value, explanation: verdict.rationale }]);
+  });
+  return verdict;
+}
+
+/** The verdict in the tool call's arguments: a score in [0, 1] and a rationale; anything else is no verdict. */
+function verdictIn(json: string | undefined): Verdict {
+  if (json === undefined) return { scored: false, reason: `the judge did not call ${TOOL}` };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch {
+    return { scored: false, reason: 'the verdict is not JSON' };
+  }
+  const { score, rationale } = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as { score?: unknown; rationale?: unknown };
+  if (typeof score !== 'number' || !Number.isFinite(score) || score < 0 || score > 1) return { scored: false, reason: 'the verdict has no score from 0 to 1' };
+  const text = typeof rationale === 'string' ? rationale.trim().slice(0, MAX_RATIONALE_CHARS) : '';
+  return { scored: true, value: score, rationale: text || 'The judge gave no rationale.' };
+}

@@ -1,0 +1,48 @@
+/**
+ * Quality's workflows: the judge's verdict at the end of a run (called by the run and network workflows),
+ * and a backfill, which scores a past range of finished runs again in keyset batches.
+ */
+import { continueAsNew, patched, proxyActivities, ActivityFailure } from '@temporalio/workflow';
+import type { QualityActivities } from './activities.js';
+
+// A provider that is down is asked three times in all; after that the run goes without a judge score.
+const judging = proxyActivities<QualityActivities>({
+  startToCloseTimeout: '3 minutes',
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 3, nonRetryableErrorTypes: ['rejected', 'unauthorized', 'not_configured', 'model_not_found'] },
+});
+
+const backfilling = proxyActivities<QualityActivities>({
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '3 minutes',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
+});
+
+/**
+ * The judge's score of a run that has ended, when its ending asks for one (a judge is configured and the
+ * run has an answer). Never fails the run. Runs recorded before there was a judge replay without it.
+ */
+export async function judgeEndedRun(runId: string, ending: { judge?: boolean }): Promise<void> {
+  if (!ending.judge || !patched('run-quality-judge')) return;
+  try {
+    await judging.judgeEndedRun({ runId });
+  } catch {
+    // The judge stayed unreachable or refused the call: the run keeps its heuristic scores only.
+  }
+}
+
+/** Batches per workflow history; past them the backfill goes on as a new run of the same workflow. */
+const BATCHES_PER_HISTORY = 500;
+
+export async function qualityBackfillWorkflow({ backfillId }: { backfillId: string }): Promise<void> {
+  try {
+    for (let batch = 0; ; batch++) {
+      if (batch === BATCHES_PER_HISTORY) return await continueAsNew<typeof qualityBackfillWorkflow>({ backfillId });
+      const { done } = await backfilling.scoreBackfillBatch({ backfillId });
+      if (done) break;
+    }
+    await backfilling.finishBackfill({ backfillId });
+  } catch (err) {
+    const cause = err instanceof ActivityFailure && err.cause ? err.cause.message : err instanceof Error ? err.message : String(err);
+    await backfilling.finishBackfill({ backfillId, error: { code: 'backfill_failed', message: `The backfill could not go on: ${cause}` } });
+  }
+}
