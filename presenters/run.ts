@@ -3,6 +3,7 @@ import type { ChatMessage } from '../models/messages.js';
 import type { RunRecord } from '../records/runs.js';
 import type { Citation, RunStepRecord } from '../records/run-steps.js';
 import type { RunEventRecord } from '../records/run-events.js';
+import type { RunScoreRecord } from '../records/run-scores.js';
 import { unixSeconds } from './time.js';
 
 export type RunObject = components['schemas']['Run'];
@@ -67,8 +68,14 @@ function presentHop(child: RunRecord): RunHop {
   };
 }
 
-/** A run; a network run with its hops (its child runs, in order). */
-export function presentRun(run: RunRecord, steps: RunStepRecord[], children: RunRecord[] = []): RunObject {
+type RunScore = components['schemas']['RunScore'];
+
+export function presentScore(score: RunScoreRecord): RunScore {
+  return { scorer: score.scorer, value: score.value, explanation: score.explanation, scored_at: unixSeconds(score.scored_at) };
+}
+
+/** A run, with its scores; a network run with its hops (its child runs, in order). */
+export function presentRun(run: RunRecord, steps: RunStepRecord[], children: RunRecord[] = [], scores: RunScoreRecord[] = []): RunObject {
   const messages = steps
     .filter((s) => s.status === 'completed' && s.message)
     .map((s) => presentMessage(s.message!))
@@ -94,6 +101,7 @@ export function presentRun(run: RunRecord, steps: RunStepRecord[], children: Run
     usage: { input_tokens: run.input_tokens, output_tokens: run.output_tokens, cached_tokens: run.cached_tokens },
     cost: run.cost,
     error: run.error,
+    scores: scores.map(presentScore),
     metadata: run.metadata,
     created_at: unixSeconds(run.created_at),
     started_at: unixSeconds(run.started_at),

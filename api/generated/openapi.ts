@@ -384,6 +384,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/runs/{id}/feedback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A person's score of a finished run (scorer `human`, or `human:<name>` given `name`), in [0, 1] or as a thumb (up 1, down 0), with an optional comment as its explanation. Feedback under the same name replaces the earlier one (the audit log keeps both). Answers the run with its scores; an unfinished run answers 409. */
+        post: operations["addRunFeedback"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/networks": {
         parameters: {
             query?: never;
@@ -447,6 +464,57 @@ export interface paths {
         };
         /** A network's run history (parent runs), newest first by default. */
         get: operations["listNetworkRuns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/quality": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Per scorer: the mean, count and distribution (ten bins over [0, 1]) of run scores, in time buckets by when each run ended, optionally grouped and filtered by agent, network, model, API key or a metadata key. Every bucket of the range is listed, empty ones included, `limit` a page. */
+        get: operations["getQualityAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/quality/backfill": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Scores the runs that ended in [start_time, end_time) again with the scorers named (every heuristic by default; `judge` only when asked and a judge model is configured), in the background. A run's score per scorer is replaced, never added twice. Answers 202 with the backfill, whose progress GET shows. */
+        post: operations["createQualityBackfill"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/quality/backfills/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A backfill and how far it has got. */
+        get: operations["getQualityBackfill"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1065,9 +1133,76 @@ export interface components {
             /** @description Decimal USD, the sum of the model calls' costs at the price versions they recorded. */
             cost: string;
             error: null | components["schemas"]["RunError"];
+            /** @description The run's quality scores, each in [0, 1] with its explanation; empty until the run has ended. */
+            scores: components["schemas"]["RunScore"][];
             metadata: components["schemas"]["Metadata"];
             created_at: number;
             started_at: number | null;
+            completed_at: number | null;
+        };
+        ScorerName: string;
+        RunScore: {
+            /** @description `completion`, `latency`, `tool_errors`, `non_empty`, `groundedness`, `judge`, `human` or `human:<name>`. */
+            scorer: string;
+            value: number;
+            explanation: string;
+            scored_at: number;
+        };
+        RunFeedbackRequest: {
+            score: number | ("thumbs_up" | "thumbs_down");
+            comment?: components["schemas"]["Text"];
+            /** @description The feedback's name: the score is `human:<name>`; without it, `human`. */
+            name?: string;
+        };
+        QualityResult: {
+            /** @constant */
+            object: "quality.result";
+            scorer: string;
+            mean: number;
+            count: number;
+            /** @description Scores in ten bins: [0, 0.1), [0.1, 0.2), …, [0.9, 1]. */
+            distribution: number[];
+            agent_id?: string | null;
+            network_id?: string | null;
+            model?: string | null;
+            api_key_id?: string | null;
+            /** @description The grouped metadata keys, each with its value (null: runs without the key). */
+            metadata?: {
+                [key: string]: string | null;
+            };
+        };
+        QualityPage: {
+            /** @constant */
+            object: "page";
+            data: {
+                /** @constant */
+                object: "bucket";
+                start_time: number;
+                end_time: number;
+                results: components["schemas"]["QualityResult"][];
+            }[];
+            has_more: boolean;
+            next_page: string | null;
+        };
+        QualityBackfillRequest: {
+            start_time: number;
+            end_time: number;
+            scorers?: ("completion" | "latency" | "tool_errors" | "non_empty" | "groundedness" | "judge")[];
+        };
+        QualityBackfill: {
+            id: string;
+            /** @constant */
+            object: "quality.backfill";
+            /** @enum {string} */
+            status: "in_progress" | "completed" | "failed";
+            start_time: number;
+            end_time: number;
+            scorers: string[];
+            /** @description The finished runs in the range when the backfill was asked for. */
+            runs_total: number;
+            runs_scored: number;
+            error: null | components["schemas"]["RunError"];
+            created_at: number;
             completed_at: number | null;
         };
         /** @description `sequential`: the members in order, each given the previous one's output. `supervisor`: a router agent (`agent_id`), or one made from `instructions` and `model` (default `auto`), picks the next member or finishes, through a tool call, each time with a reason. `handoff`: the first member starts; a member passes control with the `handoff` tool the platform gives it; the run ends when a member answers without handing off. */
@@ -1182,6 +1317,25 @@ export interface components {
         /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
         Before: components["schemas"]["Text"];
         Order: "asc" | "desc";
+        /** @description The start of the range, Unix seconds (inclusive); the first bucket starts here. */
+        AnalyticsStartTime: number;
+        /** @description The end of the range, Unix seconds (exclusive), at most 366 days after `start_time`; default now. */
+        AnalyticsEndTime: number;
+        AnalyticsBucketWidth: "1h" | "1d";
+        /** @description Comma-separated, at most 4 of `agent_id`, `network_id`, `model`, `api_key_id`, `metadata.<key>`. */
+        AnalyticsGroupBy: components["schemas"]["Text"];
+        /** @description Buckets a page: for `1d` 1 to 31 (default 7), for `1h` 1 to 168 (default 24). */
+        AnalyticsLimit: number;
+        /** @description The `next_page` of the previous page. */
+        AnalyticsPage: components["schemas"]["Text"];
+        AnalyticsAgentId: components["schemas"]["Text"];
+        AnalyticsNetworkId: components["schemas"]["Text"];
+        AnalyticsModel: components["schemas"]["Text"];
+        AnalyticsApiKeyId: components["schemas"]["Text"];
+        /** @description Only what was tagged with every pair given, e.g. `metadata[team]=search`. */
+        AnalyticsMetadata: {
+            [key: string]: components["schemas"]["Text"];
+        };
     };
     requestBodies: never;
     headers: {
@@ -2056,6 +2210,43 @@ export interface operations {
             503: components["responses"]["Error"];
         };
     };
+    addRunFeedback: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Same key and same body within 24 hours returns the original response; same key and another body answers 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RunFeedbackRequest"];
+            };
+        };
+        responses: {
+            /** @description The run with its scores. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
     listNetworks: {
         parameters: {
             query?: {
@@ -2297,6 +2488,111 @@ export interface operations {
                     "application/json": components["schemas"]["ListEnvelope"] & {
                         data?: components["schemas"]["Run"][];
                     };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getQualityAnalytics: {
+        parameters: {
+            query: {
+                /** @description The start of the range, Unix seconds (inclusive); the first bucket starts here. */
+                start_time: components["parameters"]["AnalyticsStartTime"];
+                /** @description The end of the range, Unix seconds (exclusive), at most 366 days after `start_time`; default now. */
+                end_time?: components["parameters"]["AnalyticsEndTime"];
+                bucket_width?: components["parameters"]["AnalyticsBucketWidth"];
+                /** @description Comma-separated, at most 4 of `agent_id`, `network_id`, `model`, `api_key_id`, `metadata.<key>`. */
+                group_by?: components["parameters"]["AnalyticsGroupBy"];
+                /** @description Buckets a page: for `1d` 1 to 31 (default 7), for `1h` 1 to 168 (default 24). */
+                limit?: components["parameters"]["AnalyticsLimit"];
+                /** @description The `next_page` of the previous page. */
+                page?: components["parameters"]["AnalyticsPage"];
+                agent_id?: components["parameters"]["AnalyticsAgentId"];
+                network_id?: components["parameters"]["AnalyticsNetworkId"];
+                model?: components["parameters"]["AnalyticsModel"];
+                api_key_id?: components["parameters"]["AnalyticsApiKeyId"];
+                /** @description Only what was tagged with every pair given, e.g. `metadata[team]=search`. */
+                metadata?: components["parameters"]["AnalyticsMetadata"];
+                /** @description Only this scorer's scores (`completion`, `latency`, `tool_errors`, `non_empty`, `groundedness`, `judge`, `human`, `human:<name>`). */
+                scorer?: components["schemas"]["ScorerName"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of buckets. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QualityPage"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    createQualityBackfill: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Same key and same body within 24 hours returns the original response; same key and another body answers 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QualityBackfillRequest"];
+            };
+        };
+        responses: {
+            /** @description The backfill, started. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QualityBackfill"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getQualityBackfill: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The backfill. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QualityBackfill"];
                 };
             };
             400: components["responses"]["Error"];

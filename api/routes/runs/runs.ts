@@ -9,6 +9,7 @@ import { pageRequestOf } from '../../pagination.js';
 import { findAgent } from '../../../records/agents.js';
 import { findRun, listAgentRuns } from '../../../records/runs.js';
 import { stepsOfRuns } from '../../../records/run-steps.js';
+import { scoresOfRuns } from '../../../records/run-scores.js';
 import { presentRun } from '../../../presenters/run.js';
 import { presentList } from '../../../presenters/list.js';
 import { createRun } from './create.js';
@@ -36,7 +37,8 @@ export function runRoutes(router: Router<ApiState>, deps: ApiDeps): void {
         metadata: query.metadata,
       });
       const steps = await stepsOfRuns(deps.db, page.rows.map((r) => r.id));
-      ctx.body = presentList(page, (run) => presentRun(run, steps.get(run.id) ?? []));
+      const scores = await scoresOfRuns(deps.db, page.rows.map((r) => r.id));
+      ctx.body = presentList(page, (run) => presentRun(run, steps.get(run.id) ?? [], [], scores.get(run.id)));
     }),
   );
 
