@@ -8,13 +8,15 @@ import { childrenOf, findRun, isFinished, runById, type RunRecord } from '../../
 import { runEventsAfter } from '../../../records/run-events.js';
 import { stepsOf } from '../../../records/run-steps.js';
 import { scoresOf } from '../../../records/run-scores.js';
+import type { Queryable } from '../../../records/db.js';
 import { endsRun, presentRun, presentRunEvent, TERMINAL_RUN_EVENTS, type RunObject } from '../../../presenters/run.js';
 
 // A comment line this often keeps proxies from closing a quiet stream.
 const KEEPALIVE_MS = 15_000;
 
-export async function presentRunOf(deps: ApiDeps, run: RunRecord): Promise<RunObject> {
-  return presentRun(run, await stepsOf(deps.db, run.id), run.network_id ? await childrenOf(deps.db, run.id) : [], await scoresOf(deps.db, run.id));
+/** The run as the API shows it; `db` a transaction that has changed it, if any. */
+export async function presentRunOf(deps: Pick<ApiDeps, 'db'>, run: RunRecord, db: Queryable = deps.db): Promise<RunObject> {
+  return presentRun(run, await stepsOf(db, run.id), run.network_id ? await childrenOf(db, run.id) : [], await scoresOf(db, run.id));
 }
 
 /** The run once it has ended, or as it stands after `ms` (sooner when `signal` aborts or this process stops). */

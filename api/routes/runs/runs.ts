@@ -14,6 +14,7 @@ import { presentRun } from '../../../presenters/run.js';
 import { presentList } from '../../../presenters/list.js';
 import { createRun } from './create.js';
 import { cancelRun } from './cancel.js';
+import { addRunFeedback } from './feedback.js';
 import { presentRunOf, streamRunEvents } from './run-log.js';
 
 export function runRoutes(router: Router<ApiState>, deps: ApiDeps): void {
@@ -57,6 +58,13 @@ export function runRoutes(router: Router<ApiState>, deps: ApiDeps): void {
     audited(deps.db, 'run.cancel', 'run'),
     requireScope('agents:run'),
     operation('cancelRun', (ctx, { path: { id } }) => cancelRun(ctx, deps, id)),
+  );
+
+  router.post(
+    '/v1/runs/:id/feedback',
+    audited(deps.db, 'run.feedback', 'run'),
+    requireScope('agents:run'),
+    operation('addRunFeedback', (ctx, input) => addRunFeedback(ctx, deps, input)),
   );
 
   router.get(
