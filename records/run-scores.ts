@@ -79,12 +79,23 @@ export async function saveScores(db: Queryable, runId: string, scores: Score[], 
        coalesce(r.resolved_model, r.model), r.metadata, r.created_at, r.completed_at
      FROM runs r LEFT JOIN runs p ON p.id = r.parent_run_id, unnest($2::text[], $3::float8[], $4::text[]) AS s(scorer, value, explanation)
      WHERE r.id = $1 AND r.completed_at IS NOT NULL
-     ON CONFLICT (run_id, scorer) DO UPDATE SET value = excluded.value, explanation = excluded.explanation, agent_id = excluded.agent_id,
-       network_id = excluded.network_id, api_key_id = excluded.api_key_id, model = excluded.model, metadata = excluded.metadata,
-       run_created_at = excluded.run_created_at, run_completed_at = excluded.run_completed_at, scored_at = now()`,
+     ON CONFLICT (run_id, scorer) DO UPDATE SET value = excluded.value, explanation = excluded.explanation, scored_at = now()`,
     [runId, scores.map((s) => s.scorer), scores.map((s) => s.value), scores.map((s) => s.explanation)],
   );
+  await refreshAttribution(db, runId);
   return rowCount ?? 0;
+}
+
+/** Copies the run's attribution into every score of it again, so that all of a run's scores group alike. */
+async function refreshAttribution(db: Queryable, runId: string): Promise<void> {
+  await db.query(
+    `UPDATE run_scores s SET agent_id = r.agent_id, network_id = coalesce(r.network_id, p.network_id), api_key_id = r.api_key_id,
+       model = coalesce(r.resolved_model, r.model), metadata = r.metadata, run_created_at = r.created_at, run_completed_at = r.completed_at
+     FROM runs r LEFT JOIN runs p ON p.id = r.parent_run_id
+     WHERE s.run_id = $1 AND r.id = $1 AND r.completed_at IS NOT NULL
+       AND (s.run_completed_at, s.run_created_at, s.model, s.metadata) IS DISTINCT FROM (r.completed_at, r.created_at, coalesce(r.resolved_model, r.model), r.metadata)`,
+    [runId],
+  );
 }
 
 /** Scores a finished run with the chosen heuristics (all by default); false when the run is not finished. */
