@@ -23,6 +23,7 @@ import { extractionWorkflowId } from '../../workflows/extraction/client.js';
 import { MAINTENANCE_SCHEDULE_ID } from '../../workflows/maintenance/client.js';
 import { runWorkflowId } from '../../workflows/runs/client.js';
 import { networkRunWorkflowId } from '../../workflows/networks/client.js';
+import { backfillWorkflowId } from '../../workflows/quality/client.js';
 import { createAgent, startRunsStack, type RunsStack } from '../support/runs.js';
 import { startToolServer } from '../support/http-tool-server.js';
 
@@ -53,6 +54,7 @@ describe('workflow replay', function () {
   it('finds the recorded histories of every workflow', () => {
     assert.deepEqual(recorded, [
       'agent-run-cancelled.json',
+      'agent-run-judged.json',
       'agent-run-tool-call.json',
       'extract-file-blob-missing.json',
       'extract-file-processed.json',
@@ -61,6 +63,7 @@ describe('workflow replay', function () {
       'maintenance-round.json',
       'network-run-handoff.json',
       'network-run-supervisor.json',
+      'quality-backfill.json',
     ]);
   });
 
@@ -187,6 +190,33 @@ describe('workflow replay', function () {
       assert.equal(cancelled.body.status, 'cancelled');
       await stack.api.services.temporal.workflow.getHandle(runWorkflowId(run.body.id)).result();
       await replayAndKeep(stack.api, runWorkflowId(run.body.id), 'agent-run-cancelled.json');
+    });
+  });
+
+  describe('of judged runs and backfills made now', () => {
+    let stack: RunsStack;
+
+    before(async () => {
+      stack = await startRunsStack('replay-quality', { AGENTPLANE_JUDGE_MODEL: 'gpt-4.1-nano' });
+      stack.openai.setFallback({ model: 'gpt-4.1-nano', tool_calls: [{ name: 'record_verdict', arguments: '{"score":1,"rationale":"Right."}' }], usage: { input: 1, output: 1 } });
+    });
+
+    after(async () => {
+      await stack?.stop();
+    });
+
+    it('replays a run the judge scored, and a backfill', async () => {
+      const agent = await createAgent(stack.tenant.admin);
+      stack.openai.enqueue({ model: 'gpt-4.1-mini', text: ['judged'], usage: { input: 1, output: 1 } });
+      const since = Math.floor(Date.now() / 1000) - 60;
+      const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Judge me.' });
+      assert.equal(run.body.status, 'completed');
+      await stack.api.services.temporal.workflow.getHandle(runWorkflowId(run.body.id)).result();
+      await replayAndKeep(stack.api, runWorkflowId(run.body.id), 'agent-run-judged.json');
+      const backfill = await stack.tenant.admin.post('/v1/analytics/quality/backfill', { start_time: since, end_time: since + 3600, scorers: ['completion', 'judge'] });
+      assert.equal(backfill.status, 202);
+      await stack.api.services.temporal.workflow.getHandle(backfillWorkflowId(backfill.body.id)).result();
+      await replayAndKeep(stack.api, backfillWorkflowId(backfill.body.id), 'quality-backfill.json');
     });
   });
 });
