@@ -1322,8 +1322,8 @@ export interface components {
         /** @description The end of the range, Unix seconds (exclusive), at most 366 days after `start_time`; default now. */
         AnalyticsEndTime: number;
         AnalyticsBucketWidth: "1h" | "1d";
-        /** @description Comma-separated, at most 4 of `agent_id`, `network_id`, `model`, `api_key_id`, `metadata.<key>`. */
-        AnalyticsGroupBy: components["schemas"]["Text"];
+        /** @description Comma-separated, at most 4 of `agent_id`, `network_id`, `model`, `api_key_id`, `metadata.<key>`, each once. */
+        AnalyticsGroupBy: string;
         /** @description Buckets a page: for `1d` 1 to 31 (default 7), for `1h` 1 to 168 (default 24). */
         AnalyticsLimit: number;
         /** @description The `next_page` of the previous page. */
@@ -2505,7 +2505,7 @@ export interface operations {
                 /** @description The end of the range, Unix seconds (exclusive), at most 366 days after `start_time`; default now. */
                 end_time?: components["parameters"]["AnalyticsEndTime"];
                 bucket_width?: components["parameters"]["AnalyticsBucketWidth"];
-                /** @description Comma-separated, at most 4 of `agent_id`, `network_id`, `model`, `api_key_id`, `metadata.<key>`. */
+                /** @description Comma-separated, at most 4 of `agent_id`, `network_id`, `model`, `api_key_id`, `metadata.<key>`, each once. */
                 group_by?: components["parameters"]["AnalyticsGroupBy"];
                 /** @description Buckets a page: for `1d` 1 to 31 (default 7), for `1h` 1 to 168 (default 24). */
                 limit?: components["parameters"]["AnalyticsLimit"];

@@ -40,7 +40,8 @@ export interface AnalyticsPage {
   nextPage: string | null;
 }
 
-const invalid = (param: string, message: string) => InvalidRequestError('invalid_parameter', message, param);
+// Rules between parameters, which the document states in words: each has its own code.
+const badRange = (param: string, message: string) => InvalidRequestError('invalid_time_range', message, param);
 
 /** A page cursor: the start of the page's first bucket, opaque to clients. */
 export const cursorOf = (bucketStart: number) => Buffer.from(`bucket:${bucketStart}`).toString('base64url');
@@ -58,14 +59,14 @@ function cursorStart(page: string, origin: number, width: number, end: number): 
 export function groupingsOf(groupBy: string | undefined): Grouping[] {
   if (groupBy === undefined) return [];
   const names = groupBy.split(',').map((name) => name.trim());
-  if (names.length > MAX_GROUPINGS) throw invalid('group_by', `\`group_by\` takes at most ${MAX_GROUPINGS} dimensions.`);
+  if (names.length > MAX_GROUPINGS) throw InvalidRequestError('invalid_group_by', `\`group_by\` takes at most ${MAX_GROUPINGS} dimensions.`, 'group_by');
   const groupings: Grouping[] = [];
   for (const name of names) {
-    if (names.indexOf(name) !== names.lastIndexOf(name)) throw invalid('group_by', `\`group_by\` names \`${name}\` twice.`);
+    if (names.indexOf(name) !== names.lastIndexOf(name)) throw InvalidRequestError('invalid_group_by', `\`group_by\` names \`${name}\` twice.`, 'group_by');
     const metadata = METADATA_GROUPING.exec(name);
     if (metadata) groupings.push({ metadataKey: metadata[1]! });
     else if ((DIMENSIONS as readonly string[]).includes(name)) groupings.push({ column: name as Dimension });
-    else throw invalid('group_by', `\`group_by\` may name ${DIMENSIONS.map((d) => `\`${d}\``).join(', ')} or \`metadata.<key>\`, not \`${name}\`.`);
+    else throw InvalidRequestError('invalid_group_by', `\`group_by\` may name ${DIMENSIONS.map((d) => `\`${d}\``).join(', ')} or \`metadata.<key>\`, not \`${name}\`.`, 'group_by');
   }
   return groupings;
 }
@@ -76,11 +77,11 @@ export function analyticsPageOf(projectId: string, query: AnalyticsParameters, n
   const seconds = BUCKET_SECONDS[width];
   const origin = query.start_time;
   const end = query.end_time ?? Math.ceil(now / 1000);
-  if (end <= origin) throw invalid(query.end_time === undefined ? 'start_time' : 'end_time', '`end_time` must be after `start_time` (it defaults to now).');
-  if (end - origin > MAX_RANGE_SECONDS) throw invalid('end_time', `The range may span at most ${MAX_RANGE_SECONDS / 86_400} days; ask for a shorter one.`);
+  if (end <= origin) throw badRange(query.end_time === undefined ? 'start_time' : 'end_time', '`end_time` must be after `start_time` (it defaults to now).');
+  if (end - origin > MAX_RANGE_SECONDS) throw badRange('end_time', `The range may span at most ${MAX_RANGE_SECONDS / 86_400} days; ask for a shorter one.`);
   const limits = BUCKETS_PER_PAGE[width];
   const limit = query.limit ?? limits.default;
-  if (limit > limits.max) throw invalid('limit', `With \`bucket_width\` ${width}, \`limit\` is at most ${limits.max} buckets.`);
+  if (limit > limits.max) throw InvalidRequestError('limit_exceeds_bucket_width', `With \`bucket_width\` ${width}, \`limit\` is at most ${limits.max} buckets.`, 'limit');
   const first = query.page === undefined ? origin : cursorStart(query.page, origin, seconds, end);
   const buckets: { start: number; end: number }[] = [];
   for (let start = first; start < end && buckets.length < limit; start += seconds) buckets.push({ start, end: Math.min(start + seconds, end) });

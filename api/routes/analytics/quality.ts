@@ -36,9 +36,9 @@ export function qualityRoutes(router: Router<ApiState>, deps: ApiDeps): void {
     requireScope('admin'),
     operation('createQualityBackfill', async (ctx, { body }) => {
       const { projectId } = callerOf(ctx);
-      if (body.end_time <= body.start_time) throw InvalidRequestError('invalid_parameter', '`end_time` must be after `start_time`.', 'end_time');
+      if (body.end_time <= body.start_time) throw InvalidRequestError('invalid_time_range', '`end_time` must be after `start_time`.', 'end_time');
       if (body.end_time - body.start_time > MAX_RANGE_SECONDS) {
-        throw InvalidRequestError('invalid_parameter', `The range may span at most ${MAX_RANGE_SECONDS / 86_400} days; ask for a shorter one.`, 'end_time');
+        throw InvalidRequestError('invalid_time_range', `The range may span at most ${MAX_RANGE_SECONDS / 86_400} days; ask for a shorter one.`, 'end_time');
       }
       const scorers: string[] = body.scorers ?? [...HEURISTIC_SCORERS];
       if (scorers.includes('judge') && !deps.judgeModel) {

@@ -18,7 +18,8 @@ export async function addRunFeedback(ctx: ApiContext, deps: ApiDeps, { path: { i
   const scorer = body.name ? `human:${body.name}` : 'human';
   const comment = body.comment?.trim();
   const explanation = comment || (typeof body.score === 'string' ? `A person gave it a thumbs ${body.score === 'thumbs_up' ? 'up' : 'down'}.` : `A person scored it ${value}.`);
-  const { created } = await createOnce(ctx, deps, body, async (tx) => {
+  // The run is part of what the key identifies: the same feedback on another run is another request.
+  const { created } = await createOnce(ctx, deps, { ...body, run_id: id }, async (tx) => {
     await saveScores(tx, id, [{ scorer, value, explanation }]);
     return { status: 200, body: await presentRunOf(deps, run, tx) };
   });
