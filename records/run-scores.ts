@@ -4,7 +4,7 @@
  * run's attribution, for analytics. Scoring again replaces a scorer's row.
  */
 import type { Queryable } from './db.js';
-import { heuristicScores, HEURISTIC_SCORERS, MAX_CONTEXT_CHARS, type FinishedRun, type HeuristicScorer, type Score } from './run-scorers.js';
+import { heuristicScores, HEURISTIC_SCORERS, type FinishedRun, type HeuristicScorer, type Score } from './run-scorers.js';
 import type { ChatMessage } from '../models/messages.js';
 import type { Citation } from './run-steps.js';
 
@@ -15,8 +15,9 @@ export interface RunScoreRecord extends Score {
   scored_at: Date;
 }
 
-/** The largest share of one attached file's text read for groundedness. */
-const MAX_FILE_CHARS = 200_000;
+/** What groundedness reads of a run's attachments at most: their first pages, and the start of each. */
+const MAX_PAGES = 100;
+const MAX_PAGE_CHARS = 20_000;
 
 interface RunRow {
   project_id: string;
@@ -49,12 +50,13 @@ export async function finishedRunOf(db: Queryable, runId: string): Promise<Finis
     for (const citation of step.citations ?? []) context.push(citation.quote);
   }
   if (run.file_ids.length > 0) {
-    const files = await db.query<{ text: string | null }>(
-      `SELECT left(string_agg(left(p.text, $3), E'\\n' ORDER BY p.file_id, p.page_number), $4) AS text
-       FROM file_pages p JOIN files f ON f.id = p.file_id WHERE f.project_id = $1 AND f.id = ANY($2)`,
-      [run.project_id, run.file_ids, MAX_FILE_CHARS, MAX_CONTEXT_CHARS],
+    // The first pages of the attachments, in the order given: bounded however long the files are.
+    const pages = await db.query<{ text: string }>(
+      `SELECT left(p.text, $3) AS text FROM file_pages p JOIN files f ON f.id = p.file_id
+       WHERE f.project_id = $1 AND f.id = ANY($2) ORDER BY array_position($2, f.id), p.page_number LIMIT $4`,
+      [run.project_id, run.file_ids, MAX_PAGE_CHARS, MAX_PAGES],
     );
-    if (files.rows[0]?.text) context.push(files.rows[0].text);
+    context.push(...pages.rows.map((page) => page.text));
   }
   return {
     status: run.status as FinishedRun['status'],
