@@ -171,7 +171,8 @@ export function operation<Id extends OperationId>(operationId: Id, handler: (ctx
       if (nested && deepObjects.has(nested[1]!)) {
         const object = (query[nested[1]!] ??= {}) as Record<string, unknown>;
         object[nested[2]!] = value;
-      } else query[name] = commaLists.has(name) && value !== undefined ? value.split(',') : value;
+      } else if (commaLists.has(name) && value !== undefined) query[name] = value === '' ? [] : value.split(',');
+      else query[name] = value;
     }
     if (validateQuery && !validateQuery(query)) throw violation(validateQuery.errors);
     let body: unknown;

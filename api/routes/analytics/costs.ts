@@ -46,9 +46,9 @@ export function costRoutes(router: Router<ApiState>, deps: ApiDeps): void {
       const apply = body.dry_run === false;
       // Reading what a reprice would change is analysis; changing the ledger is the project's admin's call.
       if (apply && !hasScope(caller, 'admin')) throw PermissionError('admin');
-      if (body.end_time <= body.start_time) throw InvalidRequestError('invalid_parameter', '`end_time` must be after `start_time`.', 'end_time');
+      if (body.end_time <= body.start_time) throw InvalidRequestError('invalid_range', '`end_time` must be after `start_time`.', 'end_time');
       if (body.end_time - body.start_time > MAX_REPRICE_SECONDS) {
-        throw InvalidRequestError('invalid_parameter', 'Reprice at most 366 days at a time.', 'end_time');
+        throw InvalidRequestError('invalid_range', 'Reprice at most 366 days at a time.', 'end_time');
       }
       const prices = deps.models.list().map((model) => ({ model: model.id, prices: model.prices }));
       const range = { from: body.start_time, to: body.end_time, models: body.models, apply };

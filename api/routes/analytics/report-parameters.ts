@@ -38,7 +38,7 @@ export function reportPageOf(query: ReportQuery, now: Date = new Date()): Report
   const width = WIDTHS[query.bucket_width];
   const start = query.start_time;
   if (query.end_time !== undefined && query.end_time <= start) {
-    throw InvalidRequestError('invalid_parameter', '`end_time` must be after `start_time`.', 'end_time');
+    throw InvalidRequestError('invalid_range', '`end_time` must be after `start_time`.', 'end_time');
   }
   const nowSeconds = Math.floor(now.getTime() / 1000);
   const end = query.end_time ?? start + Math.max(1, Math.ceil((nowSeconds - start) / width)) * width;
