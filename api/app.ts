@@ -19,6 +19,7 @@ import { agentRoutes } from './routes/agents/agents.js';
 import { runRoutes } from './routes/runs/runs.js';
 import { modelRoutes } from './routes/models/models.js';
 import { networkRoutes } from './routes/networks/networks.js';
+import { costRoutes } from './routes/analytics/costs.js';
 import { qualityRoutes } from './routes/analytics/quality.js';
 
 export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<ApiState> } {
@@ -53,6 +54,7 @@ export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<A
   agentRoutes(v1, deps);
   runRoutes(v1, deps);
   networkRoutes(v1, deps);
+  costRoutes(v1, deps);
   qualityRoutes(v1, deps);
 
   app.use(router.routes());

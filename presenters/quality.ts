@@ -1,6 +1,6 @@
 /** The quality report's page of buckets, and a backfill, as the API shows them. */
 import type { components } from '../api/generated/openapi.js';
-import type { Grouping } from '../records/analytics-selection.js';
+import type { ReportDimension } from '../records/cost-report.js';
 import type { QualityCell } from '../records/quality-analytics.js';
 import type { QualityBackfillRecord } from '../records/quality-backfills.js';
 import { unixSeconds } from './time.js';
@@ -13,23 +13,22 @@ type QualityBackfill = components['schemas']['QualityBackfill'];
 const SCORER_ORDER = ['completion', 'latency', 'tool_errors', 'non_empty', 'groundedness', 'judge'];
 const rank = (scorer: string) => (SCORER_ORDER.includes(scorer) ? SCORER_ORDER.indexOf(scorer) : SCORER_ORDER.length);
 
-function resultOf(scorer: string, groupBy: Grouping[], groups: (string | null)[]): QualityResult {
-  const result: QualityResult = { object: 'quality.result', scorer, mean: 0, count: 0, distribution: Array<number>(10).fill(0) };
-  groupBy.forEach((grouping, i) => {
-    if ('column' in grouping) result[grouping.column] = groups[i] ?? null;
-    else result.metadata = { ...result.metadata, [grouping.metadataKey]: groups[i] ?? null };
-  });
+function resultOf(cell: QualityCell): QualityResult {
+  const result: QualityResult = { object: 'quality.result', scorer: cell.scorer, mean: 0, count: 0, distribution: Array<number>(10).fill(0) };
+  for (const [dimension, value] of Object.entries(cell.dimensions) as [ReportDimension, string | null][]) {
+    if (dimension.startsWith('metadata.')) result.metadata = { ...result.metadata, [dimension.slice('metadata.'.length)]: value };
+    else result[dimension as 'agent_id' | 'network_id' | 'model' | 'api_key_id'] = value;
+  }
   return result;
 }
 
 /** Each bucket of the page with one result per scorer and group that has scores in it. */
-export function presentQualityPage(page: { buckets: { start: number; end: number }[]; nextPage: string | null; groupBy: Grouping[]; origin: number; bucketSeconds: number }, cells: QualityCell[]): QualityPage {
-  const data = page.buckets.map((bucket) => {
-    const index = Math.round((bucket.start - page.origin) / page.bucketSeconds);
+export function presentQualityPage(buckets: { start: number; end: number }[], cells: QualityCell[], nextPage: string | null): QualityPage {
+  const data = buckets.map((bucket) => {
     const results = new Map<string, QualityResult & { sum: number }>();
-    for (const cell of cells.filter((c) => c.bucket === index)) {
-      const key = JSON.stringify([cell.scorer, ...cell.groups]);
-      const result = results.get(key) ?? { ...resultOf(cell.scorer, page.groupBy, cell.groups), sum: 0 };
+    for (const cell of cells.filter((c) => c.bucket === bucket.start)) {
+      const key = JSON.stringify([cell.scorer, ...Object.values(cell.dimensions)]);
+      const result = results.get(key) ?? { ...resultOf(cell), sum: 0 };
       result.count += cell.count;
       result.sum += cell.sum;
       result.distribution[cell.bin] = (result.distribution[cell.bin] ?? 0) + cell.count;
@@ -40,7 +39,7 @@ export function presentQualityPage(page: { buckets: { start: number; end: number
       .map(([, { sum, ...result }]) => ({ ...result, mean: Math.min(1, Math.max(0, sum / result.count)) }));
     return { object: 'bucket' as const, start_time: bucket.start, end_time: bucket.end, results: ordered };
   });
-  return { object: 'page', data, has_more: page.nextPage !== null, next_page: page.nextPage };
+  return { object: 'page', data, has_more: nextPage !== null, next_page: nextPage };
 }
 
 export function presentBackfill(backfill: QualityBackfillRecord): QualityBackfill {

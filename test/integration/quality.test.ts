@@ -315,6 +315,8 @@ describe('quality: run scores, the judge, feedback, analytics and backfill', fun
       const search = await report('metadata[team]=search&scorer=completion');
       assert.deepEqual(search.data.map((b) => b.results.map((r) => r.count)), [[], [2]]);
       const two = await report(`agent_id=${agents.two}`);
+      const both = await report(`agent_id=${agents.one},${agents.two}&scorer=completion`);
+      assert.deepEqual(both.data.map((b) => b.results.map((r) => r.count)), [[1], [2]]);
       assert.deepEqual(two.data.map((b) => b.results.length > 0), [true, false]);
       const none = await report('model=no-such-model');
       assert.deepEqual(none.data.map((b) => b.results), [[], []]);
@@ -329,7 +331,7 @@ describe('quality: run scores, the judge, feedback, analytics and backfill', fun
       const second = await report(`bucket_width=1d&limit=1&scorer=completion&page=${first.next_page}`);
       assert.deepEqual(second.data.map((b) => [b.start_time, b.results[0]!.count]), [[origin + DAY, 2]]);
       assert.deepEqual([second.has_more, second.next_page], [false, null]);
-      const hourly = await report('bucket_width=1h&scorer=completion');
+      const hourly = await report('bucket_width=1h&limit=24&scorer=completion');
       assert.equal(hourly.data.length, 24);
       assert.equal(hourly.has_more, true);
       assert.equal(hourly.data.reduce((n, b) => n + b.results.reduce((m, r) => m + r.count, 0), 0), 1, "the first day's 24 hours hold run c alone");
@@ -337,27 +339,27 @@ describe('quality: run scores, the judge, feedback, analytics and backfill', fun
 
     it('answers 400 naming the parameter for a bad range, width, limit, grouping or cursor', async () => {
       const now = Math.floor(Date.now() / 1000);
-      for (const [query, param] of [
-        [`end_time=${now}`, 'start_time'],
-        [`start_time=${now}&end_time=${now - 10}`, 'end_time'],
-        [`start_time=${now - 400 * DAY}&end_time=${now}`, 'end_time'],
-        [`start_time=${now - DAY}&bucket_width=1w`, 'bucket_width'],
-        [`start_time=${now - DAY}&bucket_width=1d&limit=32`, 'limit'],
-        [`start_time=${now - DAY}&limit=0`, 'limit'],
-        [`start_time=${now - DAY}&group_by=project_id`, 'group_by'],
-        [`start_time=${now - DAY}&group_by=model,model`, 'group_by'],
-        [`start_time=${now - DAY}&group_by=a,b,c,d,e`, 'group_by'],
-        [`start_time=${now - DAY}&page=bm90LWEtY3Vyc29y`, 'page'],
-        [`start_time=${now - DAY}&scorer=bogus`, 'scorer'],
-        [`start_time=${now - DAY}&colour=red`, 'colour'],
-        [`start_time=soon`, 'start_time'],
+      for (const [query, param, code] of [
+        [`end_time=${now}`, 'start_time', 'missing_parameter'],
+        [`start_time=${now}&end_time=${now - 10}`, 'end_time', 'invalid_range'],
+        [`start_time=${now - DAY}&bucket_width=1w`, 'bucket_width', 'invalid_parameter'],
+        [`start_time=${now - DAY}&limit=181`, 'limit', 'invalid_parameter'],
+        [`start_time=${now - DAY}&limit=0`, 'limit', 'invalid_parameter'],
+        [`start_time=${now - DAY}&group_by=source`, 'group_by.0', 'invalid_parameter'],
+        [`start_time=${now - DAY}&group_by=model,project_id`, 'group_by.1', 'invalid_parameter'],
+        [`start_time=${now - DAY}&group_by=agent_id,network_id,model,api_key_id,metadata.a,metadata.b`, 'group_by', 'invalid_parameter'],
+        [`start_time=${now - DAY}&page=bkt_12`, 'page', 'invalid_cursor'],
+        [`start_time=${now - DAY}&scorer=bogus`, 'scorer', 'invalid_parameter'],
+        [`start_time=${now - DAY}&colour=red`, 'colour', 'unknown_parameter'],
+        [`start_time=soon`, 'start_time', 'invalid_parameter'],
       ] as const) {
         const refused = await tenant.admin.get(`/v1/analytics/quality?${query}`);
         assert.equal(refused.status, 400, query);
-        assert.equal(refused.body.error.param, param, `${query}: ${JSON.stringify(refused.body)}`);
+        assert.deepEqual([refused.body.error.param, refused.body.error.code], [param, code], `${query}: ${JSON.stringify(refused.body)}`);
       }
       for (const [body, param] of [
         [{ start_time: now, end_time: now - 1 }, 'end_time'],
+        [{ start_time: now - 400 * DAY, end_time: now }, 'end_time'],
         [{ start_time: now - DAY, end_time: now, scorers: ['vibes'] }, 'scorers.0'],
         [{ start_time: now - DAY, end_time: now, scorers: [] }, 'scorers'],
         [{ start_time: now - DAY }, 'end_time'],

@@ -15,18 +15,25 @@ import { findBackfill, finishBackfill, insertBackfill } from '../../../records/q
 import { HEURISTIC_SCORERS } from '../../../records/run-scorers.js';
 import { presentBackfill, presentQualityPage } from '../../../presenters/quality.js';
 import { startQualityBackfill } from '../../../workflows/quality/client.js';
-import { analyticsPageOf, MAX_RANGE_SECONDS } from './parameters.js';
+import { reportPageOf } from './report-parameters.js';
 
 const TEMPORAL_DEADLINE_MS = 2_000;
+/** Score cells (bucket, scorer, group, tenth) a page reads at most. */
+const MAX_REPORT_CELLS = 50_000;
+/** A backfill covers at most this long a range. */
+const MAX_BACKFILL_SECONDS = 366 * 86_400;
 
 export function qualityRoutes(router: Router<ApiState>, deps: ApiDeps): void {
   router.get(
     '/v1/analytics/quality',
     requireScope('analytics:read'),
     operation('getQualityAnalytics', async (ctx, { query }) => {
-      const page = analyticsPageOf(callerOf(ctx).projectId, query);
-      const cells = await qualityCells(deps.db, page.selection, query.scorer);
-      ctx.body = presentQualityPage({ ...page, groupBy: page.selection.groupBy, origin: page.selection.origin, bucketSeconds: page.selection.bucketSeconds }, cells);
+      const page = reportPageOf(query);
+      const cells = await qualityCells(deps.db, callerOf(ctx).projectId, page.window, { scorer: query.scorer, maxCells: MAX_REPORT_CELLS });
+      if (cells.length > MAX_REPORT_CELLS) {
+        throw InvalidRequestError('report_too_large', `This page would hold more than ${MAX_REPORT_CELLS} results; ask for fewer buckets (limit), fewer groups or narrower filters.`, 'limit');
+      }
+      ctx.body = presentQualityPage(page.buckets, cells, page.nextPage);
     }),
   );
 
@@ -36,9 +43,9 @@ export function qualityRoutes(router: Router<ApiState>, deps: ApiDeps): void {
     requireScope('admin'),
     operation('createQualityBackfill', async (ctx, { body }) => {
       const { projectId } = callerOf(ctx);
-      if (body.end_time <= body.start_time) throw InvalidRequestError('invalid_time_range', '`end_time` must be after `start_time`.', 'end_time');
-      if (body.end_time - body.start_time > MAX_RANGE_SECONDS) {
-        throw InvalidRequestError('invalid_time_range', `The range may span at most ${MAX_RANGE_SECONDS / 86_400} days; ask for a shorter one.`, 'end_time');
+      if (body.end_time <= body.start_time) throw InvalidRequestError('invalid_range', '`end_time` must be after `start_time`.', 'end_time');
+      if (body.end_time - body.start_time > MAX_BACKFILL_SECONDS) {
+        throw InvalidRequestError('invalid_range', `The range may span at most ${MAX_BACKFILL_SECONDS / 86_400} days; ask for a shorter one.`, 'end_time');
       }
       const scorers: string[] = body.scorers ?? [...HEURISTIC_SCORERS];
       if (scorers.includes('judge') && !deps.judgeModel) {
