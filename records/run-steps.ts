@@ -6,6 +6,7 @@
 import type { ChatMessage, TokenUsage, ToolCall } from '../models/messages.js';
 import type { Queryable } from './db.js';
 import { appendRunEvent } from './run-events.js';
+import { recordUsage } from './usage.js';
 import type { RunError } from './runs.js';
 
 /** A passage a tool's answer rests on: the file, and its page or the time span of an audio file. */
@@ -96,16 +97,18 @@ export interface PriceApplied {
  * the input at the input price; the arithmetic is PostgreSQL's exact numeric.
  */
 export async function completeModelStep(tx: Queryable, runId: string, index: number, message: ChatMessage, usage: TokenUsage, price: PriceApplied): Promise<boolean> {
-  const { rows } = await tx.query<{ cost: string }>(
-    `UPDATE run_steps SET status = 'completed', completed_at = now(), message = $3, input_tokens = $4::bigint, output_tokens = $5::bigint,
+  const { rows } = await tx.query<{ cost: string; project_id: string; model: string; provider: string | null }>(
+    `UPDATE run_steps s SET status = 'completed', completed_at = now(), message = $3, input_tokens = $4::bigint, output_tokens = $5::bigint,
        cached_tokens = $6::bigint, price_version = $7,
-       cost = trim_scale((($4::bigint - $6::bigint)::numeric * $8::numeric + $6::bigint::numeric * $9::numeric + $5::bigint::numeric * $10::numeric) / 1000000)
-     WHERE run_id = $1 AND index = $2 AND status <> 'completed'
-     RETURNING trim_scale(cost)::text AS cost`,
+       cost = usage_cost($4::bigint, $6::bigint, $5::bigint, $8::numeric, $9::numeric, $10::numeric)
+     FROM runs r
+     WHERE s.run_id = $1 AND s.index = $2 AND s.status <> 'completed' AND r.id = s.run_id
+     RETURNING trim_scale(s.cost)::text AS cost, r.project_id, s.model, s.provider`,
     [runId, index, message, usage.input_tokens, usage.output_tokens, usage.cached_tokens, price.version, price.input_per_million, price.cached_input_per_million, price.output_per_million],
   );
   const charged = rows[0];
   if (!charged) return false;
+  await recordUsage(tx, { projectId: charged.project_id, source: 'run', runId, stepIndex: index, model: charged.model, provider: charged.provider ?? '', usage, price });
   await tx.query(
     `UPDATE runs SET input_tokens = input_tokens + $2, output_tokens = output_tokens + $3, cached_tokens = cached_tokens + $4, cost = cost + $5::numeric
      WHERE id = $1`,

@@ -265,7 +265,7 @@ describe('relations read by a model (AGENTPLANE_GRAPH_MODEL)', function () {
     assert.equal(TEXT.slice(read[0].source.start, read[0].source.end), read[0].source.text);
     assert.ok(detail.relations.some((r: { source: Source }) => r.source.extractor === 'cooccurrence'), 'offline relations stay');
 
-    const usage = await stack.api.services.db.query('SELECT model, price_version, input_tokens::int, output_tokens::int, cost::text FROM extraction_usage WHERE file_id = $1', [file.id]);
+    const usage = await stack.api.services.db.query("SELECT model, price_version, input_tokens::int, output_tokens::int, cost::text FROM usage_records WHERE source = 'extraction' AND file_id = $1", [file.id]);
     // gpt-4.1-nano: $0.10 in and $0.40 out per million.
     assert.deepEqual(usage.rows.map((r) => [r.model, r.input_tokens, r.output_tokens, r.cost]), [['gpt-4.1-nano', 1000, 100, '0.00014']]);
     assert.ok(usage.rows[0]!.price_version);

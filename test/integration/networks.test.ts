@@ -97,6 +97,11 @@ describe('agent networks', function () {
     assert.equal(run.body.cost, '0.00306');
     assert.deepEqual(run.body.usage, { input_tokens: 6000, output_tokens: 600, cached_tokens: 1000 });
     assert.deepEqual(run.body.hops.map((h: { cost: string }) => h.cost), ['0.00056', '0.00082', '0.00168']);
+    const ledger = await stack.api.services.db.query(
+      'SELECT agent_id, network_id, cost::text FROM usage_records WHERE run_id = ANY($1) ORDER BY created_at',
+      [run.body.hops.map((h: { child_run_id: string }) => h.child_run_id)],
+    );
+    assert.deepEqual(ledger.rows, members.map((m, i) => ({ agent_id: m.id, network_id: net.id, cost: ['0.00056', '0.00082', '0.00168'][i] })));
     const childId = run.body.hops[1].child_run_id;
     const child = await stack.tenant.admin.get(`/v1/runs/${childId}`);
     assert.equal(child.body.parent_run_id, run.body.id);

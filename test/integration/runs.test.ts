@@ -42,6 +42,15 @@ describe('runs', function () {
       ['system', 'You are terse.'],
       ['user', 'What is the capital of France?'],
     ]);
+    const ledger = await stack.api.services.db.query(
+      `SELECT u.source, u.step_index, u.agent_id, u.network_id, u.api_key_id IS NOT NULL AND u.api_key_id = r.api_key_id AS by_the_runs_key,
+         u.model, u.price_version, u.cost::text, u.metadata
+       FROM usage_records u JOIN runs r ON r.id = u.run_id WHERE u.run_id = $1`,
+      [run.body.id],
+    );
+    assert.deepEqual(ledger.rows, [
+      { source: 'run', step_index: 0, agent_id: agent.id, network_id: null, by_the_runs_key: true, model: 'gpt-4.1-mini', price_version: '2025-04-14', cost: '0.0009', metadata: { team: 'geo' } },
+    ]);
     const history = await stack.tenant.admin.get(`/v1/agents/${agent.id}/runs?metadata[team]=geo`);
     assert.deepEqual(history.body.data.map((r: { id: string }) => r.id), [run.body.id]);
     assert.equal((await stack.tenant.admin.get(`/v1/agents/${agent.id}/runs?metadata[team]=other`)).body.data.length, 0);

@@ -6,7 +6,7 @@
  */
 import type { Context } from '@temporalio/activity';
 import type { Db } from '../../records/db.js';
-import { recordExtractionUsage } from '../../records/extraction-usage.js';
+import { recordUsage } from '../../records/usage.js';
 import type { CatalogueModel, ModelCatalogue } from '../../models/catalogue.js';
 import { ModelCallError, type ModelGateway } from '../../models/gateway.js';
 import type { EntityMention, Passage } from './engines/entities.js';
@@ -113,7 +113,7 @@ async function ask(db: Db, fileId: string, projectId: string, entry: CatalogueMo
       timeoutMs: 120_000,
     });
     const price = model.catalogue.priceAt(entry, new Date());
-    await recordExtractionUsage(db, { projectId, fileId, model: entry.id, provider: entry.provider, usage: result.usage, price });
+    await recordUsage(db, { projectId, source: 'extraction', fileId, model: entry.id, provider: entry.provider, usage: result.usage, price });
     const call = result.message.tool_calls?.find((c) => c.name === TOOL);
     return call ? relationsIn(call.arguments) : [];
   } catch (err) {

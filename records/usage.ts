@@ -1,0 +1,60 @@
+/**
+ * The usage ledger: one row a model call, charged at the price version in effect and attributed to what it
+ * was made for. A call made for a run (its own step, or a judge scoring it) takes the run's agent, network
+ * (a hop's is its parent's), API key and metadata; a call made while extracting a file takes the file's
+ * metadata. Written in the transaction of the work it pays for, so it is counted once.
+ */
+import type { TokenUsage } from '../models/messages.js';
+import type { Queryable } from './db.js';
+import { newId } from './ids.js';
+import type { PriceApplied } from './run-steps.js';
+
+export type UsageSource = 'run' | 'extraction' | 'judge';
+
+export interface UsageEntry {
+  projectId: string;
+  source: UsageSource;
+  runId?: string;
+  /** The run step the call was (source `run`). */
+  stepIndex?: number;
+  fileId?: string;
+  model: string;
+  provider: string;
+  usage: TokenUsage;
+  price: PriceApplied;
+}
+
+/** Records a call; returns its cost as an exact decimal string. */
+export async function recordUsage(db: Queryable, entry: UsageEntry): Promise<string> {
+  const { usage, price } = entry;
+  const { rows } = await db.query<{ cost: string }>(
+    `INSERT INTO usage_records (id, project_id, source, run_id, step_index, file_id, agent_id, network_id, api_key_id, model, provider,
+       price_version, input_tokens, output_tokens, cached_tokens, cost, metadata)
+     SELECT $1, $2, $3, $4, $5, $6, r.agent_id, COALESCE(r.network_id, p.network_id), r.api_key_id, $7, $8, $9::text,
+       $10::bigint, $11::bigint, $12::bigint, usage_cost($10::bigint, $12::bigint, $11::bigint, $13::numeric, $14::numeric, $15::numeric),
+       COALESCE(r.metadata, f.metadata, '{}')
+     FROM (SELECT 1) one
+     LEFT JOIN runs r ON r.id = $4 AND r.project_id = $2
+     LEFT JOIN runs p ON p.id = r.parent_run_id
+     LEFT JOIN files f ON f.id = $6 AND f.project_id = $2
+     RETURNING cost::text AS cost`,
+    [
+      newId('usage'),
+      entry.projectId,
+      entry.source,
+      entry.runId ?? null,
+      entry.stepIndex ?? null,
+      entry.fileId ?? null,
+      entry.model,
+      entry.provider,
+      price.version,
+      usage.input_tokens,
+      usage.output_tokens,
+      usage.cached_tokens,
+      price.input_per_million,
+      price.cached_input_per_million,
+      price.output_per_million,
+    ],
+  );
+  return rows[0]!.cost;
+}
