@@ -20,6 +20,7 @@ import { agentRoutes } from './routes/agents/agents.js';
 import { runRoutes } from './routes/runs/runs.js';
 import { modelRoutes } from './routes/models/models.js';
 import { networkRoutes } from './routes/networks/networks.js';
+import { budgetRoutes } from './routes/budgets/budgets.js';
 
 export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<ApiState> } {
   const app = new Koa<ApiState>({ proxy: true });
@@ -54,6 +55,7 @@ export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<A
   agentRoutes(v1, deps);
   runRoutes(v1, deps);
   networkRoutes(v1, deps);
+  budgetRoutes(v1, deps);
 
   app.use(router.routes());
   app.use(router.allowedMethods());

@@ -11,6 +11,7 @@ import { ModelCatalogue } from '../models/catalogue.js';
 import { ModelGateway } from '../models/gateway.js';
 import { ConfigError } from './config.js';
 import { findTool } from './tools.js';
+import type { RateLimitDefaults } from '../api/context.js';
 
 export interface Services {
   db: Db;
@@ -24,6 +25,7 @@ export interface Services {
   /** The embedding model's folder: context search ranks by meaning as well as words; none, words only. */
   embeddingModelDir?: string;
   toolsAllowPrivate: boolean;
+  rateLimits?: RateLimitDefaults;
   close(): Promise<void>;
 }
 
@@ -35,6 +37,7 @@ export interface ServiceSettings {
   blobDir?: string;
   logLevel?: string;
   toolsAllowPrivate?: boolean;
+  rateLimits?: RateLimitDefaults;
   /** Where OPENAI_*, ANTHROPIC_* and AGENTPLANE_MODELS are read; the process's environment when absent. */
   modelEnv?: NodeJS.ProcessEnv;
 }
@@ -62,6 +65,7 @@ export async function openServices(settings: ServiceSettings, log = createLogger
     graphModel: modelEnv.AGENTPLANE_GRAPH_MODEL || undefined,
     embeddingModelDir: embeddingModelDir(log),
     toolsAllowPrivate: settings.toolsAllowPrivate ?? false,
+    rateLimits: settings.rateLimits,
     async close() {
       await connection.close();
       await db.end();

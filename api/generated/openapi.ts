@@ -116,7 +116,8 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        post?: never;
+        /** Rename a live key or change its rate limits. Other API replicas apply a change within 5 seconds. */
+        post: operations["updateApiKey"];
         /** Revoke an API key. It answers 401 from then on. */
         delete: operations["revokeApiKey"];
         options?: never;
@@ -240,6 +241,43 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/budgets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the project's budgets, each with its current period's spend. */
+        get: operations["listBudgets"];
+        put?: never;
+        /** Create a spend limit on the project, an API key or an agent, per UTC day or month. A run that would start with the period's spend at or over the limit answers 429 `budget_exceeded`. Admin keys only. */
+        post: operations["createBudget"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/budgets/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a budget with what was spent in its current period. */
+        get: operations["getBudget"];
+        put?: never;
+        /** Rename a budget, or change its limit or thresholds. Admin keys only. */
+        post: operations["updateBudget"];
+        /** Delete a budget. Its audit entries and events stay. Admin keys only. */
+        delete: operations["deleteBudget"];
         options?: never;
         head?: never;
         patch?: never;
@@ -466,6 +504,10 @@ export interface components {
                 code: string;
                 message: string;
                 param: string | null;
+                /** @description `budget_exceeded`: the budget the run would exceed. */
+                budget?: components["schemas"]["Budget"];
+                /** @description `budget_exceeded`: decimal USD spent in the budget's current period. */
+                spent_usd?: string;
             };
         };
         Health: {
@@ -689,6 +731,16 @@ export interface components {
             scopes: components["schemas"]["Scope"][];
             /** @description The project the key belongs to. Defaults to the caller's; only the bootstrap admin key may name another. */
             project_id?: components["schemas"]["Text"];
+            rate_limits?: components["schemas"]["ApiKeyRateLimits"];
+        };
+        UpdateApiKeyRequest: {
+            name?: components["schemas"]["Text"];
+            rate_limits?: components["schemas"]["ApiKeyRateLimits"];
+        };
+        /** @description The key's own limits; null (or absent when created) takes the deployment's default (`AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE`, `AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS`), unlimited when unset. On update, an absent field stays as it was. */
+        ApiKeyRateLimits: {
+            requests_per_minute?: number | null;
+            concurrent_runs?: number | null;
         };
         ApiKeyFields: {
             id: string;
@@ -701,6 +753,10 @@ export interface components {
             prefix: string;
             created_at: number;
             revoked_at: number | null;
+            rate_limits: {
+                requests_per_minute: number | null;
+                concurrent_runs: number | null;
+            };
         };
         ApiKey: components["schemas"]["ApiKeyFields"];
         ApiKeyWithSecret: components["schemas"]["ApiKeyFields"] & {
@@ -711,6 +767,61 @@ export interface components {
             id: string;
             /** @constant */
             object: "api_key";
+            /** @constant */
+            deleted: true;
+        };
+        /** @description Decimal USD, more than zero, at most 12 digits either side of the point. */
+        BudgetLimit: string;
+        /** @description Fractions of the limit; when the period's spend first reaches one, the event `budget.threshold_reached` is recorded (once per budget, period and threshold). Default `[0.5, 0.8, 1]`. */
+        BudgetThresholds: number[];
+        CreateBudgetRequest: {
+            scope: {
+                /** @enum {string} */
+                type: "project" | "api_key" | "agent";
+                /** @description The key's or agent's id; for `project`, the caller's project (the default). */
+                id?: components["schemas"]["Text"];
+            };
+            /**
+             * @description A UTC calendar day or month.
+             * @enum {string}
+             */
+            period: "day" | "month";
+            limit_usd: components["schemas"]["BudgetLimit"];
+            thresholds?: components["schemas"]["BudgetThresholds"];
+            name?: components["schemas"]["Text"];
+        };
+        UpdateBudgetRequest: {
+            name?: string | null;
+            limit_usd?: components["schemas"]["BudgetLimit"];
+            thresholds?: components["schemas"]["BudgetThresholds"];
+        };
+        Budget: {
+            id: string;
+            /** @constant */
+            object: "budget";
+            name: string | null;
+            scope: {
+                /** @enum {string} */
+                type: "project" | "api_key" | "agent";
+                id: string;
+            };
+            /** @enum {string} */
+            period: "day" | "month";
+            limit_usd: string;
+            thresholds: number[];
+            /** @description Decimal USD recorded in the usage ledger for this scope in the current period. */
+            spent_usd: string;
+            /** @description The current period's start (Unix seconds, UTC midnight). */
+            period_start: number;
+            /** @description The next period's start. */
+            period_end: number;
+            created_at: number;
+            updated_at: number;
+        };
+        DeletedBudget: {
+            id: string;
+            /** @constant */
+            object: "budget";
             /** @constant */
             deleted: true;
         };
@@ -1156,6 +1267,17 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description Over a limit: `rate_limit_exceeded` (the key's requests per minute), `concurrent_runs_exceeded` (its runs queued or in progress), `budget_exceeded` (a spend limit, with the budget and what was spent). */
+        RateLimited: {
+            headers: {
+                /** @description Seconds to wait before retrying. */
+                "Retry-After"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Health of the process and its dependencies. */
         Health: {
             headers: {
@@ -1288,6 +1410,7 @@ export interface operations {
             409: components["responses"]["Error"];
             413: components["responses"]["Error"];
             415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -1321,6 +1444,7 @@ export interface operations {
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -1356,6 +1480,41 @@ export interface operations {
             409: components["responses"]["Error"];
             413: components["responses"]["Error"];
             415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    updateApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateApiKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description The key as it now is. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -1383,6 +1542,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -1417,6 +1577,7 @@ export interface operations {
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -1459,6 +1620,7 @@ export interface operations {
             409: components["responses"]["Error"];
             413: components["responses"]["Error"];
             415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -1486,6 +1648,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -1513,6 +1676,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -1547,6 +1711,7 @@ export interface operations {
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
             409: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -1581,6 +1746,7 @@ export interface operations {
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
             409: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -1611,6 +1777,7 @@ export interface operations {
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -1638,6 +1805,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -1673,6 +1841,167 @@ export interface operations {
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    listBudgets: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["Limit"];
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
+                after?: components["parameters"]["After"];
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
+                before?: components["parameters"]["Before"];
+                order?: components["parameters"]["Order"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of budgets. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListEnvelope"] & {
+                        data?: components["schemas"]["Budget"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    createBudget: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Same key and same body within 24 hours returns the original response; same key and another body answers 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateBudgetRequest"];
+            };
+        };
+        responses: {
+            /** @description The new budget, with what was spent in its current period. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Budget"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The budget. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Budget"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    updateBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateBudgetRequest"];
+            };
+        };
+        responses: {
+            /** @description The budget as it now is. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Budget"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    deleteBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The budget was deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedBudget"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -1697,6 +2026,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -1734,6 +2064,7 @@ export interface operations {
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -1768,6 +2099,7 @@ export interface operations {
             409: components["responses"]["Error"];
             413: components["responses"]["Error"];
             415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -1795,6 +2127,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -1832,6 +2165,7 @@ export interface operations {
             409: components["responses"]["Error"];
             413: components["responses"]["Error"];
             415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -1863,6 +2197,7 @@ export interface operations {
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
             409: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -1912,6 +2247,7 @@ export interface operations {
             409: components["responses"]["Error"];
             413: components["responses"]["Error"];
             415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -1957,6 +2293,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -1984,6 +2321,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -2021,6 +2359,7 @@ export interface operations {
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
             409: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -2053,6 +2392,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -2090,6 +2430,7 @@ export interface operations {
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -2124,6 +2465,7 @@ export interface operations {
             409: components["responses"]["Error"];
             413: components["responses"]["Error"];
             415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -2151,6 +2493,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -2188,6 +2531,7 @@ export interface operations {
             409: components["responses"]["Error"];
             413: components["responses"]["Error"];
             415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -2219,6 +2563,7 @@ export interface operations {
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
             409: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -2266,6 +2611,7 @@ export interface operations {
             409: components["responses"]["Error"];
             413: components["responses"]["Error"];
             415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -2303,6 +2649,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
