@@ -775,11 +775,15 @@ export interface components {
         /** @description Fractions of the limit; when the period's spend first reaches one, the event `budget.threshold_reached` is recorded (once per budget, period and threshold). Default `[0.5, 0.8, 1]`. */
         BudgetThresholds: number[];
         CreateBudgetRequest: {
+            /** @description What the budget limits. An `api_key` or `agent` scope names it in `id`; a `project` scope is the caller's project. */
             scope: {
-                /** @enum {string} */
-                type: "project" | "api_key" | "agent";
-                /** @description The key's or agent's id; for `project`, the caller's project (the default). */
+                /** @constant */
+                type: "project";
                 id?: components["schemas"]["Text"];
+            } | {
+                /** @enum {string} */
+                type: "api_key" | "agent";
+                id: components["schemas"]["Text"];
             };
             /**
              * @description A UTC calendar day or month.

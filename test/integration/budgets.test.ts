@@ -112,8 +112,9 @@ describe('budgets', function () {
     const foreignAgent = await createAgent(other.admin);
     const base = { scope: { type: 'project' }, period: 'day', limit_usd: '1' };
     for (const [change, code] of [
-      [{ limit_usd: '0' }, 'invalid_limit'],
-      [{ limit_usd: '0.000' }, 'invalid_limit'],
+      [{ limit_usd: '0' }, null],
+      [{ limit_usd: '0.000' }, null],
+      [{ limit_usd: '0.0000000000001' }, null],
       [{ limit_usd: '-1' }, null],
       [{ limit_usd: '1e3' }, null],
       [{ limit_usd: 5 }, null],
@@ -122,7 +123,7 @@ describe('budgets', function () {
       [{ thresholds: [0] }, null],
       [{ thresholds: [1.5] }, null],
       [{ thresholds: [0.5, 0.5] }, null],
-      [{ scope: { type: 'agent' } }, 'missing_scope_id'],
+      [{ scope: { type: 'agent' } }, null],
       [{ scope: { type: 'team', id: 'x' } }, null],
     ] as const) {
       const refused = await tenant.admin.post('/v1/budgets', { ...base, ...change });

@@ -5,7 +5,7 @@ import { callerOf } from '../../context.js';
 import { requireScope } from '../../middleware/auth.js';
 import { audited, commitMutation, respond } from '../../audit.js';
 import { operation, type Input } from '../../validation.js';
-import { InvalidRequestError, NotFoundError } from '../../errors.js';
+import { NotFoundError } from '../../errors.js';
 import { pageRequestOf } from '../../pagination.js';
 import { createOnce } from '../../idempotency.js';
 import type { Queryable } from '../../../records/db.js';
@@ -17,12 +17,6 @@ import { presentList } from '../../../presenters/list.js';
 
 const DEFAULT_THRESHOLDS = [0.5, 0.8, 1];
 
-/** A limit of zero would refuse every run; the document's pattern already keeps the rest exact and bounded. */
-function checkedLimit(limit: string): string {
-  if (!/[1-9]/.test(limit)) throw InvalidRequestError('invalid_limit', '`limit_usd` must be more than zero.', 'limit_usd');
-  return limit;
-}
-
 const thresholdsOf = (thresholds: number[]) => [...thresholds].sort((a, b) => a - b).map(String);
 
 /** The scope's id, checked to name something of the caller's project (another project's answers 404). */
@@ -31,7 +25,6 @@ async function scopeIdOf(db: Queryable, projectId: string, scope: Input<'createB
     if (scope.id !== undefined && scope.id !== projectId) throw NotFoundError('project', scope.id);
     return projectId;
   }
-  if (scope.id === undefined) throw InvalidRequestError('missing_scope_id', `A budget on an ${scope.type === 'agent' ? 'agent' : 'API key'} names it in \`scope.id\`.`, 'scope.id');
   const found = scope.type === 'agent' ? await findAgent(db, projectId, scope.id) : await findApiKey(db, projectId, scope.id);
   if (!found) throw NotFoundError(scope.type === 'agent' ? 'agent' : 'API key', scope.id);
   return scope.id;
@@ -44,7 +37,7 @@ export function budgetRoutes(router: Router<ApiState>, deps: ApiDeps): void {
     requireScope('admin'),
     operation('createBudget', async (ctx, { body }) => {
       const { projectId } = callerOf(ctx);
-      const limitUsd = checkedLimit(body.limit_usd);
+      const limitUsd = body.limit_usd;
       const scopeId = await scopeIdOf(deps.db, projectId, body.scope);
       const { created } = await createOnce(ctx, deps, body, async (tx) => {
         const budget = await insertBudget(tx, projectId, {
@@ -85,7 +78,7 @@ export function budgetRoutes(router: Router<ApiState>, deps: ApiDeps): void {
     requireScope('admin'),
     operation('updateBudget', async (ctx, { path: { id }, body }) => {
       const { projectId } = callerOf(ctx);
-      const limitUsd = body.limit_usd === undefined ? undefined : checkedLimit(body.limit_usd);
+      const limitUsd = body.limit_usd;
       const answer = await commitMutation(ctx, deps.db, async (tx) => {
         const budget = await updateBudget(tx, projectId, id, {
           name: body.name,
