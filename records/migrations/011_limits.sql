@@ -5,8 +5,9 @@ ALTER TABLE api_keys
 
 -- One row per limited key: its current one-minute window, opened by the first request after the last one
 -- closed. Every API replica counts in the same row, so they agree; a key has one row, so nothing piles up.
-CREATE TABLE api_key_request_windows (
-  api_key_id  text PRIMARY KEY REFERENCES api_keys(id) ON DELETE CASCADE,
+-- Unlogged: a count is worth no WAL write and flush per request; a crash merely empties the windows.
+CREATE UNLOGGED TABLE api_key_request_windows (
+  api_key_id  text PRIMARY KEY,
   started_at  timestamptz NOT NULL,
   requests    integer NOT NULL
 );
