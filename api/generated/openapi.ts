@@ -1276,6 +1276,12 @@ export interface components {
             headers: {
                 /** @description Seconds to wait before retrying. */
                 "Retry-After"?: string;
+                /** @description The key's requests per minute (on every response to a key with a limit). */
+                "x-ratelimit-limit-requests"?: string;
+                /** @description What is left of them in the current window. */
+                "x-ratelimit-remaining-requests"?: string;
+                /** @description Until the window closes, in whole seconds: `12s`. */
+                "x-ratelimit-reset-requests"?: string;
                 [name: string]: unknown;
             };
             content: {
