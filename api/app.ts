@@ -21,6 +21,7 @@ import { runRoutes } from './routes/runs/runs.js';
 import { modelRoutes } from './routes/models/models.js';
 import { networkRoutes } from './routes/networks/networks.js';
 import { budgetRoutes } from './routes/budgets/budgets.js';
+import { costRoutes } from './routes/analytics/costs.js';
 
 export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<ApiState> } {
   const app = new Koa<ApiState>({ proxy: true });
@@ -56,6 +57,7 @@ export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<A
   runRoutes(v1, deps);
   networkRoutes(v1, deps);
   budgetRoutes(v1, deps);
+  costRoutes(v1, deps);
 
   app.use(router.routes());
   app.use(router.allowedMethods());

@@ -12,6 +12,8 @@ export interface OpenApiParameter {
   required?: boolean;
   /** `deepObject`: an object sent as `name[key]=value` pairs. */
   style?: string;
+  /** `false` on a query array: its items come as one comma-separated value. */
+  explode?: boolean;
   schema: Record<string, unknown>;
 }
 

@@ -15,7 +15,7 @@ export type OperationId = keyof operations;
 
 type JsonBodyOf<Id extends OperationId> = operations[Id] extends { requestBody: { content: { 'application/json': infer Body } } } ? Body : undefined;
 // operation() applies the document's defaults, so a defaulted parameter is always present.
-type Defaulted<Query> = Query & Required<Pick<Query, Extract<keyof Query, 'limit' | 'order'>>>;
+type Defaulted<Query> = Query & Required<Pick<Query, Extract<keyof Query, 'limit' | 'order' | 'bucket_width'>>>;
 type QueryOf<Id extends OperationId> = operations[Id]['parameters'] extends { query?: infer Query } ? ([Query] extends [never | undefined] ? Record<string, never> : Defaulted<NonNullable<Query>>) : Record<string, never>;
 
 type PathOf<Id extends OperationId> = operations[Id]['parameters'] extends { path: infer Path } ? ([Path] extends [never | undefined] ? Record<string, never> : Path) : Record<string, never>;
@@ -151,6 +151,7 @@ export function operation<Id extends OperationId>(operationId: Id, handler: (ctx
   const validateQuery = parameterValidator(declared, 'query');
   const validateBody = jsonBodyValidator(operationId);
   const deepObjects = new Set(declared.filter((p) => p.in === 'query' && p.style === 'deepObject').map((p) => p.name));
+  const commaLists = new Set(declared.filter((p) => p.in === 'query' && p.explode === false).map((p) => p.name));
   return async (ctx) => {
     if (validateHeaders) {
       const headers: Record<string, string> = {};
@@ -170,7 +171,8 @@ export function operation<Id extends OperationId>(operationId: Id, handler: (ctx
       if (nested && deepObjects.has(nested[1]!)) {
         const object = (query[nested[1]!] ??= {}) as Record<string, unknown>;
         object[nested[2]!] = value;
-      } else query[name] = value;
+      } else if (commaLists.has(name) && value !== undefined) query[name] = value === '' ? [] : value.split(',');
+      else query[name] = value;
     }
     if (validateQuery && !validateQuery(query)) throw violation(validateQuery.errors);
     let body: unknown;

@@ -40,9 +40,12 @@
  *   the two writes it rests on made straight, and 200 AgentNetworks applied at once until all are Ready
  *   (goal: within 60 s) against 200 POST /v1/networks (bench/kubernetes.ts).
  *
+ * Costs — `GET /v1/analytics/costs` grouped by agent over 30 daily buckets on a ledger of 1,000,000 model calls
+ *   (goal: p50 under 300 ms), against the same sums made straight from the ledger in SQL (bench/costs.ts).
+ *
  * Extraction — the PDF, OCR, speech and entity engines and the worker's memory on a 100 MB PDF (bench/extraction.ts).
  *
- * `npm run bench -- runs` (or `upload`, `reads`, `networks`, `kubernetes`, `extraction`) measures only those named. With BENCH_CPU_PROF_DIR set,
+ * `npm run bench -- runs` (or `upload`, `reads`, `networks`, `kubernetes`, `costs`, `extraction`) measures only those named. With BENCH_CPU_PROF_DIR set,
  * every server process writes a V8 CPU profile there as it stops (open it in Chrome's DevTools).
  *
  * Every server runs as a Node process of its own; the load comes from this one. On a shared or small
@@ -59,6 +62,7 @@ import { measureReads, type ReadFigures, type ReadSettings } from './reads.js';
 import { measureRuns, type RunFigures, type RunSettings } from './runs.js';
 import { measureNetworks, NETWORK_MEMBERS, type NetworkFigures, type NetworkSettings } from './networks.js';
 import { measureKubernetes, type KubernetesFigures, type KubernetesSettings } from './kubernetes.js';
+import { COST_ROWS, measureCosts, type CostFigures, type CostSettings } from './costs.js';
 import { measureExtraction, PDF_MEMORY_GOAL_TIMES, PDF_RATIO_GOAL, type ExtractionFigures } from './extraction.js';
 
 const RSS_GROWTH_GOAL_MB = 64;
@@ -68,7 +72,9 @@ const RUN_OVERHEAD_GOAL_MS = 150;
 const RUNS_PER_SECOND_GOAL = 20;
 const RUNS: RunSettings = { warmups: 20, samples: 200, concurrency: 16, warmupSeconds: 3, seconds: 10 };
 const PROCESSING_TIMEOUT_MS = 90_000;
-const BENCHMARKS = ['upload', 'reads', 'runs', 'networks', 'kubernetes', 'extraction'] as const;
+const BENCHMARKS = ['upload', 'reads', 'runs', 'networks', 'kubernetes', 'costs', 'extraction'] as const;
+const COSTS: CostSettings = { warmups: 3, samples: 50 };
+const COST_REPORT_GOAL_P50_MS = 300;
 const NETWORKS: NetworkSettings = { warmups: 3, samples: 30 };
 const KUBERNETES: KubernetesSettings = { warmups: 5, samples: 50, burst: 200, inFlight: 20 };
 const BURST_READY_GOAL_SECONDS = 60;
@@ -87,6 +93,7 @@ interface Figures {
   runs?: RunFigures;
   networks?: NetworkFigures;
   kubernetes?: KubernetesFigures;
+  costs?: CostFigures;
   extraction?: ExtractionFigures;
 }
 
@@ -112,7 +119,7 @@ async function processed(api: ServerProcess, worker: { output(): string }, id: s
 
 async function measure(teardown: Teardown, chosen: Set<Benchmark>): Promise<Figures> {
   const started = Date.now();
-  const { api, bareUpload, bareKoaPg, model, worker, adminKey } = await startStack(teardown);
+  const { api, bareUpload, bareKoaPg, model, worker, adminKey, databaseUrl } = await startStack(teardown);
   const auth = { authorization: `Bearer ${adminKey}` };
   console.log(`services up in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   const figures: Figures = {};
@@ -162,6 +169,12 @@ async function measure(teardown: Teardown, chosen: Set<Benchmark>): Promise<Figu
   if (chosen.has('kubernetes')) {
     console.log(`measuring the controller (${KUBERNETES.samples} Agents applied one after another, then ${KUBERNETES.burst} AgentNetworks at once)`);
     figures.kubernetes = await measureKubernetes(teardown, { apiUrl: api.url, adminKey }, KUBERNETES).catch((err: Error) => {
+      throw new Error(`${err.message}\napi output:\n${api.output()}`);
+    });
+  }
+  if (chosen.has('costs')) {
+    console.log(`measuring cost reports (${COST_ROWS.toLocaleString('en')} model calls seeded first)`);
+    figures.costs = await measureCosts({ apiUrl: api.url, adminKey, databaseUrl }, COSTS).catch((err: Error) => {
       throw new Error(`${err.message}\napi output:\n${api.output()}`);
     });
   }
@@ -271,6 +284,20 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
     row(['POST /v1/networks', burst.baselineSeconds.toFixed(2), (burst.networks / burst.baselineSeconds).toFixed(1)]);
     row(['all AgentNetworks Ready', burst.secondsToAllReady.toFixed(2), burst.networksPerSecond.toFixed(1)]);
     results.kubernetes = { ...KUBERNETES, ...figures.kubernetes, goal: { burstReadyWithinSeconds: BURST_READY_GOAL_SECONDS, met } };
+  }
+
+  if (figures.costs) {
+    const { rows, seedSeconds, byAgent, ledgerSql, byMetadata } = figures.costs;
+    const met = byAgent.p50Ms < COST_REPORT_GOAL_P50_MS;
+    if (met) goals.push(`cost report p50 under ${COST_REPORT_GOAL_P50_MS} ms`);
+    else missed.push(`costs: the report grouped by agent took ${byAgent.p50Ms} ms at p50 (goal: under ${COST_REPORT_GOAL_P50_MS} ms)`);
+    console.log(`\nCosts: 30 daily buckets over ${rows.toLocaleString('en')} model calls (seeded in ${seedSeconds.toFixed(1)} s)`);
+    row(['', 'p50 ms', 'p99 ms', 'mean ms', 'samples']);
+    row(['ledger summed in SQL', String(ledgerSql.p50Ms), String(ledgerSql.p99Ms), String(ledgerSql.meanMs), String(ledgerSql.samples)]);
+    row(['GET costs by agent_id', String(byAgent.p50Ms), String(byAgent.p99Ms), String(byAgent.meanMs), String(byAgent.samples)]);
+    row(['GET costs by metadata.team', String(byMetadata.p50Ms), String(byMetadata.p99Ms), String(byMetadata.meanMs), String(byMetadata.samples)]);
+    console.log(`ledger SQL p50 ÷ API p50: ${(ledgerSql.p50Ms / byAgent.p50Ms).toFixed(1)}×`);
+    results.costs = { ...COSTS, ...figures.costs, speedupOverLedgerSql: ledgerSql.p50Ms / byAgent.p50Ms, goal: { p50MsBelow: COST_REPORT_GOAL_P50_MS, met } };
   }
 
   if (figures.extraction) {

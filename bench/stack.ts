@@ -27,6 +27,8 @@ export interface ServerProcess {
 
 export interface Stack {
   adminKey: string;
+  /** The PostgreSQL the API uses, for benchmarks that seed it directly. */
+  databaseUrl: string;
   api: ServerProcess;
   bareUpload: ServerProcess;
   bareKoaPg: ServerProcess;
@@ -108,7 +110,7 @@ export async function startStack(teardown: Teardown): Promise<Stack> {
     startServer(teardown, 'bare upload server', bareUploadPort, [script('./baselines/bare-upload-server.js')], { UPLOAD_DIR: bareUploadDir }, '/'),
     startServer(teardown, 'bare Koa + pg', bareKoaPgPort, [script('./baselines/bare-koa-pg.js')], { DATABASE_URL: postgres.url }, '/healthz'),
   ]);
-  return { adminKey, api, bareUpload, bareKoaPg, model, worker: workerProcess };
+  return { adminKey, databaseUrl: postgres.url, api, bareUpload, bareKoaPg, model, worker: workerProcess };
 }
 
 /** With BENCH_CPU_PROF_DIR set, each process writes a V8 CPU profile there when it exits (`<name>.cpuprofile`). */

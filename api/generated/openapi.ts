@@ -229,6 +229,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/analytics/costs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What model calls cost, per time bucket and per the groups asked for, from the usage ledger (runs' steps, extraction, quality judges). Buckets start at `start_time` and are `bucket_width` long; every bucket of the page is listed, empty or not. Amounts are exact decimal strings in USD. */
+        get: operations["getCosts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/costs/reprice": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Charges the model calls of a time range again at the prices the model catalogue now gives for their day, and reports the difference per model. A dry run (the default) changes nothing; `dry_run: false` replaces each call's cost and price version (admin keys only). */
+        post: operations["repriceCosts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/audit-logs": {
         parameters: {
             query?: never;
@@ -716,6 +750,79 @@ export interface components {
         };
         /** @enum {string} */
         Scope: "admin" | "agents:read" | "agents:write" | "agents:run" | "files:read" | "files:write" | "analytics:read";
+        ReportIdList: string[];
+        CostReport: {
+            /** @constant */
+            object: "page";
+            data: {
+                /** @constant */
+                object: "bucket";
+                start_time: number;
+                end_time: number;
+                results: components["schemas"]["CostResult"][];
+            }[];
+            has_more: boolean;
+            next_page: string | null;
+        };
+        /** @description One group's sums in a bucket. The dimensions grouped by are present (null where a call had none); the others are absent. */
+        CostResult: {
+            /** @constant */
+            object: "analytics.cost_result";
+            amount: {
+                /** @description Exact decimal. */
+                value: string;
+                /** @constant */
+                currency: "usd";
+            };
+            agent_id?: string | null;
+            network_id?: string | null;
+            model?: string | null;
+            api_key_id?: string | null;
+            source?: string | null;
+            metadata?: {
+                [key: string]: string | null;
+            };
+            input_tokens: number;
+            output_tokens: number;
+            cached_tokens: number;
+            num_model_requests: number;
+        };
+        RepriceRequest: {
+            /** @description Unix seconds, inclusive. */
+            start_time: number;
+            /** @description Unix seconds, exclusive; at most 366 days after start_time. */
+            end_time: number;
+            models?: components["schemas"]["Text"][];
+            /** @default true */
+            dry_run: boolean;
+        };
+        RepriceTotals: {
+            /** @description Model calls in the range. */
+            records: number;
+            /** @description Calls whose cost or price version the prices in effect change. */
+            changed: number;
+            previous_cost: string;
+            repriced_cost: string;
+            /** @description repriced_cost − previous_cost. */
+            difference: string;
+        };
+        RepriceReport: components["schemas"]["RepriceTotals"] & {
+            id: string;
+            /** @constant */
+            object: "analytics.reprice";
+            dry_run: boolean;
+            start_time: number;
+            end_time: number;
+            models: (components["schemas"]["RepriceTotals"] & {
+                model: string;
+                price_versions: string[];
+            })[];
+            /** @description Models the catalogue no longer prices; their calls are left as charged. */
+            unpriced: {
+                model: string;
+                records: number;
+            }[];
+        };
         CreateProjectRequest: {
             name: components["schemas"]["Text"];
         };
@@ -1308,6 +1415,31 @@ export interface components {
         ManagedUidFilter: string;
         /** @description Same key and same body within 24 hours returns the original response; same key and another body answers 409. */
         IdempotencyKey: string;
+        /** @description The first bucket's start, Unix seconds (inclusive). */
+        ReportStartTime: number;
+        /** @description The end of the range, Unix seconds (exclusive). Without it, the range runs to the bucket that holds now. */
+        ReportEndTime: number;
+        ReportBucketWidth: "1h" | "1d";
+        /** @description Buckets a page holds. */
+        ReportLimit: number;
+        /** @description The previous page's `next_page`, with the same range and bucket width. */
+        ReportPage: string;
+        /** @description Dimensions to group by, comma-separated: `agent_id`, `network_id`, `model`, `api_key_id`, `source`, `metadata.<key>`. */
+        ReportGroupBy: string[];
+        /** @description Only these agents (comma-separated). */
+        ReportAgentFilter: components["schemas"]["ReportIdList"];
+        /** @description Only these networks (comma-separated). */
+        ReportNetworkFilter: components["schemas"]["ReportIdList"];
+        /** @description Only these models (comma-separated). */
+        ReportModelFilter: components["schemas"]["ReportIdList"];
+        /** @description Only calls made for these API keys (comma-separated). */
+        ReportApiKeyFilter: components["schemas"]["ReportIdList"];
+        /** @description Only calls made for these (comma-separated): `run` (a run's steps), `extraction`, `judge` (quality scoring). */
+        ReportSourceFilter: ("run" | "extraction" | "judge")[];
+        /** @description Only calls whose run's (or file's) metadata holds every pair given, e.g. `metadata[team]=search`. */
+        ReportMetadataFilter: {
+            [key: string]: components["schemas"]["Text"];
+        };
         Limit: number;
         /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
         After: components["schemas"]["Text"];
@@ -1815,6 +1947,85 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getCosts: {
+        parameters: {
+            query: {
+                /** @description The first bucket's start, Unix seconds (inclusive). */
+                start_time: components["parameters"]["ReportStartTime"];
+                /** @description The end of the range, Unix seconds (exclusive). Without it, the range runs to the bucket that holds now. */
+                end_time?: components["parameters"]["ReportEndTime"];
+                bucket_width?: components["parameters"]["ReportBucketWidth"];
+                /** @description Buckets a page holds. */
+                limit?: components["parameters"]["ReportLimit"];
+                /** @description The previous page's `next_page`, with the same range and bucket width. */
+                page?: components["parameters"]["ReportPage"];
+                /** @description Dimensions to group by, comma-separated: `agent_id`, `network_id`, `model`, `api_key_id`, `source`, `metadata.<key>`. */
+                group_by?: components["parameters"]["ReportGroupBy"];
+                /** @description Only these agents (comma-separated). */
+                agent_id?: components["parameters"]["ReportAgentFilter"];
+                /** @description Only these networks (comma-separated). */
+                network_id?: components["parameters"]["ReportNetworkFilter"];
+                /** @description Only these models (comma-separated). */
+                model?: components["parameters"]["ReportModelFilter"];
+                /** @description Only calls made for these API keys (comma-separated). */
+                api_key_id?: components["parameters"]["ReportApiKeyFilter"];
+                /** @description Only calls made for these (comma-separated): `run` (a run's steps), `extraction`, `judge` (quality scoring). */
+                source?: components["parameters"]["ReportSourceFilter"];
+                /** @description Only calls whose run's (or file's) metadata holds every pair given, e.g. `metadata[team]=search`. */
+                metadata?: components["parameters"]["ReportMetadataFilter"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of buckets. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CostReport"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    repriceCosts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RepriceRequest"];
+            };
+        };
+        responses: {
+            /** @description What the prices in effect give, against what was charged. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RepriceReport"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            415: components["responses"]["Error"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };

@@ -34,6 +34,43 @@ RETURNS numeric LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     + cached_tokens::numeric * cached_per_million + output_tokens::numeric * output_per_million) / 1000000)
 $$;
 
+-- The ledger summed by UTC hour and by every dimension but metadata, kept by a trigger in the transaction of
+-- each change to the ledger (a call recorded, a cost repriced), so a cost report reads hours, not calls. An
+-- absent dimension is '' here, so that it can be part of the key.
+CREATE TABLE usage_rollups (
+  project_id     text NOT NULL,
+  hour           timestamptz NOT NULL,
+  source         text NOT NULL,
+  agent_id       text NOT NULL,
+  network_id     text NOT NULL,
+  model          text NOT NULL,
+  api_key_id     text NOT NULL,
+  input_tokens   bigint NOT NULL,
+  output_tokens  bigint NOT NULL,
+  cached_tokens  bigint NOT NULL,
+  cost           numeric NOT NULL,
+  calls          bigint NOT NULL,
+  PRIMARY KEY (project_id, hour, source, agent_id, network_id, model, api_key_id)
+);
+
+CREATE FUNCTION usage_roll_up(r usage_records, sign integer) RETURNS void LANGUAGE sql AS $$
+  INSERT INTO usage_rollups AS u (project_id, hour, source, agent_id, network_id, model, api_key_id, input_tokens, output_tokens, cached_tokens, cost, calls)
+  VALUES (r.project_id, date_trunc('hour', r.created_at, 'UTC'), r.source, COALESCE(r.agent_id, ''), COALESCE(r.network_id, ''), r.model,
+          COALESCE(r.api_key_id, ''), sign * r.input_tokens, sign * r.output_tokens, sign * r.cached_tokens, sign * r.cost, sign)
+  ON CONFLICT (project_id, hour, source, agent_id, network_id, model, api_key_id) DO UPDATE SET
+    input_tokens = u.input_tokens + EXCLUDED.input_tokens, output_tokens = u.output_tokens + EXCLUDED.output_tokens,
+    cached_tokens = u.cached_tokens + EXCLUDED.cached_tokens, cost = u.cost + EXCLUDED.cost, calls = u.calls + EXCLUDED.calls
+$$;
+
+CREATE FUNCTION usage_records_roll_up() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP <> 'INSERT' THEN PERFORM usage_roll_up(OLD, -1); END IF;
+  IF TG_OP <> 'DELETE' THEN PERFORM usage_roll_up(NEW, 1); END IF;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER usage_records_roll_up AFTER INSERT OR UPDATE OR DELETE ON usage_records
+  FOR EACH ROW EXECUTE FUNCTION usage_records_roll_up();
+
 -- What was recorded before the ledger: the runs' completed model calls, and extraction's calls.
 INSERT INTO usage_records (id, project_id, source, run_id, step_index, agent_id, network_id, api_key_id, model, provider,
                            price_version, input_tokens, output_tokens, cached_tokens, cost, metadata, created_at)
