@@ -222,11 +222,13 @@ describe('budgets', function () {
     try {
       await first.query('BEGIN');
       await second.query('BEGIN');
+      const pid = (await second.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
       assert.equal(await recordUsage(first, call), '0.0005');
       const secondRecorded = recordUsage(second, call);
-      // The second waits for the first's budget lock; once the first commits, its sum sees both rows.
+      // The second waits for the first (for its budget lock, or before that for a row the first has written);
+      // once the first commits, the second's sum sees both rows.
       await eventually(async () => {
-        const { rows } = await db.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'advisory'`);
+        const { rows } = await db.query(`SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'`, [pid]);
         assert.equal(rows.length, 1);
       });
       await first.query('COMMIT');
