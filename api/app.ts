@@ -7,6 +7,7 @@ import { handleErrors } from './errors.js';
 import { createMetrics } from './metrics.js';
 import { requestContext } from './middleware/request-context.js';
 import { authenticate, KeyCache } from './middleware/auth.js';
+import { limitRequests } from './middleware/rate-limit.js';
 import { refuseNulInUrl } from './validation.js';
 import { systemRoutes } from './routes/system.js';
 import { fileRoutes } from './routes/files/files.js';
@@ -19,6 +20,7 @@ import { agentRoutes } from './routes/agents/agents.js';
 import { runRoutes } from './routes/runs/runs.js';
 import { modelRoutes } from './routes/models/models.js';
 import { networkRoutes } from './routes/networks/networks.js';
+import { budgetRoutes } from './routes/budgets/budgets.js';
 import { costRoutes } from './routes/analytics/costs.js';
 import { qualityRoutes } from './routes/analytics/quality.js';
 
@@ -44,6 +46,7 @@ export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<A
   // take one (operation()); multipart bodies are left to the upload handler, which streams them.
   const v1 = new Router<ApiState>(routerOptions);
   v1.use(authenticate(deps.db, keys));
+  v1.use(limitRequests(deps.db, deps.rateLimits));
   fileRoutes(v1, deps);
   fileContentRoutes(v1, deps);
   graphRoutes(v1, deps);
@@ -54,6 +57,7 @@ export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<A
   agentRoutes(v1, deps);
   runRoutes(v1, deps);
   networkRoutes(v1, deps);
+  budgetRoutes(v1, deps);
   costRoutes(v1, deps);
   qualityRoutes(v1, deps);
 

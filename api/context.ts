@@ -5,6 +5,13 @@ import type { Db } from '../records/db.js';
 import type { BlobStore } from '../records/blobs/store.js';
 import type { RunEventFeed } from '../records/run-event-feed.js';
 import type { ModelCatalogue } from '../models/catalogue.js';
+import type { KeyRateLimits } from '../records/api-keys.js';
+
+/** The deployment's rate limits (AGENTPLANE_RATE_LIMIT_*), for keys without their own; unset is unlimited. */
+export interface RateLimitDefaults {
+  requestsPerMinute?: number;
+  concurrentRuns?: number;
+}
 
 /** What the API needs from the outside world; tests and the CLI build it the same way. */
 export interface ApiDeps {
@@ -19,6 +26,7 @@ export interface ApiDeps {
   toolsAllowPrivate: boolean;
   /** The embedding model's folder, if installed: search ranks passages by meaning as well as words. */
   embeddingModelDir?: string;
+  rateLimits?: RateLimitDefaults;
   /** AGENTPLANE_JUDGE_MODEL: whether runs can be judged (a backfill may then ask for `judge`). */
   judgeModel?: string;
 }
@@ -29,6 +37,7 @@ export interface Caller {
   scopes: readonly string[];
   /** The key from AGENTPLANE_ADMIN_KEY: the only one that manages projects. */
   bootstrap: boolean;
+  rateLimits: KeyRateLimits;
 }
 
 export interface ApiState {

@@ -23,6 +23,8 @@ export class ApiError extends Error {
     message: string,
     readonly param: string | null = null,
     readonly headers: Record<string, string> = {},
+    /** Fields of the error object beyond the four every error has (what a refusal was measured against). */
+    readonly details: Record<string, unknown> = {},
   ) {
     super(message);
   }
@@ -42,6 +44,8 @@ export const PayloadTooLargeError = (message: string, param: string | null = nul
   new ApiError(413, 'invalid_request_error', 'file_too_large', message, param);
 export const UnsupportedMediaError = (code: string, message: string, param: string | null = null) =>
   new ApiError(415, 'invalid_request_error', code, message, param);
+export const RateLimitError = (code: string, message: string, retryAfterSeconds: number, details: Record<string, unknown> = {}) =>
+  new ApiError(429, 'rate_limit_error', code, message, null, { 'Retry-After': String(retryAfterSeconds) }, details);
 export const ServiceUnavailableError = (message: string) =>
   new ApiError(503, 'service_unavailable_error', 'dependency_unavailable', message, null, { 'Retry-After': '5' });
 
@@ -82,7 +86,7 @@ export function toApiError(err: unknown): ApiError | null {
 }
 
 export const errorBody = (err: ApiError) => ({
-  error: { type: err.type, code: err.code, message: err.message, param: err.param },
+  error: { type: err.type, code: err.code, message: err.message, param: err.param, ...err.details },
 });
 
 export function handleErrors(): Middleware<ApiState> {

@@ -2,6 +2,7 @@
 import { resolve } from 'node:path';
 import type { S3Settings } from '../records/blobs/s3.js';
 import { TASK_QUEUE } from '../workflows/names.js';
+import type { RateLimitDefaults } from '../api/context.js';
 
 export interface Config {
   port: number;
@@ -25,6 +26,8 @@ export interface Config {
   taskQueue: string;
   /** AGENTPLANE_EXTRACTION_CONCURRENCY: CPU-heavy extraction stages one worker runs at once; default one per core. */
   extractionConcurrency?: number;
+  /** AGENTPLANE_RATE_LIMIT_*: the limits of keys without their own; unset, unlimited. */
+  rateLimits: RateLimitDefaults;
   /** False: `api` leaves migrations to `agentplane migrate` (a deploy step) and refuses a schema that is behind. */
   migrate: boolean;
 }
@@ -65,8 +68,13 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (probePortText !== undefined && (!/^\d+$/.test(probePortText) || Number(probePortText) > 65535)) {
     throw new ConfigError(`AGENTPLANE_PROBE_PORT must be a port number, not '${probePortText}'.`);
   }
+  const rateLimits = {
+    requestsPerMinute: positiveInteger(env, 'AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE', 1_000_000),
+    concurrentRuns: positiveInteger(env, 'AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS', 100_000),
+  };
   return {
     port,
+    rateLimits,
     host: env.HOST || undefined,
     probePort: probePortText === undefined ? undefined : Number(probePortText),
     taskQueue,
@@ -83,6 +91,16 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     toolsAllowPrivate: allowPrivate === 'true',
     modelEnv: env,
   };
+}
+
+/** A whole number from 1 to `max`, or undefined when the variable is unset or empty. */
+function positiveInteger(env: NodeJS.ProcessEnv, name: string, max: number): number | undefined {
+  const text = env[name] || undefined;
+  if (text === undefined) return undefined;
+  if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > max) {
+    throw new ConfigError(`${name} must be a whole number from 1 to ${max.toLocaleString('en-US')}, not '${text}'.`);
+  }
+  return Number(text);
 }
 
 /** `api` and `worker` run against real services only: each one missing is named. */

@@ -11,6 +11,7 @@ import { ModelCatalogue } from '../models/catalogue.js';
 import { ModelGateway } from '../models/gateway.js';
 import { ConfigError } from './config.js';
 import { findTool } from './tools.js';
+import type { RateLimitDefaults } from '../api/context.js';
 
 export interface Services {
   db: Db;
@@ -26,6 +27,7 @@ export interface Services {
   /** The embedding model's folder: context search ranks by meaning as well as words; none, words only. */
   embeddingModelDir?: string;
   toolsAllowPrivate: boolean;
+  rateLimits?: RateLimitDefaults;
   close(): Promise<void>;
 }
 
@@ -37,6 +39,7 @@ export interface ServiceSettings {
   blobDir?: string;
   logLevel?: string;
   toolsAllowPrivate?: boolean;
+  rateLimits?: RateLimitDefaults;
   /** Where OPENAI_*, ANTHROPIC_* and AGENTPLANE_MODELS are read; the process's environment when absent. */
   modelEnv?: NodeJS.ProcessEnv;
 }
@@ -65,6 +68,7 @@ export async function openServices(settings: ServiceSettings, log = createLogger
     judgeModel: modelEnv.AGENTPLANE_JUDGE_MODEL || undefined,
     embeddingModelDir: embeddingModelDir(log),
     toolsAllowPrivate: settings.toolsAllowPrivate ?? false,
+    rateLimits: settings.rateLimits,
     async close() {
       await connection.close();
       await db.end();

@@ -15,6 +15,7 @@ export function presentApiKey(key: ApiKeyRecord): ApiKeyObject {
     prefix: key.prefix,
     created_at: unixSeconds(key.created_at),
     revoked_at: unixSeconds(key.revoked_at),
+    rate_limits: { requests_per_minute: key.requests_per_minute, concurrent_runs: key.concurrent_runs },
   };
 }
 

@@ -17,9 +17,18 @@ export interface ApiKeyRecord {
   bootstrap: boolean;
   created_at: Date;
   revoked_at: Date | null;
+  /** Null: the deployment's default. */
+  requests_per_minute: number | null;
+  concurrent_runs: number | null;
 }
 
-const COLUMNS = 'id, project_id, name, prefix, scopes, bootstrap, created_at, revoked_at';
+/** A key's own rate limits; null takes the deployment's default. */
+export interface KeyRateLimits {
+  requests_per_minute: number | null;
+  concurrent_runs: number | null;
+}
+
+const COLUMNS = 'id, project_id, name, prefix, scopes, bootstrap, created_at, revoked_at, requests_per_minute, concurrent_runs';
 
 // A SHA-256 suffices: the secrets are 190-bit random strings, so there is nothing to brute-force.
 export function hashSecret(secret: string): Buffer {
@@ -32,13 +41,16 @@ export function newSecret(): string {
 
 export async function insertApiKey(
   db: Queryable,
-  key: { projectId: string; name: string; scopes: Scope[]; secret?: string; bootstrap?: boolean },
+  key: { projectId: string; name: string; scopes: Scope[]; secret?: string; bootstrap?: boolean; rateLimits?: Partial<KeyRateLimits> },
 ): Promise<{ record: ApiKeyRecord; secret: string }> {
   const secret = key.secret ?? newSecret();
   const { rows } = await db.query<ApiKeyRecord>(
-    `INSERT INTO api_keys (id, project_id, name, secret_hash, prefix, scopes, bootstrap)
-     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
-    [newId('key'), key.projectId, key.name, hashSecret(secret), secret.slice(0, 7), key.scopes, key.bootstrap ?? false],
+    `INSERT INTO api_keys (id, project_id, name, secret_hash, prefix, scopes, bootstrap, requests_per_minute, concurrent_runs)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${COLUMNS}`,
+    [
+      newId('key'), key.projectId, key.name, hashSecret(secret), secret.slice(0, 7), key.scopes, key.bootstrap ?? false,
+      key.rateLimits?.requests_per_minute ?? null, key.rateLimits?.concurrent_runs ?? null,
+    ],
   );
   return { record: rows[0]!, secret };
 }
@@ -59,6 +71,29 @@ export async function findApiKey(db: Queryable, projectId: string, id: string): 
 
 export async function listApiKeys(db: Queryable, projectId: string, page: PageRequest): Promise<Page<ApiKeyRecord>> {
   return selectPage<ApiKeyRecord>(db, { table: 'api_keys', columns: COLUMNS, projectId, page });
+}
+
+/** Renames a live key or changes its rate limits; what is absent stays as it was. */
+export async function updateApiKey(
+  db: Queryable,
+  projectId: string,
+  id: string,
+  change: { name?: string; rateLimits?: Partial<KeyRateLimits> },
+): Promise<ApiKeyRecord | null> {
+  const limits = change.rateLimits ?? {};
+  const { rows } = await db.query<ApiKeyRecord>(
+    `UPDATE api_keys SET
+       name = coalesce($3, name),
+       requests_per_minute = CASE WHEN $4 THEN $5::integer ELSE requests_per_minute END,
+       concurrent_runs = CASE WHEN $6 THEN $7::integer ELSE concurrent_runs END
+     WHERE id = $1 AND project_id = $2 AND revoked_at IS NULL RETURNING ${COLUMNS}`,
+    [
+      id, projectId, change.name ?? null,
+      limits.requests_per_minute !== undefined, limits.requests_per_minute ?? null,
+      limits.concurrent_runs !== undefined, limits.concurrent_runs ?? null,
+    ],
+  );
+  return rows[0] ?? null;
 }
 
 export async function revokeApiKey(db: Queryable, projectId: string, id: string): Promise<ApiKeyRecord | null> {

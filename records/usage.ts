@@ -8,6 +8,7 @@ import type { TokenUsage } from '../models/messages.js';
 import type { Queryable } from './db.js';
 import { newId } from './ids.js';
 import type { PriceApplied } from './run-steps.js';
+import { announceThresholds } from './budgets.js';
 
 export type UsageSource = 'run' | 'extraction' | 'judge';
 
@@ -24,10 +25,10 @@ export interface UsageEntry {
   price: PriceApplied;
 }
 
-/** Records a call; returns its cost as an exact decimal string. */
+/** Records a call, and the budget thresholds it crosses; returns its cost as an exact decimal string. */
 export async function recordUsage(db: Queryable, entry: UsageEntry): Promise<string> {
   const { usage, price } = entry;
-  const { rows } = await db.query<{ cost: string }>(
+  const { rows } = await db.query<{ cost: string; agent_id: string | null; api_key_id: string | null }>(
     `INSERT INTO usage_records (id, project_id, source, run_id, step_index, file_id, agent_id, network_id, api_key_id, model, provider,
        price_version, input_tokens, output_tokens, cached_tokens, cost, metadata)
      SELECT $1, $2, $3, $4, $5, $6, r.agent_id, COALESCE(r.network_id, p.network_id), r.api_key_id, $7, $8, $9::text,
@@ -37,7 +38,7 @@ export async function recordUsage(db: Queryable, entry: UsageEntry): Promise<str
      LEFT JOIN runs r ON r.id = $4 AND r.project_id = $2
      LEFT JOIN runs p ON p.id = r.parent_run_id
      LEFT JOIN files f ON f.id = $6 AND f.project_id = $2
-     RETURNING cost::text AS cost`,
+     RETURNING cost::text AS cost, agent_id, api_key_id`,
     [
       newId('usage'),
       entry.projectId,
@@ -56,5 +57,7 @@ export async function recordUsage(db: Queryable, entry: UsageEntry): Promise<str
       price.output_per_million,
     ],
   );
-  return rows[0]!.cost;
+  const row = rows[0]!;
+  await announceThresholds(db, { projectId: entry.projectId, apiKeyId: row.api_key_id, agentId: row.agent_id });
+  return row.cost;
 }

@@ -116,7 +116,8 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        post?: never;
+        /** Rename a live key or change its rate limits. Other API replicas apply a change within 5 seconds. */
+        post: operations["updateApiKey"];
         /** Revoke an API key. It answers 401 from then on. */
         delete: operations["revokeApiKey"];
         options?: never;
@@ -274,6 +275,43 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/budgets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the project's budgets, each with its current period's spend. */
+        get: operations["listBudgets"];
+        put?: never;
+        /** Create a spend limit on the project, an API key or an agent, per UTC day or month. A run that would start with the period's spend at or over the limit answers 429 `budget_exceeded`. Admin keys only. */
+        post: operations["createBudget"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/budgets/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a budget with what was spent in its current period. */
+        get: operations["getBudget"];
+        put?: never;
+        /** Rename a budget, or change its limit or thresholds. Admin keys only. */
+        post: operations["updateBudget"];
+        /** Delete a budget. Its audit entries and events stay. Admin keys only. */
+        delete: operations["deleteBudget"];
         options?: never;
         head?: never;
         patch?: never;
@@ -568,6 +606,10 @@ export interface components {
                 code: string;
                 message: string;
                 param: string | null;
+                /** @description `budget_exceeded`: the budget the run would exceed. */
+                budget?: components["schemas"]["Budget"];
+                /** @description `budget_exceeded`: decimal USD spent in the budget's current period. */
+                spent_usd?: string;
             };
         };
         Health: {
@@ -864,6 +906,16 @@ export interface components {
             scopes: components["schemas"]["Scope"][];
             /** @description The project the key belongs to. Defaults to the caller's; only the bootstrap admin key may name another. */
             project_id?: components["schemas"]["Text"];
+            rate_limits?: components["schemas"]["ApiKeyRateLimits"];
+        };
+        UpdateApiKeyRequest: {
+            name?: components["schemas"]["Text"];
+            rate_limits?: components["schemas"]["ApiKeyRateLimits"];
+        };
+        /** @description The key's own limits; null (or absent when created) takes the deployment's default (`AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE`, `AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS`), unlimited when unset. On update, an absent field stays as it was. */
+        ApiKeyRateLimits: {
+            requests_per_minute?: number | null;
+            concurrent_runs?: number | null;
         };
         ApiKeyFields: {
             id: string;
@@ -876,6 +928,10 @@ export interface components {
             prefix: string;
             created_at: number;
             revoked_at: number | null;
+            rate_limits: {
+                requests_per_minute: number | null;
+                concurrent_runs: number | null;
+            };
         };
         ApiKey: components["schemas"]["ApiKeyFields"];
         ApiKeyWithSecret: components["schemas"]["ApiKeyFields"] & {
@@ -886,6 +942,65 @@ export interface components {
             id: string;
             /** @constant */
             object: "api_key";
+            /** @constant */
+            deleted: true;
+        };
+        /** @description Decimal USD, more than zero, at most 12 digits either side of the point. */
+        BudgetLimit: string;
+        /** @description Fractions of the limit; when the period's spend first reaches one, the event `budget.threshold_reached` is recorded (once per budget, period and threshold). Default `[0.5, 0.8, 1]`. */
+        BudgetThresholds: number[];
+        CreateBudgetRequest: {
+            /** @description What the budget limits. An `api_key` or `agent` scope names it in `id`; a `project` scope is the caller's project. */
+            scope: {
+                /** @constant */
+                type: "project";
+                id?: components["schemas"]["Text"];
+            } | {
+                /** @enum {string} */
+                type: "api_key" | "agent";
+                id: components["schemas"]["Text"];
+            };
+            /**
+             * @description A UTC calendar day or month.
+             * @enum {string}
+             */
+            period: "day" | "month";
+            limit_usd: components["schemas"]["BudgetLimit"];
+            thresholds?: components["schemas"]["BudgetThresholds"];
+            name?: components["schemas"]["Text"];
+        };
+        UpdateBudgetRequest: {
+            name?: string | null;
+            limit_usd?: components["schemas"]["BudgetLimit"];
+            thresholds?: components["schemas"]["BudgetThresholds"];
+        };
+        Budget: {
+            id: string;
+            /** @constant */
+            object: "budget";
+            name: string | null;
+            scope: {
+                /** @enum {string} */
+                type: "project" | "api_key" | "agent";
+                id: string;
+            };
+            /** @enum {string} */
+            period: "day" | "month";
+            limit_usd: string;
+            thresholds: number[];
+            /** @description Decimal USD recorded in the usage ledger for this scope in the current period. */
+            spent_usd: string;
+            /** @description The current period's start (Unix seconds, UTC midnight). */
+            period_start: number;
+            /** @description The next period's start. */
+            period_end: number;
+            created_at: number;
+            updated_at: number;
+        };
+        DeletedBudget: {
+            id: string;
+            /** @constant */
+            object: "budget";
             /** @constant */
             deleted: true;
         };
@@ -1398,6 +1513,23 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description Over a limit: `rate_limit_exceeded` (the key's requests per minute), `concurrent_runs_exceeded` (its runs queued or in progress), `budget_exceeded` (a spend limit, with the budget and what was spent). */
+        RateLimited: {
+            headers: {
+                /** @description Seconds to wait before retrying. */
+                "Retry-After"?: string;
+                /** @description The key's requests per minute (on every response to a key with a limit). */
+                "x-ratelimit-limit-requests"?: string;
+                /** @description What is left of them in the current window. */
+                "x-ratelimit-remaining-requests"?: string;
+                /** @description Until the window closes, in whole seconds: `12s`. */
+                "x-ratelimit-reset-requests"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Health of the process and its dependencies. */
         Health: {
             headers: {
@@ -1557,6 +1689,7 @@ export interface operations {
             409: components["responses"]["Error"];
             413: components["responses"]["Error"];
             415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -1590,6 +1723,7 @@ export interface operations {
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -1625,6 +1759,41 @@ export interface operations {
             409: components["responses"]["Error"];
             413: components["responses"]["Error"];
             415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    updateApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateApiKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description The key as it now is. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -1652,6 +1821,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -1686,6 +1856,7 @@ export interface operations {
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -1728,6 +1899,7 @@ export interface operations {
             409: components["responses"]["Error"];
             413: components["responses"]["Error"];
             415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -1755,6 +1927,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -1782,6 +1955,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -1816,6 +1990,7 @@ export interface operations {
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
             409: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -1850,6 +2025,7 @@ export interface operations {
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
             409: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -1880,6 +2056,7 @@ export interface operations {
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -1907,6 +2084,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -1955,6 +2133,7 @@ export interface operations {
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -1984,6 +2163,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -2019,6 +2199,167 @@ export interface operations {
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    listBudgets: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["Limit"];
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
+                after?: components["parameters"]["After"];
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
+                before?: components["parameters"]["Before"];
+                order?: components["parameters"]["Order"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of budgets. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListEnvelope"] & {
+                        data?: components["schemas"]["Budget"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    createBudget: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Same key and same body within 24 hours returns the original response; same key and another body answers 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateBudgetRequest"];
+            };
+        };
+        responses: {
+            /** @description The new budget, with what was spent in its current period. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Budget"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The budget. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Budget"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    updateBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateBudgetRequest"];
+            };
+        };
+        responses: {
+            /** @description The budget as it now is. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Budget"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    deleteBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The budget was deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedBudget"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -2043,6 +2384,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -2080,6 +2422,7 @@ export interface operations {
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -2114,6 +2457,7 @@ export interface operations {
             409: components["responses"]["Error"];
             413: components["responses"]["Error"];
             415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -2141,6 +2485,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -2178,6 +2523,7 @@ export interface operations {
             409: components["responses"]["Error"];
             413: components["responses"]["Error"];
             415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -2209,6 +2555,7 @@ export interface operations {
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
             409: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -2258,6 +2605,7 @@ export interface operations {
             409: components["responses"]["Error"];
             413: components["responses"]["Error"];
             415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -2303,6 +2651,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -2330,6 +2679,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -2367,6 +2717,7 @@ export interface operations {
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
             409: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -2399,6 +2750,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -2436,6 +2788,7 @@ export interface operations {
             409: components["responses"]["Error"];
             413: components["responses"]["Error"];
             415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -2473,6 +2826,7 @@ export interface operations {
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -2507,6 +2861,7 @@ export interface operations {
             409: components["responses"]["Error"];
             413: components["responses"]["Error"];
             415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -2534,6 +2889,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -2571,6 +2927,7 @@ export interface operations {
             409: components["responses"]["Error"];
             413: components["responses"]["Error"];
             415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -2602,6 +2959,7 @@ export interface operations {
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
             409: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -2649,6 +3007,7 @@ export interface operations {
             409: components["responses"]["Error"];
             413: components["responses"]["Error"];
             415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -2686,6 +3045,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -2734,6 +3094,7 @@ export interface operations {
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -2768,6 +3129,7 @@ export interface operations {
             409: components["responses"]["Error"];
             413: components["responses"]["Error"];
             415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };
@@ -2795,6 +3157,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
     };

@@ -27,6 +27,11 @@ export class KeyCache {
     this.cache.set(cacheKey(secret), caller);
   }
 
+  /** A key changed: the next request reads it again. */
+  refreshKey(apiKeyId: string): void {
+    for (const [key, caller] of this.cache.entries()) if (caller.apiKeyId === apiKeyId) this.cache.delete(key);
+  }
+
   forgetKey(apiKeyId: string): void {
     this.revoked.set(apiKeyId, true);
     for (const [key, caller] of this.cache.entries()) if (caller.apiKeyId === apiKeyId) this.cache.delete(key);
@@ -45,7 +50,13 @@ export function authenticate(db: Db, keys: KeyCache): Middleware<ApiState> {
     if (!caller) {
       const record = await findApiKeyBySecret(db, secret);
       if (!record) throw AuthenticationError('The API key is not valid, or has been revoked.');
-      caller = { apiKeyId: record.id, projectId: record.project_id, scopes: record.scopes, bootstrap: record.bootstrap };
+      caller = {
+        apiKeyId: record.id,
+        projectId: record.project_id,
+        scopes: record.scopes,
+        bootstrap: record.bootstrap,
+        rateLimits: { requests_per_minute: record.requests_per_minute, concurrent_runs: record.concurrent_runs },
+      };
       keys.set(secret, caller);
     }
     ctx.state.caller = caller;

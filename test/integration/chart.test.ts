@@ -131,6 +131,17 @@ describe('the Helm chart and the Dockerfile', function () {
     for (const kind of ['Ingress', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'ServiceMonitor', 'NetworkPolicy']) assert.ok(!defaults.includes(kind), kind);
   });
 
+  it('gives the API the default rate limits it is given, and none unless given', async () => {
+    const apiEnv = (manifests: Manifest[]) =>
+      manifests.find((m) => m.kind === 'Deployment' && m.metadata.name === 'ap-agentplane-api')!.spec.template.spec.containers[0].env
+        .filter((e: { name: string }) => e.name.startsWith('AGENTPLANE_RATE_LIMIT_'));
+    assert.deepEqual(apiEnv(await render('defaults-values.yaml')), []);
+    assert.deepEqual(apiEnv(await render('defaults-values.yaml', 'api.rateLimits.requestsPerMinute=600', 'api.rateLimits.concurrentRuns=4')), [
+      { name: 'AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE', value: '600' },
+      { name: 'AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS', value: '4' },
+    ]);
+  });
+
   it('refuses values the schema does not allow, saying which', async () => {
     const wrong = await helm(['template', 'ap', chart, '-f', join(chart, 'ci', 'defaults-values.yaml'), '--set', 'api.replicas=0', '--set', 'controller.watchNamespaces[0]=Not_A_Namespace']);
     assert.notEqual(wrong.code, 0);

@@ -17,7 +17,7 @@ import { bundleWorkflows, installRuntimeLogger } from '../../workflows/worker.js
 import { ModelCatalogue } from '../../models/catalogue.js';
 import { ModelGateway } from '../../models/gateway.js';
 import { RunEventFeed } from '../../records/run-event-feed.js';
-import type { ApiDeps } from '../../api/context.js';
+import type { ApiDeps, RateLimitDefaults } from '../../api/context.js';
 import { ApiClient } from './client.js';
 import { postgres, scratch, temporal, testLog } from './services.js';
 
@@ -48,6 +48,8 @@ export interface TestApiOptions {
   namespace?: string;
   /** The model providers' settings (OPENAI_BASE_URL, …); none by default. */
   modelEnv?: NodeJS.ProcessEnv;
+  /** The deployment's default rate limits (AGENTPLANE_RATE_LIMIT_*); unlimited by default. */
+  rateLimits?: RateLimitDefaults;
 }
 
 export async function startTestApi(options: TestApiOptions = {}): Promise<TestApi> {
@@ -72,6 +74,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     embeddingModelDir: findTool('embedding-model'),
     // Test tool and model servers listen on loopback.
     toolsAllowPrivate: true,
+    rateLimits: options.rateLimits,
     close: async () => connection.close(),
   };
   await prepareDatabase(services.db, bootstrapKey, log);

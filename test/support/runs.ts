@@ -2,7 +2,7 @@
  * An API and worker of their own (in their own Temporal namespace, so no other worker takes their runs)
  * wired to loopback servers that speak the OpenAI and Anthropic wire protocols.
  */
-import { newTenant, startTestApi, type Tenant, type TestApi } from './api.js';
+import { newTenant, startTestApi, type Tenant, type TestApi, type TestApiOptions } from './api.js';
 import { isolatedNamespace } from './services.js';
 import { startOpenAiServer, type OpenAiServer } from './model-servers/openai.js';
 import { startAnthropicServer } from './model-servers/anthropic.js';
@@ -17,12 +17,13 @@ export interface RunsStack {
   stop(): Promise<void>;
 }
 
-export async function startRunsStack(name: string, modelEnv: NodeJS.ProcessEnv = {}): Promise<RunsStack> {
+export async function startRunsStack(name: string, modelEnv: NodeJS.ProcessEnv = {}, options: Pick<TestApiOptions, 'rateLimits'> = {}): Promise<RunsStack> {
   const openai = await startOpenAiServer({ models: ['local-llama'] });
   const anthropic = await startAnthropicServer();
   const api = await startTestApi({
     namespace: await isolatedNamespace(name),
     modelEnv: { OPENAI_BASE_URL: openai.url, ANTHROPIC_BASE_URL: anthropic.url, ANTHROPIC_API_KEY: 'sk-ant-test', ...modelEnv },
+    ...options,
   });
   const tenant = await newTenant(api, name);
   return {

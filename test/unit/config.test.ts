@@ -34,6 +34,7 @@ describe('configuration from the environment', () => {
       toolsAllowPrivate: false,
       taskQueue: 'agentplane',
       extractionConcurrency: undefined,
+      rateLimits: { requestsPerMinute: undefined, concurrentRuns: undefined },
       modelEnv: {},
     });
   });
@@ -54,6 +55,8 @@ describe('configuration from the environment', () => {
       AGENTPLANE_TASK_QUEUE: 'network.support.desk',
       AGENTPLANE_PROBE_PORT: '8081',
       AGENTPLANE_EXTRACTION_CONCURRENCY: '3',
+      AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE: '600',
+      AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS: '4',
       ...S3,
       S3_REGION: 'eu-west-1',
     });
@@ -73,6 +76,7 @@ describe('configuration from the environment', () => {
       toolsAllowPrivate: true,
       taskQueue: 'network.support.desk',
       extractionConcurrency: 3,
+      rateLimits: { requestsPerMinute: 600, concurrentRuns: 4 },
       modelEnv: config.modelEnv,
     });
     assert.equal(config.modelEnv.TEMPORAL_NAMESPACE, 'agents', 'model providers read the same environment');
@@ -127,6 +131,25 @@ describe('configuration from the environment', () => {
       it(`rejects '${text}', naming the variable and the value`, () => {
         configError(() => readConfig({ AGENTPLANE_EXTRACTION_CONCURRENCY: text }), 'AGENTPLANE_EXTRACTION_CONCURRENCY', `'${text}'`);
       });
+    }
+  });
+
+  describe('AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE and AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS', () => {
+    it('are unlimited when unset or empty, and take whole numbers from 1', () => {
+      assert.deepEqual(readConfig({ AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE: '', AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS: '' }).rateLimits, {
+        requestsPerMinute: undefined,
+        concurrentRuns: undefined,
+      });
+      assert.equal(readConfig({ AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE: '1' }).rateLimits.requestsPerMinute, 1);
+      assert.equal(readConfig({ AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS: '100000' }).rateLimits.concurrentRuns, 100_000);
+    });
+
+    for (const name of ['AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE', 'AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS']) {
+      for (const text of ['0', '-5', '2.5', 'ten', '99999999']) {
+        it(`${name} rejects '${text}', naming the variable and the value`, () => {
+          configError(() => readConfig({ [name]: text }), name, `'${text}'`);
+        });
+      }
     }
   });
 

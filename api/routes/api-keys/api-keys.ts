@@ -7,7 +7,7 @@ import { operation } from '../../validation.js';
 import { InvalidRequestError, NotFoundError } from '../../errors.js';
 import { pageRequestOf } from '../../pagination.js';
 import { createOnce } from '../../idempotency.js';
-import { findApiKey, insertApiKey, listApiKeys, revokeApiKey } from '../../../records/api-keys.js';
+import { findApiKey, insertApiKey, listApiKeys, revokeApiKey, updateApiKey } from '../../../records/api-keys.js';
 import { findProject } from '../../../records/projects.js';
 import { presentApiKey, presentApiKeyWithSecret, presentRevokedApiKey } from '../../../presenters/api-key.js';
 import { presentList } from '../../../presenters/list.js';
@@ -31,7 +31,7 @@ export function apiKeyRoutes(router: Router<ApiState>, deps: ApiDeps, keys: KeyC
         deps,
         body,
         async (tx) => {
-          const { record, secret } = await insertApiKey(tx, { projectId, name: body.name, scopes: body.scopes });
+          const { record, secret } = await insertApiKey(tx, { projectId, name: body.name, scopes: body.scopes, rateLimits: body.rate_limits });
           return { status: 201, body: presentApiKeyWithSecret(record, secret) };
         },
         // The secret is shown once: a replay returns the key without it.
@@ -46,6 +46,23 @@ export function apiKeyRoutes(router: Router<ApiState>, deps: ApiDeps, keys: KeyC
     requireScope('admin'),
     operation('listApiKeys', async (ctx, { query }) => {
       ctx.body = presentList(await listApiKeys(deps.db, callerOf(ctx).projectId, pageRequestOf(query)), presentApiKey);
+    }),
+  );
+
+  router.post(
+    '/v1/api-keys/:id',
+    audited(deps.db, 'api_key.update', 'api_key'),
+    requireScope('admin'),
+    operation('updateApiKey', async (ctx, { path: { id }, body }) => {
+      const { projectId } = callerOf(ctx);
+      const answer = await commitMutation(ctx, deps.db, async (tx) => {
+        const key = await updateApiKey(tx, projectId, id, { name: body.name, rateLimits: body.rate_limits });
+        if (!key) throw NotFoundError('API key', id);
+        return { status: 200, body: presentApiKey(key) };
+      });
+      // Other replicas read the change within KEY_CACHE_TTL_MS.
+      keys.refreshKey(id);
+      respond(ctx, answer);
     }),
   );
 

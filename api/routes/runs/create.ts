@@ -7,6 +7,7 @@
 import type { ApiContext, ApiDeps } from '../../context.js';
 import { callerOf } from '../../context.js';
 import { ConflictError, InvalidRequestError, NotFoundError } from '../../errors.js';
+import { refuseOverLimits } from './limits.js';
 import type { Input } from '../../validation.js';
 import { createOnce } from '../../idempotency.js';
 import { respond } from '../../audit.js';
@@ -94,6 +95,7 @@ export async function createRun(ctx: ApiContext, deps: ApiDeps, { path: { id: ta
       }
       if (current.concurrency === 'interrupt') interrupted = active.map((r) => r.id);
     }
+    await refuseOverLimits(tx, deps, caller, kind === 'agent' ? targetId : null);
     const runId = await insertRun(tx, {
       projectId,
       target: current.target,

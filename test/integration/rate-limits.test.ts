@@ -1,0 +1,214 @@
+import assert from 'node:assert/strict';
+import { startTestApi, type TestApi } from '../support/api.js';
+import { ApiClient, type ApiResponse } from '../support/client.js';
+import { eventually } from '../support/eventually.js';
+import { createAgent, runSatisfying, startRunsStack, type RunsStack } from '../support/runs.js';
+import { createDb } from '../../records/db.js';
+import { testLog } from '../support/services.js';
+
+// Both API processes run with the same deployment default, as replicas of one deployment do.
+const DEFAULTS = { requestsPerMinute: 100_000 };
+
+describe('rate limits per API key, across two API processes', function () {
+  this.timeout(120_000);
+  let stack: RunsStack;
+  let second: TestApi;
+
+  before(async () => {
+    stack = await startRunsStack('rate-limits', {}, { rateLimits: DEFAULTS });
+    // A second API (no worker) on the same PostgreSQL and Temporal namespace: another replica.
+    second = await startTestApi({
+      worker: false,
+      namespace: stack.api.services.temporal.options.namespace,
+      modelEnv: { OPENAI_BASE_URL: stack.openai.url },
+      rateLimits: DEFAULTS,
+    });
+  });
+
+  after(async () => {
+    await second?.stop();
+    await stack?.stop();
+  });
+
+  /** A new admin key of the tenant with these limits, as a client of each API process. */
+  async function keyWithLimits(rateLimits: Record<string, number | null>): Promise<{ id: string; first: ApiClient; other: ApiClient }> {
+    const created = await stack.tenant.admin.post('/v1/api-keys', { name: 'limited', scopes: ['admin'], rate_limits: rateLimits });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    return { id: created.body.id, first: new ApiClient(stack.api.url, created.body.key), other: new ApiClient(second.url, created.body.key) };
+  }
+
+  const limitHeaders = (response: ApiResponse) => ({
+    limit: response.headers.get('x-ratelimit-limit-requests'),
+    remaining: response.headers.get('x-ratelimit-remaining-requests'),
+    reset: response.headers.get('x-ratelimit-reset-requests'),
+  });
+
+  it('counts a key’s requests on both processes together, counts down, and answers the one over the limit 429 with Retry-After', async () => {
+    const key = await keyWithLimits({ requests_per_minute: 5 });
+    const listed = await stack.tenant.admin.get('/v1/api-keys?limit=100');
+    assert.deepEqual(listed.body.data.find((k: { id: string }) => k.id === key.id).rate_limits, { requests_per_minute: 5, concurrent_runs: null });
+    const remaining: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const response = await (i % 2 === 0 ? key.first : key.other).get('/v1/agents');
+      assert.equal(response.status, 200, JSON.stringify(response.body));
+      const headers = limitHeaders(response);
+      assert.equal(headers.limit, '5');
+      assert.match(headers.reset ?? '', /^([1-9]|[1-5][0-9]|60)s$/);
+      remaining.push(headers.remaining!);
+    }
+    assert.deepEqual(remaining, ['4', '3', '2', '1', '0']);
+
+    for (const client of [key.other, key.first]) {
+      const refused = await client.get('/v1/agents');
+      assert.equal(refused.status, 429);
+      assert.equal(refused.body.error.type, 'rate_limit_error');
+      assert.equal(refused.body.error.code, 'rate_limit_exceeded');
+      const retryAfter = Number(refused.headers.get('retry-after'));
+      assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60, `Retry-After: ${refused.headers.get('retry-after')}`);
+      assert.deepEqual(limitHeaders(refused), { limit: '5', remaining: '0', reset: `${retryAfter}s` });
+    }
+  });
+
+  it('keeps each key’s window apart: a key with another limit is counted on its own', async () => {
+    const busy = await keyWithLimits({ requests_per_minute: 2 });
+    const quiet = await keyWithLimits({ requests_per_minute: 3 });
+    await busy.first.get('/v1/agents');
+    await busy.other.get('/v1/agents');
+    assert.equal((await busy.first.get('/v1/agents')).status, 429);
+    const answered = await quiet.other.get('/v1/agents');
+    assert.equal(answered.status, 200);
+    assert.deepEqual([limitHeaders(answered).limit, limitHeaders(answered).remaining], ['3', '2']);
+  });
+
+  it('applies the deployment default to a key without a limit of its own', async () => {
+    const key = await keyWithLimits({ requests_per_minute: null });
+    for (const client of [key.first, key.other]) {
+      const response = await client.get('/v1/agents');
+      assert.equal(response.status, 200);
+      assert.equal(limitHeaders(response).limit, '100000');
+    }
+    assert.equal(limitHeaders(await key.other.get('/v1/agents')).remaining, '99997');
+  });
+
+  it('applies a changed limit at once on the process that changed it and within seconds on the other', async () => {
+    const key = await keyWithLimits({ requests_per_minute: 1 });
+    assert.equal((await key.first.get('/v1/agents')).status, 200);
+    assert.equal((await key.other.get('/v1/agents')).status, 429);
+    const updated = await stack.tenant.admin.post(`/v1/api-keys/${key.id}`, { rate_limits: { requests_per_minute: 10 } });
+    assert.equal(updated.status, 200, JSON.stringify(updated.body));
+    assert.deepEqual(updated.body.rate_limits, { requests_per_minute: 10, concurrent_runs: null });
+    const after = await key.first.get('/v1/agents');
+    assert.equal(after.status, 200);
+    assert.equal(limitHeaders(after).limit, '10');
+    await eventually(async () => assert.equal(limitHeaders(await key.other.get('/v1/agents')).limit, '10'), { timeoutMs: 10_000, intervalMs: 500 });
+
+    const audit = await stack.tenant.admin.get(`/v1/audit-logs?target_id=${key.id}&action=api_key.update`);
+    assert.equal(audit.body.data.length, 1);
+    assert.equal(audit.body.data[0].outcome.status, 200);
+  });
+
+  it('refuses bad limits with 400 and an unknown key with 404', async () => {
+    for (const rateLimits of [{ requests_per_minute: 0 }, { concurrent_runs: -1 }, { requests_per_minute: 1.5 }, { burst: 3 }]) {
+      const refused = await stack.tenant.admin.post('/v1/api-keys', { name: 'bad', scopes: ['admin'], rate_limits: rateLimits });
+      assert.equal(refused.status, 400, JSON.stringify(rateLimits));
+    }
+    assert.equal((await stack.tenant.admin.post('/v1/api-keys/key_doesnotexist', { rate_limits: { concurrent_runs: 2 } })).status, 404);
+  });
+
+  it('answers 503 with Retry-After when PostgreSQL drops the connection counting a request, then counts again', async () => {
+    const key = await keyWithLimits({ requests_per_minute: 50 });
+    assert.equal((await key.first.get('/v1/agents')).status, 200); // the key is now cached: only the count needs the database
+    const locker = createDb(stack.api.services.db.connectionString, { max: 2, log: testLog });
+    const lock = await locker.connect();
+    try {
+      await lock.query('BEGIN');
+      await lock.query('LOCK TABLE api_key_request_windows IN ACCESS EXCLUSIVE MODE');
+      const pending = key.first.get('/v1/agents');
+      const pid = await eventually(async () => {
+        const { rows } = await locker.query<{ pid: number }>(
+          `SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO api_key_request_windows%'`,
+        );
+        assert.equal(rows.length, 1);
+        return rows[0]!.pid;
+      }, { message: 'the count did not wait for the lock' });
+      await locker.query('SELECT pg_terminate_backend($1)', [pid]);
+      const failed = await pending;
+      assert.equal(failed.status, 503, JSON.stringify(failed.body));
+      assert.equal(failed.body.error.code, 'dependency_unavailable');
+      assert.ok(Number(failed.headers.get('retry-after')) > 0);
+      await lock.query('ROLLBACK');
+    } finally {
+      lock.release();
+      await locker.end();
+    }
+    const counted = await key.first.get('/v1/agents');
+    assert.equal(counted.status, 200);
+    assert.equal(limitHeaders(counted).remaining, '48');
+  });
+
+  describe('concurrent runs', () => {
+    let release: () => void;
+
+    beforeEach(() => {
+      // Every model call streams its first chunk, then waits for the test: the runs stay in progress.
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      stack.openai.setFallback({ text: ['Thinking', ' done.'], usage: { input: 10, output: 2 }, pause: { chunks: 1, until: gate } });
+    });
+
+    afterEach(() => {
+      release();
+      stack.openai.setFallback(null);
+    });
+
+    it('refuses the run beyond the key’s concurrent runs with 429 and Retry-After, on either process, and accepts one once a run ends', async () => {
+      const key = await keyWithLimits({ concurrent_runs: 2 });
+      const agent = await createAgent(key.first);
+      const first = await key.first.post(`/v1/agents/${agent.id}/run`, { input: 'one', wait: false });
+      const second = await key.other.post(`/v1/agents/${agent.id}/run`, { input: 'two', wait: false });
+      assert.deepEqual([first.status, second.status], [202, 202]);
+
+      for (const client of [key.first, key.other]) {
+        const refused = await client.post(`/v1/agents/${agent.id}/run`, { input: 'three', wait: false });
+        assert.equal(refused.status, 429, JSON.stringify(refused.body));
+        assert.equal(refused.body.error.code, 'concurrent_runs_exceeded');
+        assert.ok(Number(refused.headers.get('retry-after')) >= 1);
+      }
+      // Another key of the same project has room of its own.
+      assert.equal((await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'other key', wait: false })).status, 202);
+
+      release();
+      for (const run of [first, second]) await runSatisfying(key.first, run.body.id, (r) => r.status === 'completed', 'the run did not complete');
+      assert.equal((await key.other.post(`/v1/agents/${agent.id}/run`, { input: 'four', wait: false })).status, 202);
+    });
+
+    it('lets exactly the limit through when runs are started at once on both processes', async () => {
+      const key = await keyWithLimits({ concurrent_runs: 3 });
+      const agent = await createAgent(key.first);
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => (i % 2 === 0 ? key.first : key.other).post(`/v1/agents/${agent.id}/run`, { input: `run ${i}`, wait: false })),
+      );
+      const statuses = answers.map((a) => a.status).sort();
+      assert.deepEqual(statuses, [202, 202, 202, 429, 429, 429, 429, 429]);
+      const { rows } = await stack.api.services.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM runs WHERE api_key_id = $1`, [key.id]);
+      assert.equal(rows[0]!.n, 3);
+    });
+
+    it('counts a network run once, however many hops it has going', async () => {
+      const key = await keyWithLimits({ concurrent_runs: 1 });
+      const agent = await createAgent(key.first);
+      const network = await key.first.post('/v1/networks', { name: 'pair', members: [agent.id], router: { type: 'sequential' } });
+      assert.equal(network.status, 201, JSON.stringify(network.body));
+      const started = await key.other.post(`/v1/networks/${network.body.id}/run`, { input: 'go', wait: false });
+      assert.equal(started.status, 202, JSON.stringify(started.body));
+      // Its hop (a child run of the same key) is going too.
+      await eventually(async () => {
+        const { rows } = await stack.api.services.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM runs WHERE parent_run_id = $1 AND status = 'in_progress'`, [started.body.id]);
+        assert.equal(rows[0]!.n, 1);
+      });
+      const refused = await key.first.post(`/v1/agents/${agent.id}/run`, { input: 'more', wait: false });
+      assert.equal(refused.status, 429);
+      assert.equal(refused.body.error.code, 'concurrent_runs_exceeded');
+      assert.match(refused.body.error.message, /it has 1\./);
+    });
+  });
+});
