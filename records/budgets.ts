@@ -1,6 +1,6 @@
 /**
  * Budgets: a spend limit on a project, an API key or an agent, per UTC day or month. What was spent is read
- * from the usage ledger (`usage_records`) for the current period, so it is exact and never drifts. Each
+ * from the usage ledger (its hourly rollups) for the current period, so it is exact and never drifts. Each
  * threshold is announced once per period, by the transaction that records the usage crossing it.
  */
 import { newId } from './ids.js';
@@ -35,10 +35,13 @@ const PERIOD = (b: string) =>
 const PERIOD_END = (b: string) =>
   `((date_trunc(${b}.period, now() AT TIME ZONE 'UTC') + ('1 ' || ${b}.period)::interval) AT TIME ZONE 'UTC')`;
 
-/** The usage rows a budget `b` counts in its current period. */
+/**
+ * What a budget `b` counts in its current period. Periods start on whole UTC hours, so the ledger's hourly
+ * rollups give the exact sum, reading hours rather than calls.
+ */
 const SPENT = (b: string) => `(
-  SELECT coalesce(sum(u.cost), 0) FROM usage_records u
-  WHERE u.project_id = ${b}.project_id AND u.created_at >= ${PERIOD(b)} AND u.created_at < ${PERIOD_END(b)}
+  SELECT coalesce(sum(u.cost), 0) FROM usage_rollups u
+  WHERE u.project_id = ${b}.project_id AND u.hour >= ${PERIOD(b)} AND u.hour < ${PERIOD_END(b)}
     AND CASE ${b}.scope_type WHEN 'api_key' THEN u.api_key_id = ${b}.scope_id WHEN 'agent' THEN u.agent_id = ${b}.scope_id ELSE true END
 )`;
 

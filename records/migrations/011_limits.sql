@@ -41,6 +41,3 @@ CREATE TABLE budget_thresholds_reached (
   PRIMARY KEY (budget_id, period_start, threshold)
 );
 
--- What a key's or an agent's budget sums for its period (a project's uses usage_records_project_time).
-CREATE INDEX usage_records_key_time ON usage_records (api_key_id, created_at) WHERE api_key_id IS NOT NULL;
-CREATE INDEX usage_records_agent_time ON usage_records (agent_id, created_at) WHERE agent_id IS NOT NULL;
