@@ -12,4 +12,4 @@ export { extractFileWorkflow } from './extraction/workflow.js';
 export { maintenanceWorkflow } from './maintenance/workflow.js';
 export { agentRunWorkflow } from './runs/workflow.js';
 export { networkRunWorkflow } from './networks/workflow.js';
-export { qualityBackfillWorkflow } from './quality/workflow.js';
+export { qualityBackfillWorkflow, runJudgeWorkflow } from './quality/workflow.js';

@@ -4,6 +4,8 @@ import { eventually } from '../support/eventually.js';
 import { createAgent, startRunsStack, type RunsStack } from '../support/runs.js';
 import { runWorkflowId } from '../../workflows/runs/client.js';
 import { networkRunWorkflowId } from '../../workflows/networks/client.js';
+import { runJudgeWorkflowId } from '../../workflows/quality/ids.js';
+import { WorkflowNotFoundError } from '@temporalio/client';
 
 type Score = { scorer: string; value: number; explanation: string };
 type Result = { scorer: string; mean: number; count: number; distribution: number[]; agent_id?: string; model?: string; metadata?: Record<string, string | null> };
@@ -25,9 +27,20 @@ describe('quality: run scores, the judge, feedback, analytics and backfill', fun
   let stack: RunsStack;
   let client: RunsStack['tenant']['admin'];
 
-  /** The run once its workflow has finished (the judge's score included). */
+  /** Waits for the run's judge, if it has one: the judge works after the run has ended. */
+  const judged = async (runId: string) => {
+    await stack.api.services.temporal.workflow
+      .getHandle(runJudgeWorkflowId(runId))
+      .result()
+      .catch((err: Error) => {
+        if (!(err instanceof WorkflowNotFoundError)) throw err;
+      });
+  };
+
+  /** The run once its workflow and its judge have finished. */
   const settled = async (runId: string, network = false) => {
     await stack.api.services.temporal.workflow.getHandle(network ? networkRunWorkflowId(runId) : runWorkflowId(runId)).result();
+    await judged(runId);
     return (await client.get(`/v1/runs/${runId}`)).body;
   };
 
@@ -35,6 +48,7 @@ describe('quality: run scores, the judge, feedback, analytics and backfill', fun
     const answered = await tenant.admin.post(`/v1/agents/${agentId}/run`, body);
     assert.ok([200, 202].includes(answered.status), JSON.stringify(answered.body));
     await stack.api.services.temporal.workflow.getHandle(runWorkflowId(answered.body.id)).result();
+    await judged(answered.body.id);
     return (await tenant.admin.get(`/v1/runs/${answered.body.id}`)).body;
   };
 
@@ -147,6 +161,7 @@ describe('quality: run scores, the judge, feedback, analytics and backfill', fun
       assert.equal(parent.status, 'completed');
       assert.equal(scoreOf(parent, 'completion')!.value, 1);
       assert.equal(scoreOf(parent, 'non_empty')!.value, 1);
+      await judged(parent.hops[0].child_run_id);
       const hop = (await client.get(`/v1/runs/${parent.hops[0].child_run_id}`)).body;
       assert.equal(scoreOf(hop, 'completion')!.value, 1);
       assert.equal(scoreOf(hop, 'judge')!.value, 0.8);

@@ -2,8 +2,9 @@
  * Quality's workflows: the judge's verdict at the end of a run (called by the run and network workflows),
  * and a backfill, which scores a past range of finished runs again in keyset batches.
  */
-import { continueAsNew, patched, proxyActivities, ActivityFailure } from '@temporalio/workflow';
+import { continueAsNew, patched, proxyActivities, startChild, ActivityFailure, ParentClosePolicy } from '@temporalio/workflow';
 import type { QualityActivities } from './activities.js';
+import { runJudgeWorkflowId } from './ids.js';
 
 // A provider that is down is asked three times in all; after that the run goes without a judge score.
 const judging = proxyActivities<QualityActivities>({
@@ -19,14 +20,23 @@ const backfilling = proxyActivities<QualityActivities>({
 
 /**
  * The judge's score of a run that has ended, when its ending asks for one (a judge is configured and the
- * run has an answer). Never fails the run. Runs recorded before there was a judge replay without it.
+ * run has an answer). The judge works in a workflow of its own that outlives the run's: nothing waits for
+ * its verdict, neither the agent's next run nor a network's next hop. Runs recorded before there was a judge
+ * replay without it.
  */
 export async function judgeEndedRun(runId: string, ending: { judge?: boolean }): Promise<void> {
   if (!ending.judge || !patched('run-quality-judge')) return;
+  await startChild(runJudgeWorkflow, { workflowId: runJudgeWorkflowId(runId), args: [{ runId }], parentClosePolicy: ParentClosePolicy.ABANDON }).catch(() => {
+    // Already started by an earlier ending of the same run.
+  });
+}
+
+/** Never fails: a judge that stays unreachable or refuses the call leaves the run its heuristic scores only. */
+export async function runJudgeWorkflow({ runId }: { runId: string }): Promise<void> {
   try {
     await judging.judgeEndedRun({ runId });
   } catch {
-    // The judge stayed unreachable or refused the call: the run keeps its heuristic scores only.
+    // Nothing more to do: the verdict is absent.
   }
 }
 
