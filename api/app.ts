@@ -19,6 +19,9 @@ import { agentRoutes } from './routes/agents/agents.js';
 import { runRoutes } from './routes/runs/runs.js';
 import { modelRoutes } from './routes/models/models.js';
 import { networkRoutes } from './routes/networks/networks.js';
+import { eventRoutes } from './routes/events/events.js';
+import { webhookRoutes } from './routes/webhooks/webhooks.js';
+import { webhookDeliveryRoutes } from './routes/webhooks/deliveries.js';
 
 export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<ApiState> } {
   const app = new Koa<ApiState>({ proxy: true });
@@ -52,6 +55,9 @@ export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<A
   agentRoutes(v1, deps);
   runRoutes(v1, deps);
   networkRoutes(v1, deps);
+  eventRoutes(v1, deps);
+  webhookRoutes(v1, deps);
+  webhookDeliveryRoutes(v1, deps);
 
   app.use(router.routes());
   app.use(router.allowedMethods());

@@ -5,6 +5,7 @@ import type { Db } from '../records/db.js';
 import type { BlobStore } from '../records/blobs/store.js';
 import type { RunEventFeed } from '../records/run-event-feed.js';
 import type { ModelCatalogue } from '../models/catalogue.js';
+import type { WebhookSettings } from '../workflows/webhooks/client.js';
 
 /** What the API needs from the outside world; tests and the CLI build it the same way. */
 export interface ApiDeps {
@@ -17,6 +18,8 @@ export interface ApiDeps {
   runEvents: RunEventFeed;
   /** AGENTPLANE_TOOLS_ALLOW_PRIVATE: agent tools may name private and loopback addresses. */
   toolsAllowPrivate: boolean;
+  /** AGENTPLANE_WEBHOOK_*: whether endpoints may be private, for registration; the defaults when absent. */
+  webhooks?: WebhookSettings;
   /** The embedding model's folder, if installed: search ranks passages by meaning as well as words. */
   embeddingModelDir?: string;
 }

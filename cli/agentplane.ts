@@ -54,6 +54,7 @@ async function dev(config: Config): Promise<void> {
       s3: config.s3,
       blobDir: config.blobDir ?? join(config.dataDir, 'blobs'),
       toolsAllowPrivate: config.toolsAllowPrivate,
+      webhooks: config.webhooks,
       modelEnv: config.modelEnv,
     };
     const services = await openServices(settings, log);

@@ -11,6 +11,7 @@ import { ModelCatalogue } from '../models/catalogue.js';
 import { ModelGateway } from '../models/gateway.js';
 import { ConfigError } from './config.js';
 import { findTool } from './tools.js';
+import type { WebhookSettings } from '../workflows/webhooks/client.js';
 
 export interface Services {
   db: Db;
@@ -24,6 +25,8 @@ export interface Services {
   /** The embedding model's folder: context search ranks by meaning as well as words; none, words only. */
   embeddingModelDir?: string;
   toolsAllowPrivate: boolean;
+  /** AGENTPLANE_WEBHOOK_*; the defaults when absent. */
+  webhooks?: WebhookSettings;
   close(): Promise<void>;
 }
 
@@ -35,6 +38,7 @@ export interface ServiceSettings {
   blobDir?: string;
   logLevel?: string;
   toolsAllowPrivate?: boolean;
+  webhooks?: WebhookSettings;
   /** Where OPENAI_*, ANTHROPIC_* and AGENTPLANE_MODELS are read; the process's environment when absent. */
   modelEnv?: NodeJS.ProcessEnv;
 }
@@ -62,6 +66,7 @@ export async function openServices(settings: ServiceSettings, log = createLogger
     graphModel: modelEnv.AGENTPLANE_GRAPH_MODEL || undefined,
     embeddingModelDir: embeddingModelDir(log),
     toolsAllowPrivate: settings.toolsAllowPrivate ?? false,
+    webhooks: settings.webhooks,
     async close() {
       await connection.close();
       await db.end();

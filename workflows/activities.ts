@@ -8,6 +8,8 @@ import { createExtractionActivities } from './extraction/activities.js';
 import { createMaintenanceActivities } from './maintenance/activities.js';
 import { createRunActivities } from './runs/activities.js';
 import { createNetworkActivities } from './networks/activities.js';
+import { createWebhookActivities } from './webhooks/activities.js';
+import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from './webhooks/client.js';
 import type { ModelCatalogue } from '../models/catalogue.js';
 import type { ModelGateway } from '../models/gateway.js';
 
@@ -20,6 +22,8 @@ export interface ActivityDependencies {
   embeddingModelDir?: string;
   /** AGENTPLANE_TOOLS_ALLOW_PRIVATE: tools may call private and loopback addresses. */
   toolsAllowPrivate: boolean;
+  /** How webhooks are delivered (AGENTPLANE_WEBHOOK_*); the defaults when absent. */
+  webhooks?: WebhookSettings;
 }
 
 export const createActivities = (dependencies: ActivityDependencies) => ({
@@ -27,4 +31,5 @@ export const createActivities = (dependencies: ActivityDependencies) => ({
   ...createMaintenanceActivities(dependencies),
   ...createRunActivities(dependencies),
   ...createNetworkActivities(dependencies),
+  ...createWebhookActivities({ db: dependencies.db, webhooks: dependencies.webhooks ?? DEFAULT_WEBHOOK_SETTINGS }),
 });

@@ -12,3 +12,4 @@ export { extractFileWorkflow } from './extraction/workflow.js';
 export { maintenanceWorkflow } from './maintenance/workflow.js';
 export { agentRunWorkflow } from './runs/workflow.js';
 export { networkRunWorkflow } from './networks/workflow.js';
+export { webhookDeliveryWorkflow } from './webhooks/workflow.js';

@@ -19,6 +19,7 @@ import { ModelGateway } from '../../models/gateway.js';
 import { RunEventFeed } from '../../records/run-event-feed.js';
 import type { ApiDeps } from '../../api/context.js';
 import { ApiClient } from './client.js';
+import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../../workflows/webhooks/client.js';
 import { postgres, scratch, temporal, testLog } from './services.js';
 
 export interface TestApi {
@@ -48,6 +49,8 @@ export interface TestApiOptions {
   namespace?: string;
   /** The model providers' settings (OPENAI_BASE_URL, …); none by default. */
   modelEnv?: NodeJS.ProcessEnv;
+  /** Webhook delivery settings; receivers on loopback are allowed by default. */
+  webhooks?: Partial<WebhookSettings>;
 }
 
 export async function startTestApi(options: TestApiOptions = {}): Promise<TestApi> {
@@ -71,6 +74,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     embeddingModelDir: findTool('embedding-model'),
     // Test tool and model servers listen on loopback.
     toolsAllowPrivate: true,
+    webhooks: { ...DEFAULT_WEBHOOK_SETTINGS, allowPrivate: true, ...options.webhooks },
     close: async () => connection.close(),
   };
   await prepareDatabase(services.db, bootstrapKey, log);
@@ -136,5 +140,5 @@ export async function apiDepsOf(services: Pick<ApiDeps, 'db' | 'blobs' | 'tempor
 
 /** The activities' dependencies of a worker built from a test API's services. */
 export function workerDependenciesOf(services: Services) {
-  return { db: services.db, blobs: services.blobs, models: { catalogue: services.models, gateway: services.gateway, graphModel: services.graphModel }, embeddingModelDir: services.embeddingModelDir, toolsAllowPrivate: services.toolsAllowPrivate };
+  return { db: services.db, blobs: services.blobs, models: { catalogue: services.models, gateway: services.gateway, graphModel: services.graphModel }, embeddingModelDir: services.embeddingModelDir, toolsAllowPrivate: services.toolsAllowPrivate, webhooks: services.webhooks };
 }

@@ -32,6 +32,7 @@ describe('configuration from the environment', () => {
       logLevel: 'info',
       migrate: true,
       toolsAllowPrivate: false,
+      webhooks: { allowPrivate: false, retryInitialMs: 30_000, maxAttempts: 12, disableAfter: 5 },
       taskQueue: 'agentplane',
       extractionConcurrency: undefined,
       modelEnv: {},
@@ -54,6 +55,10 @@ describe('configuration from the environment', () => {
       AGENTPLANE_TASK_QUEUE: 'network.support.desk',
       AGENTPLANE_PROBE_PORT: '8081',
       AGENTPLANE_EXTRACTION_CONCURRENCY: '3',
+      AGENTPLANE_WEBHOOK_ALLOW_PRIVATE: 'true',
+      AGENTPLANE_WEBHOOK_RETRY_INITIAL_MS: '200',
+      AGENTPLANE_WEBHOOK_MAX_ATTEMPTS: '4',
+      AGENTPLANE_WEBHOOK_DISABLE_AFTER: '2',
       ...S3,
       S3_REGION: 'eu-west-1',
     });
@@ -71,6 +76,7 @@ describe('configuration from the environment', () => {
       logLevel: 'debug',
       migrate: false,
       toolsAllowPrivate: true,
+      webhooks: { allowPrivate: true, retryInitialMs: 200, maxAttempts: 4, disableAfter: 2 },
       taskQueue: 'network.support.desk',
       extractionConcurrency: 3,
       modelEnv: config.modelEnv,
@@ -128,6 +134,15 @@ describe('configuration from the environment', () => {
         configError(() => readConfig({ AGENTPLANE_EXTRACTION_CONCURRENCY: text }), 'AGENTPLANE_EXTRACTION_CONCURRENCY', `'${text}'`);
       });
     }
+  });
+
+  describe('AGENTPLANE_WEBHOOK_*', () => {
+    it('refuses a flag that is not true or false, and counts that are not whole numbers in range, naming the variable', () => {
+      configError(() => readConfig({ AGENTPLANE_WEBHOOK_ALLOW_PRIVATE: 'yes' }), 'AGENTPLANE_WEBHOOK_ALLOW_PRIVATE', "'yes'");
+      configError(() => readConfig({ AGENTPLANE_WEBHOOK_RETRY_INITIAL_MS: '0' }), 'AGENTPLANE_WEBHOOK_RETRY_INITIAL_MS', "'0'");
+      configError(() => readConfig({ AGENTPLANE_WEBHOOK_MAX_ATTEMPTS: '51' }), 'AGENTPLANE_WEBHOOK_MAX_ATTEMPTS', "'51'");
+      configError(() => readConfig({ AGENTPLANE_WEBHOOK_DISABLE_AFTER: '1.5' }), 'AGENTPLANE_WEBHOOK_DISABLE_AFTER', "'1.5'");
+    });
   });
 
   describe('AGENTPLANE_TOOLS_ALLOW_PRIVATE', () => {
