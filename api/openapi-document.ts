@@ -12,6 +12,8 @@ export interface OpenApiParameter {
   required?: boolean;
   /** `deepObject`: an object sent as `name[key]=value` pairs. */
   style?: string;
+  /** `true` on a query parameter: it may be repeated, and arrives as the list of its values. */
+  explode?: boolean;
   schema: Record<string, unknown>;
 }
 

@@ -151,6 +151,7 @@ export function operation<Id extends OperationId>(operationId: Id, handler: (ctx
   const validateQuery = parameterValidator(declared, 'query');
   const validateBody = jsonBodyValidator(operationId);
   const deepObjects = new Set(declared.filter((p) => p.in === 'query' && p.style === 'deepObject').map((p) => p.name));
+  const repeatable = new Set(declared.filter((p) => p.in === 'query' && p.explode === true).map((p) => p.name));
   return async (ctx) => {
     if (validateHeaders) {
       const headers: Record<string, string> = {};
@@ -165,7 +166,7 @@ export function operation<Id extends OperationId>(operationId: Id, handler: (ctx
     if (validatePath && !validatePath(path)) throw NotFoundError('object', String(Object.values(path)[0] ?? ''));
     const query: Record<string, unknown> = {};
     for (const [name, value] of Object.entries(ctx.query)) {
-      if (Array.isArray(value)) throw InvalidRequestError('invalid_parameter', `\`${name}\` may be given once.`, name);
+      if (Array.isArray(value) && !repeatable.has(name)) throw InvalidRequestError('invalid_parameter', `\`${name}\` may be given once.`, name);
       const nested = /^([^[\]]+)\[([^[\]]*)\]$/.exec(name);
       if (nested && deepObjects.has(nested[1]!)) {
         const object = (query[nested[1]!] ??= {}) as Record<string, unknown>;

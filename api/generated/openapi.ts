@@ -869,7 +869,8 @@ export interface components {
             /** @enum {string} */
             status?: "enabled" | "disabled";
         };
-        WebhookEndpoint: {
+        WebhookEndpoint: components["schemas"]["WebhookEndpointFields"];
+        WebhookEndpointFields: {
             id: string;
             /** @constant */
             object: "webhook_endpoint";
@@ -889,9 +890,9 @@ export interface components {
             created_at: number;
             updated_at: number;
         };
-        WebhookEndpointWithSecret: components["schemas"]["WebhookEndpoint"] & {
-            /** @description The signing secret (Standard Webhooks format). Shown here only; keep it. */
-            secret: string;
+        WebhookEndpointWithSecret: components["schemas"]["WebhookEndpointFields"] & {
+            /** @description The signing secret (Standard Webhooks format), in this response only; a replay of the creating request (same Idempotency-Key) omits it. */
+            secret?: string;
         };
         DeletedWebhookEndpoint: {
             id: string;

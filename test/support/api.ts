@@ -37,6 +37,12 @@ export function quietTemporalRuntime(): void {
   installRuntimeLogger(pino({ level: process.env.TEST_LOG_LEVEL ?? 'warn' }));
 }
 
+/**
+ * Receivers listen on loopback, and a delivery's attempts come a fraction of a second apart rather than
+ * over hours. Every test API dispatches with these, so whichever worker takes an event, it is sent alike.
+ */
+export const TEST_WEBHOOK_SETTINGS: WebhookSettings = { ...DEFAULT_WEBHOOK_SETTINGS, allowPrivate: true, retryInitialMs: 200, maxAttempts: 4, disableAfter: 3 };
+
 // One bootstrap key for the whole run: configuring another one revokes the previous, as in production.
 const bootstrapKey = newSecret();
 
@@ -74,7 +80,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     embeddingModelDir: findTool('embedding-model'),
     // Test tool and model servers listen on loopback.
     toolsAllowPrivate: true,
-    webhooks: { ...DEFAULT_WEBHOOK_SETTINGS, allowPrivate: true, ...options.webhooks },
+    webhooks: { ...TEST_WEBHOOK_SETTINGS, ...options.webhooks },
     close: async () => connection.close(),
   };
   await prepareDatabase(services.db, bootstrapKey, log);
