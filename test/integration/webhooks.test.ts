@@ -5,6 +5,7 @@ import { eventually } from '../support/eventually.js';
 import type { ApiClient, ApiResponse } from '../support/client.js';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../support/webhook-receiver.js';
 import type { components } from '../../api/generated/openapi.js';
+import { freePort } from '../../cli/embedded.js';
 
 type Endpoint = components['schemas']['WebhookEndpoint'];
 /** As created or rotated: with its secret. */
@@ -222,6 +223,24 @@ describe('events and webhooks', () => {
       const times = delivery.attempts.map((a) => a.created_at);
       assert.ok(times[2]! >= times[1]! && times[1]! >= times[0]!);
       assert.equal((await endpointOf(endpoint.id)).consecutive_failures, 0);
+    });
+
+    it('keeps trying a receiver that is down (connection refused) until it comes up', async () => {
+      const port = await freePort();
+      const endpoint = await tenant.admin.post<EndpointWithSecret>('/v1/webhooks', { url: `http://127.0.0.1:${port}/later`, event_types: ['file.deleted'] });
+      assert.equal(endpoint.status, 201);
+      await deleteAFile();
+      const refused = await deliveryWhere(endpoint.body.id, (d) => d.attempts.length > 0, 'no attempt was made');
+      assert.match(refused.attempts[0]!.error!, /ECONNREFUSED/);
+      assert.equal(refused.attempts[0]!.response_status, null);
+      const late = await startWebhookReceiver(port);
+      try {
+        const delivered = await deliveryWhere(endpoint.body.id, (d) => d.status === 'succeeded', 'the delivery did not succeed once the receiver was up');
+        assert.equal(late.to('/later').length, 1);
+        assert.equal(verified(endpoint.body.secret, late.to('/later')[0]!).id, delivered.event_id);
+      } finally {
+        await late.close();
+      }
     });
 
     it('treats a redirect as a failed attempt and never follows it', async () => {

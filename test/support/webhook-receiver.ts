@@ -24,7 +24,8 @@ export interface WebhookReceiver {
   close(): Promise<void>;
 }
 
-export async function startWebhookReceiver(): Promise<WebhookReceiver> {
+/** Listens on `port` when given (a receiver that comes up where one was down), else on any free port. */
+export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
   const received: ReceivedWebhook[] = [];
   const queued = new Map<string, number[]>();
   const always = new Map<string, number>();
@@ -37,10 +38,9 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     received.push({ path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), answered: status });
     res.writeHead(status, redirects.has(path) ? { location: redirects.get(path) } : {}).end(status >= 400 ? 'not today' : undefined);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     received,
     answer(path, statuses) {
       if (Array.isArray(statuses)) queued.set(path, [...statuses]);
