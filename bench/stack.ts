@@ -27,6 +27,7 @@ export interface ServerProcess {
 
 export interface Stack {
   adminKey: string;
+  databaseUrl: string;
   api: ServerProcess;
   bareUpload: ServerProcess;
   bareKoaPg: ServerProcess;
@@ -97,6 +98,8 @@ export async function startStack(teardown: Teardown): Promise<Stack> {
     HOST: '127.0.0.1',
     LOG_LEVEL: 'warn',
     OPENAI_BASE_URL: model.url,
+    // The webhooks benchmark's receiver listens on loopback.
+    AGENTPLANE_WEBHOOK_ALLOW_PRIVATE: 'true',
   };
   const cli = script('../cli/agentplane.js');
   const [apiPort, bareUploadPort, bareKoaPgPort] = await Promise.all([freePort(), freePort(), freePort()]);
@@ -108,7 +111,7 @@ export async function startStack(teardown: Teardown): Promise<Stack> {
     startServer(teardown, 'bare upload server', bareUploadPort, [script('./baselines/bare-upload-server.js')], { UPLOAD_DIR: bareUploadDir }, '/'),
     startServer(teardown, 'bare Koa + pg', bareKoaPgPort, [script('./baselines/bare-koa-pg.js')], { DATABASE_URL: postgres.url }, '/healthz'),
   ]);
-  return { adminKey, api, bareUpload, bareKoaPg, model, worker: workerProcess };
+  return { adminKey, databaseUrl: postgres.url, api, bareUpload, bareKoaPg, model, worker: workerProcess };
 }
 
 /** With BENCH_CPU_PROF_DIR set, each process writes a V8 CPU profile there when it exits (`<name>.cpuprofile`). */
