@@ -1896,8 +1896,8 @@ export interface operations {
                 /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
                 before?: components["parameters"]["Before"];
                 order?: components["parameters"]["Order"];
-                /** @description Only events of these types: the parameter repeated (`type=run.failed&type=file.failed`) or a comma-separated list. An unknown type answers 400 `invalid_event_type`. */
-                type?: components["schemas"]["Text"] | components["schemas"]["Text"][];
+                /** @description Only events of these types: the parameter repeated (`type=run.failed&type=file.failed`) or a comma-separated list. An unknown type answers 400. */
+                type?: string | components["schemas"]["EventType"][];
                 /** @description Only events created after this time (Unix seconds, exclusive). */
                 created_after?: number;
                 /** @description Only events created before this time (Unix seconds, exclusive). */

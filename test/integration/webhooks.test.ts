@@ -393,7 +393,12 @@ describe('events and webhooks', () => {
       assert.equal(both.body.data.length, 2 + processedCount);
       const comma = await events.admin.get<{ data: EventObject[] }>('/v1/events?type=file.deleted,file.processed&limit=100');
       assert.deepEqual(comma.body.data.map((e) => e.id), both.body.data.map((e) => e.id));
-      assertError(await events.admin.get('/v1/events?type=file.exploded'), 400, 'invalid_event_type');
+      for (const bad of ['file.exploded', 'file.deleted,file.exploded', '0']) {
+        const refused = await events.admin.get(`/v1/events?type=${bad}`);
+        assertError(refused, 400);
+        assert.equal(refused.body.error.param, 'type');
+      }
+      assertError(await events.admin.get('/v1/events?type=file.deleted&type=nope'), 400);
 
       const byObject = await events.admin.get<{ data: EventObject[] }>(`/v1/events?object_id=${first}&type=file.deleted`);
       assert.deepEqual(byObject.body.data.map((e) => [e.type, e.data.id]), [['file.deleted', first]]);

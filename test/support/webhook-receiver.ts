@@ -19,6 +19,8 @@ export interface WebhookReceiver {
   answer(path: string, statuses: number[] | { always: number }): void;
   /** A redirect answer's target for `path`. */
   redirect(path: string, location: string): void;
+  /** Requests to `path` wait, unanswered, until the returned function is called; `waiting()` counts them. */
+  hold(path: string): { waiting(): number; release(): void };
   /** The requests to `path`. */
   to(path: string): ReceivedWebhook[];
   close(): Promise<void>;
@@ -30,10 +32,16 @@ export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
   const queued = new Map<string, number[]>();
   const always = new Map<string, number>();
   const redirects = new Map<string, string>();
+  const holds = new Map<string, { waiting: number; released: Promise<void>; release(): void }>();
   const server = createServer(async (req, res) => {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
+    const held = holds.get(path);
+    if (held) {
+      held.waiting++;
+      await held.released;
+    }
     const status = queued.get(path)?.shift() ?? always.get(path) ?? 204;
     received.push({ path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), answered: status });
     res.writeHead(status, redirects.has(path) ? { location: redirects.get(path) } : {}).end(status >= 400 ? 'not today' : undefined);
@@ -48,6 +56,19 @@ export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
     },
     redirect(path, location) {
       redirects.set(path, location);
+    },
+    hold(path) {
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      const held = { waiting: 0, released, release };
+      holds.set(path, held);
+      return {
+        waiting: () => held.waiting,
+        release: () => {
+          holds.delete(path);
+          release();
+        },
+      };
     },
     to: (path) => received.filter((r) => r.path === path),
     close: () =>
