@@ -10,7 +10,13 @@ export function signatureOf(secret: string, id: string, timestamp: number, body:
   return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
 }
 
-export function signedHeaders(secrets: string[], id: string, timestamp: number, body: string): Record<string, string> {
+export interface SignedHeaders {
+  'webhook-id': string;
+  'webhook-timestamp': string;
+  'webhook-signature': string;
+}
+
+export function signedHeaders(secrets: string[], id: string, timestamp: number, body: string): SignedHeaders {
   return {
     'webhook-id': id,
     'webhook-timestamp': String(timestamp),
