@@ -72,6 +72,14 @@ export async function insertEndpoint(tx: Queryable, endpoint: NewEndpoint): Prom
   return { record: rows[0]!, secret };
 }
 
+/** How many endpoints a project may have. */
+export const MAX_ENDPOINTS_PER_PROJECT = 50;
+
+export async function countEndpoints(db: Queryable, projectId: string): Promise<number> {
+  const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_endpoints WHERE project_id = $1', [projectId]);
+  return rows[0]!.n;
+}
+
 export async function findEndpoint(db: Queryable, projectId: string, id: string, options: { lock?: boolean } = {}): Promise<WebhookEndpointRecord | null> {
   const { rows } = await db.query<WebhookEndpointRecord>(
     `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1 AND project_id = $2${options.lock ? ' FOR UPDATE' : ''}`,
