@@ -5,6 +5,7 @@
 import { ActivityFailure, proxyActivities } from '@temporalio/workflow';
 import type { createWebhookActivities } from './activities.js';
 import type { DeliveryInput } from './client.js';
+import { WEBHOOK_TASK_QUEUE } from '../names.js';
 
 type Activities = ReturnType<typeof createWebhookActivities>;
 
@@ -16,6 +17,7 @@ const { failWebhookDelivery } = proxyActivities<Activities>({
 
 export async function webhookDeliveryWorkflow({ deliveryId, retry }: DeliveryInput): Promise<void> {
   const { attemptWebhookDelivery } = proxyActivities<Activities>({
+    taskQueue: WEBHOOK_TASK_QUEUE,
     // An attempt's request is bounded at 15 s; the rest is room to record it through a database outage.
     startToCloseTimeout: '5 minutes',
     retry: {
