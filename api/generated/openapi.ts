@@ -289,7 +289,7 @@ export interface paths {
         /** List the project's webhook endpoints (never their secrets). Needs `webhooks:read`. */
         get: operations["listWebhookEndpoints"];
         put?: never;
-        /** Register a webhook endpoint for some event types (or `*`). Its signing secret is returned once, in `secret`. Needs `webhooks:write`. */
+        /** Register a webhook endpoint for some event types (or `*`). Its signing secret is returned once, in `secret`. A project has at most 50 endpoints; one more answers 409 `too_many_webhook_endpoints`. Needs `webhooks:write`. */
         post: operations["createWebhookEndpoint"];
         delete?: never;
         options?: never;

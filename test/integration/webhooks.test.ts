@@ -149,10 +149,10 @@ describe('events and webhooks', () => {
       assertError(await tenant.admin.request('PATCH', `/v1/webhooks/${endpoint.id}`, { json: {} }), 400);
     });
 
-    it('refuses a 51st endpoint in a project with 400 too_many_webhook_endpoints', async () => {
+    it('refuses a 51st endpoint in a project with 409 too_many_webhook_endpoints', async () => {
       const crowded = await newTenant(api, 'webhooks-crowded');
       for (let i = 0; i < 50; i++) await register(crowded.admin, `/crowd/${i}`, ['webhook_endpoint.disabled']);
-      assertError(await crowded.admin.post('/v1/webhooks', { url: `${receiver.url}/crowd/50`, event_types: ['*'] }), 400, 'too_many_webhook_endpoints');
+      assertError(await crowded.admin.post('/v1/webhooks', { url: `${receiver.url}/crowd/50`, event_types: ['*'] }), 409, 'too_many_webhook_endpoints');
       const listed = await crowded.admin.get<{ data: Endpoint[]; has_more: boolean }>('/v1/webhooks?limit=100');
       assert.equal(listed.body.data.length, 50);
     });

@@ -5,7 +5,7 @@ import { callerOf } from '../../context.js';
 import { requireScope } from '../../middleware/auth.js';
 import { audited, commitMutation, respond } from '../../audit.js';
 import { operation } from '../../validation.js';
-import { InvalidRequestError, NotFoundError } from '../../errors.js';
+import { ConflictError, NotFoundError } from '../../errors.js';
 import { pageRequestOf } from '../../pagination.js';
 import { createOnce } from '../../idempotency.js';
 import { countEndpoints, MAX_ENDPOINTS_PER_PROJECT, deleteEndpoint, findEndpoint, insertEndpoint, listEndpoints, rotateSecret, updateEndpoint } from '../../../records/webhooks.js';
@@ -33,7 +33,7 @@ export function webhookRoutes(router: Router<ApiState>, deps: ApiDeps): void {
           // Serialised per project, so that two registrations at once cannot both take the last place.
           await tx.query(`SELECT pg_advisory_xact_lock(hashtext('webhook_endpoints:' || $1))`, [projectId]);
           if ((await countEndpoints(tx, projectId)) >= MAX_ENDPOINTS_PER_PROJECT) {
-            throw InvalidRequestError('too_many_webhook_endpoints', `A project has at most ${MAX_ENDPOINTS_PER_PROJECT} webhook endpoints; delete one first.`);
+            throw ConflictError('too_many_webhook_endpoints', `A project has at most ${MAX_ENDPOINTS_PER_PROJECT} webhook endpoints; delete one first.`);
           }
           const { record, secret } = await insertEndpoint(tx, {
             projectId,
