@@ -16,7 +16,7 @@ import { startDelivery, type WebhookSettings } from './client.js';
 const POLL_MS = 2_000;
 const BATCH = 200;
 // Workflow starts in flight at once: enough to keep up with a burst, few enough not to swamp Temporal.
-const STARTS_AT_ONCE = 16;
+const STARTS_AT_ONCE = 64;
 
 export class WebhookDispatcher {
   private stopped = false;
