@@ -23,6 +23,9 @@ import { networkRoutes } from './routes/networks/networks.js';
 import { budgetRoutes } from './routes/budgets/budgets.js';
 import { costRoutes } from './routes/analytics/costs.js';
 import { qualityRoutes } from './routes/analytics/quality.js';
+import { eventRoutes } from './routes/events/events.js';
+import { webhookRoutes } from './routes/webhooks/webhooks.js';
+import { webhookDeliveryRoutes } from './routes/webhooks/deliveries.js';
 
 export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<ApiState> } {
   const app = new Koa<ApiState>({ proxy: true });
@@ -60,6 +63,9 @@ export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<A
   budgetRoutes(v1, deps);
   costRoutes(v1, deps);
   qualityRoutes(v1, deps);
+  eventRoutes(v1, deps);
+  webhookRoutes(v1, deps);
+  webhookDeliveryRoutes(v1, deps);
 
   app.use(router.routes());
   app.use(router.allowedMethods());

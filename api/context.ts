@@ -12,6 +12,7 @@ export interface RateLimitDefaults {
   requestsPerMinute?: number;
   concurrentRuns?: number;
 }
+import type { WebhookSettings } from '../workflows/webhooks/client.js';
 
 /** What the API needs from the outside world; tests and the CLI build it the same way. */
 export interface ApiDeps {
@@ -24,6 +25,8 @@ export interface ApiDeps {
   runEvents: RunEventFeed;
   /** AGENTPLANE_TOOLS_ALLOW_PRIVATE: agent tools may name private and loopback addresses. */
   toolsAllowPrivate: boolean;
+  /** AGENTPLANE_WEBHOOK_*: whether endpoints may be private, for registration; the defaults when absent. */
+  webhooks?: WebhookSettings;
   /** The embedding model's folder, if installed: search ranks passages by meaning as well as words. */
   embeddingModelDir?: string;
   rateLimits?: RateLimitDefaults;

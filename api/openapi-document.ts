@@ -12,7 +12,7 @@ export interface OpenApiParameter {
   required?: boolean;
   /** `deepObject`: an object sent as `name[key]=value` pairs. */
   style?: string;
-  /** `false` on a query array: its items come as one comma-separated value. */
+  /** `false` on a query array: its items come comma-separated (`a,b`), repeated (`x=a&x=b`), or both. */
   explode?: boolean;
   schema: Record<string, unknown>;
 }

@@ -151,7 +151,7 @@ export function operation<Id extends OperationId>(operationId: Id, handler: (ctx
   const validateQuery = parameterValidator(declared, 'query');
   const validateBody = jsonBodyValidator(operationId);
   const deepObjects = new Set(declared.filter((p) => p.in === 'query' && p.style === 'deepObject').map((p) => p.name));
-  const commaLists = new Set(declared.filter((p) => p.in === 'query' && p.explode === false).map((p) => p.name));
+  const lists = new Set(declared.filter((p) => p.in === 'query' && p.explode === false).map((p) => p.name));
   return async (ctx) => {
     if (validateHeaders) {
       const headers: Record<string, string> = {};
@@ -166,12 +166,15 @@ export function operation<Id extends OperationId>(operationId: Id, handler: (ctx
     if (validatePath && !validatePath(path)) throw NotFoundError('object', String(Object.values(path)[0] ?? ''));
     const query: Record<string, unknown> = {};
     for (const [name, value] of Object.entries(ctx.query)) {
-      if (Array.isArray(value)) throw InvalidRequestError('invalid_parameter', `\`${name}\` may be given once.`, name);
+      if (Array.isArray(value) && !lists.has(name)) throw InvalidRequestError('invalid_parameter', `\`${name}\` may be given once.`, name);
       const nested = /^([^[\]]+)\[([^[\]]*)\]$/.exec(name);
       if (nested && deepObjects.has(nested[1]!)) {
         const object = (query[nested[1]!] ??= {}) as Record<string, unknown>;
         object[nested[2]!] = value;
-      } else if (commaLists.has(name) && value !== undefined) query[name] = value === '' ? [] : value.split(',');
+      } else if (lists.has(name) && value !== undefined) {
+        // A list comes comma-separated, repeated, or both; an empty value is the empty list.
+        query[name] = [value].flat().flatMap((item) => (item === '' ? [] : item.split(',')));
+      }
       else query[name] = value;
     }
     if (validateQuery && !validateQuery(query)) throw violation(validateQuery.errors);

@@ -36,6 +36,11 @@
  *   against its five agents run one after another, 30 of each, interleaved. overhead per hop: (network p50 −
  *   five runs' p50) / 5, what a network adds to each hop.
  *
+ * Webhooks — 500 events recorded at once for a project with one endpoint on a loopback receiver (bench/webhooks.ts).
+ *   deliveries/s  500 over the time from the events' commit to the receiver's 500th signed request (each a
+ *               Temporal workflow and a logged attempt); the baseline is the same 500 signed POSTs made
+ *               straight from this process, 16 at a time. CPU ms/dlv: the worker's CPU time per delivery.
+ *
  * Kubernetes — the controller against a real kube-apiserver: an Agent applied until Ready (p50, p99) against
  *   the two writes it rests on made straight, and 200 AgentNetworks applied at once until all are Ready
  *   (goal: within 60 s) against 200 POST /v1/networks (bench/kubernetes.ts).
@@ -45,7 +50,7 @@
  *
  * Extraction — the PDF, OCR, speech and entity engines and the worker's memory on a 100 MB PDF (bench/extraction.ts).
  *
- * `npm run bench -- runs` (or `upload`, `reads`, `networks`, `kubernetes`, `costs`, `extraction`) measures only those named. With BENCH_CPU_PROF_DIR set,
+ * `npm run bench -- runs` (or `upload`, `reads`, `networks`, `webhooks`, `kubernetes`, `costs`, `extraction`) measures only those named. With BENCH_CPU_PROF_DIR set,
  * every server process writes a V8 CPU profile there as it stops (open it in Chrome's DevTools).
  *
  * Every server runs as a Node process of its own; the load comes from this one. On a shared or small
@@ -63,6 +68,7 @@ import { measureRuns, type RunFigures, type RunSettings } from './runs.js';
 import { measureNetworks, NETWORK_MEMBERS, type NetworkFigures, type NetworkSettings } from './networks.js';
 import { measureKubernetes, type KubernetesFigures, type KubernetesSettings } from './kubernetes.js';
 import { COST_ROWS, measureCosts, type CostFigures, type CostSettings } from './costs.js';
+import { measureWebhooks, type WebhookFigures, type WebhookSettings } from './webhooks.js';
 import { measureExtraction, PDF_MEMORY_GOAL_TIMES, PDF_RATIO_GOAL, type ExtractionFigures } from './extraction.js';
 
 const RSS_GROWTH_GOAL_MB = 64;
@@ -72,9 +78,10 @@ const RUN_OVERHEAD_GOAL_MS = 150;
 const RUNS_PER_SECOND_GOAL = 20;
 const RUNS: RunSettings = { warmups: 20, samples: 200, concurrency: 16, warmupSeconds: 3, seconds: 10 };
 const PROCESSING_TIMEOUT_MS = 90_000;
-const BENCHMARKS = ['upload', 'reads', 'runs', 'networks', 'kubernetes', 'costs', 'extraction'] as const;
+const BENCHMARKS = ['upload', 'reads', 'runs', 'networks', 'webhooks', 'kubernetes', 'costs', 'extraction'] as const;
 const COSTS: CostSettings = { warmups: 3, samples: 50 };
 const COST_REPORT_GOAL_P50_MS = 300;
+const WEBHOOKS: WebhookSettings = { events: 500, baselineConcurrency: 16 };
 const NETWORKS: NetworkSettings = { warmups: 3, samples: 30 };
 const KUBERNETES: KubernetesSettings = { warmups: 5, samples: 50, burst: 200, inFlight: 20 };
 const BURST_READY_GOAL_SECONDS = 60;
@@ -92,6 +99,7 @@ interface Figures {
   reads?: { baseline: ReadFigures; api: ReadFigures };
   runs?: RunFigures;
   networks?: NetworkFigures;
+  webhooks?: WebhookFigures;
   kubernetes?: KubernetesFigures;
   costs?: CostFigures;
   extraction?: ExtractionFigures;
@@ -164,6 +172,12 @@ async function measure(teardown: Teardown, chosen: Set<Benchmark>): Promise<Figu
     const target = { apiUrl: api.url, apiPid: api.pid, workerPid: worker.pid, modelPid: model.pid, modelUrl: model.url, adminKey };
     figures.networks = await measureNetworks(target, NETWORKS).catch((err: Error) => {
       throw new Error(`${err.message}\nworker output:\n${worker.output()}\napi output:\n${api.output()}`);
+    });
+  }
+  if (chosen.has('webhooks')) {
+    console.log(`measuring webhook deliveries (${WEBHOOKS.events} events, against as many signed POSTs made directly)`);
+    figures.webhooks = await measureWebhooks({ apiUrl: api.url, adminKey, databaseUrl, workerPid: worker.pid }, WEBHOOKS).catch((err: Error) => {
+      throw new Error(`${err.message}\nworker output:\n${worker.output()}`);
     });
   }
   if (chosen.has('kubernetes')) {
@@ -267,6 +281,16 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
     row(['network run (wait)', String(network.p50Ms), String(network.p99Ms), String(network.meanMs)]);
     row(['overhead per hop', perHopOverheadP50Ms.toFixed(1), '', '']);
     results.networks = { ...NETWORKS, ...figures.networks };
+  }
+
+  if (figures.webhooks) {
+    const { baseline, agentplane, ratio } = figures.webhooks;
+    console.log(`\nWebhooks: ${agentplane.deliveries} events to one endpoint on a loopback receiver, from the events' commit to the last request`);
+    row(['', 'per second', 'ratio', 'seconds', 'CPU ms/dlv']);
+    row([`signed POSTs, ${WEBHOOKS.baselineConcurrency} at a time`, baseline.perSecond.toFixed(1), '1.00', baseline.seconds.toFixed(2), '']);
+    row(['agentplane deliveries', agentplane.perSecond.toFixed(1), ratio.toFixed(2), agentplane.seconds.toFixed(2), agentplane.workerCpuMsPerDelivery.toFixed(2)]);
+    console.log(`Every delivery's workflow was started ${agentplane.secondsToAllStarted.toFixed(2)} s after the events' commit.`);
+    results.webhooks = { ...WEBHOOKS, ...figures.webhooks };
   }
 
   if (figures.kubernetes) {

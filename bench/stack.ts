@@ -99,6 +99,8 @@ export async function startStack(teardown: Teardown): Promise<Stack> {
     HOST: '127.0.0.1',
     LOG_LEVEL: 'warn',
     OPENAI_BASE_URL: model.url,
+    // The webhooks benchmark's receiver listens on loopback.
+    AGENTPLANE_WEBHOOK_ALLOW_PRIVATE: 'true',
   };
   const cli = script('../cli/agentplane.js');
   const [apiPort, bareUploadPort, bareKoaPgPort] = await Promise.all([freePort(), freePort(), freePort()]);

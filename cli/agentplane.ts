@@ -55,6 +55,7 @@ async function dev(config: Config): Promise<void> {
       blobDir: config.blobDir ?? join(config.dataDir, 'blobs'),
       toolsAllowPrivate: config.toolsAllowPrivate,
       rateLimits: config.rateLimits,
+      webhooks: config.webhooks,
       modelEnv: config.modelEnv,
     };
     const services = await openServices(settings, log);

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import type { S3Settings } from '../records/blobs/s3.js';
 import { TASK_QUEUE } from '../workflows/names.js';
 import type { RateLimitDefaults } from '../api/context.js';
+import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../workflows/webhooks/client.js';
 
 export interface Config {
   port: number;
@@ -18,6 +19,8 @@ export interface Config {
   logLevel: string;
   /** AGENTPLANE_TOOLS_ALLOW_PRIVATE: agent tools may call private and loopback addresses. */
   toolsAllowPrivate: boolean;
+  /** AGENTPLANE_WEBHOOK_*: whether endpoints may be private, and the retry schedule and disabling of deliveries. */
+  webhooks: WebhookSettings;
   /** The environment the model providers' settings are read from (OPENAI_*, ANTHROPIC_*, AGENTPLANE_MODELS). */
   modelEnv: NodeJS.ProcessEnv;
   /** Where `worker` answers /healthz and /readyz for a pod's probes; none when unset. */
@@ -72,6 +75,16 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requestsPerMinute: positiveInteger(env, 'AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE', 1_000_000),
     concurrentRuns: positiveInteger(env, 'AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS', 100_000),
   };
+  const webhookAllowPrivate = env.AGENTPLANE_WEBHOOK_ALLOW_PRIVATE || 'false';
+  if (webhookAllowPrivate !== 'true' && webhookAllowPrivate !== 'false') {
+    throw new ConfigError(`AGENTPLANE_WEBHOOK_ALLOW_PRIVATE must be true or false, not '${env.AGENTPLANE_WEBHOOK_ALLOW_PRIVATE}'.`);
+  }
+  const webhooks: WebhookSettings = {
+    allowPrivate: webhookAllowPrivate === 'true',
+    retryInitialMs: wholeNumber(env, 'AGENTPLANE_WEBHOOK_RETRY_INITIAL_MS', 1, 86_400_000, DEFAULT_WEBHOOK_SETTINGS.retryInitialMs),
+    maxAttempts: wholeNumber(env, 'AGENTPLANE_WEBHOOK_MAX_ATTEMPTS', 1, 50, DEFAULT_WEBHOOK_SETTINGS.maxAttempts),
+    disableAfter: wholeNumber(env, 'AGENTPLANE_WEBHOOK_DISABLE_AFTER', 1, 1000, DEFAULT_WEBHOOK_SETTINGS.disableAfter),
+  };
   return {
     port,
     rateLimits,
@@ -89,6 +102,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL ?? 'info',
     migrate: migrate === 'true',
     toolsAllowPrivate: allowPrivate === 'true',
+    webhooks,
     modelEnv: env,
   };
 }
@@ -111,4 +125,12 @@ export function requireServices(config: Config): Required<Pick<Config, 'database
   if (!config.s3 && !config.blobDir) missing.push('S3_ENDPOINT (with S3_BUCKET, S3_ACCESS_KEY, S3_SECRET_KEY) or AGENTPLANE_BLOB_DIR');
   if (missing.length > 0) throw new ConfigError(`Missing configuration: set ${missing.join('; ')}.`);
   return { databaseUrl: config.databaseUrl!, temporalAddress: config.temporalAddress! };
+}
+
+/** A whole number from `min` to `max` in the variable `name`; `fallback` when unset or empty. */
+function wholeNumber(env: NodeJS.ProcessEnv, name: string, min: number, max: number, fallback: number): number {
+  const text = env[name];
+  if (!text) return fallback;
+  if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, not '${text}'.`);
+  return Number(text);
 }

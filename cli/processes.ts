@@ -11,6 +11,8 @@ import { findTool } from './tools.js';
 import type { Services } from './runtime.js';
 import { ConfigError } from './config.js';
 import { RunEventFeed } from '../records/run-event-feed.js';
+import { WebhookDispatcher } from '../workflows/webhooks/dispatcher.js';
+import { DEFAULT_WEBHOOK_SETTINGS } from '../workflows/webhooks/client.js';
 
 export interface Stoppable {
   stop(): Promise<void>;
@@ -92,6 +94,7 @@ export async function serveWorker(
     models: { catalogue: services.models, gateway: services.gateway, graphModel: services.graphModel, judgeModel: services.judgeModel },
     embeddingModelDir: services.embeddingModelDir,
     toolsAllowPrivate: services.toolsAllowPrivate,
+    webhooks: services.webhooks,
     temporalAddress,
     namespace,
     taskQueue,
@@ -99,9 +102,12 @@ export async function serveWorker(
     extractionConcurrency,
   });
   const running = worker.run();
+  // Each shared worker turns recorded events into webhook deliveries; dispatchers share the work.
+  const dispatcher = taskQueue === TASK_QUEUE ? new WebhookDispatcher(services.db, services.temporal, services.webhooks ?? DEFAULT_WEBHOOK_SETTINGS, services.log).start() : null;
   return {
     running: () => worker.getState() === 'RUNNING',
     async stop() {
+      await dispatcher?.stop();
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running;
       await connection.close();

@@ -12,6 +12,7 @@ import { ModelGateway } from '../models/gateway.js';
 import { ConfigError } from './config.js';
 import { findTool } from './tools.js';
 import type { RateLimitDefaults } from '../api/context.js';
+import type { WebhookSettings } from '../workflows/webhooks/client.js';
 
 export interface Services {
   db: Db;
@@ -28,6 +29,8 @@ export interface Services {
   embeddingModelDir?: string;
   toolsAllowPrivate: boolean;
   rateLimits?: RateLimitDefaults;
+  /** AGENTPLANE_WEBHOOK_*; the defaults when absent. */
+  webhooks?: WebhookSettings;
   close(): Promise<void>;
 }
 
@@ -40,6 +43,7 @@ export interface ServiceSettings {
   logLevel?: string;
   toolsAllowPrivate?: boolean;
   rateLimits?: RateLimitDefaults;
+  webhooks?: WebhookSettings;
   /** Where OPENAI_*, ANTHROPIC_* and AGENTPLANE_MODELS are read; the process's environment when absent. */
   modelEnv?: NodeJS.ProcessEnv;
 }
@@ -69,6 +73,7 @@ export async function openServices(settings: ServiceSettings, log = createLogger
     embeddingModelDir: embeddingModelDir(log),
     toolsAllowPrivate: settings.toolsAllowPrivate ?? false,
     rateLimits: settings.rateLimits,
+    webhooks: settings.webhooks,
     async close() {
       await connection.close();
       await db.end();

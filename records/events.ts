@@ -4,6 +4,30 @@
  */
 import { newId } from './ids.js';
 import type { Queryable } from './db.js';
+import { selectPage, type Page, type PageRequest } from './pagination.js';
+
+/** Every type of event the platform records; webhook endpoints subscribe to some of them, or to `*`. */
+export const EVENT_TYPES = [
+  'file.processed',
+  'file.failed',
+  'file.deleted',
+  'run.completed',
+  'run.failed',
+  'run.cancelled',
+  'network_run.completed',
+  'network_run.failed',
+  'network_run.cancelled',
+  'webhook_endpoint.disabled',
+  'budget.threshold_reached',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export const isEventType = (type: string): type is EventType => (EVENT_TYPES as readonly string[]).includes(type);
+
+/** How a run's ending is announced: a network's (parent) run as `network_run.*`, any other run (a hop too) as `run.*`. */
+export function runEndedEventType(run: { network_id: string | null }, status: 'completed' | 'failed' | 'cancelled'): EventType {
+  return `${run.network_id ? 'network_run' : 'run'}.${status}`;
+}
 
 export interface EventSubject {
   object: string;
@@ -19,8 +43,33 @@ export interface EventRecord {
   delivered_at: Date | null;
 }
 
-export async function recordEvent(tx: Queryable, projectId: string, type: string, subject: EventSubject): Promise<void> {
-  await tx.query('INSERT INTO events (id, project_id, type, data) VALUES ($1, $2, $3, $4)', [newId('evt'), projectId, type, subject]);
+export async function recordEvent(tx: Queryable, projectId: string, type: EventType, subject: EventSubject): Promise<string> {
+  const id = newId('evt');
+  await tx.query('INSERT INTO events (id, project_id, type, data) VALUES ($1, $2, $3, $4)', [id, projectId, type, subject]);
+  return id;
+}
+
+const COLUMNS = 'id, project_id, type, data, created_at, delivered_at';
+
+export interface EventFilter {
+  types?: string[];
+  createdAfter?: number;
+  createdBefore?: number;
+  objectId?: string;
+}
+
+export async function listEvents(db: Queryable, projectId: string, page: PageRequest, filter: EventFilter): Promise<Page<EventRecord>> {
+  const conditions: [string, ...unknown[]][] = [];
+  if (filter.types?.length) conditions.push(['type = ANY(?::text[])', filter.types]);
+  if (filter.createdAfter !== undefined) conditions.push(['created_at > to_timestamp(?)', filter.createdAfter]);
+  if (filter.createdBefore !== undefined) conditions.push(['created_at < to_timestamp(?)', filter.createdBefore]);
+  if (filter.objectId !== undefined) conditions.push([`data->>'id' = ?`, filter.objectId]);
+  return selectPage<EventRecord>(db, { table: 'events', columns: COLUMNS, projectId, page, conditions });
+}
+
+export async function findEvent(db: Queryable, projectId: string, id: string): Promise<EventRecord | null> {
+  const { rows } = await db.query<EventRecord>(`SELECT ${COLUMNS} FROM events WHERE id = $1 AND project_id = $2`, [id, projectId]);
+  return rows[0] ?? null;
 }
 
 export async function eventsFor(db: Queryable, projectId: string, type: string, objectId: string): Promise<EventRecord[]> {

@@ -77,7 +77,7 @@ export async function listFiles(db: Queryable, projectId: string, page: PageRequ
 
 /**
  * Removes the file, its pages, tables and graph items, and the nodes no other item supports, and releases its
- * blob; run it in a transaction. Null when there is no such file in the project.
+ * blob, and records `file.deleted`; run it in a transaction. Null when there is no such file in the project.
  */
 export async function deleteFile(tx: Queryable, projectId: string, id: string): Promise<{ graphItemsRemoved: number; blobKey: string } | null> {
   const { rows } = await tx.query<{ blob_key: string }>('SELECT blob_key FROM files WHERE id = $1 AND project_id = $2 FOR UPDATE', [id, projectId]);
@@ -86,6 +86,7 @@ export async function deleteFile(tx: Queryable, projectId: string, id: string): 
   const graphItemsRemoved = await removeGraphItemsOf(tx, id);
   await tx.query('DELETE FROM files WHERE id = $1', [id]);
   await releaseBlob(tx, file.blob_key);
+  await recordEvent(tx, projectId, 'file.deleted', { object: 'file', id });
   return { graphItemsRemoved, blobKey: file.blob_key };
 }
 

@@ -109,7 +109,7 @@ function urlProblems(text: string, param: string, { allowPrivate }: { allowPriva
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return [{ param, message: 'must be an http or https URL' }];
   if (url.username !== '' || url.password !== '') return [{ param, message: 'must not carry credentials; send them in headers' }];
   const hostProblem = allowPrivate ? null : literalHostProblem(url);
-  if (hostProblem) return [{ param, message: `${hostProblem}; tools may only reach public addresses` }];
+  if (hostProblem) return [{ param, message: `${hostProblem}; only public addresses may be reached` }];
   return [];
 }
 

@@ -1,7 +1,7 @@
 /**
- * Outbound requests made on a model's behalf reach public addresses only (unless the deployment allows
- * private ones), so a tool definition cannot turn the worker into a way into the cluster, the cloud
- * metadata service or the loopback interface.
+ * Outbound requests made on a user's behalf (a model's tool calls, webhook deliveries) reach public
+ * addresses only (unless the deployment allows private ones), so a tool definition or a webhook URL cannot
+ * turn the worker into a way into the cluster, the cloud metadata service or the loopback interface.
  *
  * The address is checked where the socket gets it: the lookup that the connection itself uses refuses
  * private answers, so a name cannot resolve to a public address for a check and to a private one for
@@ -36,8 +36,8 @@ export class PrivateTargetError extends Error {
   ) {
     super(
       address === host
-        ? `${host} is not a public address; tools may only reach public addresses`
-        : `${host} resolves to ${address}, which is not a public address; tools may only reach public addresses`,
+        ? `${host} is not a public address; only public addresses may be reached`
+        : `${host} resolves to ${address}, which is not a public address; only public addresses may be reached`,
     );
     this.name = 'PrivateTargetError';
   }

@@ -9,6 +9,8 @@ import { createMaintenanceActivities } from './maintenance/activities.js';
 import { createRunActivities } from './runs/activities.js';
 import { createNetworkActivities } from './networks/activities.js';
 import { createQualityActivities } from './quality/activities.js';
+import { createWebhookActivities } from './webhooks/activities.js';
+import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from './webhooks/client.js';
 import type { ModelCatalogue } from '../models/catalogue.js';
 import type { ModelGateway } from '../models/gateway.js';
 
@@ -21,6 +23,8 @@ export interface ActivityDependencies {
   embeddingModelDir?: string;
   /** AGENTPLANE_TOOLS_ALLOW_PRIVATE: tools may call private and loopback addresses. */
   toolsAllowPrivate: boolean;
+  /** How webhooks are delivered (AGENTPLANE_WEBHOOK_*); the defaults when absent. */
+  webhooks?: WebhookSettings;
 }
 
 export const createActivities = (dependencies: ActivityDependencies) => ({
@@ -29,4 +33,5 @@ export const createActivities = (dependencies: ActivityDependencies) => ({
   ...createRunActivities(dependencies),
   ...createNetworkActivities(dependencies),
   ...createQualityActivities(dependencies),
+  ...createWebhookActivities({ db: dependencies.db, webhooks: dependencies.webhooks ?? DEFAULT_WEBHOOK_SETTINGS }),
 });

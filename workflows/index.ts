@@ -13,3 +13,4 @@ export { maintenanceWorkflow } from './maintenance/workflow.js';
 export { agentRunWorkflow } from './runs/workflow.js';
 export { networkRunWorkflow } from './networks/workflow.js';
 export { qualityBackfillWorkflow, runJudgeWorkflow } from './quality/workflow.js';
+export { webhookDeliveryWorkflow } from './webhooks/workflow.js';

@@ -2,3 +2,5 @@
 export const TASK_QUEUE = 'agentplane';
 /** The CPU-heavy extraction stages (PDF, OCR, speech, entities) run here, with bounded concurrency. */
 export const EXTRACTION_TASK_QUEUE = 'agentplane.extraction';
+/** Webhook delivery attempts run here, so that receivers slow to answer never hold the slots runs need. */
+export const WEBHOOK_TASK_QUEUE = 'agentplane.webhooks';

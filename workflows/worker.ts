@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { fileURLToPath } from 'node:url';
 import { availableParallelism } from 'node:os';
 import { createActivities, type ActivityDependencies } from './activities.js';
-import { EXTRACTION_TASK_QUEUE, TASK_QUEUE } from './names.js';
+import { EXTRACTION_TASK_QUEUE, TASK_QUEUE, WEBHOOK_TASK_QUEUE } from './names.js';
 
 export interface WorkerSettings extends ActivityDependencies {
   temporalAddress: string;
@@ -24,6 +24,9 @@ export interface WorkerGroup {
   getState(): ReturnType<Worker['getState']>;
 }
 
+// Webhook attempts wait on the network (up to 15 s each), not the CPU: many may be in flight at once.
+const WEBHOOK_ATTEMPTS_AT_ONCE = 64;
+
 export const workflowsPath = fileURLToPath(new URL('./index.js', import.meta.url));
 
 export async function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
@@ -33,7 +36,8 @@ export async function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
 /**
  * The worker for a task queue. The shared queue's worker comes with a second one that runs only the
  * CPU-heavy extraction stages, on their own queue and at most `extractionConcurrency` at a time, so a burst of
- * uploads cannot starve runs of their activity slots.
+ * uploads cannot starve runs of their activity slots, and a third for webhook delivery attempts, so that
+ * receivers slow to answer cannot either.
  */
 export async function createWorker(settings: WorkerSettings): Promise<{ worker: WorkerGroup; connection: NativeConnection }> {
   const connection = await NativeConnection.connect({ address: settings.temporalAddress });
@@ -63,6 +67,14 @@ export async function createWorker(settings: WorkerSettings): Promise<{ worker: 
           maxConcurrentActivityTaskExecutions: settings.extractionConcurrency ?? availableParallelism(),
           shutdownGraceTime: '10 seconds',
           maxHeartbeatThrottleInterval: '1 second',
+        }),
+        await Worker.create({
+          connection,
+          namespace: settings.namespace,
+          taskQueue: WEBHOOK_TASK_QUEUE,
+          activities,
+          maxConcurrentActivityTaskExecutions: WEBHOOK_ATTEMPTS_AT_ONCE,
+          shutdownGraceTime: '10 seconds',
         }),
       );
     }

@@ -317,6 +317,128 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the project's events, newest first by default. Needs `events:read`. */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve an event. Needs `events:read`. */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the project's webhook endpoints (never their secrets). Needs `webhooks:read`. */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /** Register a webhook endpoint for some event types (or `*`). Its signing secret is returned once, in `secret`. A project has at most 50 endpoints; one more answers 409 `too_many_webhook_endpoints`. Needs `webhooks:write`. */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a webhook endpoint (never its secret). Needs `webhooks:read`. */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /** Delete an endpoint and its delivery log; deliveries in progress stop. Needs `webhooks:write`. */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /** Change an endpoint's URL, event types, description or metadata, or enable or disable it. Enabling starts its count of failed deliveries afresh. Needs `webhooks:write`. */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/rotate_secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Give the endpoint a new signing secret, returned once. For 24 hours deliveries carry a signature by the new secret and one by the previous. Needs `webhooks:write`. */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The endpoint's delivery log, newest first by default, each delivery with its attempts. Needs `webhooks:read`. */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a delivery's event to the endpoint again, as a new delivery with attempts of its own (the same `webhook-id`). The endpoint must be enabled. Needs `webhooks:write`. */
+        post: operations["redeliverWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/models": {
         parameters: {
             query?: never;
@@ -817,7 +939,7 @@ export interface components {
             graph_items_removed: number;
         };
         /** @enum {string} */
-        Scope: "admin" | "agents:read" | "agents:write" | "agents:run" | "files:read" | "files:write" | "analytics:read";
+        Scope: "admin" | "agents:read" | "agents:write" | "agents:run" | "files:read" | "files:write" | "analytics:read" | "events:read" | "webhooks:read" | "webhooks:write";
         ReportIdList: string[];
         CostReport: {
             /** @constant */
@@ -1003,6 +1125,95 @@ export interface components {
             object: "budget";
             /** @constant */
             deleted: true;
+        };
+        /** @enum {string} */
+        EventType: "file.processed" | "file.failed" | "file.deleted" | "run.completed" | "run.failed" | "run.cancelled" | "network_run.completed" | "network_run.failed" | "network_run.cancelled" | "webhook_endpoint.disabled" | "budget.threshold_reached";
+        /** @description A thin event: `data` names the object it is about; read the object's current state from the API. The same body is what a webhook delivers. */
+        Event: {
+            id: string;
+            /** @constant */
+            object: "event";
+            type: components["schemas"]["EventType"];
+            created_at: number;
+            data: {
+                id: string;
+                /** @description The object type: `file`, `run`, `webhook_endpoint`, `budget`, … */
+                object: string;
+            };
+        };
+        /** @description Where deliveries are POSTed: an http or https URL of at most 2,048 characters (as for tools). A private, loopback or link-local address answers 400 `invalid_url` unless the platform allows them (AGENTPLANE_WEBHOOK_ALLOW_PRIVATE); a name is checked each time a delivery connects. */
+        WebhookUrl: components["schemas"]["ToolUrl"];
+        /** @description The event types delivered, or `["*"]` for every type. */
+        WebhookEventTypes: (components["schemas"]["EventType"] | "*")[];
+        CreateWebhookEndpointRequest: {
+            url: components["schemas"]["WebhookUrl"];
+            event_types: components["schemas"]["WebhookEventTypes"];
+            description?: components["schemas"]["Text"];
+            metadata?: components["schemas"]["Metadata"];
+        };
+        UpdateWebhookEndpointRequest: {
+            url?: components["schemas"]["WebhookUrl"];
+            event_types?: components["schemas"]["WebhookEventTypes"];
+            description?: string | null;
+            metadata?: components["schemas"]["Metadata"];
+            /** @enum {string} */
+            status?: "enabled" | "disabled";
+        };
+        WebhookEndpoint: components["schemas"]["WebhookEndpointFields"];
+        WebhookEndpointFields: {
+            id: string;
+            /** @constant */
+            object: "webhook_endpoint";
+            url: string;
+            event_types: components["schemas"]["WebhookEventTypes"];
+            description: string | null;
+            metadata: components["schemas"]["Metadata"];
+            /** @enum {string} */
+            status: "enabled" | "disabled";
+            /**
+             * @description `failing`: disabled by the platform after deliveries failed in a row (AGENTPLANE_WEBHOOK_DISABLE_AFTER).
+             * @enum {string|null}
+             */
+            disabled_reason: "requested" | "failing" | null;
+            /** @description Deliveries in a row that failed after all their attempts. */
+            consecutive_failures: number;
+            created_at: number;
+            updated_at: number;
+        };
+        WebhookEndpointWithSecret: components["schemas"]["WebhookEndpointFields"] & {
+            /** @description The signing secret (Standard Webhooks format), in this response only; a replay of the creating request (same Idempotency-Key) omits it. */
+            secret?: string;
+        };
+        DeletedWebhookEndpoint: {
+            id: string;
+            /** @constant */
+            object: "webhook_endpoint";
+            /** @constant */
+            deleted: true;
+        };
+        WebhookDelivery: {
+            id: string;
+            /** @constant */
+            object: "webhook_delivery";
+            endpoint_id: string;
+            /** @description Sent as `webhook-id`, the same on every attempt and redelivery. */
+            event_id: string;
+            event_type: components["schemas"]["EventType"];
+            /** @description The delivery this one sends again */
+            redelivery_of: string | null;
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed";
+            attempts: {
+                attempt: number;
+                created_at: number;
+                /** @description The endpoint's HTTP status; null if it did not answer. */
+                response_status: number | null;
+                /** @description Why the attempt failed */
+                error: string | null;
+                duration_ms: number;
+            }[];
+            created_at: number;
+            completed_at: number | null;
         };
         AuditLogEntry: {
             id: string;
@@ -2359,6 +2570,330 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["Limit"];
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
+                after?: components["parameters"]["After"];
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
+                before?: components["parameters"]["Before"];
+                order?: components["parameters"]["Order"];
+                /** @description Only events of these types: comma-separated (`type=run.failed,file.failed`), the parameter repeated, or both. An unknown type answers 400. */
+                type?: components["schemas"]["EventType"][];
+                /** @description Only events created after this time (Unix seconds, exclusive). */
+                created_after?: number;
+                /** @description Only events created before this time (Unix seconds, exclusive). */
+                created_before?: number;
+                /** @description Only events about this object (`data.id`). */
+                object_id?: components["schemas"]["Text"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListEnvelope"] & {
+                        data?: components["schemas"]["Event"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["Limit"];
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
+                after?: components["parameters"]["After"];
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
+                before?: components["parameters"]["Before"];
+                order?: components["parameters"]["Order"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of endpoints. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListEnvelope"] & {
+                        data?: components["schemas"]["WebhookEndpoint"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Same key and same body within 24 hours returns the original response; same key and another body answers 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookEndpointRequest"];
+            };
+        };
+        responses: {
+            /** @description The new endpoint, with its signing secret. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint was deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedWebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWebhookEndpointRequest"];
+            };
+        };
+        responses: {
+            /** @description The endpoint as changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint, with its new signing secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["Limit"];
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
+                after?: components["parameters"]["After"];
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
+                before?: components["parameters"]["Before"];
+                order?: components["parameters"]["Order"];
+            };
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListEnvelope"] & {
+                        data?: components["schemas"]["WebhookDelivery"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    redeliverWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new delivery, pending. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };

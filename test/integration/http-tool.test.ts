@@ -103,7 +103,7 @@ describe('HTTP tools', () => {
     for (const url of targets) {
       const result = await callHttpTool({ type: 'http', name: 'probe', url }, {}, { signal: new AbortController().signal, allowPrivate: false });
       assert.equal(result.is_error, true, url);
-      assert.match(result.content, /^The request was refused: .* is not a public address; tools may only reach public addresses$/, url);
+      assert.match(result.content, /^The request was refused: .* is not a public address; only public addresses may be reached$/, url);
     }
   });
 });

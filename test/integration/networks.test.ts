@@ -110,6 +110,10 @@ describe('agent networks', function () {
     assert.equal(history.body.data[0].parent_run_id, run.body.id);
     const networkRuns = await stack.tenant.admin.get(`/v1/networks/${net.id}/runs`);
     assert.deepEqual(networkRuns.body.data.map((r: { id: string }) => r.id), [run.body.id]);
+    // The network run announces its ending as a network run; each hop as the run it is.
+    const announced = async (id: string) => (await stack.tenant.admin.get(`/v1/events?object_id=${id}`)).body.data.map((e: { type: string; data: unknown }) => [e.type, e.data]);
+    assert.deepEqual(await announced(run.body.id), [['network_run.completed', { id: run.body.id, object: 'run' }]]);
+    assert.deepEqual(await announced(childId), [['run.completed', { id: childId, object: 'run' }]]);
   });
 
   it('lets a supervisor choose each hop with a reason, recording its own model calls on the network run', async () => {
@@ -200,6 +204,8 @@ describe('agent networks', function () {
     const aborted = stack.openai.abortedCount;
     const cancelled = await stack.tenant.admin.post(`/v1/runs/${started.body.id}/cancel`, {});
     assert.equal(cancelled.body.status, 'cancelled', JSON.stringify(cancelled.body));
+    const events = await stack.tenant.admin.get(`/v1/events?object_id=${started.body.id}`);
+    assert.deepEqual(events.body.data.map((e: { type: string }) => e.type), ['network_run.cancelled']);
     const child = await runSatisfying(stack.tenant.admin, cancelled.body.hops[0].child_run_id, (r) => r.status === 'cancelled', 'the hop was not cancelled');
     assert.equal(child.steps[0].status, 'cancelled');
     await eventually(() => assert.ok(stack.openai.abortedCount > aborted), { message: 'the model request was not aborted' });

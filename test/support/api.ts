@@ -19,6 +19,7 @@ import { ModelGateway } from '../../models/gateway.js';
 import { RunEventFeed } from '../../records/run-event-feed.js';
 import type { ApiDeps, RateLimitDefaults } from '../../api/context.js';
 import { ApiClient } from './client.js';
+import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../../workflows/webhooks/client.js';
 import { postgres, scratch, temporal, testLog } from './services.js';
 
 export interface TestApi {
@@ -36,6 +37,12 @@ export function quietTemporalRuntime(): void {
   installRuntimeLogger(pino({ level: process.env.TEST_LOG_LEVEL ?? 'warn' }));
 }
 
+/**
+ * Receivers listen on loopback, and a delivery's attempts come a fraction of a second apart rather than
+ * over hours. Every test API dispatches with these, so whichever worker takes an event, it is sent alike.
+ */
+export const TEST_WEBHOOK_SETTINGS: WebhookSettings = { ...DEFAULT_WEBHOOK_SETTINGS, allowPrivate: true, retryInitialMs: 200, maxAttempts: 4, disableAfter: 3 };
+
 // One bootstrap key for the whole run: configuring another one revokes the previous, as in production.
 const bootstrapKey = newSecret();
 
@@ -50,6 +57,8 @@ export interface TestApiOptions {
   modelEnv?: NodeJS.ProcessEnv;
   /** The deployment's default rate limits (AGENTPLANE_RATE_LIMIT_*); unlimited by default. */
   rateLimits?: RateLimitDefaults;
+  /** Webhook delivery settings; receivers on loopback are allowed by default. */
+  webhooks?: Partial<WebhookSettings>;
 }
 
 export async function startTestApi(options: TestApiOptions = {}): Promise<TestApi> {
@@ -75,6 +84,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     // Test tool and model servers listen on loopback.
     toolsAllowPrivate: true,
     rateLimits: options.rateLimits,
+    webhooks: { ...TEST_WEBHOOK_SETTINGS, ...options.webhooks },
     close: async () => connection.close(),
   };
   await prepareDatabase(services.db, bootstrapKey, log);
@@ -140,5 +150,5 @@ export async function apiDepsOf(services: Pick<ApiDeps, 'db' | 'blobs' | 'tempor
 
 /** The activities' dependencies of a worker built from a test API's services. */
 export function workerDependenciesOf(services: Services) {
-  return { db: services.db, blobs: services.blobs, models: { catalogue: services.models, gateway: services.gateway, graphModel: services.graphModel, judgeModel: services.judgeModel }, embeddingModelDir: services.embeddingModelDir, toolsAllowPrivate: services.toolsAllowPrivate };
+  return { db: services.db, blobs: services.blobs, models: { catalogue: services.models, gateway: services.gateway, graphModel: services.graphModel, judgeModel: services.judgeModel }, embeddingModelDir: services.embeddingModelDir, toolsAllowPrivate: services.toolsAllowPrivate, webhooks: services.webhooks };
 }

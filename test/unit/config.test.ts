@@ -32,6 +32,7 @@ describe('configuration from the environment', () => {
       logLevel: 'info',
       migrate: true,
       toolsAllowPrivate: false,
+      webhooks: { allowPrivate: false, retryInitialMs: 30_000, maxAttempts: 12, disableAfter: 5 },
       taskQueue: 'agentplane',
       extractionConcurrency: undefined,
       rateLimits: { requestsPerMinute: undefined, concurrentRuns: undefined },
@@ -57,6 +58,10 @@ describe('configuration from the environment', () => {
       AGENTPLANE_EXTRACTION_CONCURRENCY: '3',
       AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE: '600',
       AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS: '4',
+      AGENTPLANE_WEBHOOK_ALLOW_PRIVATE: 'true',
+      AGENTPLANE_WEBHOOK_RETRY_INITIAL_MS: '200',
+      AGENTPLANE_WEBHOOK_MAX_ATTEMPTS: '4',
+      AGENTPLANE_WEBHOOK_DISABLE_AFTER: '2',
       ...S3,
       S3_REGION: 'eu-west-1',
     });
@@ -74,6 +79,7 @@ describe('configuration from the environment', () => {
       logLevel: 'debug',
       migrate: false,
       toolsAllowPrivate: true,
+      webhooks: { allowPrivate: true, retryInitialMs: 200, maxAttempts: 4, disableAfter: 2 },
       taskQueue: 'network.support.desk',
       extractionConcurrency: 3,
       rateLimits: { requestsPerMinute: 600, concurrentRuns: 4 },
@@ -151,6 +157,15 @@ describe('configuration from the environment', () => {
         });
       }
     }
+  });
+
+  describe('AGENTPLANE_WEBHOOK_*', () => {
+    it('refuses a flag that is not true or false, and counts that are not whole numbers in range, naming the variable', () => {
+      configError(() => readConfig({ AGENTPLANE_WEBHOOK_ALLOW_PRIVATE: 'yes' }), 'AGENTPLANE_WEBHOOK_ALLOW_PRIVATE', "'yes'");
+      configError(() => readConfig({ AGENTPLANE_WEBHOOK_RETRY_INITIAL_MS: '0' }), 'AGENTPLANE_WEBHOOK_RETRY_INITIAL_MS', "'0'");
+      configError(() => readConfig({ AGENTPLANE_WEBHOOK_MAX_ATTEMPTS: '51' }), 'AGENTPLANE_WEBHOOK_MAX_ATTEMPTS', "'51'");
+      configError(() => readConfig({ AGENTPLANE_WEBHOOK_DISABLE_AFTER: '1.5' }), 'AGENTPLANE_WEBHOOK_DISABLE_AFTER', "'1.5'");
+    });
   });
 
   describe('AGENTPLANE_TOOLS_ALLOW_PRIVATE', () => {

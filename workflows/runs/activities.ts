@@ -11,7 +11,7 @@ import type { BlobStore } from '../../records/blobs/store.js';
 import { transaction } from '../../records/db.js';
 import { findAgentVersion, type AgentDefinition } from '../../records/agents.js';
 import { attachmentsOf, findFileById } from '../../records/files.js';
-import { recordEvent } from '../../records/events.js';
+import { recordEvent, runEndedEventType } from '../../records/events.js';
 import { appendRunEvent } from '../../records/run-events.js';
 import { admissionOf, childrenOf, finishRun, recordHandoff, markRunStarted, nextQueuedRun, recordPlan, recordRouting, runById, toolSpecsOf, type RunError, type RunRecord } from '../../records/runs.js';
 import { beginStep, completeModelStep, completeToolStep, failStep, findStep, stepsOf } from '../../records/run-steps.js';
@@ -136,7 +136,7 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
   /** Ends the run once, in `tx`, and records the outbox event. */
   const endIn = async (tx: Queryable, run: RunRecord, outcome: { status: 'completed' | 'failed' | 'cancelled'; outputText: string; error?: RunError }) => {
     if (await finishRun(tx, run.id, { status: outcome.status, outputText: outcome.outputText, error: outcome.error ?? null })) {
-      await recordEvent(tx, run.project_id, `run.${outcome.status}`, { object: 'run', id: run.id });
+      await recordEvent(tx, run.project_id, runEndedEventType(run, outcome.status), { object: 'run', id: run.id });
     }
   };
 

@@ -5,7 +5,7 @@ import { ConflictError, NotFoundError } from '../../errors.js';
 import { respond } from '../../audit.js';
 import { transaction } from '../../../records/db.js';
 import { findRun, finishRun, isFinished, runById } from '../../../records/runs.js';
-import { recordEvent } from '../../../records/events.js';
+import { recordEvent, runEndedEventType } from '../../../records/events.js';
 import { cancelRunWorkflow, runWorkflowId } from '../../../workflows/runs/client.js';
 import { networkRunWorkflowId } from '../../../workflows/networks/client.js';
 import { presentRunOf, runWhenEnded } from './run-log.js';
@@ -19,7 +19,7 @@ export async function endRunNeverStarted(deps: ApiDeps, runId: string): Promise<
   if (!run) return false;
   return transaction(deps.db, async (tx) => {
     const ended = await finishRun(tx, runId, { status: 'cancelled' });
-    if (ended) await recordEvent(tx, run.project_id, 'run.cancelled', { object: 'run', id: runId });
+    if (ended) await recordEvent(tx, run.project_id, runEndedEventType(run, 'cancelled'), { object: 'run', id: runId });
     return ended;
   });
 }

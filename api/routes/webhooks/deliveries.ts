@@ -1,0 +1,43 @@
+/** An endpoint's delivery log, and redelivery (a new delivery of the same event, which the worker sends). */
+import Router from '@koa/router';
+import type { ApiDeps, ApiState } from '../../context.js';
+import { callerOf } from '../../context.js';
+import { requireScope } from '../../middleware/auth.js';
+import { audited, commitMutation, respond } from '../../audit.js';
+import { operation } from '../../validation.js';
+import { ConflictError, NotFoundError } from '../../errors.js';
+import { pageRequestOf } from '../../pagination.js';
+import { findDelivery, findEndpoint, insertRedelivery, listDeliveries } from '../../../records/webhooks.js';
+import { presentDelivery } from '../../../presenters/webhook.js';
+import { presentList } from '../../../presenters/list.js';
+
+export function webhookDeliveryRoutes(router: Router<ApiState>, deps: ApiDeps): void {
+  router.get(
+    '/v1/webhooks/:id/deliveries',
+    requireScope('webhooks:read'),
+    operation('listWebhookDeliveries', async (ctx, { path: { id }, query }) => {
+      const { projectId } = callerOf(ctx);
+      if (!(await findEndpoint(deps.db, projectId, id))) throw NotFoundError('webhook endpoint', id);
+      ctx.body = presentList(await listDeliveries(deps.db, projectId, id, pageRequestOf(query)), presentDelivery);
+    }),
+  );
+
+  router.post(
+    '/v1/webhooks/:id/deliveries/:delivery_id/redeliver',
+    audited(deps.db, 'webhook_delivery.redeliver', 'webhook_delivery'),
+    requireScope('webhooks:write'),
+    operation('redeliverWebhook', async (ctx, { path: { id, delivery_id: deliveryId } }) => {
+      const { projectId } = callerOf(ctx);
+      const answer = await commitMutation(ctx, deps.db, async (tx) => {
+        const endpoint = await findEndpoint(tx, projectId, id, { lock: true });
+        if (!endpoint) throw NotFoundError('webhook endpoint', id);
+        const original = await findDelivery(tx, projectId, id, deliveryId);
+        if (!original) throw NotFoundError('webhook delivery', deliveryId);
+        if (endpoint.status !== 'enabled') throw ConflictError('endpoint_disabled', `Webhook endpoint ${id} is disabled; enable it first.`, 'id');
+        const created = await findDelivery(tx, projectId, id, await insertRedelivery(tx, original));
+        return { status: 202, body: presentDelivery(created!) };
+      });
+      respond(ctx, answer);
+    }),
+  );
+}

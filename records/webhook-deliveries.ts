@@ -1,0 +1,145 @@
+/**
+ * The delivery side of webhooks: turning recorded events into deliveries (the outbox read once), which
+ * deliveries still need their workflow started, each attempt's log row, and a delivery's ending, which
+ * counts towards disabling an endpoint that keeps failing.
+ */
+import { newId } from './ids.js';
+import { transaction, type Db, type Queryable } from './db.js';
+import { recordEvent, type EventRecord } from './events.js';
+import { appendAuditEntry } from './audit-logs.js';
+import type { WebhookEndpointRecord } from './webhooks.js';
+
+/** Channel notified when an event or a delivery is recorded (a trigger, migration 010). */
+export const WEBHOOKS_CHANNEL = 'agentplane_webhooks';
+
+/**
+ * Takes up to `limit` events not yet dispatched, makes one delivery per enabled endpoint subscribed to the
+ * event's type (registered by the time the event was recorded), and marks the events dispatched, in one
+ * transaction. Concurrent dispatchers skip each other's events; the first delivery per event and
+ * endpoint is unique, so nothing is sent twice. Answers how many events it took.
+ */
+export async function dispatchEvents(db: Db, limit: number): Promise<number> {
+  return transaction(db, async (tx) => {
+    const { rows: events } = await tx.query<{ id: string }>(
+      'SELECT id FROM events WHERE delivered_at IS NULL ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED',
+      [limit],
+    );
+    if (events.length === 0) return 0;
+    const ids = events.map((e) => e.id);
+    const { rows: targets } = await tx.query<{ event_id: string; endpoint_id: string; project_id: string }>(
+      `SELECT e.id AS event_id, w.id AS endpoint_id, e.project_id FROM events e
+       JOIN webhook_endpoints w ON w.project_id = e.project_id AND w.status = 'enabled' AND w.created_at <= e.created_at
+        AND (e.type = ANY(w.event_types) OR '*' = ANY(w.event_types))
+       WHERE e.id = ANY($1::text[]) ORDER BY e.created_at, e.id`,
+      [ids],
+    );
+    if (targets.length > 0) {
+      await tx.query(
+        `INSERT INTO webhook_deliveries (id, project_id, endpoint_id, event_id)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) ON CONFLICT DO NOTHING`,
+        [targets.map(() => newId('whd')), targets.map((t) => t.project_id), targets.map((t) => t.endpoint_id), targets.map((t) => t.event_id)],
+      );
+    }
+    await tx.query('UPDATE events SET delivered_at = now() WHERE id = ANY($1::text[])', [ids]);
+    return events.length;
+  });
+}
+
+/** Deliveries whose workflow has not been started yet, oldest first. */
+export async function unstartedDeliveries(db: Queryable, limit: number): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>('SELECT id FROM webhook_deliveries WHERE started_at IS NULL ORDER BY created_at, id LIMIT $1', [limit]);
+  return rows.map((r) => r.id);
+}
+
+export async function markDeliveriesStarted(db: Queryable, ids: string[]): Promise<void> {
+  await db.query('UPDATE webhook_deliveries SET started_at = now() WHERE id = ANY($1::text[]) AND started_at IS NULL', [ids]);
+}
+
+/** What an attempt needs: the delivery, its endpoint and its event; null once the endpoint is gone. */
+export interface DeliveryTarget {
+  delivery: { id: string; status: string };
+  endpoint: WebhookEndpointRecord;
+  event: EventRecord;
+}
+
+export async function deliveryTarget(db: Queryable, deliveryId: string): Promise<DeliveryTarget | null> {
+  const { rows } = await db.query<{ delivery: DeliveryTarget['delivery']; endpoint: WebhookEndpointRecord; event: EventRecord }>(
+    `SELECT json_build_object('id', d.id, 'status', d.status) AS delivery, to_jsonb(w) AS endpoint, to_jsonb(e) AS event
+     FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id JOIN events e ON e.id = d.event_id WHERE d.id = $1`,
+    [deliveryId],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  const dated = <T>(value: T, keys: (keyof T)[]) => {
+    for (const key of keys) if (value[key] !== null) (value as Record<keyof T, unknown>)[key] = new Date(value[key] as string);
+    return value;
+  };
+  return {
+    delivery: row.delivery,
+    endpoint: dated(row.endpoint, ['created_at', 'updated_at', 'previous_secret_expires_at']),
+    event: dated(row.event, ['created_at', 'delivered_at']),
+  };
+}
+
+export interface AttemptOutcome {
+  attempt: number;
+  responseStatus: number | null;
+  error: string | null;
+  durationMs: number;
+}
+
+/** Logs an attempt (once per attempt number); a delivered one also ends the delivery and the endpoint's run of failures. */
+export async function recordAttempt(db: Db, deliveryId: string, outcome: AttemptOutcome, delivered: boolean): Promise<void> {
+  await transaction(db, async (tx) => {
+    await tx.query(
+      `INSERT INTO webhook_delivery_attempts (delivery_id, attempt, response_status, error, duration_ms) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (delivery_id, attempt) DO UPDATE SET response_status = EXCLUDED.response_status, error = EXCLUDED.error, duration_ms = EXCLUDED.duration_ms, created_at = now()`,
+      [deliveryId, outcome.attempt, outcome.responseStatus, outcome.error?.slice(0, 500) ?? null, outcome.durationMs],
+    );
+    const { rows } = await tx.query<{ endpoint_id: string }>(
+      `UPDATE webhook_deliveries SET attempts = GREATEST(attempts, $2), status = CASE WHEN $3 THEN 'succeeded' ELSE status END,
+         completed_at = CASE WHEN $3 THEN now() ELSE completed_at END
+       WHERE id = $1 AND status = 'pending' RETURNING endpoint_id`,
+      [deliveryId, outcome.attempt, delivered],
+    );
+    if (delivered && rows[0]) await tx.query('UPDATE webhook_endpoints SET consecutive_failures = 0 WHERE id = $1 AND consecutive_failures <> 0', [rows[0].endpoint_id]);
+  });
+}
+
+/**
+ * Ends a delivery that used up its attempts (or whose endpoint stopped taking deliveries) as failed, once.
+ * An enabled endpoint counts it; at `disableAfter` failed deliveries in a row it is disabled, with its
+ * `webhook_endpoint.disabled` event and an audit entry, in the same transaction. True if this disabled it.
+ */
+export async function failDelivery(db: Db, deliveryId: string, disableAfter: number): Promise<boolean> {
+  return transaction(db, async (tx) => {
+    const { rows } = await tx.query<{ endpoint_id: string }>(
+      `UPDATE webhook_deliveries SET status = 'failed', completed_at = now() WHERE id = $1 AND status = 'pending' RETURNING endpoint_id`,
+      [deliveryId],
+    );
+    if (!rows[0]) return false;
+    const { rows: endpoints } = await tx.query<{ project_id: string; status: string }>(
+      `UPDATE webhook_endpoints SET consecutive_failures = consecutive_failures + 1,
+         status = CASE WHEN consecutive_failures + 1 >= $2 THEN 'disabled' ELSE status END,
+         disabled_reason = CASE WHEN consecutive_failures + 1 >= $2 THEN 'failing' ELSE disabled_reason END,
+         updated_at = now()
+       WHERE id = $1 AND status = 'enabled' RETURNING project_id, status`,
+      [rows[0].endpoint_id, disableAfter],
+    );
+    const endpoint = endpoints[0];
+    if (endpoint?.status !== 'disabled') return false;
+    await recordEvent(tx, endpoint.project_id, 'webhook_endpoint.disabled', { object: 'webhook_endpoint', id: rows[0].endpoint_id });
+    await appendAuditEntry(tx, {
+      projectId: endpoint.project_id,
+      apiKeyId: null,
+      action: 'webhook_endpoint.disable',
+      targetType: 'webhook_endpoint',
+      targetId: rows[0].endpoint_id,
+      status: 200,
+      errorCode: 'webhook_failing',
+      // No request: the delivery whose failure disabled it stands in for one.
+      requestId: deliveryId,
+    });
+    return true;
+  });
+}

@@ -1,0 +1,41 @@
+/** The I/O of a webhook delivery: one attempt (sent, then logged), and the ending of a delivery that failed. */
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Db } from '../../records/db.js';
+import { deliveryTarget, failDelivery, recordAttempt } from '../../records/webhook-deliveries.js';
+import { signingSecretsOf } from '../../records/webhooks.js';
+import { presentEvent } from '../../presenters/event.js';
+import { outlastDatabaseOutage } from '../database-outage.js';
+import type { WebhookSettings } from './client.js';
+import { postSigned } from './send.js';
+
+export interface WebhookActivityDependencies {
+  db: Db;
+  webhooks: WebhookSettings;
+}
+
+export const createWebhookActivities = ({ db, webhooks }: WebhookActivityDependencies) => ({
+  /** Sends the event once and logs the attempt; throws (to be retried) unless the endpoint answered 2xx. */
+  async attemptWebhookDelivery(deliveryId: string): Promise<void> {
+    const context = Context.current();
+    const target = await outlastDatabaseOutage(context, () => deliveryTarget(db, deliveryId));
+    // The endpoint was deleted (its deliveries with it), or the delivery has ended already.
+    if (!target || target.delivery.status !== 'pending') return;
+    if (target.endpoint.status !== 'enabled') throw ApplicationFailure.nonRetryable('the endpoint is disabled', 'EndpointUnavailable');
+    const sent = await postSigned({
+      url: target.endpoint.url,
+      eventId: target.event.id,
+      body: JSON.stringify(presentEvent(target.event)),
+      secrets: signingSecretsOf(target.endpoint),
+      allowPrivate: webhooks.allowPrivate,
+      signal: context.cancellationSignal,
+    });
+    const attempt = { attempt: context.info.attempt, responseStatus: sent.responseStatus, error: sent.error, durationMs: sent.durationMs };
+    // The attempt was made: it is logged once the database answers, and never made again for it.
+    await outlastDatabaseOutage(context, () => recordAttempt(db, deliveryId, attempt, sent.delivered));
+    if (!sent.delivered) throw ApplicationFailure.retryable(sent.error ?? 'not delivered', 'DeliveryFailed');
+  },
+
+  async failWebhookDelivery(deliveryId: string, disableAfter: number): Promise<void> {
+    await failDelivery(db, deliveryId, disableAfter);
+  },
+});

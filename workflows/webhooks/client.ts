@@ -1,0 +1,45 @@
+/** Webhook delivery settings and how a delivery's workflow is started, for the API, the dispatcher and tests. */
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { TASK_QUEUE } from '../names.js';
+import type { webhookDeliveryWorkflow } from './workflow.js';
+
+export interface WebhookSettings {
+  /** AGENTPLANE_WEBHOOK_ALLOW_PRIVATE: endpoints may be on private, loopback and link-local addresses. */
+  allowPrivate: boolean;
+  /** AGENTPLANE_WEBHOOK_RETRY_INITIAL_MS: the wait before the second attempt, doubled before each next one (at most 4 h). */
+  retryInitialMs: number;
+  /** AGENTPLANE_WEBHOOK_MAX_ATTEMPTS: attempts per delivery, the first included. */
+  maxAttempts: number;
+  /** AGENTPLANE_WEBHOOK_DISABLE_AFTER: failed deliveries in a row (each after all its attempts) that disable an endpoint. */
+  disableAfter: number;
+}
+
+/** About 17 hours of attempts: 30 s, 1, 2, 4, 8, 16, 32 and 64 min, 2 h 8 min, then every 4 h. */
+export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = { allowPrivate: false, retryInitialMs: 30_000, maxAttempts: 12, disableAfter: 5 };
+
+/** How long after a rotation the previous secret still signs deliveries. */
+export const SECRET_GRACE_SECONDS = 24 * 60 * 60;
+
+export interface DeliveryInput {
+  deliveryId: string;
+  retry: { initialIntervalMs: number; maximumAttempts: number; disableAfter: number };
+}
+
+/** One workflow per delivery: a dispatcher that starts it again (after a restart) finds it there. */
+export function deliveryWorkflowId(deliveryId: string): string {
+  return `webhook-delivery-${deliveryId}`;
+}
+
+/** Idempotent: a delivery whose workflow exists, running or ended, is left to it. */
+export async function startDelivery(client: Client, deliveryId: string, settings: WebhookSettings): Promise<void> {
+  try {
+    await client.workflow.start<typeof webhookDeliveryWorkflow>('webhookDeliveryWorkflow', {
+      taskQueue: TASK_QUEUE,
+      workflowId: deliveryWorkflowId(deliveryId),
+      args: [{ deliveryId, retry: { initialIntervalMs: settings.retryInitialMs, maximumAttempts: settings.maxAttempts, disableAfter: settings.disableAfter } }],
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    });
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
+}
