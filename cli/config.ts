@@ -72,8 +72,8 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`AGENTPLANE_PROBE_PORT must be a port number, not '${probePortText}'.`);
   }
   const rateLimits = {
-    requestsPerMinute: positiveInteger(env, 'AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE', 1_000_000),
-    concurrentRuns: positiveInteger(env, 'AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS', 100_000),
+    requestsPerMinute: wholeNumber(env, 'AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE', 1, 1_000_000, undefined),
+    concurrentRuns: wholeNumber(env, 'AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS', 1, 100_000, undefined),
   };
   const webhookAllowPrivate = env.AGENTPLANE_WEBHOOK_ALLOW_PRIVATE || 'false';
   if (webhookAllowPrivate !== 'true' && webhookAllowPrivate !== 'false') {
@@ -108,15 +108,6 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
 }
 
 /** A whole number from 1 to `max`, or undefined when the variable is unset or empty. */
-function positiveInteger(env: NodeJS.ProcessEnv, name: string, max: number): number | undefined {
-  const text = env[name] || undefined;
-  if (text === undefined) return undefined;
-  if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > max) {
-    throw new ConfigError(`${name} must be a whole number from 1 to ${max.toLocaleString('en-US')}, not '${text}'.`);
-  }
-  return Number(text);
-}
-
 /** `api` and `worker` run against real services only: each one missing is named. */
 export function requireServices(config: Config): Required<Pick<Config, 'databaseUrl' | 'temporalAddress'>> {
   const missing: string[] = [];
@@ -128,9 +119,9 @@ export function requireServices(config: Config): Required<Pick<Config, 'database
 }
 
 /** A whole number from `min` to `max` in the variable `name`; `fallback` when unset or empty. */
-function wholeNumber(env: NodeJS.ProcessEnv, name: string, min: number, max: number, fallback: number): number {
+function wholeNumber<Fallback extends number | undefined>(env: NodeJS.ProcessEnv, name: string, min: number, max: number, fallback: Fallback): number | Fallback {
   const text = env[name];
   if (!text) return fallback;
-  if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, not '${text}'.`);
+  if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) throw new ConfigError(`${name} must be a whole number from ${min} to ${max.toLocaleString('en-US')}, not '${text}'.`);
   return Number(text);
 }
