@@ -101,22 +101,25 @@ export async function deleteBudget(db: Queryable, projectId: string, id: string)
   return (rowCount ?? 0) > 0;
 }
 
-/** What a run would be charged to: its project, the key that starts it, and its agent (none for a network run). */
+/**
+ * What spend is charged to: its project, the key that starts the run, and the agents whose model calls it
+ * makes (an agent run's agent; a network run's members; a call's own agent, if any).
+ */
 export interface Chargeable {
   projectId: string;
   apiKeyId: string | null;
-  agentId: string | null;
+  agentIds: string[];
 }
 
 const MATCHING = `b.project_id = $1 AND (b.scope_type = 'project'
-  OR (b.scope_type = 'api_key' AND b.scope_id = $2) OR (b.scope_type = 'agent' AND b.scope_id = $3))`;
+  OR (b.scope_type = 'api_key' AND b.scope_id = $2) OR (b.scope_type = 'agent' AND b.scope_id = ANY($3::text[])))`;
 
 /** The first budget (oldest) of those that apply whose period's spend has reached its limit; null if none has. */
 export async function exhaustedBudget(db: Queryable, charged: Chargeable): Promise<BudgetRecord | null> {
   const { rows } = await db.query<BudgetRecord>(
     `SELECT * FROM (SELECT ${COLUMNS}, b.limit_usd AS limit_value FROM budgets b WHERE ${MATCHING}) applying
      WHERE spent_usd::numeric >= limit_value ORDER BY created_at, id LIMIT 1`,
-    [charged.projectId, charged.apiKeyId, charged.agentId],
+    [charged.projectId, charged.apiKeyId, charged.agentIds],
   );
   if (!rows[0]) return null;
   const { limit_value: _limit, ...budget } = rows[0] as BudgetRecord & { limit_value: unknown };
@@ -136,7 +139,7 @@ export async function announceThresholds(tx: Queryable, charged: Chargeable): Pr
        AND EXISTS (SELECT 1 FROM unnest(b.thresholds) t WHERE NOT EXISTS (
          SELECT 1 FROM budget_thresholds_reached r WHERE r.budget_id = b.id AND r.period_start = ${PERIOD('b')} AND r.threshold = t))
      ORDER BY b.id`,
-    [charged.projectId, charged.apiKeyId, charged.agentId],
+    [charged.projectId, charged.apiKeyId, charged.agentIds],
   );
   if (open.length === 0) return;
   const ids = open.map((b) => b.id);

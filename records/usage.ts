@@ -58,6 +58,6 @@ export async function recordUsage(db: Queryable, entry: UsageEntry): Promise<str
     ],
   );
   const row = rows[0]!;
-  await announceThresholds(db, { projectId: entry.projectId, apiKeyId: row.api_key_id, agentId: row.agent_id });
+  await announceThresholds(db, { projectId: entry.projectId, apiKeyId: row.api_key_id, agentIds: row.agent_id ? [row.agent_id] : [] });
   return row.cost;
 }

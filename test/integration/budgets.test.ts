@@ -164,6 +164,20 @@ describe('budgets', function () {
     assert.deepEqual([audit.body.data[0]?.outcome.status, audit.body.data[0]?.outcome.error_code], [429, 'budget_exceeded']);
   });
 
+  it('refuses a network run when one of its members is over its agent budget, and runs networks without that member', async () => {
+    const tenant = await newTenant(stack.api, 'budget-member');
+    const spent = await createAgent(tenant.admin);
+    const fresh = await createAgent(tenant.admin);
+    const created = await tenant.admin.post('/v1/budgets', { scope: { type: 'agent', id: spent.id }, period: 'month', limit_usd: RUN_COST });
+    await completedRun(tenant.admin, spent.id);
+    const withMember = await tenant.admin.post('/v1/networks', { name: 'with', members: [fresh.id, spent.id], router: { type: 'sequential' } });
+    assertRefused(await tenant.admin.post(`/v1/networks/${withMember.body.id}/run`, { input: 'Go.' }), created.body.id, RUN_COST, RUN_COST);
+    const without = await tenant.admin.post('/v1/networks', { name: 'without', members: [fresh.id], router: { type: 'sequential' } });
+    const ran = await tenant.admin.post(`/v1/networks/${without.body.id}/run`, { input: 'Go.' });
+    assert.equal(ran.status, 200, JSON.stringify(ran.body));
+    assert.equal(ran.body.status, 'completed');
+  });
+
   it('refuses the runs of a key over its budget, network runs included, and lets the project’s other keys run', async () => {
     const tenant = await newTenant(stack.api, 'budget-key');
     const agent = await createAgent(tenant.admin);

@@ -35,13 +35,15 @@ interface Runnable {
   maxSteps: number;
   /** A network's dedicated workers' task queue; the shared one when unset. */
   taskQueue?: string;
+  /** The agents whose model calls the run is charged for: the agent, or the network's members (its hops). */
+  agentIds: string[];
 }
 
 async function runnableOf(db: Queryable, projectId: string, kind: 'agent' | 'network', id: string, lock = false): Promise<Runnable> {
   if (kind === 'agent') {
     const agent = await findAgent(db, projectId, id, { lock });
     if (!agent) throw NotFoundError('agent', id);
-    return { target: { agentId: id, agentVersion: agent.version }, concurrency: agent.concurrency, model: agent.model, maxSteps: agent.max_steps };
+    return { target: { agentId: id, agentVersion: agent.version }, concurrency: agent.concurrency, model: agent.model, maxSteps: agent.max_steps, agentIds: [id] };
   }
   const network = await findNetwork(db, projectId, id, { lock });
   if (!network) throw NotFoundError('network', id);
@@ -52,6 +54,7 @@ async function runnableOf(db: Queryable, projectId: string, kind: 'agent' | 'net
     model: network.router.model ?? 'none',
     maxSteps: network.max_hops,
     taskQueue: network.worker_pool ?? undefined,
+    agentIds: network.members,
   };
 }
 
@@ -95,7 +98,7 @@ export async function createRun(ctx: ApiContext, deps: ApiDeps, { path: { id: ta
       }
       if (current.concurrency === 'interrupt') interrupted = active.map((r) => r.id);
     }
-    await refuseOverLimits(tx, deps, caller, kind === 'agent' ? targetId : null);
+    await refuseOverLimits(tx, deps, caller, current.agentIds);
     const runId = await insertRun(tx, {
       projectId,
       target: current.target,

@@ -1,7 +1,8 @@
 /**
  * What a new run is refused for, before its row is inserted and in the same transaction: the key's
  * concurrent runs (counted under the key's lock, so replicas cannot both find room for one more), and the
- * budgets of its project, key and agent (a budget whose period's spend has reached its limit).
+ * budgets of its project, key and agents (a budget whose period's spend has reached its limit): an agent run's
+ * agent, or a network run's members, any of whom its hops may run.
  */
 import type { Queryable } from '../../../records/db.js';
 import { lockActiveRunsOfKey } from '../../../records/rate-limits.js';
@@ -14,7 +15,7 @@ import { concurrentRunsOf } from '../../middleware/rate-limit.js';
 // A run's end cannot be foreseen; a client polling this often does not flood the API.
 const CONCURRENT_RETRY_AFTER_SECONDS = 5;
 
-export async function refuseOverLimits(tx: Queryable, deps: Pick<ApiDeps, 'rateLimits'>, caller: Caller, agentId: string | null): Promise<void> {
+export async function refuseOverLimits(tx: Queryable, deps: Pick<ApiDeps, 'rateLimits'>, caller: Caller, agentIds: string[]): Promise<void> {
   const limit = concurrentRunsOf(caller, deps.rateLimits);
   if (limit !== null) {
     const active = await lockActiveRunsOfKey(tx, caller.apiKeyId);
@@ -26,7 +27,7 @@ export async function refuseOverLimits(tx: Queryable, deps: Pick<ApiDeps, 'rateL
       );
     }
   }
-  const budget = await exhaustedBudget(tx, { projectId: caller.projectId, apiKeyId: caller.apiKeyId, agentId });
+  const budget = await exhaustedBudget(tx, { projectId: caller.projectId, apiKeyId: caller.apiKeyId, agentIds });
   if (budget) {
     const retryAfter = Math.max(1, Math.ceil((budget.period_end.getTime() - Date.now()) / 1000));
     throw RateLimitError(
