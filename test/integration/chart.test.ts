@@ -142,6 +142,19 @@ describe('the Helm chart and the Dockerfile', function () {
     ]);
   });
 
+  it('configures the graph and judge models and webhook delivery through the ConfigMap every process reads', async () => {
+    const config = (manifests: Manifest[]) => manifests.find((m) => m.kind === 'ConfigMap' && m.metadata.name === 'ap-agentplane-config')!.data as Record<string, string>;
+    const defaults = config(await render('defaults-values.yaml'));
+    assert.equal(defaults.AGENTPLANE_JUDGE_MODEL, undefined);
+    assert.equal(defaults.AGENTPLANE_GRAPH_MODEL, undefined);
+    assert.deepEqual(
+      [defaults.AGENTPLANE_WEBHOOK_RETRY_INITIAL_MS, defaults.AGENTPLANE_WEBHOOK_MAX_ATTEMPTS, defaults.AGENTPLANE_WEBHOOK_DISABLE_AFTER, defaults.AGENTPLANE_WEBHOOK_ALLOW_PRIVATE],
+      ['30000', '12', '5', 'false'],
+    );
+    const set = config(await render('defaults-values.yaml', 'providers.judgeModel=gpt-4.1-nano', 'providers.graphModel=gpt-4.1-mini', 'webhooks.maxAttempts=3'));
+    assert.deepEqual([set.AGENTPLANE_JUDGE_MODEL, set.AGENTPLANE_GRAPH_MODEL, set.AGENTPLANE_WEBHOOK_MAX_ATTEMPTS], ['gpt-4.1-nano', 'gpt-4.1-mini', '3']);
+  });
+
   it('refuses values the schema does not allow, saying which', async () => {
     const wrong = await helm(['template', 'ap', chart, '-f', join(chart, 'ci', 'defaults-values.yaml'), '--set', 'api.replicas=0', '--set', 'controller.watchNamespaces[0]=Not_A_Namespace']);
     assert.notEqual(wrong.code, 0);
