@@ -12,7 +12,8 @@
  *               before (VmRSS sampled every 20 ms, and VmHWM after resetting it). Goal for the API: under
  *               64 MB, i.e. the file streams through instead of being held. Socket and stream buffers
  *               awaiting garbage collection account for a few tens of MB on either side.
- * Reads — `GET /v1/files/:id` for 10 s on 32 keep-alive connections (autocannon), after a 3 s warm-up.
+ * Reads — `GET /v1/files/:id` for 10 s on 32 keep-alive connections (autocannon), after a 3 s warm-up; then the
+ *   same by a key with a rate limit it never reaches, which costs one counting upsert in PostgreSQL a request.
  *   req/s, p50, p99  completed 2xx requests per second and the latency percentiles in milliseconds.
  *   ratio       API req/s ÷ baseline req/s; the baseline is bare Koa with a pg pool of the same size doing
  *               one `SELECT * FROM files WHERE id = $1` against the same database. The API also
@@ -96,7 +97,7 @@ interface FileBody {
 
 interface Figures {
   upload?: { baseline: UploadFigures; api: UploadFigures };
-  reads?: { baseline: ReadFigures; api: ReadFigures };
+  reads?: { baseline: ReadFigures; api: ReadFigures; limited: ReadFigures };
   runs?: RunFigures;
   networks?: NetworkFigures;
   webhooks?: WebhookFigures;
@@ -154,10 +155,19 @@ async function measure(teardown: Teardown, chosen: Set<Benchmark>): Promise<Figu
     }
 
     if (chosen.has('reads')) {
-      console.log(`measuring reads (${2 * (READS.warmupSeconds + READS.seconds)} s)`);
+      console.log(`measuring reads (${3 * (READS.warmupSeconds + READS.seconds)} s)`);
       const baseline = await measureReads(`${bareKoaPg.url}/v1/files/${readTarget.id}`, bareKoaPg.pid, {}, READS);
       const readsApi = await measureReads(`${api.url}/v1/files/${readTarget.id}`, api.pid, auth, READS);
-      figures.reads = { baseline, api: readsApi };
+      // The same reads by a key with a rate limit it never reaches: what counting each request in PostgreSQL costs.
+      const limitedKey = await fetch(`${api.url}/v1/api-keys`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'limited reader', scopes: ['files:read'], rate_limits: { requests_per_minute: 1_000_000 } }),
+      });
+      if (limitedKey.status !== 201) throw new Error(`creating a rate-limited key answered ${limitedKey.status}: ${await limitedKey.text()}`);
+      const { key } = (await limitedKey.json()) as { key: string };
+      const readsLimited = await measureReads(`${api.url}/v1/files/${readTarget.id}`, api.pid, { authorization: `Bearer ${key}` }, READS);
+      figures.reads = { baseline, api: readsApi, limited: readsLimited };
     }
   }
 
@@ -226,7 +236,7 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
   }
 
   if (figures.reads) {
-    const { baseline, api } = figures.reads;
+    const { baseline, api, limited } = figures.reads;
     const ratio = api.requestsPerSecond / baseline.requestsPerSecond;
     const met = ratio >= READ_RATIO_GOAL;
     if (met) goals.push(`reads at least ${READ_RATIO_GOAL} of the baseline`);
@@ -236,10 +246,11 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
     for (const [name, f, r] of [
       ['bare Koa + pg', baseline, 1],
       ['agentplane GET /v1/files/:id', api, ratio],
+      ['  … by a rate-limited key', limited, limited.requestsPerSecond / baseline.requestsPerSecond],
     ] as const) {
       row([name, f.requestsPerSecond.toFixed(0), r.toFixed(2), String(f.p50Ms), String(f.p99Ms), f.cpuUsPerRequest.toFixed(0)]);
     }
-    results.reads = { ...READS, baseline, agentplane: api, ratio, goal: { ratioAtLeast: READ_RATIO_GOAL, met } };
+    results.reads = { ...READS, baseline, agentplane: api, rateLimitedKey: limited, ratio, goal: { ratioAtLeast: READ_RATIO_GOAL, met } };
   }
 
   if (figures.runs) {
