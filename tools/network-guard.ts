@@ -71,13 +71,50 @@ export function literalHostProblem(url: URL): string | null {
   return null;
 }
 
-type Resolve = (hostname: string, options: LookupAllOptions, callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
+export type Resolve = (hostname: string, options: LookupAllOptions, callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
+
+/**
+ * At most this many names a model, a tool definition or a webhook endpoint chose are resolved at once.
+ * `dns.lookup` holds one of libuv's four pool threads until the system resolver answers, up to its timeout
+ * for a name no server answers for; unbounded, such names would hold every thread, and the process's own
+ * file reads and lookups (`localhost` included) would wait behind them.
+ */
+const OUTBOUND_LOOKUPS_AT_ONCE = 2;
+/** A lookup that waited this long for its turn is given up: whoever asked for it has stopped waiting. */
+const LOOKUP_QUEUE_LIMIT_MS = 15_000;
+
+/** `lookup`, at most `atOnce` at a time; the rest wait their turn, for up to `queueLimitMs`. */
+export function boundedLookups(lookup: Resolve, atOnce: number, queueLimitMs: number): Resolve {
+  let running = 0;
+  const waiting: { queuedAt: number; start: () => void; giveUp: () => void }[] = [];
+  const next = () => {
+    for (let entry = waiting.shift(); entry; entry = waiting.shift()) {
+      if (Date.now() - entry.queuedAt <= queueLimitMs) return entry.start();
+      entry.giveUp();
+    }
+  };
+  return (hostname, options, callback) => {
+    const start = () => {
+      running += 1;
+      lookup(hostname, options, (err, addresses) => {
+        running -= 1;
+        next();
+        callback(err, addresses);
+      });
+    };
+    const giveUp = () => callback(Object.assign(new Error(`looking up ${hostname} waited too long for its turn`), { code: 'ETIMEOUT' }), []);
+    if (running < atOnce) start();
+    else waiting.push({ queuedAt: Date.now(), start, giveUp });
+  };
+}
+
+const outboundLookup = boundedLookups(dns.lookup, OUTBOUND_LOOKUPS_AT_ONCE, LOOKUP_QUEUE_LIMIT_MS);
 
 /**
  * A `lookup` for sockets that fails with PrivateTargetError when any address the name resolves to is not
  * public (one private answer is enough to refuse: the connection may pick any of them).
  */
-export function guardedLookup(allowPrivate: boolean, resolve: Resolve = dns.lookup): LookupFunction {
+export function guardedLookup(allowPrivate: boolean, resolve: Resolve = outboundLookup): LookupFunction {
   return (hostname, options, callback) => {
     resolve(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, '', 0);

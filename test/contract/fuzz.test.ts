@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findTool } from '../../cli/tools.js';
 import { newTenant, sharedApi, type TestApi } from '../support/api.js';
+import type { ApiClient } from '../support/client.js';
 
 const hooksPath = fileURLToPath(new URL(import.meta.url.includes('/dist/') ? '../../../test/contract/hooks.py' : './hooks.py', import.meta.url));
 
@@ -33,6 +34,18 @@ function runSchemathesis(args: string[], options: { cwd: string; env: NodeJS.Pro
       resolve({ code, report: Buffer.concat(chunks).toString('utf8') });
     });
   });
+}
+
+/**
+ * The endpoints the run registered (to unreachable or made-up addresses) would go on receiving the project's
+ * events, and failing, for the rest of the suite; deleting them stops their deliveries.
+ */
+async function deleteWebhookEndpoints(admin: ApiClient): Promise<void> {
+  for (;;) {
+    const page = await admin.get('/v1/webhooks?limit=100');
+    if (page.status !== 200 || page.body.data.length === 0) return;
+    for (const endpoint of page.body.data as { id: string }[]) await admin.delete(`/v1/webhooks/${endpoint.id}`);
+  }
 }
 
 describe('the API against its OpenAPI document (schemathesis)', () => {
@@ -68,7 +81,7 @@ describe('the API against its OpenAPI document (schemathesis)', () => {
       '--no-color',
     ];
     const env = { ...process.env, SCHEMATHESIS_HOOKS: hooksPath, AGENTPLANE_FUZZ_KEY_ID: keys.body.data[0].id };
-    const { code, report } = await runSchemathesis(args, { cwd: workDir, env });
+    const { code, report } = await runSchemathesis(args, { cwd: workDir, env }).finally(() => deleteWebhookEndpoints(tenant.admin));
     const sections = ['= ERRORS =', '= FAILURES ='].map((title) => report.indexOf(title)).filter((at) => at >= 0);
     const findings = sections.length ? report.slice(report.lastIndexOf('\n', Math.min(...sections)) + 1) : report;
     assert.equal(code, 0, `schemathesis found problems (st run ${args.join(' ').replace(tenant.admin.key!, '<key>')}):\n${findings}`);
