@@ -24,6 +24,12 @@ export class WebhookDispatcher {
   private pending = false;
   private listener: pg.Client | null = null;
   private loops: Promise<void>[] = [];
+  private stopRequested: () => void = () => {};
+  /**
+   * Settles on stop(). The listening connection's steps are raced against it: a pg client ended while it
+   * connects may never settle its connect(), and stopping must not wait on it.
+   */
+  private readonly stopping = new Promise<void>((resolve) => (this.stopRequested = resolve));
 
   constructor(
     private readonly db: Db,
@@ -39,8 +45,9 @@ export class WebhookDispatcher {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopRequested();
     this.wake();
-    await this.listener?.end().catch(() => {});
+    this.listener?.end().catch(() => {});
     await Promise.all(this.loops);
   }
 
@@ -96,18 +103,22 @@ export class WebhookDispatcher {
           this.pending = true;
           this.wake();
         });
-        await client.connect();
+        // Known before it connects: a stop() that comes while it connects ends it too.
         this.listener = client;
-        await client.query(`LISTEN ${WEBHOOKS_CHANNEL}`);
+        await Promise.race([client.connect(), this.stopping]);
+        if (this.stopped) break;
+        await Promise.race([client.query(`LISTEN ${WEBHOOKS_CHANNEL}`), this.stopping]);
+        if (this.stopped) break;
         backoff = 500;
         // Anything recorded while not listening is found by the pass this starts.
         this.wake();
-        await ended;
+        await Promise.race([ended, this.stopping]);
       } catch {
         // The dispatch loop polls meanwhile and reports the outage.
       } finally {
         this.listener = null;
-        await client.end().catch(() => {});
+        // Its socket is closed at once; what pg does after is not waited for (see `stopping`).
+        client.end().catch(() => {});
       }
       if (this.stopped) break;
       await delay(backoff);
