@@ -16,6 +16,7 @@ COPY records ./records
 COPY tools ./tools
 COPY workflows ./workflows
 COPY scripts ./scripts
+COPY console ./console
 # The test suites and benchmarks stay out of the image: the build compiles what is there.
 RUN npm run build && npm prune --omit=dev
 

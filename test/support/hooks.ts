@@ -1,10 +1,12 @@
-/** Root hooks (registered in .mocharc.json): after every suite, stop the shared API, then the services. */
+/** Root hooks (registered in .mocharc.json): after every suite, close the browser, stop the shared API, then the services. */
 import { stopSharedApi } from './api.js';
+import { closeBrowser } from './browser.js';
 import { stopServices } from './services.js';
 
 export const mochaHooks = {
   async afterAll(this: Mocha.Context) {
     this.timeout(120_000);
+    await closeBrowser();
     await stopSharedApi();
     await stopServices();
   },

@@ -18,12 +18,14 @@ const allowed: Record<string, string[]> = {
   workflows: ['records', 'presenters', 'models', 'tools'],
   api: ['records', 'presenters', 'workflows', 'models', 'tools'],
   controllers: ['client'],
+  // The console is an API client like any other.
+  console: ['client'],
   cli: ['api', 'records', 'presenters', 'workflows', 'models', 'tools', 'client', 'controllers'],
 };
 
 async function sourcesOf(folder: string): Promise<string[]> {
   const entries = await readdir(join(root, folder), { withFileTypes: true, recursive: true });
-  return entries.filter((e) => e.isFile() && e.name.endsWith('.ts') && !e.name.endsWith('.d.ts')).map((e) => join(e.parentPath, e.name));
+  return entries.filter((e) => e.isFile() && /\.tsx?$/.test(e.name) && !e.name.endsWith('.d.ts')).map((e) => join(e.parentPath, e.name));
 }
 
 async function importsOf(file: string): Promise<{ specifier: string; typeOnly: boolean }[]> {

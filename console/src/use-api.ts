@@ -1,0 +1,28 @@
+/** Loads what a view shows, again when its inputs change; `reload` reads it again (after a change). */
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+
+export interface Loaded<T> {
+  data?: T;
+  error?: Error;
+  loading: boolean;
+  reload: () => void;
+}
+
+export function useApi<T>(load: (signal: AbortSignal) => Promise<T>, inputs: unknown[]): Loaded<T> {
+  const [state, setState] = useState<{ data?: T; error?: Error; loading: boolean }>({ loading: true });
+  const [round, setRound] = useState(0);
+  const latest = useRef(load);
+  latest.current = load;
+  useEffect(() => {
+    const controller = new AbortController();
+    setState((previous) => ({ data: previous.data, loading: true }));
+    latest
+      .current(controller.signal)
+      .then((data) => controller.signal.aborted || setState({ data, loading: false }))
+      .catch((error: Error) => controller.signal.aborted || setState({ error, loading: false }));
+    return () => controller.abort();
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [...inputs, round]);
+  const reload = useCallback(() => setRound((n) => n + 1), []);
+  return { ...state, reload };
+}
