@@ -1,10 +1,66 @@
-import { EmptyState } from '../components/states';
+/** The project's agent networks, newest first, a page at a time. */
+import { Link } from 'wouter-preact';
+import { api, unwrap } from '../api';
+import { ManagedMarker } from '../components/agents-managed';
+import { Pager, useCursor } from '../components/agents-paging';
+import { Async, EmptyState } from '../components/states';
+import { formatTime } from '../format';
+import { useApi } from '../use-api';
+import './agents.css';
 
 export default function NetworksView() {
+  const cursor = useCursor();
+  const loaded = useApi((signal) => api.GET('/v1/networks', { params: { query: { limit: 20, ...cursor } }, signal }).then(unwrap), [cursor.after, cursor.before]);
   return (
     <>
       <h1>Networks</h1>
-      <EmptyState title="Nothing here yet" path="/v1/networks" />
+      <Async loaded={loaded} what="networks">
+        {(page) =>
+          page.data.length === 0 && !cursor.after && !cursor.before ? (
+            <EmptyState title="No networks yet" method="POST" path="/v1/networks" body={{ name: 'research-desk', members: ['agent_…', 'agent_…'], router: { type: 'sequential' } }}>
+              <p>A network runs several agents on one task, in order, by a supervisor's choice, or by handoffs. Create one from agents' ids:</p>
+            </EmptyState>
+          ) : (
+            <>
+              <table>
+                <caption class="visually-hidden">The project's networks</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th>
+                    <th scope="col">Router</th>
+                    <th scope="col" class="number">
+                      Members
+                    </th>
+                    <th scope="col" class="number">
+                      Version
+                    </th>
+                    <th scope="col">Managed by</th>
+                    <th scope="col">Created</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {page.data.map((network) => (
+                    <tr key={network.id}>
+                      <th scope="row">
+                        <Link href={`/networks/${encodeURIComponent(network.id)}`}>{network.name}</Link>
+                        <div class="muted id">{network.id}</div>
+                      </th>
+                      <td>{network.router.type}</td>
+                      <td class="number">{network.members.length}</td>
+                      <td class="number">{network.version}</td>
+                      <td>
+                        <ManagedMarker resource={network.managed_resource} />
+                      </td>
+                      <td>{formatTime(network.created_at)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+              <Pager page={page} cursor={cursor} label="Pages of networks" />
+            </>
+          )
+        }
+      </Async>
     </>
   );
 }
