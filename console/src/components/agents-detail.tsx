@@ -28,7 +28,7 @@ export function MetadataList({ metadata }: { metadata: Schemas['Metadata'] | nul
 export function ToolsTable({ tools }: { tools: Schemas['AgentTool'][] }) {
   if (tools.length === 0) return <p class="muted">No tools: the agent answers from its model alone.</p>;
   return (
-    <table>
+    <table class="records">
       <caption class="visually-hidden">Tools</caption>
       <thead>
         <tr>
@@ -79,7 +79,7 @@ export function VersionsTable({ current, updatedAt, runs, of }: { current: numbe
   }
   const versions = [...byVersion.keys()].sort((a, b) => b - a);
   return (
-    <table>
+    <table class="records">
       <caption class="visually-hidden">Versions</caption>
       <thead>
         <tr>

@@ -8,7 +8,7 @@ const RESOURCE: Record<Schemas['ManagedResource']['kind'], string> = {
 
 export function ManagedNotice({ resource, what }: { resource: Schemas['ManagedResource']; what: 'agent' | 'network' }) {
   return (
-    <aside class="notice" aria-label="Managed by Kubernetes">
+    <section class="notice" aria-label="Managed by Kubernetes">
       <p>
         <strong>Managed by Kubernetes.</strong> This {what} is read-only here: edit the {resource.kind}{' '}
         <code>
@@ -21,7 +21,7 @@ export function ManagedNotice({ resource, what }: { resource: Schemas['ManagedRe
           kubectl edit {RESOURCE[resource.kind]}/{resource.name} -n {resource.namespace}
         </code>
       </pre>
-    </aside>
+    </section>
   );
 }
 

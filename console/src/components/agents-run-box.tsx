@@ -3,6 +3,7 @@
  * events arrive (each hop of a network run under its member), then a link to the run.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { Link } from 'wouter-preact';
 import { ApiError, type Schemas } from '../api';
 import { IdLink } from './links';
 import { endsRun, streamRun, type Runnable } from './agents-run-stream';
@@ -13,22 +14,27 @@ type RunEvent = Schemas['RunEvent'];
 interface Part {
   key: string;
   hop?: string;
-  agentId?: string;
   text: string;
+}
+
+/** A hop of a network run: the member that runs it and why the router chose it. */
+interface Hop {
+  agentId?: string;
+  reason?: string;
 }
 
 interface Progress {
   runId?: string;
   status: 'starting' | 'in_progress' | 'completed' | 'failed' | 'cancelled';
   parts: Part[];
-  hops: Record<string, string | undefined>;
+  hops: Record<string, Hop>;
   error?: Schemas['RunError'];
 }
 
 function apply(progress: Progress, event: RunEvent): Progress {
   const hop = event.child_run_id;
   const next = { ...progress, runId: progress.runId ?? event.run_id };
-  if (event.type === 'run.created' && hop) return { ...next, hops: { ...next.hops, [hop]: event.agent_id } };
+  if (event.type === 'run.created' && hop) return { ...next, hops: { ...next.hops, [hop]: { agentId: event.agent_id, reason: event.decision?.reason } } };
   if (endsRun(event)) return { ...next, status: event.type.slice(4) as Progress['status'], error: event.error };
   if (event.type === 'run.in_progress' && !hop) return { ...next, status: 'in_progress' };
   const key = `${hop ?? ''}:${event.step ?? 0}`;
@@ -38,7 +44,7 @@ function apply(progress: Progress, event: RunEvent): Progress {
   const existing = next.parts.find((part) => part.key === key);
   const parts = existing
     ? next.parts.map((part) => (part === existing ? { ...part, text: part.text + event.delta } : part))
-    : [...next.parts, { key, hop, agentId: hop ? next.hops[hop] : undefined, text: event.delta }];
+    : [...next.parts, { key, hop, text: event.delta }];
   return { ...next, parts };
 }
 
@@ -50,7 +56,8 @@ function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-export function RunBox({ target, onEnded }: { target: Runnable; onEnded?: () => void }) {
+/** `names`: agents' names by id, to say which member of a network wrote each part of the answer. */
+export function RunBox({ target, onEnded, names = {} }: { target: Runnable; onEnded?: () => void; names?: Record<string, string> }) {
   const [input, setInput] = useState('');
   const [progress, setProgress] = useState<Progress>();
   const [refusal, setRefusal] = useState<string>();
@@ -93,7 +100,7 @@ export function RunBox({ target, onEnded }: { target: Runnable; onEnded?: () => 
           {refusal}
         </p>
       )}
-      {progress && <RunProgress progress={progress} network={target.kind === 'network'} />}
+      {progress && <RunProgress progress={progress} names={names} />}
     </section>
   );
 }
@@ -106,7 +113,7 @@ const STATUS_TEXT: Record<Progress['status'], string> = {
   cancelled: 'Cancelled',
 };
 
-function RunProgress({ progress, network }: { progress: Progress; network: boolean }) {
+function RunProgress({ progress, names }: { progress: Progress; names: Record<string, string> }) {
   const ended = progress.status === 'completed' || progress.status === 'failed' || progress.status === 'cancelled';
   return (
     <div class="run-progress">
@@ -125,19 +132,30 @@ function RunProgress({ progress, network }: { progress: Progress; network: boole
           {progress.error.message} ({progress.error.code})
         </p>
       )}
-      <div class="run-output" aria-live="polite" aria-label="Answer">
+      <div class="run-output" role="log" aria-live="polite" aria-label="Answer">
         {progress.parts.length === 0 && !ended && <p class="muted">Waiting for the answer…</p>}
         {progress.parts.map((part) => (
           <div key={part.key} class="run-part">
-            {network && part.hop && (
-              <p class="muted run-part-label">
-                {part.agentId ? <IdLink id={part.agentId} /> : 'A member'} in <IdLink id={part.hop} />
-              </p>
-            )}
+            {part.hop && <HopLabel hop={part.hop} of={progress.hops[part.hop]} names={names} />}
             <p class="run-text">{part.text}</p>
           </div>
         ))}
       </div>
     </div>
+  );
+}
+
+function HopLabel({ hop, of, names }: { hop: string; of?: Hop; names: Record<string, string> }) {
+  const agentId = of?.agentId;
+  return (
+    <p class="muted run-part-label">
+      {agentId ? (
+        <Link href={`/agents/${encodeURIComponent(agentId)}`}>{names[agentId] ?? agentId}</Link>
+      ) : (
+        'A member'
+      )}{' '}
+      in <IdLink id={hop} />
+      {of?.reason && <> · {of.reason}</>}
+    </p>
   );
 }

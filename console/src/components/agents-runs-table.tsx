@@ -9,7 +9,7 @@ const duration = (run: Run) => (run.started_at && run.completed_at ? formatDurat
 
 export function RunsTable({ runs, caption, version }: { runs: Run[]; caption: string; version: 'agent' | 'network' }) {
   return (
-    <table>
+    <table class="records">
       <caption>{caption}</caption>
       <thead>
         <tr>

@@ -24,7 +24,7 @@ export default function AgentsView() {
             </EmptyState>
           ) : (
             <>
-              <table>
+              <table class="records">
                 <caption class="visually-hidden">The project's agents</caption>
                 <thead>
                   <tr>

@@ -36,6 +36,16 @@ function NetworkDetail({ network }: { network: Network }) {
     (signal) => api.GET('/v1/networks/{id}/runs', { params: { path: { id: network.id }, query: { limit: 20, ...cursor } }, signal }).then(unwrap),
     [network.id, cursor.after, cursor.before],
   );
+  const members = useApi(
+    (signal) =>
+      Promise.all(
+        network.members.map((id) =>
+          api.GET('/v1/agents/{id}', { params: { path: { id } }, signal }).then((result) => (result.response.ok ? unwrap(result) : undefined)),
+        ),
+      ),
+    [network.members.join(',')],
+  );
+  const names = Object.fromEntries((members.data ?? []).flatMap((agent) => (agent ? [[agent.id, agent.name]] : [])));
   return (
     <>
       <h1>Network {network.name}</h1>
@@ -64,14 +74,14 @@ function NetworkDetail({ network }: { network: Network }) {
       <div class="columns">
         <section aria-labelledby="members-heading">
           <h2 id="members-heading">Members</h2>
-          <Members ids={network.members} />
+          <Members ids={network.members} agents={members.data} />
         </section>
         <section aria-labelledby="router-heading">
           <h2 id="router-heading">Router</h2>
           <Router router={network.router} />
         </section>
       </div>
-      <RunBox target={{ kind: 'network', id: network.id }} onEnded={runs.reload} />
+      <RunBox target={{ kind: 'network', id: network.id }} onEnded={runs.reload} names={names} />
       <h2>Recent runs</h2>
       <Async loaded={runs} what="the network's runs">
         {(page) =>
@@ -97,22 +107,11 @@ function NetworkDetail({ network }: { network: Network }) {
 }
 
 /** The members in order, by name; a deleted member stays listed by its id. */
-function Members({ ids }: { ids: string[] }) {
-  const agents = useApi(
-    (signal) =>
-      Promise.all(
-        ids.map((id) =>
-          api
-            .GET('/v1/agents/{id}', { params: { path: { id } }, signal })
-            .then((result) => (result.response.ok ? unwrap(result) : undefined)),
-        ),
-      ),
-    [ids.join(',')],
-  );
+function Members({ ids, agents }: { ids: string[]; agents?: (Schemas['Agent'] | undefined)[] }) {
   return (
     <ol class="members">
       {ids.map((id, index) => {
-        const agent = agents.data?.[index];
+        const agent = agents?.[index];
         return (
           <li key={id}>
             {agent ? (
@@ -122,7 +121,7 @@ function Members({ ids }: { ids: string[] }) {
             ) : (
               <>
                 <IdLink id={id} />
-                {agents.data && <span class="muted"> (deleted)</span>}
+                {agents && <span class="muted"> (deleted)</span>}
               </>
             )}
           </li>

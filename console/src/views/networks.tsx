@@ -22,7 +22,7 @@ export default function NetworksView() {
             </EmptyState>
           ) : (
             <>
-              <table>
+              <table class="records">
                 <caption class="visually-hidden">The project's networks</caption>
                 <thead>
                   <tr>
