@@ -44,6 +44,27 @@ describe('console: agents and networks', function () {
     assert.match(await networks.locator('pre').innerText(), /-X POST http:\/\/.+\/v1\/networks \\[\s\S]*"router":\{"type":"sequential"\}/);
   });
 
+  it('pages through agents twenty at a time, each page a link of its own', async () => {
+    const tenant = await newTenant(stack.api, 'console-agents-pages');
+    for (let n = 1; n <= 21; n++) await createAgent(tenant.admin, { name: `agent-${String(n).padStart(2, '0')}` });
+    const { page } = await signedIn(tenant.admin.key!);
+    await page.getByRole('link', { name: 'Agents' }).click();
+    const names = page.getByRole('table').getByRole('rowheader').getByRole('link');
+    await page.getByRole('link', { name: 'agent-21' }).waitFor();
+    assert.equal(await names.count(), 20);
+    const pages = page.getByRole('navigation', { name: 'Pages of agents' });
+    await pages.getByRole('link', { name: 'Older →' }).click();
+    await page.waitForURL(/\/console\/agents\?after=agent_/);
+    await page.getByRole('link', { name: 'agent-01' }).waitFor();
+    assert.deepEqual(await names.allInnerTexts(), ['agent-01']);
+    await page.reload();
+    await page.getByRole('link', { name: 'agent-01' }).waitFor();
+    await pages.getByRole('link', { name: '← Newer' }).click();
+    await page.getByRole('link', { name: 'agent-21' }).waitFor();
+    assert.equal(await names.count(), 20);
+    assert.equal(await pages.getByRole('link', { name: '← Newer' }).count(), 0);
+  });
+
   it('lists agents, opens one, streams a run’s answer into the page as it arrives, then lists the run', async () => {
     const agent = await createAgent(stack.tenant.admin, { name: 'geographer', instructions: 'You answer questions about places.', metadata: { team: 'atlas' } });
     let release!: () => void;
@@ -109,7 +130,7 @@ describe('console: agents and networks', function () {
     assert.equal((await stack.tenant.admin.get(`/v1/agents/${agent.id}/runs`)).body.data.length, 1);
   });
 
-  it('shows an agent Kubernetes manages read-only, naming the resource to edit', async () => {
+  it('shows an agent and a network Kubernetes manages read-only, naming the resource to edit, and deletes an unmanaged agent once confirmed', async () => {
     const resource = { kind: 'Agent', namespace: 'support', name: 'researcher', uid: randomUUID() };
     const created = await stack.tenant.admin.post('/v1/agents', { name: 'researcher', model: 'auto', managed_by: 'kubernetes', managed_resource: resource });
     assert.equal(created.status, 201, JSON.stringify(created.body));
@@ -121,6 +142,15 @@ describe('console: agents and networks', function () {
     await notice.waitFor();
     assert.match(await notice.innerText(), /read-only here: edit the Agent support\/researcher/);
     assert.match(await notice.innerText(), /kubectl edit agents\.agentplane\.io\/researcher -n support/);
+    assert.equal(await page.getByRole('button', { name: /delete|edit/i }).count(), 0);
+
+    const desk = { kind: 'AgentNetwork', namespace: 'support', name: 'desk', uid: randomUUID() };
+    const network = await stack.tenant.admin.post('/v1/networks', { name: 'desk', members: [created.body.id], router: { type: 'sequential' }, managed_by: 'kubernetes', managed_resource: desk });
+    assert.equal(network.status, 201, JSON.stringify(network.body));
+    await visit(session!, `/networks/${network.body.id}`);
+    const networkNotice = page.getByRole('region', { name: 'Managed by Kubernetes' });
+    await networkNotice.waitFor();
+    assert.match(await networkNotice.innerText(), /edit the AgentNetwork support\/desk[\s\S]*kubectl edit agentnetworks\.agentplane\.io\/desk -n support/);
     assert.equal(await page.getByRole('button', { name: /delete|edit/i }).count(), 0);
 
     const plain = await createAgent(stack.tenant.admin, { name: 'disposable' });
