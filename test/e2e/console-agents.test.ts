@@ -39,6 +39,8 @@ describe('console: agents and networks', function () {
     const curl = await agents.locator('pre').innerText();
     assert.match(curl, /^curl -X POST http:\/\/.+\/v1\/agents \\/);
     assert.match(curl, /"name":"support","model":"auto"/);
+    await assertAccessible(page, 'the agents list when there are none');
+    await screenshot(page, 'agents-empty');
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Networks' }).click();
     const networks = page.getByRole('region', { name: 'No networks yet' });
     assert.match(await networks.locator('pre').innerText(), /-X POST http:\/\/.+\/v1\/networks \\[\s\S]*"router":\{"type":"sequential"\}/);
@@ -143,6 +145,8 @@ describe('console: agents and networks', function () {
     assert.match(await notice.innerText(), /read-only here: edit the Agent support\/researcher/);
     assert.match(await notice.innerText(), /kubectl edit agents\.agentplane\.io\/researcher -n support/);
     assert.equal(await page.getByRole('button', { name: /delete|edit/i }).count(), 0);
+    await assertAccessible(page, 'a managed agent');
+    await screenshot(page, 'agent-managed');
 
     const desk = { kind: 'AgentNetwork', namespace: 'support', name: 'desk', uid: randomUUID() };
     const network = await stack.tenant.admin.post('/v1/networks', { name: 'desk', members: [created.body.id], router: { type: 'sequential' }, managed_by: 'kubernetes', managed_resource: desk });
