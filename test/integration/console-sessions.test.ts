@@ -234,5 +234,15 @@ describe('console sessions', () => {
       await api.services.db.query(`UPDATE console_sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, [session.id]);
       assertError(await send(api, 'GET', '/v1/agents', { cookie }), 401, 'invalid_session');
     });
+
+    it('signing in again deletes the key\'s ended and expired sessions, and keeps its live ones', async () => {
+      const key = await tenant.keyWith('agents:read');
+      const [expired, ended, live] = [await signIn(key.key!), await signIn(key.key!), await signIn(key.key!)];
+      await api.services.db.query(`UPDATE console_sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, [expired.session.id]);
+      assert.equal((await send(api, 'DELETE', '/v1/sessions/current', { cookie: ended.cookie, origin, csrf: ended.csrf })).status, 204);
+      const next = await signIn(key.key!);
+      const { rows } = await api.services.db.query<{ id: string }>('SELECT id FROM console_sessions WHERE api_key_id = $1 ORDER BY created_at', [next.session.api_key_id]);
+      assert.deepEqual(rows.map((r) => r.id).sort(), [live.session.id, next.session.id].sort());
+    });
   });
 });
