@@ -139,6 +139,10 @@ describe('console: agents and networks', function () {
     const { page } = await signedIn(stack.tenant.admin.key!);
     await page.getByRole('link', { name: 'Agents' }).click();
     assert.match(await page.getByRole('row').filter({ hasText: 'researcher' }).innerText(), /Kubernetes support\/researcher/);
+    await page.getByLabel('Managed by').selectOption('kubernetes');
+    await page.waitForURL(/\/console\/agents\?managed_by=kubernetes$/);
+    await page.getByRole('link', { name: 'geographer' }).waitFor({ state: 'detached' });
+    assert.deepEqual(await page.getByRole('table').getByRole('rowheader').getByRole('link').allInnerTexts(), ['researcher']);
     await page.getByRole('link', { name: 'researcher' }).click();
     const notice = page.getByRole('region', { name: 'Managed by Kubernetes' });
     await notice.waitFor();
