@@ -115,6 +115,21 @@ describe('console: agents and networks', function () {
     await page.waitForURL(new RegExp(`/console/runs/${runId}$`));
   });
 
+  it('shows a run that fails as failed, with its error, and links to it', async () => {
+    const agent = await createAgent(stack.tenant.admin, { name: 'unlucky' });
+    stack.openai.enqueue({ status: 400 });
+    const { page } = await signedIn(stack.tenant.admin.key!);
+    await visit(session!, `/agents/${agent.id}`);
+    await page.getByLabel('Message').fill('Try.');
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    const status = page.getByRole('status').filter({ hasText: 'Failed' });
+    await status.waitFor();
+    await page.getByRole('alert').filter({ hasText: '(model_rejected)' }).waitFor();
+    const runId = await status.getByRole('link', { name: /^run_/ }).innerText();
+    assert.equal((await stack.tenant.admin.get(`/v1/runs/${runId}`)).body.error.code, 'model_rejected');
+    await page.getByRole('table', { name: 'Runs of this agent, newest first' }).getByRole('row').filter({ hasText: runId }).getByText('failed').waitFor();
+  });
+
   it('shows the API’s refusal of a run over budget, and starts nothing', async () => {
     const agent = await createAgent(stack.tenant.admin, { name: 'spender' });
     stack.openai.enqueue({ text: ['Spent.'], usage: { input: 1000, output: 1000 } });

@@ -22,6 +22,8 @@ export async function* readSse(body: ReadableStream<Uint8Array>, signal?: AbortS
       buffered += decoder.decode(value, { stream: true });
       let end: number;
       while ((end = buffered.search(/\r\n|\r|\n/)) !== -1) {
+        // A CR last in the buffer may be the first half of a CRLF still on its way.
+        if (end === buffered.length - 1 && buffered[end] === '\r') break;
         const line = buffered.slice(0, end);
         buffered = buffered.slice(end + (buffered.startsWith('\r\n', end) ? 2 : 1));
         if (line === '') {
