@@ -121,7 +121,7 @@ describe('console: agents and networks', function () {
     const { page } = await signedIn(stack.tenant.admin.key!);
     await visit(session!, `/agents/${agent.id}`);
     await page.getByLabel('Message').fill('Try.');
-    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    await page.getByLabel('Message').press('Control+Enter');
     const status = page.getByRole('status').filter({ hasText: 'Failed' });
     await status.waitFor();
     await page.getByRole('alert').filter({ hasText: '(model_rejected)' }).waitFor();
@@ -182,6 +182,9 @@ describe('console: agents and networks', function () {
     await page.getByRole('button', { name: 'Yes, delete disposable' }).click();
     await page.getByRole('heading', { level: 1, name: 'Agents' }).waitFor();
     assert.equal((await stack.tenant.admin.get(`/v1/agents/${plain.id}`)).status, 404);
+    await visit(session!, `/agents/${plain.id}`);
+    await page.getByRole('heading', { level: 1, name: `Agent ${plain.id}` }).waitFor();
+    await page.getByRole('alert').filter({ hasText: plain.id }).waitFor();
   });
 
   it('shows a network’s members, router and runs in the dark theme the system asks for', async () => {

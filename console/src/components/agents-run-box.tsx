@@ -89,7 +89,17 @@ export function RunBox({ target, onEnded, names = {} }: { target: Runnable; onEn
       <form onSubmit={submit}>
         <div class="field">
           <label for={id}>Message</label>
-          <textarea id={id} value={input} onInput={(e) => setInput(e.currentTarget.value)} required />
+          <textarea
+            id={id}
+            value={input}
+            onInput={(e) => setInput(e.currentTarget.value)}
+            onKeyDown={(e) => e.key === 'Enter' && (e.ctrlKey || e.metaKey) && e.currentTarget.form?.requestSubmit()}
+            aria-describedby={`${id}-hint`}
+            required
+          />
+          <span id={`${id}-hint`} class="muted">
+            Ctrl+Enter runs it too.
+          </span>
         </div>
         <button type="submit" disabled={busy}>
           {busy ? 'Running…' : 'Run'}

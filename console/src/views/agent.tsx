@@ -14,9 +14,16 @@ export default function AgentView({ params }: { params: { id: string } }) {
   const id = params.id;
   const agent = useApi((signal) => api.GET('/v1/agents/{id}', { params: { path: { id } }, signal }).then(unwrap), [id]);
   return (
-    <Async loaded={agent} what="the agent">
-      {(loaded) => <AgentDetail agent={loaded} />}
-    </Async>
+    <>
+      {!agent.data && (
+        <h1>
+          Agent <code>{id}</code>
+        </h1>
+      )}
+      <Async loaded={agent} what="the agent">
+        {(loaded) => <AgentDetail agent={loaded} />}
+      </Async>
+    </>
   );
 }
 

@@ -24,9 +24,16 @@ export default function NetworkView({ params }: { params: { id: string } }) {
   const id = params.id;
   const network = useApi((signal) => api.GET('/v1/networks/{id}', { params: { path: { id } }, signal }).then(unwrap), [id]);
   return (
-    <Async loaded={network} what="the network">
-      {(loaded) => <NetworkDetail network={loaded} />}
-    </Async>
+    <>
+      {!network.data && (
+        <h1>
+          Network <code>{id}</code>
+        </h1>
+      )}
+      <Async loaded={network} what="the network">
+        {(loaded) => <NetworkDetail network={loaded} />}
+      </Async>
+    </>
   );
 }
 
