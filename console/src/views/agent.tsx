@@ -60,7 +60,7 @@ function AgentDetail({ agent }: { agent: Schemas['Agent'] }) {
           ['Updated', formatTime(agent.updated_at)],
         ]}
       />
-      <RunBox target={{ kind: 'agent', id: agent.id }} onEnded={runs.reload} />
+      <RunBox key={agent.id} target={{ kind: 'agent', id: agent.id }} onEnded={runs.reload} />
       <h2>Instructions</h2>
       {agent.instructions ? <pre class="instructions">{agent.instructions}</pre> : <p class="muted">No instructions.</p>}
       <h2>Tools</h2>

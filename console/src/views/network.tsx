@@ -88,7 +88,7 @@ function NetworkDetail({ network }: { network: Network }) {
           <Router router={network.router} />
         </section>
       </div>
-      <RunBox target={{ kind: 'network', id: network.id }} onEnded={runs.reload} names={names} />
+      <RunBox key={network.id} target={{ kind: 'network', id: network.id }} onEnded={runs.reload} names={names} />
       <h2>Recent runs</h2>
       <Async loaded={runs} what="the network's runs">
         {(page) =>
