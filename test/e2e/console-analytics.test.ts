@@ -30,6 +30,8 @@ describe('console: costs, quality and overview', function () {
   let geoRunId: string;
   let budgetId: string;
   const today = Math.floor(Date.now() / 1000 / DAY) * DAY;
+  /** What the page's Content-Security-Policy refused: the charts must draw without inline styles. */
+  const refused: string[] = [];
   const range = `from=${isoDay(today - 9 * DAY)}&to=${isoDay(today)}`;
 
   before(async () => {
@@ -60,7 +62,14 @@ describe('console: costs, quality and overview', function () {
     budgetId = budget.body.id;
     session = await openConsole(stack.api.url);
     page = session.page;
+    page.on('console', (message) => {
+      if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) refused.push(message.text());
+    });
     await signIn(page, stack.tenant.admin.key!);
+  });
+
+  afterEach(() => {
+    assert.deepEqual(refused.splice(0), [], 'the Content-Security-Policy refused something');
   });
 
   after(async () => {
@@ -79,10 +88,12 @@ describe('console: costs, quality and overview', function () {
 
     const totals = page.getByRole('table', { name: 'Totals by agent' });
     await totals.getByRole('cell', { name: '0.125056', exact: true }).waitFor();
+    // Each agent by its name, and its id linking to it.
+    await totals.getByText('helper', { exact: true }).waitFor();
     assert.deepEqual((await rowsOf(totals)).map((row) => row.slice(0, 3)), [
       ['Agent', 'Cost (USD)', 'Model requests'],
-      [geo.id, '0.125056', '3'],
-      [helper.id, RUN_COST, '1'],
+      [`geo ${geo.id}`, '0.125056', '3'],
+      [`helper ${helper.id}`, RUN_COST, '1'],
       ['Total', '0.125856', '4'],
     ]);
     // The agent's id is a link to the agent.
@@ -174,6 +185,12 @@ describe('console: costs, quality and overview', function () {
     const human = (await rowsOf(table)).find(([scorer]) => scorer === 'human')!;
     assert.deepEqual(human.slice(1, 4), ['1', '0.000', '1']);
     const run = await stack.tenant.admin.get(`/v1/runs/${geoRunId}`);
+    await page.getByLabel('Group by').selectOption('agent_id');
+    await page.waitForURL(/group=agent_id/);
+    const byAgent = page.getByRole('table', { name: /Scores per scorer and agent/ });
+    await byAgent.getByText('helper', { exact: true }).first().waitFor();
+    const completion = (await rowsOf(byAgent)).filter(([scorer]) => scorer === 'completion').map((row) => row.slice(1, 4));
+    assert.deepEqual(completion.sort(), [[`geo ${geo.id}`, '2', '1.000'], [`helper ${helper.id}`, '2', '0.500']].sort());
     assert.deepEqual(
       run.body.scores.filter((s: { scorer: string }) => s.scorer === 'human').map((s: { value: number; explanation: string }) => [s.value, s.explanation]),
       [[0, 'Not what I asked.']],

@@ -20,7 +20,7 @@ export const COSTS_RENDERED_MARK = 'agentplane:costs-rendered';
 
 const cssVariable = (name: string) => getComputedStyle(document.documentElement).getPropertyValue(name).trim();
 
-function optionOf(table: CostTable, labels: string[]): Option {
+function optionOf(table: CostTable, labels: string[], names: Map<string, string>): Option {
   const fg = cssVariable('--fg');
   const muted = cssVariable('--muted');
   const border = cssVariable('--border');
@@ -35,7 +35,7 @@ function optionOf(table: CostTable, labels: string[]): Option {
     series: table.groups.map((group, g) => ({
       type: 'bar',
       stack: 'cost',
-      name: groupLabel(group.value),
+      name: (group.value !== null && names.get(group.value)) || groupLabel(group.value),
       // Drawing needs numbers; the exact strings are in the table and the CSV.
       data: table.buckets.map((row) => (row.amounts[g] === null ? 0 : Number(row.amounts[g]))),
       emphasis: { focus: 'series' },
@@ -44,7 +44,7 @@ function optionOf(table: CostTable, labels: string[]): Option {
   };
 }
 
-export function CostChart({ table, labels, summary }: { table: CostTable; labels: string[]; summary: string }) {
+export function CostChart({ table, labels, names, summary }: { table: CostTable; labels: string[]; names: Map<string, string>; summary: string }) {
   const container = useRef<HTMLDivElement>(null);
   const chart = useRef<ECharts>();
 
@@ -66,13 +66,13 @@ export function CostChart({ table, labels, summary }: { table: CostTable; labels
   }, []);
 
   useEffect(() => {
-    const draw = () => chart.current?.setOption(optionOf(table, labels), { notMerge: true });
+    const draw = () => chart.current?.setOption(optionOf(table, labels, names), { notMerge: true });
     draw();
     // The axis and legend take the theme's colours, again when the theme changes.
     const theme = new MutationObserver(draw);
     theme.observe(document.documentElement, { attributes: true, attributeFilter: ['data-theme'] });
     return () => theme.disconnect();
-  }, [table, labels]);
+  }, [table, labels, names]);
 
   return <div ref={container} class="cost-chart" role="img" aria-label={summary} />;
 }

@@ -13,6 +13,7 @@ import { bucketLabel, RangePicker, useReportRange, type ReportRange } from '../c
 import { dimensionName, dimensionOf, GroupPicker, type Dimension } from '../components/analytics-group';
 import { costCsv, costTable, groupLabel, spendingRows, type CostTable } from '../components/analytics-cost-report';
 import { CostChart } from '../components/analytics-cost-chart';
+import { useNames } from '../components/analytics-names';
 import './analytics.css';
 
 const MAX_BUCKETS_A_PAGE = 180;
@@ -66,7 +67,9 @@ const reportPath = (range: ReportRange, dimension: Dimension | null) =>
 function CostReport({ table, range, dimension }: { table: CostTable; range: ReportRange; dimension: Dimension | null }) {
   const labels = useMemo(() => table.buckets.map((row) => bucketLabel(row.start, range.width)), [table]);
   const name = dimensionName(dimension);
-  const biggest = table.groups.slice(0, 3).map((g) => `${groupLabel(g.value)} ${formatUsd(g.total)}`);
+  const names = useNames(dimension);
+  const nameOf = (value: string | null) => (value !== null && names.get(value)) || groupLabel(value);
+  const biggest = table.groups.slice(0, 3).map((g) => `${nameOf(g.value)} ${formatUsd(g.total)}`);
   const summary =
     `Stacked bars of cost per ${range.width === '1d' ? 'day' : 'hour'} by ${name}, ${range.from} to ${range.to}: ` +
     `${formatUsd(table.total)} in all across ${table.groups.length} ${table.groups.length === 1 ? 'group' : 'groups'}; most: ${biggest.join(', ')}. ` +
@@ -84,7 +87,7 @@ function CostReport({ table, range, dimension }: { table: CostTable; range: Repo
 
   return (
     <>
-      <CostChart table={table} labels={labels} summary={summary} />
+      <CostChart table={table} labels={labels} names={names} summary={summary} />
       <div class="row">
         <button type="button" onClick={download}>
           Download CSV
@@ -108,6 +111,7 @@ function CostReport({ table, range, dimension }: { table: CostTable; range: Repo
           {table.groups.map((group) => (
             <tr key={String(group.value)}>
               <th scope="row">
+                {group.value !== null && names.has(group.value) && <span class="group-name">{names.get(group.value)} </span>}
                 {header(group.value)}
               </th>
               <td class="number">{group.total}</td>

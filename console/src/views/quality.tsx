@@ -15,6 +15,7 @@ import { dimensionName, dimensionOf, GroupPicker, type Dimension } from '../comp
 import { BINS, qualitySeries, type ScorerSeries } from '../components/analytics-quality-report';
 import { TimeSeries } from '../components/analytics-time-series';
 import { FeedbackForm } from '../components/analytics-feedback';
+import { useNames } from '../components/analytics-names';
 import './analytics.css';
 
 const MAX_BUCKETS_A_PAGE = 180;
@@ -63,14 +64,16 @@ export default function QualityView() {
   );
 }
 
-const seriesLabel = (s: ScorerSeries, dimension: Dimension | null) => (dimension ? `${s.scorer} · ${s.group ?? '(none)'}` : s.scorer);
+const seriesLabel = (s: ScorerSeries, dimension: Dimension | null, names: Map<string, string>) =>
+  dimension ? `${s.scorer} · ${(s.group !== null && names.get(s.group)) || (s.group ?? '(none)')}` : s.scorer;
 
 function QualityReport({ times, series, range, dimension }: { times: number[]; series: ScorerSeries[]; range: ReportRange; dimension: Dimension | null }) {
-  const lines = useMemo(() => series.map((s) => ({ label: seriesLabel(s, dimension), values: s.means })), [series]);
+  const names = useNames(dimension);
+  const lines = useMemo(() => series.map((s) => ({ label: seriesLabel(s, dimension, names), values: s.means })), [series, names]);
   const summary =
     `Lines of the mean score per ${range.width === '1d' ? 'day' : 'hour'}, ${range.from} to ${range.to}` +
     `${dimension ? `, by ${dimensionName(dimension)}` : ''}: ` +
-    series.map((s) => `${seriesLabel(s, dimension)} ${s.mean.toFixed(2)} over ${s.count} scores`).join('; ') +
+    series.map((s) => `${seriesLabel(s, dimension, names)} ${s.mean.toFixed(2)} over ${s.count} scores`).join('; ') +
     '. The table below lists the counts.';
   const grouped = dimension !== null;
   const linked = grouped && !dimension.startsWith('metadata.') && dimension !== 'model';
@@ -99,9 +102,14 @@ function QualityReport({ times, series, range, dimension }: { times: number[]; s
           </thead>
           <tbody>
             {series.map((s) => (
-              <tr key={seriesLabel(s, dimension)}>
+              <tr key={`${s.scorer} ${String(s.group)}`}>
                 <th scope="row">{s.scorer}</th>
-                {grouped && <td>{linked && s.group ? <IdLink id={s.group} /> : (s.group ?? '(none)')}</td>}
+                {grouped && (
+                  <td>
+                    {s.group !== null && names.has(s.group) && <span class="group-name">{names.get(s.group)} </span>}
+                    {linked && s.group ? <IdLink id={s.group} /> : (s.group ?? '(none)')}
+                  </td>
+                )}
                 <td class="number">{formatCount(s.count)}</td>
                 <td class="number">{s.mean.toFixed(3)}</td>
                 {s.distribution.map((n, bin) => (
