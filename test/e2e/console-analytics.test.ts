@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import type { Locator, Page } from 'playwright-core';
 import { createAgent, startRunsStack, type RunsStack } from '../support/runs.js';
+import { newTenant } from '../support/api.js';
 import { assertAccessible, closeBrowser, openConsole, screenshot, signIn, visit, type ConsoleSession } from '../support/browser.js';
 import { eventually } from '../support/eventually.js';
 
@@ -151,6 +152,41 @@ describe('console: costs, quality and overview', function () {
     const lines = csv.trimEnd().split('\r\n').map((line) => line.split(','));
     assert.deepEqual(lines, await rowsOf(table));
     assert.deepEqual(lines.at(-1), ['Total', EARLIER_COST, '0.0024', '0.125856']);
+  });
+
+  it('draws 90 daily buckets of 20 agents and lists every one of them', async () => {
+    const wide = await newTenant(stack.api, 'console-costs-wide');
+    const agents = Array.from({ length: 20 }, (_, i) => `agent_wide${String(i).padStart(2, '0')}`);
+    // One call per agent and day, agent i paying (i + 1) millionths a day more than on the day before.
+    const rows = agents.flatMap((agent, i) =>
+      Array.from({ length: 90 }, (_, d) => ({ id: `usage_wide_${i}_${d}`, agent, cost: `0.${String((i + 1) * (d + 1)).padStart(6, '0')}`, at: today - d * DAY + 3600 })),
+    );
+    await stack.api.services.db.query(
+      `INSERT INTO usage_records (id, project_id, source, agent_id, model, provider, price_version, input_tokens, output_tokens, cached_tokens, cost, metadata, created_at)
+       SELECT r.id, $1, 'run', r.agent, 'gpt-4.1-mini', 'openai', 'test', 100, 10, 0, r.cost::numeric, '{}', to_timestamp(r.at)
+       FROM jsonb_to_recordset($2::jsonb) AS r(id text, agent text, cost text, at bigint)`,
+      [wide.projectId, JSON.stringify(rows)],
+    );
+    const other = await openConsole(stack.api.url);
+    try {
+      await signIn(other.page, wide.admin.key!);
+      await visit(other, `/costs?from=${isoDay(today - 89 * DAY)}&to=${isoDay(today)}`);
+      assert.equal(await other.page.getByRole('button', { name: 'Last 90 days' }).getAttribute('aria-pressed'), 'true');
+      await other.page.getByRole('img', { name: /across 20 groups/ }).locator('canvas').waitFor();
+      const rendered = await eventually(async () => {
+        const marks = await other.page.evaluate(() => performance.getEntriesByName('agentplane:costs-rendered').map((m) => m.startTime));
+        assert.equal(marks.length, 1);
+        return marks[0]!;
+      });
+      const table = await rowsOf(other.page.getByRole('table', { name: /Cost per day by agent/ }));
+      assert.equal(table.length, 1 + 90 + 1);
+      assert.equal(table[0]!.length, 1 + 20 + 1);
+      // Agent 19 paid 20 × (1 + 2 + … + 90) millionths: 0.0819.
+      assert.deepEqual(table.at(-1)!.slice(1, 2), ['0.0819']);
+      console.log(`      costs page over 90 days × 20 agents drawn ${Math.round(rendered)} ms after navigation start`);
+    } finally {
+      await other.close();
+    }
   });
 
   it('shows the costs in dark mode, as accessibly', async () => {
