@@ -189,6 +189,27 @@ describe('console: costs, quality and overview', function () {
     }
   });
 
+  it('shows, where there is nothing yet, the curl command that would change that', async () => {
+    const empty = await newTenant(stack.api, 'console-analytics-empty');
+    const other = await openConsole(stack.api.url);
+    try {
+      await signIn(other.page, empty.admin.key!);
+      await visit(other, '/costs');
+      await other.page.getByRole('region', { name: 'No spend in this range' }).getByText(/curl .*\/v1\/analytics\/costs\?start_time=/).waitFor();
+      await visit(other, '/quality');
+      await other.page.getByRole('region', { name: 'No scored runs in this range' }).getByText(/curl .*\/v1\/analytics\/quality\?start_time=/).waitFor();
+      await visit(other, '/');
+      for (const [title, path] of [['No run ended in the last hour', '/run'], ['No budgets', '/v1/budgets'], ['No files', '/v1/files'], ['No events yet', '/v1/events']]) {
+        await other.page.getByRole('region', { name: title }).getByText(new RegExp(`curl .*${path}`)).waitFor();
+      }
+      await other.page.locator('.card', { hasText: 'Spent today (UTC)' }).getByText('$0.00').waitFor();
+      await assertAccessible(other.page, 'the empty overview');
+      await screenshot(other.page, 'overview-empty');
+    } finally {
+      await other.close();
+    }
+  });
+
   it('shows the costs in dark mode, as accessibly', async () => {
     await visit(session, `/costs?${range}`);
     await page.getByRole('img', { name: /Stacked bars/ }).locator('canvas').waitFor();
@@ -247,7 +268,7 @@ describe('console: costs, quality and overview', function () {
     const budget = (await stack.tenant.admin.get(`/v1/budgets/${budgetId}`)).body;
     assert.equal(budget.spent_usd, '0.0024');
     const [, row] = await rowsOf(budgets);
-    assert.deepEqual([row![0], row![1], row![3], row![4], row![5]], ['daily', 'the project', budget.spent_usd, budget.limit_usd, '0%']);
+    assert.deepEqual([row![0], row![1], row![3], row![4], row![5]], ['daily', 'the project', budget.spent_usd, budget.limit_usd, '0.2%']);
 
     const events = page.getByRole('table', { name: /latest events/ });
     await events.getByRole('rowheader', { name: 'run.failed' }).waitFor();

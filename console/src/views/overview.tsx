@@ -14,6 +14,7 @@ import { todayStart } from '../components/analytics-range';
 import './analytics.css';
 
 const DAY = 86_400;
+const isoToday = () => new Date(todayStart() * 1000).toISOString().slice(0, 10);
 /** Files counted by status: the newest this many. */
 const FILES_COUNTED = 500;
 
@@ -45,7 +46,7 @@ function Spend() {
             <div class="card">
               <div class="muted">Spent today (UTC)</div>
               <div class="value">{formatUsd(spent)}</div>
-              <Link href="/costs">Costs by agent</Link>
+              <Link href={`/costs?from=${isoToday()}&to=${isoToday()}`}>Today's costs by agent</Link>
             </div>
           </div>
         )}
@@ -102,7 +103,7 @@ function BudgetTable({ budgets }: { budgets: Schemas['Budget'][] }) {
               <td>
                 <meter min={0} max={1} low={0.5} high={0.8} optimum={0} value={Math.min(1, share)} aria-label={`${label}: share of the limit used`} />{' '}
                 <span class={share >= 1 ? 'error' : share >= 0.8 ? 'warn' : undefined}>
-                  {Math.round(share * 100)}%{share >= 1 ? ' — runs are refused' : ''}
+                  {(share * 100).toFixed(share < 0.1 ? 1 : 0)}%{share >= 1 ? ' — runs are refused' : ''}
                 </span>
               </td>
             </tr>

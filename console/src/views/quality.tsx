@@ -79,7 +79,7 @@ function QualityReport({ times, series, range, dimension }: { times: number[]; s
   const linked = grouped && !dimension.startsWith('metadata.') && dimension !== 'model';
   return (
     <>
-      <TimeSeries times={times} lines={lines} summary={summary} range={[0, 1]} format={(v) => v.toFixed(1)} />
+      <TimeSeries times={times} step={range.width === '1d' ? 86_400 : 3600} lines={lines} summary={summary} range={[0, 1]} format={(v) => v.toFixed(1)} />
       <div class="table-scroll" role="region" aria-label="Scores per scorer" tabindex={0}>
         <table class="quality-scores">
           <caption>Scores per scorer{grouped ? ` and ${dimensionName(dimension)}` : ''}: how many, their mean and how many fell in each tenth</caption>
