@@ -10,8 +10,9 @@ export const DIMENSIONS = [
 export type Dimension = (typeof DIMENSIONS)[number][0] | `metadata.${string}`;
 const TAG_KEY = /^[A-Za-z0-9_.:-]{1,64}$/;
 
+/** The grouping a URL names; `none` (no grouping) only where a report offers it, that is when the fallback is none. */
 export function dimensionOf(value: string | null, fallback: Dimension | null): Dimension | null {
-  if (value === 'none') return null;
+  if (value === 'none' && fallback === null) return null;
   if (value && DIMENSIONS.some(([d]) => d === value)) return value as Dimension;
   if (value?.startsWith('metadata.') && TAG_KEY.test(value.slice(9))) return value as Dimension;
   return fallback;
