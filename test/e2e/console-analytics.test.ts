@@ -86,6 +86,9 @@ describe('console: costs, quality and overview', function () {
     await chart.locator('canvas').waitFor();
     assert.match((await chart.getAttribute('aria-label'))!, /\$0\.125856 in all across 2 groups/);
     await eventually(async () => assert.equal(await page.evaluate(() => performance.getEntriesByName('agentplane:costs-rendered').length), 1));
+    // Its tooltip draws inside the canvas, nothing the CSP would refuse.
+    const box = (await chart.boundingBox())!;
+    await page.mouse.move(box.x + box.width - 60, box.y + box.height / 2);
 
     const totals = page.getByRole('table', { name: 'Totals by agent' });
     await totals.getByRole('cell', { name: '0.125056', exact: true }).waitFor();
@@ -226,6 +229,7 @@ describe('console: costs, quality and overview', function () {
     const table = page.getByRole('table', { name: /Scores per scorer/ });
     await table.getByRole('rowheader', { name: 'completion', exact: true }).waitFor();
     await page.getByRole('img', { name: /mean score per day/ }).locator('canvas').waitFor();
+    await page.getByRole('img', { name: /mean score per day/ }).hover();
     const scorers = Object.fromEntries((await rowsOf(table)).slice(1).map(([scorer, count, mean]) => [scorer, [count, mean]]));
     assert.deepEqual(scorers.completion, ['4', '0.750']);
     assert.deepEqual(scorers.non_empty, ['4', '0.750']);
