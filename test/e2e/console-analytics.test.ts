@@ -218,6 +218,8 @@ describe('console: costs, quality and overview', function () {
     await page.getByRole('img', { name: /Stacked bars/ }).locator('canvas').waitFor();
     await page.getByRole('button', { name: 'Dark mode' }).click();
     assert.equal(await page.locator('html').getAttribute('data-theme'), 'dark');
+    const box = (await page.getByRole('img', { name: /Stacked bars/ }).boundingBox())!;
+    await page.mouse.move(box.x + box.width - 60, box.y + box.height / 2);
     await assertAccessible(page, 'the costs page in dark mode');
     await screenshot(page, 'costs-dark');
     await page.getByRole('button', { name: 'Dark mode' }).click();

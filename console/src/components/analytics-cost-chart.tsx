@@ -24,10 +24,19 @@ function optionOf(table: CostTable, labels: string[], names: Map<string, string>
   const fg = cssVariable('--fg');
   const muted = cssVariable('--muted');
   const border = cssVariable('--border');
+  const raised = cssVariable('--bg-raised');
   return {
     animation: false,
     // Inside the canvas: the HTML tooltip would write style attributes, which the console's CSP refuses.
-    tooltip: { trigger: 'axis', renderMode: 'richText', axisPointer: { type: 'shadow' }, valueFormatter: (value) => `$${String(value)}` },
+    tooltip: {
+      trigger: 'axis',
+      renderMode: 'richText',
+      backgroundColor: raised,
+      borderColor: border,
+      textStyle: { color: fg },
+      axisPointer: { type: 'shadow', shadowStyle: { color: border, opacity: 0.4 } },
+      valueFormatter: (value) => `$${String(value)}`,
+    },
     legend: { type: 'scroll', bottom: 0, textStyle: { color: fg }, pageTextStyle: { color: fg } },
     grid: { left: 8, right: 16, top: 16, bottom: 48, containLabel: true },
     xAxis: { type: 'category', data: labels, axisLabel: { color: muted }, axisLine: { lineStyle: { color: border } } },
