@@ -157,7 +157,7 @@ describe('console: costs, quality and overview', function () {
     assert.deepEqual(lines.at(-1), ['Total', EARLIER_COST, '0.0024', '0.125856']);
   });
 
-  it('draws 90 daily buckets of 20 agents and lists every one of them', async () => {
+  it('draws 90 daily buckets of 20 agents, and the same range in hours, listing every bucket with spend', async () => {
     const wide = await newTenant(stack.api, 'console-costs-wide');
     const agents = Array.from({ length: 20 }, (_, i) => `agent_wide${String(i).padStart(2, '0')}`);
     // One call per agent and day, agent i paying (i + 1) millionths a day more than on the day before.
@@ -187,6 +187,14 @@ describe('console: costs, quality and overview', function () {
       // Agent 19 paid 20 × (1 + 2 + … + 90) millionths: 0.0819.
       assert.deepEqual(table.at(-1)!.slice(1, 2), ['0.0819']);
       console.log(`      costs page over 90 days × 20 agents drawn ${Math.round(rendered)} ms after navigation start`);
+      // The same range in hours: 2,160 buckets, read in pages; the table lists the 90 with spend.
+      const started = Date.now();
+      await other.page.getByLabel('Bucket').selectOption('1h');
+      await other.page.waitForURL(/width=1h/);
+      const hourly = other.page.getByRole('table', { name: /Cost per hour by agent in USD \(90 of 2160 buckets had spend/ });
+      await hourly.waitFor();
+      assert.deepEqual((await rowsOf(hourly)).at(-1)!.slice(1, 2), ['0.0819']);
+      console.log(`      the same in hourly buckets in ${Date.now() - started} ms`);
     } finally {
       await other.close();
     }
