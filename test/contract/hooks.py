@@ -48,6 +48,16 @@ TOOL_CLASH = re.compile(r"is already used by tools\[\d+\]$|belong to the tools o
 TOOL_PARAMETERS = re.compile(r"tools\.\d+\.parameters\.")
 
 
+def holds_null(value):
+    if value is None:
+        return True
+    if isinstance(value, dict):
+        return any(holds_null(item) for item in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(holds_null(item) for item in value)
+    return False
+
+
 @schemathesis.hook
 def filter_failure(context, failure, case, response):
     query = case.query or {}
@@ -95,6 +105,10 @@ def filter_failure(context, failure, case, response):
     # before it is parsed (docs/api.md, Errors), so an invalid body that is also too large is refused for its
     # size. 413 is a refusal; nothing was accepted.
     if failure.code == "ST201" and response.status_code == 413 and error_code(response) == "body_too_large":
+        return False
+    # ST201 (schema-violating request accepted) for a null drawn as a query value: a query string holds text only,
+    # so the null arrives as the text `null`, which the parameter's string schema allows (`metadata[k]=null`).
+    if failure.code == "ST201" and response.status_code < 300 and holds_null(case.query):
         return False
     body = case.body if isinstance(case.body, dict) else {}
     if case.path == "/v1/files" and case.method.upper() == "POST":
