@@ -64,6 +64,11 @@ export async function findLiveSession(db: Queryable, token: string): Promise<Liv
   return { session, key, csrfHash: csrf_hash };
 }
 
+/** Ends the session a browser held when it signs in again, whichever key that session was for. */
+export async function endConsoleSessionOfToken(db: Queryable, token: string): Promise<void> {
+  await db.query('UPDATE console_sessions SET ended_at = now() WHERE token_hash = $1 AND ended_at IS NULL', [hashSecret(token)]);
+}
+
 export async function endConsoleSession(db: Queryable, id: string): Promise<void> {
   await db.query('UPDATE console_sessions SET ended_at = now() WHERE id = $1 AND ended_at IS NULL', [id]);
 }
