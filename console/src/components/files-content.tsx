@@ -1,4 +1,4 @@
-/** What extraction made of a processed file: its pages one at a time, a recording's transcript, its tables. */
+/** What extraction made of a processed file: its pages one at a time, a recording's transcript, its tables, its graph nodes. */
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { Link } from 'wouter-preact';
 import { api, unwrap, type Schemas } from '../api';
@@ -159,6 +159,60 @@ export function TablesSection({ file }: { file: Schemas['File'] }) {
       {tables.more && !tables.loading && (
         <button type="button" class="plain" onClick={tables.more}>
           Show more tables
+        </button>
+      )}
+    </section>
+  );
+}
+
+/** How many graph items the file added, and the nodes they support, each a link to its view. */
+export function GraphItemsSection({ file }: { file: Schemas['File'] }) {
+  const items = file.extracted.graph_items;
+  const nodes = useLoadMore<Schemas['FileGraphNode']>(
+    (after) => api.GET('/v1/files/{id}/nodes', { params: { path: { id: file.id }, query: { limit: 50, after } } }).then(unwrap),
+    file.id,
+  );
+  return (
+    <section aria-labelledby="graph-items-heading">
+      <h2 id="graph-items-heading">Graph items</h2>
+      {file.purpose === 'attachment' ? (
+        <p class="muted">Attachments add nothing to the context graph.</p>
+      ) : (
+        <p>
+          {formatCount(items)} graph {items === 1 ? 'item' : 'items'} (entity mentions and the relations among them) were extracted from this
+          file.
+        </p>
+      )}
+      {nodes.error && <ErrorNotice error={nodes.error} />}
+      {nodes.items.length > 0 && (
+        <table class="file-nodes">
+          <caption>Entities this file supports</caption>
+          <thead>
+            <tr>
+              <th scope="col">Entity</th>
+              <th scope="col">Type</th>
+              <th scope="col" class="number">Mentions here</th>
+              <th scope="col" class="number">Relations here</th>
+            </tr>
+          </thead>
+          <tbody>
+            {nodes.items.map((node) => (
+              <tr key={node.id}>
+                <th scope="row">
+                  <Link href={`/graph/nodes/${encodeURIComponent(node.id)}`}>{node.name}</Link>
+                </th>
+                <td>{node.type}</td>
+                <td class="number">{formatCount(node.mentions)}</td>
+                <td class="number">{formatCount(node.relations)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {nodes.loading && <Loading what="the graph nodes" />}
+      {nodes.more && !nodes.loading && (
+        <button type="button" class="plain" onClick={nodes.more}>
+          Show more entities
         </button>
       )}
     </section>

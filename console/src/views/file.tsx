@@ -5,7 +5,7 @@ import { api, unwrap, type Schemas } from '../api';
 import { useApi } from '../use-api';
 import { Async, ErrorNotice } from '../components/states';
 import { FileStatusBadge, usePollWhile } from '../components/files-status';
-import { PagesSection, TablesSection, TranscriptSection } from '../components/files-content';
+import { GraphItemsSection, PagesSection, TablesSection, TranscriptSection } from '../components/files-content';
 import { formatBytes, formatCount, formatTime } from '../format';
 import './files.css';
 
@@ -105,23 +105,6 @@ function Facts({ file }: { file: File }) {
         </>
       )}
     </dl>
-  );
-}
-
-function GraphItemsSection({ file }: { file: File }) {
-  const items = file.extracted.graph_items;
-  return (
-    <section aria-labelledby="graph-items-heading">
-      <h2 id="graph-items-heading">Graph items</h2>
-      {file.purpose === 'attachment' ? (
-        <p class="muted">Attachments add nothing to the context graph.</p>
-      ) : (
-        <p>
-          {formatCount(items)} graph {items === 1 ? 'item' : 'items'} (entity mentions and relations) were extracted from this file.{' '}
-          {items > 0 && <Link href={`/graph?q=${encodeURIComponent(file.filename.replace(/\.[^.]+$/, ''))}`}>Search the graph</Link>}
-        </p>
-      )}
-    </section>
   );
 }
 
