@@ -41,7 +41,14 @@ export function NeighbourhoodDrawing({ center, neighbours }: { center: { id: str
           return [
             { selector: 'node', style: { label: 'data(label)', 'font-size': 11, color: c.fg, 'background-color': c.bg, 'border-width': 2, 'border-color': c.muted, 'text-valign': 'bottom', 'text-margin-y': 4, width: 18, height: 18 } },
             { selector: 'node.center', style: { 'border-color': c.accent, 'background-color': c.accent, width: 26, height: 26, 'font-weight': 'bold' } },
-            { selector: 'edge', style: { width: 1.5, 'line-color': c.border, 'target-arrow-color': c.border, 'target-arrow-shape': 'triangle', 'curve-style': 'bezier', label: 'data(label)', 'font-size': 9, color: c.muted, 'text-rotation': 'autorotate' } },
+            {
+              selector: 'edge',
+              style: {
+                width: 1.5, 'line-color': c.muted, 'target-arrow-color': c.muted, 'target-arrow-shape': 'triangle', 'curve-style': 'bezier',
+                label: 'data(label)', 'font-size': 9, color: c.fg, 'text-rotation': 'autorotate',
+                'text-background-color': c.bg, 'text-background-opacity': 1, 'text-background-padding': '2px',
+              },
+            },
           ];
         };
         const cy = cytoscape({
@@ -56,7 +63,10 @@ export function NeighbourhoodDrawing({ center, neighbours }: { center: { id: str
           ],
           // Cytoscape's style typings lag its stylesheet; the properties above are its documented ones.
           style: style() as never,
-          layout: { name: 'concentric', concentric: (node: { hasClass: (c: string) => boolean }) => (node.hasClass('center') ? 2 : 1), levelWidth: () => 1, minNodeSpacing: 40, animate: false } as never,
+          layout: { name: 'concentric', concentric: (node: { hasClass: (c: string) => boolean }) => (node.hasClass('center') ? 2 : 1), levelWidth: () => 1, minNodeSpacing: 90, padding: 30, animate: false } as never,
+          // Few neighbours would otherwise be blown up to fill the box.
+          maxZoom: 1.4,
+          minZoom: 0.2,
           userZoomingEnabled: true,
           boxSelectionEnabled: false,
           autoungrabify: true,

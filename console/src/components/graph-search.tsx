@@ -69,7 +69,11 @@ export function GraphSearch() {
 function Results({ found }: { found: Schemas['GraphSearchResult'] }) {
   const nothing = found.entities.length === 0 && found.passages.length === 0;
   return (
-    <div aria-live="polite">
+    <div class="results">
+      <p class="muted" role="status">
+        {plural(found.entities.length, 'entity', 'entities')}, {plural(found.relations.length, 'relation', 'relations')} and{' '}
+        {plural(found.passages.length, 'passage', 'passages')} for “{found.query}”.
+      </p>
       {nothing && (
         <EmptyState title={`Nothing matches “${found.query}”`} method="POST" path="/v1/files" form={['file=@notes.pdf', 'purpose=context']}>
           <p>The graph holds what the project's context files mention. Upload one that does:</p>
@@ -92,7 +96,7 @@ function Results({ found }: { found: Schemas['GraphSearchResult'] }) {
               {found.entities.map((node) => (
                 <tr key={node.id}>
                   <th scope="row">
-                    <NodeLink node={node} />
+                    <Link href={`/graph/nodes/${encodeURIComponent(node.id)}`}>{node.name}</Link>
                   </th>
                   <td>{node.type}</td>
                   <td class="number">{formatCount(node.mentions)}</td>
@@ -147,6 +151,8 @@ function Results({ found }: { found: Schemas['GraphSearchResult'] }) {
     </div>
   );
 }
+
+const plural = (n: number, one: string, many: string) => `${formatCount(n)} ${n === 1 ? one : many}`;
 
 /** A node by its name (and its type, in words), linking to its view. */
 export function NodeLink({ node }: { node: { id: string; name: string; type: string } }) {

@@ -42,7 +42,7 @@ export default function FilesView() {
       <h1>Files</h1>
       <UploadZone onUploaded={onUploaded} />
       <section aria-labelledby="files-heading">
-        <h2 id="files-heading">Files</h2>
+        <h2 id="files-heading">Uploaded files</h2>
         <div class="row">
           <div class="field">
             <label for="files-purpose">Show</label>
