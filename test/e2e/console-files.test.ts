@@ -77,8 +77,24 @@ describe('console: files and the context graph', function () {
     await page.getByLabel('Choose files or drop them here').setInputFiles({ name: 'not-really.pdf', mimeType: 'application/pdf', buffer: Buffer.from('plain words, not a PDF') });
     const refusal = page.getByRole('alert').filter({ hasText: 'Refused' });
     await refusal.waitFor();
-    assert.match(await refusal.textContent() ?? '', /Refused: .*(type|PDF)/i);
+    assert.match(await refusal.textContent() ?? '', /Refused: The part is declared as application\/pdf but its content is text\/plain\./);
     assert.equal(await page.getByRole('row', { name: /not-really\.pdf/ }).count(), 0, 'nothing was stored');
+  });
+
+  it('uploads a file dropped on the drop zone, with the purpose chosen', async () => {
+    const { page } = session;
+    await page.getByLabel('Purpose').selectOption('attachment');
+    // What a browser hands the drop handler when a file is dragged in from the desktop (run in the page).
+    const dropped = await page.evaluateHandle(`(() => {
+      const transfer = new DataTransfer();
+      transfer.items.add(new File(['Minutes of the meeting.'], 'dropped-minutes.txt', { type: 'text/plain' }));
+      return transfer;
+    })()`);
+    await page.getByRole('group', { name: 'Drop zone for uploads' }).dispatchEvent('drop', { dataTransfer: dropped });
+    const row = page.getByRole('row', { name: /dropped-minutes\.txt/ });
+    await row.getByText('processed', { exact: true }).waitFor({ timeout: 60_000 });
+    assert.match(await row.textContent() ?? '', /attachment.*text\/plain/);
+    await page.getByLabel('Purpose').selectOption('context');
   });
 
   it('opens the file and shows its table as a table, its pages and its graph items', async () => {
@@ -154,7 +170,8 @@ describe('console: files and the context graph', function () {
     await page.getByRole('status').filter({ hasText: `${promised[1]} graph items removed` }).waitFor();
 
     await page.getByRole('link', { name: 'Back to the files' }).click();
-    await page.getByRole('region', { name: 'No files yet' }).waitFor();
+    await page.getByRole('row', { name: /dropped-minutes\.txt/ }).waitFor();
+    assert.equal(await page.getByRole('row', { name: new RegExp(REPORT.replace('.', '\\.')) }).count(), 0, 'the deleted file is gone from the list');
     await visit(session, '/graph?q=Acme');
     await page.getByRole('heading', { name: /Nothing matches/ }).waitFor();
   });

@@ -14,13 +14,15 @@ export function FileStatusBadge({ status }: { status: Schemas['FileStatus'] }) {
 }
 
 /**
- * Calls `reload` every `intervalMs` for as long as `active` holds and the view is mounted. Extraction always
- * settles (a file never stays `processing`), so the polling ends by itself; it has no deadline of its own.
+ * Loads again `intervalMs` after each load has finished, for as long as `active` holds and the view is mounted:
+ * a slow answer is never cut off by the next poll. Extraction always settles (a file never stays
+ * `processing`), so the polling ends by itself; it has no deadline of its own.
  */
-export function usePollWhile(active: boolean, reload: () => void, intervalMs = 1000): void {
+export function usePollWhile(active: boolean, loaded: { loading: boolean; reload: () => void }, intervalMs = 1000): void {
+  const { loading, reload } = loaded;
   useEffect(() => {
-    if (!active) return;
-    const timer = window.setInterval(reload, intervalMs);
-    return () => window.clearInterval(timer);
-  }, [active, reload, intervalMs]);
+    if (!active || loading) return;
+    const timer = window.setTimeout(reload, intervalMs);
+    return () => window.clearTimeout(timer);
+  }, [active, loading, reload, intervalMs]);
 }

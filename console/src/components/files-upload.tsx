@@ -100,6 +100,8 @@ export function UploadZone({ onUploaded }: { onUploaded: (file: Schemas['File'])
       </div>
       <div
         class={dragging ? 'dropzone dragging' : 'dropzone'}
+        role="group"
+        aria-label="Drop zone for uploads"
         onDragEnter={(event) => (event.preventDefault(), setDragging(true))}
         onDragOver={(event) => {
           event.preventDefault();
@@ -114,7 +116,9 @@ export function UploadZone({ onUploaded }: { onUploaded: (file: Schemas['File'])
           if (event.dataTransfer?.files.length) start(event.dataTransfer.files);
         }}
       >
-        <label for="upload-file">Choose files or drop them here</label>
+        <label id="upload-file-label" for="upload-file">
+          Choose files or drop them here
+        </label>
         <input id="upload-file" ref={input} type="file" multiple aria-describedby="upload-hint" onChange={(event) => {
           const files = (event.currentTarget as HTMLInputElement).files;
           if (files?.length) start(files);

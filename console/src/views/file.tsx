@@ -17,7 +17,7 @@ export default function FileView({ params }: { params: { id: string } }) {
   const page = Number.parseInt(search.get('page') ?? '1', 10) || 1;
   const [deleted, setDeleted] = useState<{ filename: string; result: Schemas['DeletedFile'] }>();
   const file = useApi((signal) => api.GET('/v1/files/{id}', { params: { path: { id } }, signal }).then(unwrap), [id]);
-  usePollWhile(!deleted && file.data?.status === 'processing', file.reload, 1000);
+  usePollWhile(!deleted && file.data?.status === 'processing', file, 1000);
 
   if (deleted) {
     return (

@@ -28,7 +28,7 @@ export default function FilesView() {
     [after, before, purpose],
   );
   const processing = files.data?.data.some((f) => f.status === 'processing') ?? false;
-  usePollWhile(processing, files.reload, 1000);
+  usePollWhile(processing, files, 1000);
   const changes = useStatusChanges(files.data?.data);
 
   const onUploaded = () => {
