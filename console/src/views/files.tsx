@@ -71,7 +71,7 @@ export default function FilesView() {
         <Async loaded={files} what="files">
           {(list) =>
             list.data.length === 0 && !after && !before ? (
-              <EmptyState title="No files yet" method="POST" path="/v1/files" form={['file=@report.pdf', `purpose=${purpose ?? 'context'}`]}>
+              <EmptyState title={purpose ? `No ${purpose === 'context' ? 'context files' : 'attachments'} yet` : 'No files yet'} method="POST" path="/v1/files" form={['file=@report.pdf', `purpose=${purpose ?? 'context'}`]}>
                 <p>Upload a file above, or from a terminal:</p>
               </EmptyState>
             ) : (
