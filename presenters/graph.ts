@@ -1,5 +1,5 @@
 import type { components } from '../api/generated/openapi.js';
-import type { NodeMatch, NodeRecord, NodeRelationRecord, PassageMatch, RelationMatch, SourceRecord } from '../records/graph-search.js';
+import type { FileNodeRecord, NodeMatch, NodeRecord, NodeRelationRecord, PassageMatch, RelationMatch, SourceRecord } from '../records/graph-search.js';
 import { unixSeconds } from './time.js';
 
 type Schemas = components['schemas'];
@@ -63,5 +63,17 @@ export function presentNodeDetail(node: NodeRecord, mentions: SourceRecord[], re
     mentions: mentions.map(presentSource),
     relations: relations.map((r) => ({ type: r.relation, direction: r.direction, other: ref(r.other), source: presentSource(r.source) })),
     has_more: hasMore,
+  };
+}
+
+export function presentFileNode(node: FileNodeRecord): Schemas['FileGraphNode'] {
+  return {
+    id: node.id,
+    object: 'file.graph_node',
+    type: node.entity_type as EntityType,
+    name: node.name,
+    canonical_name: node.canonical_name,
+    mentions: node.mentions,
+    relations: node.relations,
   };
 }

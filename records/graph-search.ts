@@ -154,3 +154,41 @@ export async function relationItemsOf(db: Queryable, nodeId: string, limit: numb
   );
   return rows;
 }
+
+export interface FileNodeRecord extends NodeRecord {
+  mentions: number;
+  relations: number;
+}
+
+/** Each node the file's items touch, with how many of them mention it and how many relate it; `$1` is the file. */
+const FILE_NODE_COUNTS = `
+  WITH items AS (
+    SELECT node_id AS id, 1 AS mention, 0 AS relation FROM graph_items WHERE file_id = $1 AND kind = 'entity'
+    UNION ALL SELECT source_node, 0, 1 FROM graph_items WHERE file_id = $1 AND kind = 'relation'
+    UNION ALL SELECT target_node, 0, 1 FROM graph_items WHERE file_id = $1 AND kind = 'relation'
+  ), counted AS (
+    SELECT c.id, sum(c.mention)::int AS mentions, sum(c.relation)::int AS relations, n.entity_type, n.name, n.canonical_name, n.created_at
+    FROM items c JOIN graph_nodes n ON n.id = c.id GROUP BY c.id, n.id
+  )`;
+
+/** The nodes a file's items support, the most supported first (then by name), a page after the node `after`. */
+export async function nodesOfFile(db: Queryable, fileId: string, after: string | undefined, limit: number): Promise<{ rows: FileNodeRecord[]; hasMore: boolean }> {
+  const { rows } = await db.query<FileNodeRecord>(
+    `${FILE_NODE_COUNTS}
+     SELECT id, entity_type, name, canonical_name, created_at, mentions, relations FROM counted
+     WHERE $2::text IS NULL
+        OR (-(mentions + relations), canonical_name, id) > (SELECT -(mentions + relations), canonical_name, id FROM counted WHERE id = $2)
+     ORDER BY mentions + relations DESC, canonical_name, id
+     LIMIT $3`,
+    [fileId, after ?? null, limit + 1],
+  );
+  return { rows: rows.slice(0, limit), hasMore: rows.length > limit };
+}
+
+export async function fileSupportsNode(db: Queryable, fileId: string, nodeId: string): Promise<boolean> {
+  const { rowCount } = await db.query(
+    'SELECT 1 FROM graph_items WHERE file_id = $1 AND (node_id = $2 OR source_node = $2 OR target_node = $2) LIMIT 1',
+    [fileId, nodeId],
+  );
+  return (rowCount ?? 0) > 0;
+}

@@ -239,6 +239,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/files/{id}/nodes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The context graph's nodes that a processed file's items support, the most supported first, each with how many of the file's mentions and relations it takes part in. An attachment has none. A file not yet processed, or failed, answers 409 `file_not_processed`. */
+        get: operations["listFileNodes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/graph/search": {
         parameters: {
             query?: never;
@@ -926,6 +943,20 @@ export interface components {
             /** @description The first few mentions. */
             sources: components["schemas"]["GraphSource"][];
             created_at: number;
+        };
+        /** @description A graph node as one file supports it. */
+        FileGraphNode: {
+            id: string;
+            /** @constant */
+            object: "file.graph_node";
+            type: components["schemas"]["EntityType"];
+            /** @description The name as first written (in whichever file mentioned it first). */
+            name: string;
+            canonical_name: string;
+            /** @description The file's mentions of it. */
+            mentions: number;
+            /** @description The file's relation items it takes part in. */
+            relations: number;
         };
         GraphRelation: {
             /** @description e.g. works_for, located_in, acquired, co_occurs. */
@@ -2370,6 +2401,41 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ListEnvelope"] & {
                         data?: components["schemas"]["FileTable"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    listFileNodes: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["Limit"];
+                /** @description The id of a node of this list; the page starts after it. Any other id answers 400 `invalid_cursor`. */
+                after?: components["schemas"]["Text"];
+            };
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the file's graph nodes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListEnvelope"] & {
+                        data?: components["schemas"]["FileGraphNode"][];
                     };
                 };
             };

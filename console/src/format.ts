@@ -27,3 +27,23 @@ export function formatUsd(value: string | number | null | undefined): string {
 }
 
 export const formatCount = (value: number | null | undefined) => (value === null || value === undefined ? '—' : integer.format(value));
+
+const bytesUnits = ['bytes', 'KB', 'MB', 'GB'] as const;
+/** A size in bytes, in decimal units (as the API's limits are written: 100 MB). */
+export function formatBytes(value: number | null | undefined): string {
+  if (value === null || value === undefined) return '—';
+  let unit = 0;
+  let shown = value;
+  while (shown >= 1000 && unit < bytesUnits.length - 1) (shown /= 1000), unit++;
+  return unit === 0 ? `${integer.format(value)} bytes` : `${shown.toFixed(shown < 10 ? 1 : 0)} ${bytesUnits[unit]}`;
+}
+
+/** Milliseconds into a recording as m:ss.s (h:mm:ss past an hour). */
+export function formatOffset(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined) return '—';
+  const seconds = ms / 1000;
+  const hours = Math.floor(seconds / 3600);
+  const minutes = Math.floor((seconds % 3600) / 60);
+  const rest = (seconds % 60).toFixed(1).padStart(4, '0');
+  return hours > 0 ? `${hours}:${String(minutes).padStart(2, '0')}:${rest}` : `${minutes}:${rest}`;
+}

@@ -1,4 +1,4 @@
-/** What extraction made of a file: its text, page by page or segment by segment, and its tables. */
+/** What extraction made of a file: its text, page by page or segment by segment, its tables, and its graph nodes. */
 import Router from '@koa/router';
 import type { ApiDeps, ApiState } from '../../context.js';
 import { callerOf } from '../../context.js';
@@ -9,6 +9,8 @@ import { findFile, type FileRecord } from '../../../records/files.js';
 import { contentParts, tableExists, tablesOf } from '../../../records/file-content.js';
 import { presentContentPart, presentTable } from '../../../presenters/file-content.js';
 import { presentList } from '../../../presenters/list.js';
+import { fileSupportsNode, nodesOfFile } from '../../../records/graph-search.js';
+import { presentFileNode } from '../../../presenters/graph.js';
 
 export function fileContentRoutes(router: Router<ApiState>, deps: ApiDeps): void {
   /** The file, once processed: before that its content is incomplete, and a failed file keeps none. */
@@ -46,6 +48,18 @@ export function fileContentRoutes(router: Router<ApiState>, deps: ApiDeps): void
         throw InvalidRequestError('invalid_cursor', 'No table of this file matches the `after` cursor.', 'after');
       }
       ctx.body = presentList(await tablesOf(deps.db, file.id, query.after, query.limit), presentTable);
+    }),
+  );
+
+  router.get(
+    '/v1/files/:id/nodes',
+    requireScope('files:read'),
+    operation('listFileNodes', async (ctx, { path: { id }, query }) => {
+      const file = await processedFile(callerOf(ctx).projectId, id);
+      if (query.after !== undefined && !(await fileSupportsNode(deps.db, file.id, query.after))) {
+        throw InvalidRequestError('invalid_cursor', 'No graph node of this file matches the `after` cursor.', 'after');
+      }
+      ctx.body = presentList(await nodesOfFile(deps.db, file.id, query.after, query.limit), presentFileNode);
     }),
   );
 }

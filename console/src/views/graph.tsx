@@ -1,10 +1,8 @@
-import { EmptyState } from '../components/states';
+/** The context graph: search (`/graph?q=…`), and one node with its provenance (`/graph/nodes/:id`). */
+import { GraphSearch } from '../components/graph-search';
+import { GraphNodeView } from '../components/graph-node';
+import './files.css';
 
-export default function GraphView() {
-  return (
-    <>
-      <h1>Graph</h1>
-      <EmptyState title="Nothing here yet" path="/v1/graph/search" />
-    </>
-  );
+export default function GraphView({ params }: { params: { id?: string } }) {
+  return params.id ? <GraphNodeView id={params.id} /> : <GraphSearch />;
 }
