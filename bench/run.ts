@@ -49,9 +49,14 @@
  * Costs — `GET /v1/analytics/costs` grouped by agent over 30 daily buckets on a ledger of 1,000,000 model calls
  *   (goal: p50 under 300 ms), against the same sums made straight from the ledger in SQL (bench/costs.ts).
  *
+ * Console — in Debian's Chromium, signed in: the run view of a 2,000-step run and of a 20-step run, and the costs
+ *   page over 90 daily buckets × 20 agents, each from navigation start to the view's own "rendered" mark,
+ *   against the API requests that render made, made again from the page (the data alone); and the bundle
+ *   the build measured (goal: initial JS under 150 KB gzipped) (bench/console.ts).
+ *
  * Extraction — the PDF, OCR, speech and entity engines and the worker's memory on a 100 MB PDF (bench/extraction.ts).
  *
- * `npm run bench -- runs` (or `upload`, `reads`, `networks`, `webhooks`, `kubernetes`, `costs`, `extraction`) measures only those named. With BENCH_CPU_PROF_DIR set,
+ * `npm run bench -- runs` (or `upload`, `reads`, `networks`, `webhooks`, `kubernetes`, `costs`, `console`, `extraction`) measures only those named. With BENCH_CPU_PROF_DIR set,
  * every server process writes a V8 CPU profile there as it stops (open it in Chrome's DevTools).
  *
  * Every server runs as a Node process of its own; the load comes from this one. On a shared or small
@@ -69,6 +74,7 @@ import { measureRuns, type RunFigures, type RunSettings } from './runs.js';
 import { measureNetworks, NETWORK_MEMBERS, type NetworkFigures, type NetworkSettings } from './networks.js';
 import { measureKubernetes, type KubernetesFigures, type KubernetesSettings } from './kubernetes.js';
 import { COST_ROWS, measureCosts, type CostFigures, type CostSettings } from './costs.js';
+import { COST_AGENTS, COST_DAYS, FEW_STEPS, MANY_STEPS, measureConsole, type ConsoleFigures, type ConsoleSettings, type RenderFigures } from './console.js';
 import { measureWebhooks, type WebhookFigures, type WebhookSettings } from './webhooks.js';
 import { measureExtraction, PDF_MEMORY_GOAL_TIMES, PDF_RATIO_GOAL, type ExtractionFigures } from './extraction.js';
 
@@ -79,7 +85,8 @@ const RUN_OVERHEAD_GOAL_MS = 150;
 const RUNS_PER_SECOND_GOAL = 20;
 const RUNS: RunSettings = { warmups: 20, samples: 200, concurrency: 16, warmupSeconds: 3, seconds: 10 };
 const PROCESSING_TIMEOUT_MS = 90_000;
-const BENCHMARKS = ['upload', 'reads', 'runs', 'networks', 'webhooks', 'kubernetes', 'costs', 'extraction'] as const;
+const BENCHMARKS = ['upload', 'reads', 'runs', 'networks', 'webhooks', 'kubernetes', 'costs', 'console', 'extraction'] as const;
+const CONSOLE: ConsoleSettings = { warmups: 2, samples: 10 };
 const COSTS: CostSettings = { warmups: 3, samples: 50 };
 const COST_REPORT_GOAL_P50_MS = 300;
 const WEBHOOKS: WebhookSettings = { events: 500, baselineConcurrency: 16 };
@@ -103,6 +110,7 @@ interface Figures {
   webhooks?: WebhookFigures;
   kubernetes?: KubernetesFigures;
   costs?: CostFigures;
+  console?: ConsoleFigures;
   extraction?: ExtractionFigures;
 }
 
@@ -199,6 +207,12 @@ async function measure(teardown: Teardown, chosen: Set<Benchmark>): Promise<Figu
   if (chosen.has('costs')) {
     console.log(`measuring cost reports (${COST_ROWS.toLocaleString('en')} model calls seeded first)`);
     figures.costs = await measureCosts({ apiUrl: api.url, adminKey, databaseUrl }, COSTS).catch((err: Error) => {
+      throw new Error(`${err.message}\napi output:\n${api.output()}`);
+    });
+  }
+  if (chosen.has('console')) {
+    console.log(`measuring the console in Chromium (a ${MANY_STEPS.toLocaleString('en')}-step run, a ${FEW_STEPS}-step run, costs over ${COST_DAYS} days × ${COST_AGENTS} agents)`);
+    figures.console = await measureConsole({ apiUrl: api.url, adminKey, databaseUrl }, CONSOLE).catch((err: Error) => {
       throw new Error(`${err.message}\napi output:\n${api.output()}`);
     });
   }
@@ -333,7 +347,23 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
     row(['GET costs by metadata.team', String(byMetadata.p50Ms), String(byMetadata.p99Ms), String(byMetadata.meanMs), String(byMetadata.samples)]);
     console.log(`ledger SQL p50 ÷ API p50: ${(ledgerSql.p50Ms / byAgent.p50Ms).toFixed(1)}×`);
     results.costs = { ...COSTS, ...figures.costs, speedupOverLedgerSql: ledgerSql.p50Ms / byAgent.p50Ms, goal: { p50MsBelow: COST_REPORT_GOAL_P50_MS, met } };
+  }  if (figures.console) {
+    const { bundle, manySteps, fewSteps, costs } = figures.console;
+    const kb = (bytes: number) => (bytes / 1024).toFixed(1);
+    const met = bundle.initial_js_gzip_bytes <= bundle.budget_bytes;
+    if (met) goals.push(`console initial JS under ${kb(bundle.budget_bytes)} KB gzipped`);
+    else missed.push(`console: the initial JS is ${kb(bundle.initial_js_gzip_bytes)} KB gzipped (goal: at most ${kb(bundle.budget_bytes)} KB)`);
+    console.log(`\nConsole in Chromium: navigation start to first render; data = the same API requests made again from the page`);
+    row(['', 'p50 ms', 'p99 ms', 'data p50', 'requests']);
+    const line = (name: string, figures: RenderFigures) => row([name, String(figures.render.p50Ms), String(figures.render.p99Ms), String(figures.data.p50Ms), String(figures.requests)]);
+    line(`run view, ${MANY_STEPS.toLocaleString('en')} steps`, manySteps);
+    line(`run view, ${FEW_STEPS} steps`, fewSteps);
+    line(`costs, ${COST_DAYS} days × ${COST_AGENTS} agents`, costs);
+    console.log(`${MANY_STEPS.toLocaleString('en')} steps ÷ ${FEW_STEPS} steps (render p50): ${(manySteps.render.p50Ms / fewSteps.render.p50Ms).toFixed(2)}×; rows in the DOM for ${MANY_STEPS.toLocaleString('en')} steps: ${manySteps.domRows}`);
+    console.log(`bundle: initial JS ${kb(bundle.initial_js_gzip_bytes)} KB gzipped, all JS ${kb(bundle.all_js_gzip_bytes)} KB`);
+    results.console = { ...CONSOLE, ...figures.console, manyOverFew: manySteps.render.p50Ms / fewSteps.render.p50Ms, goal: { initialJsGzipBytesAtMost: bundle.budget_bytes, met } };
   }
+
 
   if (figures.extraction) {
     const { pdf, ocr, speech, entities, pdfMemory } = figures.extraction;
