@@ -61,6 +61,8 @@ export const AUDIT_ACTIONS = [
   'project.create',
   'run.cancel',
   'run.create',
+  'session.create',
+  'session.end',
   'webhook_delivery.redeliver',
   'webhook_endpoint.create',
   'webhook_endpoint.delete',

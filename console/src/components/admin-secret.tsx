@@ -24,9 +24,7 @@ export function SecretOnce({ label, secret, onDone }: { label: string; secret: s
         <strong>Copy it now: you will not see it again.</strong> The API keeps only its hash.
       </p>
       <div class="row">
-        <code class="secret" aria-label={label}>
-          {secret}
-        </code>
+        <code class="secret">{secret}</code>
         <button type="button" onClick={() => void copy()}>
           Copy
         </button>
