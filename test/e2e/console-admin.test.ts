@@ -194,6 +194,34 @@ describe('The console\'s webhooks, API keys and audit log', function () {
     await page.waitForURL((url) => url.search === '');
     await rows.nth(50).waitFor();
 
+    // By the key that acted: the bootstrap key's entry (the project's admin key) is not among the admin key's.
+    const adminKey = (await own.admin.typed.GET('/v1/api-keys', { params: { query: { limit: 100 } } })).data!.data.find((key) => key.name === 'console audit admin')!;
+    await search.getByLabel('Actor key').selectOption({ label: `console audit admin (${adminKey.id})` });
+    await search.getByRole('button', { name: 'Filter', exact: true }).click();
+    await page.waitForURL((url) => url.searchParams.get('actor_api_key_id') === adminKey.id);
+    await rows.nth(50).waitFor();
+    await page.getByRole('button', { name: 'Older' }).click();
+    await page.waitForURL((url) => url.searchParams.get('actor_api_key_id') === adminKey.id && url.searchParams.has('after'));
+    await rows.filter({ hasText: 'webhook_endpoint.create' }).waitFor();
+    assert.equal(await rows.count(), 8, 'a header and the 7 oldest of the admin key\'s 57 entries');
+    assert.equal(await rows.filter({ hasText: 'api_key.create' }).count(), 0);
+    assert.equal(await search.getByLabel('Actor key').inputValue(), adminKey.id);
+
+    // A time range, kept in the URL as the API's seconds and shown again in the fields.
+    await search.getByLabel('Actor key').selectOption({ label: 'Any key' });
+    await search.getByLabel('From').fill('2000-01-01T00:00');
+    await search.getByRole('button', { name: 'Filter', exact: true }).click();
+    await page.waitForURL((url) => url.searchParams.has('created_after') && !url.searchParams.has('after'));
+    await rows.nth(50).waitFor();
+    await search.getByLabel('From').fill('2099-01-01T00:00');
+    await search.getByRole('button', { name: 'Filter', exact: true }).click();
+    await page.getByRole('region', { name: 'No entries match' }).getByText('created_after=', { exact: false }).waitFor();
+    await page.reload();
+    await page.getByRole('region', { name: 'No entries match' }).waitFor();
+    assert.equal(await search.getByLabel('From').inputValue(), '2099-01-01T00:00');
+    await page.getByRole('button', { name: 'Clear filters' }).click();
+    await rows.nth(50).waitFor();
+
     // Target ids link to their object's page.
     await rows.filter({ hasText: 'webhook_endpoint.create' }).or(rows.filter({ hasText: 'webhook_endpoint.update' })).first().getByRole('link', { name: endpoint.id }).click();
     await page.waitForURL((url) => url.pathname === `/console/webhooks/${endpoint.id}`);

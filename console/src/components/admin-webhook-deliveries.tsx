@@ -56,7 +56,7 @@ export function WebhookDeliveries({ endpoint }: { endpoint: Schemas['WebhookEndp
             </EmptyState>
           ) : (
             <>
-              <table class="deliveries">
+              <table class="listing deliveries">
                 <caption>Newest first</caption>
                 <thead>
                   <tr>
@@ -117,8 +117,7 @@ function Attempts({ delivery }: { delivery: Delivery }) {
       {delivery.attempts.map((attempt) => (
         <li key={attempt.attempt}>
           <span class={attempt.error ? 'error' : 'ok'}>
-            {attempt.response_status === null ? 'no answer' : `HTTP ${attempt.response_status}`}
-            {attempt.error ? `: ${attempt.error}` : ''}
+            {attempt.error ? '✗ failed' : '✓ delivered'}: {describeAnswer(attempt)}
           </span>{' '}
           <span class="muted">
             {formatTime(attempt.created_at)} · {formatDuration(attempt.duration_ms)}
@@ -127,6 +126,12 @@ function Attempts({ delivery }: { delivery: Delivery }) {
       ))}
     </ol>
   );
+}
+
+/** The endpoint's answer, and why the attempt failed when the status alone does not say. */
+function describeAnswer({ response_status, error }: Delivery['attempts'][number]): string {
+  const status = response_status === null ? 'no answer' : `HTTP ${response_status}`;
+  return error && error !== status ? `${status} (${error})` : status;
 }
 
 /** The event's id, and on request the object it announces (an event is thin: it only names its subject). */

@@ -73,7 +73,7 @@ export default function ApiKeysView() {
             </EmptyState>
           ) : (
             <>
-              <table>
+              <table class="listing">
                 <caption>Keys, newest first</caption>
                 <thead>
                   <tr>

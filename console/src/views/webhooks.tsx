@@ -57,7 +57,7 @@ export default function WebhooksView() {
             </EmptyState>
           ) : (
             <>
-              <table>
+              <table class="listing">
                 <caption>Endpoints</caption>
                 <thead>
                   <tr>
