@@ -129,7 +129,7 @@ describe('The console\'s webhooks, API keys and audit log', function () {
     await screenshot(page, 'webhook-dark');
   });
 
-  it('filters the audit log by action and target in the URL, follows a target, and pages through it', async () => {
+  it('filters the audit log by action, target, actor key and time range in the URL, follows a target, and pages through it', async () => {
     const own = await newTenant(api, 'console audit');
     const endpoint = await register(own, 'https://hooks.example.com/audited', ['run.completed']);
     // 55 changes: more than one page of 50.

@@ -139,7 +139,7 @@ export default function AuditLogView() {
             )
           ) : (
             <>
-              <table class="listing">
+              <table class="listing audit">
                 <caption>Entries</caption>
                 <thead>
                   <tr>

@@ -5,10 +5,10 @@ import { api, unwrap, type Schemas } from '../api';
 import { ConfirmButton } from '../components/admin-confirm';
 import { WebhookDeliveries } from '../components/admin-webhook-deliveries';
 import { SecretOnce } from '../components/admin-secret';
+import { EndpointStatus, EventTypes } from '../components/admin-webhook-parts';
 import { Async } from '../components/states';
 import { formatCount, formatTime } from '../format';
 import { useApi } from '../use-api';
-import { EndpointStatus, EventTypes } from './webhooks';
 import './admin.css';
 
 export default function WebhookView({ params }: { params: { id: string } }) {

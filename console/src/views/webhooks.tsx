@@ -5,6 +5,7 @@ import { api, unwrap, type Schemas } from '../api';
 import { Pager, useCursor } from '../components/admin-pager';
 import { SecretOnce } from '../components/admin-secret';
 import { WebhookForm } from '../components/admin-webhook-form';
+import { EndpointStatus, EventTypes } from '../components/admin-webhook-parts';
 import { Async, EmptyState } from '../components/states';
 import { formatCount, formatTime } from '../format';
 import { useApi } from '../use-api';
@@ -97,27 +98,5 @@ export default function WebhooksView() {
         }
       </Async>
     </>
-  );
-}
-
-export function EventTypes({ types }: { types: Schemas['WebhookEventTypes'] }) {
-  if (types.includes('*')) return <span>every event</span>;
-  return (
-    <ul class="tags">
-      {types.map((type) => (
-        <li key={type}>
-          <code>{type}</code>
-        </li>
-      ))}
-    </ul>
-  );
-}
-
-export function EndpointStatus({ endpoint }: { endpoint: Schemas['WebhookEndpoint'] }) {
-  if (endpoint.status === 'enabled') return <span class="status status-enabled">enabled</span>;
-  return (
-    <span class="status status-disabled">
-      disabled{endpoint.disabled_reason === 'failing' ? ': deliveries kept failing' : ''}
-    </span>
   );
 }
