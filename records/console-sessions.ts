@@ -41,6 +41,14 @@ export async function insertConsoleSession(
   return rows[0]!;
 }
 
+/**
+ * Deletes the key's sessions that can no longer be used (ended or expired). Signing in does it, so a key's
+ * rows never pile up however often it signs in, without a sweep of its own.
+ */
+export async function deleteFinishedConsoleSessions(db: Queryable, apiKeyId: string): Promise<void> {
+  await db.query('DELETE FROM console_sessions WHERE api_key_id = $1 AND (ended_at IS NOT NULL OR expires_at <= now())', [apiKeyId]);
+}
+
 /** The live session whose cookie token this is, with its key, in one query. */
 export async function findLiveSession(db: Queryable, token: string): Promise<LiveSession | null> {
   const { rows } = await db.query<ApiKeyRecord & { session_id: string; session_created_at: Date; expires_at: Date; csrf_hash: Buffer }>(

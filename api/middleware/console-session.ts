@@ -29,9 +29,13 @@ export const OriginMismatchError = () =>
 export const CsrfTokenInvalidError = () =>
   new ApiError(403, 'permission_error', 'csrf_token_invalid', 'A console request that changes something must carry the session\'s CSRF token in `X-CSRF-Token`.');
 
-/** Browsers send Origin with every POST, PUT, PATCH and DELETE; it must be the API's own. */
+/**
+ * Browsers send Origin with every POST, PUT, PATCH and DELETE; it must be the API's own, as the request
+ * reached it (behind a proxy, X-Forwarded-Proto and X-Forwarded-Host). Koa's `ctx.origin` is the Origin
+ * header itself, so the API's own is built here.
+ */
 export function requireSameOrigin(ctx: ApiContext): void {
-  if (ctx.get('origin') !== ctx.origin) throw OriginMismatchError();
+  if (ctx.get('origin') !== `${ctx.protocol}://${ctx.host}`) throw OriginMismatchError();
 }
 
 /** The request's live session; a request that changes something also needs Origin and the CSRF token. */

@@ -13,7 +13,7 @@ import {
   csrfTokenOf, DEFAULT_SESSION_TTL_SECONDS, NoSessionError, requireSameOrigin, sessionCookie,
 } from '../../middleware/console-session.js';
 import { findApiKeyBySecret } from '../../../records/api-keys.js';
-import { endConsoleSession, insertConsoleSession, newSessionToken } from '../../../records/console-sessions.js';
+import { deleteFinishedConsoleSessions, endConsoleSession, insertConsoleSession, newSessionToken } from '../../../records/console-sessions.js';
 import { presentSession } from '../../../presenters/session.js';
 
 /** POST /v1/sessions, on a router whose routes need no key. */
@@ -33,6 +33,7 @@ export function signInRoute(router: Router<ApiState>, deps: ApiDeps): void {
       const token = newSessionToken();
       const csrfToken = csrfTokenOf(token);
       const answer = await commitMutation(ctx, deps.db, async (tx) => {
+        await deleteFinishedConsoleSessions(tx, key.id);
         const session = await insertConsoleSession(tx, { key, token, csrfToken, ttlSeconds });
         return { status: 201, body: presentSession(session, key, csrfToken) };
       });
