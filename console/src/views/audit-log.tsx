@@ -20,6 +20,7 @@ export default function AuditLogView() {
   const filters: Filters = Object.fromEntries(FILTERS.flatMap((name) => (search.get(name) ? [[name, search.get(name)!]] : [])));
   const seconds = (text: string | undefined) => (text !== undefined && /^\d+$/.test(text) ? Number(text) : undefined);
   const cursor = useCursor();
+  const asked = search.toString();
   const entries = useApi(
     (signal) =>
       api
@@ -37,9 +38,12 @@ export default function AuditLogView() {
           },
           signal,
         })
-        .then(unwrap),
-    [...FILTERS.map((name) => filters[name]), cursor.after, cursor.before],
+        .then(unwrap)
+        .then((page) => ({ page, asked })),
+    [asked],
   );
+  // While another filter's page loads, the previous one is not shown as if it were its answer.
+  const shown = { data: entries.data?.asked === asked ? entries.data.page : undefined, error: entries.error };
   // Names for the actor column and filter; a key that cannot be listed (another project's bootstrap key) shows its id.
   const keys = useApi(
     (signal) =>
@@ -125,7 +129,7 @@ export default function AuditLogView() {
           </div>
         )}
       </form>
-      <Async loaded={entries} what="the audit log">
+      <Async loaded={shown} what="the audit log">
         {(page) =>
           page.data.length === 0 && !cursor.after && !cursor.before ? (
             filtered ? (
