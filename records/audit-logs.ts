@@ -37,11 +37,30 @@ export async function appendAuditEntry(db: Queryable, entry: NewAuditEntry): Pro
   );
 }
 
+export interface AuditFilter {
+  targetId?: string;
+  action?: string;
+  actorApiKeyId?: string;
+  /** Unix seconds, exclusive. */
+  createdAfter?: number;
+  createdBefore?: number;
+}
+
 export async function listAuditEntries(
   db: Queryable,
   projectId: string,
   page: PageRequest,
-  filter: { targetId?: string; action?: string },
+  filter: AuditFilter,
 ): Promise<Page<AuditLogRecord>> {
-  return selectPage<AuditLogRecord>(db, { table: 'audit_logs', columns: COLUMNS, projectId, page, where: { target_id: filter.targetId, action: filter.action } });
+  const conditions: [string, ...unknown[]][] = [];
+  if (filter.createdAfter !== undefined) conditions.push(['created_at > to_timestamp(?)', filter.createdAfter]);
+  if (filter.createdBefore !== undefined) conditions.push(['created_at < to_timestamp(?)', filter.createdBefore]);
+  return selectPage<AuditLogRecord>(db, {
+    table: 'audit_logs',
+    columns: COLUMNS,
+    projectId,
+    page,
+    where: { target_id: filter.targetId, action: filter.action, api_key_id: filter.actorApiKeyId },
+    conditions,
+  });
 }

@@ -2597,6 +2597,12 @@ export interface operations {
                 order?: components["parameters"]["Order"];
                 target_id?: components["schemas"]["Text"];
                 action?: components["schemas"]["Text"];
+                /** @description Only entries of requests made with this key (`actor.api_key_id`). */
+                actor_api_key_id?: components["schemas"]["Text"];
+                /** @description Only entries written after this time (Unix seconds, exclusive). */
+                created_after?: number;
+                /** @description Only entries written before this time (Unix seconds, exclusive). */
+                created_before?: number;
             };
             header?: never;
             path?: never;

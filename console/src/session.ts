@@ -32,8 +32,8 @@ export const session = {
   signedIn: (value: Session) => set({ status: 'signed-in', session: value }),
   signedOut: () => set({ status: 'signed-out' }),
   /** The API answered 401: the session expired, was signed out elsewhere, or its key was revoked. */
-  ended: () => {
-    if (state.status === 'signed-in') set({ status: 'signed-out', reason: 'Your session has ended. Sign in again.' });
+  ended: (reason = 'Your session has ended. Sign in again.') => {
+    if (state.status === 'signed-in') set({ status: 'signed-out', reason });
     else if (state.status === 'unknown') set({ status: 'signed-out' });
   },
 };

@@ -248,6 +248,34 @@ describe('audit log', () => {
       assert.deepEqual((await tenant.admin.get(`/v1/audit-logs?action=no.such.action`)).body.data, []);
     });
 
+    it('filters by the actor key and by a time range (Unix seconds, exclusive), with the other filters', async () => {
+      const project = await newTenant(api, 'audit actor');
+      const writer = await project.keyWith('files:write');
+      const writerId = await keyIdOf(writer);
+      const upload = await writer.upload({ file: { data: Buffer.from('by the writer'), filename: 'w.txt' }, purpose: 'context' });
+      assert.equal(upload.status, 200);
+      assert.equal((await project.admin.post('/v1/api-keys', { name: 'by the admin', scopes: ['files:read'] })).status, 201);
+
+      const byWriter = await project.admin.get<{ data: AuditLogEntry[] }>(`/v1/audit-logs?actor_api_key_id=${writerId}`);
+      assert.equal(byWriter.status, 200);
+      assert.deepEqual(byWriter.body.data.map((e) => [e.action, e.target.id]), [['file.create', upload.body.id]]);
+      const both = await project.admin.get<{ data: AuditLogEntry[] }>(`/v1/audit-logs?actor_api_key_id=${writerId}&action=api_key.create`);
+      assert.deepEqual(both.body.data, []);
+      assert.deepEqual((await project.admin.get(`/v1/audit-logs?actor_api_key_id=key_nobody`)).body.data, []);
+
+      const entry = byWriter.body.data[0]!;
+      const at = entry.created_at;
+      const within = await project.admin.get<{ data: AuditLogEntry[] }>(`/v1/audit-logs?actor_api_key_id=${writerId}&created_after=${at - 1}&created_before=${at + 1}`);
+      assert.deepEqual(within.body.data.map((e) => e.id), [entry.id]);
+      assert.deepEqual((await project.admin.get(`/v1/audit-logs?created_after=${at + 1}`)).body.data, []);
+      assert.deepEqual((await project.admin.get(`/v1/audit-logs?actor_api_key_id=${writerId}&created_before=${at}`)).body.data, []);
+      for (const bad of ['created_after=-1', 'created_before=soon', 'created_after=1.5']) {
+        const refused = await project.admin.get(`/v1/audit-logs?${bad}`);
+        assert.equal(refused.status, 400, bad);
+        assert.equal(refused.body.error.param, bad.split('=')[0]);
+      }
+    });
+
     it('pages with keyset cursors, newest first by default', async () => {
       const project = await newTenant(api, 'audit paging');
       for (let i = 0; i < 5; i++) assert.equal((await project.admin.post('/v1/api-keys', { name: `k${i}`, scopes: ['files:read'] })).status, 201);

@@ -13,7 +13,13 @@ export function auditLogRoutes(router: Router<ApiState>, deps: ApiDeps): void {
     '/v1/audit-logs',
     requireScope('admin'),
     operation('listAuditLogs', async (ctx, { query }) => {
-      const page = await listAuditEntries(deps.db, callerOf(ctx).projectId, pageRequestOf(query), { targetId: query.target_id, action: query.action });
+      const page = await listAuditEntries(deps.db, callerOf(ctx).projectId, pageRequestOf(query), {
+        targetId: query.target_id,
+        action: query.action,
+        actorApiKeyId: query.actor_api_key_id,
+        createdAfter: query.created_after,
+        createdBefore: query.created_before,
+      });
       ctx.body = presentList(page, presentAuditEntry);
     }),
   );
