@@ -84,7 +84,7 @@ async function rendering(page: Page, consoleUrl: string, path: string, mark: str
     const at = await page.evaluate((name) => performance.getEntriesByName(name)[0]!.startTime, mark);
     if (i >= settings.warmups) ms.push(at);
     requests = made;
-    domRows = await page.evaluate(() => document.querySelectorAll('[role="row"], tr').length);
+    domRows = await page.locator('[role="row"], tr').count();
   }
   const data: number[] = [];
   for (let i = 0; i < settings.samples; i++) {
