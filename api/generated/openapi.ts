@@ -1533,6 +1533,10 @@ export interface components {
             started_at: number;
             completed_at: number | null;
             duration_ms: number | null;
+            /** @description When it started, in milliseconds from the run's start. */
+            offset_ms?: number;
+            /** @description How long it waited to start, in milliseconds, after the step before it ended (the first step: after the run started): the orchestration's scheduling time. 0 for a step begun while the one before still ran. */
+            queued_ms?: number;
             error: null | components["schemas"]["RunError"];
         };
         Citation: {
@@ -1729,6 +1733,10 @@ export interface components {
             cost: string;
             started_at: number;
             completed_at: number | null;
+            /** @description When the hop started, in milliseconds from the network run's start. */
+            offset_ms?: number;
+            /** @description How long the hop ran, in milliseconds; null until it ends. */
+            duration_ms?: number | null;
         };
     };
     responses: {

@@ -51,6 +51,18 @@ describe('the project-wide run list', function () {
     assert.equal(list.body.data.find((r: Listed) => r.id === first.id).steps.length, 1);
   });
 
+  it('times each step and hop to the millisecond from its run\'s start', async () => {
+    const [step] = first.steps;
+    assert.equal(typeof step.offset_ms, 'number');
+    // The first step waits for nothing but the run's start.
+    assert.equal(step.queued_ms, step.offset_ms);
+    assert.ok(step.duration_ms >= 0);
+    const [hop0, hop1] = networkRun.hops;
+    assert.ok(hop1.offset_ms >= hop0.offset_ms + hop0.duration_ms, JSON.stringify(networkRun.hops));
+    const child = (await stack.tenant.admin.get(`/v1/runs/${hop1.child_run_id}`)).body;
+    assert.equal(child.steps[0].queued_ms, child.steps[0].offset_ms);
+  });
+
   it('pages by keyset with limit, after and before', async () => {
     const all = ids((await stack.tenant.admin.get('/v1/runs?limit=100')).body);
     const page1 = await stack.tenant.admin.get('/v1/runs?limit=2');
