@@ -26,6 +26,9 @@ import { qualityRoutes } from './routes/analytics/quality.js';
 import { eventRoutes } from './routes/events/events.js';
 import { webhookRoutes } from './routes/webhooks/webhooks.js';
 import { webhookDeliveryRoutes } from './routes/webhooks/deliveries.js';
+import { sessionRoutes, signInRoute } from './routes/sessions/sessions.js';
+import { DEFAULT_CONSOLE_DIR, serveConsole } from './console.js';
+import { stripBasePath } from './base-path.js';
 
 export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<ApiState> } {
   const app = new Koa<ApiState>({ proxy: true });
@@ -35,15 +38,18 @@ export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<A
   // mid-upload); Koa would print it to stderr, so it goes to the structured log instead.
   app.on('error', (err: Error, ctx?: { state?: Partial<ApiState> }) => (ctx?.state?.log ?? deps.log).warn({ err }, 'connection error'));
 
+  app.use(stripBasePath(deps.basePath ?? ''));
   app.use(requestContext(deps.log, metrics));
   app.use(handleErrors());
   app.use(refuseNulInUrl());
+  app.use(serveConsole({ dir: deps.consoleDir ?? DEFAULT_CONSOLE_DIR, basePath: deps.basePath ?? '' }));
 
   // Every method Node accepts counts as known, so that one a route lacks (TRACE, PROPFIND, …) answers
   // 405 with Allow rather than the router's 501 for methods outside its short default list.
   const routerOptions = { methods: METHODS };
   const router = new Router<ApiState>(routerOptions);
   systemRoutes(router, deps, metrics);
+  signInRoute(router, deps);
 
   // Everything under /v1 but the document itself needs a key. JSON bodies are parsed by the operations that
   // take one (operation()); multipart bodies are left to the upload handler, which streams them.
@@ -54,6 +60,7 @@ export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<A
   fileContentRoutes(v1, deps);
   graphRoutes(v1, deps);
   apiKeyRoutes(v1, deps, keys);
+  sessionRoutes(v1, deps);
   projectRoutes(v1, deps);
   auditLogRoutes(v1, deps);
   modelRoutes(v1, deps);

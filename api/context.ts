@@ -5,7 +5,8 @@ import type { Db } from '../records/db.js';
 import type { BlobStore } from '../records/blobs/store.js';
 import type { RunEventFeed } from '../records/run-event-feed.js';
 import type { ModelCatalogue } from '../models/catalogue.js';
-import type { KeyRateLimits } from '../records/api-keys.js';
+import type { ApiKeyRecord, KeyRateLimits } from '../records/api-keys.js';
+import type { ConsoleSessionRecord } from '../records/console-sessions.js';
 
 /** The deployment's rate limits (AGENTPLANE_RATE_LIMIT_*), for keys without their own; unset is unlimited. */
 export interface RateLimitDefaults {
@@ -32,6 +33,12 @@ export interface ApiDeps {
   rateLimits?: RateLimitDefaults;
   /** AGENTPLANE_JUDGE_MODEL: whether runs can be judged (a backfill may then ask for `judge`). */
   judgeModel?: string;
+  /** AGENTPLANE_BASE_PATH: the path browsers reach the API under (`/agentplane`); empty at the root. */
+  basePath?: string;
+  /** AGENTPLANE_SESSION_TTL_SECONDS: how long a console session lasts from sign-in. */
+  sessionTtlSeconds?: number;
+  /** The built console (index.html, assets/); dist/console beside the compiled API by default. */
+  consoleDir?: string;
 }
 
 export interface Caller {
@@ -47,6 +54,8 @@ export interface ApiState {
   requestId: string;
   log: Logger;
   caller?: Caller;
+  /** A request authenticated by the console's session cookie: the session, its key and its token. */
+  session?: { record: ConsoleSessionRecord; key: ApiKeyRecord; token: string };
   /** The audit entry of a mutating request (audited()); `committed` once written with the mutation. */
   audit?: { action: string; targetType: string; committed: boolean };
   /** Set by a handler that acted on a record, for the audit entry. */

@@ -56,6 +56,8 @@ async function dev(config: Config): Promise<void> {
       toolsAllowPrivate: config.toolsAllowPrivate,
       rateLimits: config.rateLimits,
       webhooks: config.webhooks,
+      basePath: config.basePath,
+      sessionTtlSeconds: config.sessionTtlSeconds,
       modelEnv: config.modelEnv,
     };
     const services = await openServices(settings, log);

@@ -4,6 +4,8 @@ import type { S3Settings } from '../records/blobs/s3.js';
 import { TASK_QUEUE } from '../workflows/names.js';
 import type { RateLimitDefaults } from '../api/context.js';
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../workflows/webhooks/client.js';
+import { normaliseBasePath } from '../api/base-path.js';
+import { DEFAULT_SESSION_TTL_SECONDS } from '../api/middleware/console-session.js';
 
 export interface Config {
   port: number;
@@ -31,6 +33,10 @@ export interface Config {
   extractionConcurrency?: number;
   /** AGENTPLANE_RATE_LIMIT_*: the limits of keys without their own; unset, unlimited. */
   rateLimits: RateLimitDefaults;
+  /** AGENTPLANE_BASE_PATH: the path browsers reach the API under (`/agentplane`), normalised; '' at the root. */
+  basePath: string;
+  /** AGENTPLANE_SESSION_TTL_SECONDS: how long a console session lasts from sign-in; 8 hours by default. */
+  sessionTtlSeconds: number;
   /** False: `api` leaves migrations to `agentplane migrate` (a deploy step) and refuses a schema that is behind. */
   migrate: boolean;
 }
@@ -85,9 +91,15 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxAttempts: wholeNumber(env, 'AGENTPLANE_WEBHOOK_MAX_ATTEMPTS', 1, 50, DEFAULT_WEBHOOK_SETTINGS.maxAttempts),
     disableAfter: wholeNumber(env, 'AGENTPLANE_WEBHOOK_DISABLE_AFTER', 1, 1000, DEFAULT_WEBHOOK_SETTINGS.disableAfter),
   };
+  const basePath = normaliseBasePath(env.AGENTPLANE_BASE_PATH ?? '');
+  if (basePath === null) {
+    throw new ConfigError(`AGENTPLANE_BASE_PATH must be a URL path such as /agentplane (letters, digits, . _ ~ - between slashes), not '${env.AGENTPLANE_BASE_PATH}'.`);
+  }
   return {
     port,
     rateLimits,
+    basePath,
+    sessionTtlSeconds: wholeNumber(env, 'AGENTPLANE_SESSION_TTL_SECONDS', 60, 30 * 24 * 60 * 60, DEFAULT_SESSION_TTL_SECONDS),
     host: env.HOST || undefined,
     probePort: probePortText === undefined ? undefined : Number(probePortText),
     taskQueue,

@@ -31,6 +31,12 @@ export interface Services {
   rateLimits?: RateLimitDefaults;
   /** AGENTPLANE_WEBHOOK_*; the defaults when absent. */
   webhooks?: WebhookSettings;
+  /** AGENTPLANE_BASE_PATH: the path browsers reach the API under; empty at the root. */
+  basePath?: string;
+  /** AGENTPLANE_SESSION_TTL_SECONDS: a console session's lifetime. */
+  sessionTtlSeconds?: number;
+  /** The built console's folder; dist/console by default (tests serve one of their own). */
+  consoleDir?: string;
   close(): Promise<void>;
 }
 
@@ -44,6 +50,8 @@ export interface ServiceSettings {
   toolsAllowPrivate?: boolean;
   rateLimits?: RateLimitDefaults;
   webhooks?: WebhookSettings;
+  basePath?: string;
+  sessionTtlSeconds?: number;
   /** Where OPENAI_*, ANTHROPIC_* and AGENTPLANE_MODELS are read; the process's environment when absent. */
   modelEnv?: NodeJS.ProcessEnv;
 }
@@ -74,6 +82,8 @@ export async function openServices(settings: ServiceSettings, log = createLogger
     toolsAllowPrivate: settings.toolsAllowPrivate ?? false,
     rateLimits: settings.rateLimits,
     webhooks: settings.webhooks,
+    basePath: settings.basePath,
+    sessionTtlSeconds: settings.sessionTtlSeconds,
     async close() {
       await connection.close();
       await db.end();

@@ -125,6 +125,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign the web console in with an API key.
+         * @description For browsers only: the request must carry an `Origin` header naming the API's own origin, else it answers 403 `origin_mismatch` (this keeps other sites from signing a browser in). A live key answers 201 with the session and `Set-Cookie: agentplane_session=…; Path=<base path>/; HttpOnly; SameSite=Strict; Max-Age=<lifetime>` (`; Secure` over HTTPS). The cookie then stands for the key on every request, with its scopes and rate limits, until the session expires, is ended, or the key is revoked. An unknown or revoked key answers 401. Signing in counts as a request of the key.
+         */
+        post: operations["createSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/current": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The console session the request's cookie belongs to, with its CSRF token.
+         * @description A request without the session cookie (a bearer key alone) answers 401 `no_session`.
+         */
+        get: operations["getCurrentSession"];
+        put?: never;
+        post?: never;
+        /**
+         * Sign out. The session ends on the server and the cookie is cleared (`Max-Age=0`).
+         * @description Needs `Origin` and `X-CSRF-Token` like any cookie request that changes something.
+         */
+        delete: operations["deleteCurrentSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/files": {
         parameters: {
             query?: never;
@@ -1083,6 +1127,24 @@ export interface components {
             object: "api_key";
             /** @constant */
             deleted: true;
+        };
+        CreateSessionRequest: {
+            /** @description An API key, `ap_…`. */
+            api_key: components["schemas"]["Text"];
+        };
+        Session: {
+            /** @constant */
+            object: "session";
+            id: string;
+            project_id: string;
+            api_key_id: string;
+            api_key_name: string;
+            scopes: components["schemas"]["Scope"][];
+            /** @description Send it as `X-CSRF-Token` on every cookie request that changes something. Keep it in memory only. */
+            csrf_token: string;
+            created_at: number;
+            /** @description When the session ends at the latest */
+            expires_at: number;
         };
         /** @description Decimal USD, more than zero, at most 12 digits either side of the point. */
         BudgetLimit: string;
@@ -2057,6 +2119,86 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    createSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateSessionRequest"];
+            };
+        };
+        responses: {
+            /** @description The session; the cookie is in `Set-Cookie`. */
+            201: {
+                headers: {
+                    /** @description The session cookie. */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getCurrentSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            401: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    deleteCurrentSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session has ended. */
+            204: {
+                headers: {
+                    /** @description The cleared session cookie. */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };

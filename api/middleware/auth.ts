@@ -1,14 +1,17 @@
 /**
- * Bearer-key authentication and scope checks. Verified keys are cached for a few seconds so a hot read
- * path costs one query, not two; revoking through this process drops the entry at once, and other
- * replicas stop honouring a revoked key within KEY_CACHE_TTL_MS.
+ * Authentication and scope checks. A request carries an API key as a bearer token, or, from the console,
+ * the session cookie that stands for one (console-session.ts). Verified keys are cached for a few seconds
+ * so a hot read path costs one query, not two; revoking through this process drops the entry at once, and
+ * other replicas stop honouring a revoked key within KEY_CACHE_TTL_MS. Sessions are read on every request,
+ * so a revoked key's sessions end at once everywhere.
  */
 import type { Middleware } from 'koa';
 import { LRUCache } from 'lru-cache';
 import type { Db } from '../../records/db.js';
-import { findApiKeyBySecret, hashSecret } from '../../records/api-keys.js';
+import { findApiKeyBySecret, hashSecret, type ApiKeyRecord } from '../../records/api-keys.js';
 import { AuthenticationError, PermissionError } from '../errors.js';
 import type { ApiState, Caller } from '../context.js';
+import { authenticateSession, SESSION_COOKIE } from './console-session.js';
 
 export const KEY_CACHE_TTL_MS = 5_000;
 const MAX_KEY_LENGTH = 128;
@@ -41,8 +44,27 @@ export class KeyCache {
 // The cache holds hashes, never secrets.
 const cacheKey = (secret: string) => hashSecret(secret).toString('base64');
 
+/** What a key may do, as every route reads it. */
+export function callerOfKey(record: ApiKeyRecord): Caller {
+  return {
+    apiKeyId: record.id,
+    projectId: record.project_id,
+    scopes: record.scopes,
+    bootstrap: record.bootstrap,
+    rateLimits: { requests_per_minute: record.requests_per_minute, concurrent_runs: record.concurrent_runs },
+  };
+}
+
 export function authenticate(db: Db, keys: KeyCache): Middleware<ApiState> {
   return async (ctx, next) => {
+    // A request with an Authorization header is a bearer request, whatever cookies the client holds.
+    if (ctx.get('authorization') === '' && ctx.cookies.get(SESSION_COOKIE) !== undefined) {
+      const session = await authenticateSession(db, ctx);
+      // The same caller as the key's: every scope check and rate limit applies unchanged.
+      ctx.state.caller = callerOfKey(session.key);
+      ctx.state.session = { record: session.session, key: session.key, token: session.token };
+      return next();
+    }
     const match = /^Bearer ([^\s]+)$/.exec(ctx.get('authorization'));
     const secret = match?.[1];
     if (!secret || secret.length > MAX_KEY_LENGTH || !secret.startsWith('ap_')) throw AuthenticationError();
@@ -50,13 +72,7 @@ export function authenticate(db: Db, keys: KeyCache): Middleware<ApiState> {
     if (!caller) {
       const record = await findApiKeyBySecret(db, secret);
       if (!record) throw AuthenticationError('The API key is not valid, or has been revoked.');
-      caller = {
-        apiKeyId: record.id,
-        projectId: record.project_id,
-        scopes: record.scopes,
-        bootstrap: record.bootstrap,
-        rateLimits: { requests_per_minute: record.requests_per_minute, concurrent_runs: record.concurrent_runs },
-      };
+      caller = callerOfKey(record);
       keys.set(secret, caller);
     }
     ctx.state.caller = caller;

@@ -59,6 +59,12 @@ export interface TestApiOptions {
   rateLimits?: RateLimitDefaults;
   /** Webhook delivery settings; receivers on loopback are allowed by default. */
   webhooks?: Partial<WebhookSettings>;
+  /** AGENTPLANE_BASE_PATH, normalised (`/agentplane`); the root by default. */
+  basePath?: string;
+  /** AGENTPLANE_SESSION_TTL_SECONDS; 8 hours by default. */
+  sessionTtlSeconds?: number;
+  /** The built console's folder; dist/console by default. */
+  consoleDir?: string;
 }
 
 export async function startTestApi(options: TestApiOptions = {}): Promise<TestApi> {
@@ -85,6 +91,9 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     toolsAllowPrivate: true,
     rateLimits: options.rateLimits,
     webhooks: { ...TEST_WEBHOOK_SETTINGS, ...options.webhooks },
+    basePath: options.basePath,
+    sessionTtlSeconds: options.sessionTtlSeconds,
+    consoleDir: options.consoleDir,
     close: async () => connection.close(),
   };
   await prepareDatabase(services.db, bootstrapKey, log);

@@ -36,6 +36,8 @@ describe('configuration from the environment', () => {
       taskQueue: 'agentplane',
       extractionConcurrency: undefined,
       rateLimits: { requestsPerMinute: undefined, concurrentRuns: undefined },
+      basePath: '',
+      sessionTtlSeconds: 28_800,
       modelEnv: {},
     });
   });
@@ -62,6 +64,8 @@ describe('configuration from the environment', () => {
       AGENTPLANE_WEBHOOK_RETRY_INITIAL_MS: '200',
       AGENTPLANE_WEBHOOK_MAX_ATTEMPTS: '4',
       AGENTPLANE_WEBHOOK_DISABLE_AFTER: '2',
+      AGENTPLANE_BASE_PATH: '/agentplane',
+      AGENTPLANE_SESSION_TTL_SECONDS: '3600',
       ...S3,
       S3_REGION: 'eu-west-1',
     });
@@ -83,6 +87,8 @@ describe('configuration from the environment', () => {
       taskQueue: 'network.support.desk',
       extractionConcurrency: 3,
       rateLimits: { requestsPerMinute: 600, concurrentRuns: 4 },
+      basePath: '/agentplane',
+      sessionTtlSeconds: 3600,
       modelEnv: config.modelEnv,
     });
     assert.equal(config.modelEnv.TEMPORAL_NAMESPACE, 'agents', 'model providers read the same environment');
@@ -157,6 +163,28 @@ describe('configuration from the environment', () => {
         });
       }
     }
+  });
+
+  describe('AGENTPLANE_BASE_PATH', () => {
+    for (const [text, path] of [['', ''], ['/', ''], ['agentplane', '/agentplane'], ['/agentplane/', '/agentplane'], ['/tools/agent-plane', '/tools/agent-plane']] as const) {
+      it(`reads '${text}' as '${path}'`, () => {
+        assert.equal(readConfig({ AGENTPLANE_BASE_PATH: text }).basePath, path);
+      });
+    }
+
+    for (const text of ['/a b', '/a;b', '/../x', '/a//b', '/"x"', '/a?b', '/%2e']) {
+      it(`rejects '${text}', naming the variable and the value`, () => {
+        configError(() => readConfig({ AGENTPLANE_BASE_PATH: text }), 'AGENTPLANE_BASE_PATH', `'${text}'`);
+      });
+    }
+  });
+
+  describe('AGENTPLANE_SESSION_TTL_SECONDS', () => {
+    it('is 8 hours when unset or empty, and takes whole seconds from a minute to 30 days', () => {
+      assert.equal(readConfig({ AGENTPLANE_SESSION_TTL_SECONDS: '' }).sessionTtlSeconds, 8 * 3600);
+      assert.equal(readConfig({ AGENTPLANE_SESSION_TTL_SECONDS: '60' }).sessionTtlSeconds, 60);
+      for (const text of ['59', '2592001', '1h', '-1']) configError(() => readConfig({ AGENTPLANE_SESSION_TTL_SECONDS: text }), 'AGENTPLANE_SESSION_TTL_SECONDS', `'${text}'`);
+    });
   });
 
   describe('AGENTPLANE_WEBHOOK_*', () => {

@@ -1,0 +1,61 @@
+/**
+ * Console sessions: a cookie token that stands for the API key a browser signed in with. Only SHA-256 hashes
+ * of the token and of its CSRF token are stored; a session counts while it is neither ended nor expired and
+ * its key is live, so revoking the key ends its sessions at once.
+ */
+import type { Queryable } from './db.js';
+import { hashSecret, type ApiKeyRecord } from './api-keys.js';
+import { newId } from './ids.js';
+
+export interface ConsoleSessionRecord {
+  id: string;
+  project_id: string;
+  api_key_id: string;
+  created_at: Date;
+  expires_at: Date;
+  ended_at: Date | null;
+}
+
+/** A live session with the key it stands for. */
+export interface LiveSession {
+  session: ConsoleSessionRecord;
+  key: ApiKeyRecord;
+  csrfHash: Buffer;
+}
+
+const SESSION_COLUMNS = 'id, project_id, api_key_id, created_at, expires_at, ended_at';
+const KEY_COLUMNS = 'k.id, k.project_id, k.name, k.prefix, k.scopes, k.bootstrap, k.created_at, k.revoked_at, k.requests_per_minute, k.concurrent_runs';
+
+/** 32 base62 characters, 190 random bits, like an API key's secret. */
+export const newSessionToken = () => newId('t', 32).slice(2);
+
+export async function insertConsoleSession(
+  db: Queryable,
+  session: { key: ApiKeyRecord; token: string; csrfToken: string; ttlSeconds: number },
+): Promise<ConsoleSessionRecord> {
+  const { rows } = await db.query<ConsoleSessionRecord>(
+    `INSERT INTO console_sessions (id, project_id, api_key_id, token_hash, csrf_hash, expires_at)
+     VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6)) RETURNING ${SESSION_COLUMNS}`,
+    [newId('ses'), session.key.project_id, session.key.id, hashSecret(session.token), hashSecret(session.csrfToken), session.ttlSeconds],
+  );
+  return rows[0]!;
+}
+
+/** The live session whose cookie token this is, with its key, in one query. */
+export async function findLiveSession(db: Queryable, token: string): Promise<LiveSession | null> {
+  const { rows } = await db.query<ApiKeyRecord & { session_id: string; session_created_at: Date; expires_at: Date; csrf_hash: Buffer }>(
+    `SELECT ${KEY_COLUMNS}, s.id AS session_id, s.created_at AS session_created_at, s.expires_at, s.csrf_hash
+     FROM console_sessions s JOIN api_keys k ON k.id = s.api_key_id
+     WHERE s.token_hash = $1 AND s.ended_at IS NULL AND s.expires_at > now() AND k.revoked_at IS NULL`,
+    [hashSecret(token)],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  const { session_id, session_created_at, expires_at, csrf_hash, ...key } = row;
+  const session = { id: session_id, project_id: key.project_id, api_key_id: key.id, created_at: session_created_at, expires_at, ended_at: null };
+  return { session, key, csrfHash: csrf_hash };
+}
+
+export async function endConsoleSession(db: Queryable, id: string): Promise<void> {
+  await db.query('UPDATE console_sessions SET ended_at = now() WHERE id = $1 AND ended_at IS NULL', [id]);
+}

@@ -1,0 +1,238 @@
+import assert from 'node:assert/strict';
+import { sharedApi, newTenant, type Tenant, type TestApi } from '../support/api.js';
+import { assertDocumentedResponse } from '../support/contract.js';
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+/** What a browser sends: the cookie, and on changes the Origin and CSRF headers the console adds. */
+interface BrowserRequest {
+  cookie?: string;
+  origin?: string | null;
+  csrf?: string;
+  json?: unknown;
+  headers?: Record<string, string>;
+}
+
+async function send(api: TestApi, method: string, path: string, request: BrowserRequest = {}): Promise<Answer> {
+  const headers: Record<string, string> = { ...request.headers };
+  if (request.cookie !== undefined) headers.cookie = request.cookie;
+  if (request.origin !== undefined && request.origin !== null) headers.origin = request.origin;
+  if (request.csrf !== undefined) headers['x-csrf-token'] = request.csrf;
+  if (request.json !== undefined) headers['content-type'] = 'application/json';
+  const response = await fetch(api.url + path, { method, headers, body: request.json === undefined ? undefined : JSON.stringify(request.json) });
+  const contentType = response.headers.get('content-type') ?? '';
+  const text = await response.text();
+  const body = contentType.startsWith('application/json') ? JSON.parse(text) : text;
+  assertDocumentedResponse(method, path, response.status, body, contentType);
+  return { status: response.status, headers: response.headers, body };
+}
+
+function assertError(response: Answer, status: number, code: string) {
+  assert.equal(response.status, status, JSON.stringify(response.body));
+  assert.equal(response.body.error.code, code);
+}
+
+/** The `name=value` part of the session cookie a response set. */
+function sessionCookieOf(response: Answer): string {
+  const cookie = response.headers.getSetCookie().find((c) => c.startsWith('agentplane_session='));
+  assert.ok(cookie, `no session cookie in ${JSON.stringify(response.headers.getSetCookie())}`);
+  return cookie.split(';')[0]!;
+}
+
+describe('console sessions', () => {
+  let api: TestApi;
+  let tenant: Tenant;
+  let other: Tenant;
+  let origin: string;
+
+  before(async function () {
+    this.timeout(120_000);
+    api = await sharedApi();
+    origin = api.url;
+    [tenant, other] = await Promise.all([newTenant(api, 'sessions A'), newTenant(api, 'sessions B')]);
+  });
+
+  async function signIn(key: string) {
+    const response = await send(api, 'POST', '/v1/sessions', { origin, json: { api_key: key } });
+    assert.equal(response.status, 201, JSON.stringify(response.body));
+    return { response, cookie: sessionCookieOf(response), csrf: response.body.csrf_token as string, session: response.body };
+  }
+
+  describe('signing in', () => {
+    it('answers 201 with the session and sets an HttpOnly, SameSite=Strict cookie for the whole API, lasting 8 hours', async () => {
+      const before = Math.floor(Date.now() / 1000);
+      const { response, session } = await signIn(tenant.admin.key!);
+      const [cookie] = response.headers.getSetCookie();
+      assert.match(cookie!, /^agentplane_session=[A-Za-z0-9]{32}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=28800$/);
+      assert.equal(session.object, 'session');
+      assert.match(session.id, /^ses_/);
+      assert.equal(session.project_id, tenant.projectId);
+      assert.deepEqual(session.scopes, ['admin']);
+      assert.equal(session.expires_at - session.created_at, 28_800);
+      assert.ok(session.created_at >= before - 1);
+      assert.match(session.csrf_token, /^[A-Za-z0-9_-]{43}$/);
+    });
+
+    it('never returns the API key, nor the cookie token, in the session', async () => {
+      const { response, cookie } = await signIn(tenant.admin.key!);
+      const text = JSON.stringify(response.body);
+      assert.ok(!text.includes(tenant.admin.key!));
+      assert.ok(!text.includes(cookie.split('=')[1]!));
+    });
+
+    it('marks the cookie Secure when the request came over HTTPS (X-Forwarded-Proto)', async () => {
+      const httpsOrigin = origin.replace(/^http:/, 'https:');
+      const response = await send(api, 'POST', '/v1/sessions', {
+        origin: httpsOrigin,
+        json: { api_key: tenant.admin.key },
+        headers: { 'x-forwarded-proto': 'https' },
+      });
+      assert.equal(response.status, 201, JSON.stringify(response.body));
+      assert.match(response.headers.getSetCookie()[0]!, /; HttpOnly; SameSite=Strict; Max-Age=28800; Secure$/);
+    });
+
+    it('answers 403 origin_mismatch without Origin or with another site\'s, and sets no cookie', async () => {
+      for (const sent of [null, 'https://evil.example', origin.replace('localhost', '127.0.0.1')]) {
+        const response = await send(api, 'POST', '/v1/sessions', { origin: sent, json: { api_key: tenant.admin.key } });
+        assertError(response, 403, 'origin_mismatch');
+        assert.deepEqual(response.headers.getSetCookie(), []);
+      }
+    });
+
+    it('answers 401 for a key that is not valid, and 400 for a body that is not a sign-in', async () => {
+      const wrong = await send(api, 'POST', '/v1/sessions', { origin, json: { api_key: `ap_${'x'.repeat(32)}` } });
+      assertError(wrong, 401, 'invalid_api_key');
+      assert.equal(wrong.body.error.type, 'authentication_error');
+      assertError(await send(api, 'POST', '/v1/sessions', { origin, json: { api_key: 'not a key' } }), 401, 'invalid_api_key');
+      assertError(await send(api, 'POST', '/v1/sessions', { origin, json: { api_key: 'ap_x', remember: true } }), 400, 'unknown_parameter');
+      assertError(await send(api, 'POST', '/v1/sessions', { origin, json: {} }), 400, 'missing_parameter');
+    });
+
+    it('is audited in the key\'s project', async () => {
+      const { session } = await signIn(tenant.admin.key!);
+      const log = await tenant.admin.get(`/v1/audit-logs?target_id=${session.id}`);
+      assert.deepEqual(log.body.data.map((e: { action: string; outcome: { status: number } }) => [e.action, e.outcome.status]), [['session.create', 201]]);
+    });
+  });
+
+  describe('the cookie', () => {
+    it('alone reads what the key reads', async () => {
+      const { cookie } = await signIn(tenant.admin.key!);
+      const agents = await send(api, 'GET', '/v1/agents', { cookie });
+      assert.equal(agents.status, 200, JSON.stringify(agents.body));
+      assert.equal(agents.body.object, 'list');
+    });
+
+    it('gives the session again, with the same CSRF token, from /v1/sessions/current', async () => {
+      const { cookie, session } = await signIn(tenant.admin.key!);
+      const current = await send(api, 'GET', '/v1/sessions/current', { cookie });
+      assert.equal(current.status, 200);
+      assert.deepEqual(current.body, session);
+    });
+
+    it('answers 401 no_session at /v1/sessions/current for a bearer key', async () => {
+      assertError(await send(api, 'GET', '/v1/sessions/current', { headers: { authorization: `Bearer ${tenant.admin.key}` } }), 401, 'no_session');
+    });
+
+    it('answers 401 invalid_session for a token no session has', async () => {
+      assertError(await send(api, 'GET', '/v1/agents', { cookie: `agentplane_session=${'a'.repeat(32)}` }), 401, 'invalid_session');
+    });
+
+    it('leaves bearer requests alone: the Authorization header wins over any cookie', async () => {
+      const response = await send(api, 'POST', '/v1/agents', {
+        cookie: `agentplane_session=${'a'.repeat(32)}`,
+        headers: { authorization: `Bearer ${tenant.admin.key}` },
+        json: { name: 'bearer with a cookie', model: 'auto', instructions: 'x' },
+      });
+      assert.equal(response.status, 201, JSON.stringify(response.body));
+    });
+
+    it('changes nothing without the API\'s own Origin (403 origin_mismatch) or the CSRF token (403 csrf_token_invalid)', async () => {
+      const { cookie, csrf } = await signIn(tenant.admin.key!);
+      const json = { name: 'from the console', model: 'auto', instructions: 'x' };
+      assertError(await send(api, 'POST', '/v1/agents', { cookie, csrf, json }), 403, 'origin_mismatch');
+      assertError(await send(api, 'POST', '/v1/agents', { cookie, csrf, json, origin: 'https://evil.example' }), 403, 'origin_mismatch');
+      assertError(await send(api, 'POST', '/v1/agents', { cookie, json, origin }), 403, 'csrf_token_invalid');
+      assertError(await send(api, 'POST', '/v1/agents', { cookie, json, origin, csrf: `${csrf.slice(0, -1)}A` }), 403, 'csrf_token_invalid');
+      const other = await signIn(tenant.admin.key!);
+      assertError(await send(api, 'POST', '/v1/agents', { cookie, json, origin, csrf: other.csrf }), 403, 'csrf_token_invalid');
+      const listed = await tenant.admin.get('/v1/agents?limit=100');
+      assert.ok(!listed.body.data.some((a: { name: string }) => a.name === json.name), 'a refused request created the agent');
+
+      const created = await send(api, 'POST', '/v1/agents', { cookie, json, origin, csrf });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const removed = await send(api, 'DELETE', `/v1/agents/${created.body.id}`, { cookie, origin, csrf });
+      assert.equal(removed.status, 200, JSON.stringify(removed.body));
+    });
+
+    it('holds the scopes of its key, no more', async () => {
+      const reader = await tenant.keyWith('agents:read');
+      const { cookie, csrf, session } = await signIn(reader.key!);
+      assert.deepEqual(session.scopes, ['agents:read']);
+      assert.equal((await send(api, 'GET', '/v1/agents', { cookie })).status, 200);
+      const json = { name: 'not allowed', model: 'auto', instructions: 'x' };
+      assertError(await send(api, 'POST', '/v1/agents', { cookie, csrf, origin, json }), 403, 'missing_scope');
+      assertError(await send(api, 'GET', '/v1/api-keys', { cookie }), 403, 'missing_scope');
+    });
+
+    it('keeps another tenant\'s objects out of reach (404)', async () => {
+      const theirs = await other.admin.post('/v1/agents', { name: 'theirs', model: 'auto', instructions: 'x' });
+      assert.equal(theirs.status, 201);
+      const { cookie, csrf } = await signIn(tenant.admin.key!);
+      assertError(await send(api, 'GET', `/v1/agents/${theirs.body.id}`, { cookie }), 404, 'resource_not_found');
+      assertError(await send(api, 'DELETE', `/v1/agents/${theirs.body.id}`, { cookie, origin, csrf }), 404, 'resource_not_found');
+      assert.equal((await other.admin.get(`/v1/agents/${theirs.body.id}`)).status, 200);
+    });
+
+    it('reaches a run\'s event stream as a GET (404 for a run that is not there, not 401)', async () => {
+      const { cookie } = await signIn(tenant.admin.key!);
+      assertError(await send(api, 'GET', '/v1/runs/run_absent/events', { cookie }), 404, 'resource_not_found');
+    });
+
+    it('counts against its key\'s rate limit, signing in included', async () => {
+      const created = await tenant.admin.post('/v1/api-keys', { name: 'limited console', scopes: ['agents:read'], rate_limits: { requests_per_minute: 2 } });
+      const { cookie } = await signIn(created.body.key);
+      assert.equal((await send(api, 'GET', '/v1/agents', { cookie })).status, 200);
+      assertError(await send(api, 'GET', '/v1/agents', { cookie }), 429, 'rate_limit_exceeded');
+    });
+  });
+
+  describe('ending', () => {
+    it('signing out ends the session and clears the cookie; the cookie then answers 401', async () => {
+      const { cookie, csrf, session } = await signIn(tenant.admin.key!);
+      assertError(await send(api, 'DELETE', '/v1/sessions/current', { cookie, origin }), 403, 'csrf_token_invalid');
+      assertError(await send(api, 'DELETE', '/v1/sessions/current', { cookie, csrf }), 403, 'origin_mismatch');
+      const ended = await send(api, 'DELETE', '/v1/sessions/current', { cookie, origin, csrf });
+      assert.equal(ended.status, 204);
+      assert.deepEqual(ended.headers.getSetCookie(), ['agentplane_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0']);
+      assertError(await send(api, 'GET', '/v1/agents', { cookie }), 401, 'invalid_session');
+      assertError(await send(api, 'GET', '/v1/sessions/current', { cookie }), 401, 'invalid_session');
+      const { rows } = await api.services.db.query<{ ended_at: Date | null }>('SELECT ended_at FROM console_sessions WHERE id = $1', [session.id]);
+      assert.ok(rows[0]?.ended_at instanceof Date);
+      const log = await tenant.admin.get(`/v1/audit-logs?target_id=${session.id}&order=asc`);
+      assert.deepEqual(log.body.data.map((e: { action: string; outcome: { status: number } }) => [e.action, e.outcome.status]), [
+        ['session.create', 201], ['session.end', 204],
+      ]);
+    });
+
+    it('revoking the key ends its sessions at once', async () => {
+      const key = await tenant.keyWith('agents:read');
+      const { cookie } = await signIn(key.key!);
+      assert.equal((await send(api, 'GET', '/v1/agents', { cookie })).status, 200);
+      const keyId = (await send(api, 'GET', '/v1/sessions/current', { cookie })).body.api_key_id;
+      assert.equal((await tenant.admin.delete(`/v1/api-keys/${keyId}`)).status, 200);
+      assertError(await send(api, 'GET', '/v1/agents', { cookie }), 401, 'invalid_session');
+      assertError(await send(api, 'POST', '/v1/sessions', { origin, json: { api_key: key.key } }), 401, 'invalid_api_key');
+    });
+
+    it('an expired session answers 401', async () => {
+      const { cookie, session } = await signIn(tenant.admin.key!);
+      await api.services.db.query(`UPDATE console_sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, [session.id]);
+      assertError(await send(api, 'GET', '/v1/agents', { cookie }), 401, 'invalid_session');
+    });
+  });
+});
