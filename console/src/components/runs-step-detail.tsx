@@ -87,7 +87,7 @@ export function StepDetail({ row, run }: { row: StepRow; run: Run }) {
       {step.type === 'model_call' && (
         <>
           <details>
-            <summary>Input ({prompt.length} messages)</summary>
+            <summary>Input ({prompt.length} {prompt.length === 1 ? 'message' : 'messages'})</summary>
             <Messages messages={prompt} />
           </details>
           <h3>Output</h3>

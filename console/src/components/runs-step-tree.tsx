@@ -11,7 +11,7 @@ import { ShareBar, StatusBadge, TimelineBar } from './runs-bars';
 import type { HopRow, StepRow, TreeRow } from './runs-tree';
 import { useVirtualRows } from './runs-virtual-rows';
 
-export const ROW_HEIGHT = 40;
+export const ROW_HEIGHT = 44;
 const COLUMNS = ['Step', 'Status', 'Queued', 'Ran', 'Tokens', 'Cost', 'Share of cost', 'Timeline'];
 
 interface Props {
@@ -43,9 +43,10 @@ function HopName({ row, toggle }: { row: HopRow; toggle: () => void }) {
         {row.expanded ? '▾' : '▸'}
       </button>
       <span class="hop-name">
-        Hop {hop.index} · <IdLink id={hop.agent_id} /> · <IdLink id={hop.child_run_id} />
-        <span class="decision">
-          {' '}
+        <span class="hop-line">
+          Hop {hop.index}: <IdLink id={hop.child_run_id} /> by <IdLink id={hop.agent_id} />
+        </span>
+        <span class="hop-line decision" title={hop.decision.reason}>
           {hop.decision.router}: {hop.decision.reason}
         </span>
       </span>

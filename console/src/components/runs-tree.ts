@@ -106,3 +106,20 @@ export function spanOf(run: Run, rows: TreeRow[], now: number): number {
   if (run.completed_at !== null) return Math.max(1, lastEnd);
   return Math.max(1, lastEnd, now - (run.started_at ?? run.created_at) * 1000);
 }
+
+/**
+ * How long a run took (so far), in milliseconds: its steps and hops know their times to the millisecond,
+ * its own timestamps only to the second. Null before it starts.
+ */
+export function runDurationMs(run: Run, now = Date.now()): number | null {
+  if (run.started_at === null) return null;
+  if (run.completed_at === null) return Math.max(0, now - run.started_at * 1000);
+  const ends = [
+    ...run.steps.map((s) => (s.offset_ms ?? 0) + (s.duration_ms ?? 0)),
+    ...run.hops.map((h) => (h.offset_ms ?? 0) + (h.duration_ms ?? 0)),
+  ];
+  return ends.length > 0 ? Math.max(...ends) : (run.completed_at - run.started_at) * 1000;
+}
+
+/** The model a run used, or asked for; a network run without a router model has none of its own. */
+export const modelOf = (run: Run) => run.resolved_model ?? (run.model === 'none' ? null : run.model);

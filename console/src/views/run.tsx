@@ -10,7 +10,7 @@ import { Async } from '../components/states';
 import { IdLink } from '../components/links';
 import { formatCount, formatDuration, formatTime, formatUsd } from '../format';
 import { StatusBadge } from '../components/runs-bars';
-import { hopOfKey, rowsOf, spanOf, type Run, type StepRow } from '../components/runs-tree';
+import { hopOfKey, modelOf, rowsOf, runDurationMs, spanOf, type Run, type StepRow } from '../components/runs-tree';
 import { StepTree } from '../components/runs-step-tree';
 import { StepDetail } from '../components/runs-step-detail';
 import { useRunEvents } from '../components/runs-live';
@@ -98,8 +98,8 @@ function RunDetail({ run, selected, reload }: { run: Run; selected?: string; rel
     }
   }
 
-  const start = run.started_at ?? run.created_at;
-  const duration = run.started_at === null ? null : ((run.completed_at ?? Date.now() / 1000) - start) * 1000;
+  const duration = runDurationMs(run);
+  const model = modelOf(run);
   return (
     <>
       <div class="run-head" aria-live="polite">
@@ -137,8 +137,8 @@ function RunDetail({ run, selected, reload }: { run: Run; selected?: string; rel
       <dl class="facts">
         <dt>Model</dt>
         <dd>
-          {run.resolved_model ?? run.model}
-          {run.resolved_model && run.resolved_model !== run.model && <span class="muted"> (asked for {run.model})</span>}
+          {model ?? <span class="muted">none of its own (its hops' models are theirs)</span>}
+          {run.resolved_model && run.resolved_model !== run.model && run.model !== 'none' && <span class="muted"> (asked for {run.model})</span>}
         </dd>
         {run.routing_reason && (
           <>
@@ -181,7 +181,7 @@ function RunDetail({ run, selected, reload }: { run: Run; selected?: string; rel
       ) : (
         <StepTree runId={run.id} rows={rows} total={total} span={span} selected={selected} toggleHop={toggleHop} />
       )}
-      {selected && !selectedRow && rows.length > 0 && !(linkedHop !== undefined && !children.size) && (
+      {selected && !selectedRow && rows.length > 0 && (linkedHop === undefined || children.has(run.hops[linkedHop]?.child_run_id ?? '')) && (
         <p class="notice" role="status">
           This run has no step {selected}.
         </p>

@@ -6,6 +6,7 @@ import { Async, EmptyState } from '../components/states';
 import { IdLink } from '../components/links';
 import { formatCount, formatDuration, formatTime, formatUsd } from '../format';
 import { StatusBadge } from '../components/runs-bars';
+import { modelOf, runDurationMs } from '../components/runs-tree';
 import './runs.css';
 
 type RunStatus = Schemas['RunStatus'];
@@ -130,7 +131,7 @@ export default function RunsView() {
 }
 
 function RunRow({ run }: { run: Schemas['Run'] }) {
-  const duration = run.started_at === null ? null : ((run.completed_at ?? Date.now() / 1000) - run.started_at) * 1000;
+  const duration = runDurationMs(run);
   return (
     <tr>
       <th scope="row">
@@ -148,7 +149,7 @@ function RunRow({ run }: { run: Schemas['Run'] }) {
       <td>
         <StatusBadge status={run.status} />
       </td>
-      <td>{run.resolved_model ?? run.model}</td>
+      <td>{modelOf(run) ?? <span class="muted">—</span>}</td>
       <td class="number">{formatCount(run.usage.input_tokens + run.usage.output_tokens)}</td>
       <td class="number">{formatUsd(run.cost)}</td>
       <td>{formatTime(run.created_at)}</td>
