@@ -3,7 +3,7 @@
  * Each row shows its queue and execution time, tokens, its cost with its share of the run's, and a bar
  * placed on the run's timeline.
  */
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef } from 'preact/hooks';
 import { Link } from 'wouter-preact';
 import { formatCount, formatDuration, formatUsd } from '../format';
 import { IdLink } from './links';
@@ -61,7 +61,7 @@ export function StepTree({ runId, rows, total, span, selected, toggleHop }: Prop
   const items = virtualizer.getVirtualItems();
   const totalSize = virtualizer.getTotalSize();
 
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (body.current) body.current.style.height = `${totalSize}px`;
   }, [totalSize]);
 
