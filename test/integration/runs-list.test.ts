@@ -99,7 +99,10 @@ describe('the project-wide run list', function () {
     assert.deepEqual(await get(`created_after=${failed.created_at + 1}`), []);
   });
 
-  it('answers 400 for an unknown status, a repeated single-valued filter, or an unknown parameter', async () => {
+  it('answers 400 for no status or an unknown one, a repeated single-valued filter, or an unknown parameter', async () => {
+    const empty = await stack.tenant.admin.get('/v1/runs?status=');
+    assert.equal(empty.status, 400);
+    assert.equal(empty.body.error.param, 'status');
     const unknownStatus = await stack.tenant.admin.get('/v1/runs?status=done');
     assert.equal(unknownStatus.status, 400);
     assert.equal(unknownStatus.body.error.param, 'status.0');
