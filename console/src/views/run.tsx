@@ -66,7 +66,8 @@ function RunDetail({ run, selected, reload }: { run: Run; selected?: string; rel
 
   const rows = useMemo(() => rowsOf(run, expanded, children), [run, expanded, children]);
   const span = spanOf(run, rows, Date.now());
-  const total = Number(run.cost);
+  // A hop's cost joins its network run's when the hop ends: until then the whole is the sum of the parts.
+  const total = Math.max(Number(run.cost), rows.reduce((sum, row) => (row.depth === 0 ? sum + row.cost : sum), 0));
   const selectedRow = rows.find((row): row is StepRow => row.kind === 'step' && row.key === selected);
   const selectedRun = selectedRow ? (selectedRow.runId === run.id ? run : children.get(selectedRow.runId)) : undefined;
 
