@@ -73,8 +73,9 @@ export function serveConsole(options: { dir: string; basePath: string }): Middle
       return;
     }
     const rest = ctx.path.slice('/console/'.length);
-    const isAsset = rest.startsWith('assets/');
-    if (isAsset || extname(rest) !== '') {
+    const isAsset = rest === 'assets' || rest.startsWith('assets/');
+    // The app's own routes have no dot in their last segment; anything else names a file (`.env` included).
+    if (isAsset || /\.|%2e/i.test(rest.slice(rest.lastIndexOf('/') + 1))) {
       const file = fileOf(options.dir, rest);
       const found = file ? await stat(file).catch(() => null) : null;
       if (!file || !found?.isFile()) throw FileNotFoundError(ctx.path);

@@ -41,6 +41,14 @@ export async function insertConsoleSession(
   return rows[0]!;
 }
 
+/**
+ * Deletes the key's sessions that can no longer be used (ended or expired). Signing in does it, so a key's
+ * rows never pile up however often it signs in, without a sweep of its own.
+ */
+export async function deleteFinishedConsoleSessions(db: Queryable, apiKeyId: string): Promise<void> {
+  await db.query('DELETE FROM console_sessions WHERE api_key_id = $1 AND (ended_at IS NOT NULL OR expires_at <= now())', [apiKeyId]);
+}
+
 /** The live session whose cookie token this is, with its key, in one query. */
 export async function findLiveSession(db: Queryable, token: string): Promise<LiveSession | null> {
   const { rows } = await db.query<ApiKeyRecord & { session_id: string; session_created_at: Date; expires_at: Date; csrf_hash: Buffer }>(
@@ -54,6 +62,11 @@ export async function findLiveSession(db: Queryable, token: string): Promise<Liv
   const { session_id, session_created_at, expires_at, csrf_hash, ...key } = row;
   const session = { id: session_id, project_id: key.project_id, api_key_id: key.id, created_at: session_created_at, expires_at, ended_at: null };
   return { session, key, csrfHash: csrf_hash };
+}
+
+/** Ends the session a browser held when it signs in again, whichever key that session was for. */
+export async function endConsoleSessionOfToken(db: Queryable, token: string): Promise<void> {
+  await db.query('UPDATE console_sessions SET ended_at = now() WHERE token_hash = $1 AND ended_at IS NULL', [hashSecret(token)]);
 }
 
 export async function endConsoleSession(db: Queryable, id: string): Promise<void> {

@@ -142,6 +142,29 @@ describe('the Helm chart and the Dockerfile', function () {
     ]);
   });
 
+  it('gives the API its base path and console session lifetime, and routes the ingress to that path', async () => {
+    const apiEnv = (manifests: Manifest[]) =>
+      manifests.find((m) => m.kind === 'Deployment' && m.metadata.name === 'ap-agentplane-api')!.spec.template.spec.containers[0].env
+        .filter((e: { name: string }) => ['AGENTPLANE_BASE_PATH', 'AGENTPLANE_SESSION_TTL_SECONDS'].includes(e.name));
+    const ingressPath = (manifests: Manifest[]) => manifests.find((m) => m.kind === 'Ingress')!.spec.rules[0].http.paths[0].path;
+    assert.deepEqual(apiEnv(await render('defaults-values.yaml')), [
+      { name: 'AGENTPLANE_BASE_PATH', value: '' },
+      { name: 'AGENTPLANE_SESSION_TTL_SECONDS', value: '28800' },
+    ]);
+    assert.equal(ingressPath(await render('defaults-values.yaml', 'api.ingress.enabled=true')), '/');
+    const prefixed = await render('defaults-values.yaml', 'api.ingress.enabled=true', 'api.basePath=/agentplane', 'api.sessionTtlSeconds=3600');
+    assert.deepEqual(apiEnv(prefixed), [
+      { name: 'AGENTPLANE_BASE_PATH', value: '/agentplane' },
+      { name: 'AGENTPLANE_SESSION_TTL_SECONDS', value: '3600' },
+    ]);
+    assert.equal(ingressPath(prefixed), '/agentplane');
+    for (const wrong of ['api.basePath=agentplane/', 'api.basePath=/a b', 'api.sessionTtlSeconds=10']) {
+      const refused = await helm(['template', 'ap', chart, '-f', join(chart, 'ci', 'defaults-values.yaml'), '--set', wrong]);
+      assert.notEqual(refused.code, 0, wrong);
+      assert.match(refused.stderr, /basePath|sessionTtlSeconds/, wrong);
+    }
+  });
+
   it('configures the graph and judge models and webhook delivery through the ConfigMap every process reads', async () => {
     const config = (manifests: Manifest[]) => manifests.find((m) => m.kind === 'ConfigMap' && m.metadata.name === 'ap-agentplane-config')!.data as Record<string, string>;
     const defaults = config(await render('defaults-values.yaml'));

@@ -112,6 +112,15 @@ describe('console sessions', () => {
       assertError(await send(api, 'POST', '/v1/sessions', { origin, json: {} }), 400, 'missing_parameter');
     });
 
+    it('ends the session the browser held before, as the new cookie replaces it', async () => {
+      const first = await signIn(tenant.admin.key!);
+      const reader = await tenant.keyWith('agents:read');
+      const again = await send(api, 'POST', '/v1/sessions', { origin, cookie: first.cookie, json: { api_key: reader.key } });
+      assert.equal(again.status, 201, JSON.stringify(again.body));
+      assertError(await send(api, 'GET', '/v1/agents', { cookie: first.cookie }), 401, 'invalid_session');
+      assert.equal((await send(api, 'GET', '/v1/agents', { cookie: sessionCookieOf(again) })).status, 200);
+    });
+
     it('is audited in the key\'s project', async () => {
       const { session } = await signIn(tenant.admin.key!);
       const log = await tenant.admin.get(`/v1/audit-logs?target_id=${session.id}`);
@@ -157,7 +166,7 @@ describe('console sessions', () => {
       assertError(await send(api, 'POST', '/v1/agents', { cookie, csrf, json }), 403, 'origin_mismatch');
       assertError(await send(api, 'POST', '/v1/agents', { cookie, csrf, json, origin: 'https://evil.example' }), 403, 'origin_mismatch');
       assertError(await send(api, 'POST', '/v1/agents', { cookie, json, origin }), 403, 'csrf_token_invalid');
-      assertError(await send(api, 'POST', '/v1/agents', { cookie, json, origin, csrf: `${csrf.slice(0, -1)}A` }), 403, 'csrf_token_invalid');
+      assertError(await send(api, 'POST', '/v1/agents', { cookie, json, origin, csrf: `${csrf.slice(0, -1)}${csrf.endsWith('A') ? 'B' : 'A'}` }), 403, 'csrf_token_invalid');
       const other = await signIn(tenant.admin.key!);
       assertError(await send(api, 'POST', '/v1/agents', { cookie, json, origin, csrf: other.csrf }), 403, 'csrf_token_invalid');
       const listed = await tenant.admin.get('/v1/agents?limit=100');
@@ -233,6 +242,16 @@ describe('console sessions', () => {
       const { cookie, session } = await signIn(tenant.admin.key!);
       await api.services.db.query(`UPDATE console_sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, [session.id]);
       assertError(await send(api, 'GET', '/v1/agents', { cookie }), 401, 'invalid_session');
+    });
+
+    it('signing in again deletes the key\'s ended and expired sessions, and keeps its live ones', async () => {
+      const key = await tenant.keyWith('agents:read');
+      const [expired, ended, live] = [await signIn(key.key!), await signIn(key.key!), await signIn(key.key!)];
+      await api.services.db.query(`UPDATE console_sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, [expired.session.id]);
+      assert.equal((await send(api, 'DELETE', '/v1/sessions/current', { cookie: ended.cookie, origin, csrf: ended.csrf })).status, 204);
+      const next = await signIn(key.key!);
+      const { rows } = await api.services.db.query<{ id: string }>('SELECT id FROM console_sessions WHERE api_key_id = $1 ORDER BY created_at', [next.session.api_key_id]);
+      assert.deepEqual(rows.map((r) => r.id).sort(), [live.session.id, next.session.id].sort());
     });
   });
 });

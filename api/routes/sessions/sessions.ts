@@ -10,10 +10,10 @@ import { AuthenticationError } from '../../errors.js';
 import { callerOfKey } from '../../middleware/auth.js';
 import { limitRequests } from '../../middleware/rate-limit.js';
 import {
-  csrfTokenOf, DEFAULT_SESSION_TTL_SECONDS, NoSessionError, requireSameOrigin, sessionCookie,
+  csrfTokenOf, DEFAULT_SESSION_TTL_SECONDS, NoSessionError, requireSameOrigin, SESSION_COOKIE, sessionCookie,
 } from '../../middleware/console-session.js';
 import { findApiKeyBySecret } from '../../../records/api-keys.js';
-import { endConsoleSession, insertConsoleSession, newSessionToken } from '../../../records/console-sessions.js';
+import { deleteFinishedConsoleSessions, endConsoleSession, endConsoleSessionOfToken, insertConsoleSession, newSessionToken } from '../../../records/console-sessions.js';
 import { presentSession } from '../../../presenters/session.js';
 
 /** POST /v1/sessions, on a router whose routes need no key. */
@@ -32,7 +32,11 @@ export function signInRoute(router: Router<ApiState>, deps: ApiDeps): void {
       await countRequest(ctx, async () => {});
       const token = newSessionToken();
       const csrfToken = csrfTokenOf(token);
+      const previous = ctx.cookies.get(SESSION_COOKIE);
       const answer = await commitMutation(ctx, deps.db, async (tx) => {
+        // The new cookie replaces the browser's previous one, whose session would otherwise live on unused.
+        if (previous) await endConsoleSessionOfToken(tx, previous);
+        await deleteFinishedConsoleSessions(tx, key.id);
         const session = await insertConsoleSession(tx, { key, token, csrfToken, ttlSeconds });
         return { status: 201, body: presentSession(session, key, csrfToken) };
       });
