@@ -24,7 +24,19 @@ function presentMessage(message: ChatMessage): RunMessage | null {
   }
 }
 
-function presentStep(step: RunStepRecord): RunStep {
+/**
+ * Where a step sits in its run, to the millisecond (the timestamps are whole seconds): from the run's start,
+ * and how long it waited after the step before it ended (the first step: after the run started), which is
+ * the orchestration's scheduling time. A step begun while the one before still ran (parallel tool calls)
+ * waited for nothing.
+ */
+function timingOf(step: RunStepRecord, previous: RunStepRecord | undefined, runStart: Date): Pick<RunStep, 'offset_ms' | 'queued_ms'> {
+  const start = step.started_at.getTime();
+  const ready = previous ? previous.completed_at?.getTime() : runStart.getTime();
+  return { offset_ms: Math.max(0, start - runStart.getTime()), queued_ms: ready === undefined ? 0 : Math.max(0, start - ready) };
+}
+
+function presentStep(step: RunStepRecord, previous: RunStepRecord | undefined, runStart: Date): RunStep {
   const base: RunStep = {
     index: step.index,
     type: step.type,
@@ -32,6 +44,7 @@ function presentStep(step: RunStepRecord): RunStep {
     started_at: unixSeconds(step.started_at),
     completed_at: unixSeconds(step.completed_at),
     duration_ms: step.completed_at ? step.completed_at.getTime() - step.started_at.getTime() : null,
+    ...timingOf(step, previous, runStart),
     error: step.error,
   };
   if (step.type === 'model_call') {
@@ -54,7 +67,8 @@ function presentStep(step: RunStepRecord): RunStep {
 
 type RunHop = components['schemas']['RunHop'];
 
-function presentHop(child: RunRecord): RunHop {
+function presentHop(child: RunRecord, parentStart: Date): RunHop {
+  const start = child.started_at ?? child.created_at;
   return {
     index: child.hop_index ?? 0,
     agent_id: child.agent_id ?? '',
@@ -63,8 +77,10 @@ function presentHop(child: RunRecord): RunHop {
     decision: child.hop_decision ?? { router: 'sequential', reason: '' },
     usage: { input_tokens: child.input_tokens, output_tokens: child.output_tokens, cached_tokens: child.cached_tokens },
     cost: child.cost,
-    started_at: unixSeconds(child.started_at ?? child.created_at),
+    started_at: unixSeconds(start),
     completed_at: unixSeconds(child.completed_at),
+    offset_ms: Math.max(0, start.getTime() - parentStart.getTime()),
+    duration_ms: child.completed_at ? child.completed_at.getTime() - start.getTime() : null,
   };
 }
 
@@ -80,6 +96,7 @@ export function presentRun(run: RunRecord, steps: RunStepRecord[], children: Run
     .filter((s) => s.status === 'completed' && s.message)
     .map((s) => presentMessage(s.message!))
     .filter((m): m is RunMessage => m !== null);
+  const runStart = run.started_at ?? run.created_at;
   return {
     id: run.id,
     object: 'run',
@@ -96,8 +113,8 @@ export function presentRun(run: RunRecord, steps: RunStepRecord[], children: Run
     file_ids: run.file_ids,
     previous_run_id: run.previous_run_id,
     output: { text: run.output_text, messages, citations: citationsOf(steps) },
-    steps: steps.map(presentStep),
-    hops: children.map(presentHop),
+    steps: steps.map((step, i) => presentStep(step, steps[i - 1], runStart)),
+    hops: children.map((child) => presentHop(child, runStart)),
     usage: { input_tokens: run.input_tokens, output_tokens: run.output_tokens, cached_tokens: run.cached_tokens },
     cost: run.cost,
     error: run.error,

@@ -133,6 +133,34 @@ export async function listAgentRuns(db: Queryable, projectId: string, agentId: s
   return selectPage<RunRecord>(db, { table: 'runs', columns: COLUMNS, projectId, where: { agent_id: agentId, status: filters.status }, conditions, page });
 }
 
+export interface ProjectRunFilters {
+  statuses?: RunStatus[];
+  agentId?: string;
+  networkId?: string;
+  /** A network run's id (its hops), or `none` (runs that are no hop). */
+  parentRunId?: string;
+  createdAfter?: number;
+  createdBefore?: number;
+}
+
+/** Every run of a project, hops included unless `parentRunId` says otherwise; paged on runs_project_page. */
+export async function listProjectRuns(db: Queryable, projectId: string, page: PageRequest, filters: ProjectRunFilters): Promise<Page<RunRecord>> {
+  const conditions: [string, ...unknown[]][] = [];
+  if (filters.statuses && filters.statuses.length > 0) conditions.push(['status = ANY(?::text[])', filters.statuses]);
+  if (filters.parentRunId === 'none') conditions.push(['parent_run_id IS NULL']);
+  else if (filters.parentRunId !== undefined) conditions.push(['parent_run_id = ?', filters.parentRunId]);
+  if (filters.createdAfter !== undefined) conditions.push(['created_at >= to_timestamp(?)', filters.createdAfter]);
+  if (filters.createdBefore !== undefined) conditions.push(['created_at < to_timestamp(?)', filters.createdBefore]);
+  return selectPage<RunRecord>(db, {
+    table: 'runs',
+    columns: COLUMNS,
+    projectId,
+    where: { agent_id: filters.agentId, network_id: filters.networkId },
+    conditions,
+    page,
+  });
+}
+
 export async function listNetworkRuns(db: Queryable, projectId: string, networkId: string, page: PageRequest, status?: RunStatus): Promise<Page<RunRecord>> {
   return selectPage<RunRecord>(db, { table: 'runs', columns: COLUMNS, projectId, where: { network_id: networkId, status }, page });
 }

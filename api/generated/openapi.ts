@@ -588,6 +588,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The project's runs, newest first by default: agent runs, network runs and the hops of network runs (each hop is a run with `parent_run_id` set), with each run's usage and cost. */
+        get: operations["listRuns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/runs/{id}": {
         parameters: {
             query?: never;
@@ -1609,6 +1626,10 @@ export interface components {
             started_at: number;
             completed_at: number | null;
             duration_ms: number | null;
+            /** @description When it started, in milliseconds from the run's start. */
+            offset_ms?: number;
+            /** @description How long it waited to start, in milliseconds, after the step before it ended (the first step: after the run started): the orchestration's scheduling time. 0 for a step begun while the one before still ran. */
+            queued_ms?: number;
             error: null | components["schemas"]["RunError"];
         };
         Citation: {
@@ -1805,6 +1826,10 @@ export interface components {
             cost: string;
             started_at: number;
             completed_at: number | null;
+            /** @description When the hop started, in milliseconds from the network run's start. */
+            offset_ms?: number;
+            /** @description How long the hop ran, in milliseconds; null until it ends. */
+            duration_ms?: number | null;
         };
     };
     responses: {
@@ -3400,6 +3425,52 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    listRuns: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["Limit"];
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
+                after?: components["parameters"]["After"];
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
+                before?: components["parameters"]["Before"];
+                order?: components["parameters"]["Order"];
+                /** @description Only runs in these statuses: comma-separated (`status=queued,in_progress`), the parameter repeated, or both. */
+                status?: components["schemas"]["RunStatus"][];
+                /** @description Only runs of this agent, the hops it ran in network runs included. */
+                agent_id?: components["schemas"]["ObjectId"];
+                /** @description Only runs of this network (its hops are found with `parent_run_id`). */
+                network_id?: components["schemas"]["ObjectId"];
+                /** @description Only the hops of this network run; `none`: only runs that are no hop (agent and network runs started by a client). */
+                parent_run_id?: components["schemas"]["ObjectId"];
+                /** @description Only runs created at or after this time (Unix seconds). */
+                created_after?: number;
+                /** @description Only runs created before this time (Unix seconds). */
+                created_before?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of runs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListEnvelope"] & {
+                        data?: components["schemas"]["Run"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };

@@ -7,7 +7,7 @@ import { operation } from '../../validation.js';
 import { NotFoundError } from '../../errors.js';
 import { pageRequestOf } from '../../pagination.js';
 import { findAgent } from '../../../records/agents.js';
-import { findRun, listAgentRuns } from '../../../records/runs.js';
+import { childrenOfRuns, findRun, listAgentRuns, listProjectRuns } from '../../../records/runs.js';
 import { stepsOfRuns } from '../../../records/run-steps.js';
 import { scoresOfRuns } from '../../../records/run-scores.js';
 import { presentRun } from '../../../presenters/run.js';
@@ -40,6 +40,24 @@ export function runRoutes(router: Router<ApiState>, deps: ApiDeps): void {
       const steps = await stepsOfRuns(deps.db, page.rows.map((r) => r.id));
       const scores = await scoresOfRuns(deps.db, page.rows.map((r) => r.id));
       ctx.body = presentList(page, (run) => presentRun(run, steps.get(run.id) ?? [], [], scores.get(run.id)));
+    }),
+  );
+
+  router.get(
+    '/v1/runs',
+    requireScope('agents:read'),
+    operation('listRuns', async (ctx, { query }) => {
+      const page = await listProjectRuns(deps.db, callerOf(ctx).projectId, pageRequestOf(query), {
+        statuses: query.status,
+        agentId: query.agent_id,
+        networkId: query.network_id,
+        parentRunId: query.parent_run_id,
+        createdAfter: query.created_after,
+        createdBefore: query.created_before,
+      });
+      const ids = page.rows.map((r) => r.id);
+      const [steps, hops, scores] = await Promise.all([stepsOfRuns(deps.db, ids), childrenOfRuns(deps.db, ids), scoresOfRuns(deps.db, ids)]);
+      ctx.body = presentList(page, (run) => presentRun(run, steps.get(run.id) ?? [], hops.get(run.id) ?? [], scores.get(run.id)));
     }),
   );
 

@@ -1,10 +1,193 @@
-import { EmptyState } from '../components/states';
+/**
+ * A run: its status, totals and model routing; the tree and timeline of its steps (and a network run's
+ * hops, each opening onto its child run); one step in full, named in the URL; the output live while it runs;
+ * and cancel.
+ */
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { api, unwrap } from '../api';
+import { useApi } from '../use-api';
+import { Async } from '../components/states';
+import { IdLink } from '../components/links';
+import { formatCount, formatDuration, formatTime, formatUsd } from '../format';
+import { StatusBadge } from '../components/runs-bars';
+import { hopOfKey, modelOf, rowsOf, runDurationMs, spanOf, type Run, type StepRow } from '../components/runs-tree';
+import { StepTree } from '../components/runs-step-tree';
+import { StepDetail } from '../components/runs-step-detail';
+import { useRunEvents } from '../components/runs-live';
+import './runs.css';
 
-export default function RunView({ params }: { params: { id: string } }) {
+const isActive = (status: string) => status === 'queued' || status === 'in_progress';
+
+async function readRun(id: string, signal?: AbortSignal): Promise<Run> {
+  return unwrap(await api.GET('/v1/runs/{id}', { params: { path: { id } }, signal }));
+}
+
+export default function RunView({ params }: { params: { id: string; step?: string } }) {
+  const loaded = useApi((signal) => readRun(params.id, signal), [params.id]);
   return (
     <>
-      <h1>Run <code>{params.id}</code></h1>
-      <EmptyState title="Nothing here yet" path="/v1/runs" />
+      <h1>
+        Run <code>{params.id}</code>
+      </h1>
+      <Async loaded={loaded} what="the run">
+        {(run) => <RunDetail key={run.id} run={run} selected={params.step} reload={loaded.reload} />}
+      </Async>
+    </>
+  );
+}
+
+function RunDetail({ run, selected, reload }: { run: Run; selected?: string; reload: () => void }) {
+  const active = isActive(run.status);
+  const live = useRunEvents(run.id, active, reload);
+  const [expanded, setExpanded] = useState<ReadonlySet<number>>(() => new Set(hopOfKey(selected) === undefined ? [] : [hopOfKey(selected)!]));
+  const [children, setChildren] = useState<ReadonlyMap<string, Run>>(new Map());
+  const [cancelling, setCancelling] = useState(false);
+  const [notice, setNotice] = useState<string>();
+
+  // A step of a hop named in the URL opens its hop.
+  const linkedHop = hopOfKey(selected);
+  useEffect(() => {
+    if (linkedHop !== undefined && !expanded.has(linkedHop)) setExpanded(new Set([...expanded, linkedHop]));
+  }, [linkedHop]);
+
+  // The child runs of the open hops, read again as the run changes (a hop in progress gains steps).
+  useEffect(() => {
+    const controller = new AbortController();
+    const open = run.hops.filter((hop) => expanded.has(hop.index));
+    for (const hop of open) {
+      const known = children.get(hop.child_run_id);
+      if (known && !isActive(known.status) && known.status === hop.status) continue;
+      readRun(hop.child_run_id, controller.signal)
+        .then((child) => setChildren((previous) => new Map(previous).set(child.id, child)))
+        .catch((error: Error) => controller.signal.aborted || setNotice(`Hop ${hop.index} could not be read: ${error.message}`));
+    }
+    return () => controller.abort();
+  }, [run, expanded]);
+
+  const rows = useMemo(() => rowsOf(run, expanded, children), [run, expanded, children]);
+  const span = spanOf(run, rows, Date.now());
+  // A hop's cost joins its network run's when the hop ends: until then the whole is the sum of the parts.
+  const total = Math.max(Number(run.cost), rows.reduce((sum, row) => (row.depth === 0 ? sum + row.cost : sum), 0));
+  const selectedRow = rows.find((row): row is StepRow => row.kind === 'step' && row.key === selected);
+  const selectedRun = selectedRow ? (selectedRow.runId === run.id ? run : children.get(selectedRow.runId)) : undefined;
+
+  // For measuring: the first time the steps are drawn.
+  const marked = useRef(false);
+  useEffect(() => {
+    if (marked.current) return;
+    marked.current = true;
+    requestAnimationFrame(() => performance.mark('agentplane:run-rendered'));
+  }, []);
+
+  const toggleHop = (index: number) => {
+    const next = new Set(expanded);
+    if (!next.delete(index)) next.add(index);
+    setExpanded(next);
+  };
+
+  async function cancel() {
+    setCancelling(true);
+    setNotice(undefined);
+    try {
+      const ended = unwrap(await api.POST('/v1/runs/{id}/cancel', { params: { path: { id: run.id } } }));
+      setNotice(ended.status === 'cancelled' ? 'The run was cancelled.' : `The run is ${ended.status.replace('_', ' ')}.`);
+      reload();
+    } catch (error) {
+      setNotice(`Cancelling failed: ${(error as Error).message}`);
+    } finally {
+      setCancelling(false);
+    }
+  }
+
+  const duration = runDurationMs(run);
+  const model = modelOf(run);
+  return (
+    <>
+      <div class="run-head" aria-live="polite">
+        <StatusBadge status={run.status} />
+        {run.network_id ? (
+          <span>
+            Network <IdLink id={run.network_id} /> (version {run.network_version})
+          </span>
+        ) : (
+          <span>
+            Agent <IdLink id={run.agent_id} /> (version {run.agent_version})
+          </span>
+        )}
+        {run.parent_run_id && (
+          <span>
+            Hop of <IdLink id={run.parent_run_id} />
+          </span>
+        )}
+        {active && (
+          <button type="button" class="danger" onClick={() => void cancel()} disabled={cancelling}>
+            {cancelling ? 'Cancelling…' : 'Cancel run'}
+          </button>
+        )}
+      </div>
+      {notice && (
+        <p class="notice" role="status">
+          {notice}
+        </p>
+      )}
+      {run.error && (
+        <p class="error" role="alert">
+          {run.error.code}: {run.error.message}
+        </p>
+      )}
+      <dl class="facts">
+        <dt>Model</dt>
+        <dd>
+          {model ?? <span class="muted">none of its own (its hops' models are theirs)</span>}
+          {run.resolved_model && run.resolved_model !== run.model && run.model !== 'none' && <span class="muted"> (asked for {run.model})</span>}
+        </dd>
+        {run.routing_reason && (
+          <>
+            <dt>Routing</dt>
+            <dd>{run.routing_reason}</dd>
+          </>
+        )}
+        <dt>Tokens</dt>
+        <dd>
+          {formatCount(run.usage.input_tokens)} in ({formatCount(run.usage.cached_tokens)} cached), {formatCount(run.usage.output_tokens)} out
+        </dd>
+        <dt>Cost</dt>
+        <dd>{formatUsd(run.cost)}</dd>
+        <dt>Created</dt>
+        <dd>{formatTime(run.created_at)}</dd>
+        <dt>Queued</dt>
+        <dd>{run.started_at === null ? 'not started' : formatDuration((run.started_at - run.created_at) * 1000)}</dd>
+        <dt>Duration</dt>
+        <dd>{duration === null ? '—' : `${formatDuration(duration)}${active ? ' so far' : ''}`}</dd>
+        {run.previous_run_id && (
+          <>
+            <dt>Continues</dt>
+            <dd>
+              <IdLink id={run.previous_run_id} />
+            </dd>
+          </>
+        )}
+      </dl>
+
+      <h2>Output</h2>
+      <pre class="run-output" aria-live="polite" aria-busy={active}>
+        {active ? live.text || (live.following ? 'Waiting for the model…' : 'Connecting…') : run.output.text || '(no text)'}
+      </pre>
+
+      <h2>
+        {run.hops.length > 0 ? 'Steps and hops' : 'Steps'} <span class="muted">({formatCount(run.steps.length)} steps{run.hops.length > 0 ? `, ${run.hops.length} hops` : ''})</span>
+      </h2>
+      {rows.length === 0 ? (
+        <p class="muted">No steps yet.</p>
+      ) : (
+        <StepTree runId={run.id} rows={rows} total={total} span={span} selected={selected} toggleHop={toggleHop} />
+      )}
+      {selected && !selectedRow && rows.length > 0 && (linkedHop === undefined || children.has(run.hops[linkedHop]?.child_run_id ?? '')) && (
+        <p class="notice" role="status">
+          This run has no step {selected}.
+        </p>
+      )}
+      {selectedRow && selectedRun && <StepDetail row={selectedRow} run={selectedRun} />}
     </>
   );
 }

@@ -1,0 +1,216 @@
+import assert from 'node:assert/strict';
+import type { Page } from 'playwright-core';
+import { assertAccessible, openConsole, screenshot, signIn, visit, type ConsoleSession } from '../support/browser.js';
+import { startToolServer, type TestToolServer } from '../support/http-tool-server.js';
+import { eventually } from '../support/eventually.js';
+import { createAgent, runSatisfying, startRunsStack, type RunsStack } from '../support/runs.js';
+
+const MANY_STEPS = 2_000;
+
+/**
+ * Steps 1…1,999 of a run that ended after its first model call, written through the database as the
+ * worker writes them (a scripted loop of 2,000 model and tool calls would take minutes of workflow
+ * activities for the same rows): model calls and tool calls in turn, 5 ms apart, each model call
+ * costing $0.00001, with the run's totals raised to match.
+ */
+async function addSteps(stack: RunsStack, runId: string): Promise<void> {
+  const db = stack.api.services.db;
+  await db.query(
+    `INSERT INTO run_steps (run_id, index, type, status, model, provider, price_version, input_tokens, output_tokens, cost, tool_call, message, started_at, completed_at)
+     SELECT $1, i, CASE WHEN i % 2 = 0 THEN 'model_call' ELSE 'tool_call' END, 'completed',
+       CASE WHEN i % 2 = 0 THEN 'gpt-4.1-mini' END, CASE WHEN i % 2 = 0 THEN 'openai' END, CASE WHEN i % 2 = 0 THEN '2025-04-14' END,
+       CASE WHEN i % 2 = 0 THEN 10 ELSE 0 END, CASE WHEN i % 2 = 0 THEN 2 ELSE 0 END, CASE WHEN i % 2 = 0 THEN 0.00001 ELSE 0 END,
+       CASE WHEN i % 2 = 1 THEN jsonb_build_object('id', 'call_' || i, 'name', 'lookup', 'arguments', '{"n":' || i || '}') END,
+       CASE WHEN i % 2 = 1 THEN jsonb_build_object('role', 'tool', 'content', 'result ' || i, 'tool_call_id', 'call_' || i, 'name', 'lookup')
+            ELSE jsonb_build_object('role', 'assistant', 'content', 'thought ' || i) END,
+       r.started_at + make_interval(secs => i * 0.005), r.started_at + make_interval(secs => i * 0.005 + 0.004)
+     FROM runs r, generate_series(1, $2 - 1) AS i WHERE r.id = $1`,
+    [runId, MANY_STEPS],
+  );
+  await db.query(
+    `UPDATE runs SET cost = runs.cost + s.added, input_tokens = runs.input_tokens + s.input, output_tokens = runs.output_tokens + s.output
+     FROM (SELECT sum(cost) AS added, sum(input_tokens) AS input, sum(output_tokens) AS output FROM run_steps WHERE run_id = $1 AND index > 0) s WHERE runs.id = $1`,
+    [runId],
+  );
+}
+
+describe('console: runs', function () {
+  this.timeout(180_000);
+  let stack: RunsStack;
+  let tools: TestToolServer;
+  let session: ConsoleSession;
+  let page: Page;
+  let toolRun: any;
+  let networkRun: any;
+  let bigRun: any;
+  let hanging: any;
+
+  before(async () => {
+    stack = await startRunsStack('console-runs');
+    tools = await startToolServer();
+    const admin = stack.tenant.admin;
+    const forecaster = await createAgent(admin, {
+      name: 'forecaster',
+      tools: [{ type: 'http', name: 'weather', url: `${tools.url}/echo`, method: 'POST', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } }],
+    });
+    stack.openai.enqueue({ tool_calls: [{ name: 'weather', arguments: '{"city":"Oslo"}' }], usage: { input: 5000, output: 100 } });
+    stack.openai.enqueue({ text: ['It is sunny ', 'in Oslo.'], usage: { input: 800, output: 80 } });
+    toolRun = (await admin.post(`/v1/agents/${forecaster.id}/run`, { input: 'Weather in Oslo?' })).body;
+    assert.equal(toolRun.status, 'completed', JSON.stringify(toolRun.error));
+
+    const drafter = await createAgent(admin, { name: 'drafter' });
+    const editor = await createAgent(admin, { name: 'editor' });
+    const net = (await admin.post('/v1/networks', { name: 'desk', members: [drafter.id, editor.id], router: { type: 'sequential' } })).body;
+    stack.openai.enqueue({ text: ['A draft about otters.'], usage: { input: 1000, output: 100 } });
+    stack.openai.enqueue({ text: ['An edited piece about otters.'], usage: { input: 3000, output: 300 } });
+    networkRun = (await admin.post(`/v1/networks/${net.id}/run`, { input: 'Write about otters.' })).body;
+    assert.equal(networkRun.status, 'completed', JSON.stringify(networkRun.error));
+
+    stack.openai.enqueue({ text: ['Begun.'], usage: { input: 10, output: 2 } });
+    bigRun = (await admin.post(`/v1/agents/${drafter.id}/run`, { input: 'A long one.' })).body;
+    await addSteps(stack, bigRun.id);
+
+    stack.openai.enqueue({ text: ['Thinking it over'], hang: true });
+    hanging = (await admin.post(`/v1/agents/${drafter.id}/run`, { input: 'Think forever.', wait: false })).body;
+    await runSatisfying(admin, hanging.id, (run) => run.status === 'in_progress', 'the run did not start');
+
+    session = await openConsole(stack.api.url);
+    page = session.page;
+    await signIn(page, stack.tenant.admin.key!);
+  });
+
+  after(async () => {
+    await session?.close();
+    await tools?.close();
+    await stack?.stop();
+  });
+
+  it('lists the runs with their status, agent and cost, filters them by status and agent in the URL, and opens one', async () => {
+    await page.getByRole('link', { name: 'Runs' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Runs' }).waitFor();
+    const table = page.getByRole('table');
+    const run = (id: string) => table.getByRole('rowheader', { name: id });
+    for (const id of [toolRun.id, networkRun.id, bigRun.id, hanging.id]) await run(id).waitFor();
+    // A network run's hops are runs too, each named as a hop of its network run.
+    const hop = table.getByRole('row').filter({ has: page.getByRole('rowheader', { name: networkRun.hops[0].child_run_id }) });
+    await hop.getByText('hop of').getByRole('link', { name: networkRun.id }).waitFor();
+    await assertAccessible(page, 'the run list');
+    await screenshot(page, 'runs-list');
+
+    await page.getByLabel('Status').selectOption('in_progress');
+    await eventually(() => assert.match(page.url(), /status=in_progress/));
+    await run(hanging.id).waitFor();
+    await run(toolRun.id).waitFor({ state: 'detached' });
+    assert.equal(await table.locator('tbody tr').count(), 1);
+
+    await page.getByLabel('Status').selectOption('');
+    await page.getByLabel('Agent').selectOption({ label: `forecaster (${toolRun.agent_id})` });
+    await eventually(() => assert.match(page.url(), new RegExp(`agent_id=${toolRun.agent_id}`)));
+    await run(hanging.id).waitFor({ state: 'detached' });
+    assert.equal(await table.locator('tbody tr').count(), 1);
+
+    await run(toolRun.id).getByRole('link').click();
+    await page.getByRole('heading', { level: 1, name: `Run ${toolRun.id}` }).waitFor();
+  });
+
+  it("shows a completed run's steps with their tokens, cost and share of the total, and a step in full", async () => {
+    await visit(session, `/runs/${toolRun.id}`);
+    const steps = page.getByRole('table', { name: /Steps/ });
+    await steps.getByRole('link', { name: /Step 0 model call/ }).waitFor();
+    await steps.getByRole('link', { name: /Step 1 tool call · weather/ }).waitFor();
+    await steps.getByRole('link', { name: /Step 2 model call/ }).waitFor();
+    // gpt-4.1-mini ($0.40 in, $1.60 out per million): 5,000 in and 100 out cost $0.00216 of the run's
+    // $0.002608 (the second call: 800 in, 80 out, $0.000448): 82.8%.
+    assert.equal(toolRun.cost, '0.002608');
+    const first = steps.getByRole('row').filter({ has: page.getByRole('link', { name: /Step 0 / }) });
+    await first.getByText('5,100').waitFor();
+    await first.getByText('$0.00216').waitFor();
+    await first.getByText('82.8%').waitFor();
+    await page.getByText('$0.002608').first().waitFor();
+    await page.getByText('It is sunny in Oslo.').first().waitFor();
+    await eventually(async () => assert.ok(await page.evaluate(() => performance.getEntriesByName('agentplane:run-rendered').length > 0)));
+    await assertAccessible(page, 'a run');
+    await screenshot(page, 'run');
+
+    await steps.getByRole('link', { name: /Step 1 tool call/ }).click();
+    await eventually(() => assert.ok(page.url().endsWith(`/runs/${toolRun.id}/steps/1`)));
+    const detail = page.getByRole('region', { name: /Step 1: tool call weather/ });
+    await detail.getByText('"city": "Oslo"').waitFor();
+    await detail.getByRole('heading', { name: 'Result' }).waitFor();
+  });
+
+  it('opens a deep link to one step on that step', async () => {
+    await visit(session, `/runs/${toolRun.id}/steps/2`);
+    const detail = page.getByRole('region', { name: /Step 2: model call to gpt-4.1-mini/ });
+    await detail.waitFor();
+    await detail.getByText('It is sunny in Oslo.').waitFor();
+    await detail.getByText(/800 in/).waitFor();
+    const current = page.getByRole('link', { name: /Step 2 model call/ });
+    assert.equal(await current.getAttribute('aria-current'), 'true');
+  });
+
+  it("shows a network run's hops as a tree with the router's decision, opens a hop onto its steps, and follows it", async () => {
+    await visit(session, `/runs/${networkRun.id}`);
+    const tree = page.getByRole('table', { name: /Steps/ });
+    await tree.getByText('sequential: Member 1 of 2 in sequence.').waitFor();
+    await tree.getByText('sequential: Member 2 of 2 in sequence.').waitFor();
+    const [hop0, hop1] = networkRun.hops.map((h: { child_run_id: string }) => h.child_run_id);
+    // The second hop cost $0.00168 of the run's $0.00224: 75%.
+    assert.equal(networkRun.cost, '0.00224');
+    const second = tree.getByRole('row').filter({ has: page.getByRole('link', { name: hop1 }) });
+    await second.getByText('75.0%').waitFor();
+    await page.getByRole('button', { name: 'Expand hop 0' }).click();
+    await page.getByRole('button', { name: 'Collapse hop 0' }).waitFor();
+    await tree.getByRole('link', { name: /Step 0 model call/ }).click();
+    await eventually(() => assert.ok(page.url().endsWith(`/runs/${networkRun.id}/steps/h0.0`)));
+    await page.getByRole('region', { name: /Hop 0, step 0/ }).getByText('A draft about otters.').waitFor();
+    await assertAccessible(page, 'a network run');
+    await screenshot(page, 'run-network');
+
+    await tree.getByRole('link', { name: hop0 }).click();
+    await page.getByRole('heading', { level: 1, name: `Run ${hop0}` }).waitFor();
+    await page.getByText('Hop of').getByRole('link', { name: networkRun.id }).waitFor();
+  });
+
+  it('streams the output of a run in progress and cancels it from the run view', async () => {
+    await visit(session, `/runs/${hanging.id}`);
+    await page.getByText('Thinking it over').waitFor();
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    await page.getByText('The run was cancelled.').waitFor();
+    await page.locator('.run-head .status', { hasText: 'cancelled' }).waitFor();
+    await page.getByRole('button', { name: 'Cancel run' }).waitFor({ state: 'detached' });
+    assert.equal((await stack.tenant.admin.get(`/v1/runs/${hanging.id}`)).body.status, 'cancelled');
+  });
+
+  it(`draws only the visible rows of a run of ${MANY_STEPS} steps, and scrolling to the end shows the last`, async () => {
+    await visit(session, `/runs/${bigRun.id}`);
+    const tree = page.getByRole('table', { name: /Steps/ });
+    await tree.getByRole('link', { name: /Step 0 model call/ }).waitFor();
+    assert.equal(await tree.getAttribute('aria-rowcount'), String(MANY_STEPS + 1));
+    const drawn = await tree.locator('[role=rowgroup] [role=row]').count();
+    assert.ok(drawn < 100, `${drawn} rows drawn`);
+    await page.locator('.step-scroll').evaluate((el) => el.scrollTo({ top: el.scrollHeight }));
+    await tree.getByRole('link', { name: /Step 1999 tool call · lookup/ }).waitFor();
+    assert.ok((await tree.locator('[role=rowgroup] [role=row]').count()) < 100);
+    await tree.getByRole('link', { name: /Step 1999 / }).click();
+    await page.getByRole('region', { name: /Step 1999: tool call lookup/ }).getByText('result 1999').waitFor();
+  });
+
+  it('reads as well in dark mode', async () => {
+    const dark = await openConsole(stack.api.url, { colorScheme: 'dark' });
+    try {
+      await signIn(dark.page, stack.tenant.admin.key!);
+      await visit(dark, `/runs/${networkRun.id}`);
+      await dark.page.getByText('sequential: Member 1 of 2 in sequence.').waitFor();
+      assert.equal(await dark.page.evaluate('document.documentElement.dataset.theme'), 'dark');
+      await assertAccessible(dark.page, 'a network run, dark');
+      await screenshot(dark.page, 'run-network-dark');
+      await visit(dark, '/runs');
+      await dark.page.getByRole('link', { name: toolRun.id }).waitFor();
+      await assertAccessible(dark.page, 'the run list, dark');
+      await screenshot(dark.page, 'runs-list-dark');
+    } finally {
+      await dark.close();
+    }
+  });
+});
