@@ -4,35 +4,9 @@ import { assertAccessible, openConsole, screenshot, signIn, visit, type ConsoleS
 import { startToolServer, type TestToolServer } from '../support/http-tool-server.js';
 import { eventually } from '../support/eventually.js';
 import { createAgent, runSatisfying, startRunsStack, type RunsStack } from '../support/runs.js';
+import { addSteps } from '../support/run-steps.js';
 
 const MANY_STEPS = 2_000;
-
-/**
- * Steps 1…1,999 of a run that ended after its first model call, written through the database as the
- * worker writes them (a scripted loop of 2,000 model and tool calls would take minutes of workflow
- * activities for the same rows): model calls and tool calls in turn, 5 ms apart, each model call
- * costing $0.00001, with the run's totals raised to match.
- */
-async function addSteps(stack: RunsStack, runId: string): Promise<void> {
-  const db = stack.api.services.db;
-  await db.query(
-    `INSERT INTO run_steps (run_id, index, type, status, model, provider, price_version, input_tokens, output_tokens, cost, tool_call, message, started_at, completed_at)
-     SELECT $1, i, CASE WHEN i % 2 = 0 THEN 'model_call' ELSE 'tool_call' END, 'completed',
-       CASE WHEN i % 2 = 0 THEN 'gpt-4.1-mini' END, CASE WHEN i % 2 = 0 THEN 'openai' END, CASE WHEN i % 2 = 0 THEN '2025-04-14' END,
-       CASE WHEN i % 2 = 0 THEN 10 ELSE 0 END, CASE WHEN i % 2 = 0 THEN 2 ELSE 0 END, CASE WHEN i % 2 = 0 THEN 0.00001 ELSE 0 END,
-       CASE WHEN i % 2 = 1 THEN jsonb_build_object('id', 'call_' || i, 'name', 'lookup', 'arguments', '{"n":' || i || '}') END,
-       CASE WHEN i % 2 = 1 THEN jsonb_build_object('role', 'tool', 'content', 'result ' || i, 'tool_call_id', 'call_' || i, 'name', 'lookup')
-            ELSE jsonb_build_object('role', 'assistant', 'content', 'thought ' || i) END,
-       r.started_at + make_interval(secs => i * 0.005), r.started_at + make_interval(secs => i * 0.005 + 0.004)
-     FROM runs r, generate_series(1, $2 - 1) AS i WHERE r.id = $1`,
-    [runId, MANY_STEPS],
-  );
-  await db.query(
-    `UPDATE runs SET cost = runs.cost + s.added, input_tokens = runs.input_tokens + s.input, output_tokens = runs.output_tokens + s.output
-     FROM (SELECT sum(cost) AS added, sum(input_tokens) AS input, sum(output_tokens) AS output FROM run_steps WHERE run_id = $1 AND index > 0) s WHERE runs.id = $1`,
-    [runId],
-  );
-}
 
 describe('console: runs', function () {
   this.timeout(180_000);
@@ -68,7 +42,7 @@ describe('console: runs', function () {
 
     stack.openai.enqueue({ text: ['Begun.'], usage: { input: 10, output: 2 } });
     bigRun = (await admin.post(`/v1/agents/${drafter.id}/run`, { input: 'A long one.' })).body;
-    await addSteps(stack, bigRun.id);
+    await addSteps(stack.api.services.db, bigRun.id, MANY_STEPS);
 
     stack.openai.enqueue({ text: ['Thinking it over'], hang: true });
     hanging = (await admin.post(`/v1/agents/${drafter.id}/run`, { input: 'Think forever.', wait: false })).body;
