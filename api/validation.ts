@@ -167,7 +167,8 @@ export function operation<Id extends OperationId>(operationId: Id, handler: (ctx
     const query: Record<string, unknown> = {};
     for (const [name, value] of Object.entries(ctx.query)) {
       if (Array.isArray(value) && !lists.has(name)) throw InvalidRequestError('invalid_parameter', `\`${name}\` may be given once.`, name);
-      const nested = /^([^[\]]+)\[([^[\]]*)\]$/.exec(name);
+      // `name[key]`: the key is whatever stands between the first `[` and the last `]`, brackets included.
+      const nested = /^([^[\]]+)\[(.*)\]$/s.exec(name);
       if (nested && deepObjects.has(nested[1]!)) {
         const object = (query[nested[1]!] ??= {}) as Record<string, unknown>;
         object[nested[2]!] = value;

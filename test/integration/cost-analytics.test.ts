@@ -54,7 +54,7 @@ function syntheticLedger(projectId: string, count: number): LedgerRow[] {
     network_id: of<string | null>(['network_x', null, null]),
     model: of(['gpt-4.1-mini', 'gpt-4.1-nano', 'claude-haiku-4-5']),
     api_key_id: of<string | null>(['key_1', 'key_2', null]),
-    metadata: of<Record<string, string>>([{ team: 'search' }, { team: 'billing', tier: 'gold' }, {}]),
+    metadata: of<Record<string, string>>([{ team: 'search' }, { team: 'billing', tier: 'gold' }, {}, { team: 'search', 'cost[centre]': 'r&d' }]),
     input_tokens: 100 + pick(5000),
     output_tokens: pick(800),
     cached_tokens: pick(100),
@@ -215,6 +215,8 @@ describe('cost analytics', function () {
       [{ network_id: 'network_x' }, (r) => r.network_id === 'network_x'],
       [{ 'metadata[team]': 'billing' }, (r) => r.metadata.team === 'billing'],
       [{ 'metadata[team]': 'search', agent_id: 'agent_b' }, (r) => r.metadata.team === 'search' && r.agent_id === 'agent_b'],
+      // A key may hold brackets: it is what stands between `metadata[` and the last `]`.
+      [{ 'metadata[cost[centre]]': 'r&d' }, (r) => r.metadata['cost[centre]'] === 'r&d'],
     ];
     for (const [filters, keep] of cases) {
       const { result } = await fromApi(synthetic, { ...range, ...filters }, ['model']);
