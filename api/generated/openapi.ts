@@ -1887,7 +1887,7 @@ export interface components {
         /** @description Buckets a page holds. */
         ReportLimit: number;
         /** @description The previous page's `next_page`, with the same range and bucket width. */
-        ReportPage: string;
+        ReportPage: components["schemas"]["Text"];
         /** @description Dimensions to group by, comma-separated: `agent_id`, `network_id`, `model`, `api_key_id`, `metadata.<key>`. */
         QualityGroupBy: string[];
         /** @description Dimensions to group by, comma-separated: `agent_id`, `network_id`, `model`, `api_key_id`, `source`, `metadata.<key>`. */
@@ -2373,7 +2373,7 @@ export interface operations {
             query?: {
                 limit?: components["parameters"]["Limit"];
                 /** @description The `id` of a part of this file (`page-3`, `segment-12`); the page of parts starts after it. */
-                after?: string;
+                after?: components["schemas"]["Text"];
             };
             header?: never;
             path: {
