@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { findTool } from '../../cli/tools.js';
 import { newTenant, sharedApi, type TestApi } from '../support/api.js';
 import type { ApiClient } from '../support/client.js';
+import { eventually } from '../support/eventually.js';
 
 const hooksPath = fileURLToPath(new URL(import.meta.url.includes('/dist/') ? '../../../test/contract/hooks.py' : './hooks.py', import.meta.url));
 
@@ -19,6 +20,8 @@ const hooksPath = fileURLToPath(new URL(import.meta.url.includes('/dist/') ? '..
 const MAX_EXAMPLES = 150;
 const SEED = 20_240_601;
 const RUN_LIMIT_MS = 8 * 60_000;
+// How long the deliveries already under way may take to end once their endpoints are gone.
+const DRAIN_LIMIT_MS = 3 * 60_000;
 
 /** Runs `st run …` to its end and returns its exit code and its report (stdout and stderr, interleaved). */
 function runSchemathesis(args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<{ code: number | null; report: string }> {
@@ -48,6 +51,20 @@ async function deleteWebhookEndpoints(admin: ApiClient): Promise<void> {
   }
 }
 
+/**
+ * The deliveries started before the endpoints went (hundreds, each retried) end at their next attempt; until
+ * they have, they hold the shared worker's webhook queue, and a later suite's delivery would wait behind them.
+ */
+async function webhookDeliveriesEnded(api: TestApi): Promise<void> {
+  await eventually(
+    async () => {
+      const { count } = await api.services.temporal.workflow.count(`WorkflowType = 'webhookDeliveryWorkflow' AND ExecutionStatus = 'Running'`);
+      assert.equal(count, 0);
+    },
+    { timeoutMs: DRAIN_LIMIT_MS, intervalMs: 1_000, message: 'the deliveries to the deleted endpoints did not end' },
+  );
+}
+
 describe('the API against its OpenAPI document (schemathesis)', () => {
   let api: TestApi;
   let workDir: string;
@@ -64,7 +81,7 @@ describe('the API against its OpenAPI document (schemathesis)', () => {
   });
 
   it('answers every generated request and sequence as the document says, with every check on', async function () {
-    this.timeout(RUN_LIMIT_MS + 60_000);
+    this.timeout(RUN_LIMIT_MS + DRAIN_LIMIT_MS + 60_000);
     const tenant = await newTenant(api, 'contract fuzz');
     const keys = await tenant.admin.get('/v1/api-keys');
     assert.equal(keys.body.data.length, 1, 'a new tenant holds only its admin key');
@@ -81,7 +98,10 @@ describe('the API against its OpenAPI document (schemathesis)', () => {
       '--no-color',
     ];
     const env = { ...process.env, SCHEMATHESIS_HOOKS: hooksPath, AGENTPLANE_FUZZ_KEY_ID: keys.body.data[0].id };
-    const { code, report } = await runSchemathesis(args, { cwd: workDir, env }).finally(() => deleteWebhookEndpoints(tenant.admin));
+    const { code, report } = await runSchemathesis(args, { cwd: workDir, env }).finally(async () => {
+      await deleteWebhookEndpoints(tenant.admin);
+      await webhookDeliveriesEnded(api);
+    });
     const sections = ['= ERRORS =', '= FAILURES ='].map((title) => report.indexOf(title)).filter((at) => at >= 0);
     const findings = sections.length ? report.slice(report.lastIndexOf('\n', Math.min(...sections)) + 1) : report;
     assert.equal(code, 0, `schemathesis found problems (st run ${args.join(' ').replace(tenant.admin.key!, '<key>')}):\n${findings}`);
