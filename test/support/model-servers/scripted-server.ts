@@ -25,6 +25,9 @@ export interface ScriptedReply {
   model?: string;
 }
 
+/** A reply chosen from the request itself, as a model answers what it is sent. */
+export type ReplyRule = (body: Record<string, unknown>) => ScriptedReply;
+
 export interface ModelServer {
   /** The base URL the provider's SDK takes (OpenAI: ending in /v1). */
   url: string;
@@ -33,8 +36,8 @@ export interface ModelServer {
   /** When each of `requests` arrived (Date.now()), in the same order. */
   arrivals: number[];
   enqueue(reply: ScriptedReply): void;
-  /** What to answer when no queued reply fits; null answers 500 "no reply scripted". */
-  setFallback(reply: ScriptedReply | null): void;
+  /** What to answer when no queued reply fits (a rule: whatever it makes of the request); null answers 500 "no reply scripted". */
+  setFallback(reply: ScriptedReply | ReplyRule | null): void;
   /** How many held (`hang`) responses their clients have closed. */
   readonly abortedCount: number;
   /** Resolves once every response held so far has been closed by its client. */
@@ -68,7 +71,7 @@ export async function startScriptedServer(handle: ExchangeHandler, options: { po
   const requests: Record<string, unknown>[] = [];
   const arrivals: number[] = [];
   const queue: ScriptedReply[] = [];
-  let fallback: ScriptedReply | null = null;
+  let fallback: ScriptedReply | ReplyRule | null = null;
   let held = 0;
   let abortedCount = 0;
   let waiters: (() => void)[] = [];
@@ -94,6 +97,7 @@ export async function startScriptedServer(handle: ExchangeHandler, options: { po
           takeReply() {
             const index = queue.findIndex((reply) => reply.model === undefined || reply.model === model);
             if (index >= 0) return queue.splice(index, 1)[0];
+            if (typeof fallback === 'function') return fallback(body);
             return fallback && (fallback.model === undefined || fallback.model === model) ? fallback : undefined;
           },
           hold() {

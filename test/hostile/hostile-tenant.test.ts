@@ -1,0 +1,115 @@
+/**
+ * One platform, two projects: a hostile tenant does each abusive thing a tenant can do with its own keys,
+ * while a steady tenant makes its one-step runs, tool calls and webhooks. The steady tenant must notice
+ * nothing: every run completes, no request of its answers 429 or 5xx, every tool call and webhook arrives.
+ * How much slower it gets is measured by `npm run bench -- isolation`, not here.
+ */
+import assert from 'node:assert/strict';
+import { newTenant, startTestApi, type TestApi } from '../support/api.js';
+import { startOpenAiServer, type OpenAiServer } from '../support/model-servers/openai.js';
+import { promptedReplies } from '../support/model-servers/prompted.js';
+import { isolatedNamespace } from '../support/services.js';
+import { startRemoteHosts, type Battleground, type RemoteHosts } from './battleground.js';
+import { prepareSteadyTenant, type SteadyTenant } from './steady-tenant.js';
+import { hugeRunLists, openStreams, queueBehindSlowRun } from './attacks/run-abuse.js';
+import { floodingMcpListing, poisonedPattern, silentDns } from './attacks/tool-abuse.js';
+
+/** The steady tenant's runs during each abuse, two at a time. */
+const STEADY_RUNS = 12;
+const OPEN_STREAMS = 400;
+const QUEUED_RUNS = 100;
+/** 100 runs without their steps' payloads fit in far less; one 1 MiB tool output alone would not. */
+const RUN_LIST_BYTES = 1024 * 1024;
+
+describe('a hostile tenant', function () {
+  this.timeout(120_000);
+  let hosts: RemoteHosts;
+  let model: OpenAiServer;
+  let api: TestApi;
+  let ground: Battleground;
+  let steady: SteadyTenant;
+
+  before(async () => {
+    hosts = await startRemoteHosts();
+    model = await startOpenAiServer();
+    model.setFallback(promptedReplies({ text: ['Steady answer.'], usage: { input: 10, output: 3 } }));
+    // The platform's outbound lookups go to the test DNS server, which knows the steady tenant's hosts.
+    process.env.AGENTPLANE_DNS_SERVERS = hosts.dns.address;
+    api = await startTestApi({ namespace: await isolatedNamespace('hostile'), modelEnv: { OPENAI_BASE_URL: model.url } });
+    const [hostile, steadyTenant] = await Promise.all([newTenant(api, 'hostile'), newTenant(api, 'steady')]);
+    ground = { apiUrl: api.url, db: api.services.db, model: 'gpt-4.1-mini', hosts, hostile: hostile.admin, steady: steadyTenant.admin };
+    steady = await prepareSteadyTenant(ground);
+  });
+
+  after(async () => {
+    await api?.stop();
+    await model?.stop();
+    await hosts?.close();
+    delete process.env.AGENTPLANE_DNS_SERVERS;
+  });
+
+  it('leaves alone, the steady tenant completes its runs, tool calls and webhooks', async () => {
+    const outcome = await steady.work(STEADY_RUNS);
+    assert.deepEqual(outcome.failures, []);
+  });
+
+  it('listing runs that hold 1 MiB tool outputs, 100 at a time, gets lists without the outputs, and the other tenant notices nothing', async () => {
+    const attack = await hugeRunLists(ground);
+    const outcome = await steady.work(STEADY_RUNS);
+    const { lists } = await attack.stop();
+    assert.deepEqual(outcome.failures, []);
+    assert.ok(lists.length > 0);
+    for (const list of lists) {
+      assert.equal(list.status, 200);
+      assert.ok(list.bytes < RUN_LIST_BYTES, `a list of 100 runs took ${list.bytes} bytes`);
+    }
+  });
+
+  it(`holding ${OPEN_STREAMS} event streams open on a run gets 429 with Retry-After beyond its share, and the other tenant notices nothing`, async () => {
+    const attack = await openStreams(ground, OPEN_STREAMS);
+    const outcome = await steady.work(STEADY_RUNS);
+    const { statuses, withRetryAfter } = await attack.stop();
+    assert.deepEqual(outcome.failures, []);
+    assert.deepEqual(Object.keys(statuses).sort(), ['200', '429']);
+    assert.equal(withRetryAfter, statuses[429]);
+  });
+
+  it(`queueing ${QUEUED_RUNS} runs behind one that never ends queues them, and the other tenant notices nothing`, async () => {
+    const attack = await queueBehindSlowRun(ground, QUEUED_RUNS);
+    const outcome = await steady.work(STEADY_RUNS);
+    const { queued } = await attack.stop();
+    assert.deepEqual(outcome.failures, []);
+    assert.equal(queued, QUEUED_RUNS);
+  });
+
+  it('calling a tool on a host whose name servers never answer holds up nobody else: the other tenant still reaches its tool and webhook hosts', async () => {
+    const attack = await silentDns(ground);
+    const outcome = await steady.work(STEADY_RUNS);
+    const { queries } = await attack.stop();
+    assert.deepEqual(outcome.failures, []);
+    assert.ok(queries > 0);
+  });
+
+  it('offering tools from an MCP server that lists 40 MiB of them fails its own runs over the listing limit, and the other tenant notices nothing', async () => {
+    const attack = await floodingMcpListing(ground);
+    const outcome = await steady.work(STEADY_RUNS);
+    const { runs } = await attack.stop();
+    assert.deepEqual(outcome.failures, []);
+    assert.ok(runs.length > 0);
+    for (const run of runs) assert.equal(run.status, 'failed', `a flooded run ended ${run.status}`);
+  });
+
+  it('calling a tool whose argument pattern a backtracking engine would take hours on gets the mismatch at once, and the other tenant notices nothing', async () => {
+    const attack = await poisonedPattern(ground);
+    const outcome = await steady.work(STEADY_RUNS);
+    const { runs } = await attack.stop();
+    assert.deepEqual(outcome.failures, []);
+    assert.ok(runs.length > 0);
+    for (const run of runs) {
+      assert.equal(run.status, 'completed', JSON.stringify(run.error));
+      const call = run.steps.find((step) => step.type === 'tool_call');
+      assert.equal(call?.is_error, true);
+      assert.match(call?.output ?? '', /do not match the tool's parameters/);
+    }
+  });
+});

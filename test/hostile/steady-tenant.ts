@@ -1,0 +1,94 @@
+/**
+ * The tenant that only wants its work done: one-step runs, one after another on each of a few clients,
+ * every fourth calling an HTTP tool on its own host, and a webhook for every run that completes. What it
+ * counts as a failure is what its users would notice: a request answered 429 or 5xx, a run that does not
+ * complete, a tool call that errs, a webhook that never comes.
+ */
+import { timed } from '../../bench/runs.js';
+import type { ApiClient } from '../support/client.js';
+import { eventually } from '../support/eventually.js';
+import { ordering } from '../support/model-servers/prompted.js';
+import type { Battleground } from './battleground.js';
+
+const HOOK_PATH = '/steady-runs';
+/** How long the webhooks of the runs made may take to arrive once the runs are done. */
+const DELIVERY_DEADLINE_MS = 20_000;
+
+export interface SteadyOutcome {
+  /** Each run's time from request to its completed answer, in order of completion. */
+  latenciesMs: number[];
+  /** What went wrong, one line each; empty when the tenant noticed nothing. */
+  failures: string[];
+}
+
+export interface SteadyTenant {
+  /** Makes `runs` runs, `atOnce` clients each starting its next when its last one answered. */
+  work(runs: number, options?: { atOnce?: number; webhooks?: boolean }): Promise<SteadyOutcome>;
+}
+
+async function created(client: ApiClient, path: string, body: unknown): Promise<string> {
+  const response = await client.post(path, body);
+  if (response.status !== 201) throw new Error(`POST ${path} answered ${response.status}: ${JSON.stringify(response.body)}`);
+  return response.body.id as string;
+}
+
+export async function prepareSteadyTenant(ground: Battleground): Promise<SteadyTenant> {
+  const { steady: client, hosts } = ground;
+  const plain = await created(client, '/v1/agents', { name: 'steady', model: ground.model, instructions: 'Answer briefly.' });
+  const tooled = await created(client, '/v1/agents', {
+    name: 'steady with a tool',
+    model: ground.model,
+    instructions: 'Look things up.',
+    tools: [{ type: 'http', name: 'lookup', url: `${hosts.steadyToolUrl}/echo`, parameters: { type: 'object', properties: { q: { type: 'string', pattern: '^[a-z]+$' } } } }],
+  });
+  await created(client, '/v1/webhooks', { url: `${hosts.steadyHookUrl}${HOOK_PATH}`, event_types: ['run.completed'] });
+  const lookup = ordering({ call: { name: 'lookup', arguments: { q: 'steady' } } });
+
+  /** One run, waited for; a description of what went wrong, or null. */
+  async function oneRun(n: number, completed: string[]): Promise<string | null> {
+    const withTool = n % 4 === 3;
+    const path = `/v1/agents/${withTool ? tooled : plain}/run`;
+    const response = await client.post(path, { input: withTool ? lookup : `Question ${n}?` });
+    if (response.status !== 200) return `run ${n}: POST ${path} answered ${response.status}: ${JSON.stringify(response.body).slice(0, 300)}`;
+    const run = response.body;
+    if (run.status !== 'completed') return `run ${n} ended ${run.status}: ${JSON.stringify(run.error)}`;
+    completed.push(run.id);
+    const toolStep = run.steps.find((step: { type: string }) => step.type === 'tool_call');
+    if (withTool && (!toolStep || toolStep.is_error)) return `run ${n}: the tool call failed: ${JSON.stringify(toolStep?.output ?? run.steps).slice(0, 300)}`;
+    return null;
+  }
+
+  const undelivered = (runIds: string[]) => {
+    const delivered = new Set(hosts.receiver.to(HOOK_PATH).map((request) => (JSON.parse(request.body) as { data: { id: string } }).data.id));
+    return runIds.filter((id) => !delivered.has(id));
+  };
+
+  return {
+    async work(runs, { atOnce = 2, webhooks = true } = {}) {
+      const latenciesMs: number[] = [];
+      const failures: string[] = [];
+      const completed: string[] = [];
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: atOnce }, async () => {
+          for (let n = next++; n < runs; n = next++) {
+            let failure: string | null = null;
+            const ms = await timed(async () => {
+              failure = await oneRun(n, completed).catch((err: Error) => `run ${n}: ${err.message}`);
+            });
+            if (failure) failures.push(failure);
+            else latenciesMs.push(ms);
+          }
+        }),
+      );
+      if (webhooks) {
+        const missing = await eventually(() => {
+          if (undelivered(completed).length > 0) throw new Error('webhooks missing');
+          return [];
+        }, { timeoutMs: DELIVERY_DEADLINE_MS }).catch(() => undelivered(completed));
+        if (missing.length > 0) failures.push(`no run.completed webhook within ${DELIVERY_DEADLINE_MS} ms for ${missing.length} of ${completed.length} runs`);
+      }
+      return { latenciesMs, failures };
+    },
+  };
+}
