@@ -56,7 +56,12 @@
  *
  * Extraction — the PDF, OCR, speech and entity engines and the worker's memory on a 100 MB PDF (bench/extraction.ts).
  *
- * `npm run bench -- runs` (or `upload`, `reads`, `networks`, `webhooks`, `kubernetes`, `costs`, `console`, `extraction`) measures only those named. With BENCH_CPU_PROF_DIR set,
+ * Isolation — a steady tenant's one-step runs (2 clients) alone, then while a hostile tenant does each abuse of the
+ *   hostile-tenant suite (test/hostile) on its own, then all of them at once (bench/isolation.ts).
+ *   p50, p99    of the steady tenant's runs, each waited for until it completes; failures: its runs that did not.
+ *   ratio       under all the attacks ÷ alone. Goal: at most 1.5 at p99, and no failure.
+ *
+ * `npm run bench -- runs` (or `upload`, `reads`, `networks`, `webhooks`, `kubernetes`, `costs`, `console`, `extraction`, `isolation`) measures only those named. With BENCH_CPU_PROF_DIR set,
  * every server process writes a V8 CPU profile there as it stops (open it in Chrome's DevTools).
  *
  * Every server runs as a Node process of its own; the load comes from this one. On a shared or small
@@ -77,6 +82,10 @@ import { COST_ROWS, measureCosts, type CostFigures, type CostSettings } from './
 import { COST_AGENTS, COST_DAYS, FEW_STEPS, MANY_STEPS, measureConsole, type ConsoleFigures, type ConsoleSettings, type RenderFigures } from './console.js';
 import { measureWebhooks, type WebhookFigures, type WebhookSettings } from './webhooks.js';
 import { measureExtraction, PDF_MEMORY_GOAL_TIMES, PDF_RATIO_GOAL, type ExtractionFigures } from './extraction.js';
+import { isolationEnv, measureIsolation, type IsolationFigures, type IsolationSettings, type SteadyFigures } from './isolation.js';
+import { startRemoteHosts } from '../test/hostile/battleground.js';
+import { createDb } from '../records/db.js';
+import { createLogger } from '../cli/runtime.js';
 
 const RSS_GROWTH_GOAL_MB = 64;
 const READ_RATIO_GOAL = 0.6;
@@ -85,7 +94,9 @@ const RUN_OVERHEAD_GOAL_MS = 150;
 const RUNS_PER_SECOND_GOAL = 20;
 const RUNS: RunSettings = { warmups: 20, samples: 200, concurrency: 16, warmupSeconds: 3, seconds: 10 };
 const PROCESSING_TIMEOUT_MS = 90_000;
-const BENCHMARKS = ['upload', 'reads', 'runs', 'networks', 'webhooks', 'kubernetes', 'costs', 'console', 'extraction'] as const;
+const BENCHMARKS = ['upload', 'reads', 'runs', 'networks', 'webhooks', 'kubernetes', 'costs', 'console', 'extraction', 'isolation'] as const;
+const ISOLATION: IsolationSettings = { warmups: 10, samples: 100, samplesPerAttack: 30, atOnce: 2, maxFailures: 5 };
+const ISOLATION_P99_GOAL_RATIO = 1.5;
 const CONSOLE: ConsoleSettings = { warmups: 2, samples: 10 };
 const COSTS: CostSettings = { warmups: 3, samples: 50 };
 const COST_REPORT_GOAL_P50_MS = 300;
@@ -112,6 +123,7 @@ interface Figures {
   costs?: CostFigures;
   console?: ConsoleFigures;
   extraction?: ExtractionFigures;
+  isolation?: IsolationFigures;
 }
 
 function fileFrom(response: PostResponse, bytes: number): FileBody {
@@ -136,7 +148,10 @@ async function processed(api: ServerProcess, worker: { output(): string }, id: s
 
 async function measure(teardown: Teardown, chosen: Set<Benchmark>): Promise<Figures> {
   const started = Date.now();
-  const { api, bareUpload, bareKoaPg, model, worker, adminKey, databaseUrl } = await startStack(teardown);
+  // The isolation benchmark's remote hosts come first: the API and the worker look names up at its DNS server.
+  const hosts = chosen.has('isolation') ? await startRemoteHosts() : undefined;
+  if (hosts) teardown.add('the remote hosts', () => hosts.close());
+  const { api, bareUpload, bareKoaPg, model, worker, adminKey, databaseUrl } = await startStack(teardown, hosts ? isolationEnv(hosts) : {});
   const auth = { authorization: `Bearer ${adminKey}` };
   console.log(`services up in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   const figures: Figures = {};
@@ -214,6 +229,14 @@ async function measure(teardown: Teardown, chosen: Set<Benchmark>): Promise<Figu
     console.log(`measuring the console in Chromium (a ${MANY_STEPS.toLocaleString('en')}-step run, a ${FEW_STEPS}-step run, costs over ${COST_DAYS} days × ${COST_AGENTS} agents)`);
     figures.console = await measureConsole({ apiUrl: api.url, adminKey, databaseUrl }, CONSOLE).catch((err: Error) => {
       throw new Error(`${err.message}\napi output:\n${api.output()}`);
+    });
+  }
+  if (chosen.has('isolation') && hosts) {
+    console.log(`measuring isolation (${ISOLATION.samples} steady-tenant runs alone, ${ISOLATION.samplesPerAttack} under each attack, ${ISOLATION.samples} under all at once)`);
+    const db = createDb(databaseUrl, { max: 2, log: createLogger('warn') });
+    teardown.add('the isolation benchmark database pool', () => db.end());
+    figures.isolation = await measureIsolation({ apiUrl: api.url, adminKey, db, hosts }, ISOLATION).catch((err: Error) => {
+      throw new Error(`${err.message}\nworker output:\n${worker.output()}\napi output:\n${api.output()}`);
     });
   }
   if (chosen.has('extraction')) {
@@ -382,6 +405,26 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
     console.log(`Entities: ${entities.charsPerSecond.toLocaleString('en')} characters/s, ${entities.cpuMsPer1000Chars} CPU ms per 1,000 characters`);
     console.log(`100 MB PDF: ${pdfMemory.pages} pages in ${fixed(pdfMemory.seconds, 1)} s; peak RSS ${fixed(pdfMemory.peakRssMb, 0)} MB, idle ${fixed(pdfMemory.idleRssMb, 0)} MB: ${fixed(pdfMemory.timesFileSize)}× the file`);
     results.extraction = figures.extraction;
+  }
+
+  if (figures.isolation) {
+    const { alone, byAttack, underAll, p50Ratio, p99Ratio } = figures.isolation;
+    const failures = [...Object.values(byAttack), underAll].reduce((sum, f) => sum + f.failures.length, 0);
+    const met = p99Ratio <= ISOLATION_P99_GOAL_RATIO && failures === 0;
+    if (met) goals.push(`the steady tenant's p99 under attack ${p99Ratio.toFixed(2)}× its p99 alone`);
+    else missed.push(`isolation: the steady tenant's p99 under attack is ${p99Ratio.toFixed(2)}× its p99 alone, with ${failures} failed runs (goal: at most ${ISOLATION_P99_GOAL_RATIO}×, none failed)`);
+    console.log(`\nIsolation: a steady tenant's one-step runs, ${ISOLATION.atOnce} at a time, while a hostile tenant abuses the same stack`);
+    row(['', 'p50 ms', 'p99 ms', 'p50 ×', 'p99 ×', 'runs', 'failed']);
+    const line = (name: string, f: SteadyFigures) =>
+      row([name, String(f.p50Ms), String(f.p99Ms), (f.p50Ms / alone.p50Ms).toFixed(2), (f.p99Ms / alone.p99Ms).toFixed(2), String(f.samples), String(f.failures.length)]);
+    line('alone', alone);
+    for (const [name, f] of Object.entries(byAttack)) line(`  ${name}`, f);
+    line('under all attacks at once', underAll);
+    console.log(`p99 under all attacks ÷ p99 alone: ${p99Ratio.toFixed(2)}× (p50: ${p50Ratio.toFixed(2)}×)`);
+    for (const [name, f] of [...Object.entries(byAttack), ['all at once', underAll] as const]) {
+      for (const failure of f.failures) console.log(`  failed under ${name}: ${failure}`);
+    }
+    results.isolation = { ...ISOLATION, ...figures.isolation, goal: { p99RatioAtMost: ISOLATION_P99_GOAL_RATIO, met } };
   }
 
   console.log('');

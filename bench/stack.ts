@@ -65,7 +65,8 @@ export class Teardown {
 
 const script = (relative: string) => fileURLToPath(new URL(relative, import.meta.url));
 
-export async function startStack(teardown: Teardown): Promise<Stack> {
+/** `env`: settings for the API and the worker beyond the ones every benchmark needs. */
+export async function startStack(teardown: Teardown, env: Record<string, string> = {}): Promise<Stack> {
   const dir = await mkdtemp(join(tmpdir(), 'agentplane-bench-'));
   teardown.add('the scratch directory', () => rm(dir, { recursive: true, force: true }));
   // Readable by others: as root, PostgreSQL drops to its own user and must reach its directory.
@@ -101,6 +102,7 @@ export async function startStack(teardown: Teardown): Promise<Stack> {
     OPENAI_BASE_URL: model.url,
     // The webhooks benchmark's receiver listens on loopback.
     AGENTPLANE_WEBHOOK_ALLOW_PRIVATE: 'true',
+    ...env,
   };
   const cli = script('../cli/agentplane.js');
   const [apiPort, bareUploadPort, bareKoaPgPort] = await Promise.all([freePort(), freePort(), freePort()]);

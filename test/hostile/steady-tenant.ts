@@ -22,8 +22,12 @@ export interface SteadyOutcome {
 }
 
 export interface SteadyTenant {
-  /** Makes `runs` runs, `atOnce` clients each starting its next when its last one answered. */
-  work(runs: number, options?: { atOnce?: number; webhooks?: boolean }): Promise<SteadyOutcome>;
+  /**
+   * Makes `runs` runs, `atOnce` clients each starting its next when its last one answered, and checks their
+   * webhooks unless told not to; gives up after `maxFailures` failures (a platform that stopped answering
+   * would otherwise hold every run for the API's whole wait).
+   */
+  work(runs: number, options?: { atOnce?: number; webhooks?: boolean; maxFailures?: number }): Promise<SteadyOutcome>;
 }
 
 async function created(client: ApiClient, path: string, body: unknown): Promise<string> {
@@ -64,14 +68,14 @@ export async function prepareSteadyTenant(ground: Battleground): Promise<SteadyT
   };
 
   return {
-    async work(runs, { atOnce = 2, webhooks = true } = {}) {
+    async work(runs, { atOnce = 2, webhooks = true, maxFailures = Infinity } = {}) {
       const latenciesMs: number[] = [];
       const failures: string[] = [];
       const completed: string[] = [];
       let next = 0;
       await Promise.all(
         Array.from({ length: atOnce }, async () => {
-          for (let n = next++; n < runs; n = next++) {
+          for (let n = next++; n < runs && failures.length < maxFailures; n = next++) {
             let failure: string | null = null;
             const ms = await timed(async () => {
               failure = await oneRun(n, completed).catch((err: Error) => `run ${n}: ${err.message}`);

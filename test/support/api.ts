@@ -135,7 +135,7 @@ export interface Tenant {
   keyWith(...scopes: Scope[]): Promise<ApiClient>;
 }
 
-export async function newTenant(api: TestApi, name = 'test'): Promise<Tenant> {
+export async function newTenant(api: Pick<TestApi, 'url' | 'root'>, name = 'test'): Promise<Tenant> {
   const project = await api.root.typed.POST('/v1/projects', { body: { name } });
   if (!project.data) throw new Error(`project creation answered ${project.response.status}`);
   const projectId = project.data.id;
