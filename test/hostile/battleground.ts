@@ -11,9 +11,12 @@ import { startToolServer, type TestToolServer } from '../support/http-tool-serve
 import { startMcpFloodServer, type McpFloodServer } from '../support/mcp-flood-server.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
-/** Names only the test DNS server knows: the steady tenant's tool and webhook hosts, and a host whose name servers never answer. */
-export const STEADY_TOOL_HOST = 'tools.steady.test';
-export const STEADY_HOOK_HOST = 'hooks.steady.test';
+/**
+ * The steady tenant reaches its tool and webhook hosts by name, so that each call waits for a lookup as the
+ * hostile tenant's do; `localhost`, which the test DNS server answers as the system resolver does. The
+ * hostile tenant's host is one no name server ever answers for.
+ */
+export const STEADY_HOST = 'localhost';
 export const SILENT_HOST = 'tools.silent.test';
 
 export interface RemoteHosts {
@@ -35,15 +38,15 @@ const FLOOD = { pages: 20, toolsPerPage: 4, descriptionBytes: 512 * 1024 };
 
 export async function startRemoteHosts(): Promise<RemoteHosts> {
   const [tools, receiver, mcpFlood] = await Promise.all([startToolServer(), startWebhookReceiver(), startMcpFloodServer(FLOOD)]);
-  const dns = await startDnsServer({ answers: { [STEADY_TOOL_HOST]: '127.0.0.1', [STEADY_HOOK_HOST]: '127.0.0.1' }, silent: [SILENT_HOST] });
+  const dns = await startDnsServer({ answers: { [STEADY_HOST]: '127.0.0.1' }, silent: [SILENT_HOST] });
   const portOf = (url: string) => new URL(url).port;
   return {
     tools,
     receiver,
     mcpFlood,
     dns,
-    steadyToolUrl: `http://${STEADY_TOOL_HOST}:${portOf(tools.url)}`,
-    steadyHookUrl: `http://${STEADY_HOOK_HOST}:${portOf(receiver.url)}`,
+    steadyToolUrl: `http://${STEADY_HOST}:${portOf(tools.url)}`,
+    steadyHookUrl: `http://${STEADY_HOST}:${portOf(receiver.url)}`,
     async close() {
       await Promise.all([tools.close(), receiver.close(), mcpFlood.close(), dns.close()]);
     },
