@@ -38,7 +38,8 @@ const FLOOD = { pages: 20, toolsPerPage: 4, descriptionBytes: 512 * 1024 };
 
 export async function startRemoteHosts(): Promise<RemoteHosts> {
   const [tools, receiver, mcpFlood] = await Promise.all([startToolServer(), startWebhookReceiver(), startMcpFloodServer(FLOOD)]);
-  const dns = await startDnsServer({ answers: { [STEADY_HOST]: '127.0.0.1' }, silent: [SILENT_HOST] });
+  // It answers only for the names it is given: no query for SILENT_HOST is ever answered.
+  const dns = await startDnsServer({ [STEADY_HOST]: '127.0.0.1' });
   const portOf = (url: string) => new URL(url).port;
   return {
     tools,

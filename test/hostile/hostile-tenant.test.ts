@@ -96,7 +96,10 @@ describe('a hostile tenant', function () {
     const { runs } = await attack.stop();
     assert.deepEqual(outcome.failures, []);
     assert.ok(runs.length > 0);
-    for (const run of runs) assert.equal(run.status, 'failed', `a flooded run ended ${run.status}`);
+    for (const run of runs) {
+      assert.equal(run.status, 'failed', `a flooded run ended ${run.status}`);
+      assert.equal(run.error?.code, 'tools_too_large');
+    }
   });
 
   it('calling a tool whose argument pattern a backtracking engine would take hours on gets the mismatch at once, and the other tenant notices nothing', async () => {

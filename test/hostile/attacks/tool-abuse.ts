@@ -36,14 +36,14 @@ export async function silentDns(ground: Battleground): Promise<Attack<{ queries:
   for (let i = 0; i < SILENT_RUNS; i++) runIds.push(await startedRun(ground.hostile, agent, input));
   await eventually(
     () => {
-      if (ground.hosts.dns.queriesFor(SILENT_HOST) === 0) throw new Error(`no query for ${SILENT_HOST} reached it`);
+      if (!ground.hosts.dns.asked.includes(SILENT_HOST)) throw new Error(`no query for ${SILENT_HOST} reached it`);
     },
     { timeoutMs: 20_000, message: "the platform's lookups did not reach the test DNS server" },
   );
   return {
     async stop() {
       await cancelled(ground.hostile, runIds);
-      return { queries: ground.hosts.dns.queriesFor(SILENT_HOST) };
+      return { queries: ground.hosts.dns.asked.filter((name) => name === SILENT_HOST).length };
     },
   };
 }
