@@ -10,12 +10,14 @@ import { startOpenAiServer, type OpenAiServer } from '../support/model-servers/o
 import { promptedReplies } from '../support/model-servers/prompted.js';
 import { isolatedNamespace } from '../support/services.js';
 import { startRemoteHosts, type Battleground, type RemoteHosts } from './battleground.js';
-import { prepareSteadyTenant, type SteadyTenant } from './steady-tenant.js';
+import { prepareSteadyTenant, type SteadyOutcome, type SteadyTenant } from './steady-tenant.js';
+import type { Attack } from './attacks/attack.js';
 import { hugeRunLists, openStreams, queueBehindSlowRun } from './attacks/run-abuse.js';
 import { floodingMcpListing, poisonedPattern, silentDns } from './attacks/tool-abuse.js';
 
-/** The steady tenant's runs during each abuse, two at a time. */
+/** The steady tenant's runs during each abuse, two at a time; it stops at the third failure. */
 const STEADY_RUNS = 12;
+const ENOUGH_FAILURES = 3;
 const OPEN_STREAMS = 400;
 const QUEUED_RUNS = 100;
 /** 100 runs without their steps' payloads fit in far less; one 1 MiB tool output alone would not. */
@@ -28,6 +30,17 @@ describe('a hostile tenant', function () {
   let api: TestApi;
   let ground: Battleground;
   let steady: SteadyTenant;
+  /** The abuse under way, stopped after each test however the test ended. */
+  let underway: Attack<unknown> | undefined;
+
+  /** The steady tenant's work while the hostile tenant keeps up an abuse, and what the hostile tenant saw. */
+  async function whileAbusing<Seen>(starting: Promise<Attack<Seen>>): Promise<{ outcome: SteadyOutcome; seen: Seen }> {
+    const attack = await starting;
+    underway = attack;
+    const outcome = await steady.work(STEADY_RUNS, { maxFailures: ENOUGH_FAILURES });
+    underway = undefined;
+    return { outcome, seen: await attack.stop() };
+  }
 
   before(async () => {
     hosts = await startRemoteHosts();
@@ -39,6 +52,11 @@ describe('a hostile tenant', function () {
     const [hostile, steadyTenant] = await Promise.all([newTenant(api, 'hostile'), newTenant(api, 'steady')]);
     ground = { apiUrl: api.url, db: api.services.db, model: 'gpt-4.1-mini', hosts, hostile: hostile.admin, steady: steadyTenant.admin };
     steady = await prepareSteadyTenant(ground);
+  });
+
+  afterEach(async () => {
+    await underway?.stop();
+    underway = undefined;
   });
 
   after(async () => {
@@ -54,9 +72,7 @@ describe('a hostile tenant', function () {
   });
 
   it('listing runs that hold 1 MiB tool outputs, 100 at a time, gets lists without the outputs, and the other tenant notices nothing', async () => {
-    const attack = await hugeRunLists(ground);
-    const outcome = await steady.work(STEADY_RUNS);
-    const { lists } = await attack.stop();
+    const { outcome, seen: { lists } } = await whileAbusing(hugeRunLists(ground));
     assert.deepEqual(outcome.failures, []);
     assert.ok(lists.length > 0);
     for (const list of lists) {
@@ -66,34 +82,26 @@ describe('a hostile tenant', function () {
   });
 
   it(`holding ${OPEN_STREAMS} event streams open on a run gets 429 with Retry-After beyond its share, and the other tenant notices nothing`, async () => {
-    const attack = await openStreams(ground, OPEN_STREAMS);
-    const outcome = await steady.work(STEADY_RUNS);
-    const { statuses, withRetryAfter } = await attack.stop();
+    const { outcome, seen: { statuses, withRetryAfter } } = await whileAbusing(openStreams(ground, OPEN_STREAMS));
     assert.deepEqual(outcome.failures, []);
     assert.deepEqual(Object.keys(statuses).sort(), ['200', '429']);
     assert.equal(withRetryAfter, statuses[429]);
   });
 
   it(`queueing ${QUEUED_RUNS} runs behind one that never ends queues them, and the other tenant notices nothing`, async () => {
-    const attack = await queueBehindSlowRun(ground, QUEUED_RUNS);
-    const outcome = await steady.work(STEADY_RUNS);
-    const { queued } = await attack.stop();
+    const { outcome, seen: { queued } } = await whileAbusing(queueBehindSlowRun(ground, QUEUED_RUNS));
     assert.deepEqual(outcome.failures, []);
     assert.equal(queued, QUEUED_RUNS);
   });
 
   it('calling a tool on a host whose name servers never answer holds up nobody else: the other tenant still reaches its tool and webhook hosts', async () => {
-    const attack = await silentDns(ground);
-    const outcome = await steady.work(STEADY_RUNS);
-    const { queries } = await attack.stop();
+    const { outcome, seen: { queries } } = await whileAbusing(silentDns(ground));
     assert.deepEqual(outcome.failures, []);
     assert.ok(queries > 0);
   });
 
   it('offering tools from an MCP server that lists 40 MiB of them fails its own runs over the listing limit, and the other tenant notices nothing', async () => {
-    const attack = await floodingMcpListing(ground);
-    const outcome = await steady.work(STEADY_RUNS);
-    const { runs } = await attack.stop();
+    const { outcome, seen: { runs } } = await whileAbusing(floodingMcpListing(ground));
     assert.deepEqual(outcome.failures, []);
     assert.ok(runs.length > 0);
     for (const run of runs) {
@@ -103,9 +111,7 @@ describe('a hostile tenant', function () {
   });
 
   it('calling a tool whose argument pattern a backtracking engine would take hours on gets the mismatch at once, and the other tenant notices nothing', async () => {
-    const attack = await poisonedPattern(ground);
-    const outcome = await steady.work(STEADY_RUNS);
-    const { runs } = await attack.stop();
+    const { outcome, seen: { runs } } = await whileAbusing(poisonedPattern(ground));
     assert.deepEqual(outcome.failures, []);
     assert.ok(runs.length > 0);
     for (const run of runs) {

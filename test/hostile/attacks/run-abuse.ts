@@ -2,6 +2,7 @@
  * The hostile tenant's abuse of runs themselves: listing runs that hold megabytes of tool output, holding
  * hundreds of event streams open on a run, and queueing a hundred runs behind one that never ends.
  */
+import { setMaxListeners } from 'node:events';
 import { newId } from '../../../records/ids.js';
 import { ordering } from '../../support/model-servers/prompted.js';
 import { runSatisfying } from '../../support/agents.js';
@@ -63,6 +64,7 @@ export async function openStreams(ground: Battleground, count: number): Promise<
   const runId = await startedRun(ground.hostile, agent, ordering({ hang: true }));
   await runSatisfying(ground.hostile, runId, (run) => run.status === 'in_progress', 'the watched run did not start');
   const giveUp = new AbortController();
+  setMaxListeners(count + 10, giveUp.signal);
   const seen: StreamsSeen = { statuses: {}, withRetryAfter: 0 };
   await Promise.all(
     Array.from({ length: count }, async () => {
