@@ -52,10 +52,17 @@ export async function ranRun(client: ApiClient, agentId: string, input: string):
   return response.body as RunSeen;
 }
 
-/** Cancels runs that may have ended meanwhile (409 then). */
+/** `work` for each of `items`, `atOnce` at a time; the results in the items' order. */
+export async function inTurns<T, R>(items: T[], atOnce: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = [];
+  for (let i = 0; i < items.length; i += atOnce) results.push(...(await Promise.all(items.slice(i, i + atOnce).map(work))));
+  return results;
+}
+
+/** Cancels runs, ten at a time, that may have ended meanwhile (409 then). */
 export async function cancelled(client: ApiClient, runIds: string[]): Promise<void> {
-  for (const id of runIds) {
+  await inTurns(runIds, 10, async (id) => {
     const response = await client.post(`/v1/runs/${id}/cancel`, {});
     if (response.status !== 200 && response.status !== 409) throw new Error(`cancelling ${id} answered ${response.status}: ${JSON.stringify(response.body)}`);
-  }
+  });
 }

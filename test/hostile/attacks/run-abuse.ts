@@ -7,7 +7,7 @@ import { newId } from '../../../records/ids.js';
 import { ordering } from '../../support/model-servers/prompted.js';
 import { runSatisfying } from '../../support/agents.js';
 import type { Battleground } from '../battleground.js';
-import { cancelled, createdAgent, ranRun, repeatedly, startedRun, type Attack } from './attack.js';
+import { cancelled, createdAgent, inTurns, ranRun, repeatedly, startedRun, type Attack } from './attack.js';
 
 const MIB = 1024 * 1024;
 
@@ -89,18 +89,19 @@ export async function queueBehindSlowRun(ground: Battleground, count: number): P
   const agent = await createdAgent(ground.hostile, { name: 'one at a time', model: ground.model, concurrency: 'enqueue' });
   const slow = await startedRun(ground.hostile, agent, ordering({ hang: true }));
   await runSatisfying(ground.hostile, slow, (run) => run.status === 'in_progress', 'the slow run did not start');
-  const waiting: string[] = [];
-  let queued = 0;
-  for (let i = 0; i < count; i++) {
-    const response = await ground.hostile.post(`/v1/agents/${agent}/run`, { input: `Queued ${i}.`, wait: false });
-    if (response.status !== 202) throw new Error(`queueing a run answered ${response.status}: ${JSON.stringify(response.body)}`);
-    waiting.push(response.body.id);
-    if (response.body.status === 'queued') queued++;
-  }
+  const answers = await inTurns(
+    Array.from({ length: count }, (_, i) => i),
+    10,
+    (i) => ground.hostile.post(`/v1/agents/${agent}/run`, { input: `Queued ${i}.`, wait: false }),
+  );
+  const refused = answers.find((response) => response.status !== 202);
+  if (refused) throw new Error(`queueing a run answered ${refused.status}: ${JSON.stringify(refused.body)}`);
   return {
     async stop() {
-      await cancelled(ground.hostile, [...waiting, slow]);
-      return { queued };
+      // The queued ones first: cancelling the slow one first would start them.
+      await cancelled(ground.hostile, answers.map((response) => response.body.id as string));
+      await cancelled(ground.hostile, [slow]);
+      return { queued: answers.filter((response) => response.body.status === 'queued').length };
     },
   };
 }
