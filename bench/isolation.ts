@@ -79,6 +79,7 @@ export async function measureIsolation(target: IsolationTarget, settings: Isolat
   const alone = await measured(settings.samples);
   const byAttack: Record<string, SteadyFigures> = {};
   for (const [name, abuse] of ABUSES) {
+    console.log(`  under: ${name}`);
     // An abuse that cannot be set up (the platform lacks what it needs) is reported, and the others measured.
     const attack = await abuse(ground).catch((err: Error) => err);
     if (attack instanceof Error) {
@@ -88,6 +89,7 @@ export async function measureIsolation(target: IsolationTarget, settings: Isolat
     byAttack[name] = await measured(settings.samplesPerAttack);
     await attack.stop();
   }
+  console.log('  under all attacks at once');
   const attacks = await Promise.allSettled(ABUSES.map(([, abuse]) => abuse(ground)));
   const underAll = await measured(settings.samples);
   for (const attack of attacks) if (attack.status === 'fulfilled') await attack.value.stop();
