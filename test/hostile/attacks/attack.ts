@@ -18,15 +18,21 @@ export interface RunSeen {
 export function repeatedly<T>(work: () => Promise<T>, atOnce = 1): { stop(): Promise<T[]> } {
   let stopped = false;
   const results: T[] = [];
+  let failure: unknown;
   const loops = Promise.all(
     Array.from({ length: atOnce }, async () => {
       while (!stopped) results.push(await work());
     }),
-  );
+  ).catch((err: unknown) => {
+    // Kept for stop(): nobody awaits the loops before then.
+    stopped = true;
+    failure = err;
+  });
   return {
     async stop() {
       stopped = true;
       await loops;
+      if (failure) throw failure;
       return results;
     },
   };
