@@ -344,6 +344,16 @@ describe('system endpoints and request handling', () => {
     });
   });
 
+  describe('list cursors', () => {
+    it('reads an empty after= or before= as no cursor, and answers the first page', async () => {
+      for (const query of ['after=', 'before=', 'after=&before=']) {
+        const response = await tenant.admin.get(`/v1/api-keys?${query}`);
+        assert.equal(response.status, 200, `${query}: ${JSON.stringify(response.body)}`);
+        assert.equal(response.body.data.length, 1, query);
+      }
+    });
+  });
+
   describe('the NUL character in a URL', () => {
     for (const [method, path, param] of [
       ['GET', '/v1/files/file_%00', null],
