@@ -2,6 +2,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../api/app.js';
+import { answerParserRefusals } from '../api/parser-refusals.js';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createWorker, installRuntimeLogger } from '../workflows/worker.js';
 import { scheduleMaintenance } from '../workflows/maintenance/client.js';
@@ -22,6 +23,7 @@ export async function serveApi(services: Services, port: number, host: string): 
   const runEvents = new RunEventFeed(services.db.connectionString, services.log).start();
   const { app } = createApp({ ...services, runEvents });
   const server = createServer(app.callback());
+  answerParserRefusals(server);
   // Uploads of 100 MB on slow links must not be cut off; idle sockets still are.
   server.requestTimeout = 30 * 60_000;
   await new Promise<void>((resolve, reject) => {

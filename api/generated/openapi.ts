@@ -1859,6 +1859,15 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description A request refused before it reaches an operation, answered with `Connection: close`: 431 `request_header_too_large` (request line and headers over 16,384 bytes; send long values in a JSON body), 400 `malformed_request` (not HTTP/1.1), 408 `request_timeout` (headers not in within a minute, the whole request within 30 minutes). */
+        RefusedByParser: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Health of the process and its dependencies. */
         Health: {
             headers: {
@@ -1907,9 +1916,9 @@ export interface components {
             [key: string]: components["schemas"]["Text"];
         };
         Limit: number;
-        /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
+        /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. Empty (`after=`) is no cursor: the first page. */
         After: components["schemas"]["Text"];
-        /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
+        /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. Empty (`before=`) is no cursor. */
         Before: components["schemas"]["Text"];
         Order: "asc" | "desc";
     };
@@ -2026,9 +2035,9 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: components["parameters"]["Limit"];
-                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. Empty (`after=`) is no cursor: the first page. */
                 after?: components["parameters"]["After"];
-                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. Empty (`before=`) is no cursor. */
                 before?: components["parameters"]["Before"];
                 order?: components["parameters"]["Order"];
             };
@@ -2238,9 +2247,9 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: components["parameters"]["Limit"];
-                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. Empty (`after=`) is no cursor: the first page. */
                 after?: components["parameters"]["After"];
-                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. Empty (`before=`) is no cursor. */
                 before?: components["parameters"]["Before"];
                 order?: components["parameters"]["Order"];
                 purpose?: components["schemas"]["FilePurpose"];
@@ -2372,7 +2381,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: components["parameters"]["Limit"];
-                /** @description The `id` of a part of this file (`page-3`, `segment-12`); the page of parts starts after it. */
+                /** @description The `id` of a part of this file (`page-3`, `segment-12`); the page of parts starts after it. Empty is no cursor. */
                 after?: components["schemas"]["Text"];
             };
             header?: never;
@@ -2407,7 +2416,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: components["parameters"]["Limit"];
-                /** @description The id of a table of this file; the page of tables starts after it. */
+                /** @description The id of a table of this file; the page of tables starts after it. Empty is no cursor. */
                 after?: components["schemas"]["Text"];
             };
             header?: never;
@@ -2442,7 +2451,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: components["parameters"]["Limit"];
-                /** @description The id of a node of this list; the page starts after it. Any other id answers 400 `invalid_cursor`. */
+                /** @description The id of a node of this list; the page starts after it. Any other id answers 400 `invalid_cursor`; empty is no cursor. */
                 after?: components["schemas"]["Text"];
             };
             header?: never;
@@ -2615,9 +2624,9 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: components["parameters"]["Limit"];
-                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. Empty (`after=`) is no cursor: the first page. */
                 after?: components["parameters"]["After"];
-                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. Empty (`before=`) is no cursor. */
                 before?: components["parameters"]["Before"];
                 order?: components["parameters"]["Order"];
                 target_id?: components["schemas"]["Text"];
@@ -2657,9 +2666,9 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: components["parameters"]["Limit"];
-                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. Empty (`after=`) is no cursor: the first page. */
                 after?: components["parameters"]["After"];
-                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. Empty (`before=`) is no cursor. */
                 before?: components["parameters"]["Before"];
                 order?: components["parameters"]["Order"];
             };
@@ -2817,9 +2826,9 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: components["parameters"]["Limit"];
-                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. Empty (`after=`) is no cursor: the first page. */
                 after?: components["parameters"]["After"];
-                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. Empty (`before=`) is no cursor. */
                 before?: components["parameters"]["Before"];
                 order?: components["parameters"]["Order"];
                 /** @description Only events of these types: comma-separated (`type=run.failed,file.failed`), the parameter repeated, or both. An unknown type answers 400. */
@@ -2887,9 +2896,9 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: components["parameters"]["Limit"];
-                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. Empty (`after=`) is no cursor: the first page. */
                 after?: components["parameters"]["After"];
-                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. Empty (`before=`) is no cursor. */
                 before?: components["parameters"]["Before"];
                 order?: components["parameters"]["Order"];
             };
@@ -3074,9 +3083,9 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: components["parameters"]["Limit"];
-                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. Empty (`after=`) is no cursor: the first page. */
                 after?: components["parameters"]["After"];
-                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. Empty (`before=`) is no cursor. */
                 before?: components["parameters"]["Before"];
                 order?: components["parameters"]["Order"];
             };
@@ -3166,9 +3175,9 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: components["parameters"]["Limit"];
-                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. Empty (`after=`) is no cursor: the first page. */
                 after?: components["parameters"]["After"];
-                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. Empty (`before=`) is no cursor. */
                 before?: components["parameters"]["Before"];
                 order?: components["parameters"]["Order"];
                 /** @description `kubernetes`: only records a Kubernetes resource manages; `none`: only the others. */
@@ -3387,9 +3396,9 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: components["parameters"]["Limit"];
-                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. Empty (`after=`) is no cursor: the first page. */
                 after?: components["parameters"]["After"];
-                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. Empty (`before=`) is no cursor. */
                 before?: components["parameters"]["Before"];
                 order?: components["parameters"]["Order"];
                 status?: components["schemas"]["RunStatus"];
@@ -3433,9 +3442,9 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: components["parameters"]["Limit"];
-                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. Empty (`after=`) is no cursor: the first page. */
                 after?: components["parameters"]["After"];
-                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. Empty (`before=`) is no cursor. */
                 before?: components["parameters"]["Before"];
                 order?: components["parameters"]["Order"];
                 /** @description Only runs in these statuses: comma-separated (`status=queued,in_progress`), the parameter repeated, or both. */
@@ -3616,9 +3625,9 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: components["parameters"]["Limit"];
-                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. Empty (`after=`) is no cursor: the first page. */
                 after?: components["parameters"]["After"];
-                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. Empty (`before=`) is no cursor. */
                 before?: components["parameters"]["Before"];
                 order?: components["parameters"]["Order"];
                 /** @description `kubernetes`: only records a Kubernetes resource manages; `none`: only the others. */
@@ -3835,9 +3844,9 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: components["parameters"]["Limit"];
-                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. Empty (`after=`) is no cursor: the first page. */
                 after?: components["parameters"]["After"];
-                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. Empty (`before=`) is no cursor. */
                 before?: components["parameters"]["Before"];
                 order?: components["parameters"]["Order"];
                 status?: components["schemas"]["RunStatus"];
