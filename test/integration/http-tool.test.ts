@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { callHttpTool } from '../../tools/http-tool.js';
 import type { HttpToolDefinition } from '../../tools/definitions.js';
-import { ToolUnavailableError } from '../../tools/outcomes.js';
+import { TOOL_RETRY_MAX_INTERVAL_MS, ToolUnavailableError } from '../../tools/outcomes.js';
 import { eventually } from '../support/eventually.js';
 import { startToolServer, type EchoedRequest, type TestToolServer } from '../support/http-tool-server.js';
 
 // The tool server listens on loopback, so these calls allow private targets unless they test the refusal.
-const reach = (signal = new AbortController().signal) => ({ signal, allowPrivate: true });
+const reach = (signal = new AbortController().signal) => ({ projectId: 'proj_tools', signal, allowPrivate: true });
 
 describe('HTTP tools', () => {
   let server: TestToolServer;
@@ -59,6 +59,17 @@ describe('HTTP tools', () => {
     await assert.rejects(callHttpTool(tool('/status/429'), {}, reach()), (err: unknown) => err instanceof ToolUnavailableError && err.retryAfterMs === undefined);
   });
 
+  it('waits no longer than the retry policy\'s longest interval, however long the Retry-After a tool gives', async () => {
+    for (const retryAfter of ['999999999', encodeURIComponent(new Date(Date.now() + 365 * 86_400_000).toUTCString())]) {
+      await assert.rejects(callHttpTool(tool(`/status/429?retry-after=${retryAfter}`), {}, reach()), (err: unknown) => {
+        assert.ok(err instanceof ToolUnavailableError);
+        assert.equal(err.retryAfterMs, TOOL_RETRY_MAX_INTERVAL_MS);
+        return true;
+      });
+    }
+    assert.equal(TOOL_RETRY_MAX_INTERVAL_MS, 20_000);
+  });
+
   it('throws ToolUnavailableError when the connection is refused', async () => {
     const gone = await startToolServer();
     await gone.close();
@@ -101,7 +112,7 @@ describe('HTTP tools', () => {
   it('refuses loopback, private and metadata targets when private addresses are not allowed, and says why', async () => {
     const targets = [`${server.url}/echo`, server.url.replace('127.0.0.1', 'localhost') + '/echo', server.url.replace('127.0.0.1', '[::ffff:127.0.0.1]') + '/echo', 'http://169.254.169.254/latest/meta-data/', 'http://10.255.255.1/x', 'http://[::1]:9/x'];
     for (const url of targets) {
-      const result = await callHttpTool({ type: 'http', name: 'probe', url }, {}, { signal: new AbortController().signal, allowPrivate: false });
+      const result = await callHttpTool({ type: 'http', name: 'probe', url }, {}, { projectId: 'proj_tools', signal: new AbortController().signal, allowPrivate: false });
       assert.equal(result.is_error, true, url);
       assert.match(result.content, /^The request was refused: .* is not a public address; only public addresses may be reached$/, url);
     }
