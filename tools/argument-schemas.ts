@@ -14,6 +14,10 @@ import { RE2JS } from 're2js';
 export const MAX_PARAMETERS_BYTES = 65_536;
 /** The deepest a `parameters` schema may nest objects and arrays (the schema itself is level 1). */
 export const MAX_PARAMETERS_DEPTH = 32;
+/** The most objects and arrays a `parameters` schema may hold, itself included: compiling takes time in proportion. */
+export const MAX_PARAMETERS_NODES = 512;
+/** The most patterns a `parameters` schema may use (each is compiled to an automaton of its own). */
+export const MAX_PARAMETERS_PATTERNS = 64;
 
 /** A check of arguments: null when they match, else what is wrong, for the model to read. */
 export type ArgumentsCheck = (value: unknown) => string | null;
@@ -24,31 +28,35 @@ export type Compiled = { check: ArgumentsCheck } | { problem: string };
 const JSON_SCHEMA_2020 = 'https://json-schema.org/draft/2020-12/schema';
 
 /**
- * Patterns compiled by RE2, whose matching time grows linearly with the text. A pattern RE2 cannot take
- * (a backreference, a lookahead or lookbehind) fails the schema's compile, naming the pattern.
+ * Patterns compiled by RE2, whose matching time grows linearly with the text, at most `max` of them. A
+ * pattern RE2 cannot take (a backreference, a lookahead or lookbehind) fails the schema's compile, naming
+ * the pattern.
  */
-const linearPatterns: NonNullable<CodeOptions['regExp']> = Object.assign(
-  (pattern: string) => {
-    let compiled: RE2JS;
+function linearPatterns(max: number): NonNullable<CodeOptions['regExp']> {
+  let compiled = 0;
+  const engine = (pattern: string) => {
+    if (++compiled > max) throw new Error(`it uses more than ${max} patterns, the most allowed`);
+    let re: RE2JS;
     try {
-      compiled = RE2JS.compile(RE2JS.translateRegExp(pattern));
+      re = RE2JS.compile(RE2JS.translateRegExp(pattern));
     } catch (err) {
       throw new Error(
         `the pattern ${JSON.stringify(pattern)} is not supported (patterns are matched in linear time, without backreferences or lookaround): ${(err as Error).message}`,
       );
     }
     // Ajv shares one compiled pattern among the uses whose text is the same: the key must be the pattern.
-    return { test: (text: string) => compiled.test(text), toString: () => `/${pattern}/` };
-  },
-  { code: 're2js' },
-);
+    return { test: (text: string) => re.test(text), toString: () => `/${pattern}/` };
+  };
+  return Object.assign(engine, { code: 're2js' });
+}
 
-// Unknown keywords and formats are allowed: tool schemas are written for models, not for Ajv.
-const AJV_OPTIONS = { strict: false, allErrors: true, logger: false, validateFormats: false, code: { regExp: linearPatterns } } as const;
+// Unknown keywords and formats are allowed: tool schemas are written for models, not for Ajv. The generated
+// code is not optimised: that pass costs more than it saves on arguments of a few kilobytes.
+const AJV_OPTIONS = { strict: false, allErrors: true, logger: false, validateFormats: false, code: { optimize: false } } as const;
 
 // Checks schemas against the 2020-12 meta-schema. It only ever validates schemas as data, so nothing a
 // tenant writes is registered on it.
-const metaSchemaAjv = new Ajv2020({ ...AJV_OPTIONS, allErrors: false });
+const metaSchemaAjv = new Ajv2020({ ...AJV_OPTIONS, allErrors: false, code: { ...AJV_OPTIONS.code, regExp: linearPatterns(Infinity) } });
 
 /**
  * Compiled schemas by the hash of their JSON text, so that a schema is compiled on its first use in a
@@ -69,7 +77,8 @@ export class CompiledSchemas {
 
   /** The check for `schema`'s arguments, or why the schema cannot be used. */
   of(schema: Record<string, unknown>): Compiled {
-    if (nestedDeeperThan(schema, MAX_PARAMETERS_DEPTH)) return { problem: `nests objects and arrays deeper than ${MAX_PARAMETERS_DEPTH} levels, the most allowed` };
+    const shape = shapeProblem(schema);
+    if (shape) return { problem: shape };
     const text = JSON.stringify(schema);
     const bytes = Buffer.byteLength(text);
     if (bytes > MAX_PARAMETERS_BYTES) return { problem: `is ${bytes} bytes as JSON, more than the ${MAX_PARAMETERS_BYTES} allowed` };
@@ -114,7 +123,7 @@ function compile(schema: Record<string, unknown>): Compiled {
   }
   try {
     // An instance per schema: what the schema registers (its `$id`s) lives and goes with its validator.
-    const ajv = new Ajv2020({ ...AJV_OPTIONS, validateSchema: false });
+    const ajv = new Ajv2020({ ...AJV_OPTIONS, validateSchema: false, code: { ...AJV_OPTIONS.code, regExp: linearPatterns(MAX_PARAMETERS_PATTERNS) } });
     const validate = ajv.compile(rest);
     return { check: (value) => (validate(value) ? null : ajv.errorsText(validate.errors, { dataVar: 'arguments' })) };
   } catch (err) {
@@ -122,10 +131,19 @@ function compile(schema: Record<string, unknown>): Compiled {
   }
 }
 
-/** True when `value` nests objects and arrays deeper than `limit`; looks no deeper than that. */
-export function nestedDeeperThan(value: unknown, limit: number): boolean {
-  if (value === null || typeof value !== 'object') return false;
-  if (limit === 0) return true;
-  const children = Array.isArray(value) ? value : Object.values(value);
-  return children.some((child) => nestedDeeperThan(child, limit - 1));
+/**
+ * Why `schema` nests objects and arrays too deep or holds too many of them, or null. Looks no further than
+ * the limits, so a schema far past them costs no more than one at them.
+ */
+export function shapeProblem(schema: unknown): string | null {
+  let nodes = 0;
+  const pending: { value: unknown; depth: number }[] = [{ value: schema, depth: 1 }];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const { value, depth } = next;
+    if (value === null || typeof value !== 'object') continue;
+    if (depth > MAX_PARAMETERS_DEPTH) return `nests objects and arrays deeper than ${MAX_PARAMETERS_DEPTH} levels, the most allowed`;
+    if (++nodes > MAX_PARAMETERS_NODES) return `holds more than ${MAX_PARAMETERS_NODES} objects and arrays, the most allowed`;
+    for (const child of Array.isArray(value) ? value : Object.values(value)) pending.push({ value: child, depth: depth + 1 });
+  }
+  return null;
 }

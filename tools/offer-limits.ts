@@ -4,7 +4,7 @@
  * worker's memory and the run's record.
  */
 import type { ToolSpec } from '../models/messages.js';
-import { MAX_PARAMETERS_BYTES, MAX_PARAMETERS_DEPTH, nestedDeeperThan } from './argument-schemas.js';
+import { MAX_PARAMETERS_BYTES, shapeProblem } from './argument-schemas.js';
 
 /** Tools one MCP server may offer (after `allowed_tools`). */
 export const MAX_TOOLS_PER_SERVER = 128;
@@ -32,9 +32,8 @@ export function checkListedTool(server: string, spec: ToolSpec): void {
   if (spec.description.length > MAX_DESCRIPTION_CHARS) {
     throw new ToolsTooLargeError(`The MCP server ${server} lists ${spec.name} with a description of ${spec.description.length} characters; at most ${MAX_DESCRIPTION_CHARS} are allowed.`);
   }
-  if (nestedDeeperThan(spec.parameters, MAX_PARAMETERS_DEPTH)) {
-    throw new ToolsTooLargeError(`The MCP server ${server} lists ${spec.name} with an input schema nested deeper than ${MAX_PARAMETERS_DEPTH} levels.`);
-  }
+  const shape = shapeProblem(spec.parameters);
+  if (shape) throw new ToolsTooLargeError(`The MCP server ${server} lists ${spec.name} with an input schema that ${shape}.`);
   const bytes = Buffer.byteLength(JSON.stringify(spec.parameters));
   if (bytes > MAX_PARAMETERS_BYTES) {
     throw new ToolsTooLargeError(`The MCP server ${server} lists ${spec.name} with an input schema of ${bytes} bytes; at most ${MAX_PARAMETERS_BYTES} are allowed.`);

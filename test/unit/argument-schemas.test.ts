@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { argumentsValidator, CompiledSchemas, MAX_PARAMETERS_BYTES, MAX_PARAMETERS_DEPTH } from '../../tools/argument-schemas.js';
+import { argumentsValidator, CompiledSchemas, MAX_PARAMETERS_BYTES, MAX_PARAMETERS_DEPTH, MAX_PARAMETERS_NODES, MAX_PARAMETERS_PATTERNS } from '../../tools/argument-schemas.js';
 import { toolDefinitionProblems, type HttpToolDefinition } from '../../tools/definitions.js';
 
 const tool = (parameters: Record<string, unknown>, name = 'lookup'): HttpToolDefinition => ({ type: 'http', name, url: 'https://tools.example.com/lookup', parameters });
@@ -53,6 +53,23 @@ describe('tool argument schemas', () => {
     assert.deepEqual(problems(nested(MAX_PARAMETERS_DEPTH - 1)), []);
     assert.deepEqual(problems(nested(MAX_PARAMETERS_DEPTH + 1)), [
       { param: 'tools[0].parameters', message: `nests objects and arrays deeper than ${MAX_PARAMETERS_DEPTH} levels, the most allowed` },
+    ]);
+  });
+
+  it(`refuses when saved parameters holding more than ${MAX_PARAMETERS_NODES} objects and arrays, which would take long to compile`, () => {
+    // The schema and its properties object are two; each property's subschema one more.
+    const wide = (count: number) => ({ type: 'object', properties: Object.fromEntries(Array.from({ length: count }, (_, i) => [`p${i}`, { type: 'string' }])) });
+    assert.deepEqual(problems(wide(MAX_PARAMETERS_NODES - 2)), []);
+    assert.deepEqual(problems(wide(MAX_PARAMETERS_NODES - 1)), [
+      { param: 'tools[0].parameters', message: `holds more than ${MAX_PARAMETERS_NODES} objects and arrays, the most allowed` },
+    ]);
+  });
+
+  it(`refuses when saved parameters using more than ${MAX_PARAMETERS_PATTERNS} patterns`, () => {
+    const patterned = (count: number) => ({ type: 'object', properties: Object.fromEntries(Array.from({ length: count }, (_, i) => [`p${i}`, { type: 'string', pattern: `^${i}-[a-z]+$` }])) });
+    assert.deepEqual(problems(patterned(MAX_PARAMETERS_PATTERNS)), []);
+    assert.deepEqual(problems(patterned(MAX_PARAMETERS_PATTERNS + 1)), [
+      { param: 'tools[0].parameters', message: `is not a usable JSON Schema: it uses more than ${MAX_PARAMETERS_PATTERNS} patterns, the most allowed` },
     ]);
   });
 
