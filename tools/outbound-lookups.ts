@@ -118,6 +118,16 @@ export function dnsServersFromEnv(env: NodeJS.ProcessEnv = process.env): string[
   return servers.length > 0 ? servers : undefined;
 }
 
+/** Why `servers` cannot be asked (an entry that is not an IP address with an optional port), or null. */
+export function dnsServersProblem(servers: string[]): string | null {
+  try {
+    new dns.Resolver().setServers(servers);
+    return null;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
 let current: { servers: string; resolve: ProjectResolve } | undefined;
 
 /** The process's outbound lookups, as AGENTPLANE_DNS_SERVERS says now. */
