@@ -126,7 +126,7 @@ export function guardedRequest(url: URL, request: OutboundRequest): Promise<http
       method: request.method,
       headers: { ...request.headers, ...framing },
       signal: request.signal,
-      lookup: guardedLookup(request.allowPrivate, outboundLookups()(request.projectId)),
+      lookup: guardedLookup(request.allowPrivate, outboundLookups()(request.projectId, request.signal)),
       // A connection of its own: a pooled socket could have been opened under another policy.
       agent: false,
     });

@@ -10,8 +10,11 @@
 import dns, { type LookupAddress, type LookupAllOptions } from 'node:dns';
 
 export type Resolve = (hostname: string, options: LookupAllOptions, callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
-/** A Resolve for the lookups made on one project's behalf. */
-export type ProjectResolve = (projectId: string) => Resolve;
+/**
+ * A Resolve for the lookups made on one project's behalf; a lookup still waiting for its turn when `signal`
+ * aborts (its request was given up) is dropped rather than made.
+ */
+export type ProjectResolve = (projectId: string, signal?: AbortSignal) => Resolve;
 
 export interface LookupShares {
   /** Lookups under way at once, across projects. */
@@ -33,6 +36,7 @@ const QUERY_TRIES = 2;
 
 interface Waiting {
   queuedAt: number;
+  signal?: AbortSignal;
   start(): void;
   giveUp(): void;
 }
@@ -52,7 +56,7 @@ export function fairLookups(lookup: Resolve, shares: LookupShares): ProjectResol
     for (let i = 0; i < turns.length && running < shares.atOnce; ) {
       const projectId = turns[i]!;
       const queue = waiting.get(projectId)!;
-      for (let entry = queue[0]; entry && Date.now() - entry.queuedAt > shares.queueLimitMs; entry = queue[0]) queue.shift()!.giveUp();
+      for (let entry = queue[0]; entry && (entry.signal?.aborted || Date.now() - entry.queuedAt > shares.queueLimitMs); entry = queue[0]) queue.shift()!.giveUp();
       if (queue.length > 0 && (runningFor.get(projectId) ?? 0) >= shares.perProject) {
         i++;
         continue;
@@ -65,7 +69,7 @@ export function fairLookups(lookup: Resolve, shares: LookupShares): ProjectResol
     }
   };
 
-  return (projectId) => (hostname, options, callback) => {
+  return (projectId, signal) => (hostname, options, callback) => {
     const start = () => {
       running += 1;
       runningFor.set(projectId, (runningFor.get(projectId) ?? 0) + 1);
@@ -84,9 +88,9 @@ export function fairLookups(lookup: Resolve, shares: LookupShares): ProjectResol
     const giveUp = () => callback(Object.assign(new Error(`looking up ${hostname} waited too long for its turn`), { code: 'ETIMEOUT' }), []);
     if (running < shares.atOnce && (runningFor.get(projectId) ?? 0) < shares.perProject && !waiting.has(projectId)) return start();
     const queue = waiting.get(projectId);
-    if (queue) queue.push({ queuedAt: Date.now(), start, giveUp });
+    if (queue) queue.push({ queuedAt: Date.now(), signal, start, giveUp });
     else {
-      waiting.set(projectId, [{ queuedAt: Date.now(), start, giveUp }]);
+      waiting.set(projectId, [{ queuedAt: Date.now(), signal, start, giveUp }]);
       turns.push(projectId);
     }
   };

@@ -46,6 +46,18 @@ describe('outbound name lookups', () => {
     assert.deepEqual(errors, ['ETIMEOUT']);
   });
 
+  it('drops a waiting lookup whose request was given up, so it takes no turn', () => {
+    const resolver = heldResolver();
+    const lookups = fairLookups(resolver.resolve, { atOnce: 1, perProject: 1, queueLimitMs: 60_000 });
+    const abandoned = new AbortController();
+    lookups('a')('first.example', { all: true }, () => {});
+    lookups('b', abandoned.signal)('abandoned.example', { all: true }, () => {});
+    lookups('c')('next.example', { all: true }, () => {});
+    abandoned.abort();
+    resolver.answer('first.example');
+    assert.deepEqual(resolver.asked, ['first.example', 'next.example']);
+  });
+
   it('reads name servers from AGENTPLANE_DNS_SERVERS, and the system resolver when it is unset', () => {
     assert.deepEqual(dnsServersFromEnv({ AGENTPLANE_DNS_SERVERS: '10.0.0.10, [2001:db8::53]:5353' }), ['10.0.0.10', '[2001:db8::53]:5353']);
     assert.equal(dnsServersFromEnv({}), undefined);
