@@ -22,7 +22,7 @@ const TEXTUAL = /^(text\/|application\/([\w.+-]*\+)?(json|xml)\b|application\/(j
 
 export async function callHttpTool(def: HttpToolDefinition, args: Record<string, unknown>, reach: Reach): Promise<ToolResult> {
   const schema = compiledSchema(def.parameters ?? DEFAULT_PARAMETERS);
-  // Only a definition stored before its schema's limits were checked gets here with an unusable one.
+  // A version stored before these limits applied may hold a schema they refuse: the model is told, nothing is sent.
   if ('problem' in schema) return { content: `The tool cannot be called: its parameters schema ${schema.problem}`, is_error: true };
   const problem = schema.check(args);
   if (problem) return { content: `The arguments do not match the tool's parameters: ${problem}`, is_error: true };

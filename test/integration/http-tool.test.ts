@@ -44,6 +44,15 @@ describe('HTTP tools', () => {
     assert.equal(server.hanging, 0);
   });
 
+  it('tells the model a stored tool whose parameters schema is now refused cannot be called, and sends nothing', async () => {
+    const before = server.received.length;
+    const parameters = { type: 'object', properties: { q: { type: 'string', pattern: '^(?=a)a+$' } } };
+    const result = await callHttpTool(tool('/echo', { parameters }), { q: 'aaa' }, reach());
+    assert.equal(result.is_error, true);
+    assert.match(result.content, /^The tool cannot be called: its parameters schema is not a usable JSON Schema: the pattern "\^\(\?=a\)a\+\$" is not supported/);
+    assert.equal(server.received.length, before);
+  });
+
   it('answers a 4xx as an error result the model reads, with the status and the body', async () => {
     assert.deepEqual(await callHttpTool(tool('/status/404'), {}, reach()), { content: 'HTTP 404: status 404 on purpose', is_error: true });
     assert.deepEqual(await callHttpTool(tool('/status/422'), {}, reach()), { content: 'HTTP 422: status 422 on purpose', is_error: true });
