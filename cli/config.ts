@@ -6,6 +6,7 @@ import type { RateLimitDefaults } from '../api/context.js';
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../workflows/webhooks/client.js';
 import { normaliseBasePath } from '../api/base-path.js';
 import { DEFAULT_SESSION_TTL_SECONDS } from '../api/middleware/console-session.js';
+import { dnsServersFromEnv, dnsServersProblem } from '../tools/outbound-lookups.js';
 
 export interface Config {
   port: number;
@@ -91,6 +92,11 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxAttempts: wholeNumber(env, 'AGENTPLANE_WEBHOOK_MAX_ATTEMPTS', 1, 50, DEFAULT_WEBHOOK_SETTINGS.maxAttempts),
     disableAfter: wholeNumber(env, 'AGENTPLANE_WEBHOOK_DISABLE_AFTER', 1, 1000, DEFAULT_WEBHOOK_SETTINGS.disableAfter),
   };
+  // Read where lookups are made (tools/outbound-lookups.ts); checked here so a bad value stops the start.
+  const dnsProblem = dnsServersProblem(dnsServersFromEnv(env) ?? []);
+  if (dnsProblem) {
+    throw new ConfigError(`AGENTPLANE_DNS_SERVERS must be IP addresses with optional ports, separated by commas (10.0.0.10,[2001:db8::53]:5353), not '${env.AGENTPLANE_DNS_SERVERS}': ${dnsProblem}.`);
+  }
   const basePath = normaliseBasePath(env.AGENTPLANE_BASE_PATH ?? '');
   if (basePath === null) {
     throw new ConfigError(`AGENTPLANE_BASE_PATH must be a URL path such as /agentplane (letters, digits, . _ ~ - between slashes), not '${env.AGENTPLANE_BASE_PATH}'.`);

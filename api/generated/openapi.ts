@@ -1410,7 +1410,7 @@ export interface components {
             method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
             /** @description Sent with every call (e.g. `Authorization`). Returned with their values hidden. */
             headers?: components["schemas"]["Headers"];
-            /** @description A JSON Schema (2020-12) of the arguments, which are an object: GET sends them as the query string, other methods as a JSON body. A schema that does not compile answers 400 `invalid_tool`. */
+            /** @description A JSON Schema (2020-12) of the arguments, which are an object: GET sends them as the query string, other methods as a JSON body. A schema that does not compile answers 400 `invalid_tool`, and so does one over 65,536 bytes as JSON, holding more than 512 objects and arrays, or nesting them more than 32 levels deep. Patterns (`pattern`, `patternProperties`, `propertyNames`; at most 64) are matched in linear time (RE2): backreferences and lookaround answer 400 `invalid_tool`. */
             parameters?: {
                 /** @constant */
                 type: "object";
@@ -1420,6 +1420,7 @@ export interface components {
             /** @default 65536 */
             max_response_bytes: number;
         };
+        /** @description The server's tools are listed when a run starts: at most 128 per server (after `allowed_tools`) and 2 MiB of answers per listing, descriptions of at most 8,192 characters, input schemas within the limits of an HTTP tool's `parameters`, and at most 128 tools (1 MiB as JSON) offered by a run in all; past them the run fails with `tools_too_large`. */
         McpTool: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1601,7 +1602,7 @@ export interface components {
             is_error?: boolean;
         };
         RunError: {
-            /** @description For example `provider_not_configured`, `model_unavailable`, `model_rejected`, `max_steps_reached`, `attachment_not_ready`. */
+            /** @description For example `provider_not_configured`, `model_unavailable`, `model_rejected`, `max_steps_reached`, `attachment_not_ready`, `tools_too_large` (the MCP servers listed more tools than a run may offer). */
             code: string;
             message: string;
         };

@@ -178,6 +178,16 @@ describe('the Helm chart and the Dockerfile', function () {
     assert.deepEqual([set.AGENTPLANE_JUDGE_MODEL, set.AGENTPLANE_GRAPH_MODEL, set.AGENTPLANE_WEBHOOK_MAX_ATTEMPTS], ['gpt-4.1-nano', 'gpt-4.1-mini', '3']);
   });
 
+  it('points outbound name lookups at worker.dnsServers when given, and leaves them to the system resolver otherwise', async () => {
+    const config = (manifests: Manifest[]) => manifests.find((m) => m.kind === 'ConfigMap' && m.metadata.name === 'ap-agentplane-config')!.data as Record<string, string>;
+    assert.equal(config(await render('defaults-values.yaml')).AGENTPLANE_DNS_SERVERS, undefined);
+    const set = config(await render('defaults-values.yaml', 'worker.dnsServers={10.96.0.10,10.96.0.11:5353}'));
+    assert.equal(set.AGENTPLANE_DNS_SERVERS, '10.96.0.10,10.96.0.11:5353');
+    const wrong = await helm(['template', 'ap', chart, '-f', join(chart, 'ci', 'defaults-values.yaml'), '--set', 'worker.dnsServers={dns.example.com}']);
+    assert.notEqual(wrong.code, 0);
+    assert.match(wrong.stderr, /worker\/dnsServers\/0/);
+  });
+
   it('refuses values the schema does not allow, saying which', async () => {
     const wrong = await helm(['template', 'ap', chart, '-f', join(chart, 'ci', 'defaults-values.yaml'), '--set', 'api.replicas=0', '--set', 'controller.watchNamespaces[0]=Not_A_Namespace']);
     assert.notEqual(wrong.code, 0);

@@ -126,6 +126,13 @@ describe('configuration from the environment', () => {
     }
   });
 
+  describe('AGENTPLANE_DNS_SERVERS', () => {
+    it('takes IP addresses with optional ports, and refuses anything else, naming the variable and the value', () => {
+      readConfig({ AGENTPLANE_DNS_SERVERS: '10.0.0.10,[2001:db8::53]:5353' });
+      configError(() => readConfig({ AGENTPLANE_DNS_SERVERS: 'dns.example.com' }), 'AGENTPLANE_DNS_SERVERS', `'dns.example.com'`);
+    });
+  });
+
   describe('AGENTPLANE_TASK_QUEUE', () => {
     it('refuses a name that is not a task queue name, naming the variable and the value', () => {
       configError(() => readConfig({ AGENTPLANE_TASK_QUEUE: 'Not A Queue' }), 'AGENTPLANE_TASK_QUEUE', `'Not A Queue'`);

@@ -18,7 +18,7 @@ import { beginStep, completeModelStep, completeToolStep, failStep, findStep, ste
 import type { ToolCall, ToolSpec } from '../../models/messages.js';
 import type { ModelCatalogue } from '../../models/catalogue.js';
 import { ModelCallError, type ModelGateway } from '../../models/gateway.js';
-import { invokeTool, offeredTools, ToolUnavailableError, type ToolContext } from '../../tools/toolbox.js';
+import { invokeTool, offeredTools, ToolsTooLargeError, ToolUnavailableError, type ToolContext } from '../../tools/toolbox.js';
 import type { ToolDefinition } from '../../tools/definitions.js';
 import { conversationFor, finalTextOf } from './conversation.js';
 import { chooseModels, readyAttachments, RunRefused } from './planning.js';
@@ -121,6 +121,7 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
       return { ok: true, candidates: choice.candidates, reason: choice.reason, maxSteps: run.max_steps };
     } catch (err) {
       if (err instanceof RunRefused) return { ok: false, error: err.error };
+      if (err instanceof ToolsTooLargeError) return { ok: false, error: { code: err.code, message: err.message } };
       if (err instanceof ToolUnavailableError) throw ApplicationFailure.retryable(err.message, 'ToolUnavailable');
       throw err;
     } finally {
