@@ -20,7 +20,8 @@ import { activeRunsOf, findRun, insertRun, isFinished, type InputMessage } from 
 import { cancelRunWorkflow, runWorkflowId, startRunWorkflow } from '../../../workflows/runs/client.js';
 import { networkRunWorkflowId, startNetworkRunWorkflow } from '../../../workflows/networks/client.js';
 import { checkModel } from '../agents/definition.js';
-import { presentRunOf, runWhenEnded, streamRunEvents } from './run-log.js';
+import { runWhenEnded, streamRunEvents } from './run-log.js';
+import { presentRunOf } from './run-object.js';
 import { endRunNeverStarted } from './cancel.js';
 
 // The longest a request waits for its run to end before answering 202.

@@ -4,20 +4,12 @@
  */
 import { PassThrough } from 'node:stream';
 import type { ApiContext, ApiDeps } from '../../context.js';
-import { childrenOf, findRun, isFinished, runById, type RunRecord } from '../../../records/runs.js';
+import { findRun, isFinished, runById, type RunRecord } from '../../../records/runs.js';
 import { runEventsAfter } from '../../../records/run-events.js';
-import { stepsOf } from '../../../records/run-steps.js';
-import { scoresOf } from '../../../records/run-scores.js';
-import type { Queryable } from '../../../records/db.js';
-import { endsRun, presentRun, presentRunEvent, TERMINAL_RUN_EVENTS, type RunObject } from '../../../presenters/run.js';
+import { endsRun, presentRunEvent, TERMINAL_RUN_EVENTS } from '../../../presenters/run.js';
 
 // A comment line this often keeps proxies from closing a quiet stream.
 const KEEPALIVE_MS = 15_000;
-
-/** The run as the API shows it; `db` a transaction that has changed it, if any. */
-export async function presentRunOf(deps: Pick<ApiDeps, 'db'>, run: RunRecord, db: Queryable = deps.db): Promise<RunObject> {
-  return presentRun(run, await stepsOf(db, run.id), run.network_id ? await childrenOf(db, run.id) : [], await scoresOf(db, run.id));
-}
 
 /** The run once it has ended, or as it stands after `ms` (sooner when `signal` aborts or this process stops). */
 export async function runWhenEnded(deps: ApiDeps, projectId: string, runId: string, ms: number, signal?: AbortSignal): Promise<RunRecord> {
