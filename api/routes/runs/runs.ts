@@ -108,12 +108,13 @@ export function runRoutes(router: Router<ApiState>, deps: ApiDeps): void {
     '/v1/runs/:id/events',
     requireScope('agents:read'),
     operation('streamRunEvents', async (ctx, { path: { id }, query }) => {
-      const run = await findRun(deps.db, callerOf(ctx).projectId, id);
+      const caller = callerOf(ctx);
+      const run = await findRun(deps.db, caller.projectId, id);
       if (!run) throw NotFoundError('run', id);
       // An EventSource reconnects to the URL it first opened, `after` included, and says in Last-Event-ID
-      // how far it got since: the header is the later position.
+      // how far it got since: the header is the later position. The document holds it to 1 to 15 digits.
       const lastEventId = ctx.get('last-event-id');
-      streamRunEvents(ctx, deps, id, lastEventId ? Number(lastEventId) : (query.after ?? 0));
+      streamRunEvents(ctx, deps, id, lastEventId ? Number(lastEventId) : (query.after ?? 0), deps.streamSlots.take(caller.apiKeyId));
     }),
   );
 }
