@@ -5,6 +5,9 @@ import { createAgent } from '../support/agents.js';
 import { isolatedNamespace } from '../support/services.js';
 import { eventually } from '../support/eventually.js';
 import type { ApiClient } from '../support/client.js';
+import { testLog } from '../support/services.js';
+import { RunEventFeed } from '../../records/run-event-feed.js';
+import { appendRunEvent } from '../../records/run-events.js';
 
 /** A stream opened with a raw request, so that the test decides when (and whether) its body is read. */
 interface OpenStream {
@@ -156,5 +159,30 @@ describe('run event streams under load', function () {
       assert.equal(answer.body.error.type, 'invalid_request_error');
       assert.equal(answer.body.error.param, 'Last-Event-ID');
     }
+  });
+
+  describe('following a run', () => {
+    it('reads nothing while a run is quiet and notifications arrive, and wakes when the run logs an event', async () => {
+      const quiet = (await tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'quiet', wait: false })).body;
+      const feed = new RunEventFeed(api.services.db.connectionString, testLog).start();
+      try {
+        await eventually(() => assert.ok(feed.listening, 'the feed listens'));
+        const follower = feed.follow(quiet.id);
+        assert.equal(await follower.next(50), false, 'a quiet run: nothing to read');
+        const woken = follower.next(60_000);
+        await appendRunEvent(api.services.db, quiet.id, 'run.in_progress', {});
+        assert.equal(await woken, true);
+        follower.close();
+      } finally {
+        await feed.stop();
+      }
+    });
+
+    it('polls the log while notifications do not arrive', async () => {
+      const feed = new RunEventFeed(api.services.db.connectionString, testLog);
+      const follower = feed.follow(queued.id);
+      assert.equal(await follower.next(50), true, 'not listening: every wait is a poll');
+      follower.close();
+    });
   });
 });
