@@ -38,6 +38,7 @@ describe('configuration from the environment', () => {
       rateLimits: { requestsPerMinute: undefined, concurrentRuns: undefined },
       basePath: '',
       sessionTtlSeconds: 28_800,
+      eventStreamLimits: { perKey: 20, perProcess: 1000, stallSeconds: 30 },
       modelEnv: {},
     });
   });
