@@ -37,6 +37,20 @@ function holdStream(api: TestApi, client: ApiClient, runId: string): Promise<Ope
   });
 }
 
+/** The answer to a stream that should be refused: its status and error body (a stream that opened is closed at once). */
+async function refusal(api: TestApi, client: ApiClient, runId: string): Promise<{ status: number; retryAfter: number; error?: { code: string; type: string } }> {
+  const stream = await openStream(api, client, runId);
+  const status = stream.response.statusCode ?? 0;
+  const retryAfter = Number(stream.response.headers['retry-after']);
+  if (status === 200) {
+    stream.close();
+    return { status, retryAfter };
+  }
+  let text = '';
+  for await (const chunk of stream.response as AsyncIterable<Buffer>) text += chunk.toString();
+  return { status, retryAfter, error: (JSON.parse(text) as { error: { code: string; type: string } }).error };
+}
+
 /** Reads what is left of a response and says how many bytes it held and whether it held `text`. */
 async function readRest(response: IncomingMessage, text: string): Promise<{ bytes: number; holds: boolean }> {
   let bytes = 0;
@@ -83,19 +97,19 @@ describe('run event streams under load', function () {
     const [first, second, third] = [await tenant.keyWith('agents:read'), await tenant.keyWith('agents:read'), await tenant.keyWith('agents:read')];
     const held = await holdStream(api, first, queued.id);
     try {
-      const refused = await first.get(`/v1/runs/${queued.id}/events`);
+      const refused = await refusal(api, first, queued.id);
       assert.equal(refused.status, 429);
-      assert.equal(refused.body.error.code, 'too_many_event_streams');
-      assert.equal(refused.body.error.type, 'rate_limit_error');
-      assert.ok(Number(refused.headers.get('retry-after')) >= 1, `Retry-After: ${refused.headers.get('retry-after')}`);
+      assert.equal(refused.error?.code, 'too_many_event_streams');
+      assert.equal(refused.error?.type, 'rate_limit_error');
+      assert.ok(refused.retryAfter >= 1, `Retry-After: ${refused.retryAfter}`);
 
       const other = await openStream(api, second, queued.id);
       assert.equal(other.response.statusCode, 200, 'another key is unaffected');
       try {
-        const full = await third.get(`/v1/runs/${queued.id}/events`);
+        const full = await refusal(api, third, queued.id);
         assert.equal(full.status, 429);
-        assert.equal(full.body.error.code, 'event_streams_exhausted');
-        assert.ok(Number(full.headers.get('retry-after')) >= 1);
+        assert.equal(full.error?.code, 'event_streams_exhausted');
+        assert.ok(full.retryAfter >= 1);
       } finally {
         other.close();
       }
@@ -110,9 +124,14 @@ describe('run event streams under load', function () {
     const runner = await tenant.keyWith('agents:run', 'agents:read');
     const held = await holdStream(api, runner, queued.id);
     try {
-      const refused = await runner.post(`/v1/agents/${agent.id}/run`, { input: 'also streamed', stream: true });
+      const refused = await fetch(`${api.url}/v1/agents/${agent.id}/run`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${runner.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ input: 'also streamed', stream: true }),
+      });
+      if (refused.status !== 429) await refused.body?.cancel();
       assert.equal(refused.status, 429);
-      assert.equal(refused.body.error.code, 'too_many_event_streams');
+      assert.equal(((await refused.json()) as { error: { code: string } }).error.code, 'too_many_event_streams');
       const runs = await tenant.admin.get(`/v1/agents/${agent.id}/runs`);
       assert.deepEqual(
         runs.body.data.map((r: { id: string }) => r.id),
