@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../records/db.js';
 import type { BlobStore } from '../records/blobs/store.js';
 import type { RunEventFeed } from '../records/run-event-feed.js';
+import type { EventStreamSlots } from './event-stream-slots.js';
 import type { ModelCatalogue } from '../models/catalogue.js';
 import type { ApiKeyRecord, KeyRateLimits } from '../records/api-keys.js';
 import type { ConsoleSessionRecord } from '../records/console-sessions.js';
@@ -24,6 +25,8 @@ export interface ApiDeps {
   models: ModelCatalogue;
   /** Wakes SSE streams and waiting requests when a run's log grows. */
   runEvents: RunEventFeed;
+  /** The event streams this process holds open, capped per key and in all (AGENTPLANE_EVENT_STREAMS_*). */
+  streamSlots: EventStreamSlots;
   /** AGENTPLANE_TOOLS_ALLOW_PRIVATE: agent tools may name private and loopback addresses. */
   toolsAllowPrivate: boolean;
   /** AGENTPLANE_WEBHOOK_*: whether endpoints may be private, for registration; the defaults when absent. */

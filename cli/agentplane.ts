@@ -55,6 +55,7 @@ async function dev(config: Config): Promise<void> {
       blobDir: config.blobDir ?? join(config.dataDir, 'blobs'),
       toolsAllowPrivate: config.toolsAllowPrivate,
       rateLimits: config.rateLimits,
+      eventStreamLimits: config.eventStreamLimits,
       webhooks: config.webhooks,
       basePath: config.basePath,
       sessionTtlSeconds: config.sessionTtlSeconds,

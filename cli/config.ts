@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import type { S3Settings } from '../records/blobs/s3.js';
 import { TASK_QUEUE } from '../workflows/names.js';
 import type { RateLimitDefaults } from '../api/context.js';
+import { DEFAULT_EVENT_STREAM_LIMITS, type EventStreamLimits } from '../api/event-stream-slots.js';
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../workflows/webhooks/client.js';
 import { normaliseBasePath } from '../api/base-path.js';
 import { DEFAULT_SESSION_TTL_SECONDS } from '../api/middleware/console-session.js';
@@ -34,6 +35,8 @@ export interface Config {
   extractionConcurrency?: number;
   /** AGENTPLANE_RATE_LIMIT_*: the limits of keys without their own; unset, unlimited. */
   rateLimits: RateLimitDefaults;
+  /** AGENTPLANE_EVENT_STREAMS_PER_KEY, _PER_PROCESS, AGENTPLANE_EVENT_STREAM_STALL_SECONDS: run event streams' bounds. */
+  eventStreamLimits: EventStreamLimits;
   /** AGENTPLANE_BASE_PATH: the path browsers reach the API under (`/agentplane`), normalised; '' at the root. */
   basePath: string;
   /** AGENTPLANE_SESSION_TTL_SECONDS: how long a console session lasts from sign-in; 8 hours by default. */
@@ -101,9 +104,15 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (basePath === null) {
     throw new ConfigError(`AGENTPLANE_BASE_PATH must be a URL path such as /agentplane (letters, digits, . _ ~ - between slashes), not '${env.AGENTPLANE_BASE_PATH}'.`);
   }
+  const eventStreamLimits: EventStreamLimits = {
+    perKey: wholeNumber(env, 'AGENTPLANE_EVENT_STREAMS_PER_KEY', 1, 100_000, DEFAULT_EVENT_STREAM_LIMITS.perKey),
+    perProcess: wholeNumber(env, 'AGENTPLANE_EVENT_STREAMS_PER_PROCESS', 1, 1_000_000, DEFAULT_EVENT_STREAM_LIMITS.perProcess),
+    stallSeconds: wholeNumber(env, 'AGENTPLANE_EVENT_STREAM_STALL_SECONDS', 1, 3600, DEFAULT_EVENT_STREAM_LIMITS.stallSeconds),
+  };
   return {
     port,
     rateLimits,
+    eventStreamLimits,
     basePath,
     sessionTtlSeconds: wholeNumber(env, 'AGENTPLANE_SESSION_TTL_SECONDS', 60, 30 * 24 * 60 * 60, DEFAULT_SESSION_TTL_SECONDS),
     host: env.HOST || undefined,

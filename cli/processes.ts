@@ -12,6 +12,7 @@ import { findTool } from './tools.js';
 import type { Services } from './runtime.js';
 import { ConfigError } from './config.js';
 import { RunEventFeed } from '../records/run-event-feed.js';
+import { EventStreamSlots } from '../api/event-stream-slots.js';
 import { WebhookDispatcher } from '../workflows/webhooks/dispatcher.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../workflows/webhooks/client.js';
 
@@ -21,7 +22,7 @@ export interface Stoppable {
 
 export async function serveApi(services: Services, port: number, host: string): Promise<Stoppable & { url: string; server: Server }> {
   const runEvents = new RunEventFeed(services.db.connectionString, services.log).start();
-  const { app } = createApp({ ...services, runEvents });
+  const { app } = createApp({ ...services, runEvents, streamSlots: new EventStreamSlots(services.eventStreamLimits) });
   const server = createServer(app.callback());
   answerParserRefusals(server);
   // Uploads of 100 MB on slow links must not be cut off; idle sockets still are.

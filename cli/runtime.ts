@@ -12,6 +12,7 @@ import { ModelGateway } from '../models/gateway.js';
 import { ConfigError } from './config.js';
 import { findTool } from './tools.js';
 import type { RateLimitDefaults } from '../api/context.js';
+import type { EventStreamLimits } from '../api/event-stream-slots.js';
 import type { WebhookSettings } from '../workflows/webhooks/client.js';
 
 export interface Services {
@@ -29,6 +30,8 @@ export interface Services {
   embeddingModelDir?: string;
   toolsAllowPrivate: boolean;
   rateLimits?: RateLimitDefaults;
+  /** AGENTPLANE_EVENT_STREAMS_*, AGENTPLANE_EVENT_STREAM_STALL_SECONDS; the defaults when absent. */
+  eventStreamLimits?: EventStreamLimits;
   /** AGENTPLANE_WEBHOOK_*; the defaults when absent. */
   webhooks?: WebhookSettings;
   /** AGENTPLANE_BASE_PATH: the path browsers reach the API under; empty at the root. */
@@ -49,6 +52,7 @@ export interface ServiceSettings {
   logLevel?: string;
   toolsAllowPrivate?: boolean;
   rateLimits?: RateLimitDefaults;
+  eventStreamLimits?: EventStreamLimits;
   webhooks?: WebhookSettings;
   basePath?: string;
   sessionTtlSeconds?: number;
@@ -81,6 +85,7 @@ export async function openServices(settings: ServiceSettings, log = createLogger
     embeddingModelDir: embeddingModelDir(log),
     toolsAllowPrivate: settings.toolsAllowPrivate ?? false,
     rateLimits: settings.rateLimits,
+    eventStreamLimits: settings.eventStreamLimits,
     webhooks: settings.webhooks,
     basePath: settings.basePath,
     sessionTtlSeconds: settings.sessionTtlSeconds,

@@ -578,7 +578,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An agent's run history, newest first by default, with each run's usage and cost. */
+        /** An agent's run history, newest first by default, each run as a summary: its status, step count, usage and cost, without its input, output or steps (read those at `/v1/runs/{id}`). */
         get: operations["listAgentRuns"];
         put?: never;
         post?: never;
@@ -595,7 +595,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The project's runs, newest first by default: agent runs, network runs and the hops of network runs (each hop is a run with `parent_run_id` set), with each run's usage and cost. */
+        /** The project's runs, newest first by default: agent runs, network runs and the hops of network runs (each hop is a run with `parent_run_id` set), each as a summary with its step count, usage and cost. */
         get: operations["listRuns"];
         put?: never;
         post?: never;
@@ -612,8 +612,25 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Retrieve a run with its steps, output, usage and cost. */
+        /** Retrieve a run with its input, output, usage and cost, and its first 20 steps; `steps_has_more` says whether `/v1/runs/{id}/steps` lists more. */
         get: operations["getRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/runs/{id}/steps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A run's steps in order, a page at a time. In this list a step's `index` is its id: `first_id` and `last_id` are indexes, and `after` takes one. */
+        get: operations["listRunSteps"];
         put?: never;
         post?: never;
         delete?: never;
@@ -734,7 +751,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A network's run history (parent runs), newest first by default. */
+        /** A network's run history (parent runs), newest first by default, each run as a summary. */
         get: operations["listNetworkRuns"];
         put?: never;
         post?: never;
@@ -1618,8 +1635,11 @@ export interface components {
             /** @description A model call's cost in USD. */
             cost?: string;
             price_version?: string;
+            /** @description A tool call's call, as the model asked for it. */
             tool_call?: components["schemas"]["ToolCall"];
-            /** @description A tool call's result as the model saw it. */
+            /** @description A model call's reply: the tool calls it asked for (each then a tool call step). */
+            tool_calls?: components["schemas"]["ToolCall"][];
+            /** @description The message the step added, once completed: a model call's reply text, or a tool call's result as the model saw it. Each message of a run is in its step only. */
             output?: string;
             /** @description `search_context`: the passages its result cites. */
             citations?: components["schemas"]["Citation"][];
@@ -1671,17 +1691,48 @@ export interface components {
             output: {
                 /** @description The final assistant message's text. */
                 text: string;
-                /** @description Every assistant and tool message of the run, in order. */
-                messages: components["schemas"]["RunMessage"][];
                 /** @description Every passage the run's `search_context` calls returned, once each, in the order first cited. */
                 citations: components["schemas"]["Citation"][];
             };
+            /** @description The run's first 20 steps in order, each with the message it added (a model call's reply, a tool call's result). The rest: `GET /v1/runs/{id}/steps?after=<index of the last one>`. */
             steps: components["schemas"]["RunStep"][];
+            /** @description Whether the run has steps after those in `steps`. */
+            steps_has_more: boolean;
+            /** @description How many steps the run has (so far). */
+            step_count: number;
             usage: components["schemas"]["TokenUsage"];
             /** @description Decimal USD, the sum of the model calls' costs at the price versions they recorded. */
             cost: string;
             error: null | components["schemas"]["RunError"];
             /** @description The run's quality scores, each in [0, 1] with its explanation; empty until the run has ended. */
+            scores: components["schemas"]["RunScore"][];
+            metadata: components["schemas"]["Metadata"];
+            created_at: number;
+            started_at: number | null;
+            completed_at: number | null;
+        };
+        /** @description A run as lists show it: the run without its conversation (`input`, `output`, `steps`), so that a page of runs stays small however large its runs are. `GET /v1/runs/{id}` has the rest. */
+        RunSummary: {
+            id: string;
+            /** @constant */
+            object: "run";
+            agent_id: string | null;
+            agent_version: number | null;
+            network_id: string | null;
+            network_version: number | null;
+            parent_run_id: string | null;
+            hops: components["schemas"]["RunHop"][];
+            status: components["schemas"]["RunStatus"];
+            model: string;
+            resolved_model: string | null;
+            routing_reason: string | null;
+            file_ids: string[];
+            previous_run_id: string | null;
+            /** @description How many steps the run has (so far). */
+            step_count: number;
+            usage: components["schemas"]["TokenUsage"];
+            cost: string;
+            error: null | components["schemas"]["RunError"];
             scores: components["schemas"]["RunScore"][];
             metadata: components["schemas"]["Metadata"];
             created_at: number;
@@ -3427,7 +3478,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ListEnvelope"] & {
-                        data?: components["schemas"]["Run"][];
+                        data?: components["schemas"]["RunSummary"][];
                     };
                 };
             };
@@ -3474,7 +3525,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ListEnvelope"] & {
-                        data?: components["schemas"]["Run"][];
+                        data?: components["schemas"]["RunSummary"][];
                     };
                 };
             };
@@ -3503,6 +3554,40 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Run"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    listRunSteps: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["Limit"];
+                /** @description The index of the last step already read; the page starts after it. */
+                after?: number;
+            };
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of steps. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListEnvelope"] & {
+                        data?: components["schemas"]["RunStep"][];
+                    };
                 };
             };
             400: components["responses"]["Error"];
@@ -3867,7 +3952,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ListEnvelope"] & {
-                        data?: components["schemas"]["Run"][];
+                        data?: components["schemas"]["RunSummary"][];
                     };
                 };
             };

@@ -142,6 +142,19 @@ describe('the Helm chart and the Dockerfile', function () {
     ]);
   });
 
+  it("gives the API its event streams' caps and stall bound, and refuses a cap below one", async () => {
+    const names = ['AGENTPLANE_EVENT_STREAMS_PER_KEY', 'AGENTPLANE_EVENT_STREAMS_PER_PROCESS', 'AGENTPLANE_EVENT_STREAM_STALL_SECONDS'];
+    const apiEnv = (manifests: Manifest[]) =>
+      manifests.find((m) => m.kind === 'Deployment' && m.metadata.name === 'ap-agentplane-api')!.spec.template.spec.containers[0].env
+        .filter((e: { name: string }) => names.includes(e.name))
+        .map((e: { value: string }) => e.value);
+    assert.deepEqual(apiEnv(await render('defaults-values.yaml')), ['20', '1000', '30']);
+    assert.deepEqual(apiEnv(await render('defaults-values.yaml', 'api.eventStreams.perKey=5')), ['5', '1000', '30']);
+    const refused = await helm(['template', 'ap', chart, '-f', join(chart, 'ci', 'defaults-values.yaml'), '--set', 'api.eventStreams.perKey=0']);
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /perKey/);
+  });
+
   it('gives the API its base path and console session lifetime, and routes the ingress to that path', async () => {
     const apiEnv = (manifests: Manifest[]) =>
       manifests.find((m) => m.kind === 'Deployment' && m.metadata.name === 'ap-agentplane-api')!.spec.template.spec.containers[0].env

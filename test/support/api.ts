@@ -17,6 +17,7 @@ import { bundleWorkflows, installRuntimeLogger } from '../../workflows/worker.js
 import { ModelCatalogue } from '../../models/catalogue.js';
 import { ModelGateway } from '../../models/gateway.js';
 import { RunEventFeed } from '../../records/run-event-feed.js';
+import { EventStreamSlots, type EventStreamLimits } from '../../api/event-stream-slots.js';
 import type { ApiDeps, RateLimitDefaults } from '../../api/context.js';
 import { ApiClient } from './client.js';
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../../workflows/webhooks/client.js';
@@ -57,6 +58,8 @@ export interface TestApiOptions {
   modelEnv?: NodeJS.ProcessEnv;
   /** The deployment's default rate limits (AGENTPLANE_RATE_LIMIT_*); unlimited by default. */
   rateLimits?: RateLimitDefaults;
+  /** AGENTPLANE_EVENT_STREAMS_*: the caps on run event streams; the defaults when absent. */
+  eventStreamLimits?: EventStreamLimits;
   /** Webhook delivery settings; receivers on loopback are allowed by default. */
   webhooks?: Partial<WebhookSettings>;
   /** AGENTPLANE_BASE_PATH, normalised (`/agentplane`); the root by default. */
@@ -90,6 +93,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     // Test tool and model servers listen on loopback.
     toolsAllowPrivate: true,
     rateLimits: options.rateLimits,
+    eventStreamLimits: options.eventStreamLimits,
     webhooks: { ...TEST_WEBHOOK_SETTINGS, ...options.webhooks },
     basePath: options.basePath,
     sessionTtlSeconds: options.sessionTtlSeconds,
@@ -153,6 +157,7 @@ export async function apiDepsOf(services: Pick<ApiDeps, 'db' | 'blobs' | 'tempor
     ...services,
     models: await ModelCatalogue.load({}, services.log),
     runEvents: new RunEventFeed(services.db.connectionString, services.log),
+    streamSlots: new EventStreamSlots(),
     toolsAllowPrivate: true,
   };
 }

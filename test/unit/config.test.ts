@@ -38,6 +38,7 @@ describe('configuration from the environment', () => {
       rateLimits: { requestsPerMinute: undefined, concurrentRuns: undefined },
       basePath: '',
       sessionTtlSeconds: 28_800,
+      eventStreamLimits: { perKey: 20, perProcess: 1000, stallSeconds: 30 },
       modelEnv: {},
     });
   });
@@ -66,6 +67,9 @@ describe('configuration from the environment', () => {
       AGENTPLANE_WEBHOOK_DISABLE_AFTER: '2',
       AGENTPLANE_BASE_PATH: '/agentplane',
       AGENTPLANE_SESSION_TTL_SECONDS: '3600',
+      AGENTPLANE_EVENT_STREAMS_PER_KEY: '5',
+      AGENTPLANE_EVENT_STREAMS_PER_PROCESS: '50',
+      AGENTPLANE_EVENT_STREAM_STALL_SECONDS: '10',
       ...S3,
       S3_REGION: 'eu-west-1',
     });
@@ -89,6 +93,7 @@ describe('configuration from the environment', () => {
       rateLimits: { requestsPerMinute: 600, concurrentRuns: 4 },
       basePath: '/agentplane',
       sessionTtlSeconds: 3600,
+      eventStreamLimits: { perKey: 5, perProcess: 50, stallSeconds: 10 },
       modelEnv: config.modelEnv,
     });
     assert.equal(config.modelEnv.TEMPORAL_NAMESPACE, 'agents', 'model providers read the same environment');
@@ -191,6 +196,15 @@ describe('configuration from the environment', () => {
       assert.equal(readConfig({ AGENTPLANE_SESSION_TTL_SECONDS: '' }).sessionTtlSeconds, 8 * 3600);
       assert.equal(readConfig({ AGENTPLANE_SESSION_TTL_SECONDS: '60' }).sessionTtlSeconds, 60);
       for (const text of ['59', '2592001', '1h', '-1']) configError(() => readConfig({ AGENTPLANE_SESSION_TTL_SECONDS: text }), 'AGENTPLANE_SESSION_TTL_SECONDS', `'${text}'`);
+    });
+  });
+
+  describe('AGENTPLANE_EVENT_STREAMS_*', () => {
+    it('caps 20 streams per key and 1000 per process, disconnecting after 30 s unread, when unset; refuses what is no whole number in range', () => {
+      assert.deepEqual(readConfig({}).eventStreamLimits, { perKey: 20, perProcess: 1000, stallSeconds: 30 });
+      configError(() => readConfig({ AGENTPLANE_EVENT_STREAMS_PER_KEY: '0' }), 'AGENTPLANE_EVENT_STREAMS_PER_KEY', "'0'");
+      configError(() => readConfig({ AGENTPLANE_EVENT_STREAMS_PER_PROCESS: 'many' }), 'AGENTPLANE_EVENT_STREAMS_PER_PROCESS', "'many'");
+      configError(() => readConfig({ AGENTPLANE_EVENT_STREAM_STALL_SECONDS: '3601' }), 'AGENTPLANE_EVENT_STREAM_STALL_SECONDS', "'3601'");
     });
   });
 

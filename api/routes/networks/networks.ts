@@ -9,10 +9,9 @@ import { pageRequestOf } from '../../pagination.js';
 import { createOnce } from '../../idempotency.js';
 import { DEFAULT_MAX_HOPS, deleteNetwork, findNetwork, insertNetwork, listNetworks, updateNetwork } from '../../../records/networks.js';
 import { childrenOfRuns, listNetworkRuns } from '../../../records/runs.js';
-import { stepsOfRuns } from '../../../records/run-steps.js';
 import { scoresOfRuns } from '../../../records/run-scores.js';
 import { presentDeletedNetwork, presentNetwork } from '../../../presenters/network.js';
-import { presentRun } from '../../../presenters/run.js';
+import { presentRunSummary } from '../../../presenters/run.js';
 import { presentList } from '../../../presenters/list.js';
 import { createRun } from '../runs/create.js';
 import { checkMembers, checkRouter } from './definition.js';
@@ -121,8 +120,8 @@ export function networkRoutes(router: Router<ApiState>, deps: ApiDeps): void {
       if (!(await findNetwork(deps.db, projectId, id))) throw NotFoundError('network', id);
       const page = await listNetworkRuns(deps.db, projectId, id, pageRequestOf(query), query.status);
       const ids = page.rows.map((r) => r.id);
-      const [steps, hops, scores] = await Promise.all([stepsOfRuns(deps.db, ids), childrenOfRuns(deps.db, ids), scoresOfRuns(deps.db, ids)]);
-      ctx.body = presentList(page, (run) => presentRun(run, steps.get(run.id) ?? [], hops.get(run.id) ?? [], scores.get(run.id)));
+      const [hops, scores] = await Promise.all([childrenOfRuns(deps.db, ids), scoresOfRuns(deps.db, ids)]);
+      ctx.body = presentList(page, (run) => presentRunSummary(run, hops.get(run.id) ?? [], scores.get(run.id)));
     }),
   );
 }

@@ -20,7 +20,8 @@ import { activeRunsOf, findRun, insertRun, isFinished, type InputMessage } from 
 import { cancelRunWorkflow, runWorkflowId, startRunWorkflow } from '../../../workflows/runs/client.js';
 import { networkRunWorkflowId, startNetworkRunWorkflow } from '../../../workflows/networks/client.js';
 import { checkModel } from '../agents/definition.js';
-import { presentRunOf, runWhenEnded, streamRunEvents } from './run-log.js';
+import { runWhenEnded, streamRunEvents } from './run-log.js';
+import { presentRunOf } from './run-object.js';
 import { endRunNeverStarted } from './cancel.js';
 
 // The longest a request waits for its run to end before answering 202.
@@ -84,6 +85,8 @@ export async function createRun(ctx: ApiContext, deps: ApiDeps, { path: { id: ta
   if (input.every((m) => m.role !== 'user')) throw InvalidRequestError('invalid_input', '`input` needs at least one user message.', 'input');
   const identity = { ...body, stream: undefined, wait: undefined };
 
+  // A streamed run holds an event stream: refused before anything is created when its key holds too many.
+  const release = body.stream ? deps.streamSlots.take(caller.apiKeyId) : undefined;
   let interrupted: string[] = [];
   let taskQueue: string | undefined;
   const { created, replayed } = await createOnce(ctx, deps, identity, async (tx) => {
@@ -111,6 +114,9 @@ export async function createRun(ctx: ApiContext, deps: ApiDeps, { path: { id: ta
       metadata: body.metadata ?? {},
     });
     return { status: 202, body: { id: runId } };
+  }).catch((err: unknown) => {
+    release?.();
+    throw err;
   });
   const runId = created.body.id;
 
@@ -128,9 +134,9 @@ export async function createRun(ctx: ApiContext, deps: ApiDeps, { path: { id: ta
   }
 
   ctx.set('Location', `/v1/runs/${runId}`);
-  if (body.stream) {
+  if (release) {
     ctx.state.auditTargetId = runId;
-    return streamRunEvents(ctx, deps, runId, 0);
+    return streamRunEvents(ctx, deps, runId, 0, release);
   }
   const closed = new AbortController();
   ctx.req.on('close', () => closed.abort());
