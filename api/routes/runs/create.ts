@@ -16,7 +16,7 @@ import { findNetwork } from '../../../records/networks.js';
 import type { Queryable } from '../../../records/db.js';
 import type { RunTarget } from '../../../records/runs.js';
 import { attachmentsOf } from '../../../records/files.js';
-import { activeRunsOf, findRun, insertRun, isFinished, type InputMessage } from '../../../records/runs.js';
+import { activeRunsOf, findRun, insertRun, isFinished, recordRunWorkflowStarted, type InputMessage } from '../../../records/runs.js';
 import { cancelRunWorkflow, runWorkflowId, startRunWorkflow } from '../../../workflows/runs/client.js';
 import { networkRunWorkflowId, startNetworkRunWorkflow } from '../../../workflows/networks/client.js';
 import { checkModel } from '../agents/definition.js';
@@ -122,9 +122,9 @@ export async function createRun(ctx: ApiContext, deps: ApiDeps, { path: { id: ta
         ctx.state.log.warn({ err, run_id: earlier }, 'could not interrupt the earlier run'),
       );
     }
-    await withinDeadline(() => (kind === 'agent' ? startRunWorkflow(deps.temporal, runId) : startNetworkRunWorkflow(deps.temporal, runId, taskQueue))).catch((err) =>
-      ctx.state.log.warn({ err, run_id: runId }, 'run start failed; the maintenance schedule will start it'),
-    );
+    await withinDeadline(() => (kind === 'agent' ? startRunWorkflow(deps.temporal, runId) : startNetworkRunWorkflow(deps.temporal, runId, taskQueue)))
+      .then(() => recordRunWorkflowStarted(deps.db, runId))
+      .catch((err) => ctx.state.log.warn({ err, run_id: runId }, 'run start failed or was not recorded; the maintenance schedule will start it'));
   }
 
   ctx.set('Location', `/v1/runs/${runId}`);
