@@ -31,7 +31,9 @@ import { DEFAULT_CONSOLE_DIR, serveConsole } from './console.js';
 import { stripBasePath } from './base-path.js';
 
 export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<ApiState> } {
-  const app = new Koa<ApiState>({ proxy: true });
+  // Behind a proxy (the chart's ingress), the client is the address that proxy reports: the last
+  // X-Forwarded-For entry, which a client cannot forge past it.
+  const app = new Koa<ApiState>({ proxy: true, maxIpsCount: 1 });
   const metrics = createMetrics();
   const keys = new KeyCache();
   // What reaches Koa's own handler is a connection that failed outside any middleware (a client gone

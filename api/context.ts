@@ -37,6 +37,8 @@ export interface ApiDeps {
   basePath?: string;
   /** AGENTPLANE_SESSION_TTL_SECONDS: how long a console session lasts from sign-in. */
   sessionTtlSeconds?: number;
+  /** Failed console sign-ins a client address may make a minute (api/middleware/failed-sign-ins.ts). */
+  failedSignInsPerMinute?: number;
   /** The built console (index.html, assets/); dist/console beside the compiled API by default. */
   consoleDir?: string;
 }

@@ -9,6 +9,7 @@ import type { BlobStore } from '../../records/blobs/store.js';
 import { filesStillProcessing, recordExtractionStarted } from '../../records/files.js';
 import { sweepDueBlobs } from '../../records/blob-leases.js';
 import { purgeExpiredResponses } from '../../records/idempotency.js';
+import { sweepFinishedConsoleSessions } from '../../records/console-sessions.js';
 import { startExtraction } from '../extraction/client.js';
 import { recordRunWorkflowStarted, staleQueuedRuns } from '../../records/runs.js';
 import { startRunWorkflow } from '../runs/client.js';
@@ -70,6 +71,11 @@ export const createMaintenanceActivities = ({ db, blobs }: { db: Db; blobs: Blob
 
   purgeExpiredIdempotencyKeys(): Promise<number> {
     return purgeExpiredResponses(db);
+  },
+
+  /** Sessions past their end, of keys that never signed in again (signing in removes a key's own). */
+  removeFinishedConsoleSessions(): Promise<number> {
+    return sweepFinishedConsoleSessions(db);
   },
 });
 
