@@ -6,7 +6,8 @@
  */
 import type { ApiContext, ApiDeps } from '../../context.js';
 import { callerOf } from '../../context.js';
-import { ConflictError, InvalidRequestError, NotFoundError } from '../../errors.js';
+import { ConflictError, InvalidRequestError, NotFoundError, PermissionError } from '../../errors.js';
+import { hasScope } from '../../middleware/auth.js';
 import { refuseOverLimits } from './limits.js';
 import type { Input } from '../../validation.js';
 import { createOnce } from '../../idempotency.js';
@@ -68,6 +69,8 @@ export async function createRun(ctx: ApiContext, deps: ApiDeps, { path: { id: ta
   }
 
   const fileIds = body.file_ids ?? [];
+  // Attaching a file hands its content to the model and back in the answer: reading it, by another road.
+  if (fileIds.length > 0 && !hasScope(caller, 'files:read')) throw PermissionError('files:read');
   const files = await attachmentsOf(deps.db, projectId, fileIds);
   const unknown = fileIds.find((fileId) => !files.some((f) => f.id === fileId));
   if (unknown !== undefined) throw NotFoundError('file', unknown);
