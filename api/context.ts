@@ -40,6 +40,13 @@ export interface ApiDeps {
   basePath?: string;
   /** AGENTPLANE_SESSION_TTL_SECONDS: how long a console session lasts from sign-in. */
   sessionTtlSeconds?: number;
+  /**
+   * AGENTPLANE_METRICS_PORT: /metrics is served there, without a key, and not on the API's own port. Unset,
+   * the API's port serves it to the bootstrap key alone: it shows every project's traffic.
+   */
+  metricsPort?: number;
+  /** Failed console sign-ins a client address may make a minute (api/middleware/failed-sign-ins.ts). */
+  failedSignInsPerMinute?: number;
   /** The built console (index.html, assets/); dist/console beside the compiled API by default. */
   consoleDir?: string;
 }

@@ -59,6 +59,7 @@ async function dev(config: Config): Promise<void> {
       webhooks: config.webhooks,
       basePath: config.basePath,
       sessionTtlSeconds: config.sessionTtlSeconds,
+      metricsPort: config.metricsPort,
       modelEnv: config.modelEnv,
     };
     const services = await openServices(settings, log);

@@ -29,6 +29,8 @@ export interface Config {
   modelEnv: NodeJS.ProcessEnv;
   /** Where `worker` answers /healthz and /readyz for a pod's probes; none when unset. */
   probePort?: number;
+  /** AGENTPLANE_METRICS_PORT: where `api` and `dev` serve /metrics without a key; unset, on PORT to the bootstrap key. */
+  metricsPort?: number;
   /** The Temporal task queue `worker` polls: the shared one, or a network's worker pool's. */
   taskQueue: string;
   /** AGENTPLANE_EXTRACTION_CONCURRENCY: CPU-heavy extraction stages one worker runs at once; default one per core. */
@@ -81,6 +83,10 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (probePortText !== undefined && (!/^\d+$/.test(probePortText) || Number(probePortText) > 65535)) {
     throw new ConfigError(`AGENTPLANE_PROBE_PORT must be a port number, not '${probePortText}'.`);
   }
+  const metricsPortText = env.AGENTPLANE_METRICS_PORT || undefined;
+  if (metricsPortText !== undefined && (!/^\d+$/.test(metricsPortText) || Number(metricsPortText) > 65535)) {
+    throw new ConfigError(`AGENTPLANE_METRICS_PORT must be a port number, not '${metricsPortText}'.`);
+  }
   const rateLimits = {
     requestsPerMinute: wholeNumber(env, 'AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE', 1, 1_000_000, undefined),
     concurrentRuns: wholeNumber(env, 'AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS', 1, 100_000, undefined),
@@ -117,6 +123,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sessionTtlSeconds: wholeNumber(env, 'AGENTPLANE_SESSION_TTL_SECONDS', 60, 30 * 24 * 60 * 60, DEFAULT_SESSION_TTL_SECONDS),
     host: env.HOST || undefined,
     probePort: probePortText === undefined ? undefined : Number(probePortText),
+    metricsPort: metricsPortText === undefined ? undefined : Number(metricsPortText),
     taskQueue,
     extractionConcurrency: concurrencyText === undefined ? undefined : Number(concurrencyText),
     dataDir,

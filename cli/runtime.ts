@@ -38,6 +38,8 @@ export interface Services {
   basePath?: string;
   /** AGENTPLANE_SESSION_TTL_SECONDS: a console session's lifetime. */
   sessionTtlSeconds?: number;
+  /** AGENTPLANE_METRICS_PORT: where the API serves /metrics without a key; unset, on its own port to the bootstrap key. */
+  metricsPort?: number;
   /** The built console's folder; dist/console by default (tests serve one of their own). */
   consoleDir?: string;
   close(): Promise<void>;
@@ -56,6 +58,7 @@ export interface ServiceSettings {
   webhooks?: WebhookSettings;
   basePath?: string;
   sessionTtlSeconds?: number;
+  metricsPort?: number;
   /** Where OPENAI_*, ANTHROPIC_* and AGENTPLANE_MODELS are read; the process's environment when absent. */
   modelEnv?: NodeJS.ProcessEnv;
 }
@@ -89,6 +92,7 @@ export async function openServices(settings: ServiceSettings, log = createLogger
     webhooks: settings.webhooks,
     basePath: settings.basePath,
     sessionTtlSeconds: settings.sessionTtlSeconds,
+    metricsPort: settings.metricsPort,
     async close() {
       await connection.close();
       await db.end();

@@ -119,9 +119,11 @@ export const BOOTSTRAP_KEY_GRACE_MINUTES = 10;
 export async function ensureBootstrapKey(db: Db, secret: string): Promise<ApiKeyRecord> {
   return transaction(db, async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', ['bootstrap-key']);
-    // Configuring a key makes it live again, even after it was retired: the configuration is the authority.
+    // Configuring a key makes it live again, even after it was retired: the configuration is the authority,
+    // for its rate limits too (the deployment's; limits stored by an earlier version are dropped).
     const { rows } = await tx.query<ApiKeyRecord>(
-      `UPDATE api_keys SET revoked_at = NULL, bootstrap_held_at = now() WHERE secret_hash = $1 AND bootstrap RETURNING ${COLUMNS}`,
+      `UPDATE api_keys SET revoked_at = NULL, bootstrap_held_at = now(), requests_per_minute = NULL, concurrent_runs = NULL
+       WHERE secret_hash = $1 AND bootstrap RETURNING ${COLUMNS}`,
       [hashSecret(secret)],
     );
     await retireUnheldBootstrapKeys(tx);

@@ -49,6 +49,35 @@ export async function deleteFinishedConsoleSessions(db: Queryable, apiKeyId: str
   await db.query('DELETE FROM console_sessions WHERE api_key_id = $1 AND (ended_at IS NOT NULL OR expires_at <= now())', [apiKeyId]);
 }
 
+/**
+ * Ends the key's live sessions beyond the newest `keep`, so one key cannot hold sessions without bound (each
+ * is a row and a token that reads as the key). Takes the key's lock, so sign-ins at once keep the bound too.
+ */
+export async function endSessionsBeyond(tx: Queryable, apiKeyId: string, keep: number): Promise<void> {
+  await tx.query(`SELECT pg_advisory_xact_lock(hashtext('key-sessions:' || $1))`, [apiKeyId]);
+  await tx.query(
+    `UPDATE console_sessions SET ended_at = now() WHERE id IN (
+       SELECT id FROM console_sessions WHERE api_key_id = $1 AND ended_at IS NULL AND expires_at > now()
+       ORDER BY created_at DESC, id DESC OFFSET $2
+     )`,
+    [apiKeyId, keep],
+  );
+}
+
+/**
+ * Deletes up to `limit` sessions of any key past their end (ended or expired): maintenance's sweep, for the
+ * keys that never sign in again. Returns how many went.
+ */
+export async function sweepFinishedConsoleSessions(db: Queryable, limit = 10_000): Promise<number> {
+  const { rowCount } = await db.query(
+    `DELETE FROM console_sessions WHERE id IN (
+       SELECT id FROM console_sessions WHERE ended_at IS NOT NULL OR expires_at <= now() LIMIT $1
+     )`,
+    [limit],
+  );
+  return rowCount ?? 0;
+}
+
 /** The live session whose cookie token this is, with its key, in one query. */
 export async function findLiveSession(db: Queryable, token: string): Promise<LiveSession | null> {
   const { rows } = await db.query<ApiKeyRecord & { session_id: string; session_created_at: Date; expires_at: Date; csrf_hash: Buffer }>(

@@ -343,16 +343,28 @@ export async function nextQueuedRun(db: Queryable, targetId: string): Promise<st
 }
 
 /**
- * Runs queued for longer than `olderThanSeconds`: their workflow may never have been started. A network's
- * hops are left out: their network run starts them.
+ * Runs queued for longer than `olderThanSeconds` whose workflow was never known to start: the API may have
+ * died between commit and start, or Temporal been down. Runs waiting with a workflow of their own are not
+ * candidates, however many. Taken in turns across projects (each project's oldest first, then each one's
+ * second, …), so one project's backlog of lost starts cannot hold back another's. A network's hops are left
+ * out: their network run starts them. `workerPool`: the task queue of the network's dedicated workers, for a
+ * network run whose network has one.
  */
-/** `workerPool`: the task queue of the network's dedicated workers, for a network run whose network has one. */
 export async function staleQueuedRuns(db: Queryable, olderThanSeconds: number, limit: number): Promise<{ id: string; network: boolean; workerPool: string | null }[]> {
   const { rows } = await db.query<{ id: string; network: boolean; workerPool: string | null }>(
-    `SELECT r.id, r.network_id IS NOT NULL AS network, v.worker_pool AS "workerPool" FROM runs r
-     LEFT JOIN network_versions v ON v.network_id = r.network_id AND v.version = r.network_version
-     WHERE r.status = 'queued' AND r.parent_run_id IS NULL AND r.created_at < now() - make_interval(secs => $1) ORDER BY r.created_at LIMIT $2`,
+    `SELECT id, network, "workerPool" FROM (
+       SELECT r.id, r.created_at, r.network_id IS NOT NULL AS network, v.worker_pool AS "workerPool",
+              row_number() OVER (PARTITION BY r.project_id ORDER BY r.created_at, r.id) AS turn
+       FROM runs r LEFT JOIN network_versions v ON v.network_id = r.network_id AND v.version = r.network_version
+       WHERE r.status = 'queued' AND r.parent_run_id IS NULL AND r.workflow_started_at IS NULL
+         AND r.created_at < now() - make_interval(secs => $1)
+     ) candidates ORDER BY turn, created_at LIMIT $2`,
     [olderThanSeconds, limit],
   );
   return rows;
+}
+
+/** The run's workflow is known to exist: maintenance need not start it again. */
+export async function recordRunWorkflowStarted(db: Queryable, runId: string): Promise<void> {
+  await db.query('UPDATE runs SET workflow_started_at = now() WHERE id = $1 AND workflow_started_at IS NULL', [runId]);
 }

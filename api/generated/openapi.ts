@@ -45,7 +45,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Prometheus metrics in the text exposition format. */
+        /**
+         * Prometheus metrics in the text exposition format.
+         * @description Every project's route-level traffic, so the operator's alone: on the API's port only the bootstrap key (`AGENTPLANE_ADMIN_KEY`) reads them (403 `bootstrap_key_required` for any other key). With `AGENTPLANE_METRICS_PORT` set they are served on that port without a key, for Prometheus inside the cluster, and the API's port answers 404 here.
+         */
         get: operations["getMetrics"];
         put?: never;
         post?: never;
@@ -492,7 +495,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send a delivery's event to the endpoint again, as a new delivery with attempts of its own (the same `webhook-id`). The endpoint must be enabled. Needs `webhooks:write`. */
+        /** Send a delivery's event to the endpoint again, as a new delivery with attempts of its own (the same `webhook-id`). The endpoint must be enabled. Needs `webhooks:write`. One event may be redelivered to one endpoint 5 times an hour (429 `redeliveries_exceeded` with `Retry-After` past that). */
         post: operations["redeliverWebhook"];
         delete?: never;
         options?: never;
@@ -1143,7 +1146,7 @@ export interface components {
             name?: components["schemas"]["Text"];
             rate_limits?: components["schemas"]["ApiKeyRateLimits"];
         };
-        /** @description The key's own limits; null (or absent when created) takes the deployment's default (`AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE`, `AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS`), unlimited when unset. On update, an absent field stays as it was. */
+        /** @description The key's own limits; null (or absent when created) takes the deployment's default (`AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE`, `AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS`), unlimited when unset. The deployment's values are ceilings: a value above one is lowered to it, and the answer shows the limits the key got. On update, an absent field stays as it was. The bootstrap key's limits are the deployment's: setting them answers 400 `bootstrap_key`. */
         ApiKeyRateLimits: {
             requests_per_minute?: number | null;
             concurrent_runs?: number | null;
@@ -1522,7 +1525,7 @@ export interface components {
         CreateRunRequest: {
             /** @description The user's message, or a list of messages (user and assistant turns) ending the conversation so far. */
             input: components["schemas"]["Text"] | components["schemas"]["InputMessage"][];
-            /** @description Files (any purpose) whose extracted text, and for a vision model whose images, go into the context; the built-in `read_file` tool reads them further. A file still processing is waited for up to 60 seconds. */
+            /** @description Files (any purpose) whose extracted text, and for a vision model whose images, go into the context; the built-in `read_file` tool reads them further. A file still processing is waited for up to 60 seconds. Attaching files needs the `files:read` scope as well (403 `missing_scope` otherwise): the model reads them and may repeat them. */
             file_ids?: components["schemas"]["ObjectId"][];
             metadata?: components["schemas"]["Metadata"];
             model?: components["schemas"]["ModelName"];
@@ -2026,6 +2029,10 @@ export interface operations {
                     "text/plain": string;
                 };
             };
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getOpenApiDocument: {

@@ -131,6 +131,21 @@ describe('the Helm chart and the Dockerfile', function () {
     for (const kind of ['Ingress', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'ServiceMonitor', 'NetworkPolicy']) assert.ok(!defaults.includes(kind), kind);
   });
 
+  it('has Prometheus scrape the API on a metrics port of its own, which the ingress does not route and the network policy opens', async () => {
+    const manifests = await render('everything-values.yaml');
+    const api = manifests.find((m) => m.kind === 'Deployment' && m.metadata.name === 'ap-agentplane-api')!.spec.template.spec.containers[0];
+    assert.deepEqual(api.ports.find((p: { name: string }) => p.name === 'metrics'), { name: 'metrics', containerPort: 9090 });
+    assert.deepEqual(api.env.find((e: { name: string }) => e.name === 'AGENTPLANE_METRICS_PORT'), { name: 'AGENTPLANE_METRICS_PORT', value: '9090' });
+    const service = manifests.find((m) => m.kind === 'Service' && m.metadata.name === 'ap-agentplane-api')!;
+    assert.deepEqual(service.spec.ports.find((p: { name: string }) => p.name === 'metrics'), { name: 'metrics', port: 9090, targetPort: 'metrics' });
+    const monitor = manifests.find((m) => m.kind === 'ServiceMonitor')!;
+    assert.deepEqual(monitor.spec.endpoints.map((e: { port: string; path: string }) => [e.port, e.path]), [['metrics', '/metrics']]);
+    const ingress = manifests.find((m) => m.kind === 'Ingress')!;
+    assert.deepEqual(ingress.spec.rules.flatMap((r: any) => r.http.paths.map((p: any) => p.backend.service.port.name)), ['http']);
+    const policy = manifests.find((m) => m.kind === 'NetworkPolicy' && m.metadata.name === 'ap-agentplane-api')!;
+    assert.ok(policy.spec.ingress.some((rule: any) => rule.ports.some((p: { port: number }) => p.port === 9090)));
+  });
+
   it('gives the API the default rate limits it is given, and none unless given', async () => {
     const apiEnv = (manifests: Manifest[]) =>
       manifests.find((m) => m.kind === 'Deployment' && m.metadata.name === 'ap-agentplane-api')!.spec.template.spec.containers[0].env

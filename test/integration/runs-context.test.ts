@@ -63,6 +63,20 @@ describe('runs: routing, attachments, MCP tools and conversations', function () 
     assert.ok(lastRequest().tools?.some((t) => t.function.name === 'read_file'), 'read_file is offered with attachments');
   });
 
+  it('answers 403 naming files:read when a key that may run agents but not read files attaches a file, and starts nothing', async () => {
+    const file = await stack.tenant.admin.upload({ purpose: 'attachment', file: { data: Buffer.from('payroll'), filename: 'p.txt', type: 'text/plain' } });
+    const agent = await createAgent(stack.tenant.admin);
+    const runner = await stack.tenant.keyWith('agents:run', 'agents:read');
+    const refused = await runner.post(`/v1/agents/${agent.id}/run`, { input: 'Repeat the file.', file_ids: [file.body.id], wait: false });
+    assert.equal(refused.status, 403, JSON.stringify(refused.body));
+    assert.equal(refused.body.error.code, 'missing_scope');
+    assert.match(refused.body.error.message, /`files:read`/);
+    assert.equal((await runner.get(`/v1/agents/${agent.id}/runs`)).body.data.length, 0);
+    // Without attachments the same key runs the agent.
+    stack.openai.enqueue({ text: ['ok'], usage: { input: 1, output: 1 } });
+    assert.equal((await runner.post(`/v1/agents/${agent.id}/run`, { input: 'Hello.' })).status, 200);
+  });
+
   it("answers 404 for another project's files, runs and agents, and for a run of another agent to continue", async () => {
     const other = await (await import('../support/api.js')).newTenant(stack.api, 'runs-context-other');
     const foreign = await other.admin.upload({ purpose: 'attachment', file: { data: Buffer.from('secret'), filename: 's.txt', type: 'text/plain' } });

@@ -7,7 +7,7 @@ import { createApp } from '../../api/app.js';
 import type { ApiDeps } from '../../api/context.js';
 import { openapiDocument } from '../../api/openapi-document.js';
 import { createDb } from '../../records/db.js';
-import { apiDepsOf, sharedApi, newTenant, type Tenant, type TestApi } from '../support/api.js';
+import { apiDepsOf, sharedApi, newTenant, startTestApi, type Tenant, type TestApi } from '../support/api.js';
 import { ApiClient, type ApiResponse } from '../support/client.js';
 
 /** An API built from `deps` on a random loopback port, for readiness with a dependency down. */
@@ -227,7 +227,7 @@ describe('system endpoints and request handling', () => {
     it('serves Prometheus text with the request-duration histogram by route template', async () => {
       const file = await tenant.admin.upload({ file: { data: Buffer.from('measured'), filename: 'm.txt' }, purpose: 'attachment' });
       assert.equal((await tenant.admin.get(`/v1/files/${file.body.id}`)).status, 200);
-      const response = await anonymous.get<string>('/metrics');
+      const response = await api.root.get<string>('/metrics');
       assert.equal(response.status, 200);
       assert.match(response.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
       const text = response.body;
@@ -237,6 +237,25 @@ describe('system endpoints and request handling', () => {
       assert.ok(counts.some((l) => l.includes('method="GET"') && l.includes('route="/v1/files/:id"') && l.includes('status="200"')), counts.join('\n'));
       assert.ok(!counts.some((l) => l.includes(file.body.id)), 'ids must not become label values');
       assert.match(text, /^agentplane_process_cpu_seconds_total \d/m);
+    });
+
+    it('keeps /metrics on the API port from anyone but the bootstrap key: 401 without a key, 403 bootstrap_key_required with another', async () => {
+      assertError(await anonymous.get('/metrics'), 401, 'invalid_api_key');
+      assertError(await tenant.admin.get('/metrics'), 403, 'bootstrap_key_required');
+    });
+
+    it('serves /metrics without a key on AGENTPLANE_METRICS_PORT, and none on the API port then', async () => {
+      const separate = await startTestApi({ worker: false, metricsPort: 0 });
+      try {
+        assert.ok(separate.metricsUrl);
+        assert.notEqual(new URL(separate.metricsUrl).port, new URL(separate.url).port);
+        const scraped = await fetch(separate.metricsUrl);
+        assert.equal(scraped.status, 200);
+        assert.match(await scraped.text(), /^# TYPE agentplane_http_request_duration_seconds histogram$/m);
+        for (const client of [new ApiClient(separate.url), separate.root]) assertError(await client.get('/metrics'), 404, 'route_not_found');
+      } finally {
+        await separate.stop();
+      }
     });
 
     it('serves the OpenAPI document at /v1/openapi.json without a key', async () => {

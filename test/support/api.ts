@@ -31,6 +31,8 @@ export interface TestApi {
   temporalAddress: string;
   /** A client holding the bootstrap admin key. */
   root: ApiClient;
+  /** Where /metrics is served without a key, with a metrics port of its own. */
+  metricsUrl?: string;
   stop(): Promise<void>;
 }
 
@@ -68,6 +70,8 @@ export interface TestApiOptions {
   sessionTtlSeconds?: number;
   /** The built console's folder; dist/console by default. */
   consoleDir?: string;
+  /** AGENTPLANE_METRICS_PORT (0: any free port); unset by default, so /metrics is on the API's port. */
+  metricsPort?: number;
 }
 
 export async function startTestApi(options: TestApiOptions = {}): Promise<TestApi> {
@@ -98,6 +102,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     basePath: options.basePath,
     sessionTtlSeconds: options.sessionTtlSeconds,
     consoleDir: options.consoleDir,
+    metricsPort: options.metricsPort,
     close: async () => connection.close(),
   };
   await prepareDatabase(services.db, bootstrapKey, log);
@@ -114,6 +119,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     blobDir,
     temporalAddress: tp.address,
     root: new ApiClient(api.url, bootstrapKey),
+    metricsUrl: api.metricsUrl,
     async stop() {
       for (const s of [...stoppables].reverse()) await s.stop();
       await services.close();

@@ -6,7 +6,8 @@
  */
 import type { ApiContext, ApiDeps } from '../../context.js';
 import { callerOf } from '../../context.js';
-import { ConflictError, InvalidRequestError, NotFoundError } from '../../errors.js';
+import { ConflictError, InvalidRequestError, NotFoundError, PermissionError } from '../../errors.js';
+import { hasScope } from '../../middleware/auth.js';
 import { refuseOverLimits } from './limits.js';
 import type { Input } from '../../validation.js';
 import { createOnce } from '../../idempotency.js';
@@ -16,7 +17,7 @@ import { findNetwork } from '../../../records/networks.js';
 import type { Queryable } from '../../../records/db.js';
 import type { RunTarget } from '../../../records/runs.js';
 import { attachmentsOf } from '../../../records/files.js';
-import { activeRunsOf, findRun, insertRun, isFinished, type InputMessage } from '../../../records/runs.js';
+import { activeRunsOf, findRun, insertRun, isFinished, recordRunWorkflowStarted, type InputMessage } from '../../../records/runs.js';
 import { cancelRunWorkflow, runWorkflowId, startRunWorkflow } from '../../../workflows/runs/client.js';
 import { networkRunWorkflowId, startNetworkRunWorkflow } from '../../../workflows/networks/client.js';
 import { checkModel } from '../agents/definition.js';
@@ -69,6 +70,8 @@ export async function createRun(ctx: ApiContext, deps: ApiDeps, { path: { id: ta
   }
 
   const fileIds = body.file_ids ?? [];
+  // Attaching a file hands its content to the model and back in the answer: reading it, by another road.
+  if (fileIds.length > 0 && !hasScope(caller, 'files:read')) throw PermissionError('files:read');
   const files = await attachmentsOf(deps.db, projectId, fileIds);
   const unknown = fileIds.find((fileId) => !files.some((f) => f.id === fileId));
   if (unknown !== undefined) throw NotFoundError('file', unknown);
@@ -128,9 +131,9 @@ export async function createRun(ctx: ApiContext, deps: ApiDeps, { path: { id: ta
         ctx.state.log.warn({ err, run_id: earlier }, 'could not interrupt the earlier run'),
       );
     }
-    await withinDeadline(() => (kind === 'agent' ? startRunWorkflow(deps.temporal, runId) : startNetworkRunWorkflow(deps.temporal, runId, taskQueue))).catch((err) =>
-      ctx.state.log.warn({ err, run_id: runId }, 'run start failed; the maintenance schedule will start it'),
-    );
+    await withinDeadline(() => (kind === 'agent' ? startRunWorkflow(deps.temporal, runId) : startNetworkRunWorkflow(deps.temporal, runId, taskQueue)))
+      .then(() => recordRunWorkflowStarted(deps.db, runId))
+      .catch((err) => ctx.state.log.warn({ err, run_id: runId }, 'run start failed or was not recorded; the maintenance schedule will start it'));
   }
 
   ctx.set('Location', `/v1/runs/${runId}`);
