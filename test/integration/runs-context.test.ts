@@ -1,10 +1,26 @@
 import assert from 'node:assert/strict';
+import { createCanvas, loadImage } from '@napi-rs/canvas';
 import { png } from '../support/fixtures.js';
 import { startMcpServer } from '../support/mcp-server.js';
 import { createAgent, runSatisfying, startRunsStack, type RunsStack } from '../support/runs.js';
 
 type SentMessage = { role: string; content: unknown; tool_calls?: unknown[] };
 type SentRequest = { model: string; messages: SentMessage[]; tools?: { function: { name: string } }[] };
+
+/** A PNG of random pixels: it does not compress, so its bytes grow with its size. */
+function noisePng(width: number, height: number): Buffer {
+  const canvas = createCanvas(width, height);
+  const ctx = canvas.getContext('2d');
+  const pixels = ctx.createImageData(width, height);
+  for (let i = 0; i < pixels.data.length; i += 4) {
+    pixels.data[i] = Math.random() * 256;
+    pixels.data[i + 1] = Math.random() * 256;
+    pixels.data[i + 2] = Math.random() * 256;
+    pixels.data[i + 3] = 255;
+  }
+  ctx.putImageData(pixels, 0, 0);
+  return canvas.encodeSync('png');
+}
 
 describe('runs: routing, attachments, MCP tools and conversations', function () {
   this.timeout(120_000);
@@ -61,6 +77,26 @@ describe('runs: routing, attachments, MCP tools and conversations', function () 
     assert.match(sent, /The launch code is 7-4-1\./);
     assert.match(sent, /data:image\/png;base64,/);
     assert.ok(lastRequest().tools?.some((t) => t.function.name === 'read_file'), 'read_file is offered with attachments');
+  });
+
+  it('sends a vision model a copy of a large PNG attachment within 2,000 pixels and 3.5 MB, whatever the upload', async () => {
+    const large = noisePng(3000, 2400);
+    assert.ok(large.length > 3_500_000, `the upload is ${large.length} bytes`);
+    const upload = await stack.tenant.admin.upload({ purpose: 'attachment', file: { data: large, filename: 'noise.png', type: 'image/png' } });
+    assert.equal(upload.status, 200, JSON.stringify(upload.body));
+    assert.equal((await stack.tenant.admin.settledFile(upload.body.id)).status, 'processed');
+    const agent = await createAgent(stack.tenant.admin);
+    stack.openai.enqueue({ text: ['Static.'], usage: { input: 10, output: 1 } });
+    const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'What is this?', file_ids: [upload.body.id] });
+    assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
+
+    const urls = JSON.stringify(lastRequest().messages).match(/data:image\/(?:png|jpeg);base64,[A-Za-z0-9+/=]+/g) ?? [];
+    assert.equal(urls.length, 1);
+    const sent = Buffer.from(urls[0]!.slice(urls[0]!.indexOf(',') + 1), 'base64');
+    assert.ok(sent.length <= 3_500_000, `${sent.length} bytes sent`);
+    const image = await loadImage(sent);
+    assert.ok(Math.max(image.width, image.height) <= 2000, `${image.width}×${image.height} sent`);
+    assert.ok(Math.abs(image.width / image.height - 3000 / 2400) < 0.01, 'the aspect is kept');
   });
 
   it("answers 404 for another project's files, runs and agents, and for a run of another agent to continue", async () => {
