@@ -1,6 +1,6 @@
 -- What the graph model (AGENTPLANE_GRAPH_MODEL) answered for a passage of a file, keyed by the passage's hash (its
 -- text and the entities listed with it) and the model, so that an extraction run again reads the answer it paid
--- for instead of asking again. Removed with the file.
+-- for instead of asking again. Removed with the file, or when its extraction fails.
 CREATE TABLE graph_model_answers (
   file_id       text NOT NULL REFERENCES files(id) ON DELETE CASCADE,
   passage_hash  text NOT NULL,
