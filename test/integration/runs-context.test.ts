@@ -1,26 +1,11 @@
 import assert from 'node:assert/strict';
-import { createCanvas, loadImage } from '@napi-rs/canvas';
-import { png } from '../support/fixtures.js';
+import { loadImage } from '@napi-rs/canvas';
+import { png, uncompressedPng } from '../support/fixtures.js';
 import { startMcpServer } from '../support/mcp-server.js';
 import { createAgent, runSatisfying, startRunsStack, type RunsStack } from '../support/runs.js';
 
 type SentMessage = { role: string; content: unknown; tool_calls?: unknown[] };
 type SentRequest = { model: string; messages: SentMessage[]; tools?: { function: { name: string } }[] };
-
-/** A PNG of random pixels: it does not compress, so its bytes grow with its size. */
-function noisePng(width: number, height: number): Buffer {
-  const canvas = createCanvas(width, height);
-  const ctx = canvas.getContext('2d');
-  const pixels = ctx.createImageData(width, height);
-  for (let i = 0; i < pixels.data.length; i += 4) {
-    pixels.data[i] = Math.random() * 256;
-    pixels.data[i + 1] = Math.random() * 256;
-    pixels.data[i + 2] = Math.random() * 256;
-    pixels.data[i + 3] = 255;
-  }
-  ctx.putImageData(pixels, 0, 0);
-  return canvas.encodeSync('png');
-}
 
 describe('runs: routing, attachments, MCP tools and conversations', function () {
   this.timeout(120_000);
@@ -80,9 +65,9 @@ describe('runs: routing, attachments, MCP tools and conversations', function () 
   });
 
   it('sends a vision model a copy of a large PNG attachment within 2,000 pixels and 3.5 MB, whatever the upload', async () => {
-    const large = noisePng(3000, 2400);
+    const large = uncompressedPng(2600, 1400);
     assert.ok(large.length > 3_500_000, `the upload is ${large.length} bytes`);
-    const upload = await stack.tenant.admin.upload({ purpose: 'attachment', file: { data: large, filename: 'noise.png', type: 'image/png' } });
+    const upload = await stack.tenant.admin.upload({ purpose: 'attachment', file: { data: large, filename: 'scan.png', type: 'image/png' } });
     assert.equal(upload.status, 200, JSON.stringify(upload.body));
     assert.equal((await stack.tenant.admin.settledFile(upload.body.id)).status, 'processed');
     const agent = await createAgent(stack.tenant.admin);
@@ -96,7 +81,7 @@ describe('runs: routing, attachments, MCP tools and conversations', function () 
     assert.ok(sent.length <= 3_500_000, `${sent.length} bytes sent`);
     const image = await loadImage(sent);
     assert.ok(Math.max(image.width, image.height) <= 2000, `${image.width}×${image.height} sent`);
-    assert.ok(Math.abs(image.width / image.height - 3000 / 2400) < 0.01, 'the aspect is kept');
+    assert.ok(Math.abs(image.width / image.height - 2600 / 1400) < 0.01, 'the aspect is kept');
   });
 
   it("answers 404 for another project's files, runs and agents, and for a run of another agent to continue", async () => {
