@@ -4,13 +4,13 @@
  * worker that dies mid-run costs at most the call it was making.
  */
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
-import { buffer } from 'node:stream/consumers';
 import { LRUCache } from 'lru-cache';
 import type { Db, Queryable } from '../../records/db.js';
 import type { BlobStore } from '../../records/blobs/store.js';
 import { transaction } from '../../records/db.js';
 import { findAgentVersion, type AgentDefinition } from '../../records/agents.js';
-import { attachmentsOf, findFileById } from '../../records/files.js';
+import { attachmentsOf } from '../../records/files.js';
+import { attachedImage } from './attached-images.js';
 import { recordEvent, runEndedEventType } from '../../records/events.js';
 import { appendRunEvent } from '../../records/run-events.js';
 import { admissionOf, childrenOf, finishRun, recordHandoff, markRunStarted, nextQueuedRun, recordPlan, recordRouting, runById, toolSpecsOf, type RunError, type RunRecord } from '../../records/runs.js';
@@ -208,11 +208,7 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
           tools,
           settings: agent.model_settings,
           signal: context.cancellationSignal,
-          loadImage: async (fileId) => {
-            const file = await findFileById(db, fileId);
-            if (!file) throw new Error(`attachment ${fileId} is gone`);
-            return { data: await buffer(await blobs.get(file.blob_key)), media_type: file.mime_type };
-          },
+          loadImage: (fileId) => attachedImage(db, blobs, fileId),
           onTextDelta: (text) => deltas.add(text),
         });
         const price = models.catalogue.priceAt(model, new Date());
