@@ -58,12 +58,13 @@ async function dev(config: Config): Promise<void> {
       webhooks: config.webhooks,
       basePath: config.basePath,
       sessionTtlSeconds: config.sessionTtlSeconds,
+      workerPools: config.workerPools,
       modelEnv: config.modelEnv,
     };
     const services = await openServices(settings, log);
     stops.add({ stop: () => services.close() });
-    await prepareDatabase(services.db, adminKey, log);
-    stops.add(keepBootstrapKeyHeld(services.db, adminKey, log));
+    await prepareDatabase(services.db, adminKey, log, { controllerKey: config.controllerKey });
+    stops.add(keepBootstrapKeyHeld(services.db, adminKey, log, undefined, config.controllerKey));
     stops.add(await serveWorker(services, settings.temporalAddress, settings.temporalNamespace, undefined, undefined, config.extractionConcurrency));
     const api = stops.add(await serveApi(services, config.port, config.host ?? '127.0.0.1'));
     const where = config.adminKey ? 'the admin key is AGENTPLANE_ADMIN_KEY' : `admin key in ${keyFile}`;
@@ -82,8 +83,8 @@ async function api(config: Config): Promise<void> {
   onShutdown(() => stops.stopAll(), log);
   const services = await openServices({ ...config, ...required }, log);
   stops.add({ stop: () => services.close() });
-  await prepareDatabase(services.db, config.adminKey, log, { migrate: config.migrate });
-  if (config.adminKey) stops.add(keepBootstrapKeyHeld(services.db, config.adminKey, log));
+  await prepareDatabase(services.db, config.adminKey, log, { migrate: config.migrate, controllerKey: config.controllerKey });
+  if (config.adminKey || config.controllerKey) stops.add(keepBootstrapKeyHeld(services.db, config.adminKey, log, undefined, config.controllerKey));
   const server = stops.add(await serveApi(services, config.port, config.host ?? '0.0.0.0'));
   log.info({ url: server.url }, `Agentplane API listening at ${server.url}`);
 }

@@ -13,9 +13,11 @@ const valuesFiles = readdirSync(join(chart, 'ci')).filter((f) => f.endsWith('.ya
 const CONTROLLER_RULES = [
   { apiGroups: ['agentplane.io'], resources: ['agents', 'agentnetworks'], verbs: ['get', 'list', 'watch', 'patch'] },
   { apiGroups: ['agentplane.io'], resources: ['agents/status', 'agentnetworks/status'], verbs: ['patch'] },
-  { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
 ];
+
+/** Worker pools' Deployments hold the platform's credentials: the controller manages them in the release namespace only. */
+const WORKER_POOL_RULE = { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] };
 
 async function render(valuesFile: string, ...set: string[]): Promise<Manifest[]> {
   const result = await helm(['template', 'ap', chart, '-n', 'agentplane', '-f', join(chart, 'ci', valuesFile), ...set.flatMap((s) => ['--set', s])]);
@@ -73,6 +75,7 @@ describe('the Helm chart and the Dockerfile', function () {
         }
         const own = roles.find((r) => r.metadata.name.endsWith('-controller-own'))!;
         assert.deepEqual(own.metadata.namespace, 'agentplane');
+        assert.deepEqual(own.rules.filter((r: any) => r.resources.includes('deployments')), [WORKER_POOL_RULE]);
         assert.deepEqual(own.rules.find((r: any) => r.resources.includes('secrets')).resourceNames.length, 1);
         for (const rule of own.rules.filter((r: any) => r.resources.includes('leases') && !r.verbs.includes('create'))) assert.deepEqual(rule.resourceNames, ['agentplane-controller']);
         const reconciling = roles.filter((r) => r.metadata.name.endsWith('-controller'));
