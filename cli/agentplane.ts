@@ -98,7 +98,8 @@ async function worker(config: Config): Promise<void> {
   stops.add({ stop: () => services.close() });
   let worker: (Stoppable & { running(): boolean }) | undefined;
   if (config.probePort !== undefined) stops.add(await serveWorkerProbes(config.probePort, config.host, () => worker?.running() ?? false));
-  worker = await serveWorker(services, required.temporalAddress, config.temporalNamespace, undefined, config.taskQueue, config.extractionConcurrency);
+  const pool = config.workerPools.find((p) => p.queue === config.taskQueue);
+  worker = await serveWorker(services, required.temporalAddress, config.temporalNamespace, undefined, config.taskQueue, config.extractionConcurrency, pool?.projectId);
   stops.add(worker);
   log.info('Agentplane worker running');
 }

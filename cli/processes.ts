@@ -77,6 +77,7 @@ export async function serveWorker(
   workflowBundle?: WorkflowBundleWithSourceMap,
   taskQueue = TASK_QUEUE,
   extractionConcurrency?: number,
+  poolProjectId?: string,
 ): Promise<Stoppable & { running(): boolean }> {
   installRuntimeLogger(services.log);
   try {
@@ -100,6 +101,7 @@ export async function serveWorker(
     taskQueue,
     workflowBundle,
     extractionConcurrency,
+    poolProjectId,
   });
   const running = worker.run();
   // Each shared worker turns recorded events into webhook deliveries; dispatchers share the work.

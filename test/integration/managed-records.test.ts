@@ -5,6 +5,7 @@ import { controllerClient, newTenant, workflowBundle, type Tenant } from '../sup
 import type { DeclaredWorkerPool } from '../../api/routes/networks/worker-pool.js';
 import { createAgent, runSatisfying, startRunsStack, type RunsStack } from '../support/runs.js';
 import { networkRunWorkflowId } from '../../workflows/networks/client.js';
+import { insertNetwork } from '../../records/networks.js';
 import { runWorkflowId } from '../../workflows/runs/client.js';
 
 const FROM_KUBERNETES = { 'agentplane-managed-by': 'kubernetes' };
@@ -156,6 +157,28 @@ describe("a network's worker pool", function () {
     } finally {
       await pool.stop();
     }
+  });
+
+  it("has the pool's workers refuse another project's run, even of a network stored naming the pool, before any model call", async () => {
+    const member = await createAgent(other.admin, { model: 'local-llama' });
+    // Stored without the API's check, as a network written before it may be.
+    const network = await insertNetwork(stack.api.services.db, other.projectId, {
+      name: 'stowaway', description: null, members: [member.id], router: { type: 'sequential' }, max_hops: 10, concurrency: 'allow', metadata: {}, worker_pool: 'support-pool',
+    });
+    const modelCalls = stack.openai.requests.length;
+    stack.openai.enqueue({ text: ['should never be asked'], usage: { input: 1, output: 1 } });
+    const started = await other.admin.post(`/v1/networks/${network.id}/run`, { input: 'hello', wait: false });
+    assert.equal(started.status, 202);
+    const pool = await serveWorker(stack.api.services, stack.api.temporalAddress, namespace, await workflowBundle(), 'support-pool', undefined, stack.tenant.projectId);
+    try {
+      const handle = stack.api.services.temporal.workflow.getHandle(networkRunWorkflowId(started.body.id));
+      await assert.rejects(handle.result(), (err: Error) => /runs the runs of .* only; run .* is not one of them/.test(JSON.stringify(err, Object.getOwnPropertyNames(err)) + String((err as { cause?: { cause?: Error } }).cause?.cause?.message)));
+    } finally {
+      await pool.stop();
+    }
+    assert.equal(stack.openai.requests.length, modelCalls, 'the pool called a model for another project');
+    assert.notEqual((await other.admin.get(`/v1/runs/${started.body.id}`)).body.status, 'completed');
+    stack.openai.setFallback(null);
   });
 
   it("answers 400 unknown_worker_pool for another project's pool, the controller's pools or a pool nobody runs, and stores nothing", async () => {
