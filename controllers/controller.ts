@@ -1,8 +1,8 @@
 /**
  * `agentplane controller`: watches Agents, AgentNetworks and the Deployments of worker pools (in the
  * platform's namespace), queues the keys that changed (and every key on each resync, which repairs drift
- * made through the API), and — on the replica that holds the lease — reconciles them a few at a time. SIGTERM stops taking work, lets the passes
- * in flight finish, releases the lease and stops the watches.
+ * made through the API), and — on the replica that holds the lease — reconciles them a few at a time.
+ * SIGTERM stops taking work, lets the passes in flight finish, releases the lease and stops the watches.
  */
 import { AppsV1Api, CustomObjectsApi, type KubeConfig, type KubernetesListObject, type V1Deployment } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
