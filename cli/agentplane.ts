@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, readConfig, requireServices, type Config } from './config.js';
-import { createLogger, keepBootstrapKeyHeld, openServices, prepareDatabase } from './runtime.js';
+import { createLogger, keepConfiguredKeysHeld, openServices, prepareDatabase } from './runtime.js';
 import { serveApi, serveWorker, serveWorkerProbes, type Stoppable } from './processes.js';
 import { onShutdown, StopList } from './shutdown.js';
 import { startPostgres, startTemporal } from './embedded.js';
@@ -64,7 +64,7 @@ async function dev(config: Config): Promise<void> {
     const services = await openServices(settings, log);
     stops.add({ stop: () => services.close() });
     await prepareDatabase(services.db, adminKey, log, { controllerKey: config.controllerKey });
-    stops.add(keepBootstrapKeyHeld(services.db, adminKey, log, undefined, config.controllerKey));
+    stops.add(keepConfiguredKeysHeld(services.db, { adminKey, controllerKey: config.controllerKey }, log));
     stops.add(await serveWorker(services, settings.temporalAddress, settings.temporalNamespace, undefined, undefined, config.extractionConcurrency));
     const api = stops.add(await serveApi(services, config.port, config.host ?? '127.0.0.1'));
     const where = config.adminKey ? 'the admin key is AGENTPLANE_ADMIN_KEY' : `admin key in ${keyFile}`;
@@ -84,7 +84,7 @@ async function api(config: Config): Promise<void> {
   const services = await openServices({ ...config, ...required }, log);
   stops.add({ stop: () => services.close() });
   await prepareDatabase(services.db, config.adminKey, log, { migrate: config.migrate, controllerKey: config.controllerKey });
-  if (config.adminKey || config.controllerKey) stops.add(keepBootstrapKeyHeld(services.db, config.adminKey, log, undefined, config.controllerKey));
+  if (config.adminKey || config.controllerKey) stops.add(keepConfiguredKeysHeld(services.db, { adminKey: config.adminKey, controllerKey: config.controllerKey }, log));
   const server = stops.add(await serveApi(services, config.port, config.host ?? '0.0.0.0'));
   log.info({ url: server.url }, `Agentplane API listening at ${server.url}`);
 }

@@ -126,7 +126,8 @@ export async function prepareDatabase(db: Db, adminKey: string | undefined, log:
  * as this process serves the API, so that each outlives a rolling update that configures another one
  * (records/api-keys.ts, records/controller-key.ts).
  */
-export function keepBootstrapKeyHeld(db: Db, adminKey: string | undefined, log: Logger, everyMs = 60_000, controllerKey?: string): { stop(): Promise<void> } {
+export function keepConfiguredKeysHeld(db: Db, keys: { adminKey?: string; controllerKey?: string }, log: Logger, everyMs = 60_000): { stop(): Promise<void> } {
+  const { adminKey, controllerKey } = keys;
   let running: Promise<void> = Promise.resolve();
   const timer = setInterval(() => {
     running = Promise.all([
