@@ -6,6 +6,7 @@ import type { DeclaredWorkerPool } from '../../api/routes/networks/worker-pool.j
 import { createAgent, runSatisfying, startRunsStack, type RunsStack } from '../support/runs.js';
 import { networkRunWorkflowId } from '../../workflows/networks/client.js';
 import { insertNetwork } from '../../records/networks.js';
+import { ensureControllerKey } from '../../records/controller-key.js';
 import { runWorkflowId } from '../../workflows/runs/client.js';
 
 const FROM_KUBERNETES = { 'agentplane-managed-by': 'kubernetes' };
@@ -210,6 +211,16 @@ describe("a network's worker pool", function () {
     assert.equal(created.body.worker_pool, 'network.team-b.payments');
     const declared = await controller.post('/v1/networks', { name: 'not-ours', members: [member.id], router: { type: 'sequential' }, worker_pool: 'support-pool' });
     assert.equal(declared.status, 400, "the controller named a pool that runs for another project");
+  });
+
+  it("registers the controller's key with the agents scopes only, and refuses a secret that is already another key's", async () => {
+    const controller = await controllerClient(stack.api);
+    assert.equal((await controller.get('/v1/agents?limit=1')).status, 200);
+    const minted = await controller.post('/v1/api-keys', { name: 'escalation', scopes: ['admin'] });
+    assert.equal(minted.status, 403);
+    const agent = await createAgent(controller);
+    assert.equal((await controller.post(`/v1/agents/${agent.id}/run`, { input: 'hi', wait: false })).status, 403);
+    await assert.rejects(ensureControllerKey(stack.api.services.db, stack.tenant.admin.key!), /AGENTPLANE_CONTROLLER_KEY is already the secret of the API key key_/);
   });
 
   it('refuses a task queue name that is not one', async () => {
