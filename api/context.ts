@@ -15,6 +15,7 @@ export interface RateLimitDefaults {
   concurrentRuns?: number;
 }
 import type { WebhookSettings } from '../workflows/webhooks/client.js';
+import type { DeclaredWorkerPool } from './routes/networks/worker-pool.js';
 
 /** What the API needs from the outside world; tests and the CLI build it the same way. */
 export interface ApiDeps {
@@ -49,6 +50,8 @@ export interface ApiDeps {
   failedSignInsPerMinute?: number;
   /** The built console (index.html, assets/); dist/console beside the compiled API by default. */
   consoleDir?: string;
+  /** AGENTPLANE_WORKER_POOLS: the worker pools the operator runs, each for one project; none by default. */
+  workerPools?: readonly DeclaredWorkerPool[];
 }
 
 export interface Caller {
@@ -57,6 +60,8 @@ export interface Caller {
   scopes: readonly string[];
   /** The key from AGENTPLANE_ADMIN_KEY: the only one that manages projects. */
   bootstrap: boolean;
+  /** The key from AGENTPLANE_CONTROLLER_KEY: the only one that names the Kubernetes controller's worker pools. */
+  controller: boolean;
   rateLimits: KeyRateLimits;
 }
 

@@ -8,6 +8,7 @@ import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../workflows/web
 import { normaliseBasePath } from '../api/base-path.js';
 import { DEFAULT_SESSION_TTL_SECONDS } from '../api/middleware/console-session.js';
 import { dnsServersFromEnv, dnsServersProblem } from '../tools/outbound-lookups.js';
+import { CONTROLLER_POOL_PREFIX, type DeclaredWorkerPool } from '../api/routes/networks/worker-pool.js';
 
 export interface Config {
   port: number;
@@ -15,6 +16,10 @@ export interface Config {
   host?: string;
   dataDir: string;
   adminKey?: string;
+  /** AGENTPLANE_CONTROLLER_KEY: the Kubernetes controller's key, registered at start with the agents scopes only. */
+  controllerKey?: string;
+  /** AGENTPLANE_WORKER_POOLS: the worker pools the operator runs, each for one project. */
+  workerPools: DeclaredWorkerPool[];
   databaseUrl?: string;
   temporalAddress?: string;
   temporalNamespace: string;
@@ -62,8 +67,13 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (missing.length > 0) throw new ConfigError(`S3 storage is partly configured: set ${missing.join(', ')}.`);
     s3 = { endpoint: env.S3_ENDPOINT!, bucket: env.S3_BUCKET!, accessKey: env.S3_ACCESS_KEY!, secretKey: env.S3_SECRET_KEY!, region: env.S3_REGION };
   }
-  if (env.AGENTPLANE_ADMIN_KEY !== undefined && !/^ap_[A-Za-z0-9_-]{20,120}$/.test(env.AGENTPLANE_ADMIN_KEY)) {
-    throw new ConfigError('AGENTPLANE_ADMIN_KEY must look like ap_ followed by 20 to 120 letters, digits, _ or -.');
+  for (const name of ['AGENTPLANE_ADMIN_KEY', 'AGENTPLANE_CONTROLLER_KEY']) {
+    if (env[name] !== undefined && !/^ap_[A-Za-z0-9_-]{20,120}$/.test(env[name])) {
+      throw new ConfigError(`${name} must look like ap_ followed by 20 to 120 letters, digits, _ or -.`);
+    }
+  }
+  if (env.AGENTPLANE_CONTROLLER_KEY !== undefined && env.AGENTPLANE_CONTROLLER_KEY === env.AGENTPLANE_ADMIN_KEY) {
+    throw new ConfigError('AGENTPLANE_CONTROLLER_KEY must differ from AGENTPLANE_ADMIN_KEY: the controller gets a key of its own, with the agents scopes only.');
   }
   const migrate = env.AGENTPLANE_MIGRATE || 'true';
   if (migrate !== 'true' && migrate !== 'false') throw new ConfigError(`AGENTPLANE_MIGRATE must be true or false, not '${env.AGENTPLANE_MIGRATE}'.`);
@@ -128,6 +138,8 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     extractionConcurrency: concurrencyText === undefined ? undefined : Number(concurrencyText),
     dataDir,
     adminKey: env.AGENTPLANE_ADMIN_KEY,
+    controllerKey: env.AGENTPLANE_CONTROLLER_KEY || undefined,
+    workerPools: workerPoolsOf(env.AGENTPLANE_WORKER_POOLS),
     databaseUrl: env.DATABASE_URL,
     temporalAddress: env.TEMPORAL_ADDRESS,
     temporalNamespace: env.TEMPORAL_NAMESPACE ?? 'default',
@@ -141,7 +153,23 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
 }
 
-/** A whole number from 1 to `max`, or undefined when the variable is unset or empty. */
+/** `queue=project_id`, comma-separated: the pools the operator runs, each polling its queue for one project. */
+function workerPoolsOf(text: string | undefined): DeclaredWorkerPool[] {
+  const pools = (text ?? '').split(',').map((entry) => entry.trim()).filter(Boolean).map((entry) => {
+    const [queue = '', projectId = '', ...rest] = entry.split('=');
+    if (!/^[a-z0-9]([a-z0-9.-]{0,98}[a-z0-9])?$/.test(queue) || !/^proj_[A-Za-z0-9]+$/.test(projectId) || rest.length > 0) {
+      throw new ConfigError(`AGENTPLANE_WORKER_POOLS takes task-queue=project-id, comma-separated (e.g. gpu=proj_123), not '${entry}'.`);
+    }
+    if (queue.startsWith(CONTROLLER_POOL_PREFIX)) {
+      throw new ConfigError(`AGENTPLANE_WORKER_POOLS: '${queue}' starts with ${CONTROLLER_POOL_PREFIX}, which the Kubernetes controller's pools use; name it otherwise.`);
+    }
+    return { queue, projectId };
+  });
+  const twice = pools.find((pool, i) => pools.findIndex((p) => p.queue === pool.queue) !== i);
+  if (twice) throw new ConfigError(`AGENTPLANE_WORKER_POOLS names '${twice.queue}' twice: a pool runs for one project.`);
+  return pools;
+}
+
 /** `api` and `worker` run against real services only: each one missing is named. */
 export function requireServices(config: Config): Required<Pick<Config, 'databaseUrl' | 'temporalAddress'>> {
   const missing: string[] = [];

@@ -108,6 +108,7 @@ export async function serveWorker(
   workflowBundle?: WorkflowBundleWithSourceMap,
   taskQueue = TASK_QUEUE,
   extractionConcurrency?: number,
+  poolProjectId?: string,
 ): Promise<Stoppable & { running(): boolean }> {
   installRuntimeLogger(services.log);
   try {
@@ -131,6 +132,7 @@ export async function serveWorker(
     taskQueue,
     workflowBundle,
     extractionConcurrency,
+    poolProjectId,
   });
   const running = worker.run();
   // Each shared worker turns recorded events into webhook deliveries; dispatchers share the work.
@@ -158,7 +160,9 @@ export async function serveWorkerProbes(port: number, host: string | undefined, 
     else res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify({ status: ok ? 'ok' : 'unavailable' }));
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(err.code === 'EADDRINUSE' ? new ConfigError(`${host ?? '0.0.0.0'}:${port} is already in use; set AGENTPLANE_PROBE_PORT to a free port.`) : err),
+    );
     server.listen(port, host, () => resolve());
   });
   return { stop: () => new Promise((resolve) => server.close(() => resolve())) };

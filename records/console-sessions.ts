@@ -24,7 +24,7 @@ export interface LiveSession {
 }
 
 const SESSION_COLUMNS = 'id, project_id, api_key_id, created_at, expires_at, ended_at';
-const KEY_COLUMNS = 'k.id, k.project_id, k.name, k.prefix, k.scopes, k.bootstrap, k.created_at, k.revoked_at, k.requests_per_minute, k.concurrent_runs';
+const KEY_COLUMNS = 'k.id, k.project_id, k.name, k.prefix, k.scopes, k.bootstrap, k.controller, k.created_at, k.revoked_at, k.requests_per_minute, k.concurrent_runs';
 
 /** 32 base62 characters, 190 random bits, like an API key's secret. */
 export const newSessionToken = () => newId('t', 32).slice(2);

@@ -1833,7 +1833,7 @@ export interface components {
             metadata?: components["schemas"]["Metadata"];
             worker_pool?: components["schemas"]["WorkerPool"];
         };
-        /** @description The task queue of workers dedicated to this network (`agentplane worker` with AGENTPLANE_TASK_QUEUE set to it): its runs and every hop of them run there. `null`: the shared workers. Until a worker polls the queue, runs stay queued. */
+        /** @description The task queue of workers dedicated to this network (`agentplane worker` with AGENTPLANE_TASK_QUEUE set to it): its runs and every hop of them run there. `null`: the shared workers. Until a worker polls the queue, runs stay queued. Only a pool the operator runs for the caller's project (AGENTPLANE_WORKER_POOLS) is accepted, or, from the Kubernetes controller's key, one of its `network.…` pools; any other answers 400 `unknown_worker_pool`. */
         WorkerPool: string | null;
         CreateNetworkRequest: WithRequired<components["schemas"]["NetworkFields"], "name" | "members" | "router"> & components["schemas"]["ManagedFields"];
         UpdateNetworkRequest: components["schemas"]["NetworkFields"];

@@ -67,6 +67,7 @@ export function callerOfKey(record: ApiKeyRecord): Caller {
     projectId: record.project_id,
     scopes: record.scopes,
     bootstrap: record.bootstrap,
+    controller: record.controller,
     rateLimits: { requests_per_minute: record.requests_per_minute, concurrent_runs: record.concurrent_runs },
   };
 }

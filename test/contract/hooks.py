@@ -84,6 +84,10 @@ def filter_failure(context, failure, case, response):
         #   (400 unknown_member): which ids exist is the database's to say, as for invalid_cursor.
         if error_code(response) == "unknown_member":
             return False
+        # - a network's `worker_pool` must be a pool the operator runs for the caller's project (400
+        #   unknown_worker_pool, WorkerPool): configuration (AGENTPLANE_WORKER_POOLS), as for model_not_found.
+        if error_code(response) == "unknown_worker_pool":
+            return False
         # - an agent's tools may not clash: names and server labels unique, no HTTP tool name under an MCP
         #   server's `<label>__` (AgentFields.tools). A schema cannot relate one item of an array to another.
         if error_code(response) == "invalid_tool" and TOOL_CLASH.search(error_of(response).get("message", "")):

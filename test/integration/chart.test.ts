@@ -13,9 +13,11 @@ const valuesFiles = readdirSync(join(chart, 'ci')).filter((f) => f.endsWith('.ya
 const CONTROLLER_RULES = [
   { apiGroups: ['agentplane.io'], resources: ['agents', 'agentnetworks'], verbs: ['get', 'list', 'watch', 'patch'] },
   { apiGroups: ['agentplane.io'], resources: ['agents/status', 'agentnetworks/status'], verbs: ['patch'] },
-  { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
 ];
+
+/** Worker pools' Deployments hold the platform's credentials: the controller manages them in the release namespace only. */
+const WORKER_POOL_RULE = { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] };
 
 async function render(valuesFile: string, ...set: string[]): Promise<Manifest[]> {
   const result = await helm(['template', 'ap', chart, '-n', 'agentplane', '-f', join(chart, 'ci', valuesFile), ...set.flatMap((s) => ['--set', s])]);
@@ -73,6 +75,7 @@ describe('the Helm chart and the Dockerfile', function () {
         }
         const own = roles.find((r) => r.metadata.name.endsWith('-controller-own'))!;
         assert.deepEqual(own.metadata.namespace, 'agentplane');
+        assert.deepEqual(own.rules.filter((r: any) => r.resources.includes('deployments')), [WORKER_POOL_RULE]);
         assert.deepEqual(own.rules.find((r: any) => r.resources.includes('secrets')).resourceNames.length, 1);
         for (const rule of own.rules.filter((r: any) => r.resources.includes('leases') && !r.verbs.includes('create'))) assert.deepEqual(rule.resourceNames, ['agentplane-controller']);
         const reconciling = roles.filter((r) => r.metadata.name.endsWith('-controller'));
@@ -214,6 +217,38 @@ describe('the Helm chart and the Dockerfile', function () {
     const wrong = await helm(['template', 'ap', chart, '-f', join(chart, 'ci', 'defaults-values.yaml'), '--set', 'worker.dnsServers={dns.example.com}']);
     assert.notEqual(wrong.code, 0);
     assert.match(wrong.stderr, /worker\/dnsServers\/0/);
+  });
+
+  it("gives the controller a key of its own, which the API registers, never the admin key, and runs worker pools in the release namespace", async () => {
+    const container = (manifests: Manifest[], component: string) =>
+      manifests.find((m) => m.kind === 'Deployment' && m.metadata.name === `ap-agentplane-${component}`)!.spec.template.spec.containers[0];
+    const env = (manifests: Manifest[], component: string, name: string) => container(manifests, component).env.find((e: { name: string }) => e.name === name);
+    const made = await render('defaults-values.yaml');
+    const secret = made.find((m) => m.kind === 'Secret' && m.metadata.name === 'ap-agentplane-controller-key')!;
+    assert.match(Buffer.from(secret.data['api-key'], 'base64').toString(), /^ap_[A-Za-z0-9]{40}$/);
+    assert.deepEqual(env(made, 'api', 'AGENTPLANE_CONTROLLER_KEY').valueFrom, { secretKeyRef: { name: 'ap-agentplane-controller-key', key: 'api-key' } });
+    assert.equal(env(made, 'controller', 'AGENTPLANE_API_KEY_SECRET').value, 'agentplane/ap-agentplane-controller-key');
+    assert.equal(env(made, 'controller', 'AGENTPLANE_WORKER_POOL_NAMESPACE').value, 'agentplane');
+    assert.equal(env(made, 'controller', 'AGENTPLANE_PROBE_PORT').value, '8081');
+    const api = made.find((m) => m.kind === 'Deployment' && m.metadata.name === 'ap-agentplane-api')!;
+    assert.match(api.spec.template.metadata.annotations['checksum/controller-key'], /^[0-9a-f]{64}$/);
+
+    const given = await render('defaults-values.yaml', 'controller.apiKeySecret=platform-controller-key');
+    assert.equal(given.filter((m) => m.kind === 'Secret' && m.metadata.name.endsWith('-controller-key')).length, 0);
+    assert.deepEqual(env(given, 'api', 'AGENTPLANE_CONTROLLER_KEY').valueFrom, { secretKeyRef: { name: 'platform-controller-key', key: 'api-key' } });
+    assert.equal(env(given, 'controller', 'AGENTPLANE_API_KEY_SECRET').value, 'agentplane/platform-controller-key');
+  });
+
+  it('tells the API which worker pools the operator runs, for which project', async () => {
+    const apiEnv = (manifests: Manifest[]) =>
+      manifests.find((m) => m.kind === 'Deployment' && m.metadata.name === 'ap-agentplane-api')!.spec.template.spec.containers[0].env
+        .find((e: { name: string }) => e.name === 'AGENTPLANE_WORKER_POOLS');
+    assert.equal(apiEnv(await render('defaults-values.yaml')), undefined);
+    const pools = await render('defaults-values.yaml', 'api.workerPools[0].taskQueue=gpu', 'api.workerPools[0].project=proj_a', 'api.workerPools[1].taskQueue=batch', 'api.workerPools[1].project=proj_b');
+    assert.deepEqual(apiEnv(pools), { name: 'AGENTPLANE_WORKER_POOLS', value: 'gpu=proj_a,batch=proj_b' });
+    const reserved = await helm(['template', 'ap', chart, '-f', join(chart, 'ci', 'defaults-values.yaml'), '--set', 'api.workerPools[0].taskQueue=network.team-a.x', '--set', 'api.workerPools[0].project=proj_a']);
+    assert.notEqual(reserved.code, 0);
+    assert.match(reserved.stderr, /network\.team-a\.x starts with network\., which the controller's pools use/);
   });
 
   it('refuses values the schema does not allow, saying which', async () => {

@@ -12,6 +12,7 @@ import { pino } from 'pino';
 import { serveApi, serveWorker, type Stoppable } from '../../cli/processes.js';
 import { prepareDatabase, type Services } from '../../cli/runtime.js';
 import { newSecret, type Scope } from '../../records/api-keys.js';
+import { ensureControllerKey } from '../../records/controller-key.js';
 import { FilesystemBlobStore } from '../../records/blobs/filesystem.js';
 import { bundleWorkflows, installRuntimeLogger } from '../../workflows/worker.js';
 import { ModelCatalogue } from '../../models/catalogue.js';
@@ -20,6 +21,7 @@ import { RunEventFeed } from '../../records/run-event-feed.js';
 import { EventStreamSlots, type EventStreamLimits } from '../../api/event-stream-slots.js';
 import type { ApiDeps, RateLimitDefaults } from '../../api/context.js';
 import { ApiClient } from './client.js';
+import type { DeclaredWorkerPool } from '../../api/routes/networks/worker-pool.js';
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../../workflows/webhooks/client.js';
 import { postgres, scratch, temporal, testLog } from './services.js';
 
@@ -72,6 +74,8 @@ export interface TestApiOptions {
   consoleDir?: string;
   /** AGENTPLANE_METRICS_PORT (0: any free port); unset by default, so /metrics is on the API's port. */
   metricsPort?: number;
+  /** AGENTPLANE_WORKER_POOLS: the pools the operator runs, each for one project; none by default. */
+  workerPools?: DeclaredWorkerPool[];
 }
 
 export async function startTestApi(options: TestApiOptions = {}): Promise<TestApi> {
@@ -103,6 +107,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     sessionTtlSeconds: options.sessionTtlSeconds,
     consoleDir: options.consoleDir,
     metricsPort: options.metricsPort,
+    workerPools: options.workerPools,
     close: async () => connection.close(),
   };
   await prepareDatabase(services.db, bootstrapKey, log);
@@ -135,6 +140,16 @@ export function sharedApi(): Promise<TestApi> {
 
 export async function stopSharedApi(): Promise<void> {
   if (shared) await (await shared).stop();
+}
+
+/**
+ * A client holding a Kubernetes controller's key, registered as the API registers AGENTPLANE_CONTROLLER_KEY at
+ * start (the agents scopes, in the bootstrap project).
+ */
+export async function controllerClient(api: TestApi): Promise<ApiClient> {
+  const secret = newSecret();
+  await ensureControllerKey(api.services.db, secret);
+  return new ApiClient(api.url, secret);
 }
 
 export interface Tenant {

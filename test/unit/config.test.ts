@@ -15,6 +15,7 @@ function configError(run: () => unknown, ...mentions: string[]): ConfigError {
 
 const S3 = { S3_ENDPOINT: 'http://127.0.0.1:9000', S3_BUCKET: 'agentplane', S3_ACCESS_KEY: 'access', S3_SECRET_KEY: 'secret' };
 const ADMIN_KEY = `ap_${'a1B2_-'.repeat(4)}`;
+const CONTROLLER_KEY = `ap_${'c3D4_-'.repeat(4)}`;
 
 describe('configuration from the environment', () => {
   it('has a default for everything optional', () => {
@@ -25,6 +26,8 @@ describe('configuration from the environment', () => {
       metricsPort: undefined,
       dataDir: resolve('./.agentplane'),
       adminKey: undefined,
+      controllerKey: undefined,
+      workerPools: [],
       databaseUrl: undefined,
       temporalAddress: undefined,
       temporalNamespace: 'default',
@@ -50,6 +53,8 @@ describe('configuration from the environment', () => {
       HOST: '127.0.0.1',
       AGENTPLANE_DATA_DIR: 'data/here',
       AGENTPLANE_ADMIN_KEY: ADMIN_KEY,
+      AGENTPLANE_CONTROLLER_KEY: CONTROLLER_KEY,
+      AGENTPLANE_WORKER_POOLS: 'gpu=proj_a1, batch.eu=proj_b2',
       DATABASE_URL: 'postgres://db/agentplane',
       TEMPORAL_ADDRESS: 'temporal:7233',
       TEMPORAL_NAMESPACE: 'agents',
@@ -82,6 +87,8 @@ describe('configuration from the environment', () => {
       metricsPort: 9090,
       dataDir: resolve('data/here'),
       adminKey: ADMIN_KEY,
+      controllerKey: CONTROLLER_KEY,
+      workerPools: [{ queue: 'gpu', projectId: 'proj_a1' }, { queue: 'batch.eu', projectId: 'proj_b2' }],
       databaseUrl: 'postgres://db/agentplane',
       temporalAddress: 'temporal:7233',
       temporalNamespace: 'agents',
@@ -145,6 +152,28 @@ describe('configuration from the environment', () => {
     it('refuses a name that is not a task queue name, naming the variable and the value', () => {
       configError(() => readConfig({ AGENTPLANE_TASK_QUEUE: 'Not A Queue' }), 'AGENTPLANE_TASK_QUEUE', `'Not A Queue'`);
     });
+  });
+
+  describe('AGENTPLANE_CONTROLLER_KEY', () => {
+    it('refuses a key that does not look like one, or that is the admin key, naming the variable', () => {
+      configError(() => readConfig({ AGENTPLANE_CONTROLLER_KEY: 'secret' }), 'AGENTPLANE_CONTROLLER_KEY', 'ap_');
+      configError(() => readConfig({ AGENTPLANE_CONTROLLER_KEY: ADMIN_KEY, AGENTPLANE_ADMIN_KEY: ADMIN_KEY }), 'AGENTPLANE_CONTROLLER_KEY must differ from AGENTPLANE_ADMIN_KEY');
+    });
+  });
+
+  describe('AGENTPLANE_WORKER_POOLS', () => {
+    const wrong: [string, string][] = [
+      ['gpu', 'task-queue=project-id'],
+      ['gpu=team-a', 'task-queue=project-id'],
+      ['Not A Queue=proj_a', 'task-queue=project-id'],
+      ['network.team-a.desk=proj_a', "starts with network., which the Kubernetes controller's pools use"],
+      ['gpu=proj_a,gpu=proj_b', "names 'gpu' twice"],
+    ];
+    for (const [text, message] of wrong) {
+      it(`rejects '${text}', naming the variable and saying why`, () => {
+        configError(() => readConfig({ AGENTPLANE_WORKER_POOLS: text }), 'AGENTPLANE_WORKER_POOLS', message);
+      });
+    }
   });
 
   describe('AGENTPLANE_EXTRACTION_CONCURRENCY', () => {

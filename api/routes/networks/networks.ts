@@ -15,6 +15,7 @@ import { presentRunSummary } from '../../../presenters/run.js';
 import { presentList } from '../../../presenters/list.js';
 import { createRun } from '../runs/create.js';
 import { checkMembers, checkRouter } from './definition.js';
+import { checkWorkerPool } from './worker-pool.js';
 import { managedResourceExists, refuseUnmanagedChange } from '../managed.js';
 import { isManagedUidConflict } from '../../../records/managed-resources.js';
 
@@ -27,6 +28,7 @@ export function networkRoutes(router: Router<ApiState>, deps: ApiDeps): void {
       const { projectId } = callerOf(ctx);
       await checkMembers(deps.db, projectId, body.members);
       await checkRouter(deps.db, projectId, deps.models, body.router);
+      checkWorkerPool(callerOf(ctx), deps.workerPools ?? [], body.worker_pool);
       const managed = body.managed_resource ?? null;
       const { created } = await createOnce(ctx, deps, body, async (tx) => {
         const network = await insertNetwork(tx, projectId, {
@@ -76,6 +78,7 @@ export function networkRoutes(router: Router<ApiState>, deps: ApiDeps): void {
       const { projectId } = callerOf(ctx);
       if (body.members !== undefined) await checkMembers(deps.db, projectId, body.members);
       if (body.router !== undefined) await checkRouter(deps.db, projectId, deps.models, body.router);
+      checkWorkerPool(callerOf(ctx), deps.workerPools ?? [], body.worker_pool);
       const answer = await commitMutation(ctx, deps.db, async (tx) => {
         const current = await findNetwork(tx, projectId, id, { lock: true });
         if (!current) throw NotFoundError('network', id);
