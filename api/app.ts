@@ -4,7 +4,7 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import type { ApiDeps, ApiState } from './context.js';
 import { handleErrors } from './errors.js';
-import { createMetrics } from './metrics.js';
+import { createMetrics, type ApiMetrics } from './metrics.js';
 import { requestContext } from './middleware/request-context.js';
 import { authenticate, KeyCache } from './middleware/auth.js';
 import { limitRequests } from './middleware/rate-limit.js';
@@ -30,8 +30,10 @@ import { sessionRoutes, signInRoute } from './routes/sessions/sessions.js';
 import { DEFAULT_CONSOLE_DIR, serveConsole } from './console.js';
 import { stripBasePath } from './base-path.js';
 
-export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<ApiState> } {
-  const app = new Koa<ApiState>({ proxy: true });
+export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<ApiState>; metrics: ApiMetrics } {
+  // Behind a proxy (the chart's ingress), the client is the address that proxy reports: the last
+  // X-Forwarded-For entry, which a client cannot forge past it.
+  const app = new Koa<ApiState>({ proxy: true, maxIpsCount: 1 });
   const metrics = createMetrics();
   const keys = new KeyCache();
   // What reaches Koa's own handler is a connection that failed outside any middleware (a client gone
@@ -48,7 +50,7 @@ export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<A
   // 405 with Allow rather than the router's 501 for methods outside its short default list.
   const routerOptions = { methods: METHODS };
   const router = new Router<ApiState>(routerOptions);
-  systemRoutes(router, deps, metrics);
+  systemRoutes(router, deps, metrics, keys);
   signInRoute(router, deps);
 
   // Everything under /v1 but the document itself needs a key. JSON bodies are parsed by the operations that
@@ -78,5 +80,5 @@ export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<A
   app.use(router.allowedMethods());
   app.use(v1.routes());
   app.use(v1.allowedMethods());
-  return { app, router: v1 };
+  return { app, router: v1, metrics };
 }

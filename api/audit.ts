@@ -66,8 +66,7 @@ export function respond(ctx: ApiContext, answer: Answer): void {
 async function writeEntry(db: Queryable, ctx: ApiContext, status: number, errorCode: string | null, targetId?: string): Promise<void> {
   const { caller, audit } = ctx.state;
   if (!caller || !audit) throw new Error('route is missing authenticate() or audited()');
-  await appendAuditEntry(db, {
-    projectId: ctx.state.auditProjectId ?? caller.projectId,
+  const entry = {
     apiKeyId: caller.apiKeyId,
     action: audit.action,
     targetType: audit.targetType,
@@ -75,5 +74,10 @@ async function writeEntry(db: Queryable, ctx: ApiContext, status: number, errorC
     status,
     errorCode,
     requestId: ctx.state.requestId,
-  });
+  };
+  const targetProject = ctx.state.auditProjectId ?? caller.projectId;
+  await appendAuditEntry(db, { ...entry, projectId: targetProject });
+  // An act in another project (the bootstrap key's reach) is also kept where the actor lives: the operator's
+  // one trail of what the platform did across projects.
+  if (targetProject !== caller.projectId) await appendAuditEntry(db, { ...entry, projectId: caller.projectId });
 }

@@ -1,14 +1,15 @@
 /**
  * The web console: a static single-page app built into dist/console (index.html and assets/), served
  * under /console/. Paths without an extension are the app's own routes and get index.html; assets are
- * named by their content, so they are cached for good. Every answer carries a strict CSP.
+ * named by their content, so they are cached for good. Every answer carries a strict CSP. The console's icon
+ * also answers /favicon.ico at the root.
  */
 import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { extname, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Middleware } from 'koa';
-import type { ApiState } from './context.js';
+import type { ApiContext, ApiState } from './context.js';
 import { ApiError } from './errors.js';
 
 /** Beside the compiled API: dist/api/console.js serves dist/console. */
@@ -59,9 +60,24 @@ function fileOf(dir: string, rawPath: string): string | null {
   return file.startsWith(resolve(dir) + sep) ? file : null;
 }
 
+async function sendFile(ctx: ApiContext, file: string | null, cacheControl: string): Promise<void> {
+  const found = file ? await stat(file).catch(() => null) : null;
+  if (!file || !found?.isFile()) throw FileNotFoundError(ctx.path);
+  ctx.set('Cache-Control', cacheControl);
+  ctx.type = extname(file);
+  ctx.length = found.size;
+  ctx.body = createReadStream(file);
+}
+
 export function serveConsole(options: { dir: string; basePath: string }): Middleware<ApiState> {
   let index: Promise<string | null> | undefined;
   return async (ctx, next) => {
+    // Browsers ask the root for the site's icon on any page without one of its own (the API's JSON, say).
+    if (ctx.path === '/favicon.ico' && (ctx.method === 'GET' || ctx.method === 'HEAD')) {
+      ctx.set(SECURITY_HEADERS);
+      await sendFile(ctx, resolve(options.dir, 'favicon.ico'), 'public, max-age=86400');
+      return;
+    }
     if (ctx.path !== '/console' && !ctx.path.startsWith('/console/')) return next();
     ctx.set(SECURITY_HEADERS);
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
@@ -76,13 +92,7 @@ export function serveConsole(options: { dir: string; basePath: string }): Middle
     const isAsset = rest === 'assets' || rest.startsWith('assets/');
     // The app's own routes have no dot in their last segment; anything else names a file (`.env` included).
     if (isAsset || /\.|%2e/i.test(rest.slice(rest.lastIndexOf('/') + 1))) {
-      const file = fileOf(options.dir, rest);
-      const found = file ? await stat(file).catch(() => null) : null;
-      if (!file || !found?.isFile()) throw FileNotFoundError(ctx.path);
-      ctx.set('Cache-Control', isAsset ? 'public, max-age=31536000, immutable' : 'no-cache');
-      ctx.type = extname(file);
-      ctx.length = found.size;
-      ctx.body = createReadStream(file);
+      await sendFile(ctx, fileOf(options.dir, rest), isAsset ? 'public, max-age=31536000, immutable' : 'no-cache');
       return;
     }
     // Read once; a console built after start-up is found on the next request.

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../records/db.js';
 import type { BlobStore } from '../records/blobs/store.js';
 import type { RunEventFeed } from '../records/run-event-feed.js';
+import type { EventStreamSlots } from './event-stream-slots.js';
 import type { ModelCatalogue } from '../models/catalogue.js';
 import type { ApiKeyRecord, KeyRateLimits } from '../records/api-keys.js';
 import type { ConsoleSessionRecord } from '../records/console-sessions.js';
@@ -14,6 +15,7 @@ export interface RateLimitDefaults {
   concurrentRuns?: number;
 }
 import type { WebhookSettings } from '../workflows/webhooks/client.js';
+import type { DeclaredWorkerPool } from './routes/networks/worker-pool.js';
 
 /** What the API needs from the outside world; tests and the CLI build it the same way. */
 export interface ApiDeps {
@@ -24,6 +26,8 @@ export interface ApiDeps {
   models: ModelCatalogue;
   /** Wakes SSE streams and waiting requests when a run's log grows. */
   runEvents: RunEventFeed;
+  /** The event streams this process holds open, capped per key and in all (AGENTPLANE_EVENT_STREAMS_*). */
+  streamSlots: EventStreamSlots;
   /** AGENTPLANE_TOOLS_ALLOW_PRIVATE: agent tools may name private and loopback addresses. */
   toolsAllowPrivate: boolean;
   /** AGENTPLANE_WEBHOOK_*: whether endpoints may be private, for registration; the defaults when absent. */
@@ -37,8 +41,17 @@ export interface ApiDeps {
   basePath?: string;
   /** AGENTPLANE_SESSION_TTL_SECONDS: how long a console session lasts from sign-in. */
   sessionTtlSeconds?: number;
+  /**
+   * AGENTPLANE_METRICS_PORT: /metrics is served there, without a key, and not on the API's own port. Unset,
+   * the API's port serves it to the bootstrap key alone: it shows every project's traffic.
+   */
+  metricsPort?: number;
+  /** Failed console sign-ins a client address may make a minute (api/middleware/failed-sign-ins.ts). */
+  failedSignInsPerMinute?: number;
   /** The built console (index.html, assets/); dist/console beside the compiled API by default. */
   consoleDir?: string;
+  /** AGENTPLANE_WORKER_POOLS: the worker pools the operator runs, each for one project; none by default. */
+  workerPools?: readonly DeclaredWorkerPool[];
 }
 
 export interface Caller {
@@ -47,6 +60,8 @@ export interface Caller {
   scopes: readonly string[];
   /** The key from AGENTPLANE_ADMIN_KEY: the only one that manages projects. */
   bootstrap: boolean;
+  /** The key from AGENTPLANE_CONTROLLER_KEY: the only one that names the Kubernetes controller's worker pools. */
+  controller: boolean;
   rateLimits: KeyRateLimits;
 }
 

@@ -1,8 +1,9 @@
 /**
  * `Idempotency-Key` for every POST that creates. The creation, its audit entry and the stored response
  * commit in one transaction, so two concurrent requests with one key create one record. A request's
- * identity is its method, its route and its content with object keys in a canonical order: the same key
- * sent to another endpoint, or with other content, is a conflict, and reordered JSON is the same request.
+ * identity is its method, its concrete path (ids included: running agent A is not running agent B) and its
+ * content with object keys in a canonical order: the same key sent to another endpoint, or with other
+ * content, is a conflict, and reordered JSON is the same request.
  */
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
@@ -19,8 +20,7 @@ class KeyTaken extends Error {}
 const CLAIM_ATTEMPTS = 3;
 
 function fingerprintOf(ctx: ApiContext, request: unknown): string {
-  const route = (ctx as unknown as { _matchedRoute?: string })._matchedRoute ?? ctx.path;
-  return createHash('sha256').update(stringify([ctx.method, route, request]) ?? '').digest('hex');
+  return createHash('sha256').update(stringify([ctx.method, ctx.path, request]) ?? '').digest('hex');
 }
 
 /**

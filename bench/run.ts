@@ -37,6 +37,10 @@
  *   against its five agents run one after another, 30 of each, interleaved. overhead per hop: (network p50 −
  *   five runs' p50) / 5, what a network adds to each hop.
  *
+ * Run lists — `GET /v1/runs?limit=100` over 100 runs each holding a 1 MiB tool result, against the same over 100 runs
+ *   holding 10 bytes: the answer's size and the API's RSS growth during the request (goal: under 64 MB)
+ *   (bench/run-lists.ts).
+ *
  * Webhooks — 500 events recorded at once for a project with one endpoint on a loopback receiver (bench/webhooks.ts).
  *   deliveries/s  500 over the time from the events' commit to the receiver's 500th signed request (each a
  *               Temporal workflow and a logged attempt); the baseline is the same 500 signed POSTs made
@@ -61,7 +65,7 @@
  *   p50, p99    of the steady tenant's runs, each waited for until it completes; failures: its runs that did not.
  *   ratio       under all the attacks ÷ alone. Goal: at most 1.5 at p99, and no failure.
  *
- * `npm run bench -- runs` (or `upload`, `reads`, `networks`, `webhooks`, `kubernetes`, `costs`, `console`, `extraction`, `isolation`) measures only those named. With BENCH_CPU_PROF_DIR set,
+ * `npm run bench -- runs` (or `upload`, `reads`, `run-lists`, `networks`, `webhooks`, `kubernetes`, `costs`, `console`, `extraction`, `isolation`) measures only those named. With BENCH_CPU_PROF_DIR set,
  * every server process writes a V8 CPU profile there as it stops (open it in Chrome's DevTools).
  *
  * Every server runs as a Node process of its own; the load comes from this one. On a shared or small
@@ -80,6 +84,7 @@ import { measureNetworks, NETWORK_MEMBERS, type NetworkFigures, type NetworkSett
 import { measureKubernetes, type KubernetesFigures, type KubernetesSettings } from './kubernetes.js';
 import { COST_ROWS, measureCosts, type CostFigures, type CostSettings } from './costs.js';
 import { COST_AGENTS, COST_DAYS, FEW_STEPS, MANY_STEPS, measureConsole, type ConsoleFigures, type ConsoleSettings, type RenderFigures } from './console.js';
+import { measureRunLists, type RunListFigures } from './run-lists.js';
 import { measureWebhooks, type WebhookFigures, type WebhookSettings } from './webhooks.js';
 import { measureExtraction, PDF_MEMORY_GOAL_TIMES, PDF_RATIO_GOAL, type ExtractionFigures } from './extraction.js';
 import { isolationEnv, measureIsolation, type IsolationFigures, type IsolationSettings, type SteadyFigures } from './isolation.js';
@@ -94,7 +99,7 @@ const RUN_OVERHEAD_GOAL_MS = 150;
 const RUNS_PER_SECOND_GOAL = 20;
 const RUNS: RunSettings = { warmups: 20, samples: 200, concurrency: 16, warmupSeconds: 3, seconds: 10 };
 const PROCESSING_TIMEOUT_MS = 90_000;
-const BENCHMARKS = ['upload', 'reads', 'runs', 'networks', 'webhooks', 'kubernetes', 'costs', 'console', 'extraction', 'isolation'] as const;
+const BENCHMARKS = ['upload', 'reads', 'runs', 'run-lists', 'networks', 'webhooks', 'kubernetes', 'costs', 'console', 'extraction', 'isolation'] as const;
 const ISOLATION: IsolationSettings = { warmups: 10, samples: 100, samplesPerAttack: 30, atOnce: 2, maxFailures: 5 };
 const ISOLATION_P99_GOAL_RATIO = 1.5;
 const CONSOLE: ConsoleSettings = { warmups: 2, samples: 10 };
@@ -117,6 +122,7 @@ interface Figures {
   upload?: { baseline: UploadFigures; api: UploadFigures };
   reads?: { baseline: ReadFigures; api: ReadFigures; limited: ReadFigures };
   runs?: RunFigures;
+  runLists?: RunListFigures;
   networks?: NetworkFigures;
   webhooks?: WebhookFigures;
   kubernetes?: KubernetesFigures;
@@ -199,6 +205,10 @@ async function measure(teardown: Teardown, chosen: Set<Benchmark>): Promise<Figu
     figures.runs = await measureRuns({ apiUrl: api.url, apiPid: api.pid, workerPid: worker.pid, modelPid: model.pid, modelUrl: model.url, adminKey }, RUNS).catch((err: Error) => {
       throw new Error(`${err.message}\nworker output:\n${worker.output()}\napi output:\n${api.output()}`);
     });
+  }
+  if (chosen.has('run-lists')) {
+    console.log('measuring run lists (100 runs holding 1 MiB tool results, against 100 holding 10 bytes)');
+    figures.runLists = await measureRunLists({ apiUrl: api.url, apiPid: api.pid, adminKey, databaseUrl });
   }
   if (chosen.has('networks')) {
     console.log(`measuring networks (${NETWORKS.samples} ${NETWORK_MEMBERS}-member sequential network runs, against ${NETWORK_MEMBERS} runs one after another)`);
@@ -319,6 +329,18 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
       throughput,
       goal: { overheadP50MsAtMost: RUN_OVERHEAD_GOAL_MS, runsPerSecondAtLeast: RUNS_PER_SECOND_GOAL, met: overheadMet && throughputMet },
     };
+  }
+
+  if (figures.runLists) {
+    const { runs, large, small } = figures.runLists;
+    const met = large.rssGrowthMb < RSS_GROWTH_GOAL_MB;
+    if (met) goals.push(`a list of ${runs} runs with 1 MiB tool results under ${RSS_GROWTH_GOAL_MB} MB of API RSS`);
+    else missed.push(`run lists: ${runs} runs with 1 MiB tool results raised the API's RSS by ${large.rssGrowthMb.toFixed(0)} MB (goal: under ${RSS_GROWTH_GOAL_MB} MB)`);
+    console.log(`\nRun lists: GET /v1/runs?limit=${runs}`);
+    row(['', 'bytes', 'RSS +MB']);
+    row(['tool results of 10 bytes', String(small.bytes), small.rssGrowthMb.toFixed(1)]);
+    row(['tool results of 1 MiB', String(large.bytes), large.rssGrowthMb.toFixed(1)]);
+    results.runLists = { ...figures.runLists, goal: { rssGrowthMbBelow: RSS_GROWTH_GOAL_MB, met } };
   }
 
   if (figures.networks) {

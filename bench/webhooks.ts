@@ -95,7 +95,7 @@ export async function measureWebhooks(target: WebhookTarget, settings: WebhookSe
       Array.from({ length: settings.baselineConcurrency }, async () => {
         while (next < ids.length) {
           const id = ids[next++]!;
-          const sent = await postSigned({ url: `${receiver.url}/hook`, eventId: id, body: bodyOf(id), secrets: [endpoint.secret], allowPrivate: true });
+          const sent = await postSigned({ projectId: 'proj_bench', url: `${receiver.url}/hook`, eventId: id, body: bodyOf(id), secrets: [endpoint.secret], allowPrivate: true });
           if (!sent.delivered) throw new Error(`the baseline POST failed: ${sent.error}`);
         }
       }),

@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, readConfig, requireServices, type Config } from './config.js';
-import { createLogger, keepBootstrapKeyHeld, openServices, prepareDatabase } from './runtime.js';
+import { createLogger, keepConfiguredKeysHeld, openServices, prepareDatabase } from './runtime.js';
 import { serveApi, serveWorker, serveWorkerProbes, type Stoppable } from './processes.js';
 import { onShutdown, StopList } from './shutdown.js';
 import { startPostgres, startTemporal } from './embedded.js';
@@ -55,15 +55,18 @@ async function dev(config: Config): Promise<void> {
       blobDir: config.blobDir ?? join(config.dataDir, 'blobs'),
       toolsAllowPrivate: config.toolsAllowPrivate,
       rateLimits: config.rateLimits,
+      eventStreamLimits: config.eventStreamLimits,
       webhooks: config.webhooks,
       basePath: config.basePath,
       sessionTtlSeconds: config.sessionTtlSeconds,
+      metricsPort: config.metricsPort,
+      workerPools: config.workerPools,
       modelEnv: config.modelEnv,
     };
     const services = await openServices(settings, log);
     stops.add({ stop: () => services.close() });
-    await prepareDatabase(services.db, adminKey, log);
-    stops.add(keepBootstrapKeyHeld(services.db, adminKey, log));
+    await prepareDatabase(services.db, adminKey, log, { controllerKey: config.controllerKey });
+    stops.add(keepConfiguredKeysHeld(services.db, { adminKey, controllerKey: config.controllerKey }, log));
     stops.add(await serveWorker(services, settings.temporalAddress, settings.temporalNamespace, undefined, undefined, config.extractionConcurrency));
     const api = stops.add(await serveApi(services, config.port, config.host ?? '127.0.0.1'));
     const where = config.adminKey ? 'the admin key is AGENTPLANE_ADMIN_KEY' : `admin key in ${keyFile}`;
@@ -82,8 +85,8 @@ async function api(config: Config): Promise<void> {
   onShutdown(() => stops.stopAll(), log);
   const services = await openServices({ ...config, ...required }, log);
   stops.add({ stop: () => services.close() });
-  await prepareDatabase(services.db, config.adminKey, log, { migrate: config.migrate });
-  if (config.adminKey) stops.add(keepBootstrapKeyHeld(services.db, config.adminKey, log));
+  await prepareDatabase(services.db, config.adminKey, log, { migrate: config.migrate, controllerKey: config.controllerKey });
+  if (config.adminKey || config.controllerKey) stops.add(keepConfiguredKeysHeld(services.db, { adminKey: config.adminKey, controllerKey: config.controllerKey }, log));
   const server = stops.add(await serveApi(services, config.port, config.host ?? '0.0.0.0'));
   log.info({ url: server.url }, `Agentplane API listening at ${server.url}`);
 }
@@ -97,7 +100,8 @@ async function worker(config: Config): Promise<void> {
   stops.add({ stop: () => services.close() });
   let worker: (Stoppable & { running(): boolean }) | undefined;
   if (config.probePort !== undefined) stops.add(await serveWorkerProbes(config.probePort, config.host, () => worker?.running() ?? false));
-  worker = await serveWorker(services, required.temporalAddress, config.temporalNamespace, undefined, config.taskQueue, config.extractionConcurrency);
+  const pool = config.workerPools.find((p) => p.queue === config.taskQueue);
+  worker = await serveWorker(services, required.temporalAddress, config.temporalNamespace, undefined, config.taskQueue, config.extractionConcurrency, pool?.projectId);
   stops.add(worker);
   log.info('Agentplane worker running');
 }

@@ -3,9 +3,12 @@ import { resolve } from 'node:path';
 import type { S3Settings } from '../records/blobs/s3.js';
 import { TASK_QUEUE } from '../workflows/names.js';
 import type { RateLimitDefaults } from '../api/context.js';
+import { DEFAULT_EVENT_STREAM_LIMITS, type EventStreamLimits } from '../api/event-stream-slots.js';
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../workflows/webhooks/client.js';
 import { normaliseBasePath } from '../api/base-path.js';
 import { DEFAULT_SESSION_TTL_SECONDS } from '../api/middleware/console-session.js';
+import { dnsServersFromEnv, dnsServersProblem } from '../tools/outbound-lookups.js';
+import { CONTROLLER_POOL_PREFIX, type DeclaredWorkerPool } from '../api/routes/networks/worker-pool.js';
 
 export interface Config {
   port: number;
@@ -13,6 +16,10 @@ export interface Config {
   host?: string;
   dataDir: string;
   adminKey?: string;
+  /** AGENTPLANE_CONTROLLER_KEY: the Kubernetes controller's key, registered at start with the agents scopes only. */
+  controllerKey?: string;
+  /** AGENTPLANE_WORKER_POOLS: the worker pools the operator runs, each for one project. */
+  workerPools: DeclaredWorkerPool[];
   databaseUrl?: string;
   temporalAddress?: string;
   temporalNamespace: string;
@@ -27,12 +34,16 @@ export interface Config {
   modelEnv: NodeJS.ProcessEnv;
   /** Where `worker` answers /healthz and /readyz for a pod's probes; none when unset. */
   probePort?: number;
+  /** AGENTPLANE_METRICS_PORT: where `api` and `dev` serve /metrics without a key; unset, on PORT to the bootstrap key. */
+  metricsPort?: number;
   /** The Temporal task queue `worker` polls: the shared one, or a network's worker pool's. */
   taskQueue: string;
   /** AGENTPLANE_EXTRACTION_CONCURRENCY: CPU-heavy extraction stages one worker runs at once; default one per core. */
   extractionConcurrency?: number;
   /** AGENTPLANE_RATE_LIMIT_*: the limits of keys without their own; unset, unlimited. */
   rateLimits: RateLimitDefaults;
+  /** AGENTPLANE_EVENT_STREAMS_PER_KEY, _PER_PROCESS, AGENTPLANE_EVENT_STREAM_STALL_SECONDS: run event streams' bounds. */
+  eventStreamLimits: EventStreamLimits;
   /** AGENTPLANE_BASE_PATH: the path browsers reach the API under (`/agentplane`), normalised; '' at the root. */
   basePath: string;
   /** AGENTPLANE_SESSION_TTL_SECONDS: how long a console session lasts from sign-in; 8 hours by default. */
@@ -56,8 +67,13 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (missing.length > 0) throw new ConfigError(`S3 storage is partly configured: set ${missing.join(', ')}.`);
     s3 = { endpoint: env.S3_ENDPOINT!, bucket: env.S3_BUCKET!, accessKey: env.S3_ACCESS_KEY!, secretKey: env.S3_SECRET_KEY!, region: env.S3_REGION };
   }
-  if (env.AGENTPLANE_ADMIN_KEY !== undefined && !/^ap_[A-Za-z0-9_-]{20,120}$/.test(env.AGENTPLANE_ADMIN_KEY)) {
-    throw new ConfigError('AGENTPLANE_ADMIN_KEY must look like ap_ followed by 20 to 120 letters, digits, _ or -.');
+  for (const name of ['AGENTPLANE_ADMIN_KEY', 'AGENTPLANE_CONTROLLER_KEY']) {
+    if (env[name] !== undefined && !/^ap_[A-Za-z0-9_-]{20,120}$/.test(env[name])) {
+      throw new ConfigError(`${name} must look like ap_ followed by 20 to 120 letters, digits, _ or -.`);
+    }
+  }
+  if (env.AGENTPLANE_CONTROLLER_KEY !== undefined && env.AGENTPLANE_CONTROLLER_KEY === env.AGENTPLANE_ADMIN_KEY) {
+    throw new ConfigError('AGENTPLANE_CONTROLLER_KEY must differ from AGENTPLANE_ADMIN_KEY: the controller gets a key of its own, with the agents scopes only.');
   }
   const migrate = env.AGENTPLANE_MIGRATE || 'true';
   if (migrate !== 'true' && migrate !== 'false') throw new ConfigError(`AGENTPLANE_MIGRATE must be true or false, not '${env.AGENTPLANE_MIGRATE}'.`);
@@ -77,6 +93,10 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (probePortText !== undefined && (!/^\d+$/.test(probePortText) || Number(probePortText) > 65535)) {
     throw new ConfigError(`AGENTPLANE_PROBE_PORT must be a port number, not '${probePortText}'.`);
   }
+  const metricsPortText = env.AGENTPLANE_METRICS_PORT || undefined;
+  if (metricsPortText !== undefined && (!/^\d+$/.test(metricsPortText) || Number(metricsPortText) > 65535)) {
+    throw new ConfigError(`AGENTPLANE_METRICS_PORT must be a port number, not '${metricsPortText}'.`);
+  }
   const rateLimits = {
     requestsPerMinute: wholeNumber(env, 'AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE', 1, 1_000_000, undefined),
     concurrentRuns: wholeNumber(env, 'AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS', 1, 100_000, undefined),
@@ -91,21 +111,35 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxAttempts: wholeNumber(env, 'AGENTPLANE_WEBHOOK_MAX_ATTEMPTS', 1, 50, DEFAULT_WEBHOOK_SETTINGS.maxAttempts),
     disableAfter: wholeNumber(env, 'AGENTPLANE_WEBHOOK_DISABLE_AFTER', 1, 1000, DEFAULT_WEBHOOK_SETTINGS.disableAfter),
   };
+  // Read where lookups are made (tools/outbound-lookups.ts); checked here so a bad value stops the start.
+  const dnsProblem = dnsServersProblem(dnsServersFromEnv(env) ?? []);
+  if (dnsProblem) {
+    throw new ConfigError(`AGENTPLANE_DNS_SERVERS must be IP addresses with optional ports, separated by commas (10.0.0.10,[2001:db8::53]:5353), not '${env.AGENTPLANE_DNS_SERVERS}': ${dnsProblem}.`);
+  }
   const basePath = normaliseBasePath(env.AGENTPLANE_BASE_PATH ?? '');
   if (basePath === null) {
     throw new ConfigError(`AGENTPLANE_BASE_PATH must be a URL path such as /agentplane (letters, digits, . _ ~ - between slashes), not '${env.AGENTPLANE_BASE_PATH}'.`);
   }
+  const eventStreamLimits: EventStreamLimits = {
+    perKey: wholeNumber(env, 'AGENTPLANE_EVENT_STREAMS_PER_KEY', 1, 100_000, DEFAULT_EVENT_STREAM_LIMITS.perKey),
+    perProcess: wholeNumber(env, 'AGENTPLANE_EVENT_STREAMS_PER_PROCESS', 1, 1_000_000, DEFAULT_EVENT_STREAM_LIMITS.perProcess),
+    stallSeconds: wholeNumber(env, 'AGENTPLANE_EVENT_STREAM_STALL_SECONDS', 1, 3600, DEFAULT_EVENT_STREAM_LIMITS.stallSeconds),
+  };
   return {
     port,
     rateLimits,
+    eventStreamLimits,
     basePath,
     sessionTtlSeconds: wholeNumber(env, 'AGENTPLANE_SESSION_TTL_SECONDS', 60, 30 * 24 * 60 * 60, DEFAULT_SESSION_TTL_SECONDS),
     host: env.HOST || undefined,
     probePort: probePortText === undefined ? undefined : Number(probePortText),
+    metricsPort: metricsPortText === undefined ? undefined : Number(metricsPortText),
     taskQueue,
     extractionConcurrency: concurrencyText === undefined ? undefined : Number(concurrencyText),
     dataDir,
     adminKey: env.AGENTPLANE_ADMIN_KEY,
+    controllerKey: env.AGENTPLANE_CONTROLLER_KEY || undefined,
+    workerPools: workerPoolsOf(env.AGENTPLANE_WORKER_POOLS),
     databaseUrl: env.DATABASE_URL,
     temporalAddress: env.TEMPORAL_ADDRESS,
     temporalNamespace: env.TEMPORAL_NAMESPACE ?? 'default',
@@ -119,7 +153,23 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
 }
 
-/** A whole number from 1 to `max`, or undefined when the variable is unset or empty. */
+/** `queue=project_id`, comma-separated: the pools the operator runs, each polling its queue for one project. */
+function workerPoolsOf(text: string | undefined): DeclaredWorkerPool[] {
+  const pools = (text ?? '').split(',').map((entry) => entry.trim()).filter(Boolean).map((entry) => {
+    const [queue = '', projectId = '', ...rest] = entry.split('=');
+    if (!/^[a-z0-9]([a-z0-9.-]{0,98}[a-z0-9])?$/.test(queue) || !/^proj_[A-Za-z0-9]+$/.test(projectId) || rest.length > 0) {
+      throw new ConfigError(`AGENTPLANE_WORKER_POOLS takes task-queue=project-id, comma-separated (e.g. gpu=proj_123), not '${entry}'.`);
+    }
+    if (queue.startsWith(CONTROLLER_POOL_PREFIX)) {
+      throw new ConfigError(`AGENTPLANE_WORKER_POOLS: '${queue}' starts with ${CONTROLLER_POOL_PREFIX}, which the Kubernetes controller's pools use; name it otherwise.`);
+    }
+    return { queue, projectId };
+  });
+  const twice = pools.find((pool, i) => pools.findIndex((p) => p.queue === pool.queue) !== i);
+  if (twice) throw new ConfigError(`AGENTPLANE_WORKER_POOLS names '${twice.queue}' twice: a pool runs for one project.`);
+  return pools;
+}
+
 /** `api` and `worker` run against real services only: each one missing is named. */
 export function requireServices(config: Config): Required<Pick<Config, 'databaseUrl' | 'temporalAddress'>> {
   const missing: string[] = [];

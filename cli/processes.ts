@@ -2,6 +2,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../api/app.js';
+import { answerParserRefusals } from '../api/parser-refusals.js';
+import type { ApiMetrics } from '../api/metrics.js';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createWorker, installRuntimeLogger } from '../workflows/worker.js';
 import { scheduleMaintenance } from '../workflows/maintenance/client.js';
@@ -11,6 +13,7 @@ import { findTool } from './tools.js';
 import type { Services } from './runtime.js';
 import { ConfigError } from './config.js';
 import { RunEventFeed } from '../records/run-event-feed.js';
+import { EventStreamSlots } from '../api/event-stream-slots.js';
 import { WebhookDispatcher } from '../workflows/webhooks/dispatcher.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../workflows/webhooks/client.js';
 
@@ -18,10 +21,12 @@ export interface Stoppable {
   stop(): Promise<void>;
 }
 
-export async function serveApi(services: Services, port: number, host: string): Promise<Stoppable & { url: string; server: Server }> {
+export async function serveApi(services: Services, port: number, host: string): Promise<Stoppable & { url: string; server: Server; metricsUrl?: string }> {
   const runEvents = new RunEventFeed(services.db.connectionString, services.log).start();
-  const { app } = createApp({ ...services, runEvents });
+  const { app, metrics } = createApp({ ...services, runEvents, streamSlots: new EventStreamSlots(services.eventStreamLimits) });
+  const metricsServer = services.metricsPort === undefined ? null : await serveMetrics(metrics, services.metricsPort, host);
   const server = createServer(app.callback());
+  answerParserRefusals(server);
   // Uploads of 100 MB on slow links must not be cut off; idle sockets still are.
   server.requestTimeout = 30 * 60_000;
   await new Promise<void>((resolve, reject) => {
@@ -35,7 +40,9 @@ export async function serveApi(services: Services, port: number, host: string): 
   return {
     url: `http://${shownHost}:${actual}`,
     server,
+    metricsUrl: metricsServer ? `http://${shownHost}:${(metricsServer.address() as AddressInfo).port}/metrics` : undefined,
     async stop() {
+      await new Promise<void>((resolve) => (metricsServer ? metricsServer.close(() => resolve()) : resolve()));
       // Open event streams end first, so the server can close.
       await runEvents.stop();
       await new Promise<void>((resolve) => {
@@ -44,6 +51,30 @@ export async function serveApi(services: Services, port: number, host: string): 
       });
     },
   };
+}
+
+/**
+ * The API's /metrics on a port of its own (AGENTPLANE_METRICS_PORT), for Prometheus inside the cluster: the
+ * public port, which an ingress routes, then serves none.
+ */
+async function serveMetrics(metrics: ApiMetrics, port: number, host: string): Promise<Server> {
+  const server = createServer((req, res) => {
+    if ((req.url ?? '/').split('?')[0] !== '/metrics' || req.method !== 'GET') {
+      res.writeHead(404).end();
+      return;
+    }
+    metrics.registry.metrics().then(
+      (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
+      () => res.writeHead(500).end(),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(err.code === 'EADDRINUSE' ? new ConfigError(`${host}:${port} is already in use; set AGENTPLANE_METRICS_PORT to a free port.`) : err),
+    );
+    server.listen(port, host, () => resolve());
+  });
+  return server;
 }
 
 // While Temporal does not answer, a worker coming up asks again this often (each ask bounded by the same).
@@ -77,6 +108,7 @@ export async function serveWorker(
   workflowBundle?: WorkflowBundleWithSourceMap,
   taskQueue = TASK_QUEUE,
   extractionConcurrency?: number,
+  poolProjectId?: string,
 ): Promise<Stoppable & { running(): boolean }> {
   installRuntimeLogger(services.log);
   try {
@@ -100,6 +132,7 @@ export async function serveWorker(
     taskQueue,
     workflowBundle,
     extractionConcurrency,
+    poolProjectId,
   });
   const running = worker.run();
   // Each shared worker turns recorded events into webhook deliveries; dispatchers share the work.
@@ -127,7 +160,9 @@ export async function serveWorkerProbes(port: number, host: string | undefined, 
     else res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify({ status: ok ? 'ok' : 'unavailable' }));
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(err.code === 'EADDRINUSE' ? new ConfigError(`${host ?? '0.0.0.0'}:${port} is already in use; set AGENTPLANE_PROBE_PORT to a free port.`) : err),
+    );
     server.listen(port, host, () => resolve());
   });
   return { stop: () => new Promise((resolve) => server.close(() => resolve())) };

@@ -4,6 +4,7 @@ import { pino, type Logger } from 'pino';
 import { createDb, type Db } from '../records/db.js';
 import { migrate, pendingMigrations } from '../records/migrate.js';
 import { ensureBootstrapKey, holdBootstrapKey } from '../records/api-keys.js';
+import { ControllerKeyTaken, ensureControllerKey, holdControllerKey } from '../records/controller-key.js';
 import { FilesystemBlobStore } from '../records/blobs/filesystem.js';
 import { S3BlobStore, type S3Settings } from '../records/blobs/s3.js';
 import type { BlobStore } from '../records/blobs/store.js';
@@ -12,7 +13,9 @@ import { ModelGateway } from '../models/gateway.js';
 import { ConfigError } from './config.js';
 import { findTool } from './tools.js';
 import type { RateLimitDefaults } from '../api/context.js';
+import type { EventStreamLimits } from '../api/event-stream-slots.js';
 import type { WebhookSettings } from '../workflows/webhooks/client.js';
+import type { DeclaredWorkerPool } from '../api/routes/networks/worker-pool.js';
 
 export interface Services {
   db: Db;
@@ -29,14 +32,20 @@ export interface Services {
   embeddingModelDir?: string;
   toolsAllowPrivate: boolean;
   rateLimits?: RateLimitDefaults;
+  /** AGENTPLANE_EVENT_STREAMS_*, AGENTPLANE_EVENT_STREAM_STALL_SECONDS; the defaults when absent. */
+  eventStreamLimits?: EventStreamLimits;
   /** AGENTPLANE_WEBHOOK_*; the defaults when absent. */
   webhooks?: WebhookSettings;
   /** AGENTPLANE_BASE_PATH: the path browsers reach the API under; empty at the root. */
   basePath?: string;
   /** AGENTPLANE_SESSION_TTL_SECONDS: a console session's lifetime. */
   sessionTtlSeconds?: number;
+  /** AGENTPLANE_METRICS_PORT: where the API serves /metrics without a key; unset, on its own port to the bootstrap key. */
+  metricsPort?: number;
   /** The built console's folder; dist/console by default (tests serve one of their own). */
   consoleDir?: string;
+  /** AGENTPLANE_WORKER_POOLS: the pools the operator runs, each for one project. */
+  workerPools?: readonly DeclaredWorkerPool[];
   close(): Promise<void>;
 }
 
@@ -49,9 +58,12 @@ export interface ServiceSettings {
   logLevel?: string;
   toolsAllowPrivate?: boolean;
   rateLimits?: RateLimitDefaults;
+  eventStreamLimits?: EventStreamLimits;
   webhooks?: WebhookSettings;
   basePath?: string;
   sessionTtlSeconds?: number;
+  metricsPort?: number;
+  workerPools?: readonly DeclaredWorkerPool[];
   /** Where OPENAI_*, ANTHROPIC_* and AGENTPLANE_MODELS are read; the process's environment when absent. */
   modelEnv?: NodeJS.ProcessEnv;
 }
@@ -81,9 +93,12 @@ export async function openServices(settings: ServiceSettings, log = createLogger
     embeddingModelDir: embeddingModelDir(log),
     toolsAllowPrivate: settings.toolsAllowPrivate ?? false,
     rateLimits: settings.rateLimits,
+    eventStreamLimits: settings.eventStreamLimits,
     webhooks: settings.webhooks,
     basePath: settings.basePath,
     sessionTtlSeconds: settings.sessionTtlSeconds,
+    metricsPort: settings.metricsPort,
+    workerPools: settings.workerPools,
     async close() {
       await connection.close();
       await db.end();
@@ -95,7 +110,7 @@ export async function openServices(settings: ServiceSettings, log = createLogger
  * Schema first, then the bootstrap key: what every process that serves the API needs before it listens.
  * With `migrate: false` the schema is only checked, since a deploy step migrates it.
  */
-export async function prepareDatabase(db: Db, adminKey: string | undefined, log: Logger, options: { migrate?: boolean } = {}): Promise<void> {
+export async function prepareDatabase(db: Db, adminKey: string | undefined, log: Logger, options: { migrate?: boolean; controllerKey?: string } = {}): Promise<void> {
   if (options.migrate === false) {
     const pending = await pendingMigrations(db);
     if (pending.length > 0) {
@@ -108,16 +123,26 @@ export async function prepareDatabase(db: Db, adminKey: string | undefined, log:
     if (applied.length > 0) log.info({ applied }, 'migrations applied');
   }
   if (adminKey) await ensureBootstrapKey(db, adminKey);
+  if (options.controllerKey) {
+    await ensureControllerKey(db, options.controllerKey).catch((err) => {
+      throw err instanceof ControllerKeyTaken ? new ConfigError(err.message) : err;
+    });
+  }
 }
 
 /**
- * Reports the configured bootstrap key held once a minute for as long as this process serves the API,
- * so that it outlives a rolling update that configures another one (records/api-keys.ts).
+ * Reports the configured bootstrap key (and the controller's, when configured) held once a minute for as long
+ * as this process serves the API, so that each outlives a rolling update that configures another one
+ * (records/api-keys.ts, records/controller-key.ts).
  */
-export function keepBootstrapKeyHeld(db: Db, adminKey: string, log: Logger, everyMs = 60_000): { stop(): Promise<void> } {
+export function keepConfiguredKeysHeld(db: Db, keys: { adminKey?: string; controllerKey?: string }, log: Logger, everyMs = 60_000): { stop(): Promise<void> } {
+  const { adminKey, controllerKey } = keys;
   let running: Promise<void> = Promise.resolve();
   const timer = setInterval(() => {
-    running = holdBootstrapKey(db, adminKey).catch((err) => log.warn({ err }, 'could not report the bootstrap key held; retrying'));
+    running = Promise.all([
+      adminKey && holdBootstrapKey(db, adminKey).catch((err) => log.warn({ err }, 'could not report the bootstrap key held; retrying')),
+      controllerKey && holdControllerKey(db, controllerKey).catch((err) => log.warn({ err }, "could not report the controller's key held; retrying")),
+    ]).then(() => {});
   }, everyMs);
   timer.unref();
   return {

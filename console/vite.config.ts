@@ -7,7 +7,8 @@ import { defineConfig } from 'vite';
 export default defineConfig({
   root: import.meta.dirname,
   base: './',
-  publicDir: false,
+  // Copied as they are, under names that never change: browsers ask for /favicon.ico by that name.
+  publicDir: 'public',
   logLevel: 'warn',
   build: {
     outDir: '../dist/console',

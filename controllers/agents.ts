@@ -52,7 +52,7 @@ export function agentBody(name: string, spec: AgentSpec): Body {
 export function agentHandler(platform: Platform): KindHandler<AgentSpec, Body, Agent> {
   return {
     kind: 'Agent',
-    desired: (resource: AgentResource) => agentBody(resource.metadata.name, resource.spec),
+    desired: async (resource: AgentResource) => agentBody(resource.metadata.name, resource.spec),
     get: (id) => platform.getAgent(id),
     findByUid: (uid) => platform.findAgent(uid),
     create: (body, managed) => platform.createAgent({ ...body, managed_by: 'kubernetes', managed_resource: managed }),

@@ -1,6 +1,6 @@
-/** The controller's settings, all from the environment, and the two things it reads at start: kubeconfig and API key. */
+/** The controller's settings, all from the environment, and the kubeconfig it reads at start. */
 import { hostname } from 'node:os';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 
 /** A setting that is missing or wrong; the message names the variable. */
 export class ControllerConfigError extends Error {}
@@ -14,12 +14,15 @@ export interface ControllerConfig {
   leaderElection: boolean;
   leaseNamespace: string;
   identity: string;
+  /** Where worker pools' Deployments run: the platform's own namespace, never a network's. */
+  workerPoolNamespace: string;
   workerImage?: string;
   /** ConfigMaps and Secrets whose keys become the environment of worker-pool workers. */
   workerEnvFrom: { kind: 'configmap' | 'secret'; name: string }[];
   resyncMs: number;
   /** Reconciles running at once. */
   workers: number;
+  /** AGENTPLANE_PROBE_PORT (PORT, its earlier name, still works): /healthz, /readyz and /metrics. */
   port: number;
   host: string;
   logLevel: string;
@@ -63,14 +66,22 @@ export function controllerConfigFrom(env: NodeJS.ProcessEnv): ControllerConfig {
     leaderElection,
     leaseNamespace: env.AGENTPLANE_LEADER_ELECTION_NAMESPACE || env.POD_NAMESPACE || 'default',
     identity: env.POD_NAME || `${hostname()}-${process.pid}`,
+    workerPoolNamespace: namespaceOf(env, 'AGENTPLANE_WORKER_POOL_NAMESPACE') ?? env.POD_NAMESPACE ?? 'default',
     workerImage: env.AGENTPLANE_WORKER_IMAGE || undefined,
     workerEnvFrom,
     resyncMs: wholeNumber(env, 'AGENTPLANE_RESYNC_SECONDS', 30, 1, 86_400) * 1000,
     workers: wholeNumber(env, 'AGENTPLANE_CONTROLLER_WORKERS', 8, 1, 64),
-    port: wholeNumber(env, 'PORT', 8081, 0, 65_535),
+    port: wholeNumber(env, env.AGENTPLANE_PROBE_PORT || !env.PORT ? 'AGENTPLANE_PROBE_PORT' : 'PORT', 8081, 0, 65_535),
     host: env.HOST || '0.0.0.0',
     logLevel: env.LOG_LEVEL ?? 'info',
   };
+}
+
+function namespaceOf(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const value = env[name];
+  if (!value) return undefined;
+  if (!DNS_LABEL.test(value)) throw new ControllerConfigError(`${name} must be a namespace name, not '${value}'.`);
+  return value;
 }
 
 function booleanOf(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
@@ -95,16 +106,4 @@ export function loadKubeConfig(env: NodeJS.ProcessEnv): KubeConfig {
   else if (env.KUBERNETES_SERVICE_HOST) kc.loadFromCluster();
   else throw new ControllerConfigError('Missing configuration: set KUBECONFIG, or run the controller in a pod (in-cluster configuration).');
   return kc;
-}
-
-/** The platform API key: AGENTPLANE_API_KEY, else the `api-key` of the Secret AGENTPLANE_API_KEY_SECRET names. */
-export async function readApiKey(config: ControllerConfig, kc: KubeConfig): Promise<string> {
-  if (config.apiKey) return config.apiKey;
-  const { namespace, name } = config.apiKeySecret!;
-  const secret = await kc.makeApiClient(CoreV1Api).readNamespacedSecret({ namespace, name }).catch((err: { code?: number }) => {
-    throw new ControllerConfigError(`Could not read the Secret ${namespace}/${name} (AGENTPLANE_API_KEY_SECRET): ${err.code ?? ''} ${String(err)}`.trim());
-  });
-  const encoded = secret.data?.['api-key'];
-  if (!encoded) throw new ControllerConfigError(`The Secret ${namespace}/${name} (AGENTPLANE_API_KEY_SECRET) has no key api-key.`);
-  return Buffer.from(encoded, 'base64').toString('utf8').trim();
 }

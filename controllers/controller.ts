@@ -1,22 +1,23 @@
 /**
- * `agentplane controller`: watches Agents, AgentNetworks and the Deployments of worker pools, queues the
- * keys that changed (and every key on each resync, which repairs drift made through the API), and — on the
- * replica that holds the lease — reconciles them a few at a time. SIGTERM stops taking work, lets the passes
- * in flight finish, releases the lease and stops the watches.
+ * `agentplane controller`: watches Agents, AgentNetworks and the Deployments of worker pools (in the
+ * platform's namespace), queues the keys that changed (and every key on each resync, which repairs drift
+ * made through the API), and — on the replica that holds the lease — reconciles them a few at a time.
+ * SIGTERM stops taking work, lets the passes in flight finish, releases the lease and stops the watches.
  */
 import { AppsV1Api, CustomObjectsApi, type KubeConfig, type KubernetesListObject, type V1Deployment } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { type ControllerConfig, readApiKey } from './config.js';
+import type { ControllerConfig } from './config.js';
+import { ApiKeySource } from './api-key.js';
 import { EventRecorder } from './events.js';
 import { startHealthServer } from './health-server.js';
 import { ResourceWatch, type WatchedResource } from './informers.js';
 import { LeaderElector } from './leader-election.js';
 import { ControllerMetrics } from './metrics.js';
 import { Platform, PlatformUnavailable } from './platform.js';
-import { reconcile, type KindHandler } from './reconciler.js';
+import { reconcile, type KindHandler, type OwnedRecord } from './reconciler.js';
 import { agentHandler } from './agents.js';
 import { networkHandler } from './networks.js';
-import { WorkerPools } from './worker-pools.js';
+import { NETWORK_LABEL, NETWORK_NAMESPACE_LABEL, WorkerPools } from './worker-pools.js';
 import { WorkQueue } from './work-queue.js';
 import { COMPONENT, GROUP, PLURAL, VERSION, keyOf, splitKey, type AgentNetworkResource, type AgentResource, type Kind, type Resource } from './resources.js';
 
@@ -54,19 +55,18 @@ export interface RunningController {
 }
 
 export async function startController(config: ControllerConfig, kc: KubeConfig, log: Logger): Promise<RunningController> {
-  const apiKey = await readApiKey(config, kc);
-  const platform = new Platform(config.apiUrl, apiKey);
+  const platform = new Platform(config.apiUrl, await ApiKeySource.load(config, kc));
   const metrics = new ControllerMetrics();
   const events = new EventRecorder(kc, COMPONENT, log);
-  const pools = new WorkerPools(kc, { image: config.workerImage, envFrom: config.workerEnvFrom });
+  const pools = new WorkerPools(kc, { namespace: config.workerPoolNamespace, image: config.workerImage, envFrom: config.workerEnvFrom });
   const observe = { restarted: (kind: string) => metrics.watchRestarted(kind), relisted: (kind: string) => metrics.relisted(kind) };
   const agents = new ResourceWatch<AgentResource>(kc, customResource(kc, 'Agent'), config.watchNamespaces, log, observe);
   const networks = new ResourceWatch<AgentNetworkResource>(kc, customResource(kc, 'AgentNetwork'), config.watchNamespaces, log, observe);
-  const deployments = new ResourceWatch<V1Deployment>(kc, workerDeployments(kc), config.watchNamespaces, log, observe);
+  const deployments = new ResourceWatch<V1Deployment>(kc, workerDeployments(kc), [config.workerPoolNamespace], log, observe);
 
-  const handlers: Record<Kind, KindHandler<never, never, { id: string }>> = {
-    Agent: agentHandler(platform) as unknown as KindHandler<never, never, { id: string }>,
-    AgentNetwork: networkHandler(platform, (namespace, name) => agents.get(namespace, name), pools) as unknown as KindHandler<never, never, { id: string }>,
+  const handlers: Record<Kind, KindHandler<never, never, OwnedRecord>> = {
+    Agent: agentHandler(platform) as unknown as KindHandler<never, never, OwnedRecord>,
+    AgentNetwork: networkHandler(platform, (namespace, name) => agents.get(namespace, name), pools) as unknown as KindHandler<never, never, OwnedRecord>,
   };
   const caches: Record<Kind, ResourceWatch<Resource<unknown>>> = { Agent: agents, AgentNetwork: networks } as Record<Kind, ResourceWatch<Resource<unknown>>>;
 
@@ -98,8 +98,9 @@ export async function startController(config: ControllerConfig, kc: KubeConfig, 
     if (changed('AgentNetwork', network)) enqueue('AgentNetwork', keyOf(network));
   });
   deployments.onChange((deployment) => {
-    const owner = deployment.metadata?.ownerReferences?.find((o) => o.kind === 'AgentNetwork' && o.apiVersion === `${GROUP}/${VERSION}`);
-    if (owner) enqueue('AgentNetwork', `${deployment.metadata!.namespace}/${owner.name}`);
+    const labels = deployment.metadata?.labels ?? {};
+    const [namespace, name] = [labels[NETWORK_NAMESPACE_LABEL], labels[NETWORK_LABEL]];
+    if (namespace && name) enqueue('AgentNetwork', `${namespace}/${name}`);
   });
 
   const process = async (item: string, work: WorkQueue) => {

@@ -2,6 +2,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ControllerMetrics } from './metrics.js';
+import { ControllerConfigError } from './config.js';
 
 export interface HealthServer {
   url: string;
@@ -30,7 +31,9 @@ export async function startHealthServer(options: { host: string; port: number; l
     res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'not found' }));
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(err.code === 'EADDRINUSE' ? new ControllerConfigError(`${options.host}:${options.port} is already in use; set AGENTPLANE_PROBE_PORT to a free port.`) : err),
+    );
     server.listen(options.port, options.host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;

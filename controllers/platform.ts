@@ -1,10 +1,12 @@
 /**
  * The platform, as the controller reaches it: the public HTTP API through the typed client, every request
  * marked as coming from Kubernetes (the API refuses changes to managed records without it). Failures come
- * back as one of two errors: the API could not be reached or could not answer (retry later), or it refused
- * what was asked (the resource's spec must change).
+ * back as one of three errors: the API could not be reached or could not answer (retry later), it refused
+ * the controller's key (the operator must give it a valid one), or it refused what was asked (the
+ * resource's spec must change).
  */
 import { createAgentplaneClient, type AgentplaneClient } from '../client/agentplane.js';
+import type { ApiKeySource } from './api-key.js';
 import type { components } from '../api/generated/openapi.js';
 
 export type Agent = components['schemas']['Agent'];
@@ -27,6 +29,9 @@ export class PlatformRejected extends Error {
   }
 }
 
+/** 401 or 403: the controller's key is unknown, revoked or lacks a scope; no spec change helps. */
+export class PlatformRefusedKey extends PlatformRejected {}
+
 const REQUEST_TIMEOUT_MS = 15_000;
 
 interface Answer<T> {
@@ -35,18 +40,30 @@ interface Answer<T> {
   response: Response;
 }
 
-async function call<T>(what: string, request: () => Promise<Answer<T>>, tolerate: number[] = []): Promise<T | null> {
-  let answer: Answer<T>;
+async function send<T>(what: string, request: () => Promise<Answer<T>>): Promise<Answer<T>> {
   try {
-    answer = await request();
+    return await request();
   } catch (err) {
     throw new PlatformUnavailable(`${what}: the platform API did not answer (${(err as Error).message}).`);
   }
+}
+
+async function call<T>(what: string, request: () => Promise<Answer<T>>, key: ApiKeySource, tolerate: number[] = []): Promise<T | null> {
+  let answer = await send(what, request);
+  // A refused key may have been rotated: read it again, and ask once more with the new one.
+  if ((answer.response.status === 401 || answer.response.status === 403) && (await key.reread())) answer = await send(what, request);
   const { status } = answer.response;
   if (answer.data !== undefined && status < 300) return answer.data;
   if (tolerate.includes(status)) return null;
   const error = (answer.error as { error?: { code?: string; message?: string } } | undefined)?.error;
   const message = `${what}: the platform API answered ${status}${error?.message ? `: ${error.message}` : ''}`;
+  if (status === 401 || status === 403) {
+    throw new PlatformRefusedKey(
+      `${message}. The platform refuses the controller's API key; put a valid key (scopes agents:read and agents:write) in ${key.origin}: the controller reads it again by itself.`,
+      status,
+      error?.code,
+    );
+  }
   if (status === 429 || status >= 500) {
     const retryAfter = Number(answer.response.headers.get('retry-after'));
     throw new PlatformUnavailable(message, Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : undefined);
@@ -57,13 +74,13 @@ async function call<T>(what: string, request: () => Promise<Answer<T>>, tolerate
 export class Platform {
   private readonly client: AgentplaneClient;
 
-  constructor(baseUrl: string, apiKey: string) {
+  constructor(baseUrl: string, private readonly key: ApiKeySource) {
     this.client = createAgentplaneClient({
       baseUrl,
-      apiKey,
       middleware: [
         {
           onRequest: ({ request }) => {
+            request.headers.set('authorization', `Bearer ${key.current}`);
             request.headers.set('agentplane-managed-by', 'kubernetes');
             return new Request(request, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
           },
@@ -73,44 +90,44 @@ export class Platform {
   }
 
   getAgent(id: string): Promise<Agent | null> {
-    return call(`GET /v1/agents/${id}`, () => this.client.GET('/v1/agents/{id}', { params: { path: { id } } }), [404]);
+    return call(`GET /v1/agents/${id}`, () => this.client.GET('/v1/agents/{id}', { params: { path: { id } } }), this.key, [404]);
   }
 
   async findAgent(uid: string): Promise<Agent | null> {
-    const page = await call('GET /v1/agents', () => this.client.GET('/v1/agents', { params: { query: { managed_uid: uid, limit: 1 } } }));
+    const page = await call('GET /v1/agents', () => this.client.GET('/v1/agents', { params: { query: { managed_uid: uid, limit: 1 } } }), this.key);
     return page?.data[0] ?? null;
   }
 
   createAgent(body: AgentBody): Promise<Agent | null> {
-    return call('POST /v1/agents', () => this.client.POST('/v1/agents', { body }));
+    return call('POST /v1/agents', () => this.client.POST('/v1/agents', { body }), this.key);
   }
 
   updateAgent(id: string, body: Omit<AgentBody, 'managed_by' | 'managed_resource'>): Promise<Agent | null> {
-    return call(`POST /v1/agents/${id}`, () => this.client.POST('/v1/agents/{id}', { params: { path: { id } }, body }), [404]);
+    return call(`POST /v1/agents/${id}`, () => this.client.POST('/v1/agents/{id}', { params: { path: { id } }, body }), this.key, [404]);
   }
 
   async deleteAgent(id: string): Promise<void> {
-    await call(`DELETE /v1/agents/${id}`, () => this.client.DELETE('/v1/agents/{id}', { params: { path: { id } } }), [404]);
+    await call(`DELETE /v1/agents/${id}`, () => this.client.DELETE('/v1/agents/{id}', { params: { path: { id } } }), this.key, [404]);
   }
 
   getNetwork(id: string): Promise<Network | null> {
-    return call(`GET /v1/networks/${id}`, () => this.client.GET('/v1/networks/{id}', { params: { path: { id } } }), [404]);
+    return call(`GET /v1/networks/${id}`, () => this.client.GET('/v1/networks/{id}', { params: { path: { id } } }), this.key, [404]);
   }
 
   async findNetwork(uid: string): Promise<Network | null> {
-    const page = await call('GET /v1/networks', () => this.client.GET('/v1/networks', { params: { query: { managed_uid: uid, limit: 1 } } }));
+    const page = await call('GET /v1/networks', () => this.client.GET('/v1/networks', { params: { query: { managed_uid: uid, limit: 1 } } }), this.key);
     return page?.data[0] ?? null;
   }
 
   createNetwork(body: NetworkBody): Promise<Network | null> {
-    return call('POST /v1/networks', () => this.client.POST('/v1/networks', { body }));
+    return call('POST /v1/networks', () => this.client.POST('/v1/networks', { body }), this.key);
   }
 
   updateNetwork(id: string, body: Omit<NetworkBody, 'managed_by' | 'managed_resource'>): Promise<Network | null> {
-    return call(`POST /v1/networks/${id}`, () => this.client.POST('/v1/networks/{id}', { params: { path: { id } }, body }), [404]);
+    return call(`POST /v1/networks/${id}`, () => this.client.POST('/v1/networks/{id}', { params: { path: { id } }, body }), this.key, [404]);
   }
 
   async deleteNetwork(id: string): Promise<void> {
-    await call(`DELETE /v1/networks/${id}`, () => this.client.DELETE('/v1/networks/{id}', { params: { path: { id } } }), [404]);
+    await call(`DELETE /v1/networks/${id}`, () => this.client.DELETE('/v1/networks/{id}', { params: { path: { id } } }), this.key, [404]);
   }
 }

@@ -6,7 +6,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { PlatformRejected, PlatformUnavailable, type ManagedResource } from './platform.js';
+import { PlatformRefusedKey, PlatformRejected, PlatformUnavailable, type ManagedResource } from './platform.js';
 import type { EventRecorder } from './events.js';
 import { FINALIZER, GROUP, PLURAL, VERSION, withConditions, type Condition, type Kind, type Resource, type ResourceStatus } from './resources.js';
 
@@ -16,11 +16,17 @@ export interface Blocked {
   message: string;
 }
 
+/** A platform record as far as the pass needs it: its id, and the resource it was made for. */
+export interface OwnedRecord {
+  id: string;
+  managed_resource: ManagedResource | null;
+}
+
 /** What a kind brings to the pass: how to build, find, compare, write and delete its record. */
-export interface KindHandler<Spec, Body, PlatformRecord extends { id: string }> {
+export interface KindHandler<Spec, Body, PlatformRecord extends OwnedRecord> {
   kind: Kind;
   /** The API request body for the spec, or why it cannot be built yet. */
-  desired(resource: Resource<Spec>): Body | Blocked;
+  desired(resource: Resource<Spec>): Promise<Body | Blocked>;
   get(id: string): Promise<PlatformRecord | null>;
   findByUid(uid: string): Promise<PlatformRecord | null>;
   create(body: Body, managed: ManagedResource): Promise<PlatformRecord | null>;
@@ -42,7 +48,7 @@ export interface ReconcileDeps {
 
 const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
-export async function reconcile<Spec, Body, PlatformRecord extends { id: string }>(
+export async function reconcile<Spec, Body, PlatformRecord extends OwnedRecord>(
   deps: ReconcileDeps,
   handler: KindHandler<Spec, Body, PlatformRecord>,
   resource: Resource<Spec>,
@@ -58,15 +64,30 @@ export async function reconcile<Spec, Body, PlatformRecord extends { id: string 
     await objects.patchNamespacedCustomObjectStatus({ ...target, body: { status } }, MERGE_PATCH);
   };
 
+  /**
+   * The resource's own record. `status.id` is only a hint: anyone who may write the status can point it at
+   * another record, so a record counts only when it was made for this very resource; otherwise it is
+   * looked up by the resource's uid.
+   */
+  const ownRecord = async (): Promise<PlatformRecord | null> => {
+    const hinted = resource.status?.id ? await handler.get(resource.status.id) : null;
+    if (hinted && isRecordOf(hinted, handler.kind, resource)) return hinted;
+    if (hinted) deps.log.warn({ kind: handler.kind, namespace, name, id: hinted.id }, 'status.id names a record this resource does not manage; ignored');
+    return handler.findByUid(uid);
+  };
+
   if (resource.metadata.deletionTimestamp) {
     if (!finalizers.includes(FINALIZER)) return;
     try {
-      const record = resource.status?.id ? await handler.get(resource.status.id) : await handler.findByUid(uid);
+      const record = await ownRecord();
       if (record) await handler.delete(record.id);
       await handler.beforeRemoval?.(resource);
     } catch (err) {
-      await deps.events.warning(ref, 'DeleteFailed', (err as Error).message);
-      await writeStatus(statusFor(resource, { Ready: ['False', 'Deleting', `Waiting to delete the platform record: ${(err as Error).message}`] })).catch(() => {});
+      // Retried with backoff for as long as it fails; the condition says what would end the wait.
+      const refused = err instanceof PlatformRefusedKey;
+      const message = `Waiting to delete the platform record: ${(err as Error).message}` + (refused ? ` ${keepRecordHint(handler.kind, namespace, name)}` : '');
+      await deps.events.warning(ref, refused ? 'ApiKeyRefused' : 'DeleteFailed', message);
+      await writeStatus(statusFor(resource, { Ready: ['False', refused ? 'ApiKeyRefused' : 'Deleting', message] })).catch(() => {});
       throw err;
     }
     await objects.patchNamespacedCustomObject(
@@ -82,17 +103,15 @@ export async function reconcile<Spec, Body, PlatformRecord extends { id: string 
     await objects.patchNamespacedCustomObject({ ...target, body: { metadata: { finalizers: [...finalizers, FINALIZER], resourceVersion: resource.metadata.resourceVersion } } }, MERGE_PATCH);
   }
 
-  const desired = handler.desired(resource);
-  if (isBlocked(desired)) {
-    await writeStatus(statusFor(resource, { Accepted: ['True', 'Valid', 'The spec is valid.'], Ready: ['False', desired.reason, desired.message] }));
-    return;
-  }
-
   let record: PlatformRecord | null;
   try {
-    record = resource.status?.id ? await handler.get(resource.status.id) : null;
+    const desired = await handler.desired(resource);
+    if (isBlocked(desired)) {
+      await writeStatus(statusFor(resource, { Accepted: ['True', 'Valid', 'The spec is valid.'], Ready: ['False', desired.reason, desired.message] }));
+      return;
+    }
     // A status write lost after the record was made, or a record deleted through the API: find or make it again.
-    record ??= await handler.findByUid(uid);
+    record = await ownRecord();
     if (!record) {
       record = await handler.create(desired, { kind: handler.kind, namespace, name, uid });
       deps.log.info({ kind: handler.kind, namespace, name, id: record?.id }, 'platform record created');
@@ -103,6 +122,11 @@ export async function reconcile<Spec, Body, PlatformRecord extends { id: string 
     if (!record) throw new PlatformUnavailable('the platform record vanished while it was written; trying again');
     await handler.afterSync?.(resource, record);
   } catch (err) {
+    if (err instanceof PlatformRefusedKey) {
+      await deps.events.warning(ref, 'ApiKeyRefused', err.message);
+      await writeStatus(statusFor(resource, { Ready: ['False', 'ApiKeyRefused', err.message] })).catch(() => {});
+      throw err; // nothing is wrong with the spec: retried with backoff until the key works
+    }
     if (err instanceof PlatformRejected) {
       await deps.events.warning(ref, 'ApiRejected', err.message);
       await writeStatus(statusFor(resource, { Accepted: ['False', 'InvalidSpec', err.message], Ready: ['False', 'ApiRejected', err.message] }));
@@ -131,6 +155,20 @@ export function differsFrom(record: object, body: object): boolean {
     const value = field === 'description' ? (current[field] ?? '') : current[field];
     return !isDeepStrictEqual(plain(value), plain(wanted));
   });
+}
+
+/** How an operator lets the resource go without the platform: its record is then left behind. */
+function keepRecordHint(kind: Kind, namespace: string, name: string): string {
+  return (
+    `To let the resource go without deleting its platform record (delete that through the API later), remove the finalizer: ` +
+    `kubectl patch ${PLURAL[kind]}.${GROUP} ${name} -n ${namespace} --type=json -p '[{"op":"remove","path":"/metadata/finalizers"}]'`
+  );
+}
+
+/** Whether the record was made for this resource: the same uid, kind and namespace. */
+export function isRecordOf(record: OwnedRecord, kind: Kind, resource: Resource<unknown>): boolean {
+  const managed = record.managed_resource;
+  return managed?.uid === resource.metadata.uid && managed.kind === kind && managed.namespace === resource.metadata.namespace;
 }
 
 function isBlocked(value: unknown): value is Blocked {

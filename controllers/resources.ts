@@ -57,7 +57,6 @@ export interface AgentNetworkSpec {
   metadata?: Record<string, string>;
   workerPool?: {
     replicas?: number;
-    image?: string;
     resources?: { requests?: Record<string, string | number>; limits?: Record<string, string | number> };
   };
 }

@@ -1,12 +1,16 @@
 /**
- * A network's dedicated workers: a Deployment owned by the AgentNetwork, whose workers poll only that
- * network's task queue. Its pod template carries a hash of everything it is made from, so a change of
- * image, replicas' resources or environment rolls the pods; it is applied server-side, so fields others
- * manage (an HPA's replicas, say) are left alone.
+ * A network's dedicated workers: a Deployment whose workers poll only that network's task queue. It runs in
+ * the platform's own namespace, with the operator's worker image and the platform's environment, never in
+ * the network's namespace: whoever may create an AgentNetwork chooses neither the code that holds the
+ * platform's credentials nor where those credentials are copied. Being in another namespace than the
+ * network, it is tied to it by labels (owner references cannot cross namespaces) and deleted with it.
+ * Its pod template carries a hash of everything it is made from, so a change of image, resources or
+ * environment rolls the pods; it is applied server-side, so fields others manage (an HPA's replicas, say)
+ * are left alone.
  */
 import { createHash } from 'node:crypto';
 import { AppsV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Deployment, type V1EnvFromSource } from '@kubernetes/client-node';
-import { API_VERSION, FIELD_MANAGER, type AgentNetworkResource } from './resources.js';
+import { FIELD_MANAGER, type AgentNetworkResource } from './resources.js';
 
 export const CONFIG_HASH = 'agentplane.io/config-hash';
 const PROBE_PORT = 8081;
@@ -20,14 +24,22 @@ export function workerPoolQueue(namespace: string, name: string): string {
   return `${queue.slice(0, 89).replace(/[.-]+$/, '')}-${hash}`;
 }
 
-export function deploymentName(networkName: string): string {
-  const name = `${networkName}-workers`;
+/** `<namespace>-<name>-workers`, shortened with a hash past 63 characters. */
+export function deploymentName(networkNamespace: string, networkName: string): string {
+  const name = `${networkNamespace}-${networkName}-workers`;
   if (name.length <= 63) return name;
-  const hash = createHash('sha256').update(networkName).digest('hex').slice(0, 8);
-  return `${networkName.slice(0, 45).replace(/[.-]+$/, '')}-${hash}-workers`;
+  const hash = createHash('sha256').update(`${networkNamespace}/${networkName}`).digest('hex').slice(0, 10);
+  return `${name.slice(0, 44).replace(/[.-]+$/, '')}-${hash}-workers`;
 }
 
+/** The labels that tie a pool's Deployment to its AgentNetwork. */
+export const NETWORK_NAMESPACE_LABEL = 'agentplane.io/network-namespace';
+export const NETWORK_LABEL = 'agentplane.io/network';
+export const NETWORK_UID_LABEL = 'agentplane.io/network-uid';
+
 export interface WorkerPoolSettings {
+  /** Where every pool's Deployment runs: the platform's namespace. */
+  namespace: string;
   image?: string;
   envFrom: { kind: 'configmap' | 'secret'; name: string }[];
 }
@@ -35,10 +47,16 @@ export interface WorkerPoolSettings {
 export function workerPoolDeployment(network: AgentNetworkResource, settings: WorkerPoolSettings): V1Deployment {
   const pool = network.spec.workerPool!;
   const { namespace, name, uid } = network.metadata;
-  const labels = { 'app.kubernetes.io/name': 'agentplane', 'app.kubernetes.io/component': 'network-worker', 'agentplane.io/network': name };
+  const labels = {
+    'app.kubernetes.io/name': 'agentplane',
+    'app.kubernetes.io/component': 'network-worker',
+    [NETWORK_NAMESPACE_LABEL]: namespace,
+    [NETWORK_LABEL]: name,
+    [NETWORK_UID_LABEL]: uid,
+  };
   const envFrom: V1EnvFromSource[] = settings.envFrom.map((source) => (source.kind === 'configmap' ? { configMapRef: { name: source.name } } : { secretRef: { name: source.name } }));
-  const image = pool.image ?? settings.image;
-  if (!image) throw new Error('the worker pool has no image: set spec.workerPool.image, or AGENTPLANE_WORKER_IMAGE for the controller');
+  const image = settings.image;
+  if (!image) throw new Error('worker pools have no image: set AGENTPLANE_WORKER_IMAGE for the controller');
   const container = {
     name: 'worker',
     image,
@@ -69,11 +87,10 @@ export function workerPoolDeployment(network: AgentNetworkResource, settings: Wo
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: {
-      name: deploymentName(name),
-      namespace,
+      name: deploymentName(namespace, name),
+      namespace: settings.namespace,
       labels,
       annotations: { [CONFIG_HASH]: hash },
-      ownerReferences: [{ apiVersion: API_VERSION, kind: 'AgentNetwork', name, uid, controller: true }],
     },
     spec: {
       replicas: pool.replicas ?? 1,
@@ -100,19 +117,20 @@ export class WorkerPools {
     if (!network.spec.workerPool) return this.remove(network);
     const deployment = workerPoolDeployment(network, this.settings);
     await this.apps.patchNamespacedDeployment(
-      { namespace: network.metadata.namespace, name: deployment.metadata!.name!, body: deployment, fieldManager: FIELD_MANAGER, force: true },
+      { namespace: this.settings.namespace, name: deployment.metadata!.name!, body: deployment, fieldManager: FIELD_MANAGER, force: true },
       APPLY_PATCH,
     );
   }
 
   async remove(network: AgentNetworkResource): Promise<void> {
-    const name = deploymentName(network.metadata.name);
-    const existing = await this.apps.readNamespacedDeployment({ namespace: network.metadata.namespace, name }).catch((err: { code?: number }) => {
+    const { namespace } = this.settings;
+    const name = deploymentName(network.metadata.namespace, network.metadata.name);
+    const existing = await this.apps.readNamespacedDeployment({ namespace, name }).catch((err: { code?: number }) => {
       if (err.code === 404) return null;
       throw err;
     });
-    if (!existing || !existing.metadata?.ownerReferences?.some((o) => o.uid === network.metadata.uid)) return;
-    await this.apps.deleteNamespacedDeployment({ namespace: network.metadata.namespace, name }).catch((err: { code?: number }) => {
+    if (!existing || existing.metadata?.labels?.[NETWORK_UID_LABEL] !== network.metadata.uid) return;
+    await this.apps.deleteNamespacedDeployment({ namespace, name }).catch((err: { code?: number }) => {
       if (err.code !== 404) throw err;
     });
   }

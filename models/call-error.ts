@@ -9,6 +9,7 @@ import {
 } from '@anthropic-ai/sdk';
 import { APIConnectionTimeoutError as OpenAiConnectionTimeoutError, APIError as OpenAiApiError, APIUserAbortError as OpenAiUserAbortError } from 'openai';
 import type { ModelProvider } from './catalogue.js';
+import { MODEL_RETRY_MAX_INTERVAL_MS } from './retry-interval.js';
 
 export type ModelCallErrorKind = 'not_configured' | 'rate_limited' | 'unavailable' | 'timeout' | 'rejected' | 'unauthorized' | 'cancelled';
 
@@ -41,8 +42,16 @@ const isSdkApiError = (err: unknown): err is SdkApiError => err instanceof OpenA
 const isUserAbort = (err: unknown) => err instanceof OpenAiUserAbortError || err instanceof AnthropicUserAbortError;
 const isConnectTimeout = (err: unknown) => err instanceof OpenAiConnectionTimeoutError || err instanceof AnthropicConnectionTimeoutError;
 
-/** Retry-After in milliseconds: OpenAI's `retry-after-ms`, else `retry-after` in seconds or as an HTTP date. */
+/**
+ * Retry-After in milliseconds: OpenAI's `retry-after-ms`, else `retry-after` in seconds or as an HTTP date.
+ * Never more than the retry policy's maximum interval: a provider cannot park a run for longer.
+ */
 export function retryAfterMs(headers: Headers | undefined): number | undefined {
+  const asked = askedRetryAfterMs(headers);
+  return asked === undefined ? undefined : Math.min(asked, MODEL_RETRY_MAX_INTERVAL_MS);
+}
+
+function askedRetryAfterMs(headers: Headers | undefined): number | undefined {
   const exact = Number(headers?.get('retry-after-ms') ?? NaN);
   if (Number.isFinite(exact) && exact >= 0) return Math.ceil(exact);
   const value = headers?.get('retry-after');

@@ -34,8 +34,14 @@ export interface ModelCallResult {
   provider_request_id?: string;
 }
 
-/** Image bytes by file id, loaded before the provider is called. */
+/** Image bytes by file id, loaded before the provider is called; an image left out of the call is absent. */
 export type LoadedImages = ReadonlyMap<string, LoadedImage>;
+
+/**
+ * The image bytes one call carries at most: base64 makes about 27 MB of them, under Anthropic's 32 MB request
+ * limit (OpenAI's is 50 MB). An image that would take a call past it is left out, and the model told so.
+ */
+export const MAX_IMAGE_BYTES_PER_CALL = 20_000_000;
 
 export async function loadImages(request: ModelCallRequest): Promise<LoadedImages> {
   const ids = new Set<string>();
@@ -44,12 +50,22 @@ export async function loadImages(request: ModelCallRequest): Promise<LoadedImage
     for (const part of message.content) if (part.type === 'image') ids.add(part.file_id);
   }
   const loaded = new Map<string, LoadedImage>();
-  for (const id of ids) loaded.set(id, await request.loadImage(id));
+  let carried = 0;
+  for (const id of ids) {
+    const image = await request.loadImage(id);
+    if (carried + image.data.length > MAX_IMAGE_BYTES_PER_CALL) continue;
+    carried += image.data.length;
+    loaded.set(id, image);
+  }
   return loaded;
 }
 
-/** The image as a provider receives it: base64, with the type the loader reported (else the part's). */
-export function imageOf(images: LoadedImages, part: { file_id: string; media_type: string }): { base64: string; media_type: string } {
-  const image = images.get(part.file_id)!;
+/**
+ * The image as a provider receives it: base64, with the type the loader reported (else the part's); or, for an
+ * image left out of the call, the text that says so.
+ */
+export function imageOf(images: LoadedImages, part: { file_id: string; media_type: string }): { base64: string; media_type: string } | { leftOut: string } {
+  const image = images.get(part.file_id);
+  if (!image) return { leftOut: `[The image of file ${part.file_id} is left out: one model call carries at most ${MAX_IMAGE_BYTES_PER_CALL / 1e6} MB of images.]` };
   return { base64: image.data.toString('base64'), media_type: image.media_type || part.media_type };
 }

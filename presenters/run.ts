@@ -1,16 +1,17 @@
 import type { components } from '../api/generated/openapi.js';
 import type { ChatMessage } from '../models/messages.js';
-import type { RunRecord } from '../records/runs.js';
-import type { Citation, RunStepRecord } from '../records/run-steps.js';
+import type { RunRecord, RunSummaryRecord } from '../records/runs.js';
+import type { Citation, RunStepRecord, StepPage } from '../records/run-steps.js';
 import type { RunEventRecord } from '../records/run-events.js';
 import type { RunScoreRecord } from '../records/run-scores.js';
 import { unixSeconds } from './time.js';
 
 export type RunObject = components['schemas']['Run'];
+export type RunSummaryObject = components['schemas']['RunSummary'];
 type RunMessage = components['schemas']['RunMessage'];
 type RunStep = components['schemas']['RunStep'];
 
-/** A message as the API shows it: attachment parts (the model's view of files) are not repeated here. */
+/** An input message as the API shows it: attachment parts (the model's view of files) are not repeated here. */
 function presentMessage(message: ChatMessage): RunMessage | null {
   switch (message.role) {
     case 'system':
@@ -30,13 +31,17 @@ function presentMessage(message: ChatMessage): RunMessage | null {
  * the orchestration's scheduling time. A step begun while the one before still ran (parallel tool calls)
  * waited for nothing.
  */
-function timingOf(step: RunStepRecord, previous: RunStepRecord | undefined, runStart: Date): Pick<RunStep, 'offset_ms' | 'queued_ms'> {
+function timingOf(step: RunStepRecord, previous: Pick<RunStepRecord, 'completed_at'> | undefined, runStart: Date): Pick<RunStep, 'offset_ms' | 'queued_ms'> {
   const start = step.started_at.getTime();
   const ready = previous ? previous.completed_at?.getTime() : runStart.getTime();
   return { offset_ms: Math.max(0, start - runStart.getTime()), queued_ms: ready === undefined ? 0 : Math.max(0, start - ready) };
 }
 
-function presentStep(step: RunStepRecord, previous: RunStepRecord | undefined, runStart: Date): RunStep {
+/**
+ * A step with the message it added, each message in one place only: a model call's reply (its text in
+ * `output`, the calls it asked for in `tool_calls`), a tool call's result in `output`.
+ */
+function presentStep(step: RunStepRecord, previous: Pick<RunStepRecord, 'completed_at'> | undefined, runStart: Date): RunStep {
   const base: RunStep = {
     index: step.index,
     type: step.type,
@@ -48,9 +53,12 @@ function presentStep(step: RunStepRecord, previous: RunStepRecord | undefined, r
     error: step.error,
   };
   if (step.type === 'model_call') {
+    const reply = step.message?.role === 'assistant' ? step.message : null;
     return {
       ...base,
       model: step.model ?? undefined,
+      ...(reply ? { output: reply.content } : {}),
+      ...(reply?.tool_calls?.length ? { tool_calls: reply.tool_calls } : {}),
       usage: { input_tokens: step.input_tokens, output_tokens: step.output_tokens, cached_tokens: step.cached_tokens },
       cost: step.cost,
       ...(step.price_version ? { price_version: step.price_version } : {}),
@@ -67,7 +75,7 @@ function presentStep(step: RunStepRecord, previous: RunStepRecord | undefined, r
 
 type RunHop = components['schemas']['RunHop'];
 
-function presentHop(child: RunRecord, parentStart: Date): RunHop {
+function presentHop(child: RunSummaryRecord, parentStart: Date): RunHop {
   const start = child.started_at ?? child.created_at;
   return {
     index: child.hop_index ?? 0,
@@ -90,16 +98,12 @@ export function presentScore(score: RunScoreRecord): RunScore {
   return { scorer: score.scorer, value: score.value, explanation: score.explanation, scored_at: unixSeconds(score.scored_at) };
 }
 
-/** A run, with its scores; a network run with its hops (its child runs, in order). */
-export function presentRun(run: RunRecord, steps: RunStepRecord[], children: RunRecord[] = [], scores: RunScoreRecord[] = []): RunObject {
-  const messages = steps
-    .filter((s) => s.status === 'completed' && s.message)
-    .map((s) => presentMessage(s.message!))
-    .filter((m): m is RunMessage => m !== null);
+/** The fields a run shows in lists and in full alike: who ran it, how it went, and its totals. */
+function presentSummaryFields(run: RunSummaryRecord, children: RunSummaryRecord[], scores: RunScoreRecord[]) {
   const runStart = run.started_at ?? run.created_at;
   return {
     id: run.id,
-    object: 'run',
+    object: 'run' as const,
     agent_id: run.agent_id,
     agent_version: run.agent_version,
     network_id: run.network_id,
@@ -109,11 +113,9 @@ export function presentRun(run: RunRecord, steps: RunStepRecord[], children: Run
     model: run.model,
     resolved_model: run.resolved_model,
     routing_reason: run.routing_reason,
-    input: run.input.map(presentMessage).filter((m): m is RunMessage => m !== null),
     file_ids: run.file_ids,
     previous_run_id: run.previous_run_id,
-    output: { text: run.output_text, messages, citations: citationsOf(steps) },
-    steps: steps.map((step, i) => presentStep(step, steps[i - 1], runStart)),
+    step_count: run.step_count,
     hops: children.map((child) => presentHop(child, runStart)),
     usage: { input_tokens: run.input_tokens, output_tokens: run.output_tokens, cached_tokens: run.cached_tokens },
     cost: run.cost,
@@ -124,6 +126,37 @@ export function presentRun(run: RunRecord, steps: RunStepRecord[], children: Run
     started_at: unixSeconds(run.started_at),
     completed_at: unixSeconds(run.completed_at),
   };
+}
+
+/** A run as lists show it: no conversation, so that a page of runs stays small however large they are. */
+export function presentRunSummary(run: RunSummaryRecord, children: RunSummaryRecord[] = [], scores: RunScoreRecord[] = []): RunSummaryObject {
+  return presentSummaryFields(run, children, scores);
+}
+
+/**
+ * A run in full: its input and output, the first page of its steps (`steps_has_more` says whether
+ * `/v1/runs/{id}/steps` has more), its scores, and a network run's hops (its child runs, in order).
+ */
+export function presentRun(
+  run: RunRecord & { step_count: number },
+  steps: StepPage,
+  citations: Citation[][],
+  children: RunSummaryRecord[] = [],
+  scores: RunScoreRecord[] = [],
+): RunObject {
+  const runStart = run.started_at ?? run.created_at;
+  return {
+    ...presentSummaryFields(run, children, scores),
+    input: run.input.map(presentMessage).filter((m): m is RunMessage => m !== null),
+    output: { text: run.output_text, citations: distinctCitations(citations) },
+    steps: presentSteps(steps, runStart),
+    steps_has_more: steps.hasMore,
+  };
+}
+
+/** A page of a run's steps, timed from the run's start. */
+export function presentSteps(page: StepPage, runStart: Date): RunStep[] {
+  return page.steps.map((step, i) => presentStep(step, i === 0 ? page.before : page.steps[i - 1], runStart));
 }
 
 /** One event of a run's log as a Server-Sent Events message; `id` is its sequence number. */
@@ -141,10 +174,10 @@ export function endsRun(event: RunEventRecord): boolean {
 }
 
 /** Every passage the run's tool calls cited, once each, in the order first cited. */
-function citationsOf(steps: RunStepRecord[]): Citation[] {
+function distinctCitations(byStep: Citation[][]): Citation[] {
   const seen = new Map<string, Citation>();
-  for (const step of steps) {
-    for (const c of step.citations ?? []) {
+  for (const citations of byStep) {
+    for (const c of citations) {
       const key = `${c.file_id}\u0000${c.page}\u0000${c.start_ms}`;
       if (!seen.has(key)) seen.set(key, c);
     }

@@ -15,6 +15,8 @@ export interface ApiKeyRecord {
   prefix: string;
   scopes: Scope[];
   bootstrap: boolean;
+  /** The Kubernetes controller's key (AGENTPLANE_CONTROLLER_KEY). */
+  controller: boolean;
   created_at: Date;
   revoked_at: Date | null;
   /** Null: the deployment's default. */
@@ -28,7 +30,7 @@ export interface KeyRateLimits {
   concurrent_runs: number | null;
 }
 
-const COLUMNS = 'id, project_id, name, prefix, scopes, bootstrap, created_at, revoked_at, requests_per_minute, concurrent_runs';
+const COLUMNS = 'id, project_id, name, prefix, scopes, bootstrap, controller, created_at, revoked_at, requests_per_minute, concurrent_runs';
 
 // A SHA-256 suffices: the secrets are 190-bit random strings, so there is nothing to brute-force.
 export function hashSecret(secret: string): Buffer {
@@ -41,14 +43,14 @@ export function newSecret(): string {
 
 export async function insertApiKey(
   db: Queryable,
-  key: { projectId: string; name: string; scopes: Scope[]; secret?: string; bootstrap?: boolean; rateLimits?: Partial<KeyRateLimits> },
+  key: { projectId: string; name: string; scopes: Scope[]; secret?: string; bootstrap?: boolean; controller?: boolean; rateLimits?: Partial<KeyRateLimits> },
 ): Promise<{ record: ApiKeyRecord; secret: string }> {
   const secret = key.secret ?? newSecret();
   const { rows } = await db.query<ApiKeyRecord>(
-    `INSERT INTO api_keys (id, project_id, name, secret_hash, prefix, scopes, bootstrap, requests_per_minute, concurrent_runs)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${COLUMNS}`,
+    `INSERT INTO api_keys (id, project_id, name, secret_hash, prefix, scopes, bootstrap, controller, requests_per_minute, concurrent_runs)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${COLUMNS}`,
     [
-      newId('key'), key.projectId, key.name, hashSecret(secret), secret.slice(0, 7), key.scopes, key.bootstrap ?? false,
+      newId('key'), key.projectId, key.name, hashSecret(secret), secret.slice(0, 7), key.scopes, key.bootstrap ?? false, key.controller ?? false,
       key.rateLimits?.requests_per_minute ?? null, key.rateLimits?.concurrent_runs ?? null,
     ],
   );
@@ -119,9 +121,11 @@ export const BOOTSTRAP_KEY_GRACE_MINUTES = 10;
 export async function ensureBootstrapKey(db: Db, secret: string): Promise<ApiKeyRecord> {
   return transaction(db, async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', ['bootstrap-key']);
-    // Configuring a key makes it live again, even after it was retired: the configuration is the authority.
+    // Configuring a key makes it live again, even after it was retired: the configuration is the authority,
+    // for its rate limits too (the deployment's; limits stored by an earlier version are dropped).
     const { rows } = await tx.query<ApiKeyRecord>(
-      `UPDATE api_keys SET revoked_at = NULL, bootstrap_held_at = now() WHERE secret_hash = $1 AND bootstrap RETURNING ${COLUMNS}`,
+      `UPDATE api_keys SET revoked_at = NULL, bootstrap_held_at = now(), requests_per_minute = NULL, concurrent_runs = NULL
+       WHERE secret_hash = $1 AND bootstrap RETURNING ${COLUMNS}`,
       [hashSecret(secret)],
     );
     await retireUnheldBootstrapKeys(tx);

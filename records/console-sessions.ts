@@ -24,7 +24,7 @@ export interface LiveSession {
 }
 
 const SESSION_COLUMNS = 'id, project_id, api_key_id, created_at, expires_at, ended_at';
-const KEY_COLUMNS = 'k.id, k.project_id, k.name, k.prefix, k.scopes, k.bootstrap, k.created_at, k.revoked_at, k.requests_per_minute, k.concurrent_runs';
+const KEY_COLUMNS = 'k.id, k.project_id, k.name, k.prefix, k.scopes, k.bootstrap, k.controller, k.created_at, k.revoked_at, k.requests_per_minute, k.concurrent_runs';
 
 /** 32 base62 characters, 190 random bits, like an API key's secret. */
 export const newSessionToken = () => newId('t', 32).slice(2);
@@ -47,6 +47,35 @@ export async function insertConsoleSession(
  */
 export async function deleteFinishedConsoleSessions(db: Queryable, apiKeyId: string): Promise<void> {
   await db.query('DELETE FROM console_sessions WHERE api_key_id = $1 AND (ended_at IS NOT NULL OR expires_at <= now())', [apiKeyId]);
+}
+
+/**
+ * Ends the key's live sessions beyond the newest `keep`, so one key cannot hold sessions without bound (each
+ * is a row and a token that reads as the key). Takes the key's lock, so sign-ins at once keep the bound too.
+ */
+export async function endSessionsBeyond(tx: Queryable, apiKeyId: string, keep: number): Promise<void> {
+  await tx.query(`SELECT pg_advisory_xact_lock(hashtext('key-sessions:' || $1))`, [apiKeyId]);
+  await tx.query(
+    `UPDATE console_sessions SET ended_at = now() WHERE id IN (
+       SELECT id FROM console_sessions WHERE api_key_id = $1 AND ended_at IS NULL AND expires_at > now()
+       ORDER BY created_at DESC, id DESC OFFSET $2
+     )`,
+    [apiKeyId, keep],
+  );
+}
+
+/**
+ * Deletes up to `limit` sessions of any key past their end (ended or expired): maintenance's sweep, for the
+ * keys that never sign in again. Returns how many went.
+ */
+export async function sweepFinishedConsoleSessions(db: Queryable, limit = 10_000): Promise<number> {
+  const { rowCount } = await db.query(
+    `DELETE FROM console_sessions WHERE id IN (
+       SELECT id FROM console_sessions WHERE ended_at IS NOT NULL OR expires_at <= now() LIMIT $1
+     )`,
+    [limit],
+  );
+  return rowCount ?? 0;
 }
 
 /** The live session whose cookie token this is, with its key, in one query. */

@@ -96,6 +96,8 @@ export async function discardContent(db: Queryable, fileId: string): Promise<voi
   await db.query('DELETE FROM file_pages WHERE file_id = $1', [fileId]);
   await db.query('DELETE FROM file_tables WHERE file_id = $1', [fileId]);
   await db.query('DELETE FROM file_page_embeddings WHERE file_id = $1', [fileId]);
+  await db.query('DELETE FROM file_vision_images WHERE file_id = $1', [fileId]);
+  await db.query('DELETE FROM graph_model_answers WHERE file_id = $1', [fileId]);
 }
 
 /** Parts after `after` (a page or segment number), in order, one more than `limit` to tell whether more follow. */

@@ -139,13 +139,25 @@ export async function failExtraction(db: Db, fileId: string, error: { code: File
   });
 }
 
-/** Files still `processing` that were created before `olderThan`: candidates for a missed workflow start. */
+/**
+ * Files still `processing`, created before `olderThan`, whose extraction was never known to start: candidates
+ * for a missed workflow start. Files in a long extraction are not. Taken in turns across projects, as runs are
+ * (`staleQueuedRuns`).
+ */
 export async function filesStillProcessing(db: Queryable, olderThan: Date, limit = 100): Promise<{ id: string }[]> {
   const { rows } = await db.query<{ id: string }>(
-    `SELECT id FROM files WHERE status = 'processing' AND created_at < $1 ORDER BY created_at LIMIT $2`,
+    `SELECT id FROM (
+       SELECT id, created_at, row_number() OVER (PARTITION BY project_id ORDER BY created_at, id) AS turn
+       FROM files WHERE status = 'processing' AND workflow_started_at IS NULL AND created_at < $1
+     ) candidates ORDER BY turn, created_at LIMIT $2`,
     [olderThan, limit],
   );
   return rows;
+}
+
+/** The file's extraction workflow is known to exist: maintenance need not start it again. */
+export async function recordExtractionStarted(db: Queryable, fileId: string): Promise<void> {
+  await db.query('UPDATE files SET workflow_started_at = now() WHERE id = $1 AND workflow_started_at IS NULL', [fileId]);
 }
 
 export async function pagesOf(db: Queryable, fileId: string): Promise<string[]> {

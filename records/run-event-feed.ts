@@ -1,8 +1,9 @@
 /**
- * Wakes whoever waits on a run when its log grows: one LISTEN connection per process, outside the pool.
- * While that connection is down (PostgreSQL restarting) waiters still wake on their own every
- * POLL_MS and read the log, so a stream never stalls for long and nothing is missed: the log, not the
- * notification, is what is read.
+ * Wakes whoever follows a run when its log grows: one LISTEN connection per process, outside the pool.
+ * While it listens, a follower sleeps until a notification (or its own deadline) and costs the database
+ * nothing meanwhile. While that connection is down (PostgreSQL restarting) followers wake on their own
+ * every POLL_MS and read the log, so a stream never stalls for long and nothing is missed: the log, not
+ * the notification, is what is read.
  */
 import pg from 'pg';
 import type { Logger } from 'pino';
@@ -13,18 +14,66 @@ const POLL_MS = 2_000;
 const RECONNECT_MIN_MS = 500;
 const RECONNECT_MAX_MS = 10_000;
 
-/** Which of a run's events wake a waiter: any, or only those of these types. */
+/** Which of a run's events wake a follower: any, or only those of these types. */
 export type WakeOn = 'any' | ReadonlySet<string>;
 
-interface Waiter {
-  wakeOn: WakeOn;
-  wake(): void;
+/**
+ * Interest in one run's log, taken before its reader first reads it: a notification that arrives while
+ * the reader is busy reading is kept, so the next wait returns at once and nothing slips between a read
+ * and the wait after it.
+ */
+export class RunFollower {
+  private pending = false;
+  private wakeNow: (() => void) | null = null;
+
+  constructor(
+    readonly wakeOn: WakeOn,
+    private readonly feed: RunEventFeed,
+    private readonly detach: () => void,
+  ) {}
+
+  /** The feed: the log may have grown (or the feed changed state, and the reader should look). */
+  notify(): void {
+    this.pending = true;
+    this.wakeNow?.();
+  }
+
+  /**
+   * Waits until the log may have grown since the last call (at once if it already has), `ms` have passed,
+   * or `signal` aborts. True when the reader should read the log: woken, or the feed is not listening
+   * (so the wait was a poll); false when the time ran out with nothing to read.
+   */
+  async next(ms: number, signal?: AbortSignal): Promise<boolean> {
+    if (!this.pending && !this.feed.stopped && !signal?.aborted) {
+      const listening = this.feed.listening;
+      let timer: NodeJS.Timeout | undefined;
+      let onAbort: (() => void) | undefined;
+      await new Promise<void>((resolve) => {
+        this.wakeNow = resolve;
+        onAbort = resolve;
+        timer = setTimeout(resolve, Math.max(0, listening ? ms : Math.min(ms, POLL_MS)));
+        signal?.addEventListener('abort', onAbort, { once: true });
+      });
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort!);
+      this.wakeNow = null;
+      if (!this.pending && listening && this.feed.listening) return false;
+    }
+    this.pending = false;
+    return true;
+  }
+
+  close(): void {
+    this.wakeNow?.();
+    this.detach();
+  }
 }
 
 export class RunEventFeed {
-  private readonly waiters = new Map<string, Set<Waiter>>();
+  private readonly followers = new Map<string, Set<RunFollower>>();
   private client: pg.Client | null = null;
-  private stopped = false;
+  private isStopped = false;
+  private isListening = false;
   private running: Promise<void> | null = null;
   private readonly stopping = new AbortController();
   /**
@@ -38,47 +87,48 @@ export class RunEventFeed {
     private readonly log: Pick<Logger, 'warn' | 'info'>,
   ) {}
 
+  get stopped(): boolean {
+    return this.isStopped;
+  }
+
+  /** Whether notifications arrive: followers then sleep until one does, rather than poll. */
+  get listening(): boolean {
+    return this.isListening;
+  }
+
   start(): this {
     this.running ??= this.keepListening();
     return this;
   }
 
-  /**
-   * Resolves when the run's log may have grown by an event `wakeOn` names, after at most `ms` (or
-   * POLL_MS), or when `signal` aborts.
-   */
-  async wait(runId: string, ms: number, signal?: AbortSignal, wakeOn: WakeOn = 'any'): Promise<void> {
-    if (this.stopped) return;
-    let wake!: () => void;
-    const woken = new Promise<void>((resolve) => (wake = resolve));
-    const waiter = { wakeOn, wake };
-    const set = this.waiters.get(runId) ?? new Set();
-    set.add(waiter);
-    this.waiters.set(runId, set);
-    const timer = setTimeout(wake, Math.max(0, Math.min(ms, POLL_MS)));
-    const onAbort = () => wake();
-    signal?.addEventListener('abort', onAbort, { once: true });
-    try {
-      await woken;
-    } finally {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      set.delete(waiter);
-      if (set.size === 0) this.waiters.delete(runId);
-    }
+  /** Follows a run's log until `close()`; see RunFollower. */
+  follow(runId: string, wakeOn: WakeOn = 'any'): RunFollower {
+    const set = this.followers.get(runId) ?? new Set();
+    const follower = new RunFollower(wakeOn, this, () => {
+      set.delete(follower);
+      if (set.size === 0 && this.followers.get(runId) === set) this.followers.delete(runId);
+    });
+    set.add(follower);
+    this.followers.set(runId, set);
+    return follower;
+  }
+
+  /** Everyone looks again: the feed started or stopped listening, or is stopping. */
+  private notifyAll(): void {
+    for (const set of this.followers.values()) for (const follower of set) follower.notify();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
+    this.isStopped = true;
     this.stopping.abort();
     await this.client?.end().catch(() => {});
-    for (const set of this.waiters.values()) for (const waiter of set) waiter.wake();
+    this.notifyAll();
     await this.running;
   }
 
   private async keepListening(): Promise<void> {
     let backoff = RECONNECT_MIN_MS;
-    while (!this.stopped) {
+    while (!this.isStopped) {
       const client = new pg.Client({ connectionString: this.connectionString });
       try {
         const ended = new Promise<void>((resolve) => {
@@ -87,22 +137,30 @@ export class RunEventFeed {
         });
         client.on('notification', (message) => {
           const { runId, type } = notifiedEvent(message.payload ?? '');
-          for (const waiter of this.waiters.get(runId) ?? []) {
-            if (waiter.wakeOn === 'any' || type === null || waiter.wakeOn.has(type)) waiter.wake();
+          for (const follower of this.followers.get(runId) ?? []) {
+            if (follower.wakeOn === 'any' || type === null || follower.wakeOn.has(type)) follower.notify();
           }
         });
         await client.connect();
         this.client = client;
         await client.query(`LISTEN ${RUN_EVENTS_CHANNEL}`);
+        // What was logged before LISTEN took effect was not notified: everyone reads once more.
+        this.isListening = true;
+        this.notifyAll();
         backoff = RECONNECT_MIN_MS;
         await ended;
       } catch (err) {
-        if (!this.stopped) this.log.warn({ err }, 'run event notifications unavailable; streams poll until they return');
+        if (!this.isStopped) this.log.warn({ err }, 'run event notifications unavailable; streams poll until they return');
       } finally {
+        // Followers asleep until a notification would sleep through the outage: they poll until it is over.
+        if (this.isListening) {
+          this.isListening = false;
+          this.notifyAll();
+        }
         this.client = null;
         await client.end().catch(() => {});
       }
-      if (this.stopped) break;
+      if (this.isStopped) break;
       await delay(backoff);
       backoff = Math.min(backoff * 2, RECONNECT_MAX_MS);
     }

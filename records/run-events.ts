@@ -42,10 +42,20 @@ export async function appendRunEvent(tx: Queryable, runId: string, type: string,
   return rows[0]!.seq;
 }
 
-export async function runEventsAfter(db: Queryable, runId: string, afterSeq: number, limit = 500): Promise<RunEventRecord[]> {
+// What one read of a log holds at most (the first event always, however large): a tool's result logged
+// in an event can be 1 MiB, and a reader sends one read before it takes the next.
+const READ_BYTES = 4 * 1024 * 1024;
+
+/** The events after `afterSeq`, in order: up to `limit` of them, and fewer once they pass READ_BYTES. */
+export async function runEventsAfter(db: Queryable, runId: string, afterSeq: number, limit = 200): Promise<RunEventRecord[]> {
   const { rows } = await db.query<RunEventRecord>(
-    'SELECT run_id, seq, type, data, created_at FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3',
-    [runId, afterSeq, limit],
+    `SELECT run_id, seq, type, data, created_at FROM (
+       SELECT *, sum(size) OVER (ORDER BY seq) - size AS before FROM (
+         SELECT run_id, seq, type, data, created_at, octet_length(data::text) AS size
+         FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3
+       ) next
+     ) page WHERE before < $4 ORDER BY seq`,
+    [runId, afterSeq, limit, READ_BYTES],
   );
   return rows;
 }

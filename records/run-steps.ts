@@ -152,11 +152,42 @@ export async function failStep(tx: Queryable, runId: string, index: number, stat
   if (rowCount === 1) await appendRunEvent(tx, runId, status === 'failed' ? 'step.failed' : 'step.cancelled', { step: index, error });
 }
 
-/** The steps of several runs (a page of them), by run. */
-export async function stepsOfRuns(db: Queryable, runIds: string[]): Promise<Map<string, RunStepRecord[]>> {
-  const byRun = new Map<string, RunStepRecord[]>();
-  if (runIds.length === 0) return byRun;
-  const { rows } = await db.query<RunStepRecord>(`SELECT ${COLUMNS} FROM run_steps WHERE run_id = ANY($1) ORDER BY run_id, index`, [runIds]);
-  for (const row of rows) byRun.set(row.run_id, [...(byRun.get(row.run_id) ?? []), row]);
-  return byRun;
+export interface StepPage {
+  steps: RunStepRecord[];
+  hasMore: boolean;
+  /** When the step before the page ended (its timing rests on it); undefined on the first page. */
+  before?: Pick<RunStepRecord, 'completed_at'>;
+}
+
+/** A page of a run's steps in order: those after step `afterIndex` (from the first when undefined). */
+export async function stepPage(db: Queryable, runId: string, afterIndex: number | undefined, limit: number): Promise<StepPage> {
+  const { rows } = await db.query<RunStepRecord>(`SELECT ${COLUMNS} FROM run_steps WHERE run_id = $1 AND index > $2 ORDER BY index LIMIT $3`, [
+    runId,
+    afterIndex ?? -1,
+    limit + 1,
+  ]);
+  const page: StepPage = { steps: rows.slice(0, limit), hasMore: rows.length > limit };
+  if (afterIndex !== undefined) {
+    const previous = await db.query<Pick<RunStepRecord, 'completed_at'>>(
+      'SELECT completed_at FROM run_steps WHERE run_id = $1 AND index <= $2 ORDER BY index DESC LIMIT 1',
+      [runId, afterIndex],
+    );
+    page.before = previous.rows[0];
+  }
+  return page;
+}
+
+/** How many steps a run has. */
+export async function stepCountOf(db: Queryable, runId: string): Promise<number> {
+  const { rows } = await db.query<{ count: number }>('SELECT count(*)::int AS count FROM run_steps WHERE run_id = $1', [runId]);
+  return rows[0]!.count;
+}
+
+/** The passages a run's tool calls cited, step by step: read without the steps' messages. */
+export async function citationsOfSteps(db: Queryable, runId: string): Promise<Citation[][]> {
+  const { rows } = await db.query<{ citations: Citation[] }>(
+    'SELECT citations FROM run_steps WHERE run_id = $1 AND citations IS NOT NULL ORDER BY index',
+    [runId],
+  );
+  return rows.map((r) => r.citations);
 }

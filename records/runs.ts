@@ -80,6 +80,16 @@ const COLUMNS = `id, project_id, agent_id, agent_version, network_id, network_ve
   previous_run_id, max_steps, output_text, input_tokens, output_tokens, cached_tokens, trim_scale(cost)::text AS cost, error, metadata,
   created_at, started_at, completed_at`;
 
+/**
+ * A run as lists show it: its totals and how many steps it has, without its conversation (the input, the
+ * output text, the steps' messages), so that a page of runs costs the same however large its runs are.
+ */
+export type RunSummaryRecord = Omit<RunRecord, 'input' | 'output_text'> & { step_count: number };
+
+const SUMMARY_COLUMNS = `id, project_id, agent_id, agent_version, network_id, network_version, parent_run_id, hop_index, hop_decision, handoff, api_key_id, status, model, resolved_model, routing_reason, file_ids,
+  previous_run_id, max_steps, input_tokens, output_tokens, cached_tokens, trim_scale(cost)::text AS cost, error, metadata,
+  created_at, started_at, completed_at, (SELECT count(*)::int FROM run_steps WHERE run_steps.run_id = runs.id) AS step_count`;
+
 /** Inserts a queued run with its first event; answers its id. */
 export async function insertRun(tx: Queryable, run: NewRun): Promise<string> {
   const id = newId('run');
@@ -125,12 +135,12 @@ export interface RunFilters {
   metadata?: Record<string, string>;
 }
 
-export async function listAgentRuns(db: Queryable, projectId: string, agentId: string, page: PageRequest, filters: RunFilters): Promise<Page<RunRecord>> {
+export async function listAgentRuns(db: Queryable, projectId: string, agentId: string, page: PageRequest, filters: RunFilters): Promise<Page<RunSummaryRecord>> {
   const conditions: [string, ...unknown[]][] = [];
   if (filters.createdAfter !== undefined) conditions.push(['created_at >= to_timestamp(?)', filters.createdAfter]);
   if (filters.createdBefore !== undefined) conditions.push(['created_at < to_timestamp(?)', filters.createdBefore]);
   if (filters.metadata && Object.keys(filters.metadata).length > 0) conditions.push(['metadata @> ?::jsonb', JSON.stringify(filters.metadata)]);
-  return selectPage<RunRecord>(db, { table: 'runs', columns: COLUMNS, projectId, where: { agent_id: agentId, status: filters.status }, conditions, page });
+  return selectPage<RunSummaryRecord>(db, { table: 'runs', columns: SUMMARY_COLUMNS, projectId, where: { agent_id: agentId, status: filters.status }, conditions, page });
 }
 
 export interface ProjectRunFilters {
@@ -144,16 +154,16 @@ export interface ProjectRunFilters {
 }
 
 /** Every run of a project, hops included unless `parentRunId` says otherwise; paged on runs_project_page. */
-export async function listProjectRuns(db: Queryable, projectId: string, page: PageRequest, filters: ProjectRunFilters): Promise<Page<RunRecord>> {
+export async function listProjectRuns(db: Queryable, projectId: string, page: PageRequest, filters: ProjectRunFilters): Promise<Page<RunSummaryRecord>> {
   const conditions: [string, ...unknown[]][] = [];
   if (filters.statuses && filters.statuses.length > 0) conditions.push(['status = ANY(?::text[])', filters.statuses]);
   if (filters.parentRunId === 'none') conditions.push(['parent_run_id IS NULL']);
   else if (filters.parentRunId !== undefined) conditions.push(['parent_run_id = ?', filters.parentRunId]);
   if (filters.createdAfter !== undefined) conditions.push(['created_at >= to_timestamp(?)', filters.createdAfter]);
   if (filters.createdBefore !== undefined) conditions.push(['created_at < to_timestamp(?)', filters.createdBefore]);
-  return selectPage<RunRecord>(db, {
+  return selectPage<RunSummaryRecord>(db, {
     table: 'runs',
-    columns: COLUMNS,
+    columns: SUMMARY_COLUMNS,
     projectId,
     where: { agent_id: filters.agentId, network_id: filters.networkId },
     conditions,
@@ -161,8 +171,14 @@ export async function listProjectRuns(db: Queryable, projectId: string, page: Pa
   });
 }
 
-export async function listNetworkRuns(db: Queryable, projectId: string, networkId: string, page: PageRequest, status?: RunStatus): Promise<Page<RunRecord>> {
-  return selectPage<RunRecord>(db, { table: 'runs', columns: COLUMNS, projectId, where: { network_id: networkId, status }, page });
+export async function listNetworkRuns(db: Queryable, projectId: string, networkId: string, page: PageRequest, status?: RunStatus): Promise<Page<RunSummaryRecord>> {
+  return selectPage<RunSummaryRecord>(db, { table: 'runs', columns: SUMMARY_COLUMNS, projectId, where: { network_id: networkId, status }, page });
+}
+
+/** A network run's hops, in order, as lists show them. */
+export async function hopsOf(db: Queryable, parentRunId: string): Promise<RunSummaryRecord[]> {
+  const { rows } = await db.query<RunSummaryRecord>(`SELECT ${SUMMARY_COLUMNS} FROM runs WHERE parent_run_id = $1 ORDER BY hop_index`, [parentRunId]);
+  return rows;
 }
 
 /** A network run's hops, in order. */
@@ -172,10 +188,10 @@ export async function childrenOf(db: Queryable, parentRunId: string): Promise<Ru
 }
 
 /** The hops of several network runs (a page of them), by parent. */
-export async function childrenOfRuns(db: Queryable, parentRunIds: string[]): Promise<Map<string, RunRecord[]>> {
-  const byParent = new Map<string, RunRecord[]>();
+export async function childrenOfRuns(db: Queryable, parentRunIds: string[]): Promise<Map<string, RunSummaryRecord[]>> {
+  const byParent = new Map<string, RunSummaryRecord[]>();
   if (parentRunIds.length === 0) return byParent;
-  const { rows } = await db.query<RunRecord>(`SELECT ${COLUMNS} FROM runs WHERE parent_run_id = ANY($1) ORDER BY parent_run_id, hop_index`, [parentRunIds]);
+  const { rows } = await db.query<RunSummaryRecord>(`SELECT ${SUMMARY_COLUMNS} FROM runs WHERE parent_run_id = ANY($1) ORDER BY parent_run_id, hop_index`, [parentRunIds]);
   for (const row of rows) byParent.set(row.parent_run_id!, [...(byParent.get(row.parent_run_id!) ?? []), row]);
   return byParent;
 }
@@ -327,16 +343,28 @@ export async function nextQueuedRun(db: Queryable, targetId: string): Promise<st
 }
 
 /**
- * Runs queued for longer than `olderThanSeconds`: their workflow may never have been started. A network's
- * hops are left out: their network run starts them.
+ * Runs queued for longer than `olderThanSeconds` whose workflow was never known to start: the API may have
+ * died between commit and start, or Temporal been down. Runs waiting with a workflow of their own are not
+ * candidates, however many. Taken in turns across projects (each project's oldest first, then each one's
+ * second, …), so one project's backlog of lost starts cannot hold back another's. A network's hops are left
+ * out: their network run starts them. `workerPool`: the task queue of the network's dedicated workers, for a
+ * network run whose network has one.
  */
-/** `workerPool`: the task queue of the network's dedicated workers, for a network run whose network has one. */
 export async function staleQueuedRuns(db: Queryable, olderThanSeconds: number, limit: number): Promise<{ id: string; network: boolean; workerPool: string | null }[]> {
   const { rows } = await db.query<{ id: string; network: boolean; workerPool: string | null }>(
-    `SELECT r.id, r.network_id IS NOT NULL AS network, v.worker_pool AS "workerPool" FROM runs r
-     LEFT JOIN network_versions v ON v.network_id = r.network_id AND v.version = r.network_version
-     WHERE r.status = 'queued' AND r.parent_run_id IS NULL AND r.created_at < now() - make_interval(secs => $1) ORDER BY r.created_at LIMIT $2`,
+    `SELECT id, network, "workerPool" FROM (
+       SELECT r.id, r.created_at, r.network_id IS NOT NULL AS network, v.worker_pool AS "workerPool",
+              row_number() OVER (PARTITION BY r.project_id ORDER BY r.created_at, r.id) AS turn
+       FROM runs r LEFT JOIN network_versions v ON v.network_id = r.network_id AND v.version = r.network_version
+       WHERE r.status = 'queued' AND r.parent_run_id IS NULL AND r.workflow_started_at IS NULL
+         AND r.created_at < now() - make_interval(secs => $1)
+     ) candidates ORDER BY turn, created_at LIMIT $2`,
     [olderThanSeconds, limit],
   );
   return rows;
+}
+
+/** The run's workflow is known to exist: maintenance need not start it again. */
+export async function recordRunWorkflowStarted(db: Queryable, runId: string): Promise<void> {
+  await db.query('UPDATE runs SET workflow_started_at = now() WHERE id = $1 AND workflow_started_at IS NULL', [runId]);
 }

@@ -19,25 +19,31 @@ export interface UsageEntry {
   /** The run step the call was (source `run`). */
   stepIndex?: number;
   fileId?: string;
+  /** The passage of the file the call read (source `extraction`): a passage is charged once. */
+  passageHash?: string;
   model: string;
   provider: string;
   usage: TokenUsage;
   price: PriceApplied;
 }
 
-/** Records a call, and the budget thresholds it crosses; returns its cost as an exact decimal string. */
-export async function recordUsage(db: Queryable, entry: UsageEntry): Promise<string> {
+/**
+ * Records a call, and the budget thresholds it crosses; returns its cost as an exact decimal string, or null
+ * when the file's passage was charged already.
+ */
+export async function recordUsage(db: Queryable, entry: UsageEntry): Promise<string | null> {
   const { usage, price } = entry;
   const { rows } = await db.query<{ cost: string; agent_id: string | null; api_key_id: string | null }>(
     `INSERT INTO usage_records (id, project_id, source, run_id, step_index, file_id, agent_id, network_id, api_key_id, model, provider,
-       price_version, input_tokens, output_tokens, cached_tokens, cost, metadata)
+       price_version, input_tokens, output_tokens, cached_tokens, cost, metadata, passage_hash)
      SELECT $1, $2, $3, $4, $5, $6, r.agent_id, COALESCE(r.network_id, p.network_id), r.api_key_id, $7, $8, $9::text,
        $10::bigint, $11::bigint, $12::bigint, usage_cost($10::bigint, $12::bigint, $11::bigint, $13::numeric, $14::numeric, $15::numeric),
-       COALESCE(r.metadata, f.metadata, '{}')
+       COALESCE(r.metadata, f.metadata, '{}'), $16
      FROM (SELECT 1) one
      LEFT JOIN runs r ON r.id = $4 AND r.project_id = $2
      LEFT JOIN runs p ON p.id = r.parent_run_id
      LEFT JOIN files f ON f.id = $6 AND f.project_id = $2
+     ON CONFLICT (file_id, model, passage_hash) WHERE source = 'extraction' DO NOTHING
      RETURNING cost::text AS cost, agent_id, api_key_id`,
     [
       newId('usage'),
@@ -55,9 +61,11 @@ export async function recordUsage(db: Queryable, entry: UsageEntry): Promise<str
       price.input_per_million,
       price.cached_input_per_million,
       price.output_per_million,
+      entry.passageHash ?? null,
     ],
   );
-  const row = rows[0]!;
+  const row = rows[0];
+  if (!row) return null;
   await announceThresholds(db, { projectId: entry.projectId, apiKeyId: row.api_key_id, agentIds: row.agent_id ? [row.agent_id] : [] });
   return row.cost;
 }

@@ -178,6 +178,21 @@ export async function findDelivery(db: Queryable, projectId: string, endpointId:
 }
 
 /** A new delivery of the same event to the same endpoint; the dispatcher starts its workflow. */
+/**
+ * Redeliveries of the delivery's event to its endpoint in the last hour, and the seconds until the oldest of
+ * them leaves that hour. Read under the endpoint's lock, so two requests at once count each other.
+ */
+export async function recentRedeliveries(tx: Queryable, of: WebhookDeliveryRecord): Promise<{ count: number; oldestLeavesInSeconds: number }> {
+  const { rows } = await tx.query<{ count: number; leaves: number }>(
+    `SELECT count(*)::int AS count,
+            coalesce(ceil(extract(epoch FROM min(created_at) + interval '1 hour' - now())), 0)::int AS leaves
+     FROM webhook_deliveries
+     WHERE endpoint_id = $1 AND event_id = $2 AND redelivery_of IS NOT NULL AND created_at > now() - interval '1 hour'`,
+    [of.endpoint_id, of.event_id],
+  );
+  return { count: rows[0]!.count, oldestLeavesInSeconds: rows[0]!.leaves };
+}
+
 export async function insertRedelivery(tx: Queryable, of: WebhookDeliveryRecord): Promise<string> {
   const id = newId('whd');
   await tx.query('INSERT INTO webhook_deliveries (id, project_id, endpoint_id, event_id, redelivery_of) VALUES ($1, $2, $3, $4, $5)', [

@@ -3,7 +3,7 @@
  * make: unique names across HTTP tools and MCP servers, a usable parameters schema, and targets that are
  * plain http(s) URLs on public hosts.
  */
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { parametersProblem } from './argument-schemas.js';
 import { literalHostProblem } from './network-guard.js';
 
 export interface HttpToolDefinition {
@@ -124,32 +124,6 @@ function headerProblems(headers: Record<string, string> | undefined, param: stri
 
 function parametersProblems(schema: Record<string, unknown>, param: string): DefinitionProblem[] {
   if (schema.type !== 'object') return [{ param, message: 'must be a JSON Schema whose type is "object"' }];
-  const problem = schemaCompileProblem(schema);
-  return problem ? [{ param, message: `is not a usable JSON Schema: ${problem}` }] : [];
-}
-
-/** Why `schema` does not compile as JSON Schema (2020-12, unknown keywords allowed), or null. */
-export function schemaCompileProblem(schema: Record<string, unknown>): string | null {
-  try {
-    argumentsValidator(schema);
-    return null;
-  } catch (err) {
-    return (err as Error).message;
-  }
-}
-
-// Unknown keywords and formats are allowed: tool schemas are written for models, not for Ajv.
-const ajv = new Ajv2020({ strict: false, allErrors: true, logger: false, validateFormats: false });
-
-/**
- * A validator for a tool's arguments. The compiled schema is dropped from Ajv at once: Ajv keeps every
- * schema it compiles, and definitions arrive as new objects on every call.
- */
-export function argumentsValidator(schema: Record<string, unknown>): (value: unknown) => string | null {
-  try {
-    const validate = ajv.compile(schema);
-    return (value) => (validate(value) ? null : ajv.errorsText(validate.errors, { dataVar: 'arguments' }));
-  } finally {
-    ajv.removeSchema(schema);
-  }
+  const problem = parametersProblem(schema);
+  return problem ? [{ param, message: problem }] : [];
 }

@@ -19,12 +19,26 @@ export class ResponseTooLargeError extends Error {
 // Statuses whose responses have no body, which a Response must then be given as null.
 const BODYLESS = new Set([101, 103, 204, 205, 304]);
 
-/** Each response body ends in ResponseTooLargeError past `maxResponseBytes`, so no server can fill the memory. */
-export function guardedFetch({ allowPrivate, maxResponseBytes }: { allowPrivate: boolean; maxResponseBytes: number }): (input: string | URL, init?: RequestInit) => Promise<Response> {
+export interface FetchLimits {
+  projectId: string;
+  allowPrivate: boolean;
+  /** Bytes of one response body. */
+  maxResponseBytes: number;
+  /** Bytes of every response body this fetch reads, together; unbounded (each response bounded) when absent. */
+  maxTotalBytes?: number;
+}
+
+/**
+ * Each response body ends in ResponseTooLargeError past `maxResponseBytes`, and every body past
+ * `maxTotalBytes` read in all, so no server can fill the memory.
+ */
+export function guardedFetch({ projectId, allowPrivate, maxResponseBytes, maxTotalBytes = Infinity }: FetchLimits): (input: string | URL, init?: RequestInit) => Promise<Response> {
+  const total = { read: 0, max: maxTotalBytes };
   return async (input, init = {}) => {
     const headers: Record<string, string> = {};
     new Headers(init.headers).forEach((value, name) => (headers[name] = value));
     const response = await guardedRequest(new URL(input), {
+      projectId,
       method: init.method ?? 'GET',
       headers,
       body: requestBody(init.body),
@@ -35,17 +49,19 @@ export function guardedFetch({ allowPrivate, maxResponseBytes }: { allowPrivate:
     for (let i = 0; i + 1 < response.rawHeaders.length; i += 2) responseHeaders.append(response.rawHeaders[i]!, response.rawHeaders[i + 1]!);
     const status = response.statusCode ?? 500;
     if (BODYLESS.has(status)) response.destroy();
-    const body = BODYLESS.has(status) ? null : (Readable.toWeb(bounded(response, maxResponseBytes)) as ReadableStream<Uint8Array>);
+    const body = BODYLESS.has(status) ? null : (Readable.toWeb(bounded(response, maxResponseBytes, total)) as ReadableStream<Uint8Array>);
     return new Response(body, { status, statusText: response.statusMessage ?? '', headers: responseHeaders });
   };
 }
 
-function bounded(body: Readable, maxBytes: number): Readable {
+function bounded(body: Readable, maxBytes: number, total: { read: number; max: number }): Readable {
   let read = 0;
   const limit = new Transform({
     transform(chunk: Buffer, _encoding, done) {
       read += chunk.length;
-      done(read > maxBytes ? new ResponseTooLargeError(maxBytes) : null, chunk);
+      total.read += chunk.length;
+      if (read > maxBytes) return done(new ResponseTooLargeError(maxBytes));
+      done(total.read > total.max ? new ResponseTooLargeError(total.max) : null, chunk);
     },
   });
   // Either side failing destroys the other: the connection closes once the limit is passed.

@@ -5,8 +5,8 @@
  */
 import type http from 'node:http';
 import { StringDecoder } from 'node:string_decoder';
+import { compiledSchema } from './argument-schemas.js';
 import {
-  argumentsValidator,
   DEFAULT_MAX_RESPONSE_BYTES,
   DEFAULT_PARAMETERS,
   DEFAULT_TIMEOUT_MS,
@@ -21,7 +21,10 @@ import { isPassingConnectionFailure, retryAfterMs, ToolUnavailableError, type To
 const TEXTUAL = /^(text\/|application\/([\w.+-]*\+)?(json|xml)\b|application\/(javascript|x-www-form-urlencoded|x-ndjson|yaml|x-yaml)\b)/i;
 
 export async function callHttpTool(def: HttpToolDefinition, args: Record<string, unknown>, reach: Reach): Promise<ToolResult> {
-  const problem = argumentsValidator(def.parameters ?? DEFAULT_PARAMETERS)(args);
+  const schema = compiledSchema(def.parameters ?? DEFAULT_PARAMETERS);
+  // A version stored before these limits applied may hold a schema they refuse: the model is told, nothing is sent.
+  if ('problem' in schema) return { content: `The tool cannot be called: its parameters schema ${schema.problem}`, is_error: true };
+  const problem = schema.check(args);
   if (problem) return { content: `The arguments do not match the tool's parameters: ${problem}`, is_error: true };
 
   const method = def.method ?? 'POST';
@@ -40,7 +43,7 @@ export async function callHttpTool(def: HttpToolDefinition, args: Record<string,
   const timeout = AbortSignal.timeout(timeoutMs);
   const signal = AbortSignal.any([reach.signal, timeout]);
   try {
-    const response = await guardedRequest(url, { method, headers, body, signal, allowPrivate: reach.allowPrivate });
+    const response = await guardedRequest(url, { projectId: reach.projectId, method, headers, body, signal, allowPrivate: reach.allowPrivate });
     const status = response.statusCode ?? 0;
     if (status === 429 || status >= 500) {
       response.destroy();
@@ -60,7 +63,7 @@ export async function callHttpTool(def: HttpToolDefinition, args: Record<string,
     if (err instanceof PrivateTargetError) return { content: `The request was refused: ${err.message}`, is_error: true };
     if (isPassingConnectionFailure(err)) throw new ToolUnavailableError(`${def.name} could not be reached: ${(err as Error).message}`, undefined, { cause: err });
     const code = (err as { code?: unknown }).code;
-    if (code === 'ENOTFOUND') return { content: `${url.hostname} does not resolve to any address`, is_error: true };
+    if (code === 'ENOTFOUND' || code === 'ENODATA') return { content: `${url.hostname} does not resolve to any address`, is_error: true };
     throw err;
   }
 }

@@ -9,6 +9,7 @@ import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/
 import type { ToolSpec } from '../models/messages.js';
 import { DEFAULT_PARAMETERS, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, MCP_NAME_SEPARATOR, type McpToolDefinition } from './definitions.js';
 import { guardedFetch, ResponseTooLargeError } from './guarded-fetch.js';
+import { checkListedTool, MAX_LISTING_BYTES, MAX_TOOLS_PER_SERVER, ToolsTooLargeError } from './offer-limits.js';
 import { PrivateTargetError, type Reach } from './network-guard.js';
 import { isPassingConnectionFailure, ToolUnavailableError, type ToolResult } from './outcomes.js';
 
@@ -29,10 +30,12 @@ export const offeredMcpName = (def: McpToolDefinition, tool: string) => `${def.s
 /**
  * The server's tools as offered to a model, filtered by `allowed_tools`. Tools whose offered name a
  * provider would refuse (too long, or with characters other than letters, digits, `_` and `-`) are left out.
+ * A listing past the limits of offer-limits.ts (bytes, tools, a description or schema) throws
+ * ToolsTooLargeError.
  */
 export async function listMcpTools(def: McpToolDefinition, reach: Reach): Promise<ToolSpec[]> {
   const specs: ToolSpec[] = [];
-  await withClient(def, reach, async (client, options) => {
+  await withClient(def, reach, { maxResponseBytes: MAX_LISTING_BYTES, maxTotalBytes: MAX_LISTING_BYTES }, async (client, options) => {
     let cursor: string | undefined;
     for (let page = 0; page < MAX_LIST_PAGES; page++) {
       const listed = await client.listTools(cursor === undefined ? {} : { cursor }, options);
@@ -40,7 +43,12 @@ export async function listMcpTools(def: McpToolDefinition, reach: Reach): Promis
         const name = offeredMcpName(def, tool.name);
         if (def.allowed_tools && !def.allowed_tools.includes(tool.name)) continue;
         if (!OFFERABLE_NAME.test(name)) continue;
-        specs.push({ name, description: tool.description ?? tool.title ?? '', parameters: tool.inputSchema ?? DEFAULT_PARAMETERS });
+        const spec = { name, description: tool.description ?? tool.title ?? '', parameters: tool.inputSchema ?? DEFAULT_PARAMETERS };
+        checkListedTool(def.server_label, spec);
+        specs.push(spec);
+        if (specs.length > MAX_TOOLS_PER_SERVER) {
+          throw new ToolsTooLargeError(`The MCP server ${def.server_label} lists more than ${MAX_TOOLS_PER_SERVER} tools; name the ones to offer in allowed_tools.`);
+        }
       }
       cursor = listed.nextCursor;
       if (cursor === undefined) break;
@@ -55,7 +63,7 @@ export async function listMcpTools(def: McpToolDefinition, reach: Reach): Promis
 export async function callMcpTool(def: McpToolDefinition, toolName: string, args: Record<string, unknown>, reach: Reach): Promise<ToolResult> {
   if (def.allowed_tools && !def.allowed_tools.includes(toolName)) return { content: `There is no tool named ${offeredMcpName(def, toolName)}.`, is_error: true };
   try {
-    return await withClient(def, reach, async (client, options) => {
+    return await withClient(def, reach, { maxResponseBytes: MAX_RESPONSE_BYTES }, async (client, options) => {
       const result = (await client.callTool({ name: toolName, arguments: args }, undefined, options)) as CallToolResult;
       return { content: bounded(resultText(result)), is_error: result.isError === true };
     });
@@ -74,9 +82,14 @@ export async function callMcpTool(def: McpToolDefinition, toolName: string, args
 
 type CallOptions = { signal: AbortSignal; timeout: number; maxTotalTimeout: number };
 
-async function withClient<T>(def: McpToolDefinition, reach: Reach, work: (client: Client, options: CallOptions) => Promise<T>): Promise<T> {
+async function withClient<T>(
+  def: McpToolDefinition,
+  reach: Reach,
+  limits: { maxResponseBytes: number; maxTotalBytes?: number },
+  work: (client: Client, options: CallOptions) => Promise<T>,
+): Promise<T> {
   const transport = new StreamableHTTPClientTransport(new URL(def.server_url), {
-    fetch: guardedFetch({ allowPrivate: reach.allowPrivate, maxResponseBytes: MAX_RESPONSE_BYTES }),
+    fetch: guardedFetch({ projectId: reach.projectId, allowPrivate: reach.allowPrivate, ...limits }),
     requestInit: { headers: def.headers ?? {} },
     // A session lives for one listing or one call; a dropped stream is a failed activity, retried whole.
     reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 },
@@ -106,7 +119,10 @@ function isOutage(err: unknown): boolean {
 /** A listing that failed: retried when the server may come back, a plain error (the run fails) otherwise. */
 function asListingFailure(def: McpToolDefinition, err: unknown, reach: Reach): unknown {
   if (reach.signal.aborted) return reach.signal.reason;
-  if (err instanceof PrivateTargetError) return err;
+  if (err instanceof PrivateTargetError || err instanceof ToolsTooLargeError) return err;
+  if (err instanceof ResponseTooLargeError) {
+    return new ToolsTooLargeError(`The MCP server ${def.server_label} answered its tool listing with more than ${MAX_LISTING_BYTES} bytes.`);
+  }
   if (isOutage(err)) return new ToolUnavailableError(`the MCP server ${def.server_label} is unavailable: ${(err as Error).message}`, undefined, { cause: err });
   if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
     return new ToolUnavailableError(`the MCP server ${def.server_label} did not list its tools within ${timeoutOf(def)} ms`, undefined, { cause: err });

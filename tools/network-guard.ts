@@ -7,14 +7,17 @@
  * private answers, so a name cannot resolve to a public address for a check and to a private one for
  * the connection (DNS rebinding). Literal IP hosts never reach a lookup and are checked before connecting.
  */
-import dns, { type LookupAddress, type LookupAllOptions } from 'node:dns';
+import type { LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { outboundLookups, type Resolve } from './outbound-lookups.js';
 
 /** What an outbound request made for a run needs to know. */
 export interface Reach {
+  /** The project it is made for: its name lookups take their turn among that project's. */
+  projectId: string;
   /** The run's signal: aborting it aborts the request. */
   signal: AbortSignal;
   /** Private, loopback and link-local targets are allowed (local development and tests). */
@@ -43,15 +46,21 @@ export class PrivateTargetError extends Error {
   }
 }
 
+// IPv4-compatible IPv6 (`::a.b.c.d`, deprecated): ipaddr.js counts it as unicast, but a host that still
+// tunnels it would reach the IPv4 address it carries, whatever that is.
+const IPV4_COMPATIBLE = ipaddr.IPv6.parseCIDR('::/96');
+
 /**
  * True for a globally routable unicast address. Everything else (loopback, private, link-local with the
  * metadata service, carrier-grade NAT, unique-local, multicast, unspecified, and the IPv6 ranges that
- * embed an IPv4 address such as 6to4 and NAT64) is refused. An IPv4-mapped IPv6 address is judged as the
- * IPv4 address it carries.
+ * embed an IPv4 address such as 6to4, NAT64 and IPv4-compatible addresses) is refused. An IPv4-mapped
+ * IPv6 address is judged as the IPv4 address it carries.
  */
 export function isPublicAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return false;
-  return ipaddr.process(address).range() === 'unicast';
+  const parsed = ipaddr.process(address);
+  if (parsed instanceof ipaddr.IPv6 && parsed.match(IPV4_COMPATIBLE)) return false;
+  return parsed.range() === 'unicast';
 }
 
 /** The host of a URL without the brackets of an IPv6 literal. */
@@ -71,50 +80,11 @@ export function literalHostProblem(url: URL): string | null {
   return null;
 }
 
-export type Resolve = (hostname: string, options: LookupAllOptions, callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
-
-/**
- * At most this many names a model, a tool definition or a webhook endpoint chose are resolved at once.
- * `dns.lookup` holds one of libuv's four pool threads until the system resolver answers, up to its timeout
- * for a name no server answers for; unbounded, such names would hold every thread, and the process's own
- * file reads and lookups (`localhost` included) would wait behind them.
- */
-const OUTBOUND_LOOKUPS_AT_ONCE = 2;
-/** A lookup that waited this long for its turn is given up: whoever asked for it has stopped waiting. */
-const LOOKUP_QUEUE_LIMIT_MS = 15_000;
-
-/** `lookup`, at most `atOnce` at a time; the rest wait their turn, for up to `queueLimitMs`. */
-export function boundedLookups(lookup: Resolve, atOnce: number, queueLimitMs: number): Resolve {
-  let running = 0;
-  const waiting: { queuedAt: number; start: () => void; giveUp: () => void }[] = [];
-  const next = () => {
-    for (let entry = waiting.shift(); entry; entry = waiting.shift()) {
-      if (Date.now() - entry.queuedAt <= queueLimitMs) return entry.start();
-      entry.giveUp();
-    }
-  };
-  return (hostname, options, callback) => {
-    const start = () => {
-      running += 1;
-      lookup(hostname, options, (err, addresses) => {
-        running -= 1;
-        next();
-        callback(err, addresses);
-      });
-    };
-    const giveUp = () => callback(Object.assign(new Error(`looking up ${hostname} waited too long for its turn`), { code: 'ETIMEOUT' }), []);
-    if (running < atOnce) start();
-    else waiting.push({ queuedAt: Date.now(), start, giveUp });
-  };
-}
-
-const outboundLookup = boundedLookups(dns.lookup, OUTBOUND_LOOKUPS_AT_ONCE, LOOKUP_QUEUE_LIMIT_MS);
-
 /**
  * A `lookup` for sockets that fails with PrivateTargetError when any address the name resolves to is not
  * public (one private answer is enough to refuse: the connection may pick any of them).
  */
-export function guardedLookup(allowPrivate: boolean, resolve: Resolve = outboundLookup): LookupFunction {
+export function guardedLookup(allowPrivate: boolean, resolve: Resolve): LookupFunction {
   return (hostname, options, callback) => {
     resolve(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, '', 0);
@@ -130,6 +100,8 @@ export function guardedLookup(allowPrivate: boolean, resolve: Resolve = outbound
 }
 
 export interface OutboundRequest {
+  /** The project the request is made for. */
+  projectId: string;
   method: string;
   headers: Record<string, string>;
   body?: string | Uint8Array;
@@ -154,7 +126,7 @@ export function guardedRequest(url: URL, request: OutboundRequest): Promise<http
       method: request.method,
       headers: { ...request.headers, ...framing },
       signal: request.signal,
-      lookup: guardedLookup(request.allowPrivate),
+      lookup: guardedLookup(request.allowPrivate, outboundLookups()(request.projectId, request.signal)),
       // A connection of its own: a pooled socket could have been opened under another policy.
       agent: false,
     });

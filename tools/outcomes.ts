@@ -33,7 +33,8 @@ export class ToolUnavailableError extends Error {
 }
 
 // What a socket reports when the other side is gone, unreachable or overloaded for now.
-const PASSING_FAILURES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'EAI_AGAIN', 'UND_ERR_SOCKET']);
+// ETIMEOUT and ESERVFAIL: a name server that did not answer in time, or failed.
+const PASSING_FAILURES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'ETIMEOUT', 'ESERVFAIL']);
 
 /** True for an error (or the cause it wraps) that says the connection failed in a way that may pass. */
 export function isPassingConnectionFailure(err: unknown): boolean {
@@ -44,10 +45,19 @@ export function isPassingConnectionFailure(err: unknown): boolean {
   return false;
 }
 
-/** `Retry-After` in milliseconds (seconds or an HTTP date), or undefined when absent or unreadable. */
+/**
+ * The longest a tool call that could not answer waits before it is tried again: the most of a tool's
+ * Retry-After that is honoured, and the maximum interval of the tool calls' retry policy. Read by the run
+ * workflow too.
+ */
+export const TOOL_RETRY_MAX_INTERVAL_MS = 20_000;
+
+/**
+ * `Retry-After` in milliseconds (seconds or an HTTP date), at most TOOL_RETRY_MAX_INTERVAL_MS, so a tool
+ * cannot park a run; undefined when absent or unreadable.
+ */
 export function retryAfterMs(header: string | undefined, now = Date.now()): number | undefined {
   if (!header) return undefined;
-  if (/^\d+$/.test(header.trim())) return Number(header.trim()) * 1000;
-  const at = Date.parse(header);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+  const asked = /^\d+$/.test(header.trim()) ? Number(header.trim()) * 1000 : Date.parse(header) - now;
+  return Number.isNaN(asked) ? undefined : Math.min(Math.max(0, asked), TOOL_RETRY_MAX_INTERVAL_MS);
 }

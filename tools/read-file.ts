@@ -6,7 +6,8 @@
 import type { ToolSpec } from '../models/messages.js';
 import type { Queryable } from '../records/db.js';
 import { textSlice, textSourcesIn, type TextSource } from '../records/file-text.js';
-import { argumentsValidator, READ_FILE_TOOL } from './definitions.js';
+import { argumentsValidator } from './argument-schemas.js';
+import { READ_FILE_TOOL } from './definitions.js';
 import type { ToolResult } from './outcomes.js';
 
 export const DEFAULT_READ_LENGTH = 8_000;

@@ -8,7 +8,8 @@ import type { Queryable } from '../records/db.js';
 import { matchingNodes, matchingPassages, relationsAmong } from '../records/graph-search.js';
 import type { Citation } from '../records/run-steps.js';
 import { embedQuery } from '../models/embeddings.js';
-import { argumentsValidator, SEARCH_CONTEXT_TOOL } from './definitions.js';
+import { argumentsValidator } from './argument-schemas.js';
+import { SEARCH_CONTEXT_TOOL } from './definitions.js';
 import type { ToolResult } from './outcomes.js';
 
 export interface ContextScope {

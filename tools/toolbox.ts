@@ -10,10 +10,12 @@ import { hasContext, searchContext, searchContextSpec } from './search-context.j
 import { callHttpTool } from './http-tool.js';
 import { callMcpTool, listMcpTools } from './mcp.js';
 import type { Reach } from './network-guard.js';
+import { checkOffered } from './offer-limits.js';
 import type { ToolResult } from './outcomes.js';
 import { readFile, readFileSpec } from './read-file.js';
 
 export { ToolUnavailableError, type ToolResult } from './outcomes.js';
+export { ToolsTooLargeError } from './offer-limits.js';
 
 export interface ToolContext extends Reach {
   db: Db;
@@ -26,7 +28,8 @@ export interface ToolContext extends Reach {
 
 /**
  * HTTP tools, the listed tools of each MCP server, `read_file` when the run has attachments, and
- * `search_context` when the project has context files to search.
+ * `search_context` when the project has context files to search. More than a run may offer
+ * (offer-limits.ts) throws ToolsTooLargeError.
  */
 export async function offeredTools(definitions: ToolDefinition[], ctx: ToolContext): Promise<ToolSpec[]> {
   const offered = await Promise.all(
@@ -37,7 +40,9 @@ export async function offeredTools(definitions: ToolDefinition[], ctx: ToolConte
   );
   if (ctx.attachmentIds.length > 0) offered.push([await readFileSpec(ctx)]);
   if (await hasContext(ctx)) offered.push([searchContextSpec]);
-  return offered.flat();
+  const specs = offered.flat();
+  checkOffered(specs);
+  return specs;
 }
 
 export async function invokeTool(definitions: ToolDefinition[], call: ToolCall, ctx: ToolContext): Promise<ToolResult> {

@@ -5,12 +5,15 @@ import { fileURLToPath } from 'node:url';
 import { availableParallelism } from 'node:os';
 import { createActivities, type ActivityDependencies } from './activities.js';
 import { EXTRACTION_TASK_QUEUE, TASK_QUEUE, WEBHOOK_TASK_QUEUE } from './names.js';
+import { projectGuard } from './pool-guard.js';
 
 export interface WorkerSettings extends ActivityDependencies {
   temporalAddress: string;
   namespace: string;
   /** Default: the shared queue. */
   taskQueue?: string;
+  /** The project a pool the operator runs is for (AGENTPLANE_WORKER_POOLS): its workers run that project's runs only. */
+  poolProjectId?: string;
   /** A prebuilt workflow bundle; built here when absent. */
   workflowBundle?: WorkflowBundleWithSourceMap;
   /** How many CPU-heavy extraction stages run at once; default: one per core. */
@@ -51,6 +54,7 @@ export async function createWorker(settings: WorkerSettings): Promise<{ worker: 
         taskQueue,
         workflowBundle: settings.workflowBundle ?? (await bundleWorkflows()),
         activities,
+        interceptors: settings.poolProjectId ? { activity: [projectGuard(settings.db, taskQueue, settings.poolProjectId)] } : undefined,
         shutdownGraceTime: '10 seconds',
         // Heartbeats carry cancellation to a running activity (a cancelled run's model call): sent at least
         // this often, a cancel reaches the call within about a second.

@@ -45,7 +45,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Prometheus metrics in the text exposition format. */
+        /**
+         * Prometheus metrics in the text exposition format.
+         * @description Every project's route-level traffic, so the operator's alone: on the API's port only the bootstrap key (`AGENTPLANE_ADMIN_KEY`) reads them (403 `bootstrap_key_required` for any other key). With `AGENTPLANE_METRICS_PORT` set they are served on that port without a key, for Prometheus inside the cluster, and the API's port answers 404 here.
+         */
         get: operations["getMetrics"];
         put?: never;
         post?: never;
@@ -492,7 +495,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send a delivery's event to the endpoint again, as a new delivery with attempts of its own (the same `webhook-id`). The endpoint must be enabled. Needs `webhooks:write`. */
+        /** Send a delivery's event to the endpoint again, as a new delivery with attempts of its own (the same `webhook-id`). The endpoint must be enabled. Needs `webhooks:write`. One event may be redelivered to one endpoint 5 times an hour (429 `redeliveries_exceeded` with `Retry-After` past that). */
         post: operations["redeliverWebhook"];
         delete?: never;
         options?: never;
@@ -578,7 +581,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An agent's run history, newest first by default, with each run's usage and cost. */
+        /** An agent's run history, newest first by default, each run as a summary: its status, step count, usage and cost, without its input, output or steps (read those at `/v1/runs/{id}`). */
         get: operations["listAgentRuns"];
         put?: never;
         post?: never;
@@ -595,7 +598,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The project's runs, newest first by default: agent runs, network runs and the hops of network runs (each hop is a run with `parent_run_id` set), with each run's usage and cost. */
+        /** The project's runs, newest first by default: agent runs, network runs and the hops of network runs (each hop is a run with `parent_run_id` set), each as a summary with its step count, usage and cost. */
         get: operations["listRuns"];
         put?: never;
         post?: never;
@@ -612,8 +615,25 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Retrieve a run with its steps, output, usage and cost. */
+        /** Retrieve a run with its input, output, usage and cost, and its first 20 steps; `steps_has_more` says whether `/v1/runs/{id}/steps` lists more. */
         get: operations["getRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/runs/{id}/steps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A run's steps in order, a page at a time. In this list a step's `index` is its id: `first_id` and `last_id` are indexes, and `after` takes one. */
+        get: operations["listRunSteps"];
         put?: never;
         post?: never;
         delete?: never;
@@ -734,7 +754,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A network's run history (parent runs), newest first by default. */
+        /** A network's run history (parent runs), newest first by default, each run as a summary. */
         get: operations["listNetworkRuns"];
         put?: never;
         post?: never;
@@ -1126,7 +1146,7 @@ export interface components {
             name?: components["schemas"]["Text"];
             rate_limits?: components["schemas"]["ApiKeyRateLimits"];
         };
-        /** @description The key's own limits; null (or absent when created) takes the deployment's default (`AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE`, `AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS`), unlimited when unset. On update, an absent field stays as it was. */
+        /** @description The key's own limits; null (or absent when created) takes the deployment's default (`AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE`, `AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS`), unlimited when unset. The deployment's values are ceilings: a value above one is lowered to it, and the answer shows the limits the key got. On update, an absent field stays as it was. The bootstrap key's limits are the deployment's: setting them answers 400 `bootstrap_key`. */
         ApiKeyRateLimits: {
             requests_per_minute?: number | null;
             concurrent_runs?: number | null;
@@ -1410,7 +1430,7 @@ export interface components {
             method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
             /** @description Sent with every call (e.g. `Authorization`). Returned with their values hidden. */
             headers?: components["schemas"]["Headers"];
-            /** @description A JSON Schema (2020-12) of the arguments, which are an object: GET sends them as the query string, other methods as a JSON body. A schema that does not compile answers 400 `invalid_tool`. */
+            /** @description A JSON Schema (2020-12) of the arguments, which are an object: GET sends them as the query string, other methods as a JSON body. A schema that does not compile answers 400 `invalid_tool`, and so does one over 65,536 bytes as JSON, holding more than 512 objects and arrays, or nesting them more than 32 levels deep. Patterns (`pattern`, `patternProperties`, `propertyNames`; at most 64) are matched in linear time (RE2): backreferences and lookaround answer 400 `invalid_tool`. */
             parameters?: {
                 /** @constant */
                 type: "object";
@@ -1420,6 +1440,7 @@ export interface components {
             /** @default 65536 */
             max_response_bytes: number;
         };
+        /** @description The server's tools are listed when a run starts: at most 128 per server (after `allowed_tools`) and 2 MiB of answers per listing, descriptions of at most 8,192 characters, input schemas within the limits of an HTTP tool's `parameters`, and at most 128 tools (1 MiB as JSON) offered by a run in all; past them the run fails with `tools_too_large`. */
         McpTool: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1504,7 +1525,7 @@ export interface components {
         CreateRunRequest: {
             /** @description The user's message, or a list of messages (user and assistant turns) ending the conversation so far. */
             input: components["schemas"]["Text"] | components["schemas"]["InputMessage"][];
-            /** @description Files (any purpose) whose extracted text, and for a vision model whose images, go into the context; the built-in `read_file` tool reads them further. A file still processing is waited for up to 60 seconds. */
+            /** @description Files (any purpose) whose extracted text, and for a vision model whose images, go into the context; the built-in `read_file` tool reads them further. A file still processing is waited for up to 60 seconds. Attaching files needs the `files:read` scope as well (403 `missing_scope` otherwise): the model reads them and may repeat them. */
             file_ids?: components["schemas"]["ObjectId"][];
             metadata?: components["schemas"]["Metadata"];
             model?: components["schemas"]["ModelName"];
@@ -1601,7 +1622,7 @@ export interface components {
             is_error?: boolean;
         };
         RunError: {
-            /** @description For example `provider_not_configured`, `model_unavailable`, `model_rejected`, `max_steps_reached`, `attachment_not_ready`. */
+            /** @description For example `provider_not_configured`, `model_unavailable`, `model_rejected`, `max_steps_reached`, `attachment_not_ready`, `tools_too_large` (the MCP servers listed more tools than a run may offer). */
             code: string;
             message: string;
         };
@@ -1617,8 +1638,11 @@ export interface components {
             /** @description A model call's cost in USD. */
             cost?: string;
             price_version?: string;
+            /** @description A tool call's call, as the model asked for it. */
             tool_call?: components["schemas"]["ToolCall"];
-            /** @description A tool call's result as the model saw it. */
+            /** @description A model call's reply: the tool calls it asked for (each then a tool call step). */
+            tool_calls?: components["schemas"]["ToolCall"][];
+            /** @description The message the step added, once completed: a model call's reply text, or a tool call's result as the model saw it. Each message of a run is in its step only. */
             output?: string;
             /** @description `search_context`: the passages its result cites. */
             citations?: components["schemas"]["Citation"][];
@@ -1670,17 +1694,48 @@ export interface components {
             output: {
                 /** @description The final assistant message's text. */
                 text: string;
-                /** @description Every assistant and tool message of the run, in order. */
-                messages: components["schemas"]["RunMessage"][];
                 /** @description Every passage the run's `search_context` calls returned, once each, in the order first cited. */
                 citations: components["schemas"]["Citation"][];
             };
+            /** @description The run's first 20 steps in order, each with the message it added (a model call's reply, a tool call's result). The rest: `GET /v1/runs/{id}/steps?after=<index of the last one>`. */
             steps: components["schemas"]["RunStep"][];
+            /** @description Whether the run has steps after those in `steps`. */
+            steps_has_more: boolean;
+            /** @description How many steps the run has (so far). */
+            step_count: number;
             usage: components["schemas"]["TokenUsage"];
             /** @description Decimal USD, the sum of the model calls' costs at the price versions they recorded. */
             cost: string;
             error: null | components["schemas"]["RunError"];
             /** @description The run's quality scores, each in [0, 1] with its explanation; empty until the run has ended. */
+            scores: components["schemas"]["RunScore"][];
+            metadata: components["schemas"]["Metadata"];
+            created_at: number;
+            started_at: number | null;
+            completed_at: number | null;
+        };
+        /** @description A run as lists show it: the run without its conversation (`input`, `output`, `steps`), so that a page of runs stays small however large its runs are. `GET /v1/runs/{id}` has the rest. */
+        RunSummary: {
+            id: string;
+            /** @constant */
+            object: "run";
+            agent_id: string | null;
+            agent_version: number | null;
+            network_id: string | null;
+            network_version: number | null;
+            parent_run_id: string | null;
+            hops: components["schemas"]["RunHop"][];
+            status: components["schemas"]["RunStatus"];
+            model: string;
+            resolved_model: string | null;
+            routing_reason: string | null;
+            file_ids: string[];
+            previous_run_id: string | null;
+            /** @description How many steps the run has (so far). */
+            step_count: number;
+            usage: components["schemas"]["TokenUsage"];
+            cost: string;
+            error: null | components["schemas"]["RunError"];
             scores: components["schemas"]["RunScore"][];
             metadata: components["schemas"]["Metadata"];
             created_at: number;
@@ -1778,7 +1833,7 @@ export interface components {
             metadata?: components["schemas"]["Metadata"];
             worker_pool?: components["schemas"]["WorkerPool"];
         };
-        /** @description The task queue of workers dedicated to this network (`agentplane worker` with AGENTPLANE_TASK_QUEUE set to it): its runs and every hop of them run there. `null`: the shared workers. Until a worker polls the queue, runs stay queued. */
+        /** @description The task queue of workers dedicated to this network (`agentplane worker` with AGENTPLANE_TASK_QUEUE set to it): its runs and every hop of them run there. `null`: the shared workers. Until a worker polls the queue, runs stay queued. Only a pool the operator runs for the caller's project (AGENTPLANE_WORKER_POOLS) is accepted, or, from the Kubernetes controller's key, one of its `network.…` pools; any other answers 400 `unknown_worker_pool`. */
         WorkerPool: string | null;
         CreateNetworkRequest: WithRequired<components["schemas"]["NetworkFields"], "name" | "members" | "router"> & components["schemas"]["ManagedFields"];
         UpdateNetworkRequest: components["schemas"]["NetworkFields"];
@@ -1859,6 +1914,15 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description A request refused before it reaches an operation, answered with `Connection: close`: 431 `request_header_too_large` (request line and headers over 16,384 bytes; send long values in a JSON body), 400 `malformed_request` (not HTTP/1.1), 408 `request_timeout` (headers not in within a minute, the whole request within 30 minutes). */
+        RefusedByParser: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Health of the process and its dependencies. */
         Health: {
             headers: {
@@ -1907,9 +1971,9 @@ export interface components {
             [key: string]: components["schemas"]["Text"];
         };
         Limit: number;
-        /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
+        /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. Empty (`after=`) is no cursor: the first page. */
         After: components["schemas"]["Text"];
-        /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
+        /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. Empty (`before=`) is no cursor. */
         Before: components["schemas"]["Text"];
         Order: "asc" | "desc";
     };
@@ -1965,6 +2029,10 @@ export interface operations {
                     "text/plain": string;
                 };
             };
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            503: components["responses"]["Error"];
         };
     };
     getOpenApiDocument: {
@@ -2026,9 +2094,9 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: components["parameters"]["Limit"];
-                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. Empty (`after=`) is no cursor: the first page. */
                 after?: components["parameters"]["After"];
-                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. Empty (`before=`) is no cursor. */
                 before?: components["parameters"]["Before"];
                 order?: components["parameters"]["Order"];
             };
@@ -2238,9 +2306,9 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: components["parameters"]["Limit"];
-                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. Empty (`after=`) is no cursor: the first page. */
                 after?: components["parameters"]["After"];
-                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. Empty (`before=`) is no cursor. */
                 before?: components["parameters"]["Before"];
                 order?: components["parameters"]["Order"];
                 purpose?: components["schemas"]["FilePurpose"];
@@ -2372,7 +2440,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: components["parameters"]["Limit"];
-                /** @description The `id` of a part of this file (`page-3`, `segment-12`); the page of parts starts after it. */
+                /** @description The `id` of a part of this file (`page-3`, `segment-12`); the page of parts starts after it. Empty is no cursor. */
                 after?: components["schemas"]["Text"];
             };
             header?: never;
@@ -2407,7 +2475,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: components["parameters"]["Limit"];
-                /** @description The id of a table of this file; the page of tables starts after it. */
+                /** @description The id of a table of this file; the page of tables starts after it. Empty is no cursor. */
                 after?: components["schemas"]["Text"];
             };
             header?: never;
@@ -2442,7 +2510,7 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: components["parameters"]["Limit"];
-                /** @description The id of a node of this list; the page starts after it. Any other id answers 400 `invalid_cursor`. */
+                /** @description The id of a node of this list; the page starts after it. Any other id answers 400 `invalid_cursor`; empty is no cursor. */
                 after?: components["schemas"]["Text"];
             };
             header?: never;
@@ -2615,9 +2683,9 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: components["parameters"]["Limit"];
-                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. Empty (`after=`) is no cursor: the first page. */
                 after?: components["parameters"]["After"];
-                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. Empty (`before=`) is no cursor. */
                 before?: components["parameters"]["Before"];
                 order?: components["parameters"]["Order"];
                 target_id?: components["schemas"]["Text"];
@@ -2657,9 +2725,9 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: components["parameters"]["Limit"];
-                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. Empty (`after=`) is no cursor: the first page. */
                 after?: components["parameters"]["After"];
-                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. Empty (`before=`) is no cursor. */
                 before?: components["parameters"]["Before"];
                 order?: components["parameters"]["Order"];
             };
@@ -2817,9 +2885,9 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: components["parameters"]["Limit"];
-                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. Empty (`after=`) is no cursor: the first page. */
                 after?: components["parameters"]["After"];
-                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. Empty (`before=`) is no cursor. */
                 before?: components["parameters"]["Before"];
                 order?: components["parameters"]["Order"];
                 /** @description Only events of these types: comma-separated (`type=run.failed,file.failed`), the parameter repeated, or both. An unknown type answers 400. */
@@ -2887,9 +2955,9 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: components["parameters"]["Limit"];
-                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. Empty (`after=`) is no cursor: the first page. */
                 after?: components["parameters"]["After"];
-                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. Empty (`before=`) is no cursor. */
                 before?: components["parameters"]["Before"];
                 order?: components["parameters"]["Order"];
             };
@@ -3074,9 +3142,9 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: components["parameters"]["Limit"];
-                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. Empty (`after=`) is no cursor: the first page. */
                 after?: components["parameters"]["After"];
-                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. Empty (`before=`) is no cursor. */
                 before?: components["parameters"]["Before"];
                 order?: components["parameters"]["Order"];
             };
@@ -3166,9 +3234,9 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: components["parameters"]["Limit"];
-                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. Empty (`after=`) is no cursor: the first page. */
                 after?: components["parameters"]["After"];
-                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. Empty (`before=`) is no cursor. */
                 before?: components["parameters"]["Before"];
                 order?: components["parameters"]["Order"];
                 /** @description `kubernetes`: only records a Kubernetes resource manages; `none`: only the others. */
@@ -3387,9 +3455,9 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: components["parameters"]["Limit"];
-                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. Empty (`after=`) is no cursor: the first page. */
                 after?: components["parameters"]["After"];
-                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. Empty (`before=`) is no cursor. */
                 before?: components["parameters"]["Before"];
                 order?: components["parameters"]["Order"];
                 status?: components["schemas"]["RunStatus"];
@@ -3417,7 +3485,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ListEnvelope"] & {
-                        data?: components["schemas"]["Run"][];
+                        data?: components["schemas"]["RunSummary"][];
                     };
                 };
             };
@@ -3433,9 +3501,9 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: components["parameters"]["Limit"];
-                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. Empty (`after=`) is no cursor: the first page. */
                 after?: components["parameters"]["After"];
-                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. Empty (`before=`) is no cursor. */
                 before?: components["parameters"]["Before"];
                 order?: components["parameters"]["Order"];
                 /** @description Only runs in these statuses: comma-separated (`status=queued,in_progress`), the parameter repeated, or both. */
@@ -3464,7 +3532,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ListEnvelope"] & {
-                        data?: components["schemas"]["Run"][];
+                        data?: components["schemas"]["RunSummary"][];
                     };
                 };
             };
@@ -3493,6 +3561,40 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Run"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    listRunSteps: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["Limit"];
+                /** @description The index of the last step already read; the page starts after it. */
+                after?: number;
+            };
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of steps. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListEnvelope"] & {
+                        data?: components["schemas"]["RunStep"][];
+                    };
                 };
             };
             400: components["responses"]["Error"];
@@ -3616,9 +3718,9 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: components["parameters"]["Limit"];
-                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. Empty (`after=`) is no cursor: the first page. */
                 after?: components["parameters"]["After"];
-                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. Empty (`before=`) is no cursor. */
                 before?: components["parameters"]["Before"];
                 order?: components["parameters"]["Order"];
                 /** @description `kubernetes`: only records a Kubernetes resource manages; `none`: only the others. */
@@ -3835,9 +3937,9 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: components["parameters"]["Limit"];
-                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. */
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. Empty (`after=`) is no cursor: the first page. */
                 after?: components["parameters"]["After"];
-                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. */
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. Empty (`before=`) is no cursor. */
                 before?: components["parameters"]["Before"];
                 order?: components["parameters"]["Order"];
                 status?: components["schemas"]["RunStatus"];
@@ -3857,7 +3959,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ListEnvelope"] & {
-                        data?: components["schemas"]["Run"][];
+                        data?: components["schemas"]["RunSummary"][];
                     };
                 };
             };

@@ -14,15 +14,31 @@ import type { ApiState, Caller } from '../context.js';
 import { authenticateSession, SESSION_COOKIE } from './console-session.js';
 
 export const KEY_CACHE_TTL_MS = 5_000;
+/**
+ * How long a secret found to be no key's is answered 401 without a query. Secrets are made by the API and never
+ * reused, so one found unknown becomes valid only as the configured bootstrap key of a restarted deployment.
+ */
+const UNKNOWN_KEY_TTL_MS = 5_000;
 const MAX_KEY_LENGTH = 128;
 
 export class KeyCache {
   private readonly cache = new LRUCache<string, Caller>({ max: 10_000, ttl: KEY_CACHE_TTL_MS });
   // A lookup that read the key just before its revocation committed must not cache it afterwards.
   private readonly revoked = new LRUCache<string, true>({ max: 10_000 });
+  // Secrets no live key has, for a short while: a client repeating a wrong or revoked key costs no query each
+  // time. Kept apart, so a flood of wrong keys cannot push the valid ones out.
+  private readonly unknown = new LRUCache<string, true>({ max: 10_000, ttl: UNKNOWN_KEY_TTL_MS });
 
   get(secret: string): Caller | undefined {
     return this.cache.get(cacheKey(secret));
+  }
+
+  isKnownUnknown(secret: string): boolean {
+    return this.unknown.has(cacheKey(secret));
+  }
+
+  setUnknown(secret: string): void {
+    this.unknown.set(cacheKey(secret), true);
   }
 
   set(secret: string, caller: Caller): void {
@@ -51,6 +67,7 @@ export function callerOfKey(record: ApiKeyRecord): Caller {
     projectId: record.project_id,
     scopes: record.scopes,
     bootstrap: record.bootstrap,
+    controller: record.controller,
     rateLimits: { requests_per_minute: record.requests_per_minute, concurrent_runs: record.concurrent_runs },
   };
 }
@@ -70,8 +87,12 @@ export function authenticate(db: Db, keys: KeyCache): Middleware<ApiState> {
     if (!secret || secret.length > MAX_KEY_LENGTH || !secret.startsWith('ap_')) throw AuthenticationError();
     let caller = keys.get(secret);
     if (!caller) {
-      const record = await findApiKeyBySecret(db, secret);
-      if (!record) throw AuthenticationError('The API key is not valid, or has been revoked.');
+      const knownUnknown = keys.isKnownUnknown(secret);
+      const record = knownUnknown ? null : await findApiKeyBySecret(db, secret);
+      if (!record) {
+        if (!knownUnknown) keys.setUnknown(secret);
+        throw AuthenticationError('The API key is not valid, or has been revoked.');
+      }
       caller = callerOfKey(record);
       keys.set(secret, caller);
     }

@@ -6,14 +6,32 @@
 import type { Middleware } from 'koa';
 import type { Db } from '../../records/db.js';
 import { countRequest } from '../../records/rate-limits.js';
+import type { KeyRateLimits } from '../../records/api-keys.js';
 import { callerOf, type ApiState, type Caller, type RateLimitDefaults } from '../context.js';
 import { RateLimitError } from '../errors.js';
 
+/**
+ * The deployment's value is a ceiling as well as the default: a key's own limit may be lower, never higher,
+ * so the operator's throttle holds whatever a project's admins set (keys stored before the ceiling was
+ * lowered included).
+ */
+export const withinCeiling = (own: number | null, ceiling: number | undefined): number | null =>
+  own === null ? (ceiling ?? null) : Math.min(own, ceiling ?? own);
+
+/** A key's limits as asked for, each lowered to the deployment's ceiling: what a key is given when it is written. */
+export function keyLimitsWithinCeilings(asked: Partial<KeyRateLimits> | undefined, ceilings: RateLimitDefaults = {}): Partial<KeyRateLimits> | undefined {
+  if (!asked) return asked;
+  const limits: Partial<KeyRateLimits> = {};
+  if (asked.requests_per_minute !== undefined) limits.requests_per_minute = asked.requests_per_minute === null ? null : withinCeiling(asked.requests_per_minute, ceilings.requestsPerMinute);
+  if (asked.concurrent_runs !== undefined) limits.concurrent_runs = asked.concurrent_runs === null ? null : withinCeiling(asked.concurrent_runs, ceilings.concurrentRuns);
+  return limits;
+}
+
 export const requestsPerMinuteOf = (caller: Caller, defaults: RateLimitDefaults = {}): number | null =>
-  caller.rateLimits.requests_per_minute ?? defaults.requestsPerMinute ?? null;
+  withinCeiling(caller.rateLimits.requests_per_minute, defaults.requestsPerMinute);
 
 export const concurrentRunsOf = (caller: Caller, defaults: RateLimitDefaults = {}): number | null =>
-  caller.rateLimits.concurrent_runs ?? defaults.concurrentRuns ?? null;
+  withinCeiling(caller.rateLimits.concurrent_runs, defaults.concurrentRuns);
 
 export function limitRequests(db: Db, defaults: RateLimitDefaults = {}): Middleware<ApiState> {
   return async (ctx, next) => {

@@ -1,12 +1,25 @@
-/** Unauthenticated operational endpoints: liveness, readiness, metrics, the API document. */
+/**
+ * Operational endpoints: liveness, readiness and the API document without a key; metrics for the operator
+ * (the bootstrap key), unless they have a port of their own.
+ */
 import Router from '@koa/router';
-import type { ApiDeps, ApiState } from '../context.js';
+import type { Middleware } from 'koa';
+import { callerOf, type ApiDeps, type ApiState } from '../context.js';
+import { ApiError } from '../errors.js';
 import type { ApiMetrics } from '../metrics.js';
+import { authenticate, type KeyCache } from '../middleware/auth.js';
 import { openapiDocument } from '../openapi-document.js';
 
 const READINESS_TIMEOUT_MS = 2_000;
 
-export function systemRoutes(router: Router<ApiState>, deps: ApiDeps, metrics: ApiMetrics): void {
+const requireBootstrapKey: Middleware<ApiState> = async (ctx, next) => {
+  if (!callerOf(ctx).bootstrap) {
+    throw new ApiError(403, 'permission_error', 'bootstrap_key_required', 'Only the bootstrap admin key (AGENTPLANE_ADMIN_KEY) reads the metrics here.');
+  }
+  await next();
+};
+
+export function systemRoutes(router: Router<ApiState>, deps: ApiDeps, metrics: ApiMetrics, keys: KeyCache): void {
   router.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' };
   });
@@ -26,10 +39,14 @@ export function systemRoutes(router: Router<ApiState>, deps: ApiDeps, metrics: A
     ctx.body = { status: ready ? 'ok' : 'unavailable', checks };
   });
 
-  router.get('/metrics', async (ctx) => {
-    ctx.type = metrics.registry.contentType;
-    ctx.body = await metrics.registry.metrics();
-  });
+  // Route-level traffic of every project is the operator's to read: with a metrics port of its own, the
+  // public port has no /metrics at all.
+  if (deps.metricsPort === undefined) {
+    router.get('/metrics', authenticate(deps.db, keys), requireBootstrapKey, async (ctx) => {
+      ctx.type = metrics.registry.contentType;
+      ctx.body = await metrics.registry.metrics();
+    });
+  }
 
   router.get('/v1/openapi.json', (ctx) => {
     ctx.body = openapiDocument;

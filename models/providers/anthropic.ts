@@ -52,7 +52,9 @@ function toAnthropicConversation(messages: ChatMessage[], images: LoadedImages):
 
 function userBlock(part: Exclude<Extract<ChatMessage, { role: 'user' }>['content'], string>[number], images: LoadedImages): ContentBlockParam {
   if (part.type === 'text') return { type: 'text', text: part.text };
-  const { base64, media_type } = imageOf(images, part);
+  const image = imageOf(images, part);
+  if ('leftOut' in image) return { type: 'text', text: image.leftOut };
+  const { base64, media_type } = image;
   // Anthropic takes JPEG, PNG, GIF and WebP; anything else it refuses with a 400, which says so.
   return { type: 'image', source: { type: 'base64', media_type: media_type as Base64ImageSource['media_type'], data: base64 } };
 }

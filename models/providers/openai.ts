@@ -15,8 +15,9 @@ function toOpenAiMessage(message: ChatMessage, images: LoadedImages): ChatComple
         role: 'user',
         content: message.content.map((part): ChatCompletionContentPart => {
           if (part.type === 'text') return { type: 'text', text: part.text };
-          const { base64, media_type } = imageOf(images, part);
-          return { type: 'image_url', image_url: { url: `data:${media_type};base64,${base64}` } };
+          const image = imageOf(images, part);
+          if ('leftOut' in image) return { type: 'text', text: image.leftOut };
+          return { type: 'image_url', image_url: { url: `data:${image.media_type};base64,${image.base64}` } };
         }),
       };
     case 'assistant':

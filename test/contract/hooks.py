@@ -64,8 +64,9 @@ def filter_failure(context, failure, case, response):
     # ST202 (schema-valid request rejected), for rules the document states in words because OpenAPI cannot
     # state them in a schema (docs/api.md, Lists; ModelName):
     if failure.code == "ST202" and response.status_code == 400:
-        # - `after` and `before` together answer 400: a schema cannot relate two query parameters;
-        if "after" in query and "before" in query:
+        # - `after` and `before` together answer 400: a schema cannot relate two query parameters (an empty one
+        #   is no cursor, so only two given cursors clash);
+        if query.get("after") and query.get("before"):
             return False
         # - an `after` or `before` id that names no object of the list answers 400 invalid_cursor: a schema
         #   says what an id looks like, not which ids exist.
@@ -82,6 +83,10 @@ def filter_failure(context, failure, case, response):
         # - a network's members (and a supervisor's `router.agent_id`) must be live agents of the caller's project
         #   (400 unknown_member): which ids exist is the database's to say, as for invalid_cursor.
         if error_code(response) == "unknown_member":
+            return False
+        # - a network's `worker_pool` must be a pool the operator runs for the caller's project (400
+        #   unknown_worker_pool, WorkerPool): configuration (AGENTPLANE_WORKER_POOLS), as for model_not_found.
+        if error_code(response) == "unknown_worker_pool":
             return False
         # - an agent's tools may not clash: names and server labels unique, no HTTP tool name under an MCP
         #   server's `<label>__` (AgentFields.tools). A schema cannot relate one item of an array to another.

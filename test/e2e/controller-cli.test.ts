@@ -4,7 +4,9 @@ import { eventually } from '../support/eventually.js';
 import type { KubeCluster } from '../support/kube.js';
 import { isolatedNamespace } from '../support/services.js';
 import { runCli } from '../support/processes.js';
+import { createServer } from 'node:net';
 import { freePort } from '../../cli/embedded.js';
+import { scratch } from '../support/services.js';
 import { readyResource, startClusterWithCrds } from '../support/controller.js';
 
 describe('agentplane controller', function () {
@@ -47,7 +49,7 @@ describe('agentplane controller', function () {
       AGENTPLANE_API_URL: api.url,
       AGENTPLANE_API_KEY: key,
       AGENTPLANE_LEADER_ELECTION_NAMESPACE: 'default',
-      PORT: String(port),
+      AGENTPLANE_PROBE_PORT: String(port),
       HOST: '127.0.0.1',
     });
     try {
@@ -68,5 +70,42 @@ describe('agentplane controller', function () {
     assert.equal(code, 0, controller.output());
     const lease = await cluster.kubectl(['get', 'lease', 'agentplane-controller', '-n', 'default', '-o', 'jsonpath={.spec.holderIdentity}']);
     assert.equal(lease.stdout, '', 'the lease was not released on SIGTERM');
+  });
+
+  describe('with its probe port taken', () => {
+    let taken: ReturnType<typeof createServer>;
+    let port: number;
+    before(async () => {
+      port = await freePort();
+      taken = createServer();
+      await new Promise<void>((resolve) => taken.listen(port, '127.0.0.1', () => resolve()));
+    });
+    after(() => new Promise<void>((resolve) => taken.close(() => resolve())));
+
+    const probePorts: [string, string][] = [['AGENTPLANE_PROBE_PORT', 'AGENTPLANE_PROBE_PORT'], ['PORT, the earlier name', 'PORT']];
+    for (const [what, variable] of probePorts) {
+      it(`exits naming AGENTPLANE_PROBE_PORT, without a stack trace, when ${what} is taken`, async () => {
+        const env = { KUBECONFIG: cluster.kubeconfig, AGENTPLANE_API_URL: api.url, AGENTPLANE_API_KEY: key, AGENTPLANE_LEADER_ELECTION: 'false', HOST: '127.0.0.1', [variable]: String(port) };
+        const controller = runCli('controller', env);
+        const { code } = await controller.exited;
+        assert.equal(code, 1);
+        assert.match(controller.output(), new RegExp(`^agentplane: 127\\.0\\.0\\.1:${port} is already in use; set AGENTPLANE_PROBE_PORT to a free port\\.$`, 'm'));
+        assert.doesNotMatch(controller.output(), /\n\s+at /, 'a stack trace');
+      });
+    }
+
+    it('the worker too: exits naming AGENTPLANE_PROBE_PORT, without a stack trace', async () => {
+      const worker = runCli('worker', {
+        DATABASE_URL: 'postgres://agentplane@127.0.0.1:1/agentplane',
+        TEMPORAL_ADDRESS: '127.0.0.1:1',
+        AGENTPLANE_BLOB_DIR: await scratch,
+        AGENTPLANE_PROBE_PORT: String(port),
+        HOST: '127.0.0.1',
+      });
+      const { code } = await worker.exited;
+      assert.equal(code, 1);
+      assert.match(worker.output(), new RegExp(`^agentplane: 127\\.0\\.0\\.1:${port} is already in use; set AGENTPLANE_PROBE_PORT to a free port\\.$`, 'm'));
+      assert.doesNotMatch(worker.output(), /\n\s+at /, 'a stack trace');
+    });
   });
 });

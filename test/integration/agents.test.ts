@@ -82,6 +82,26 @@ describe('agents', () => {
     assert.match(schema.body.error.param, /^tools\[0\]\.parameters/);
   });
 
+  it('refuses with 400 invalid_tool parameters past 65,536 bytes or 32 levels, or with a pattern that cannot be matched in linear time, and stores nothing', async () => {
+    const before = (await tenant.admin.get('/v1/agents?limit=100')).body.data.length;
+    let deep: Record<string, unknown> = { type: 'string' };
+    for (let i = 0; i < 20; i++) deep = { type: 'object', properties: { p: deep } };
+    const refused: [parameters: Record<string, unknown>, message: RegExp][] = [
+      [{ type: 'object', description: 'x'.repeat(70_000) }, /^is \d+ bytes as JSON, more than the 65536 allowed$/],
+      [deep, /^nests objects and arrays deeper than 32 levels/],
+      [{ type: 'object', properties: { q: { type: 'string', pattern: '^(?=a)(a+)+$' } } }, /the pattern "\^\(\?=a\)\(a\+\)\+\$" is not supported/],
+      [{ type: 'object', patternProperties: { '^(\\w)\\1$': {} } }, /is not supported \(patterns are matched in linear time, without backreferences or lookaround\)/],
+    ];
+    for (const [parameters, message] of refused) {
+      const answer = await tenant.admin.post('/v1/agents', { name: 'x', model: 'auto', tools: [{ type: 'http', name: 'lookup', url: 'https://a.example.com/', parameters }] });
+      assert.equal(answer.status, 400, JSON.stringify(answer.body).slice(0, 300));
+      assert.equal(answer.body.error.code, 'invalid_tool');
+      assert.equal(answer.body.error.param, 'tools[0].parameters');
+      assert.match(answer.body.error.message, message);
+    }
+    assert.equal((await tenant.admin.get('/v1/agents?limit=100')).body.data.length, before);
+  });
+
   it('refuses with 400, saying why, the tool names, labels, headers, URLs and parameters the document rules out', async () => {
     const refusals: [tool: Record<string, unknown>, param: string, value: RegExp][] = [
       [{ type: 'http', name: 'read_file', url: 'https://a.example.com/' }, 'tools.0.name', /"read_file"/],

@@ -315,6 +315,14 @@ describe('audit log', () => {
       assert.equal(seen.body.data[0]!.action, 'api_key.create');
       assert.equal(seen.body.data[0]!.request_id, created.headers.get('x-request-id'));
     });
+
+    it('records it in the bootstrap key’s own project as well: the operator’s one trail of keys made across projects', async () => {
+      const other = await newTenant(api, 'audit-cross-project-trail');
+      const created = await api.root.post('/v1/api-keys', { name: 'made by the platform', scopes: ['admin'], project_id: other.projectId });
+      assert.equal(created.status, 201);
+      const trail = await api.root.get<{ data: AuditLogEntry[] }>(`/v1/audit-logs?target_id=${created.body.id}`);
+      assert.deepEqual(trail.body.data.map((e) => [e.action, e.outcome.status, e.request_id]), [['api_key.create', 201, created.headers.get('x-request-id')]]);
+    });
   });
 
   describe('the table', () => {

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
-import { listApiKeys } from '../../records/api-keys.js';
+import { listApiKeys, newSecret } from '../../records/api-keys.js';
+import { createDb } from '../../records/db.js';
+import { testLog } from '../support/services.js';
 import { createHash } from 'node:crypto';
 import { sharedApi, newTenant, type Tenant, type TestApi } from '../support/api.js';
 import { ApiClient } from '../support/client.js';
@@ -54,6 +56,22 @@ describe('API keys and tenancy', () => {
     it('answers 401 to a well-formed key that was never issued', async () => {
       const response = await new ApiClient(api.url, 'ap_0123456789abcdefghijABCDEFGHIJ01').get('/v1/files');
       assertError(response, 401, 'invalid_api_key');
+    });
+
+    it('answers a wrong key sent again 401 without looking it up: a locked key table does not hold the answer up', async () => {
+      const wrong = new ApiClient(api.url, newSecret());
+      assertError(await wrong.get('/v1/files'), 401, 'invalid_api_key');
+      const locker = createDb(api.services.db.connectionString, { max: 1, log: testLog });
+      const lock = await locker.connect();
+      try {
+        await lock.query('BEGIN');
+        await lock.query('LOCK TABLE api_keys IN ACCESS EXCLUSIVE MODE');
+        assertError(await wrong.get('/v1/files'), 401, 'invalid_api_key');
+      } finally {
+        await lock.query('ROLLBACK');
+        lock.release();
+        await locker.end();
+      }
     });
 
     it('answers 401 to a revoked key at once, even right after it was used', async () => {

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
-import { newTenant, startTestApi, type TestApi } from '../support/api.js';
+import { startTestApi, type TestApi } from '../support/api.js';
+import { ensureControllerKey } from '../../records/controller-key.js';
 import { isolatedNamespace } from '../support/services.js';
 import type { KubeCluster } from '../support/kube.js';
 import { controllerConfig, examplesDir, readyResource } from '../support/controller.js';
@@ -16,7 +17,6 @@ describe('the Helm chart installed into a real API server', function () {
   this.timeout(180_000);
   let cluster: KubeCluster;
   let api: TestApi;
-  let apiKey: string;
 
   const install = (release: string, ...set: string[]) =>
     helm([
@@ -30,8 +30,6 @@ describe('the Helm chart installed into a real API server', function () {
   before(async () => {
     cluster = await startKubeCluster('chart');
     api = await startTestApi({ namespace: await isolatedNamespace('chart-install') });
-    const tenant = await newTenant(api, 'chart-install');
-    apiKey = (await tenant.keyWith('agents:read', 'agents:write')).key!;
   });
 
   after(async () => {
@@ -49,11 +47,16 @@ describe('the Helm chart installed into a real API server', function () {
     const key = await cluster.kubectl(['get', 'secret', 'first-agentplane-admin-key', '-n', RELEASE_NAMESPACE, '-o', 'jsonpath={.data.api-key}']);
     const adminKey = Buffer.from(key.stdout, 'base64').toString();
     assert.match(adminKey, /^ap_[A-Za-z0-9]{40}$/);
+    const controllerKey = async () => Buffer.from((await cluster.kubectl(['get', 'secret', 'first-agentplane-controller-key', '-n', RELEASE_NAMESPACE, '-o', 'jsonpath={.data.api-key}'])).stdout, 'base64').toString();
+    const ownKey = await controllerKey();
+    assert.match(ownKey, /^ap_[A-Za-z0-9]{40}$/);
+    assert.notEqual(ownKey, adminKey, 'the controller holds the admin key');
 
     const upgraded = await helm(['upgrade', 'first', chart, '--kubeconfig', cluster.kubeconfig, '-n', RELEASE_NAMESPACE, '-f', join(chart, 'ci', 'defaults-values.yaml'), '--no-hooks']);
     assert.equal(upgraded.code, 0, upgraded.stderr);
     const kept = await cluster.kubectl(['get', 'secret', 'first-agentplane-admin-key', '-n', RELEASE_NAMESPACE, '-o', 'jsonpath={.data.api-key}']);
     assert.equal(Buffer.from(kept.stdout, 'base64').toString(), adminKey, 'an upgrade changed the admin key');
+    assert.equal(await controllerKey(), ownKey, "an upgrade changed the controller's key");
 
     const uninstalled = await helm(['uninstall', 'first', '--kubeconfig', cluster.kubeconfig, '-n', RELEASE_NAMESPACE]);
     assert.equal(uninstalled.code, 0, uninstalled.stderr);
@@ -62,12 +65,12 @@ describe('the Helm chart installed into a real API server', function () {
     assert.notEqual((await cluster.kubectl(['get', 'deployment', 'first-agentplane-api', '-n', RELEASE_NAMESPACE])).code, 0);
   });
 
-  it("runs the controller under the chart's RBAC, as its ServiceAccount, without a single 403", async () => {
-    // The controller's API key, in the Secret the chart tells it to read.
-    const secret = await cluster.kubectl(['create', 'secret', 'generic', 'controller-key', '-n', RELEASE_NAMESPACE, `--from-literal=api-key=${apiKey}`]);
-    assert.equal(secret.code, 0, secret.stderr);
-    const installed = await install('second', 'controller.apiKeySecret=controller-key');
+  it("runs the controller under the chart's RBAC, as its ServiceAccount, with the key the chart made for it, without a single 403", async () => {
+    const installed = await install('second');
     assert.equal(installed.code, 0, installed.stderr);
+    // What the API's pods do with AGENTPLANE_CONTROLLER_KEY, which the chart sets from this Secret.
+    const secret = await cluster.kubectl(['get', 'secret', 'second-agentplane-controller-key', '-n', RELEASE_NAMESPACE, '-o', 'jsonpath={.data.api-key}']);
+    await ensureControllerKey(api.services.db, Buffer.from(secret.stdout, 'base64').toString());
     const kubeconfig = await cluster.serviceAccountKubeconfig(RELEASE_NAMESPACE, 'second-agentplane-controller');
     const kc = new KubeConfig();
     kc.loadFromFile(kubeconfig);
@@ -76,7 +79,8 @@ describe('the Helm chart installed into a real API server', function () {
     const log = pino({ level: 'debug' }, { write: (line: string) => void lines.push(line) });
     const config = controllerConfig(api.url, 'unused', {
       apiKey: undefined,
-      apiKeySecret: { namespace: RELEASE_NAMESPACE, name: 'controller-key' },
+      apiKeySecret: { namespace: RELEASE_NAMESPACE, name: 'second-agentplane-controller-key' },
+      workerPoolNamespace: RELEASE_NAMESPACE,
       leaderElection: true,
       leaseNamespace: RELEASE_NAMESPACE,
       identity: 'second-agentplane-controller-0',

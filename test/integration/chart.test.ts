@@ -13,9 +13,11 @@ const valuesFiles = readdirSync(join(chart, 'ci')).filter((f) => f.endsWith('.ya
 const CONTROLLER_RULES = [
   { apiGroups: ['agentplane.io'], resources: ['agents', 'agentnetworks'], verbs: ['get', 'list', 'watch', 'patch'] },
   { apiGroups: ['agentplane.io'], resources: ['agents/status', 'agentnetworks/status'], verbs: ['patch'] },
-  { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
 ];
+
+/** Worker pools' Deployments hold the platform's credentials: the controller manages them in the release namespace only. */
+const WORKER_POOL_RULE = { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] };
 
 async function render(valuesFile: string, ...set: string[]): Promise<Manifest[]> {
   const result = await helm(['template', 'ap', chart, '-n', 'agentplane', '-f', join(chart, 'ci', valuesFile), ...set.flatMap((s) => ['--set', s])]);
@@ -73,6 +75,7 @@ describe('the Helm chart and the Dockerfile', function () {
         }
         const own = roles.find((r) => r.metadata.name.endsWith('-controller-own'))!;
         assert.deepEqual(own.metadata.namespace, 'agentplane');
+        assert.deepEqual(own.rules.filter((r: any) => r.resources.includes('deployments')), [WORKER_POOL_RULE]);
         assert.deepEqual(own.rules.find((r: any) => r.resources.includes('secrets')).resourceNames.length, 1);
         for (const rule of own.rules.filter((r: any) => r.resources.includes('leases') && !r.verbs.includes('create'))) assert.deepEqual(rule.resourceNames, ['agentplane-controller']);
         const reconciling = roles.filter((r) => r.metadata.name.endsWith('-controller'));
@@ -131,6 +134,21 @@ describe('the Helm chart and the Dockerfile', function () {
     for (const kind of ['Ingress', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'ServiceMonitor', 'NetworkPolicy']) assert.ok(!defaults.includes(kind), kind);
   });
 
+  it('has Prometheus scrape the API on a metrics port of its own, which the ingress does not route and the network policy opens', async () => {
+    const manifests = await render('everything-values.yaml');
+    const api = manifests.find((m) => m.kind === 'Deployment' && m.metadata.name === 'ap-agentplane-api')!.spec.template.spec.containers[0];
+    assert.deepEqual(api.ports.find((p: { name: string }) => p.name === 'metrics'), { name: 'metrics', containerPort: 9090 });
+    assert.deepEqual(api.env.find((e: { name: string }) => e.name === 'AGENTPLANE_METRICS_PORT'), { name: 'AGENTPLANE_METRICS_PORT', value: '9090' });
+    const service = manifests.find((m) => m.kind === 'Service' && m.metadata.name === 'ap-agentplane-api')!;
+    assert.deepEqual(service.spec.ports.find((p: { name: string }) => p.name === 'metrics'), { name: 'metrics', port: 9090, targetPort: 'metrics' });
+    const monitor = manifests.find((m) => m.kind === 'ServiceMonitor')!;
+    assert.deepEqual(monitor.spec.endpoints.map((e: { port: string; path: string }) => [e.port, e.path]), [['metrics', '/metrics']]);
+    const ingress = manifests.find((m) => m.kind === 'Ingress')!;
+    assert.deepEqual(ingress.spec.rules.flatMap((r: any) => r.http.paths.map((p: any) => p.backend.service.port.name)), ['http']);
+    const policy = manifests.find((m) => m.kind === 'NetworkPolicy' && m.metadata.name === 'ap-agentplane-api')!;
+    assert.ok(policy.spec.ingress.some((rule: any) => rule.ports.some((p: { port: number }) => p.port === 9090)));
+  });
+
   it('gives the API the default rate limits it is given, and none unless given', async () => {
     const apiEnv = (manifests: Manifest[]) =>
       manifests.find((m) => m.kind === 'Deployment' && m.metadata.name === 'ap-agentplane-api')!.spec.template.spec.containers[0].env
@@ -140,6 +158,19 @@ describe('the Helm chart and the Dockerfile', function () {
       { name: 'AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE', value: '600' },
       { name: 'AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS', value: '4' },
     ]);
+  });
+
+  it("gives the API its event streams' caps and stall bound, and refuses a cap below one", async () => {
+    const names = ['AGENTPLANE_EVENT_STREAMS_PER_KEY', 'AGENTPLANE_EVENT_STREAMS_PER_PROCESS', 'AGENTPLANE_EVENT_STREAM_STALL_SECONDS'];
+    const apiEnv = (manifests: Manifest[]) =>
+      manifests.find((m) => m.kind === 'Deployment' && m.metadata.name === 'ap-agentplane-api')!.spec.template.spec.containers[0].env
+        .filter((e: { name: string }) => names.includes(e.name))
+        .map((e: { value: string }) => e.value);
+    assert.deepEqual(apiEnv(await render('defaults-values.yaml')), ['20', '1000', '30']);
+    assert.deepEqual(apiEnv(await render('defaults-values.yaml', 'api.eventStreams.perKey=5')), ['5', '1000', '30']);
+    const refused = await helm(['template', 'ap', chart, '-f', join(chart, 'ci', 'defaults-values.yaml'), '--set', 'api.eventStreams.perKey=0']);
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /perKey/);
   });
 
   it('gives the API its base path and console session lifetime, and routes the ingress to that path', async () => {
@@ -176,6 +207,48 @@ describe('the Helm chart and the Dockerfile', function () {
     );
     const set = config(await render('defaults-values.yaml', 'providers.judgeModel=gpt-4.1-nano', 'providers.graphModel=gpt-4.1-mini', 'webhooks.maxAttempts=3'));
     assert.deepEqual([set.AGENTPLANE_JUDGE_MODEL, set.AGENTPLANE_GRAPH_MODEL, set.AGENTPLANE_WEBHOOK_MAX_ATTEMPTS], ['gpt-4.1-nano', 'gpt-4.1-mini', '3']);
+  });
+
+  it('points outbound name lookups at worker.dnsServers when given, and leaves them to the system resolver otherwise', async () => {
+    const config = (manifests: Manifest[]) => manifests.find((m) => m.kind === 'ConfigMap' && m.metadata.name === 'ap-agentplane-config')!.data as Record<string, string>;
+    assert.equal(config(await render('defaults-values.yaml')).AGENTPLANE_DNS_SERVERS, undefined);
+    const set = config(await render('defaults-values.yaml', 'worker.dnsServers={10.96.0.10,10.96.0.11:5353}'));
+    assert.equal(set.AGENTPLANE_DNS_SERVERS, '10.96.0.10,10.96.0.11:5353');
+    const wrong = await helm(['template', 'ap', chart, '-f', join(chart, 'ci', 'defaults-values.yaml'), '--set', 'worker.dnsServers={dns.example.com}']);
+    assert.notEqual(wrong.code, 0);
+    assert.match(wrong.stderr, /worker\/dnsServers\/0/);
+  });
+
+  it("gives the controller a key of its own, which the API registers, never the admin key, and runs worker pools in the release namespace", async () => {
+    const container = (manifests: Manifest[], component: string) =>
+      manifests.find((m) => m.kind === 'Deployment' && m.metadata.name === `ap-agentplane-${component}`)!.spec.template.spec.containers[0];
+    const env = (manifests: Manifest[], component: string, name: string) => container(manifests, component).env.find((e: { name: string }) => e.name === name);
+    const made = await render('defaults-values.yaml');
+    const secret = made.find((m) => m.kind === 'Secret' && m.metadata.name === 'ap-agentplane-controller-key')!;
+    assert.match(Buffer.from(secret.data['api-key'], 'base64').toString(), /^ap_[A-Za-z0-9]{40}$/);
+    assert.deepEqual(env(made, 'api', 'AGENTPLANE_CONTROLLER_KEY').valueFrom, { secretKeyRef: { name: 'ap-agentplane-controller-key', key: 'api-key' } });
+    assert.equal(env(made, 'controller', 'AGENTPLANE_API_KEY_SECRET').value, 'agentplane/ap-agentplane-controller-key');
+    assert.equal(env(made, 'controller', 'AGENTPLANE_WORKER_POOL_NAMESPACE').value, 'agentplane');
+    assert.equal(env(made, 'controller', 'AGENTPLANE_PROBE_PORT').value, '8081');
+    const api = made.find((m) => m.kind === 'Deployment' && m.metadata.name === 'ap-agentplane-api')!;
+    assert.match(api.spec.template.metadata.annotations['checksum/controller-key'], /^[0-9a-f]{64}$/);
+
+    const given = await render('defaults-values.yaml', 'controller.apiKeySecret=platform-controller-key');
+    assert.equal(given.filter((m) => m.kind === 'Secret' && m.metadata.name.endsWith('-controller-key')).length, 0);
+    assert.deepEqual(env(given, 'api', 'AGENTPLANE_CONTROLLER_KEY').valueFrom, { secretKeyRef: { name: 'platform-controller-key', key: 'api-key' } });
+    assert.equal(env(given, 'controller', 'AGENTPLANE_API_KEY_SECRET').value, 'agentplane/platform-controller-key');
+  });
+
+  it('tells the API which worker pools the operator runs, for which project', async () => {
+    const apiEnv = (manifests: Manifest[]) =>
+      manifests.find((m) => m.kind === 'Deployment' && m.metadata.name === 'ap-agentplane-api')!.spec.template.spec.containers[0].env
+        .find((e: { name: string }) => e.name === 'AGENTPLANE_WORKER_POOLS');
+    assert.equal(apiEnv(await render('defaults-values.yaml')), undefined);
+    const pools = await render('defaults-values.yaml', 'api.workerPools[0].taskQueue=gpu', 'api.workerPools[0].project=proj_a', 'api.workerPools[1].taskQueue=batch', 'api.workerPools[1].project=proj_b');
+    assert.deepEqual(apiEnv(pools), { name: 'AGENTPLANE_WORKER_POOLS', value: 'gpu=proj_a,batch=proj_b' });
+    const reserved = await helm(['template', 'ap', chart, '-f', join(chart, 'ci', 'defaults-values.yaml'), '--set', 'api.workerPools[0].taskQueue=network.team-a.x', '--set', 'api.workerPools[0].project=proj_a']);
+    assert.notEqual(reserved.code, 0);
+    assert.match(reserved.stderr, /network\.team-a\.x starts with network\., which the controller's pools use/);
   });
 
   it('refuses values the schema does not allow, saying which', async () => {

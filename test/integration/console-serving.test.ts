@@ -1,14 +1,16 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { newTenant, startTestApi, type TestApi } from '../support/api.js';
 
 interface Answer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: string;
+  bytes: Buffer;
 }
 
 /** A request with its path exactly as given: fetch would resolve `..` and `%2e%2e` before sending. */
@@ -19,7 +21,10 @@ function raw(api: TestApi, method: string, path: string, headers: Record<string,
     const req = request({ host: hostname, port, method, path, headers: sent }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () => {
+        const bytes = Buffer.concat(chunks);
+        resolve({ status: res.statusCode!, headers: res.headers, body: bytes.toString('utf8'), bytes });
+      });
       res.on('error', reject);
     });
     req.on('error', reject);
@@ -45,6 +50,8 @@ function assertNotFound(answer: Answer) {
 
 const INDEX = '<!doctype html>\n<html lang="en">\n  <head>\n    <meta charset="utf-8">\n    <script type="module" src="./assets/app-3f9a.js"></script>\n  </head>\n  <body><div id="app"></div></body>\n</html>\n';
 const SCRIPT = 'console.log("console");\n';
+// The console's sources, which the build copies as they are (console/public) or rewrites (index.html).
+const CONSOLE_SOURCES = fileURLToPath(new URL(import.meta.url.includes('/dist/') ? '../../../console/' : '../../console/', import.meta.url));
 
 describe('serving the web console', () => {
   let root: string;
@@ -63,7 +70,7 @@ describe('serving the web console', () => {
     await writeFile(join(consoleDir, 'assets', 'app-3f9a.css'), 'body { margin: 0 }\n');
     await writeFile(join(consoleDir, 'assets', 'inter-1a2b.woff2'), Buffer.from([0x77, 0x4f, 0x46, 0x32]));
     await writeFile(join(consoleDir, 'assets', 'logo-77aa.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
-    await writeFile(join(consoleDir, 'favicon.ico'), Buffer.from([0, 0, 1, 0]));
+    await copyFile(join(CONSOLE_SOURCES, 'public', 'favicon.ico'), join(consoleDir, 'favicon.ico'));
     await writeFile(join(consoleDir, 'manifest.json'), '{"name":"Agentplane"}');
     await writeFile(join(consoleDir, '.env'), 'SECRET=1');
     // Beside the console's folder, where a path climbing out of it would land.
@@ -157,6 +164,21 @@ describe('serving the web console', () => {
       const manifest = await raw(api, 'GET', '/console/manifest.json');
       assert.equal(manifest.headers['content-type'], 'application/json; charset=utf-8');
       assert.equal(manifest.body, '{"name":"Agentplane"}');
+    });
+
+    it('answers /favicon.ico at the root with the console\'s icon, which its page links, with or without a base path', async () => {
+      const icon = await readFile(join(CONSOLE_SOURCES, 'public', 'favicon.ico'));
+      assert.deepEqual([...icon.subarray(0, 4)], [0, 0, 1, 0], 'an ICO file');
+      for (const [server, path] of [[api, '/favicon.ico'], [prefixed, '/agentplane/favicon.ico'], [prefixed, '/favicon.ico']] as const) {
+        const answer = await raw(server, 'GET', path);
+        assert.equal(answer.status, 200, path);
+        assert.equal(answer.headers['content-type'], 'image/vnd.microsoft.icon');
+        assert.ok(answer.bytes.equals(icon), path);
+      }
+      const page = await readFile(join(CONSOLE_SOURCES, 'index.html'), 'utf8');
+      assert.match(page, /<link rel="icon" href="\/favicon\.ico"/);
+      assert.match(page, /<link rel="icon" href="\/favicon\.svg" type="image\/svg\+xml"/);
+      assertNotFound(await raw(unbuilt, 'GET', '/favicon.ico'));
     });
 
     it('answers 404 for a missing file with an extension, and for anything missing under assets/, never index.html', async () => {

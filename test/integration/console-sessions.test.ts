@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { sharedApi, newTenant, type Tenant, type TestApi } from '../support/api.js';
 import { assertDocumentedResponse } from '../support/contract.js';
+import { LIVE_SESSIONS_PER_KEY } from '../../api/routes/sessions/sessions.js';
+import { createMaintenanceActivities } from '../../workflows/maintenance/activities.js';
 
 interface Answer {
   status: number;
@@ -110,6 +112,25 @@ describe('console sessions', () => {
       assertError(await send(api, 'POST', '/v1/sessions', { origin, json: { api_key: 'not a key' } }), 401, 'invalid_api_key');
       assertError(await send(api, 'POST', '/v1/sessions', { origin, json: { api_key: 'ap_x', remember: true } }), 400, 'unknown_parameter');
       assertError(await send(api, 'POST', '/v1/sessions', { origin, json: {} }), 400, 'missing_parameter');
+    });
+
+    it('answers 429 with Retry-After to an address past 10 failed sign-ins a minute, even with a valid key, and leaves other addresses alone', async () => {
+      const guesser = { 'x-forwarded-for': '203.0.113.7' };
+      for (let i = 0; i < 10; i++) {
+        assertError(await send(api, 'POST', '/v1/sessions', { origin, headers: guesser, json: { api_key: `ap_${String(i).padStart(32, 'g')}` } }), 401, 'invalid_api_key');
+      }
+      for (const key of [`ap_${'h'.repeat(32)}`, tenant.admin.key!]) {
+        const refused = await send(api, 'POST', '/v1/sessions', { origin, headers: guesser, json: { api_key: key } });
+        assertError(refused, 429, 'too_many_failed_sign_ins');
+        const retryAfter = Number(refused.headers.get('retry-after'));
+        assert.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After: ${refused.headers.get('retry-after')}`);
+        assert.deepEqual(refused.headers.getSetCookie(), []);
+      }
+      const elsewhere = await send(api, 'POST', '/v1/sessions', { origin, headers: { 'x-forwarded-for': '198.51.100.9' }, json: { api_key: tenant.admin.key } });
+      assert.equal(elsewhere.status, 201, JSON.stringify(elsewhere.body));
+      // A client cannot pick its address past the proxy: only the entry the proxy added counts.
+      const forged = await send(api, 'POST', '/v1/sessions', { origin, headers: { 'x-forwarded-for': '198.51.100.10, 203.0.113.7' }, json: { api_key: tenant.admin.key } });
+      assertError(forged, 429, 'too_many_failed_sign_ins');
     });
 
     it('ends the session the browser held before, as the new cookie replaces it', async () => {
@@ -252,6 +273,31 @@ describe('console sessions', () => {
       const next = await signIn(key.key!);
       const { rows } = await api.services.db.query<{ id: string }>('SELECT id FROM console_sessions WHERE api_key_id = $1 ORDER BY created_at', [next.session.api_key_id]);
       assert.deepEqual(rows.map((r) => r.id).sort(), [live.session.id, next.session.id].sort());
+    });
+
+    it('a maintenance round deletes the sessions past their end of keys that never sign in again, and keeps live ones', async () => {
+      const key = await tenant.keyWith('agents:read');
+      const [expired, ended, live] = [await signIn(key.key!), await signIn(key.key!), await signIn(key.key!)];
+      await api.services.db.query(`UPDATE console_sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, [expired.session.id]);
+      assert.equal((await send(api, 'DELETE', '/v1/sessions/current', { cookie: ended.cookie, origin, csrf: ended.csrf })).status, 204);
+
+      assert.ok((await createMaintenanceActivities(api.services).removeFinishedConsoleSessions()) >= 2);
+
+      const { rows } = await api.services.db.query<{ id: string }>('SELECT id FROM console_sessions WHERE api_key_id = $1', [live.session.api_key_id]);
+      assert.deepEqual(rows.map((r) => r.id), [live.session.id]);
+      assert.equal((await send(api, 'GET', '/v1/agents', { cookie: live.cookie })).status, 200);
+    });
+
+    it(`holds at most ${LIVE_SESSIONS_PER_KEY} live sessions per key: signing in past that ends the oldest`, async () => {
+      const key = await tenant.keyWith('agents:read');
+      const sessions = [];
+      for (let i = 0; i <= LIVE_SESSIONS_PER_KEY; i++) sessions.push(await signIn(key.key!));
+      assertError(await send(api, 'GET', '/v1/agents', { cookie: sessions[0]!.cookie }), 401, 'invalid_session');
+      for (const kept of [sessions[1]!, sessions.at(-1)!]) assert.equal((await send(api, 'GET', '/v1/agents', { cookie: kept.cookie })).status, 200);
+      const { rows } = await api.services.db.query<{ live: number }>(
+        'SELECT count(*)::int AS live FROM console_sessions WHERE api_key_id = $1 AND ended_at IS NULL', [sessions[0]!.session.api_key_id],
+      );
+      assert.equal(rows[0]!.live, LIVE_SESSIONS_PER_KEY);
     });
   });
 });

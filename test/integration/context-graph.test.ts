@@ -289,4 +289,71 @@ describe('relations read by a model (AGENTPLANE_GRAPH_MODEL)', function () {
       stack.openai.setFallback(null);
     }
   });
+
+  /** The passage a graph-model request showed the model. */
+  const passageOf = (request: Record<string, unknown>) => /Passage:\n([^]*)$/.exec(String((request.messages as { content: string }[])[1]?.content))?.[1];
+  const noRelations = { model: 'gpt-4.1-nano', tool_calls: [{ name: 'record_relations', arguments: '{"relations":[]}' }], usage: { input: 100, output: 10 } };
+
+  it('asks the model once per passage when the stage runs again after a failed call, and charges each passage once', async () => {
+    const pages = [
+      'Peter Gibbons advises Initech Ltd on pricing.',
+      'Samir Nagheenanajar advises Initrode Ltd on pricing.',
+      'Michael Bolton advises Penetrode Ltd on pricing.',
+      'Bill Lumbergh advises Chotchkies Ltd on pricing.',
+    ];
+    const first = stack.openai.requests.length;
+    stack.openai.enqueue({
+      model: 'gpt-4.1-nano',
+      tool_calls: [{ name: 'record_relations', arguments: JSON.stringify({ relations: [{ source: 'Peter Gibbons', relation: 'advises', target: 'Initech Ltd', evidence: pages[0] }] }) }],
+      usage: { input: 100, output: 10 },
+    });
+    stack.openai.enqueue(noRelations);
+    stack.openai.enqueue({ model: 'gpt-4.1-nano', status: 503 });
+    stack.openai.setFallback(noRelations);
+    try {
+      const file = await uploadText(stack.tenant.admin, pages.join('\f'), 'retried.txt');
+      assert.equal(file.status, 'processed', JSON.stringify(file.last_error));
+
+      const asked = stack.openai.requests.slice(first).filter((r) => r.model === 'gpt-4.1-nano').map(passageOf);
+      assert.deepEqual(pages.map((page) => asked.filter((p) => p === page).length), [1, 1, 2, 1], 'the refused passage is asked again, the answered ones are not');
+      const usage = await stack.api.services.db.query<{ passage_hash: string }>("SELECT passage_hash FROM usage_records WHERE source = 'extraction' AND file_id = $1", [file.id]);
+      assert.equal(usage.rows.length, 4, 'one usage row per passage');
+      assert.equal(new Set(usage.rows.map((r) => r.passage_hash)).size, 4);
+
+      const read = await stack.api.services.db.query<{ text: string }>(
+        "SELECT provenance->>'text' AS text FROM graph_items WHERE file_id = $1 AND provenance->>'extractor' = 'model:gpt-4.1-nano'",
+        [file.id],
+      );
+      assert.deepEqual(read.rows.map((r) => r.text), [pages[0]], 'the answer given before the failure is kept');
+    } finally {
+      stack.openai.setFallback(null);
+    }
+  });
+
+  it("stops asking the model once the project's budget is exhausted, and builds the file's graph from the offline relations", async () => {
+    const tenant = await newTenant(stack.api, 'context-graph-budget');
+    // gpt-4.1-nano: 1,000 tokens in and 100 out cost $0.00014, past this limit.
+    const budget = await tenant.admin.post('/v1/budgets', { scope: { type: 'project' }, period: 'month', limit_usd: '0.0001' });
+    assert.equal(budget.status, 201, JSON.stringify(budget.body));
+    stack.openai.setFallback({ ...noRelations, usage: { input: 1000, output: 100 } });
+    try {
+      const spender = await uploadText(tenant.admin, 'Milton Waddams advises Initech Ltd on staplers.', 'spender.txt');
+      assert.equal(spender.status, 'processed', JSON.stringify(spender.last_error));
+      assert.equal((await tenant.admin.get(`/v1/budgets/${budget.body.id}`)).body.spent_usd, '0.00014');
+
+      const before = stack.openai.requests.length;
+      const file = await uploadText(tenant.admin, 'Joanna Smith advises Chotchkies Ltd on flair.', 'over-budget.txt');
+      assert.equal(file.status, 'processed', JSON.stringify(file.last_error));
+      assert.equal(stack.openai.requests.length - before, 0, 'the model was not asked');
+      const relations = await stack.api.services.db.query<{ extractor: string }>(
+        "SELECT provenance->>'extractor' AS extractor FROM graph_items WHERE file_id = $1 AND kind = 'relation'",
+        [file.id],
+      );
+      assert.ok(relations.rows.length > 0 && relations.rows.every((r) => !r.extractor.startsWith('model:')), JSON.stringify(relations.rows));
+      const usage = await stack.api.services.db.query('SELECT 1 FROM usage_records WHERE file_id = $1', [file.id]);
+      assert.equal(usage.rows.length, 0);
+    } finally {
+      stack.openai.setFallback(null);
+    }
+  });
 });

@@ -12,6 +12,7 @@ import { pino } from 'pino';
 import { createApp } from '../../api/app.js';
 import type { ApiDeps, ApiState } from '../../api/context.js';
 import { createMetrics } from '../../api/metrics.js';
+import { KeyCache } from '../../api/middleware/auth.js';
 import { openapiDocument } from '../../api/openapi-document.js';
 import { systemRoutes } from '../../api/routes/system.js';
 import { signInRoute } from '../../api/routes/sessions/sessions.js';
@@ -62,7 +63,7 @@ describe('the code and api/openapi.yaml agree', () => {
   function routedOperations(): string[] {
     // The routes that need no key, as createApp mounts them ahead of the authenticated ones.
     const system = new Router<ApiState>();
-    systemRoutes(system, deps, createMetrics());
+    systemRoutes(system, deps, createMetrics(), new KeyCache());
     signInRoute(system, deps);
     return [...operationsOf(system), ...operationsOf(createApp(deps).router)];
   }

@@ -83,6 +83,41 @@ describe('the controller under faults', function () {
     }
   });
 
+  it("says on a resource being deleted that the platform refuses the controller's key, and completes the deletion once the key's Secret holds a valid one", async () => {
+    const tenant = await newTenant(api, 'key-rotation');
+    const first = await tenant.keyWith('agents:read', 'agents:write');
+    const secret = (key: string) => cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'controller-key', namespace: 'default' }, stringData: { 'api-key': key } }) });
+    assert.equal((await secret(first.key!)).code, 0);
+    const controller = await runController(cluster, controllerConfig(api.url, 'unused', { apiKey: undefined, apiKeySecret: { namespace: 'default', name: 'controller-key' } }));
+    try {
+      await apply(agentManifest('outlives-its-key'));
+      const ready = await readyResource(cluster, 'agents', 'outlives-its-key');
+      const keys = await tenant.admin.get('/v1/api-keys?limit=100');
+      const revoked = keys.body.data.find((k: { name: string }) => k.name === 'key-rotation agents:read agents:write');
+      assert.equal((await tenant.admin.delete(`/v1/api-keys/${revoked.id}`)).status, 200);
+
+      assert.equal((await cluster.kubectl(['delete', 'agent', 'outlives-its-key', '--wait=false'])).code, 0);
+      const waiting = await eventually(async () => {
+        const resource = await getResource(cluster, 'agents', 'outlives-its-key');
+        assert.equal(condition(resource, 'Ready')?.reason, 'ApiKeyRefused', JSON.stringify(resource?.status));
+        return resource!;
+      }, { message: 'the refusal was not reported on the resource' });
+      const { status, message } = condition(waiting, 'Ready')!;
+      assert.equal(status, 'False');
+      assert.match(message, /answered 401/);
+      assert.match(message, /put a valid key \(scopes agents:read and agents:write\) in the Secret default\/controller-key \(key api-key\)/);
+      assert.match(message, /kubectl patch agents\.agentplane\.io outlives-its-key -n default --type=json -p '\[\{"op":"remove","path":"\/metadata\/finalizers"\}\]'/);
+      assert.equal((await tenant.admin.get(`/v1/agents/${ready.status!.id}`)).status, 200);
+
+      const second = await tenant.keyWith('agents:read', 'agents:write');
+      assert.equal((await secret(second.key!)).code, 0);
+      await eventually(async () => assert.equal(await getResource(cluster, 'agents', 'outlives-its-key'), undefined), { message: 'the deletion did not complete with the new key' });
+      assert.equal((await tenant.admin.get(`/v1/agents/${ready.status!.id}`)).status, 404);
+    } finally {
+      await controller.stop();
+    }
+  });
+
   it('rides out a restart of the Kubernetes API server: its watches start again and it goes on reconciling', async () => {
     const controller = await runController(cluster, controllerConfig(api.url, client.key!));
     try {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
-import { newTenant, startTestApi, type TestApi } from '../support/api.js';
+import { controllerClient, startTestApi, type TestApi } from '../support/api.js';
 import type { ApiClient } from '../support/client.js';
 import { eventually } from '../support/eventually.js';
 import type { KubeCluster } from '../support/kube.js';
@@ -21,6 +21,8 @@ import {
 import type { RunningController } from '../../controllers/controller.js';
 
 const FROM_KUBERNETES = { 'agentplane-managed-by': 'kubernetes' };
+/** Where the platform runs: worker pools' Deployments go there, whatever the network's namespace. */
+const PLATFORM_NAMESPACE = 'agentplane-system';
 
 describe('the controller', function () {
   this.timeout(120_000);
@@ -34,11 +36,12 @@ describe('the controller', function () {
 
   before(async () => {
     api = await startTestApi({ namespace: await isolatedNamespace('controller') });
-    const tenant = await newTenant(api, 'controller');
-    client = await tenant.keyWith('agents:read', 'agents:write');
+    client = await controllerClient(api);
     key = client.key!;
     cluster = await startClusterWithCrds('controller');
-    controller = await runController(cluster, controllerConfig(api.url, key));
+    assert.equal((await cluster.kubectl(['create', 'namespace', PLATFORM_NAMESPACE])).code, 0);
+    const pools = { workerPoolNamespace: PLATFORM_NAMESPACE, workerEnvFrom: [{ kind: 'configmap', name: 'agentplane-config' }, { kind: 'secret', name: 'agentplane-env' }] } as const;
+    controller = await runController(cluster, controllerConfig(api.url, key, { ...pools, workerEnvFrom: [...pools.workerEnvFrom] }));
   });
 
   after(async () => {
@@ -72,15 +75,20 @@ describe('the controller', function () {
     assert.equal(network.body.worker_pool, null);
   });
 
-  it("runs a network's worker pool as a Deployment it owns, on the network's task queue", async () => {
+  it("runs a network's worker pool in the platform's namespace, with the operator's image and environment, on the network's task queue", async () => {
     const pooled = await readyResource(cluster, 'agentnetworks', 'research-then-write');
     const network = await client.get(`/v1/networks/${pooled.status!.id}`);
     assert.equal(network.body.worker_pool, 'network.default.research-then-write');
     const apps = cluster.kubeConfig().makeApiClient(AppsV1Api);
-    const deployment = await eventually(() => apps.readNamespacedDeployment({ namespace: 'default', name: 'research-then-write-workers' }), { message: 'no worker Deployment' });
+    const read = () => apps.readNamespacedDeployment({ namespace: PLATFORM_NAMESPACE, name: 'default-research-then-write-workers' });
+    const deployment = await eventually(read, { message: 'no worker Deployment' });
     assert.equal(deployment.spec!.replicas, 2);
-    assert.deepEqual(deployment.metadata!.ownerReferences!.map((o) => [o.kind, o.name, o.uid, o.controller]), [['AgentNetwork', 'research-then-write', pooled.metadata.uid, true]]);
+    assert.equal(deployment.metadata!.labels!['agentplane.io/network-uid'], pooled.metadata.uid);
+    const inNetworkNamespace = await apps.listNamespacedDeployment({ namespace: 'default' });
+    assert.deepEqual(inNetworkNamespace.items.map((d) => d.metadata!.name), [], "a worker pool ran in the network's namespace");
     const container = JSON.parse(JSON.stringify(deployment.spec!.template.spec!.containers[0]!));
+    assert.equal(container.image, 'registry.example.com/agentplane:test');
+    assert.deepEqual(container.envFrom, [{ configMapRef: { name: 'agentplane-config' } }, { secretRef: { name: 'agentplane-env' } }]);
     assert.deepEqual(container.args, ['worker']);
     assert.deepEqual(container.env, [
       { name: 'AGENTPLANE_TASK_QUEUE', value: 'network.default.research-then-write' },
@@ -94,18 +102,18 @@ describe('the controller', function () {
 
     await cluster.kubectl(['patch', 'agentnetwork', 'research-then-write', '--type=merge', '-p', '{"spec":{"workerPool":{"replicas":3}}}']);
     const rolled = await eventually(async () => {
-      const next = await apps.readNamespacedDeployment({ namespace: 'default', name: 'research-then-write-workers' });
+      const next = await read();
       assert.equal(next.spec!.replicas, 3);
       return next;
     }, { message: 'the Deployment was not updated' });
     assert.notEqual(rolled.metadata!.annotations!['agentplane.io/config-hash'], hash);
 
-    await apps.deleteNamespacedDeployment({ namespace: 'default', name: 'research-then-write-workers' });
-    await eventually(() => apps.readNamespacedDeployment({ namespace: 'default', name: 'research-then-write-workers' }), { message: 'a deleted Deployment did not come back' });
+    await apps.deleteNamespacedDeployment({ namespace: PLATFORM_NAMESPACE, name: 'default-research-then-write-workers' });
+    await eventually(read, { message: 'a deleted Deployment did not come back' });
 
     await cluster.kubectl(['patch', 'agentnetwork', 'research-then-write', '--type=json', '-p', '[{"op":"remove","path":"/spec/workerPool"}]']);
     await eventually(async () => {
-      const gone = await apps.readNamespacedDeployment({ namespace: 'default', name: 'research-then-write-workers' }).then(() => false, (err: { code?: number }) => err.code === 404);
+      const gone = await read().then(() => false, (err: { code?: number }) => err.code === 404);
       assert.ok(gone);
     }, { message: 'the Deployment of a removed worker pool stayed' });
     await eventually(async () => assert.equal((await client.get(`/v1/networks/${pooled.status!.id}`)).body.worker_pool, null));
@@ -182,6 +190,43 @@ describe('the controller', function () {
     const after = await getResource(cluster, 'agents', 'quiet') as unknown as { metadata: { resourceVersion: string } };
     assert.equal(after.metadata.resourceVersion, resourceVersion, 'a resync wrote the resource');
     assert.equal((await client.get(`/v1/agents/${ready.status!.id}`)).body.version, 1, 'a resync wrote a new version of the record');
+  });
+
+  it("never writes or deletes another record when a resource's status.id is pointed at it", async () => {
+    const victim = await client.post('/v1/agents', { name: 'victim', model: 'auto', instructions: 'Made through the API.' });
+    assert.equal(victim.status, 201);
+    await apply(agentManifest('hijacker', { model: 'auto', instructions: 'Send everything to attacker.example.' }));
+    const own = await readyResource(cluster, 'agents', 'hijacker');
+    const forge = () => cluster.kubectl(['patch', 'agent', 'hijacker', '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { id: victim.body.id } })]);
+    assert.equal((await forge()).code, 0);
+    // The resync (every second here) reconciles the resource with the forged id, and puts its own id back.
+    await resourceSatisfying(cluster, 'agents', 'hijacker', (r) => r.status?.id === own.status!.id, 'the status did not name its own record again');
+    const untouched = await client.get(`/v1/agents/${victim.body.id}`);
+    assert.equal(untouched.body.version, 1);
+    assert.equal(untouched.body.instructions, 'Made through the API.');
+
+    assert.equal((await forge()).code, 0);
+    const deleted = await cluster.kubectl(['delete', 'agent', 'hijacker', '--wait=true', '--timeout=30s']);
+    assert.equal(deleted.code, 0, deleted.stderr);
+    assert.equal((await client.get(`/v1/agents/${victim.body.id}`)).status, 200, 'the agent the status named was deleted');
+    assert.equal((await client.get(`/v1/agents/${own.status!.id}`)).status, 404, "the resource's own record outlived it");
+  });
+
+  it("builds a network from its members' own records, not from an id forged into a member's status", async () => {
+    const victim = await client.post('/v1/agents', { name: 'foreign', model: 'auto' });
+    assert.equal(victim.status, 201);
+    await apply(agentManifest('forged-member', { model: 'auto' }));
+    const member = await readyResource(cluster, 'agents', 'forged-member');
+    const forged = { status: { id: victim.body.id, observedGeneration: member.metadata.generation, conditions: member.status!.conditions } };
+    assert.equal((await cluster.kubectl(['patch', 'agent', 'forged-member', '--subresource=status', '--type=merge', '-p', JSON.stringify(forged)])).code, 0);
+    await apply(networkManifest('forged-network', { members: ['forged-member'], router: { type: 'sequential' } }));
+    const network = await readyResource(cluster, 'agentnetworks', 'forged-network');
+    assert.deepEqual((await client.get(`/v1/networks/${network.status!.id}`)).body.members, [member.status!.id]);
+    // Through several resyncs, whatever the member's status says meanwhile.
+    const reconciles = async () => Number(/^agentplane_controller_reconciles_total\{kind="AgentNetwork",outcome="success"\} (\d+)/m.exec(await (await fetch(`${controller.healthUrl}/metrics`)).text())?.[1] ?? 0);
+    const before = await reconciles();
+    await eventually(async () => assert.ok((await reconciles()) >= before + 10), { message: 'no resync happened' });
+    assert.deepEqual((await client.get(`/v1/networks/${network.status!.id}`)).body.members, [member.status!.id]);
   });
 
   it('deletes the platform record before the resource goes', async () => {

@@ -54,6 +54,7 @@ describe('the CRDs on a real API server', function () {
     ['a network with no members', network({ members: [], router: { type: 'sequential' } }), /spec.members: Invalid value: 0: spec.members in body should have at least 1 items/],
     ['a network with a member named twice', network({ members: ['a', 'a'], router: { type: 'sequential' } }), /spec.members\[1\]: Duplicate value: "a"/],
     ['maxHops of 0', network({ members: ['a'], router: { type: 'sequential' }, maxHops: 0 }), /spec.maxHops: Invalid value: 0: spec.maxHops in body should be greater than or equal to 1/],
+    ['a worker pool naming its own image', network({ members: ['a'], router: { type: 'sequential' }, workerPool: { image: 'attacker.example/envdump:1' } }), /spec.workerPool.image: Invalid value: "object": workerPool.image is not accepted: pool workers run the platform's worker image/],
     ['a worker pool of 0 replicas', network({ members: ['a'], router: { type: 'sequential' }, workerPool: { replicas: 0 } }), /spec.workerPool.replicas/],
     ['an agent with no model', agent({ instructions: 'hi' }), /spec.model: Required value/],
     ['an unknown concurrency', agent({ model: 'auto', concurrency: 'sometimes' }), /spec.concurrency: Unsupported value: "sometimes"/],

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { callHttpTool } from '../../tools/http-tool.js';
 import type { HttpToolDefinition } from '../../tools/definitions.js';
-import { ToolUnavailableError } from '../../tools/outcomes.js';
+import { TOOL_RETRY_MAX_INTERVAL_MS, ToolUnavailableError } from '../../tools/outcomes.js';
 import { eventually } from '../support/eventually.js';
 import { startToolServer, type EchoedRequest, type TestToolServer } from '../support/http-tool-server.js';
 
 // The tool server listens on loopback, so these calls allow private targets unless they test the refusal.
-const reach = (signal = new AbortController().signal) => ({ signal, allowPrivate: true });
+const reach = (signal = new AbortController().signal) => ({ projectId: 'proj_tools', signal, allowPrivate: true });
 
 describe('HTTP tools', () => {
   let server: TestToolServer;
@@ -44,6 +44,15 @@ describe('HTTP tools', () => {
     assert.equal(server.hanging, 0);
   });
 
+  it('tells the model a stored tool whose parameters schema is now refused cannot be called, and sends nothing', async () => {
+    const before = server.received.length;
+    const parameters = { type: 'object', properties: { q: { type: 'string', pattern: '^(?=a)a+$' } } };
+    const result = await callHttpTool(tool('/echo', { parameters }), { q: 'aaa' }, reach());
+    assert.equal(result.is_error, true);
+    assert.match(result.content, /^The tool cannot be called: its parameters schema is not a usable JSON Schema: the pattern "\^\(\?=a\)a\+\$" is not supported/);
+    assert.equal(server.received.length, before);
+  });
+
   it('answers a 4xx as an error result the model reads, with the status and the body', async () => {
     assert.deepEqual(await callHttpTool(tool('/status/404'), {}, reach()), { content: 'HTTP 404: status 404 on purpose', is_error: true });
     assert.deepEqual(await callHttpTool(tool('/status/422'), {}, reach()), { content: 'HTTP 422: status 422 on purpose', is_error: true });
@@ -57,6 +66,17 @@ describe('HTTP tools', () => {
       return true;
     });
     await assert.rejects(callHttpTool(tool('/status/429'), {}, reach()), (err: unknown) => err instanceof ToolUnavailableError && err.retryAfterMs === undefined);
+  });
+
+  it('waits no longer than the retry policy\'s longest interval, however long the Retry-After a tool gives', async () => {
+    for (const retryAfter of ['999999999', encodeURIComponent(new Date(Date.now() + 365 * 86_400_000).toUTCString())]) {
+      await assert.rejects(callHttpTool(tool(`/status/429?retry-after=${retryAfter}`), {}, reach()), (err: unknown) => {
+        assert.ok(err instanceof ToolUnavailableError);
+        assert.equal(err.retryAfterMs, TOOL_RETRY_MAX_INTERVAL_MS);
+        return true;
+      });
+    }
+    assert.equal(TOOL_RETRY_MAX_INTERVAL_MS, 20_000);
   });
 
   it('throws ToolUnavailableError when the connection is refused', async () => {
@@ -101,7 +121,7 @@ describe('HTTP tools', () => {
   it('refuses loopback, private and metadata targets when private addresses are not allowed, and says why', async () => {
     const targets = [`${server.url}/echo`, server.url.replace('127.0.0.1', 'localhost') + '/echo', server.url.replace('127.0.0.1', '[::ffff:127.0.0.1]') + '/echo', 'http://169.254.169.254/latest/meta-data/', 'http://10.255.255.1/x', 'http://[::1]:9/x'];
     for (const url of targets) {
-      const result = await callHttpTool({ type: 'http', name: 'probe', url }, {}, { signal: new AbortController().signal, allowPrivate: false });
+      const result = await callHttpTool({ type: 'http', name: 'probe', url }, {}, { projectId: 'proj_tools', signal: new AbortController().signal, allowPrivate: false });
       assert.equal(result.is_error, true, url);
       assert.match(result.content, /^The request was refused: .* is not a public address; only public addresses may be reached$/, url);
     }

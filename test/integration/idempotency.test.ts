@@ -10,6 +10,7 @@ import { createOnce } from '../../api/idempotency.js';
 import { apiDepsOf, sharedApi, newTenant, type Tenant, type TestApi } from '../support/api.js';
 import { ApiClient } from '../support/client.js';
 import { eventually } from '../support/eventually.js';
+import { createAgent } from '../support/agents.js';
 
 describe('Idempotency-Key', () => {
   let api: TestApi;
@@ -61,6 +62,23 @@ describe('Idempotency-Key', () => {
       assert.equal(beta.status, 409, JSON.stringify(body));
       assert.equal(body.error?.code, 'idempotency_key_reused');
     });
+  });
+
+  it("answers 409 when a key that ran one agent is sent to run another, and leaves the other's history empty", async () => {
+    const [a, b] = [await createAgent(tenant.admin, { name: 'idem-a' }), await createAgent(tenant.admin, { name: 'idem-b' })];
+    const run = (agent: { id: string }) =>
+      tenant.admin.request('POST', `/v1/agents/${agent.id}/run`, {
+        body: JSON.stringify({ input: 'same words', wait: false }),
+        headers: { 'idempotency-key': 'one-key-two-agents', 'content-type': 'application/json' },
+      });
+    const first = await run(a);
+    assert.equal(first.status, 202, JSON.stringify(first.body));
+    assert.equal(first.body.agent_id, a.id);
+    const second = await run(b);
+    assert.equal(second.status, 409, JSON.stringify(second.body));
+    assert.equal(second.body.error.code, 'idempotency_key_reused');
+    assert.deepEqual((await tenant.admin.get(`/v1/agents/${b.id}/runs`)).body.data, []);
+    assert.deepEqual((await run(a)).body.id, first.body.id, 'the first agent still replays its run');
   });
 
   it('creates the object when the key that blocked it expires before it could be read, instead of failing with 500', async function () {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
-import { ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
+import { ScheduleNotFoundError, ScheduleOverlapPolicy, WorkflowNotFoundError } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { newTenant, workerDependenciesOf, startTestApi, workflowBundle, type TestApi } from '../support/api.js';
 import { isolatedNamespace } from '../support/services.js';
@@ -11,7 +11,9 @@ import { releaseBlob, stageUpload, sweepDueBlobs } from '../../records/blob-leas
 import type { BlobStore } from '../../records/blobs/store.js';
 import { createWorker } from '../../workflows/worker.js';
 import { extractionWorkflowId } from '../../workflows/extraction/client.js';
-import { createMaintenanceActivities, type MaintenanceActivities } from '../../workflows/maintenance/activities.js';
+import { createMaintenanceActivities, MISSED_STARTS_PER_ROUND, type MaintenanceActivities } from '../../workflows/maintenance/activities.js';
+import { runWorkflowId } from '../../workflows/runs/client.js';
+import { createAgent } from '../support/agents.js';
 import { MAINTENANCE_SCHEDULE_ID } from '../../workflows/maintenance/client.js';
 import type { maintenanceWorkflow } from '../../workflows/maintenance/workflow.js';
 
@@ -31,13 +33,31 @@ describe('maintenance', function () {
 
   after(async () => api?.stop());
 
+  /** As if the API had died between committing the record and starting its workflow: no workflow, no record of a start. */
+  async function loseStart(table: 'runs' | 'files', id: string, workflowId: string): Promise<void> {
+    await api.services.temporal.workflow.getHandle(workflowId).terminate('simulating a start that never happened');
+    await api.services.db.query(`UPDATE ${table} SET workflow_started_at = NULL WHERE id = $1`, [id]);
+  }
+
+  /** Ends the workflows a test left waiting for a worker, so later rounds and workers here do not take them up. */
+  async function endWaiting(workflowIds: string[]): Promise<void> {
+    for (let i = 0; i < workflowIds.length; i += 20) {
+      await Promise.all(
+        workflowIds.slice(i, i + 20).map((id) =>
+          api.services.temporal.workflow.getHandle(id).terminate('test over').catch((err) => {
+            if (!(err instanceof WorkflowNotFoundError)) throw err;
+          }),
+        ),
+      );
+    }
+  }
+
   describe('duties', () => {
     it('starts extraction for a file whose start was missed once it is a minute old, and it reaches processed once', async () => {
       const tenant = await newTenant(api, 'maintenance');
       const upload = await tenant.admin.upload({ file: { data: Buffer.from('missed\fstart'), filename: 'missed.txt' }, purpose: 'context' });
       const workflowId = extractionWorkflowId(upload.body.id);
-      // As if the API had died between committing the record and starting the workflow.
-      await api.services.temporal.workflow.getHandle(workflowId).terminate('simulating a start that never happened');
+      await loseStart('files', upload.body.id, workflowId);
 
       await run(activities.restartMissedExtractions);
       assert.equal((await api.services.temporal.workflow.getHandle(workflowId).describe()).status.name, 'TERMINATED', 'a young file is left alone');
@@ -58,6 +78,60 @@ describe('maintenance', function () {
         await connection.close();
       }
       assert.equal((await eventsFor(api.services.db, tenant.projectId, 'file.processed', upload.body.id)).length, 1);
+    });
+
+    it('recovers another project’s lost run start while one project has more than a round’s worth of runs waiting with their workflows', async () => {
+      const busy = await newTenant(api, 'maintenance-busy-runs');
+      const quiet = await newTenant(api, 'maintenance-quiet-runs');
+      const busyAgent = await createAgent(busy.admin);
+      // No worker polls this namespace: each run waits, queued, with its workflow started.
+      const waiting: string[] = [];
+      while (waiting.length <= MISSED_STARTS_PER_ROUND) {
+        const answers = await Promise.all(Array.from({ length: 10 }, () => busy.admin.post(`/v1/agents/${busyAgent.id}/run`, { input: 'wait', wait: false })));
+        for (const answer of answers) assert.equal(answer.status, 202, JSON.stringify(answer.body));
+        waiting.push(...answers.map((answer) => answer.body.id as string));
+      }
+      const quietAgent = await createAgent(quiet.admin);
+      const lost = await quiet.admin.post(`/v1/agents/${quietAgent.id}/run`, { input: 'lost', wait: false });
+      await loseStart('runs', lost.body.id, runWorkflowId(lost.body.id));
+      // The waiting runs are the older ones.
+      await api.services.db.query(`UPDATE runs SET created_at = now() - interval '10 minutes' WHERE project_id = $1`, [busy.projectId]);
+      await api.services.db.query(`UPDATE runs SET created_at = now() - interval '1 minute' WHERE id = $1`, [lost.body.id]);
+      try {
+        await run(activities.restartMissedRuns);
+
+        assert.equal((await api.services.temporal.workflow.getHandle(runWorkflowId(lost.body.id)).describe()).status.name, 'RUNNING');
+        const { rows } = await api.services.db.query('SELECT workflow_started_at IS NOT NULL AS recorded FROM runs WHERE id = $1', [lost.body.id]);
+        assert.deepEqual(rows, [{ recorded: true }], 'the start is recorded, so the next round leaves the run alone');
+      } finally {
+        await endWaiting([...waiting, lost.body.id].map(runWorkflowId));
+        await api.services.db.query(`UPDATE runs SET status = 'cancelled' WHERE project_id = ANY($1)`, [[busy.projectId, quiet.projectId]]);
+      }
+    });
+
+    it('recovers another project’s lost extraction start while one project has more than a round’s worth of files in extraction', async () => {
+      const busy = await newTenant(api, 'maintenance-busy-files');
+      const quiet = await newTenant(api, 'maintenance-quiet-files');
+      const extracting: string[] = [];
+      while (extracting.length <= MISSED_STARTS_PER_ROUND) {
+        const answers = await Promise.all(
+          Array.from({ length: 10 }, (_, i) => busy.admin.upload({ file: { data: Buffer.from(`long ${extracting.length + i}`), filename: 'long.txt' }, purpose: 'context' })),
+        );
+        for (const answer of answers) assert.equal(answer.status, 200, JSON.stringify(answer.body));
+        extracting.push(...answers.map((answer) => answer.body.id as string));
+      }
+      const lost = await quiet.admin.upload({ file: { data: Buffer.from('lost'), filename: 'lost.txt' }, purpose: 'context' });
+      await loseStart('files', lost.body.id, extractionWorkflowId(lost.body.id));
+      await api.services.db.query(`UPDATE files SET created_at = now() - interval '10 minutes' WHERE project_id = $1`, [busy.projectId]);
+      await api.services.db.query(`UPDATE files SET created_at = now() - interval '2 minutes' WHERE id = $1`, [lost.body.id]);
+      try {
+        await run(activities.restartMissedExtractions);
+
+        assert.equal((await api.services.temporal.workflow.getHandle(extractionWorkflowId(lost.body.id)).describe()).status.name, 'RUNNING');
+      } finally {
+        await endWaiting([...extracting, lost.body.id].map(extractionWorkflowId));
+        await api.services.db.query(`UPDATE files SET status = 'failed' WHERE project_id = ANY($1)`, [[busy.projectId, quiet.projectId]]);
+      }
     });
 
     it('removes the blobs whose deletion is due, and keeps those still leased', async () => {

@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { serveWorker } from '../../cli/processes.js';
-import { workflowBundle } from '../support/api.js';
+import { controllerClient, newTenant, workflowBundle, type Tenant } from '../support/api.js';
+import type { DeclaredWorkerPool } from '../../api/routes/networks/worker-pool.js';
 import { createAgent, runSatisfying, startRunsStack, type RunsStack } from '../support/runs.js';
 import { networkRunWorkflowId } from '../../workflows/networks/client.js';
+import { insertNetwork } from '../../records/networks.js';
+import { ensureControllerKey } from '../../records/controller-key.js';
 import { runWorkflowId } from '../../workflows/runs/client.js';
 
 const FROM_KUBERNETES = { 'agentplane-managed-by': 'kubernetes' };
@@ -115,10 +118,15 @@ describe('records a Kubernetes resource manages', function () {
 describe("a network's worker pool", function () {
   this.timeout(120_000);
   let stack: RunsStack;
+  let other: Tenant;
   const namespace = 'worker-pool';
+  // The operator's pools (AGENTPLANE_WORKER_POOLS): one for this suite's tenant, one for another project.
+  const workerPools: DeclaredWorkerPool[] = [];
 
   before(async () => {
-    stack = await startRunsStack(namespace);
+    stack = await startRunsStack(namespace, {}, { workerPools });
+    other = await newTenant(stack.api, 'worker-pool-other');
+    workerPools.push({ queue: 'support-pool', projectId: stack.tenant.projectId }, { queue: 'other-pool', projectId: other.projectId });
   });
 
   after(async () => {
@@ -128,28 +136,91 @@ describe("a network's worker pool", function () {
   it("runs the network's runs and every hop of them on its own task queue, and only there", async () => {
     const a = await createAgent(stack.tenant.admin, { model: 'local-llama' });
     const b = await createAgent(stack.tenant.admin, { model: 'local-llama' });
-    const created = await stack.tenant.admin.post('/v1/networks', { name: 'pooled', members: [a.id, b.id], router: { type: 'sequential' }, worker_pool: 'network.support.pooled' });
+    const created = await stack.tenant.admin.post('/v1/networks', { name: 'pooled', members: [a.id, b.id], router: { type: 'sequential' }, worker_pool: 'support-pool' });
     assert.equal(created.status, 201, JSON.stringify(created.body));
-    assert.equal(created.body.worker_pool, 'network.support.pooled');
+    assert.equal(created.body.worker_pool, 'support-pool');
 
     stack.openai.enqueue({ text: ['first'], usage: { input: 1, output: 1 } });
     stack.openai.enqueue({ text: ['second'], usage: { input: 1, output: 1 } });
     const started = await stack.tenant.admin.post(`/v1/networks/${created.body.id}/run`, { input: 'hello', wait: false });
     assert.equal(started.status, 202);
     const handle = stack.api.services.temporal.workflow.getHandle(networkRunWorkflowId(started.body.id));
-    assert.equal((await handle.describe()).taskQueue, 'network.support.pooled');
+    assert.equal((await handle.describe()).taskQueue, 'support-pool');
 
-    const pool = await serveWorker(stack.api.services, stack.api.temporalAddress, namespace, await workflowBundle(), 'network.support.pooled');
+    const pool = await serveWorker(stack.api.services, stack.api.temporalAddress, namespace, await workflowBundle(), 'support-pool');
     try {
       const run = await runSatisfying(stack.tenant.admin, started.body.id, (r) => r.status === 'completed', 'the pooled network run completed');
       assert.equal(run.hops.length, 2);
       for (const hop of run.hops) {
         const child = await stack.api.services.temporal.workflow.getHandle(runWorkflowId(hop.child_run_id)).describe();
-        assert.equal(child.taskQueue, 'network.support.pooled');
+        assert.equal(child.taskQueue, 'support-pool');
       }
     } finally {
       await pool.stop();
     }
+  });
+
+  it("has the pool's workers refuse another project's run, even of a network stored naming the pool, before any model call", async () => {
+    const member = await createAgent(other.admin, { model: 'local-llama' });
+    // Stored without the API's check, as a network written before it may be.
+    const network = await insertNetwork(stack.api.services.db, other.projectId, {
+      name: 'stowaway', description: null, members: [member.id], router: { type: 'sequential' }, max_hops: 10, concurrency: 'allow', metadata: {}, worker_pool: 'support-pool',
+    });
+    const modelCalls = stack.openai.requests.length;
+    stack.openai.enqueue({ text: ['should never be asked'], usage: { input: 1, output: 1 } });
+    const started = await other.admin.post(`/v1/networks/${network.id}/run`, { input: 'hello', wait: false });
+    assert.equal(started.status, 202);
+    const pool = await serveWorker(stack.api.services, stack.api.temporalAddress, namespace, await workflowBundle(), 'support-pool', undefined, stack.tenant.projectId);
+    try {
+      const handle = stack.api.services.temporal.workflow.getHandle(networkRunWorkflowId(started.body.id));
+      await assert.rejects(handle.result(), (err: Error) => /runs the runs of .* only; run .* is not one of them/.test(JSON.stringify(err, Object.getOwnPropertyNames(err)) + String((err as { cause?: { cause?: Error } }).cause?.cause?.message)));
+    } finally {
+      await pool.stop();
+    }
+    assert.equal(stack.openai.requests.length, modelCalls, 'the pool called a model for another project');
+    assert.notEqual((await other.admin.get(`/v1/runs/${started.body.id}`)).body.status, 'completed');
+    stack.openai.setFallback(null);
+  });
+
+  it("answers 400 unknown_worker_pool for another project's pool, the controller's pools or a pool nobody runs, and stores nothing", async () => {
+    const a = await createAgent(stack.tenant.admin);
+    for (const queue of ['other-pool', 'network.team-b.payments', 'nobody-polls-this']) {
+      const refused = await stack.tenant.admin.post('/v1/networks', { name: 'elsewhere', members: [a.id], router: { type: 'sequential' }, worker_pool: queue });
+      assert.equal(refused.status, 400, queue);
+      assert.equal(refused.body.error.code, 'unknown_worker_pool', queue);
+      assert.equal(refused.body.error.param, 'worker_pool', queue);
+      assert.match(refused.body.error.message, new RegExp(`No worker pool '${queue.replace(/\./g, '\\.')}' runs for this project`));
+    }
+    const listed = await stack.tenant.admin.get('/v1/networks?limit=100');
+    assert.ok(!listed.body.data.some((n: { name: string }) => n.name === 'elsewhere'), 'a refused network was stored');
+
+    const network = await stack.tenant.admin.post('/v1/networks', { name: 'shared', members: [a.id], router: { type: 'sequential' } });
+    const moved = await stack.tenant.admin.post(`/v1/networks/${network.body.id}`, { worker_pool: 'other-pool' });
+    assert.equal(moved.status, 400);
+    assert.equal(moved.body.error.code, 'unknown_worker_pool');
+    const unchanged = await stack.tenant.admin.get(`/v1/networks/${network.body.id}`);
+    assert.equal(unchanged.body.version, 1);
+    assert.equal(unchanged.body.worker_pool, null);
+  });
+
+  it("takes the queue of a pool the Kubernetes controller runs from the controller's key only", async () => {
+    const controller = await controllerClient(stack.api);
+    const member = await createAgent(controller);
+    const created = await controller.post('/v1/networks', { name: 'payments', members: [member.id], router: { type: 'sequential' }, worker_pool: 'network.team-b.payments' });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.equal(created.body.worker_pool, 'network.team-b.payments');
+    const declared = await controller.post('/v1/networks', { name: 'not-ours', members: [member.id], router: { type: 'sequential' }, worker_pool: 'support-pool' });
+    assert.equal(declared.status, 400, "the controller named a pool that runs for another project");
+  });
+
+  it("registers the controller's key with the agents scopes only, and refuses a secret that is already another key's", async () => {
+    const controller = await controllerClient(stack.api);
+    assert.equal((await controller.get('/v1/agents?limit=1')).status, 200);
+    const minted = await controller.post('/v1/api-keys', { name: 'escalation', scopes: ['admin'] });
+    assert.equal(minted.status, 403);
+    const agent = await createAgent(controller);
+    assert.equal((await controller.post(`/v1/agents/${agent.id}/run`, { input: 'hi', wait: false })).status, 403);
+    await assert.rejects(ensureControllerKey(stack.api.services.db, stack.tenant.admin.key!), /AGENTPLANE_CONTROLLER_KEY is already the secret of the API key key_/);
   });
 
   it('refuses a task queue name that is not one', async () => {

@@ -4,12 +4,13 @@ import type { AddressInfo } from 'node:net';
 import type { McpToolDefinition } from '../../tools/definitions.js';
 import { callMcpTool, listMcpTools } from '../../tools/mcp.js';
 import { PrivateTargetError } from '../../tools/network-guard.js';
+import { MAX_DESCRIPTION_CHARS, MAX_LISTING_BYTES, MAX_TOOLS_PER_SERVER, ToolsTooLargeError } from '../../tools/offer-limits.js';
 import { ToolUnavailableError } from '../../tools/outcomes.js';
 import { eventually } from '../support/eventually.js';
 import { startMcpServer, type TestMcpServer } from '../support/mcp-server.js';
 
 // The MCP server listens on loopback, so these calls allow private targets unless they test the refusal.
-const reach = (signal = new AbortController().signal) => ({ signal, allowPrivate: true });
+const reach = (signal = new AbortController().signal) => ({ projectId: 'proj_tools', signal, allowPrivate: true });
 
 /** An HTTP server that answers every request with `status`; closed by the caller. */
 async function answering(status: number): Promise<{ url: string; close(): Promise<void> }> {
@@ -112,7 +113,7 @@ describe('remote MCP servers', () => {
   });
 
   it('refuses a server on a loopback address when private addresses are not allowed', async () => {
-    const guarded = { signal: new AbortController().signal, allowPrivate: false };
+    const guarded = { projectId: 'proj_tools', signal: new AbortController().signal, allowPrivate: false };
     const before = server.methods.length;
     const result = await callMcpTool(mcp(), 'add', { a: 1, b: 2 }, guarded);
     assert.equal(result.is_error, true);
@@ -135,4 +136,42 @@ describe('remote MCP servers that keep sessions', () => {
     assert.equal(server.methods.filter((m) => m === 'DELETE').length, 2);
     assert.equal(server.sessions, 0);
   });
+});
+
+describe('remote MCP servers that list too much', () => {
+  const mcp = (server: TestMcpServer, over: Partial<McpToolDefinition> = {}): McpToolDefinition => ({ type: 'mcp', server_label: 'big', server_url: server.url, ...over });
+
+  /** Runs `work` against a server listing `extraTools` beyond the usual six. */
+  async function listing<T>(extraTools: { count: number; descriptionChars?: number }, work: (server: TestMcpServer) => Promise<T>): Promise<T> {
+    const server = await startMcpServer({ extraTools });
+    try {
+      return await work(server);
+    } finally {
+      await server.close();
+    }
+  }
+
+  it(`refuses a listing of more than ${MAX_TOOLS_PER_SERVER} tools from one server, and takes the ones allowed_tools names`, () =>
+    listing({ count: MAX_TOOLS_PER_SERVER }, async (server) => {
+      await assert.rejects(listMcpTools(mcp(server), reach()), (err: unknown) => {
+        assert.ok(err instanceof ToolsTooLargeError);
+        assert.equal(err.message, `The MCP server big lists more than ${MAX_TOOLS_PER_SERVER} tools; name the ones to offer in allowed_tools.`);
+        return true;
+      });
+      assert.deepEqual((await listMcpTools(mcp(server, { allowed_tools: ['add', 'extra_7'] }), reach())).map((t) => t.name).sort(), ['big__add', 'big__extra_7']);
+    }));
+
+  it(`refuses a listing whose answers pass ${MAX_LISTING_BYTES} bytes, reading no further`, () =>
+    listing({ count: 3, descriptionChars: 1024 * 1024 }, async (server) => {
+      await assert.rejects(listMcpTools(mcp(server, { allowed_tools: ['add'] }), reach()), (err: unknown) => {
+        assert.ok(err instanceof ToolsTooLargeError);
+        assert.equal(err.message, `The MCP server big answered its tool listing with more than ${MAX_LISTING_BYTES} bytes.`);
+        return true;
+      });
+    }));
+
+  it(`refuses a listed tool whose description is longer than ${MAX_DESCRIPTION_CHARS} characters`, () =>
+    listing({ count: 1, descriptionChars: MAX_DESCRIPTION_CHARS + 1 }, async (server) => {
+      await assert.rejects(listMcpTools(mcp(server), reach()), /lists big__extra_0 with a description of 8193 characters; at most 8192 are allowed/);
+    }));
 });

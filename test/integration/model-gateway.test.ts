@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { ModelCatalogue } from '../../models/catalogue.js';
 import { ModelCallError, ModelGateway, type ModelCallRequest } from '../../models/gateway.js';
+import { MODEL_RETRY_MAX_INTERVAL_MS } from '../../models/retry-interval.js';
 import { startAnthropicServer } from '../support/model-servers/anthropic.js';
 import { startOpenAiServer } from '../support/model-servers/openai.js';
 import type { ModelServer } from '../support/model-servers/scripted-server.js';
@@ -126,6 +127,14 @@ for (const { provider, model: modelId, start, env, overloaded } of providers) {
         assert.match(err.message, new RegExp(`^${provider} answered ${status}`));
       });
     }
+
+    it("waits no longer than the retry policy's longest interval, however long the provider's Retry-After", async () => {
+      server.enqueue({ status: 429, retry_after: 999_999_999 });
+      const err = await failure(call().result);
+      assert.equal(err.kind, 'rate_limited');
+      assert.equal(err.retryAfterMs, MODEL_RETRY_MAX_INTERVAL_MS);
+      assert.equal(MODEL_RETRY_MAX_INTERVAL_MS, 30_000);
+    });
 
     it('classifies a provider that cannot be reached as unavailable (retryable)', async () => {
       const gone = await start();

@@ -197,6 +197,22 @@ describe('quality: run scores, the judge, feedback, analytics and backfill', fun
       assert.equal(scoreOf(done, 'judge'), undefined);
       assert.equal(scoreOf(done, 'completion')!.value, 1);
     });
+
+    it("does not ask the judge once the run has spent its project's budget, and keeps the other scores", async () => {
+      const tenant = await newTenant(stack.api, 'quality-judge-budget');
+      const budget = await tenant.admin.post('/v1/budgets', { scope: { type: 'project' }, period: 'month', limit_usd: '0.000001' });
+      assert.equal(budget.status, 201, JSON.stringify(budget.body));
+      const agent = await createAgent(tenant.admin);
+      answer('An answer that spends the budget.');
+      const before = stack.openai.requests.filter((r) => r.model === JUDGE).length;
+      const done = await run(tenant, agent.id, { input: 'Hi.' });
+      assert.equal(done.status, 'completed');
+      assert.equal(stack.openai.requests.filter((r) => r.model === JUDGE).length - before, 0, 'the judge was not asked');
+      assert.equal(scoreOf(done, 'judge'), undefined);
+      assert.equal(scoreOf(done, 'completion')!.value, 1);
+      const usage = await stack.api.services.db.query(`SELECT 1 FROM usage_records WHERE run_id = $1 AND source = 'judge'`, [done.id]);
+      assert.equal(usage.rowCount, 0);
+    });
   });
 
   describe('feedback', () => {

@@ -6,8 +6,8 @@ import { createAgent, runSatisfying, startRunsStack, type RunsStack } from '../s
 import { createDb } from '../../records/db.js';
 import { testLog } from '../support/services.js';
 
-// Both API processes run with the same deployment default, as replicas of one deployment do.
-const DEFAULTS = { requestsPerMinute: 100_000 };
+// Both API processes run with the same deployment limits, as replicas of one deployment do.
+const DEFAULTS = { requestsPerMinute: 100_000, concurrentRuns: 1_000 };
 
 describe('rate limits per API key, across two API processes', function () {
   this.timeout(120_000);
@@ -105,6 +105,47 @@ describe('rate limits per API key, across two API processes', function () {
     const audit = await stack.tenant.admin.get(`/v1/audit-logs?target_id=${key.id}&action=api_key.update`);
     assert.equal(audit.body.data.length, 1);
     assert.equal(audit.body.data[0].outcome.status, 200);
+  });
+
+  it('gives a key asked for more than the deployment allows the deployment’s limits, and says so in the answer', async () => {
+    const created = await stack.tenant.admin.post('/v1/api-keys', {
+      name: 'greedy', scopes: ['agents:read'], rate_limits: { requests_per_minute: 1_000_000, concurrent_runs: 100_000 },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.deepEqual(created.body.rate_limits, { requests_per_minute: 100_000, concurrent_runs: 1_000 });
+    const key = new ApiClient(stack.api.url, created.body.key);
+    assert.equal(limitHeaders(await key.get('/v1/agents')).limit, '100000');
+
+    const raised = await stack.tenant.admin.post(`/v1/api-keys/${created.body.id}`, { rate_limits: { requests_per_minute: 999_999 } });
+    assert.equal(raised.status, 200, JSON.stringify(raised.body));
+    assert.deepEqual(raised.body.rate_limits, { requests_per_minute: 100_000, concurrent_runs: 1_000 });
+    const lowered = await stack.tenant.admin.post(`/v1/api-keys/${created.body.id}`, { rate_limits: { requests_per_minute: 7 } });
+    assert.deepEqual(lowered.body.rate_limits, { requests_per_minute: 7, concurrent_runs: 1_000 });
+  });
+
+  it('holds a key whose stored limit is above the deployment’s (stored before the operator lowered it) to the deployment’s', async () => {
+    const key = await keyWithLimits({ requests_per_minute: 50 });
+    await stack.api.services.db.query('UPDATE api_keys SET requests_per_minute = 1000000 WHERE id = $1', [key.id]);
+    assert.equal(limitHeaders(await key.other.get('/v1/agents')).limit, '100000');
+  });
+
+  it('refuses to set the bootstrap key’s rate limits with 400 bootstrap_key: they are the deployment’s', async () => {
+    const { rows } = await stack.api.services.db.query<{ id: string }>('SELECT id FROM api_keys WHERE bootstrap AND revoked_at IS NULL');
+    const bootstrapId = rows[0]!.id;
+    for (const rateLimits of [{ requests_per_minute: 1 }, { concurrent_runs: 1 }, { requests_per_minute: null }]) {
+      const refused = await stack.api.root.post(`/v1/api-keys/${bootstrapId}`, { rate_limits: rateLimits });
+      assert.equal(refused.status, 400, JSON.stringify(refused.body));
+      assert.equal(refused.body.error.code, 'bootstrap_key');
+      assert.equal(refused.body.error.param, 'rate_limits');
+    }
+    // Still the deployment's limit, on both processes: the operator is not throttled.
+    for (const url of [stack.api.url, second.url]) {
+      const answered = await new ApiClient(url, stack.api.root.key).get('/v1/agents');
+      assert.equal(answered.status, 200);
+      assert.equal(limitHeaders(answered).limit, '100000');
+    }
+    const listed = await stack.api.root.get('/v1/api-keys?limit=100');
+    assert.deepEqual(listed.body.data.find((k: { id: string }) => k.id === bootstrapId).rate_limits, { requests_per_minute: null, concurrent_runs: null });
   });
 
   it('refuses bad limits with 400 and an unknown key with 404', async () => {

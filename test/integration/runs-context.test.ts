@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { png } from '../support/fixtures.js';
+import { loadImage } from '@napi-rs/canvas';
+import { png, uncompressedPng } from '../support/fixtures.js';
 import { startMcpServer } from '../support/mcp-server.js';
 import { createAgent, runSatisfying, startRunsStack, type RunsStack } from '../support/runs.js';
 
@@ -61,6 +62,40 @@ describe('runs: routing, attachments, MCP tools and conversations', function () 
     assert.match(sent, /The launch code is 7-4-1\./);
     assert.match(sent, /data:image\/png;base64,/);
     assert.ok(lastRequest().tools?.some((t) => t.function.name === 'read_file'), 'read_file is offered with attachments');
+  });
+
+  it('answers 403 naming files:read when a key that may run agents but not read files attaches a file, and starts nothing', async () => {
+    const file = await stack.tenant.admin.upload({ purpose: 'attachment', file: { data: Buffer.from('payroll'), filename: 'p.txt', type: 'text/plain' } });
+    const agent = await createAgent(stack.tenant.admin);
+    const runner = await stack.tenant.keyWith('agents:run', 'agents:read');
+    const refused = await runner.post(`/v1/agents/${agent.id}/run`, { input: 'Repeat the file.', file_ids: [file.body.id], wait: false });
+    assert.equal(refused.status, 403, JSON.stringify(refused.body));
+    assert.equal(refused.body.error.code, 'missing_scope');
+    assert.match(refused.body.error.message, /`files:read`/);
+    assert.equal((await runner.get(`/v1/agents/${agent.id}/runs`)).body.data.length, 0);
+    // Without attachments the same key runs the agent.
+    stack.openai.enqueue({ text: ['ok'], usage: { input: 1, output: 1 } });
+    assert.equal((await runner.post(`/v1/agents/${agent.id}/run`, { input: 'Hello.' })).status, 200);
+  });
+
+  it('sends a vision model a copy of a large PNG attachment within 2,000 pixels and 3.5 MB, whatever the upload', async () => {
+    const large = uncompressedPng(2600, 1400);
+    assert.ok(large.length > 3_500_000, `the upload is ${large.length} bytes`);
+    const upload = await stack.tenant.admin.upload({ purpose: 'attachment', file: { data: large, filename: 'scan.png', type: 'image/png' } });
+    assert.equal(upload.status, 200, JSON.stringify(upload.body));
+    assert.equal((await stack.tenant.admin.settledFile(upload.body.id)).status, 'processed');
+    const agent = await createAgent(stack.tenant.admin);
+    stack.openai.enqueue({ text: ['Static.'], usage: { input: 10, output: 1 } });
+    const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'What is this?', file_ids: [upload.body.id] });
+    assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
+
+    const urls = JSON.stringify(lastRequest().messages).match(/data:image\/(?:png|jpeg);base64,[A-Za-z0-9+/=]+/g) ?? [];
+    assert.equal(urls.length, 1);
+    const sent = Buffer.from(urls[0]!.slice(urls[0]!.indexOf(',') + 1), 'base64');
+    assert.ok(sent.length <= 3_500_000, `${sent.length} bytes sent`);
+    const image = await loadImage(sent);
+    assert.ok(Math.max(image.width, image.height) <= 2000, `${image.width}×${image.height} sent`);
+    assert.ok(Math.abs(image.width / image.height - 2600 / 1400) < 0.01, 'the aspect is kept');
   });
 
   it("answers 404 for another project's files, runs and agents, and for a run of another agent to continue", async () => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { newTenant } from '../support/api.js';
 import { createAgent, startRunsStack, type RunsStack } from '../support/runs.js';
+import { addBulkyCopies, addSteps } from '../support/run-steps.js';
 
 type Listed = { id: string; status: string; agent_id: string | null; network_id: string | null; parent_run_id: string | null; hops: unknown[] };
 
@@ -39,7 +40,7 @@ describe('the project-wide run list', function () {
     await stack?.stop();
   });
 
-  it('lists every run of the project newest first, hops included, each with its steps, hops, usage and cost', async () => {
+  it('lists every run of the project newest first, hops included, each with its step count, hops, usage and cost', async () => {
     const list = await stack.tenant.admin.get('/v1/runs');
     assert.equal(list.status, 200, JSON.stringify(list.body));
     assert.equal(list.body.object, 'list');
@@ -48,7 +49,67 @@ describe('the project-wide run list', function () {
     const listedNetworkRun = list.body.data.find((r: Listed) => r.id === networkRun.id);
     assert.equal(listedNetworkRun.hops.length, 2);
     assert.equal(listedNetworkRun.cost, networkRun.cost);
-    assert.equal(list.body.data.find((r: Listed) => r.id === first.id).steps.length, 1);
+    const listedFirst = list.body.data.find((r: Listed) => r.id === first.id);
+    assert.equal(listedFirst.step_count, 1);
+    assert.deepEqual(listedFirst.usage, first.usage);
+    for (const field of ['steps', 'input', 'output']) assert.equal(field in listedFirst, false, `a listed run has no ${field}`);
+  });
+
+  describe('when runs are large', () => {
+    let bulky: Awaited<ReturnType<typeof newTenant>>;
+    let original: any;
+    let agent: any;
+
+    before(async () => {
+      bulky = await newTenant(stack.api, 'runs-list-bulky');
+      agent = await createAgent(bulky.admin, { name: 'bulky' });
+      stack.openai.enqueue({ text: ['thought 0'], usage: { input: 10, output: 2 } });
+      original = (await bulky.admin.post(`/v1/agents/${agent.id}/run`, { input: 'fill' })).body;
+      assert.equal(original.status, 'completed', JSON.stringify(original.error));
+      await addSteps(stack.api.services.db, original.id, 45);
+      await addBulkyCopies(stack.api.services.db, original.id, 99, 1024 * 1024);
+    });
+
+    it('answers a page of 100 runs holding 1 MiB tool results in a few kilobytes per run, on every list', async () => {
+      for (const path of ['/v1/runs?limit=100', `/v1/agents/${agent.id}/runs?limit=100`]) {
+        const list = await bulky.admin.get(path);
+        assert.equal(list.status, 200, JSON.stringify(list.body).slice(0, 500));
+        assert.equal(list.body.data.length, 100);
+        assert.ok(JSON.stringify(list.body).length < 200_000, `${path} answered ${JSON.stringify(list.body).length} characters`);
+        assert.deepEqual(
+          [...new Set(list.body.data.map((r: { step_count: number }) => r.step_count))].sort((a, b) => (a as number) - (b as number)),
+          [1, 45],
+        );
+      }
+    });
+
+    it('gives a run its first 20 steps, each message once, and the rest a page at a time', async () => {
+      const run = (await bulky.admin.get(`/v1/runs/${original.id}`)).body;
+      assert.equal(run.step_count, 45);
+      assert.equal(run.steps.length, 20);
+      assert.equal(run.steps_has_more, true);
+      assert.equal(run.steps[0].output, 'thought 0', "a model call's reply is in its step");
+      assert.equal(run.steps[1].output, 'result 1', "a tool call's result is in its step");
+      assert.equal('messages' in run.output, false, 'no message is repeated in the output');
+
+      const rest = await bulky.admin.get(`/v1/runs/${original.id}/steps?after=${run.steps.at(-1).index}&limit=100`);
+      assert.equal(rest.status, 200, JSON.stringify(rest.body));
+      assert.equal(rest.body.object, 'list');
+      assert.deepEqual(rest.body.data.map((s: { index: number }) => s.index), Array.from({ length: 25 }, (_, i) => 20 + i));
+      assert.deepEqual([rest.body.first_id, rest.body.last_id, rest.body.has_more], ['20', '44', false]);
+      // Steps 19 and 20 are written 5 ms apart, the first ending 4 ms in: the page knows when the one before it ended.
+      assert.equal(rest.body.data[0].queued_ms, 1);
+
+      const firstPage = await bulky.admin.get(`/v1/runs/${original.id}/steps?limit=2`);
+      assert.deepEqual([firstPage.body.first_id, firstPage.body.last_id, firstPage.body.has_more], ['0', '1', true]);
+    });
+
+    it("answers 404 for another project's run steps and 400 for a cursor that is no index", async () => {
+      assert.equal((await stack.tenant.admin.get(`/v1/runs/${original.id}/steps`)).status, 404);
+      const bad = await bulky.admin.get(`/v1/runs/${original.id}/steps?after=x`);
+      assert.equal(bad.status, 400);
+      assert.equal(bad.body.error.param, 'after');
+    });
   });
 
   it('times each step and hop to the millisecond from its run\'s start', async () => {

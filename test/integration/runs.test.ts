@@ -159,6 +159,42 @@ describe('runs', function () {
     }
   });
 
+  it("answers a tool call whose argument a pattern with nested quantifiers cannot match with an error result, and the process keeps answering", async () => {
+    const { startToolServer } = await import('../support/http-tool-server.js');
+    const tools = await startToolServer();
+    try {
+      const agent = await createAgent(stack.tenant.admin, {
+        tools: [{ type: 'http', name: 'probe', url: `${tools.url}/echo`, parameters: { type: 'object', properties: { q: { type: 'string', pattern: '^(a+)+$' } } } }],
+      });
+      // A backtracking engine would take hours over this argument, holding the worker (and here the API) all along.
+      stack.openai.enqueue({ tool_calls: [{ name: 'probe', arguments: JSON.stringify({ q: `${'a'.repeat(40)}!` }) }] });
+      stack.openai.enqueue({ text: ['The probe refused it.'] });
+      const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Probe it.' });
+      assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
+      assert.equal(run.body.steps[1].is_error, true);
+      assert.match(run.body.steps[1].output, /do not match the tool's parameters: arguments\/q must match pattern/);
+      assert.deepEqual(tools.received, [], 'the tool was not called');
+      assert.equal((await fetch(`${stack.api.url}/healthz`)).status, 200);
+    } finally {
+      await tools.close();
+    }
+  });
+
+  it('fails a run whose MCP server lists more tools than a run may offer, with tools_too_large', async () => {
+    const { startMcpServer } = await import('../support/mcp-server.js');
+    const mcp = await startMcpServer({ extraTools: { count: 200 } });
+    try {
+      const agent = await createAgent(stack.tenant.admin, { tools: [{ type: 'mcp', server_label: 'big', server_url: mcp.url }] });
+      const requests = stack.openai.requests.length;
+      const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Use every tool.' });
+      assert.equal(run.body.status, 'failed');
+      assert.deepEqual(run.body.error, { code: 'tools_too_large', message: 'The MCP server big lists more than 128 tools; name the ones to offer in allowed_tools.' });
+      assert.equal(stack.openai.requests.length, requests, 'the model was not called');
+    } finally {
+      await mcp.close();
+    }
+  });
+
   it('cancels a run mid-stream: the model request is aborted and the run ends cancelled; cancelling again is 409', async () => {
     const agent = await createAgent(stack.tenant.admin);
     stack.openai.enqueue({ text: ['Thinking'], hang: true });

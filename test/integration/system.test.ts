@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { createServer, request, type Server } from 'node:http';
-import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
+import { connect, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import { pino } from 'pino';
 import { createApp } from '../../api/app.js';
 import type { ApiDeps } from '../../api/context.js';
 import { openapiDocument } from '../../api/openapi-document.js';
 import { createDb } from '../../records/db.js';
-import { apiDepsOf, sharedApi, newTenant, type Tenant, type TestApi } from '../support/api.js';
+import { apiDepsOf, sharedApi, newTenant, startTestApi, type Tenant, type TestApi } from '../support/api.js';
 import { ApiClient, type ApiResponse } from '../support/client.js';
 
 /** An API built from `deps` on a random loopback port, for readiness with a dependency down. */
@@ -40,6 +40,24 @@ function rawRequest(url: string, method: string, key?: string): Promise<ApiRespo
     });
     req.on('error', reject);
     req.end();
+  });
+}
+
+/** What the server wrote back to `bytes` sent as they are on a fresh connection, read until it closed. */
+function exchange(url: string, bytes: string): Promise<{ status: number; headers: Headers; body: string }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.write(bytes));
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      const [head = '', body = ''] = text.split('\r\n\r\n');
+      const [statusLine = '', ...fields] = head.split('\r\n');
+      const headers = new Headers(fields.map((field) => [field.slice(0, field.indexOf(':')), field.slice(field.indexOf(':') + 1).trim()] as [string, string]));
+      resolve({ status: Number(statusLine.split(' ')[1]), headers, body });
+    });
   });
 }
 
@@ -209,7 +227,7 @@ describe('system endpoints and request handling', () => {
     it('serves Prometheus text with the request-duration histogram by route template', async () => {
       const file = await tenant.admin.upload({ file: { data: Buffer.from('measured'), filename: 'm.txt' }, purpose: 'attachment' });
       assert.equal((await tenant.admin.get(`/v1/files/${file.body.id}`)).status, 200);
-      const response = await anonymous.get<string>('/metrics');
+      const response = await api.root.get<string>('/metrics');
       assert.equal(response.status, 200);
       assert.match(response.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
       const text = response.body;
@@ -219,6 +237,25 @@ describe('system endpoints and request handling', () => {
       assert.ok(counts.some((l) => l.includes('method="GET"') && l.includes('route="/v1/files/:id"') && l.includes('status="200"')), counts.join('\n'));
       assert.ok(!counts.some((l) => l.includes(file.body.id)), 'ids must not become label values');
       assert.match(text, /^agentplane_process_cpu_seconds_total \d/m);
+    });
+
+    it('keeps /metrics on the API port from anyone but the bootstrap key: 401 without a key, 403 bootstrap_key_required with another', async () => {
+      assertError(await anonymous.get('/metrics'), 401, 'invalid_api_key');
+      assertError(await tenant.admin.get('/metrics'), 403, 'bootstrap_key_required');
+    });
+
+    it('serves /metrics without a key on AGENTPLANE_METRICS_PORT, and none on the API port then', async () => {
+      const separate = await startTestApi({ worker: false, metricsPort: 0 });
+      try {
+        assert.ok(separate.metricsUrl);
+        assert.notEqual(new URL(separate.metricsUrl).port, new URL(separate.url).port);
+        const scraped = await fetch(separate.metricsUrl);
+        assert.equal(scraped.status, 200);
+        assert.match(await scraped.text(), /^# TYPE agentplane_http_request_duration_seconds histogram$/m);
+        for (const client of [new ApiClient(separate.url), separate.root]) assertError(await client.get('/metrics'), 404, 'route_not_found');
+      } finally {
+        await separate.stop();
+      }
     });
 
     it('serves the OpenAPI document at /v1/openapi.json without a key', async () => {
@@ -302,6 +339,36 @@ describe('system endpoints and request handling', () => {
         const response = await rawRequest(`${api.url}/v1/files`, 'OPTIONS', key);
         assert.equal(response.status, 200);
         assert.deepEqual(response.headers.get('allow')?.split(/,\s*/).sort(), ['GET', 'HEAD', 'POST']);
+      }
+    });
+  });
+
+  describe('requests refused before any route sees them', () => {
+    it('answers a URL over the header limit (a 20,000-character query) with 431 request_header_too_large in the one error body', async () => {
+      const answer = await exchange(api.url, `GET /v1/files?after=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${tenant.admin.key}\r\n\r\n`);
+      assert.equal(answer.status, 431, answer.body);
+      assert.equal(answer.headers.get('content-type'), 'application/json; charset=utf-8');
+      assert.equal(answer.headers.get('content-length'), String(Buffer.byteLength(answer.body)));
+      const { error } = JSON.parse(answer.body);
+      assert.deepEqual({ type: error.type, code: error.code, param: error.param }, { type: 'invalid_request_error', code: 'request_header_too_large', param: null });
+      assert.match(error.message, /16384 bytes/);
+      assert.equal((await anonymous.get('/healthz')).status, 200);
+    });
+
+    it('answers bytes that are not HTTP/1.1 with 400 malformed_request in the one error body', async () => {
+      const answer = await exchange(api.url, 'HELLO THERE\r\n\r\n');
+      assert.equal(answer.status, 400, answer.body);
+      assert.equal(answer.headers.get('content-type'), 'application/json; charset=utf-8');
+      assert.equal(JSON.parse(answer.body).error.code, 'malformed_request');
+    });
+  });
+
+  describe('list cursors', () => {
+    it('reads an empty after= or before= as no cursor, and answers the first page', async () => {
+      for (const query of ['after=', 'before=', 'after=&before=']) {
+        const response = await tenant.admin.get(`/v1/api-keys?${query}`);
+        assert.equal(response.status, 200, `${query}: ${JSON.stringify(response.body)}`);
+        assert.equal(response.body.data.length, 1, query);
       }
     });
   });

@@ -3,7 +3,7 @@ import { completeExtraction, insertFile, newFileId } from '../../records/files.j
 import { storePages } from '../../records/file-content.js';
 import { insertProject } from '../../records/projects.js';
 import type { ToolDefinition } from '../../tools/definitions.js';
-import { invokeTool, offeredTools, ToolUnavailableError, type ToolContext } from '../../tools/toolbox.js';
+import { invokeTool, offeredTools, ToolsTooLargeError, ToolUnavailableError, type ToolContext } from '../../tools/toolbox.js';
 import { startToolServer, type EchoedRequest, type TestToolServer } from '../support/http-tool-server.js';
 import { startMcpServer, type TestMcpServer } from '../support/mcp-server.js';
 import { postgres } from '../support/services.js';
@@ -17,7 +17,7 @@ describe('the toolbox a run uses', () => {
 
   before(async () => {
     tools = await startToolServer();
-    mcp = await startMcpServer();
+    mcp = await startMcpServer({ extraTools: { count: 100 } });
     const { db } = await postgres();
     const projectId = (await insertProject(db, 'toolbox')).id;
     fileId = newFileId();
@@ -72,5 +72,15 @@ describe('the toolbox a run uses', () => {
     assert.equal(broken.is_error, true);
     assert.match(broken.content, /^The arguments are not valid JSON \(.*\); send a JSON object\.$/);
     for (const args of ['[1,2]', 'null', '"word"', '7']) assert.deepEqual(await call('echo', args), { content: 'The arguments must be a JSON object.', is_error: true }, args);
+  });
+
+  it('refuses to offer more than 128 tools in all, however they are spread over MCP servers', async () => {
+    const servers: ToolDefinition[] = ['one', 'two'].map((label) => ({ type: 'mcp', server_label: label, server_url: mcp.url, allowed_tools: Array.from({ length: 64 }, (_, i) => `extra_${i}`) }));
+    assert.equal((await offeredTools(servers, { ...ctx, attachmentIds: [] })).length, 128);
+    await assert.rejects(offeredTools(servers, ctx), (err: unknown) => {
+      assert.ok(err instanceof ToolsTooLargeError);
+      assert.equal(err.message, "The agent's tools come to 129 tools; a run may offer at most 128.");
+      return true;
+    });
   });
 });

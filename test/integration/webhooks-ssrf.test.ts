@@ -131,7 +131,7 @@ describe('webhook targets that are not public', () => {
     receiver.answer('/bounce', { always: 307 });
     receiver.redirect('/bounce', 'http://169.254.169.254/latest/meta-data');
     // The first hop must be allowed to be reached at all, so this attempt allows private targets; the redirect's target is never asked.
-    const sent = await postSigned({ url: `${receiver.url}/bounce`, eventId: newId('evt'), body: '{}', secrets: [`whsec_${Buffer.alloc(32, 1).toString('base64')}`], allowPrivate: true });
+    const sent = await postSigned({ projectId: 'proj_webhooks', url: `${receiver.url}/bounce`, eventId: newId('evt'), body: '{}', secrets: [`whsec_${Buffer.alloc(32, 1).toString('base64')}`], allowPrivate: true });
     assert.equal(sent.delivered, false);
     assert.equal(sent.responseStatus, 307);
     assert.match(sent.error!, /redirects are not followed/);

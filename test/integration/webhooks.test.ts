@@ -6,6 +6,7 @@ import type { ApiClient, ApiResponse } from '../support/client.js';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../support/webhook-receiver.js';
 import type { components } from '../../api/generated/openapi.js';
 import { freePort } from '../../cli/embedded.js';
+import { REDELIVERIES_PER_HOUR } from '../../api/routes/webhooks/deliveries.js';
 
 type Endpoint = components['schemas']['WebhookEndpoint'];
 /** As created or rotated: with its secret. */
@@ -317,6 +318,26 @@ describe('events and webhooks', () => {
       assert.equal(resent.length, 1);
       assert.equal(resent[0]!.headers['webhook-id'], failed.event_id);
       assertError(await tenant.admin.post(`/v1/webhooks/${endpoint.id}/deliveries/whd_nope/redeliver`, undefined), 404);
+    });
+
+    it(`redelivers one event to one endpoint ${REDELIVERIES_PER_HOUR} times an hour, then answers 429 redeliveries_exceeded with Retry-After and sends nothing more`, async () => {
+      const endpoint = await register(tenant.admin, '/echoed');
+      await deleteAFile();
+      const first = await deliveryWhere(endpoint.id, (d) => d.status === 'succeeded', 'the delivery did not succeed');
+      for (let i = 0; i < REDELIVERIES_PER_HOUR; i++) {
+        // Redelivering a redelivery counts against the same event.
+        const of = i % 2 === 0 ? first.id : (await deliveriesOf(endpoint.id))[0]!.id;
+        assert.equal((await tenant.admin.post(`/v1/webhooks/${endpoint.id}/deliveries/${of}/redeliver`, undefined)).status, 202);
+      }
+      const refused = await tenant.admin.post(`/v1/webhooks/${endpoint.id}/deliveries/${first.id}/redeliver`, undefined);
+      assertError(refused, 429, 'redeliveries_exceeded');
+      const retryAfter = Number(refused.headers.get('retry-after'));
+      assert.ok(retryAfter > 3_000 && retryAfter <= 3_600, `Retry-After: ${retryAfter}`);
+      assert.equal((await deliveriesOf(endpoint.id)).length, 1 + REDELIVERIES_PER_HOUR);
+      // Another event to the same endpoint has an allowance of its own.
+      await deleteAFile();
+      const second = await deliveryWhere(endpoint.id, (d) => d.event_id !== first.event_id && d.redelivery_of === null, 'the second event was not delivered');
+      assert.equal((await tenant.admin.post(`/v1/webhooks/${endpoint.id}/deliveries/${second.id}/redeliver`, undefined)).status, 202);
     });
 
     it('rotates the secret: shown once, and during the grace period a delivery carries signatures by both', async () => {

@@ -12,13 +12,16 @@ import { pino } from 'pino';
 import { serveApi, serveWorker, type Stoppable } from '../../cli/processes.js';
 import { prepareDatabase, type Services } from '../../cli/runtime.js';
 import { newSecret, type Scope } from '../../records/api-keys.js';
+import { ensureControllerKey } from '../../records/controller-key.js';
 import { FilesystemBlobStore } from '../../records/blobs/filesystem.js';
 import { bundleWorkflows, installRuntimeLogger } from '../../workflows/worker.js';
 import { ModelCatalogue } from '../../models/catalogue.js';
 import { ModelGateway } from '../../models/gateway.js';
 import { RunEventFeed } from '../../records/run-event-feed.js';
+import { EventStreamSlots, type EventStreamLimits } from '../../api/event-stream-slots.js';
 import type { ApiDeps, RateLimitDefaults } from '../../api/context.js';
 import { ApiClient } from './client.js';
+import type { DeclaredWorkerPool } from '../../api/routes/networks/worker-pool.js';
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../../workflows/webhooks/client.js';
 import { postgres, scratch, temporal, testLog } from './services.js';
 
@@ -30,6 +33,8 @@ export interface TestApi {
   temporalAddress: string;
   /** A client holding the bootstrap admin key. */
   root: ApiClient;
+  /** Where /metrics is served without a key, with a metrics port of its own. */
+  metricsUrl?: string;
   stop(): Promise<void>;
 }
 
@@ -57,6 +62,8 @@ export interface TestApiOptions {
   modelEnv?: NodeJS.ProcessEnv;
   /** The deployment's default rate limits (AGENTPLANE_RATE_LIMIT_*); unlimited by default. */
   rateLimits?: RateLimitDefaults;
+  /** AGENTPLANE_EVENT_STREAMS_*: the caps on run event streams; the defaults when absent. */
+  eventStreamLimits?: EventStreamLimits;
   /** Webhook delivery settings; receivers on loopback are allowed by default. */
   webhooks?: Partial<WebhookSettings>;
   /** AGENTPLANE_BASE_PATH, normalised (`/agentplane`); the root by default. */
@@ -65,6 +72,10 @@ export interface TestApiOptions {
   sessionTtlSeconds?: number;
   /** The built console's folder; dist/console by default. */
   consoleDir?: string;
+  /** AGENTPLANE_METRICS_PORT (0: any free port); unset by default, so /metrics is on the API's port. */
+  metricsPort?: number;
+  /** AGENTPLANE_WORKER_POOLS: the pools the operator runs, each for one project; none by default. */
+  workerPools?: DeclaredWorkerPool[];
 }
 
 export async function startTestApi(options: TestApiOptions = {}): Promise<TestApi> {
@@ -90,10 +101,13 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     // Test tool and model servers listen on loopback.
     toolsAllowPrivate: true,
     rateLimits: options.rateLimits,
+    eventStreamLimits: options.eventStreamLimits,
     webhooks: { ...TEST_WEBHOOK_SETTINGS, ...options.webhooks },
     basePath: options.basePath,
     sessionTtlSeconds: options.sessionTtlSeconds,
     consoleDir: options.consoleDir,
+    metricsPort: options.metricsPort,
+    workerPools: options.workerPools,
     close: async () => connection.close(),
   };
   await prepareDatabase(services.db, bootstrapKey, log);
@@ -110,6 +124,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     blobDir,
     temporalAddress: tp.address,
     root: new ApiClient(api.url, bootstrapKey),
+    metricsUrl: api.metricsUrl,
     async stop() {
       for (const s of [...stoppables].reverse()) await s.stop();
       await services.close();
@@ -125,6 +140,16 @@ export function sharedApi(): Promise<TestApi> {
 
 export async function stopSharedApi(): Promise<void> {
   if (shared) await (await shared).stop();
+}
+
+/**
+ * A client holding a Kubernetes controller's key, registered as the API registers AGENTPLANE_CONTROLLER_KEY at
+ * start (the agents scopes, in the bootstrap project).
+ */
+export async function controllerClient(api: TestApi): Promise<ApiClient> {
+  const secret = newSecret();
+  await ensureControllerKey(api.services.db, secret);
+  return new ApiClient(api.url, secret);
 }
 
 export interface Tenant {
@@ -153,6 +178,7 @@ export async function apiDepsOf(services: Pick<ApiDeps, 'db' | 'blobs' | 'tempor
     ...services,
     models: await ModelCatalogue.load({}, services.log),
     runEvents: new RunEventFeed(services.db.connectionString, services.log),
+    streamSlots: new EventStreamSlots(),
     toolsAllowPrivate: true,
   };
 }

@@ -48,7 +48,7 @@ export async function startClusterWithCrds(name: string): Promise<KubeCluster> {
 
 export function controllerConfig(apiUrl: string, apiKey: string, overrides: Partial<ControllerConfig> = {}): ControllerConfig {
   return {
-    ...controllerConfigFrom({ AGENTPLANE_API_URL: apiUrl, AGENTPLANE_API_KEY: apiKey, AGENTPLANE_LEADER_ELECTION: 'false', PORT: '0', HOST: '127.0.0.1' }),
+    ...controllerConfigFrom({ AGENTPLANE_API_URL: apiUrl, AGENTPLANE_API_KEY: apiKey, AGENTPLANE_LEADER_ELECTION: 'false', AGENTPLANE_PROBE_PORT: '0', HOST: '127.0.0.1' }),
     resyncMs: 1_000,
     workerImage: 'registry.example.com/agentplane:test',
     ...overrides,

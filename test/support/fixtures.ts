@@ -1,4 +1,5 @@
 /** Small, valid files of every supported type, built here so the tests need no binary fixtures. */
+import { randomBytes } from 'node:crypto';
 import { crc32, deflateSync } from 'node:zlib';
 
 /** A PDF with one page per entry, each showing its text. */
@@ -26,16 +27,39 @@ export function pdf(pages: string[]): Buffer {
   return Buffer.from(body, 'latin1');
 }
 
+function pngChunk(type: string, data: Buffer): Buffer {
+  const head = Buffer.alloc(4);
+  head.writeUInt32BE(data.length);
+  const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(crc32(body));
+  return Buffer.concat([head, body, crc]);
+}
+
+/**
+ * A PNG stored without compression, so its bytes grow with its pixels and it is made at once: light grey, or
+ * random colours (which no encoder can shrink much).
+ */
+export function uncompressedPng(width: number, height: number, pixels: 'grey' | 'noise' = 'grey'): Buffer {
+  const channels = pixels === 'grey' ? 1 : 3;
+  const row = 1 + width * channels;
+  const raw = pixels === 'grey' ? Buffer.alloc(row * height, 0xe0) : randomBytes(row * height);
+  for (let y = 0; y < height; y++) raw[y * row] = 0; // each row's filter: none
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr[8] = 8; // bit depth
+  ihdr[9] = pixels === 'grey' ? 0 : 2; // greyscale, or RGB
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    pngChunk('IHDR', ihdr),
+    pngChunk('IDAT', deflateSync(raw, { level: 0 })),
+    pngChunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
 /** A 1×1 grey PNG. */
 export function png(): Buffer {
-  const chunk = (type: string, data: Buffer) => {
-    const head = Buffer.alloc(4);
-    head.writeUInt32BE(data.length);
-    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(body));
-    return Buffer.concat([head, body, crc]);
-  };
   const ihdr = Buffer.alloc(13);
   ihdr.writeUInt32BE(1, 0);
   ihdr.writeUInt32BE(1, 4);
@@ -43,9 +67,9 @@ export function png(): Buffer {
   ihdr[9] = 0; // greyscale
   return Buffer.concat([
     Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', ihdr),
-    chunk('IDAT', deflateSync(Buffer.from([0, 0x80]))),
-    chunk('IEND', Buffer.alloc(0)),
+    pngChunk('IHDR', ihdr),
+    pngChunk('IDAT', deflateSync(Buffer.from([0, 0x80]))),
+    pngChunk('IEND', Buffer.alloc(0)),
   ]);
 }
 

@@ -1,7 +1,8 @@
 /**
  * A remote MCP server on loopback, built with the official SDK (streamable HTTP), with a few tools to
  * call: `add`, `fail` (answers isError), `picture` (an image), `whoami` (the Authorization header it was
- * sent), `flood` (5 MB of text) and `wait` (answers only when the test releases it).
+ * sent), `flood` (5 MB of text) and `wait` (answers only when the test releases it), and as many more
+ * tools as a test asks for (`extra_<n>`, with descriptions of the length it asks for).
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
@@ -23,8 +24,17 @@ export interface TestMcpServer {
 
 const PICTURE = Buffer.from('89504e470d0a1a0a', 'hex').toString('base64');
 
-function toolServer(waiting: (() => void)[]): McpServer {
+/** Tools listed beyond the usual ones: `count` of them, each described in `descriptionChars` characters. */
+export interface ExtraTools {
+  count: number;
+  descriptionChars?: number;
+}
+
+function toolServer(waiting: (() => void)[], extra: ExtraTools): McpServer {
   const server = new McpServer({ name: 'agentplane-test-tools', version: '1.0.0' });
+  for (let i = 0; i < extra.count; i++) {
+    server.registerTool(`extra_${i}`, { description: 'd'.repeat(extra.descriptionChars ?? 16) }, async () => ({ content: [{ type: 'text', text: `extra ${i}` }] }));
+  }
   server.registerTool('add', { description: 'Adds two numbers.', inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => ({
     content: [{ type: 'text', text: String(a + b) }],
   }));
@@ -50,7 +60,7 @@ function toolServer(waiting: (() => void)[]): McpServer {
  * Stateless by default (JSON answers, a server per request); with `sessions`, a server keeps a session per
  * client (answers as event streams, a GET stream for server messages, DELETE to end the session).
  */
-export async function startMcpServer({ sessions = false }: { sessions?: boolean } = {}): Promise<TestMcpServer> {
+export async function startMcpServer({ sessions = false, extraTools = { count: 0 } }: { sessions?: boolean; extraTools?: ExtraTools } = {}): Promise<TestMcpServer> {
   const methods: string[] = [];
   const waiting: (() => void)[] = [];
   const open = new Map<string, StreamableHTTPServerTransport>();
@@ -69,7 +79,7 @@ export async function startMcpServer({ sessions = false }: { sessions?: boolean 
     const sessionId = req.headers['mcp-session-id'];
     const existing = typeof sessionId === 'string' ? open.get(sessionId) : undefined;
     if (existing) return existing.handleRequest(req, res, message);
-    const server = toolServer(waiting);
+    const server = toolServer(waiting, extraTools);
     const transport = new StreamableHTTPServerTransport(
       sessions
         ? { sessionIdGenerator: randomUUID, onsessioninitialized: (id) => void open.set(id, transport), onsessionclosed: (id) => void open.delete(id) }

@@ -25,3 +25,27 @@ export async function addSteps(db: Queryable, runId: string, steps: number): Pro
     [runId],
   );
 }
+
+/**
+ * `copies` copies of a finished run in its project, written through the database, each with one tool call
+ * whose result is `outputBytes` long: a page of runs as large as the tools' limits allow.
+ */
+export async function addBulkyCopies(db: Queryable, runId: string, copies: number, outputBytes: number): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `INSERT INTO runs (id, project_id, agent_id, agent_version, api_key_id, status, model, input, file_ids, max_steps, metadata, created_at, started_at, completed_at)
+     SELECT 'run_' || md5(random()::text || i), project_id, agent_id, agent_version, api_key_id, 'completed', model, input, file_ids, max_steps, metadata,
+       created_at, started_at, completed_at
+     FROM runs, generate_series(1, $2) AS i WHERE id = $1
+     RETURNING id`,
+    [runId, copies],
+  );
+  const ids = rows.map((r) => r.id);
+  await db.query(
+    `INSERT INTO run_steps (run_id, index, type, status, tool_call, message, started_at, completed_at)
+     SELECT id, 0, 'tool_call', 'completed', jsonb_build_object('id', 'call_0', 'name', 'big', 'arguments', '{}'),
+       jsonb_build_object('role', 'tool', 'content', repeat('a', $2), 'tool_call_id', 'call_0', 'name', 'big'), now(), now()
+     FROM unnest($1::text[]) AS id`,
+    [ids, outputBytes],
+  );
+  return ids;
+}

@@ -15,6 +15,7 @@ function configError(run: () => unknown, ...mentions: string[]): ConfigError {
 
 const S3 = { S3_ENDPOINT: 'http://127.0.0.1:9000', S3_BUCKET: 'agentplane', S3_ACCESS_KEY: 'access', S3_SECRET_KEY: 'secret' };
 const ADMIN_KEY = `ap_${'a1B2_-'.repeat(4)}`;
+const CONTROLLER_KEY = `ap_${'c3D4_-'.repeat(4)}`;
 
 describe('configuration from the environment', () => {
   it('has a default for everything optional', () => {
@@ -22,8 +23,11 @@ describe('configuration from the environment', () => {
       port: 8080,
       host: undefined,
       probePort: undefined,
+      metricsPort: undefined,
       dataDir: resolve('./.agentplane'),
       adminKey: undefined,
+      controllerKey: undefined,
+      workerPools: [],
       databaseUrl: undefined,
       temporalAddress: undefined,
       temporalNamespace: 'default',
@@ -38,6 +42,7 @@ describe('configuration from the environment', () => {
       rateLimits: { requestsPerMinute: undefined, concurrentRuns: undefined },
       basePath: '',
       sessionTtlSeconds: 28_800,
+      eventStreamLimits: { perKey: 20, perProcess: 1000, stallSeconds: 30 },
       modelEnv: {},
     });
   });
@@ -48,6 +53,8 @@ describe('configuration from the environment', () => {
       HOST: '127.0.0.1',
       AGENTPLANE_DATA_DIR: 'data/here',
       AGENTPLANE_ADMIN_KEY: ADMIN_KEY,
+      AGENTPLANE_CONTROLLER_KEY: CONTROLLER_KEY,
+      AGENTPLANE_WORKER_POOLS: 'gpu=proj_a1, batch.eu=proj_b2',
       DATABASE_URL: 'postgres://db/agentplane',
       TEMPORAL_ADDRESS: 'temporal:7233',
       TEMPORAL_NAMESPACE: 'agents',
@@ -57,6 +64,7 @@ describe('configuration from the environment', () => {
       AGENTPLANE_TOOLS_ALLOW_PRIVATE: 'true',
       AGENTPLANE_TASK_QUEUE: 'network.support.desk',
       AGENTPLANE_PROBE_PORT: '8081',
+      AGENTPLANE_METRICS_PORT: '9090',
       AGENTPLANE_EXTRACTION_CONCURRENCY: '3',
       AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE: '600',
       AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS: '4',
@@ -66,6 +74,9 @@ describe('configuration from the environment', () => {
       AGENTPLANE_WEBHOOK_DISABLE_AFTER: '2',
       AGENTPLANE_BASE_PATH: '/agentplane',
       AGENTPLANE_SESSION_TTL_SECONDS: '3600',
+      AGENTPLANE_EVENT_STREAMS_PER_KEY: '5',
+      AGENTPLANE_EVENT_STREAMS_PER_PROCESS: '50',
+      AGENTPLANE_EVENT_STREAM_STALL_SECONDS: '10',
       ...S3,
       S3_REGION: 'eu-west-1',
     });
@@ -73,8 +84,11 @@ describe('configuration from the environment', () => {
       port: 9090,
       host: '127.0.0.1',
       probePort: 8081,
+      metricsPort: 9090,
       dataDir: resolve('data/here'),
       adminKey: ADMIN_KEY,
+      controllerKey: CONTROLLER_KEY,
+      workerPools: [{ queue: 'gpu', projectId: 'proj_a1' }, { queue: 'batch.eu', projectId: 'proj_b2' }],
       databaseUrl: 'postgres://db/agentplane',
       temporalAddress: 'temporal:7233',
       temporalNamespace: 'agents',
@@ -89,6 +103,7 @@ describe('configuration from the environment', () => {
       rateLimits: { requestsPerMinute: 600, concurrentRuns: 4 },
       basePath: '/agentplane',
       sessionTtlSeconds: 3600,
+      eventStreamLimits: { perKey: 5, perProcess: 50, stallSeconds: 10 },
       modelEnv: config.modelEnv,
     });
     assert.equal(config.modelEnv.TEMPORAL_NAMESPACE, 'agents', 'model providers read the same environment');
@@ -126,10 +141,39 @@ describe('configuration from the environment', () => {
     }
   });
 
+  describe('AGENTPLANE_DNS_SERVERS', () => {
+    it('takes IP addresses with optional ports, and refuses anything else, naming the variable and the value', () => {
+      readConfig({ AGENTPLANE_DNS_SERVERS: '10.0.0.10,[2001:db8::53]:5353' });
+      configError(() => readConfig({ AGENTPLANE_DNS_SERVERS: 'dns.example.com' }), 'AGENTPLANE_DNS_SERVERS', `'dns.example.com'`);
+    });
+  });
+
   describe('AGENTPLANE_TASK_QUEUE', () => {
     it('refuses a name that is not a task queue name, naming the variable and the value', () => {
       configError(() => readConfig({ AGENTPLANE_TASK_QUEUE: 'Not A Queue' }), 'AGENTPLANE_TASK_QUEUE', `'Not A Queue'`);
     });
+  });
+
+  describe('AGENTPLANE_CONTROLLER_KEY', () => {
+    it('refuses a key that does not look like one, or that is the admin key, naming the variable', () => {
+      configError(() => readConfig({ AGENTPLANE_CONTROLLER_KEY: 'secret' }), 'AGENTPLANE_CONTROLLER_KEY', 'ap_');
+      configError(() => readConfig({ AGENTPLANE_CONTROLLER_KEY: ADMIN_KEY, AGENTPLANE_ADMIN_KEY: ADMIN_KEY }), 'AGENTPLANE_CONTROLLER_KEY must differ from AGENTPLANE_ADMIN_KEY');
+    });
+  });
+
+  describe('AGENTPLANE_WORKER_POOLS', () => {
+    const wrong: [string, string][] = [
+      ['gpu', 'task-queue=project-id'],
+      ['gpu=team-a', 'task-queue=project-id'],
+      ['Not A Queue=proj_a', 'task-queue=project-id'],
+      ['network.team-a.desk=proj_a', "starts with network., which the Kubernetes controller's pools use"],
+      ['gpu=proj_a,gpu=proj_b', "names 'gpu' twice"],
+    ];
+    for (const [text, message] of wrong) {
+      it(`rejects '${text}', naming the variable and saying why`, () => {
+        configError(() => readConfig({ AGENTPLANE_WORKER_POOLS: text }), 'AGENTPLANE_WORKER_POOLS', message);
+      });
+    }
   });
 
   describe('AGENTPLANE_EXTRACTION_CONCURRENCY', () => {
@@ -184,6 +228,15 @@ describe('configuration from the environment', () => {
       assert.equal(readConfig({ AGENTPLANE_SESSION_TTL_SECONDS: '' }).sessionTtlSeconds, 8 * 3600);
       assert.equal(readConfig({ AGENTPLANE_SESSION_TTL_SECONDS: '60' }).sessionTtlSeconds, 60);
       for (const text of ['59', '2592001', '1h', '-1']) configError(() => readConfig({ AGENTPLANE_SESSION_TTL_SECONDS: text }), 'AGENTPLANE_SESSION_TTL_SECONDS', `'${text}'`);
+    });
+  });
+
+  describe('AGENTPLANE_EVENT_STREAMS_*', () => {
+    it('caps 20 streams per key and 1000 per process, disconnecting after 30 s unread, when unset; refuses what is no whole number in range', () => {
+      assert.deepEqual(readConfig({}).eventStreamLimits, { perKey: 20, perProcess: 1000, stallSeconds: 30 });
+      configError(() => readConfig({ AGENTPLANE_EVENT_STREAMS_PER_KEY: '0' }), 'AGENTPLANE_EVENT_STREAMS_PER_KEY', "'0'");
+      configError(() => readConfig({ AGENTPLANE_EVENT_STREAMS_PER_PROCESS: 'many' }), 'AGENTPLANE_EVENT_STREAMS_PER_PROCESS', "'many'");
+      configError(() => readConfig({ AGENTPLANE_EVENT_STREAM_STALL_SECONDS: '3601' }), 'AGENTPLANE_EVENT_STREAM_STALL_SECONDS', "'3601'");
     });
   });
 

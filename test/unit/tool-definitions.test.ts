@@ -65,6 +65,9 @@ describe('tool definition problems', () => {
     'http://[fd00:ec2::254]/x',
     'http://[::]/x',
     'http://100.100.100.200/x',
+    'http://[::7f00:1]/x',
+    'http://[::127.0.0.1]/x',
+    'http://[::808:808]/x',
   ];
   it('refuses literal private, loopback, link-local and metadata addresses and localhost', () => {
     for (const url of privateTargets) {

@@ -13,9 +13,11 @@ import { transaction, type Db } from '../../records/db.js';
 import type { BlobStore } from '../../records/blobs/store.js';
 import type { FileRecord } from '../../records/files.js';
 import { storePages, storeSegments, storeTables } from '../../records/file-content.js';
+import { storeVisionImage } from '../../records/vision-images.js';
 import { ExtractionError } from './engines/errors.js';
 import { extractText, textTables } from './engines/text.js';
-import { imagePage } from './engines/image.js';
+import { imagePageText, readImage } from './engines/image.js';
+import { visionImageOf } from './engines/vision-image.js';
 import { transcribeAudio } from './engines/speech/transcriber.js';
 import { extractPdfInto } from './pdf-stage.js';
 
@@ -39,9 +41,17 @@ export async function extractInto(file: FileRecord, deps: StageDeps): Promise<vo
       return;
     }
     case 'image/png':
-    case 'image/jpeg':
-      await storePages(db, file.id, [await imagePage(await read(file, deps), progress)]);
+    case 'image/jpeg': {
+      const image = await readImage(await read(file, deps), progress);
+      const page = await imagePageText(image);
+      // What vision models are sent instead of the upload: runs read only this copy.
+      const seen = await visionImageOf(image);
+      await transaction(db, async (tx) => {
+        await storeVisionImage(tx, file.id, seen);
+        await storePages(tx, file.id, [page]);
+      });
       return;
+    }
     case 'audio/wav':
     case 'audio/mp4':
       await withLocalCopy(file, deps, async (path) => {

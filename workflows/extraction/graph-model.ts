@@ -1,12 +1,15 @@
 /**
  * Relations read by a model, when AGENTPLANE_GRAPH_MODEL names one: given a passage and the entities found in it
  * offline, the model answers through a `record_relations` tool; only relations between those entities whose
- * evidence is a verbatim sentence of the passage are kept, anchored to that sentence's offsets. Each call's
- * usage is recorded, charged at the price in effect, whatever becomes of its answer.
+ * evidence is a verbatim sentence of the passage are kept, anchored to that sentence's offsets. Each answer is
+ * stored with its passage and its usage recorded (charged at the price in effect) in one transaction, so a stage
+ * that runs again reads what it paid for and a passage is charged once. The project's budgets gate the calls.
  */
 import type { Context } from '@temporalio/activity';
-import type { Db } from '../../records/db.js';
+import { transaction, type Db } from '../../records/db.js';
 import { recordUsage } from '../../records/usage.js';
+import { exhaustedBudget } from '../../records/budgets.js';
+import { passageHash, storeAnswer, storedAnswers, type StatedRelation } from '../../records/graph-model-answers.js';
 import type { CatalogueModel, ModelCatalogue } from '../../models/catalogue.js';
 import { ModelCallError, type ModelGateway } from '../../models/gateway.js';
 import type { EntityMention, Passage } from './engines/entities.js';
@@ -54,24 +57,43 @@ const PARAMETERS = {
   required: ['relations'],
 };
 
+/** Whether the stage may still ask the model: it stops for good once a budget of the project is exhausted. */
+export interface ModelSpending {
+  stopped: boolean;
+}
+
 /**
- * The relations the model finds in each passage that has at least two entities. A call the provider refuses for
- * good is skipped (logged); one that may work later throws, so the stage is retried, up to its third attempt:
- * after that the file goes on with the relations found offline rather than wait on the provider.
+ * The relations the model finds in each passage that has at least two entities. A passage answered before (an
+ * earlier attempt of the stage) is not asked again. A call the provider refuses for good is skipped (logged); one
+ * that may work later throws, so the stage is retried, up to its third attempt: after that the file goes on with
+ * the relations found offline rather than wait on the provider. Once the project's budget is exhausted no more
+ * passages are asked: the file goes on with what was answered and the relations found offline.
  */
-export async function modelRelations(db: Db, fileId: string, projectId: string, model: GraphModel, passages: Passage[], mentions: EntityMention[], context: Context): Promise<ModelRelation[]> {
+export async function modelRelations(db: Db, fileId: string, projectId: string, model: GraphModel, passages: Passage[], mentions: EntityMention[], context: Context, spending: ModelSpending): Promise<ModelRelation[]> {
   const entry = model.catalogue.find(model.id);
   if (!entry) {
     context.log.warn('AGENTPLANE_GRAPH_MODEL names no model of the catalogue; relations are found offline only', { model: model.id });
     return [];
   }
-  const found: ModelRelation[] = [];
-  for (const [index, passage] of passages.entries()) {
+  const asked = passages.map((passage, index) => {
     const inPassage = mentions.map((m, i) => ({ m, i })).filter(({ m }) => m.passage === index && m.type !== 'date' && m.type !== 'money');
     const names = [...new Set(inPassage.map(({ m }) => m.name))];
-    if (names.length < 2) continue;
     const text = passage.text.slice(0, MAX_PASSAGE_CHARS);
-    const answer = await ask(db, fileId, projectId, entry, model, text, names, context);
+    return { index, inPassage, names, text, hash: passageHash(text, names) };
+  }).filter(({ names }) => names.length >= 2);
+  const stored = await storedAnswers(db, fileId, entry.id, asked.map((a) => a.hash));
+  const found: ModelRelation[] = [];
+  for (const { index, inPassage, names, text, hash } of asked) {
+    let answer = stored.get(hash);
+    if (!answer) {
+      if (!spending.stopped && (await exhaustedBudget(db, { projectId, apiKeyId: null, agentIds: [] }))) {
+        spending.stopped = true;
+        context.log.warn("the project's budget is exhausted; the file's remaining relations are found offline only", { fileId, model: entry.id });
+      }
+      if (spending.stopped) continue;
+      answer = await ask(db, { fileId, projectId, hash }, entry, model, text, names, context);
+      stored.set(hash, answer);
+    }
     for (const relation of answer) {
       const source = inPassage.find(({ m }) => m.name === relation.source);
       const target = inPassage.find(({ m }) => m.name === relation.target);
@@ -84,14 +106,13 @@ export async function modelRelations(db: Db, fileId: string, projectId: string, 
   return found;
 }
 
-interface Answered {
-  source: string;
-  relation: string;
-  target: string;
-  evidence: string;
+interface PassageOf {
+  fileId: string;
+  projectId: string;
+  hash: string;
 }
 
-async function ask(db: Db, fileId: string, projectId: string, entry: CatalogueModel, model: GraphModel, text: string, names: string[], context: Context): Promise<Answered[]> {
+async function ask(db: Db, { fileId, projectId, hash }: PassageOf, entry: CatalogueModel, model: GraphModel, text: string, names: string[], context: Context): Promise<StatedRelation[]> {
   try {
     const result = await model.gateway.call({
       model: entry,
@@ -113,9 +134,13 @@ async function ask(db: Db, fileId: string, projectId: string, entry: CatalogueMo
       timeoutMs: 120_000,
     });
     const price = model.catalogue.priceAt(entry, new Date());
-    await recordUsage(db, { projectId, source: 'extraction', fileId, model: entry.id, provider: entry.provider, usage: result.usage, price });
     const call = result.message.tool_calls?.find((c) => c.name === TOOL);
-    return call ? relationsIn(call.arguments) : [];
+    const relations = call ? relationsIn(call.arguments) : [];
+    await transaction(db, async (tx) => {
+      await recordUsage(tx, { projectId, source: 'extraction', fileId, passageHash: hash, model: entry.id, provider: entry.provider, usage: result.usage, price });
+      await storeAnswer(tx, fileId, entry.id, hash, relations);
+    });
+    return relations;
   } catch (err) {
     if (!(err instanceof ModelCallError) || context.cancellationSignal.aborted) throw err;
     if (err.retryable && context.info.attempt < MODEL_ATTEMPTS) throw err;
@@ -125,7 +150,7 @@ async function ask(db: Db, fileId: string, projectId: string, entry: CatalogueMo
 }
 
 /** The tool call's relations that have the four strings; anything else in the answer is ignored. */
-function relationsIn(json: string): Answered[] {
+function relationsIn(json: string): StatedRelation[] {
   let parsed: unknown;
   try {
     parsed = JSON.parse(json);
@@ -135,7 +160,7 @@ function relationsIn(json: string): Answered[] {
   const relations = (parsed as { relations?: unknown }).relations;
   if (!Array.isArray(relations)) return [];
   return relations.filter(
-    (r): r is Answered =>
+    (r): r is StatedRelation =>
       typeof r === 'object' && r !== null && ['source', 'relation', 'target', 'evidence'].every((k) => typeof (r as Record<string, unknown>)[k] === 'string'),
   );
 }

@@ -7,7 +7,7 @@ import type { Db } from '../../records/db.js';
 import type { NewGraphItem } from '../../records/graph.js';
 import type { FileRecord } from '../../records/files.js';
 import { chunksOf, extractEntities, type Passage } from './engines/entities.js';
-import { modelRelations, type GraphModel } from './graph-model.js';
+import { modelRelations, type GraphModel, type ModelSpending } from './graph-model.js';
 
 /** Pages read and analysed at a time: bounds memory on a long file. */
 const BATCH = 25;
@@ -37,6 +37,7 @@ export async function graphItemsOf(db: Db, file: FileRecord, context: Context, m
   const items: NewGraphItem[] = [];
   let after = 0;
   let analysed = 0;
+  const spending: ModelSpending = { stopped: false };
   for (;;) {
     const { rows } = await db.query<StoredPart>(
       'SELECT page_number, text, start_ms, end_ms FROM file_pages WHERE file_id = $1 AND page_number > $2 ORDER BY page_number LIMIT $3',
@@ -66,7 +67,7 @@ export async function graphItemsOf(db: Db, file: FileRecord, context: Context, m
 
   async function analyse(windows: Window[]): Promise<void> {
     const { mentions, relations: offline } = extractEntities(windows);
-    const read = model ? await modelRelations(db, file.id, file.project_id, model, windows, mentions, context) : [];
+    const read = model ? await modelRelations(db, file.id, file.project_id, model, windows, mentions, context, spending) : [];
     const relations = [...offline, ...read.map((r) => ({ ...r, extractor: `model:${model!.id}` }))];
     const where = (window: number, start: number, end: number, text: string, extractor: string) => {
       const { page, start_ms, end_ms, offset } = windows[window]!;

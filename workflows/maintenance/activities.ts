@@ -6,11 +6,12 @@
 import { Context } from '@temporalio/activity';
 import type { Db } from '../../records/db.js';
 import type { BlobStore } from '../../records/blobs/store.js';
-import { filesStillProcessing } from '../../records/files.js';
+import { filesStillProcessing, recordExtractionStarted } from '../../records/files.js';
 import { sweepDueBlobs } from '../../records/blob-leases.js';
 import { purgeExpiredResponses } from '../../records/idempotency.js';
+import { sweepFinishedConsoleSessions } from '../../records/console-sessions.js';
 import { startExtraction } from '../extraction/client.js';
-import { staleQueuedRuns } from '../../records/runs.js';
+import { recordRunWorkflowStarted, staleQueuedRuns } from '../../records/runs.js';
 import { startRunWorkflow } from '../runs/client.js';
 import { startNetworkRunWorkflow } from '../networks/client.js';
 
@@ -19,20 +20,48 @@ const MISSED_START_AFTER_MS = 60_000;
 /** Runs queued longer than this get their (idempotent) start again; a waiting `enqueue` run keeps its workflow. */
 const MISSED_RUN_START_AFTER_S = 15;
 
+/** Starts one round retries at most, of runs and of files each: the rest wait for the next round, 30 s later. */
+export const MISSED_STARTS_PER_ROUND = 100;
+
+/**
+ * Starts each item; one that fails (say, Temporal refusing it) is logged and left for the next round, so it
+ * cannot keep the items after it from starting. The count is of those started.
+ */
+async function startEach<T extends { id: string }>(items: T[], start: (item: T) => Promise<void>): Promise<number> {
+  let started = 0;
+  let firstFailure: unknown;
+  for (const item of items) {
+    try {
+      await start(item);
+      started++;
+    } catch (err) {
+      firstFailure ??= err;
+      Context.current().log.warn('a missed start failed again; the next round retries it', { id: item.id, error: String(err) });
+    }
+  }
+  // Nothing started at all: the dependency is down, and the round should say so.
+  if (items.length > 0 && started === 0) throw firstFailure;
+  return started;
+}
+
 export const createMaintenanceActivities = ({ db, blobs }: { db: Db; blobs: BlobStore }) => ({
   async restartMissedExtractions(): Promise<number> {
     // The worker's own client: the same Temporal connection and namespace as the worker running this.
     const { client } = Context.current();
-    const files = await filesStillProcessing(db, new Date(Date.now() - MISSED_START_AFTER_MS));
-    for (const file of files) await startExtraction(client, file.id);
-    return files.length;
+    const files = await filesStillProcessing(db, new Date(Date.now() - MISSED_START_AFTER_MS), MISSED_STARTS_PER_ROUND);
+    return startEach(files, async (file) => {
+      await startExtraction(client, file.id);
+      await recordExtractionStarted(db, file.id);
+    });
   },
 
   async restartMissedRuns(): Promise<number> {
     const { client } = Context.current();
-    const runs = await staleQueuedRuns(db, MISSED_RUN_START_AFTER_S, 100);
-    for (const run of runs) await (run.network ? startNetworkRunWorkflow(client, run.id, run.workerPool ?? undefined) : startRunWorkflow(client, run.id));
-    return runs.length;
+    const runs = await staleQueuedRuns(db, MISSED_RUN_START_AFTER_S, MISSED_STARTS_PER_ROUND);
+    return startEach(runs, async (run) => {
+      await (run.network ? startNetworkRunWorkflow(client, run.id, run.workerPool ?? undefined) : startRunWorkflow(client, run.id));
+      await recordRunWorkflowStarted(db, run.id);
+    });
   },
 
   /** Sweeps until nothing is due or its time budget is spent; see `sweepDueBlobs`. */
@@ -42,6 +71,11 @@ export const createMaintenanceActivities = ({ db, blobs }: { db: Db; blobs: Blob
 
   purgeExpiredIdempotencyKeys(): Promise<number> {
     return purgeExpiredResponses(db);
+  },
+
+  /** Sessions past their end, of keys that never signed in again (signing in removes a key's own). */
+  removeFinishedConsoleSessions(): Promise<number> {
+    return sweepFinishedConsoleSessions(db);
   },
 });
 

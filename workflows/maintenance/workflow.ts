@@ -5,7 +5,7 @@
 import { ActivityFailure, ApplicationFailure, patched, proxyActivities } from '@temporalio/workflow';
 import type { MaintenanceActivities } from './activities.js';
 
-const { restartMissedExtractions, restartMissedRuns, removeDueBlobs, purgeExpiredIdempotencyKeys } = proxyActivities<MaintenanceActivities>({
+const { restartMissedExtractions, restartMissedRuns, removeDueBlobs, purgeExpiredIdempotencyKeys, removeFinishedConsoleSessions } = proxyActivities<MaintenanceActivities>({
   // The blob sweep stops itself after 20 s; the others are single queries. A duty still failing after its
   // retries waits for the next round rather than holding this one (and so the schedule) open.
   startToCloseTimeout: '1 minute',
@@ -17,17 +17,27 @@ export interface MaintenanceReport {
   blobsRemoved: number;
   idempotencyKeysPurged: number;
   runsRestarted?: number;
+  consoleSessionsRemoved?: number;
 }
 
 export async function maintenanceWorkflow(): Promise<MaintenanceReport> {
   // Independent duties: one failing must not keep the others from running.
   // Rounds recorded before runs existed replay without the runs duty.
   const runsDuty = patched('restart-missed-runs') ? restartMissedRuns() : Promise.resolve(0);
-  const [restarted, removed, purged, runs] = await Promise.allSettled([restartMissedExtractions(), removeDueBlobs(), purgeExpiredIdempotencyKeys(), runsDuty]);
-  if (restarted.status === 'fulfilled' && removed.status === 'fulfilled' && purged.status === 'fulfilled' && runs.status === 'fulfilled') {
-    return { extractionsRestarted: restarted.value, blobsRemoved: removed.value, idempotencyKeysPurged: purged.value, runsRestarted: runs.value };
+  const sessionsDuty = patched('remove-finished-console-sessions') ? removeFinishedConsoleSessions() : Promise.resolve(0);
+  const [restarted, removed, purged, runs, sessions] = await Promise.allSettled([
+    restartMissedExtractions(), removeDueBlobs(), purgeExpiredIdempotencyKeys(), runsDuty, sessionsDuty,
+  ]);
+  if (restarted.status === 'fulfilled' && removed.status === 'fulfilled' && purged.status === 'fulfilled' && runs.status === 'fulfilled' && sessions.status === 'fulfilled') {
+    return {
+      extractionsRestarted: restarted.value,
+      blobsRemoved: removed.value,
+      idempotencyKeysPurged: purged.value,
+      runsRestarted: runs.value,
+      consoleSessionsRemoved: sessions.value,
+    };
   }
-  const failures = [restarted, removed, purged, runs].flatMap((outcome) => (outcome.status === 'rejected' ? [describeFailure(outcome.reason)] : []));
+  const failures = [restarted, removed, purged, runs, sessions].flatMap((outcome) => (outcome.status === 'rejected' ? [describeFailure(outcome.reason)] : []));
   // The round shows as failed; the schedule starts the next one all the same.
   throw ApplicationFailure.nonRetryable(`Maintenance duties failed: ${failures.join('; ')}`, 'MaintenanceDutyFailed');
 }

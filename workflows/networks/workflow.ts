@@ -11,6 +11,7 @@ import { admitSignal, agentRunWorkflow } from '../runs/workflow.js';
 import { runWorkflowId } from '../runs/ids.js';
 import { networkRunWorkflowId } from './ids.js';
 import { judgeEndedRun } from '../quality/workflow.js';
+import { MODEL_RETRY_MAX_INTERVAL_MS } from '../../models/retry-interval.js';
 
 const bookkeeping = proxyActivities<RunActivities & NetworkActivities>({
   startToCloseTimeout: '30 seconds',
@@ -20,7 +21,7 @@ const bookkeeping = proxyActivities<RunActivities & NetworkActivities>({
 const supervisor = proxyActivities<NetworkActivities>({
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '5 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 6, nonRetryableErrorTypes: ['rejected', 'unauthorized', 'not_configured', 'model_not_found'] },
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: MODEL_RETRY_MAX_INTERVAL_MS, maximumAttempts: 6, nonRetryableErrorTypes: ['rejected', 'unauthorized', 'not_configured', 'model_not_found'] },
 });
 
 interface NextHop {

@@ -2,11 +2,13 @@
  * The judge, when AGENTPLANE_JUDGE_MODEL names a model: it reads a finished run's request, the context the
  * run was given and its answer, and answers through a `record_verdict` tool with a score in [0, 1] and a
  * rationale. The call's usage is recorded (source `judge`, attributed to the run) in the transaction that
- * stores the score, whatever the verdict; an answer without a usable verdict leaves the judge score absent.
+ * stores the score, whatever the verdict; an answer without a usable verdict leaves the judge score absent. The
+ * judge is not asked while a budget the call would count for (the run's project, key or agent) is exhausted.
  */
 import type { Db } from '../../records/db.js';
 import { transaction } from '../../records/db.js';
 import { recordUsage } from '../../records/usage.js';
+import { exhaustedBudget } from '../../records/budgets.js';
 import { finishedRunOf, saveScores } from '../../records/run-scores.js';
 import type { CatalogueModel, ModelCatalogue } from '../../models/catalogue.js';
 import type { ModelGateway } from '../../models/gateway.js';
@@ -54,8 +56,10 @@ export async function judgeRun(db: Db, judge: Judge, runId: string, signal: Abor
   const run = await finishedRunOf(db, runId);
   if (!run) return { scored: false, reason: 'the run is not finished' };
   if (run.outputText.trim() === '') return { scored: false, reason: 'the run gave no answer' };
-  const { rows } = await db.query<{ project_id: string }>('SELECT project_id FROM runs WHERE id = $1', [runId]);
-  const projectId = rows[0]!.project_id;
+  const { rows } = await db.query<{ project_id: string; api_key_id: string | null; agent_id: string | null }>('SELECT project_id, api_key_id, agent_id FROM runs WHERE id = $1', [runId]);
+  const { project_id: projectId, api_key_id: apiKeyId, agent_id: agentId } = rows[0]!;
+  const exhausted = await exhaustedBudget(db, { projectId, apiKeyId, agentIds: agentId ? [agentId] : [] });
+  if (exhausted) return { scored: false, reason: `the budget ${exhausted.id} is exhausted for this period` };
 
   const context = run.context.join('\n\n').slice(0, MAX_CONTEXT_CHARS);
   const prompt = [

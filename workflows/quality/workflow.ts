@@ -5,11 +5,12 @@
 import { continueAsNew, patched, proxyActivities, startChild, ActivityFailure, ParentClosePolicy } from '@temporalio/workflow';
 import type { QualityActivities } from './activities.js';
 import { runJudgeWorkflowId } from './ids.js';
+import { MODEL_RETRY_MAX_INTERVAL_MS } from '../../models/retry-interval.js';
 
 // A provider that is down is asked three times in all; after that the run goes without a judge score.
 const judging = proxyActivities<QualityActivities>({
   startToCloseTimeout: '3 minutes',
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 3, nonRetryableErrorTypes: ['rejected', 'unauthorized', 'not_configured', 'model_not_found'] },
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: MODEL_RETRY_MAX_INTERVAL_MS, maximumAttempts: 3, nonRetryableErrorTypes: ['rejected', 'unauthorized', 'not_configured', 'model_not_found'] },
 });
 
 const backfilling = proxyActivities<QualityActivities>({

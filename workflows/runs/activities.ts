@@ -4,13 +4,13 @@
  * worker that dies mid-run costs at most the call it was making.
  */
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
-import { buffer } from 'node:stream/consumers';
 import { LRUCache } from 'lru-cache';
 import type { Db, Queryable } from '../../records/db.js';
 import type { BlobStore } from '../../records/blobs/store.js';
 import { transaction } from '../../records/db.js';
 import { findAgentVersion, type AgentDefinition } from '../../records/agents.js';
-import { attachmentsOf, findFileById } from '../../records/files.js';
+import { attachmentsOf } from '../../records/files.js';
+import { attachedImage } from './attached-images.js';
 import { recordEvent, runEndedEventType } from '../../records/events.js';
 import { appendRunEvent } from '../../records/run-events.js';
 import { admissionOf, childrenOf, finishRun, recordHandoff, markRunStarted, nextQueuedRun, recordPlan, recordRouting, runById, toolSpecsOf, type RunError, type RunRecord } from '../../records/runs.js';
@@ -18,7 +18,7 @@ import { beginStep, completeModelStep, completeToolStep, failStep, findStep, ste
 import type { ToolCall, ToolSpec } from '../../models/messages.js';
 import type { ModelCatalogue } from '../../models/catalogue.js';
 import { ModelCallError, type ModelGateway } from '../../models/gateway.js';
-import { invokeTool, offeredTools, ToolUnavailableError, type ToolContext } from '../../tools/toolbox.js';
+import { invokeTool, offeredTools, ToolsTooLargeError, ToolUnavailableError, type ToolContext } from '../../tools/toolbox.js';
 import type { ToolDefinition } from '../../tools/definitions.js';
 import { conversationFor, finalTextOf } from './conversation.js';
 import { chooseModels, readyAttachments, RunRefused } from './planning.js';
@@ -121,6 +121,7 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
       return { ok: true, candidates: choice.candidates, reason: choice.reason, maxSteps: run.max_steps };
     } catch (err) {
       if (err instanceof RunRefused) return { ok: false, error: err.error };
+      if (err instanceof ToolsTooLargeError) return { ok: false, error: { code: err.code, message: err.message } };
       if (err instanceof ToolUnavailableError) throw ApplicationFailure.retryable(err.message, 'ToolUnavailable');
       throw err;
     } finally {
@@ -207,11 +208,7 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
           tools,
           settings: agent.model_settings,
           signal: context.cancellationSignal,
-          loadImage: async (fileId) => {
-            const file = await findFileById(db, fileId);
-            if (!file) throw new Error(`attachment ${fileId} is gone`);
-            return { data: await buffer(await blobs.get(file.blob_key)), media_type: file.mime_type };
-          },
+          loadImage: (fileId) => attachedImage(db, blobs, fileId),
           onTextDelta: (text) => deltas.add(text),
         });
         const price = models.catalogue.priceAt(model, new Date());

@@ -20,6 +20,8 @@ import type { ModelReply, RunActivities, RunEnding, RunPlan } from './activities
 import type { RunError } from '../../records/runs.js';
 import { runWorkflowId } from './ids.js';
 import { judgeEndedRun } from '../quality/workflow.js';
+import { MODEL_RETRY_MAX_INTERVAL_MS } from '../../models/retry-interval.js';
+import { TOOL_RETRY_MAX_INTERVAL_MS } from '../../tools/outcomes.js';
 
 const HANDOFF_TOOL = 'handoff';
 
@@ -55,8 +57,8 @@ const remotePlanning = proxyActivities<RunActivities>({
 });
 
 // A worker that dies mid-call is noticed within the heartbeat timeout, and the call runs again elsewhere.
-// 429 and 5xx are retried with backoff (a provider's Retry-After first); 4xx never.
-const modelCallRetry = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' } as const;
+// 429 and 5xx are retried with backoff (a provider's Retry-After first, up to the maximum interval); 4xx never.
+const modelCallRetry = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: MODEL_RETRY_MAX_INTERVAL_MS } as const;
 const modelCalls = (maximumAttempts: number) =>
   proxyActivities<RunActivities>({
     startToCloseTimeout: '10 minutes',
@@ -70,7 +72,7 @@ const routedModel = modelCalls(2);
 const tools = proxyActivities<RunActivities>({
   startToCloseTimeout: '2 minutes',
   heartbeatTimeout: '5 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '20 seconds', maximumAttempts: 4 },
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: TOOL_RETRY_MAX_INTERVAL_MS, maximumAttempts: 4 },
 });
 
 function failureOf(err: unknown): { error: RunError; retryable: boolean } {

@@ -22,6 +22,7 @@ export const createWebhookActivities = ({ db, webhooks }: WebhookActivityDepende
     if (!target || target.delivery.status !== 'pending') return;
     if (target.endpoint.status !== 'enabled') throw ApplicationFailure.nonRetryable('the endpoint is disabled', 'EndpointUnavailable');
     const sent = await postSigned({
+      projectId: target.endpoint.project_id,
       url: target.endpoint.url,
       eventId: target.event.id,
       body: JSON.stringify(presentEvent(target.event)),

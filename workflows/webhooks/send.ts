@@ -17,6 +17,8 @@ export interface SentAttempt {
 }
 
 export interface SignedPost {
+  /** The project whose endpoint it is. */
+  projectId: string;
   url: string;
   eventId: string;
   body: string;
@@ -38,6 +40,7 @@ export async function postSigned(post: SignedPost): Promise<SentAttempt> {
   });
   try {
     const response = await guardedRequest(new URL(post.url), {
+      projectId: post.projectId,
       method: 'POST',
       headers: { ...signedHeaders(post.secrets, post.eventId, timestamp, post.body), 'content-type': 'application/json', 'user-agent': USER_AGENT },
       body: post.body,

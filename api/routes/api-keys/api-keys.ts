@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import type { ApiDeps, ApiState } from '../../context.js';
 import { callerOf } from '../../context.js';
 import { requireScope, type KeyCache } from '../../middleware/auth.js';
+import { keyLimitsWithinCeilings } from '../../middleware/rate-limit.js';
 import { audited, commitMutation, respond } from '../../audit.js';
 import { operation } from '../../validation.js';
 import { InvalidRequestError, NotFoundError } from '../../errors.js';
@@ -31,7 +32,7 @@ export function apiKeyRoutes(router: Router<ApiState>, deps: ApiDeps, keys: KeyC
         deps,
         body,
         async (tx) => {
-          const { record, secret } = await insertApiKey(tx, { projectId, name: body.name, scopes: body.scopes, rateLimits: body.rate_limits });
+          const { record, secret } = await insertApiKey(tx, { projectId, name: body.name, scopes: body.scopes, rateLimits: keyLimitsWithinCeilings(body.rate_limits, deps.rateLimits) });
           return { status: 201, body: presentApiKeyWithSecret(record, secret) };
         },
         // The secret is shown once: a replay returns the key without it.
@@ -56,7 +57,16 @@ export function apiKeyRoutes(router: Router<ApiState>, deps: ApiDeps, keys: KeyC
     operation('updateApiKey', async (ctx, { path: { id }, body }) => {
       const { projectId } = callerOf(ctx);
       const answer = await commitMutation(ctx, deps.db, async (tx) => {
-        const key = await updateApiKey(tx, projectId, id, { name: body.name, rateLimits: body.rate_limits });
+        if (body.rate_limits !== undefined && (await findApiKey(tx, projectId, id))?.bootstrap) {
+          // Like its deletion: otherwise a request could throttle the operator's own key.
+          throw InvalidRequestError(
+            'bootstrap_key',
+            "The bootstrap key's rate limits are the deployment's (AGENTPLANE_RATE_LIMIT_*); set them there.",
+            'rate_limits',
+          );
+        }
+        const rateLimits = keyLimitsWithinCeilings(body.rate_limits, deps.rateLimits);
+        const key = await updateApiKey(tx, projectId, id, { name: body.name, rateLimits });
         if (!key) throw NotFoundError('API key', id);
         return { status: 200, body: presentApiKey(key) };
       });

@@ -4,6 +4,7 @@ import type { ApiDeps, ApiState } from '../../context.js';
 import { callerOf } from '../../context.js';
 import { requireScope } from '../../middleware/auth.js';
 import { operation } from '../../validation.js';
+import { cursorOf } from '../../pagination.js';
 import { ConflictError, InvalidRequestError, NotFoundError } from '../../errors.js';
 import { findFile, type FileRecord } from '../../../records/files.js';
 import { contentParts, tableExists, tablesOf } from '../../../records/file-content.js';
@@ -29,9 +30,10 @@ export function fileContentRoutes(router: Router<ApiState>, deps: ApiDeps): void
     operation('getFileContent', async (ctx, { path: { id }, query }) => {
       const file = await processedFile(callerOf(ctx).projectId, id);
       const kind = file.mime_type.startsWith('audio/') ? 'segment' : 'page';
+      const given = cursorOf(query.after);
       let after = 0;
-      if (query.after !== undefined) {
-        const cursor = new RegExp(`^${kind}-([1-9][0-9]{0,8})$`).exec(query.after);
+      if (given !== undefined) {
+        const cursor = new RegExp(`^${kind}-([1-9][0-9]{0,8})$`).exec(given);
         if (!cursor) throw InvalidRequestError('invalid_cursor', `\`after\` must be the id of a part of this file, such as \`${kind}-1\`.`, 'after');
         after = Number(cursor[1]);
       }
@@ -44,10 +46,11 @@ export function fileContentRoutes(router: Router<ApiState>, deps: ApiDeps): void
     requireScope('files:read'),
     operation('getFileTables', async (ctx, { path: { id }, query }) => {
       const file = await processedFile(callerOf(ctx).projectId, id);
-      if (query.after !== undefined && !(await tableExists(deps.db, file.id, query.after))) {
+      const after = cursorOf(query.after);
+      if (after !== undefined && !(await tableExists(deps.db, file.id, after))) {
         throw InvalidRequestError('invalid_cursor', 'No table of this file matches the `after` cursor.', 'after');
       }
-      ctx.body = presentList(await tablesOf(deps.db, file.id, query.after, query.limit), presentTable);
+      ctx.body = presentList(await tablesOf(deps.db, file.id, after, query.limit), presentTable);
     }),
   );
 
@@ -56,10 +59,11 @@ export function fileContentRoutes(router: Router<ApiState>, deps: ApiDeps): void
     requireScope('files:read'),
     operation('listFileNodes', async (ctx, { path: { id }, query }) => {
       const file = await processedFile(callerOf(ctx).projectId, id);
-      if (query.after !== undefined && !(await fileSupportsNode(deps.db, file.id, query.after))) {
+      const after = cursorOf(query.after);
+      if (after !== undefined && !(await fileSupportsNode(deps.db, file.id, after))) {
         throw InvalidRequestError('invalid_cursor', 'No graph node of this file matches the `after` cursor.', 'after');
       }
-      ctx.body = presentList(await nodesOfFile(deps.db, file.id, query.after, query.limit), presentFileNode);
+      ctx.body = presentList(await nodesOfFile(deps.db, file.id, after, query.limit), presentFileNode);
     }),
   );
 }

@@ -7,7 +7,7 @@ import { operation } from '../../validation.js';
 import { NotFoundError } from '../../errors.js';
 import { pageRequestOf } from '../../pagination.js';
 import { createOnce } from '../../idempotency.js';
-import { deleteFile, findFile, insertFile, listFiles, newFileId } from '../../../records/files.js';
+import { deleteFile, findFile, insertFile, listFiles, newFileId, recordExtractionStarted } from '../../../records/files.js';
 import { keepBlob } from '../../../records/blob-leases.js';
 import { cancelExtraction, startExtraction } from '../../../workflows/extraction/client.js';
 import { presentDeletedFile, presentFile } from '../../../presenters/file.js';
@@ -44,9 +44,9 @@ export function fileRoutes(router: Router<ApiState>, deps: ApiDeps): void {
         // The earlier request stored these bytes already.
         await discardBlob(deps, blobKey);
       } else {
-        await withinDeadline(() => startExtraction(deps.temporal, id)).catch((err) =>
-          ctx.state.log.warn({ err, file_id: id }, 'extraction start failed; the maintenance schedule will start it'),
-        );
+        await withinDeadline(() => startExtraction(deps.temporal, id))
+          .then(() => recordExtractionStarted(deps.db, id))
+          .catch((err) => ctx.state.log.warn({ err, file_id: id }, 'extraction start failed or was not recorded; the maintenance schedule will start it'));
       }
       respond(ctx, created);
     }),

@@ -9,13 +9,13 @@ import { pageRequestOf } from '../../pagination.js';
 import { createOnce } from '../../idempotency.js';
 import { DEFAULT_MAX_HOPS, deleteNetwork, findNetwork, insertNetwork, listNetworks, updateNetwork } from '../../../records/networks.js';
 import { childrenOfRuns, listNetworkRuns } from '../../../records/runs.js';
-import { stepsOfRuns } from '../../../records/run-steps.js';
 import { scoresOfRuns } from '../../../records/run-scores.js';
 import { presentDeletedNetwork, presentNetwork } from '../../../presenters/network.js';
-import { presentRun } from '../../../presenters/run.js';
+import { presentRunSummary } from '../../../presenters/run.js';
 import { presentList } from '../../../presenters/list.js';
 import { createRun } from '../runs/create.js';
 import { checkMembers, checkRouter } from './definition.js';
+import { checkWorkerPool } from './worker-pool.js';
 import { managedResourceExists, refuseUnmanagedChange } from '../managed.js';
 import { isManagedUidConflict } from '../../../records/managed-resources.js';
 
@@ -28,6 +28,7 @@ export function networkRoutes(router: Router<ApiState>, deps: ApiDeps): void {
       const { projectId } = callerOf(ctx);
       await checkMembers(deps.db, projectId, body.members);
       await checkRouter(deps.db, projectId, deps.models, body.router);
+      checkWorkerPool(callerOf(ctx), deps.workerPools ?? [], body.worker_pool);
       const managed = body.managed_resource ?? null;
       const { created } = await createOnce(ctx, deps, body, async (tx) => {
         const network = await insertNetwork(tx, projectId, {
@@ -77,6 +78,7 @@ export function networkRoutes(router: Router<ApiState>, deps: ApiDeps): void {
       const { projectId } = callerOf(ctx);
       if (body.members !== undefined) await checkMembers(deps.db, projectId, body.members);
       if (body.router !== undefined) await checkRouter(deps.db, projectId, deps.models, body.router);
+      checkWorkerPool(callerOf(ctx), deps.workerPools ?? [], body.worker_pool);
       const answer = await commitMutation(ctx, deps.db, async (tx) => {
         const current = await findNetwork(tx, projectId, id, { lock: true });
         if (!current) throw NotFoundError('network', id);
@@ -121,8 +123,8 @@ export function networkRoutes(router: Router<ApiState>, deps: ApiDeps): void {
       if (!(await findNetwork(deps.db, projectId, id))) throw NotFoundError('network', id);
       const page = await listNetworkRuns(deps.db, projectId, id, pageRequestOf(query), query.status);
       const ids = page.rows.map((r) => r.id);
-      const [steps, hops, scores] = await Promise.all([stepsOfRuns(deps.db, ids), childrenOfRuns(deps.db, ids), scoresOfRuns(deps.db, ids)]);
-      ctx.body = presentList(page, (run) => presentRun(run, steps.get(run.id) ?? [], hops.get(run.id) ?? [], scores.get(run.id)));
+      const [hops, scores] = await Promise.all([childrenOfRuns(deps.db, ids), scoresOfRuns(deps.db, ids)]);
+      ctx.body = presentList(page, (run) => presentRunSummary(run, hops.get(run.id) ?? [], scores.get(run.id)));
     }),
   );
 }

@@ -8,7 +8,8 @@ import { findRun, finishRun, isFinished, runById } from '../../../records/runs.j
 import { recordEvent, runEndedEventType } from '../../../records/events.js';
 import { cancelRunWorkflow, runWorkflowId } from '../../../workflows/runs/client.js';
 import { networkRunWorkflowId } from '../../../workflows/networks/client.js';
-import { presentRunOf, runWhenEnded } from './run-log.js';
+import { runWhenEnded } from './run-log.js';
+import { presentRunOf } from './run-object.js';
 
 const CANCEL_WAIT_MS = 10_000;
 const TEMPORAL_DEADLINE_MS = 2_000;

@@ -6,7 +6,8 @@
  */
 import type { ApiContext, ApiDeps } from '../../context.js';
 import { callerOf } from '../../context.js';
-import { ConflictError, InvalidRequestError, NotFoundError } from '../../errors.js';
+import { ConflictError, InvalidRequestError, NotFoundError, PermissionError } from '../../errors.js';
+import { hasScope } from '../../middleware/auth.js';
 import { refuseOverLimits } from './limits.js';
 import type { Input } from '../../validation.js';
 import { createOnce } from '../../idempotency.js';
@@ -16,11 +17,12 @@ import { findNetwork } from '../../../records/networks.js';
 import type { Queryable } from '../../../records/db.js';
 import type { RunTarget } from '../../../records/runs.js';
 import { attachmentsOf } from '../../../records/files.js';
-import { activeRunsOf, findRun, insertRun, isFinished, type InputMessage } from '../../../records/runs.js';
+import { activeRunsOf, findRun, insertRun, isFinished, recordRunWorkflowStarted, type InputMessage } from '../../../records/runs.js';
 import { cancelRunWorkflow, runWorkflowId, startRunWorkflow } from '../../../workflows/runs/client.js';
 import { networkRunWorkflowId, startNetworkRunWorkflow } from '../../../workflows/networks/client.js';
 import { checkModel } from '../agents/definition.js';
-import { presentRunOf, runWhenEnded, streamRunEvents } from './run-log.js';
+import { runWhenEnded, streamRunEvents } from './run-log.js';
+import { presentRunOf } from './run-object.js';
 import { endRunNeverStarted } from './cancel.js';
 
 // The longest a request waits for its run to end before answering 202.
@@ -68,6 +70,8 @@ export async function createRun(ctx: ApiContext, deps: ApiDeps, { path: { id: ta
   }
 
   const fileIds = body.file_ids ?? [];
+  // Attaching a file hands its content to the model and back in the answer: reading it, by another road.
+  if (fileIds.length > 0 && !hasScope(caller, 'files:read')) throw PermissionError('files:read');
   const files = await attachmentsOf(deps.db, projectId, fileIds);
   const unknown = fileIds.find((fileId) => !files.some((f) => f.id === fileId));
   if (unknown !== undefined) throw NotFoundError('file', unknown);
@@ -84,6 +88,8 @@ export async function createRun(ctx: ApiContext, deps: ApiDeps, { path: { id: ta
   if (input.every((m) => m.role !== 'user')) throw InvalidRequestError('invalid_input', '`input` needs at least one user message.', 'input');
   const identity = { ...body, stream: undefined, wait: undefined };
 
+  // A streamed run holds an event stream: refused before anything is created when its key holds too many.
+  const release = body.stream ? deps.streamSlots.take(caller.apiKeyId) : undefined;
   let interrupted: string[] = [];
   let taskQueue: string | undefined;
   const { created, replayed } = await createOnce(ctx, deps, identity, async (tx) => {
@@ -111,6 +117,9 @@ export async function createRun(ctx: ApiContext, deps: ApiDeps, { path: { id: ta
       metadata: body.metadata ?? {},
     });
     return { status: 202, body: { id: runId } };
+  }).catch((err: unknown) => {
+    release?.();
+    throw err;
   });
   const runId = created.body.id;
 
@@ -122,15 +131,15 @@ export async function createRun(ctx: ApiContext, deps: ApiDeps, { path: { id: ta
         ctx.state.log.warn({ err, run_id: earlier }, 'could not interrupt the earlier run'),
       );
     }
-    await withinDeadline(() => (kind === 'agent' ? startRunWorkflow(deps.temporal, runId) : startNetworkRunWorkflow(deps.temporal, runId, taskQueue))).catch((err) =>
-      ctx.state.log.warn({ err, run_id: runId }, 'run start failed; the maintenance schedule will start it'),
-    );
+    await withinDeadline(() => (kind === 'agent' ? startRunWorkflow(deps.temporal, runId) : startNetworkRunWorkflow(deps.temporal, runId, taskQueue)))
+      .then(() => recordRunWorkflowStarted(deps.db, runId))
+      .catch((err) => ctx.state.log.warn({ err, run_id: runId }, 'run start failed or was not recorded; the maintenance schedule will start it'));
   }
 
   ctx.set('Location', `/v1/runs/${runId}`);
-  if (body.stream) {
+  if (release) {
     ctx.state.auditTargetId = runId;
-    return streamRunEvents(ctx, deps, runId, 0);
+    return streamRunEvents(ctx, deps, runId, 0, release);
   }
   const closed = new AbortController();
   ctx.req.on('close', () => closed.abort());

@@ -7,7 +7,7 @@ import { createOnce } from '../../idempotency.js';
 import { respond } from '../../audit.js';
 import { findRun, isFinished } from '../../../records/runs.js';
 import { saveScores } from '../../../records/run-scores.js';
-import { presentRunOf } from './run-log.js';
+import { presentRunOf } from './run-object.js';
 
 export async function addRunFeedback(ctx: ApiContext, deps: ApiDeps, { path: { id }, body }: Input<'addRunFeedback'>): Promise<void> {
   const { projectId } = callerOf(ctx);

@@ -8,14 +8,15 @@ import { NotFoundError } from '../../errors.js';
 import { pageRequestOf } from '../../pagination.js';
 import { findAgent } from '../../../records/agents.js';
 import { childrenOfRuns, findRun, listAgentRuns, listProjectRuns } from '../../../records/runs.js';
-import { stepsOfRuns } from '../../../records/run-steps.js';
+import { stepPage } from '../../../records/run-steps.js';
 import { scoresOfRuns } from '../../../records/run-scores.js';
-import { presentRun } from '../../../presenters/run.js';
+import { presentRunSummary, presentSteps } from '../../../presenters/run.js';
 import { presentList } from '../../../presenters/list.js';
 import { createRun } from './create.js';
 import { cancelRun } from './cancel.js';
 import { addRunFeedback } from './feedback.js';
-import { presentRunOf, streamRunEvents } from './run-log.js';
+import { streamRunEvents } from './run-log.js';
+import { presentRunOf } from './run-object.js';
 
 export function runRoutes(router: Router<ApiState>, deps: ApiDeps): void {
   router.post(
@@ -37,9 +38,8 @@ export function runRoutes(router: Router<ApiState>, deps: ApiDeps): void {
         createdBefore: query.created_before,
         metadata: query.metadata,
       });
-      const steps = await stepsOfRuns(deps.db, page.rows.map((r) => r.id));
       const scores = await scoresOfRuns(deps.db, page.rows.map((r) => r.id));
-      ctx.body = presentList(page, (run) => presentRun(run, steps.get(run.id) ?? [], [], scores.get(run.id)));
+      ctx.body = presentList(page, (run) => presentRunSummary(run, [], scores.get(run.id)));
     }),
   );
 
@@ -56,8 +56,8 @@ export function runRoutes(router: Router<ApiState>, deps: ApiDeps): void {
         createdBefore: query.created_before,
       });
       const ids = page.rows.map((r) => r.id);
-      const [steps, hops, scores] = await Promise.all([stepsOfRuns(deps.db, ids), childrenOfRuns(deps.db, ids), scoresOfRuns(deps.db, ids)]);
-      ctx.body = presentList(page, (run) => presentRun(run, steps.get(run.id) ?? [], hops.get(run.id) ?? [], scores.get(run.id)));
+      const [hops, scores] = await Promise.all([childrenOfRuns(deps.db, ids), scoresOfRuns(deps.db, ids)]);
+      ctx.body = presentList(page, (run) => presentRunSummary(run, hops.get(run.id) ?? [], scores.get(run.id)));
     }),
   );
 
@@ -68,6 +68,25 @@ export function runRoutes(router: Router<ApiState>, deps: ApiDeps): void {
       const run = await findRun(deps.db, callerOf(ctx).projectId, id);
       if (!run) throw NotFoundError('run', id);
       ctx.body = await presentRunOf(deps, run);
+    }),
+  );
+
+  router.get(
+    '/v1/runs/:id/steps',
+    requireScope('agents:read'),
+    operation('listRunSteps', async (ctx, { path: { id }, query }) => {
+      const run = await findRun(deps.db, callerOf(ctx).projectId, id);
+      if (!run) throw NotFoundError('run', id);
+      const page = await stepPage(deps.db, id, query.after, query.limit);
+      const data = presentSteps(page, run.started_at ?? run.created_at);
+      // A step's index is its id in this list: the cursor `after` takes one.
+      ctx.body = {
+        object: 'list',
+        data,
+        first_id: data.length > 0 ? String(data[0]!.index) : null,
+        last_id: data.length > 0 ? String(data.at(-1)!.index) : null,
+        has_more: page.hasMore,
+      };
     }),
   );
 
@@ -89,12 +108,13 @@ export function runRoutes(router: Router<ApiState>, deps: ApiDeps): void {
     '/v1/runs/:id/events',
     requireScope('agents:read'),
     operation('streamRunEvents', async (ctx, { path: { id }, query }) => {
-      const run = await findRun(deps.db, callerOf(ctx).projectId, id);
+      const caller = callerOf(ctx);
+      const run = await findRun(deps.db, caller.projectId, id);
       if (!run) throw NotFoundError('run', id);
       // An EventSource reconnects to the URL it first opened, `after` included, and says in Last-Event-ID
-      // how far it got since: the header is the later position.
+      // how far it got since: the header is the later position. The document holds it to 1 to 15 digits.
       const lastEventId = ctx.get('last-event-id');
-      streamRunEvents(ctx, deps, id, lastEventId ? Number(lastEventId) : (query.after ?? 0));
+      streamRunEvents(ctx, deps, id, lastEventId ? Number(lastEventId) : (query.after ?? 0), deps.streamSlots.take(caller.apiKeyId));
     }),
   );
 }

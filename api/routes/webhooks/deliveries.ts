@@ -5,11 +5,14 @@ import { callerOf } from '../../context.js';
 import { requireScope } from '../../middleware/auth.js';
 import { audited, commitMutation, respond } from '../../audit.js';
 import { operation } from '../../validation.js';
-import { ConflictError, NotFoundError } from '../../errors.js';
+import { ConflictError, NotFoundError, RateLimitError } from '../../errors.js';
 import { pageRequestOf } from '../../pagination.js';
-import { findDelivery, findEndpoint, insertRedelivery, listDeliveries } from '../../../records/webhooks.js';
+import { findDelivery, findEndpoint, insertRedelivery, listDeliveries, recentRedeliveries } from '../../../records/webhooks.js';
 import { presentDelivery } from '../../../presenters/webhook.js';
 import { presentList } from '../../../presenters/list.js';
+
+/** Redeliveries of one event to one endpoint an hour. */
+export const REDELIVERIES_PER_HOUR = 5;
 
 export function webhookDeliveryRoutes(router: Router<ApiState>, deps: ApiDeps): void {
   router.get(
@@ -34,6 +37,16 @@ export function webhookDeliveryRoutes(router: Router<ApiState>, deps: ApiDeps): 
         const original = await findDelivery(tx, projectId, id, deliveryId);
         if (!original) throw NotFoundError('webhook delivery', deliveryId);
         if (endpoint.status !== 'enabled') throw ConflictError('endpoint_disabled', `Webhook endpoint ${id} is disabled; enable it first.`, 'id');
+        // Each redelivery is up to a dozen signed requests to a URL of the caller's choosing: bounded, so the
+        // platform cannot be turned into a request reflector.
+        const recent = await recentRedeliveries(tx, original);
+        if (recent.count >= REDELIVERIES_PER_HOUR) {
+          throw RateLimitError(
+            'redeliveries_exceeded',
+            `This event was redelivered to endpoint ${id} ${recent.count} times in the last hour, the most allowed; try again in ${recent.oldestLeavesInSeconds}s.`,
+            Math.max(1, recent.oldestLeavesInSeconds),
+          );
+        }
         const created = await findDelivery(tx, projectId, id, await insertRedelivery(tx, original));
         return { status: 202, body: presentDelivery(created!) };
       });

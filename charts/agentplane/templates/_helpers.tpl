@@ -29,7 +29,23 @@ app.kubernetes.io/component: {{ .component }}
 {{- define "agentplane.configName" -}}{{ include "agentplane.fullname" . }}-config{{- end -}}
 {{- define "agentplane.envSecretName" -}}{{ include "agentplane.fullname" . }}-env{{- end -}}
 {{- define "agentplane.adminKeySecretName" -}}{{ .Values.adminKey.existingSecret | default (printf "%s-admin-key" (include "agentplane.fullname" .)) }}{{- end -}}
-{{- define "agentplane.controllerKeySecretName" -}}{{ .Values.controller.apiKeySecret | default (include "agentplane.adminKeySecretName" .) }}{{- end -}}
+{{- define "agentplane.controllerKeySecretName" -}}{{ .Values.controller.apiKeySecret | default (printf "%s-controller-key" (include "agentplane.fullname" .)) }}{{- end -}}
+
+{{/*
+The controller's key when the chart makes it: the one in the cluster (an upgrade keeps it), else a new one. Worked
+out once per render and remembered, so the Secret and the API's checksum of it agree.
+*/}}
+{{- define "agentplane.controllerKey" -}}
+{{- if not (hasKey .Values.controller "generatedKey") -}}
+{{- $existing := lookup "v1" "Secret" .Release.Namespace (include "agentplane.controllerKeySecretName" .) -}}
+{{- $key := printf "ap_%s" (randAlphaNum 40) -}}
+{{- if and $existing (index $existing.data "api-key") -}}
+{{- $key = index $existing.data "api-key" | b64dec -}}
+{{- end -}}
+{{- $_ := set .Values.controller "generatedKey" $key -}}
+{{- end -}}
+{{- .Values.controller.generatedKey -}}
+{{- end -}}
 
 {{/* The environment every Agentplane process reads: the ConfigMap, then each secret from where it lives. */}}
 {{- define "agentplane.env" -}}

@@ -71,8 +71,8 @@ export function ToolsTable({ tools }: { tools: Schemas['AgentTool'][] }) {
  * The API keeps an object's current version, and every run records the version it ran: the versions this
  * shows are the current one and those the recent runs used.
  */
-export function VersionsTable({ current, updatedAt, runs, of }: { current: number; updatedAt: number; runs: Schemas['Run'][]; of: 'agent' | 'network' }) {
-  const byVersion = new Map<number, Schemas['Run'][]>([[current, []]]);
+export function VersionsTable({ current, updatedAt, runs, of }: { current: number; updatedAt: number; runs: Schemas['RunSummary'][]; of: 'agent' | 'network' }) {
+  const byVersion = new Map<number, Schemas['RunSummary'][]>([[current, []]]);
   for (const run of runs) {
     const version = of === 'agent' ? run.agent_version : run.network_version;
     if (version !== null) byVersion.set(version, [...(byVersion.get(version) ?? []), run]);

@@ -3,7 +3,7 @@ import type { Schemas } from '../api';
 import { formatCount, formatDuration, formatTime, formatUsd } from '../format';
 import { IdLink } from './links';
 
-type Run = Schemas['Run'];
+type Run = Schemas['RunSummary'];
 
 const duration = (run: Run) => (run.started_at && run.completed_at ? formatDuration((run.completed_at - run.started_at) * 1000) : '—');
 

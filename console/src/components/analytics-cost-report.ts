@@ -80,9 +80,16 @@ export const groupLabel = (value: string | null) => value ?? '(none)';
 
 const csvField = (text: string) => (/[",\n\r]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text);
 
+/**
+ * A label as a spreadsheet cell that stays text: labels come from what API clients wrote (metadata values,
+ * names), and one starting = + - @, a tab or a carriage return would otherwise run as a formula when the file
+ * is opened (`=HYPERLINK(…)` sending the sheet's cells away).
+ */
+export const csvText = (text: string) => (/^[=+\-@\t\r]/.test(text) ? `'${text}` : text);
+
 /** The table as CSV: a header, one line per bucket shown, and the totals; amounts exactly as the API wrote them. */
 export function costCsv(table: CostTable, label: (start: number) => string): string {
-  const lines = [['Bucket', ...table.groups.map((g) => groupLabel(g.value)), 'Total']];
+  const lines = [['Bucket', ...table.groups.map((g) => csvText(groupLabel(g.value))), 'Total']];
   for (const row of spendingRows(table)) lines.push([label(row.start), ...row.amounts.map((a) => a ?? ''), row.total]);
   lines.push(['Total', ...table.groups.map((g) => g.total), table.total]);
   return lines.map((line) => line.map(csvField).join(',')).join('\r\n') + '\r\n';

@@ -3,22 +3,21 @@ import type { Schemas } from '../api';
 import { formatCount, formatDuration, formatTime, formatUsd } from '../format';
 import { IdLink } from './links';
 import { StatusBadge } from './runs-bars';
-import type { Run, StepRow } from './runs-tree';
+import type { Run, RunStep, StepRow } from './runs-tree';
 
 type RunMessage = Schemas['RunMessage'];
 
-/** The assistant message a model call wrote: completed model calls and assistant messages go in step. */
-function replyOf(run: Run, index: number): RunMessage | undefined {
-  const calls = run.steps.filter((s) => s.type === 'model_call' && s.status === 'completed');
-  const replies = run.output.messages.filter((m) => m.role === 'assistant');
-  const position = calls.findIndex((s) => s.index === index);
-  return position >= 0 ? replies[position] : undefined;
+/** The message a completed step added to the conversation: a model call's reply, a tool call's result. */
+function messageOf(step: RunStep): RunMessage | undefined {
+  if (step.status !== 'completed' || step.output === undefined) return undefined;
+  if (step.type === 'model_call') return { role: 'assistant', content: step.output, ...(step.tool_calls ? { tool_calls: step.tool_calls } : {}) };
+  return { role: 'tool', content: step.output, name: step.tool_call?.name, tool_call_id: step.tool_call?.id, is_error: step.is_error };
 }
 
 /** What the model was given: the run's input and every message of the run before this call's reply. */
 function promptOf(run: Run, index: number): RunMessage[] {
-  const completedBefore = run.steps.filter((s) => s.index < index && s.status === 'completed').length;
-  return [...run.input, ...run.output.messages.slice(0, completedBefore)];
+  const before = run.steps.filter((s) => s.index < index).map(messageOf);
+  return [...run.input, ...before.filter((m): m is RunMessage => m !== undefined)];
 }
 
 function prettyJson(text: string): string {
@@ -44,7 +43,7 @@ function Messages({ messages }: { messages: RunMessage[] }) {
 
 export function StepDetail({ row, run }: { row: StepRow; run: Run }) {
   const { step } = row;
-  const reply = step.type === 'model_call' ? replyOf(run, step.index) : undefined;
+  const reply = step.type === 'model_call' ? messageOf(step) : undefined;
   const prompt = step.type === 'model_call' ? promptOf(run, step.index) : [];
   const title = `${row.hop === undefined ? '' : `Hop ${row.hop}, `}step ${step.index}: ${step.type === 'model_call' ? `model call to ${step.model ?? 'a model'}` : `tool call ${step.tool_call?.name ?? ''}`}`;
   return (

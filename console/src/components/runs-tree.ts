@@ -5,6 +5,7 @@
  */
 import type { Schemas } from '../api';
 
+/** A run with every one of its steps (the console reads them all, a page at a time). */
 export type Run = Schemas['Run'];
 export type RunStep = Schemas['RunStep'];
 export type RunHop = Schemas['RunHop'];
@@ -107,19 +108,22 @@ export function spanOf(run: Run, rows: TreeRow[], now: number): number {
   return Math.max(1, lastEnd, now - (run.started_at ?? run.created_at) * 1000);
 }
 
+/** What a run's duration is read from: a run in full, or as lists show it (without steps). */
+type RunTimes = Pick<Schemas['RunSummary'], 'started_at' | 'completed_at' | 'hops'> & { steps?: RunStep[] };
+
 /**
  * How long a run took (so far), in milliseconds: its steps and hops know their times to the millisecond,
  * its own timestamps only to the second. Null before it starts.
  */
-export function runDurationMs(run: Run, now = Date.now()): number | null {
+export function runDurationMs(run: RunTimes, now = Date.now()): number | null {
   if (run.started_at === null) return null;
   if (run.completed_at === null) return Math.max(0, now - run.started_at * 1000);
   const ends = [
-    ...run.steps.map((s) => (s.offset_ms ?? 0) + (s.duration_ms ?? 0)),
+    ...(run.steps ?? []).map((s) => (s.offset_ms ?? 0) + (s.duration_ms ?? 0)),
     ...run.hops.map((h) => (h.offset_ms ?? 0) + (h.duration_ms ?? 0)),
   ];
   return ends.length > 0 ? Math.max(...ends) : (run.completed_at - run.started_at) * 1000;
 }
 
 /** The model a run used, or asked for; a network run without a router model has none of its own. */
-export const modelOf = (run: Run) => run.resolved_model ?? (run.model === 'none' ? null : run.model);
+export const modelOf = (run: Pick<Run, 'resolved_model' | 'model'>) => run.resolved_model ?? (run.model === 'none' ? null : run.model);

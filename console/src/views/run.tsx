@@ -18,8 +18,17 @@ import './runs.css';
 
 const isActive = (status: string) => status === 'queued' || status === 'in_progress';
 
+/** A run with all its steps: the run carries the first of them, and the rest are read a page at a time. */
 async function readRun(id: string, signal?: AbortSignal): Promise<Run> {
-  return unwrap(await api.GET('/v1/runs/{id}', { params: { path: { id } }, signal }));
+  const run = unwrap(await api.GET('/v1/runs/{id}', { params: { path: { id } }, signal }));
+  const steps = [...run.steps];
+  for (let more = run.steps_has_more; more && steps.length > 0; ) {
+    const after = steps[steps.length - 1]!.index;
+    const page = unwrap(await api.GET('/v1/runs/{id}/steps', { params: { path: { id }, query: { after, limit: 100 } }, signal }));
+    steps.push(...page.data);
+    more = page.has_more && page.data.length > 0;
+  }
+  return { ...run, steps, steps_has_more: false };
 }
 
 export default function RunView({ params }: { params: { id: string; step?: string } }) {

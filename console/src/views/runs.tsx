@@ -130,7 +130,7 @@ export default function RunsView() {
   );
 }
 
-function RunRow({ run }: { run: Schemas['Run'] }) {
+function RunRow({ run }: { run: Schemas['RunSummary'] }) {
   const duration = runDurationMs(run);
   return (
     <tr>

@@ -18,7 +18,8 @@ export async function imagePageText(image: Buffer): Promise<PageText> {
   return { page: 1, text, source: 'ocr', confidence };
 }
 
-async function readImage(body: Readable, progress: Progress): Promise<Buffer> {
+/** The image's bytes, refused past the upload limit. */
+export async function readImage(body: Readable, progress: Progress): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let bytesRead = 0;
   for await (const chunk of body as AsyncIterable<Buffer>) {
