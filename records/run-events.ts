@@ -46,13 +46,23 @@ export async function appendRunEvent(tx: Queryable, runId: string, type: string,
 // in an event can be 1 MiB, and a reader sends one read before it takes the next.
 const READ_BYTES = 4 * 1024 * 1024;
 
-/** The events after `afterSeq`, in order: up to `limit` of them, and fewer once they pass READ_BYTES. */
+/**
+ * The events after `afterSeq`, in order: up to `limit` of them, and fewer once they pass READ_BYTES. A tool
+ * step's `step.completed` carries the tool's result, read from the step (a hop's step for a network run's
+ * log), where it is stored once.
+ */
 export async function runEventsAfter(db: Queryable, runId: string, afterSeq: number, limit = 200): Promise<RunEventRecord[]> {
   const { rows } = await db.query<RunEventRecord>(
     `SELECT run_id, seq, type, data, created_at FROM (
        SELECT *, sum(size) OVER (ORDER BY seq) - size AS before FROM (
-         SELECT run_id, seq, type, data, created_at, octet_length(data::text) AS size
-         FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3
+         SELECT e.run_id, e.seq, e.type, e.created_at,
+                CASE WHEN s.message IS NULL THEN e.data ELSE e.data || jsonb_build_object('output', s.message->'content') END AS data,
+                octet_length(e.data::text) + coalesce(octet_length(s.message->>'content'), 0) AS size
+         FROM run_events e
+         LEFT JOIN run_steps s
+           ON e.type = 'step.completed' AND e.data->>'step_type' = 'tool_call' AND NOT e.data ? 'output'
+          AND s.run_id = coalesce(e.data->>'child_run_id', e.run_id) AND s.index = (e.data->>'step')::int
+         WHERE e.run_id = $1 AND e.seq > $2 ORDER BY e.seq LIMIT $3
        ) next
      ) page WHERE before < $4 ORDER BY seq`,
     [runId, afterSeq, limit, READ_BYTES],

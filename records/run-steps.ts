@@ -140,7 +140,8 @@ export async function completeToolStep(
     [runId, index, message, message.is_error ?? false, citations.length > 0 ? JSON.stringify(citations) : null],
   );
   if (rowCount !== 1) return false;
-  await appendRunEvent(tx, runId, 'step.completed', { step: index, step_type: 'tool_call', is_error: message.is_error ?? false, output: message.content });
+  // The result itself stays on the step alone: a reader of the log gets it from there (runEventsAfter).
+  await appendRunEvent(tx, runId, 'step.completed', { step: index, step_type: 'tool_call', is_error: message.is_error ?? false });
   return true;
 }
 

@@ -194,6 +194,26 @@ describe('agent networks', function () {
     }
   });
 
+  it("carries a hop's tool result in the network run's stream, read from the hop's step", async () => {
+    const { startToolServer } = await import('../support/http-tool-server.js');
+    const tools = await startToolServer();
+    try {
+      const a = await createAgent(stack.tenant.admin, { tools: [{ type: 'http', name: 'lookup', url: `${tools.url}/echo`, method: 'POST' }] });
+      const net = await network({ members: [a.id], router: { type: 'sequential' } });
+      stack.openai.enqueue({ tool_calls: [{ name: 'lookup', arguments: '{"term":"fjord"}' }] });
+      stack.openai.enqueue({ text: ['A fjord is an inlet.'] });
+      const run = await stack.tenant.admin.post(`/v1/networks/${net.id}/run`, { input: 'Define fjord.' });
+      assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
+      const stream = await SseReader.open(`${stack.api.url}/v1/runs/${run.body.id}/events`, { headers: { authorization: `Bearer ${stack.tenant.admin.key}` } });
+      await stream.done;
+      const toolDone = stream.events.find((e) => e.event === 'step.completed' && e.data.step_type === 'tool_call');
+      assert.equal(toolDone?.data.child_run_id, run.body.hops[0].child_run_id);
+      assert.match(String(toolDone?.data.output), /fjord/);
+    } finally {
+      await tools.close();
+    }
+  });
+
   it('cancels the hop in flight when the network run is cancelled, and ends both cancelled', async () => {
     const a = await createAgent(stack.tenant.admin);
     const net = await network({ members: [a.id], router: { type: 'sequential' } });

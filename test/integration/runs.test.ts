@@ -159,6 +159,27 @@ describe('runs', function () {
     }
   });
 
+  it("stores a tool's result once, on its step, and its event stream still carries it", async () => {
+    const { startToolServer } = await import('../support/http-tool-server.js');
+    const tools = await startToolServer();
+    try {
+      const agent = await createAgent(stack.tenant.admin, { tools: [{ type: 'http', name: 'weather', url: `${tools.url}/echo`, method: 'POST' }] });
+      stack.openai.enqueue({ tool_calls: [{ name: 'weather', arguments: '{"city":"Bergen"}' }] });
+      stack.openai.enqueue({ text: ['Rain in Bergen.'] });
+      const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Weather in Bergen?' });
+      assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
+      const stream = await SseReader.open(`${stack.api.url}/v1/runs/${run.body.id}/events`, { headers: { authorization: `Bearer ${stack.tenant.admin.key}` } });
+      await stream.done;
+      const toolDone = stream.events.find((e) => e.event === 'step.completed' && e.data.step_type === 'tool_call');
+      assert.equal(toolDone?.data.output, run.body.steps[1].output);
+      assert.match(String(toolDone?.data.output), /Bergen/);
+      const { rows } = await stack.api.services.db.query(`SELECT count(*)::int AS copies FROM run_events WHERE run_id = $1 AND data ? 'output'`, [run.body.id]);
+      assert.equal(rows[0]?.copies, 0, 'the event log holds a second copy of the tool result');
+    } finally {
+      await tools.close();
+    }
+  });
+
   it("answers a tool call whose argument a pattern with nested quantifiers cannot match with an error result, and the process keeps answering", async () => {
     const { startToolServer } = await import('../support/http-tool-server.js');
     const tools = await startToolServer();
