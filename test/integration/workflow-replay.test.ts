@@ -31,6 +31,7 @@ import * as workflows from '../../workflows/index.js';
 import { createAgent, startRunsStack, type RunsStack } from '../support/runs.js';
 import { startToolServer } from '../support/http-tool-server.js';
 import { startWebhookReceiver } from '../support/webhook-receiver.js';
+import { startMcpServer } from '../support/mcp-server.js';
 
 const historiesDir = fileURLToPath(new URL(import.meta.url.includes('/dist/') ? '../../../test/fixtures/histories/' : '../fixtures/histories/', import.meta.url));
 const recorded = readdirSync(historiesDir).filter((name) => name.endsWith('.json')).sort();
@@ -47,9 +48,14 @@ async function replay(history: History): Promise<void> {
   await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history);
 }
 
-/** Fetches a finished workflow's history, replays it, and with RECORD_HISTORIES=1 keeps it as a fixture. */
+/**
+ * Waits for a workflow to end (a run's record may be final a task before its workflow is), replays its
+ * history, and with RECORD_HISTORIES=1 keeps it as a fixture.
+ */
 async function replayAndKeep(api: TestApi, workflowId: string, fixture: string): Promise<void> {
-  const history = History.fromObject(await api.services.temporal.workflow.getHandle(workflowId).fetchHistory());
+  const handle = api.services.temporal.workflow.getHandle(workflowId);
+  await handle.result();
+  const history = History.fromObject(await handle.fetchHistory());
   await replay(history);
   if (process.env.RECORD_HISTORIES === '1') {
     const json = History.toObject(history, { enums: String, longs: String, bytes: String });
@@ -184,6 +190,20 @@ describe('workflow replay', function () {
       }
     });
 
+    it('replays a run whose start asked an MCP server for its tools, in an activity of its own', async () => {
+      const mcp = await startMcpServer();
+      try {
+        const agent = await createAgent(stack.tenant.admin, { tools: [{ type: 'mcp', server_label: 'calc', server_url: mcp.url, allowed_tools: ['add'] }] });
+        stack.openai.enqueue({ text: ['ready'], usage: { input: 1, output: 1 } });
+        const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Add nothing.' });
+        assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
+        assert.ok(mcp.methods.includes('tools/list'), 'the MCP server was not asked for its tools');
+        await replayAndKeep(stack.api, runWorkflowId(run.body.id), 'agent-run-mcp-start.json');
+      } finally {
+        await mcp.close();
+      }
+    });
+
     it('replays a supervisor network run with its hop', async () => {
       const writer = await createAgent(stack.tenant.admin, { name: 'writer' });
       const net = await stack.tenant.admin.post('/v1/networks', { name: 'sup', members: [writer.id], router: { type: 'supervisor', instructions: 'Route.' } });
@@ -219,11 +239,9 @@ describe('workflow replay', function () {
       stack.openai.enqueue({ text: ['my turn'], usage: { input: 1, output: 1 } });
       const cancelled = await stack.tenant.admin.post(`/v1/runs/${run.body.id}/cancel`, {});
       assert.equal(cancelled.body.status, 'cancelled');
-      await stack.api.services.temporal.workflow.getHandle(runWorkflowId(run.body.id)).result();
       await replayAndKeep(stack.api, runWorkflowId(run.body.id), 'agent-run-cancelled.json');
-      await stack.api.services.temporal.workflow.getHandle(runWorkflowId(queued.body.id)).result();
-      assert.equal((await stack.tenant.admin.get(`/v1/runs/${queued.body.id}`)).body.status, 'completed');
       await replayAndKeep(stack.api, runWorkflowId(queued.body.id), 'agent-run-queued.json');
+      assert.equal((await stack.tenant.admin.get(`/v1/runs/${queued.body.id}`)).body.status, 'completed');
     });
   });
 
@@ -247,7 +265,6 @@ describe('workflow replay', function () {
       assert.equal(run.body.status, 'completed');
       await stack.api.services.temporal.workflow.getHandle(runWorkflowId(run.body.id)).result();
       await replayAndKeep(stack.api, runWorkflowId(run.body.id), 'agent-run-judged.json');
-      await stack.api.services.temporal.workflow.getHandle(runJudgeWorkflowId(run.body.id)).result();
       await replayAndKeep(stack.api, runJudgeWorkflowId(run.body.id), 'run-judge.json');
       const backfill = await stack.tenant.admin.post('/v1/analytics/quality/backfill', { start_time: since, end_time: since + 3600, scorers: ['completion', 'judge'] });
       assert.equal(backfill.status, 202);
