@@ -6,7 +6,7 @@ import { eventsFor } from '../../records/events.js';
 import { pagesOf } from '../../records/files.js';
 import { createExtractionActivities, type ExtractionActivities } from '../../workflows/extraction/activities.js';
 
-describe('the extractFile activity on its own', function () {
+describe('the extraction activities on their own', function () {
   this.timeout(60_000);
   let api: TestApi;
   let tenant: Tenant;
@@ -27,19 +27,22 @@ describe('the extractFile activity on its own', function () {
     return uploaded.body.id;
   }
 
-  it('extracts a file, commits it processed once, and heartbeats the bytes it has read', async () => {
+  it('extracts a file, then commits it processed once, and heartbeats the bytes it has read', async () => {
     const text = 'first page\fsecond page';
     const fileId = await upload(text);
     const env = new MockActivityEnvironment();
     const heartbeats: unknown[] = [];
     env.on('heartbeat', (details) => heartbeats.push(details));
 
-    assert.equal(await env.run(activities.extractFile, { fileId }), 'processed');
+    assert.equal(await env.run(activities.extractFileContent, { fileId }), 'extracted');
+    assert.equal((await tenant.admin.get(`/v1/files/${fileId}`)).body.status, 'processing', 'the content stage alone does not settle the file');
+    assert.equal(await new MockActivityEnvironment().run(activities.completeFileExtraction, { fileId }), 'processed');
 
     assert.ok(heartbeats.some((h) => (h as { bytesRead?: number } | undefined)?.bytesRead === Buffer.byteLength(text)), JSON.stringify(heartbeats));
     assert.deepEqual(await pagesOf(api.services.db, fileId), ['first page', 'second page']);
     assert.equal((await tenant.admin.get(`/v1/files/${fileId}`)).body.status, 'processed');
-    assert.equal(await new MockActivityEnvironment().run(activities.extractFile, { fileId }), 'skipped', 'a second run changes nothing');
+    assert.equal(await new MockActivityEnvironment().run(activities.completeFileExtraction, { fileId }), 'skipped', 'a second run changes nothing');
+    assert.equal(await new MockActivityEnvironment().run(activities.extractFileContent, { fileId }), 'skipped', 'nor does extracting a processed file again');
     assert.equal((await eventsFor(api.services.db, tenant.projectId, 'file.processed', fileId)).length, 1);
   });
 
@@ -48,7 +51,7 @@ describe('the extractFile activity on its own', function () {
     const env = new MockActivityEnvironment();
     env.cancel();
 
-    await assert.rejects(env.run(activities.extractFile, { fileId }), { name: 'AbortError' });
+    await assert.rejects(env.run(activities.extractFileContent, { fileId }), { name: 'AbortError' });
 
     assert.equal((await tenant.admin.get(`/v1/files/${fileId}`)).body.status, 'processing');
     assert.deepEqual(await pagesOf(api.services.db, fileId), []);
@@ -60,7 +63,7 @@ describe('the extractFile activity on its own', function () {
     // Cancelled as soon as the first bytes are read, as a cancellation arrives with a heartbeat's answer.
     env.once('heartbeat', () => env.cancel());
 
-    await assert.rejects(env.run(activities.extractFile, { fileId }), { name: 'AbortError' });
+    await assert.rejects(env.run(activities.extractFileContent, { fileId }), { name: 'AbortError' });
 
     assert.equal((await tenant.admin.get(`/v1/files/${fileId}`)).body.status, 'processing');
     assert.deepEqual(await pagesOf(api.services.db, fileId), []);

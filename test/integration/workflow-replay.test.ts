@@ -1,8 +1,9 @@
 /**
  * Determinism: the histories recorded in test/fixtures/histories replay against the current workflow
  * code, so a change that would break workflows already running fails here. Histories of runs made now
- * replay too. After a deliberate change (made safe with `patched()`, or for workflows that no longer run),
- * record them again with RECORD_HISTORIES=1.
+ * replay too. Every file of the folder is replayed, and every workflow the worker runs must have one. After
+ * a deliberate change (made safe with `patched()` once released, see docs/architecture.md), record them
+ * again: `RECORD_HISTORIES=1 npx mocha dist/test/integration/workflow-replay.test.js`.
  *
  * The files hold the protobufjs object form of a History (enums by name, 64-bit integers and bytes as
  * strings): the SDK's own JSON converters fail here ("type must be a Type") because npm installs two
@@ -24,8 +25,13 @@ import { MAINTENANCE_SCHEDULE_ID } from '../../workflows/maintenance/client.js';
 import { runWorkflowId } from '../../workflows/runs/client.js';
 import { networkRunWorkflowId } from '../../workflows/networks/client.js';
 import { backfillWorkflowId } from '../../workflows/quality/client.js';
+import { runJudgeWorkflowId } from '../../workflows/quality/ids.js';
+import { deliveryWorkflowId } from '../../workflows/webhooks/client.js';
+import * as workflows from '../../workflows/index.js';
 import { createAgent, startRunsStack, type RunsStack } from '../support/runs.js';
 import { startToolServer } from '../support/http-tool-server.js';
+import { startWebhookReceiver } from '../support/webhook-receiver.js';
+import { startMcpServer } from '../support/mcp-server.js';
 
 const historiesDir = fileURLToPath(new URL(import.meta.url.includes('/dist/') ? '../../../test/fixtures/histories/' : '../fixtures/histories/', import.meta.url));
 const recorded = readdirSync(historiesDir).filter((name) => name.endsWith('.json')).sort();
@@ -33,13 +39,23 @@ const recorded = readdirSync(historiesDir).filter((name) => name.endsWith('.json
 const { History } = proto.temporal.api.history.v1;
 type History = proto.temporal.api.history.v1.History;
 
+const readRecorded = (name: string): History => History.fromObject(JSON.parse(readFileSync(join(historiesDir, name), 'utf8')));
+
+/** The workflow type a history is of, named by its first event. */
+const workflowTypeOf = (history: History): string => history.events[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name ?? '';
+
 async function replay(history: History): Promise<void> {
   await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history);
 }
 
-/** Fetches a finished workflow's history, replays it, and with RECORD_HISTORIES=1 keeps it as a fixture. */
+/**
+ * Waits for a workflow to end (a run's record may be final a task before its workflow is), replays its
+ * history, and with RECORD_HISTORIES=1 keeps it as a fixture.
+ */
 async function replayAndKeep(api: TestApi, workflowId: string, fixture: string): Promise<void> {
-  const history = History.fromObject(await api.services.temporal.workflow.getHandle(workflowId).fetchHistory());
+  const handle = api.services.temporal.workflow.getHandle(workflowId);
+  await handle.result();
+  const history = History.fromObject(await handle.fetchHistory());
   await replay(history);
   if (process.env.RECORD_HISTORIES === '1') {
     const json = History.toObject(history, { enums: String, longs: String, bytes: String });
@@ -51,25 +67,14 @@ describe('workflow replay', function () {
   this.timeout(120_000);
   before(() => quietTemporalRuntime());
 
-  it('finds the recorded histories of every workflow', () => {
-    assert.deepEqual(recorded, [
-      'agent-run-cancelled.json',
-      'agent-run-judged.json',
-      'agent-run-tool-call.json',
-      'extract-file-blob-missing.json',
-      'extract-file-processed.json',
-      'extract-file-stages-blob-missing.json',
-      'extract-file-stages-processed.json',
-      'maintenance-round.json',
-      'network-run-handoff.json',
-      'network-run-supervisor.json',
-      'quality-backfill.json',
-    ]);
+  it('holds a recorded history of every workflow the worker runs', () => {
+    const types = new Set(recorded.map((name) => workflowTypeOf(readRecorded(name))));
+    assert.deepEqual(Object.keys(workflows).filter((type) => !types.has(type)), [], 'workflows with no recorded history');
   });
 
   for (const name of recorded) {
     it(`replays the recorded history ${name} with the current workflow code`, async () => {
-      await replay(History.fromObject(JSON.parse(readFileSync(join(historiesDir, name), 'utf8'))));
+      await replay(readRecorded(name));
     });
   }
 
@@ -108,14 +113,14 @@ describe('workflow replay', function () {
 
     it('replays an extraction that reached processed', async () => {
       assert.equal((await tenant.admin.settledFile(processedId)).status, 'processed');
-      await replayRun(extractionWorkflowId(processedId), 'extract-file-stages-processed.json');
+      await replayRun(extractionWorkflowId(processedId), 'extract-file-processed.json');
     });
 
     it('replays an extraction whose bytes were missing, which marked the file failed', async () => {
       const file = await tenant.admin.settledFile(blobMissingId);
       assert.equal(file.status, 'failed');
       assert.equal(file.last_error.code, 'extraction_failed');
-      await replayRun(extractionWorkflowId(blobMissingId), 'extract-file-stages-blob-missing.json');
+      await replayRun(extractionWorkflowId(blobMissingId), 'extract-file-blob-missing.json');
     });
 
     it('replays a maintenance round', async () => {
@@ -128,6 +133,35 @@ describe('workflow replay', function () {
       }, { message: 'the schedule started no round' });
       await api.services.temporal.workflow.getHandle(workflowId).result();
       await replayRun(workflowId, 'maintenance-round.json');
+    });
+
+    it('replays a webhook delivery that succeeded, and one that failed after its attempts', async () => {
+      const receiver = await startWebhookReceiver();
+      try {
+        receiver.answer('/down', { always: 500 });
+        const endpoints = await Promise.all(
+          ['/up', '/down'].map(async (path) => {
+            const created = await tenant.admin.post('/v1/webhooks', { url: receiver.url + path, event_types: ['file.deleted'] });
+            assert.equal(created.status, 201, JSON.stringify(created.body));
+            return created.body.id as string;
+          }),
+        );
+        const fileId = await upload('short-lived');
+        assert.equal((await tenant.admin.delete(`/v1/files/${fileId}`)).status, 200);
+        const [succeeded, failed] = await Promise.all(
+          endpoints.map((endpointId, i) =>
+            eventually(async () => {
+              const [delivery] = (await tenant.admin.get(`/v1/webhooks/${endpointId}/deliveries`)).body.data;
+              assert.equal(delivery?.status, i === 0 ? 'succeeded' : 'failed');
+              return delivery.id as string;
+            }, { timeoutMs: 30_000, message: 'the deliveries did not end' }),
+          ),
+        );
+        await replayRun(deliveryWorkflowId(succeeded!), 'webhook-delivery-succeeded.json');
+        await replayRun(deliveryWorkflowId(failed!), 'webhook-delivery-failed.json');
+      } finally {
+        await receiver.close();
+      }
     });
   });
 
@@ -156,6 +190,20 @@ describe('workflow replay', function () {
       }
     });
 
+    it('replays a run whose start asked an MCP server for its tools, in an activity of its own', async () => {
+      const mcp = await startMcpServer();
+      try {
+        const agent = await createAgent(stack.tenant.admin, { tools: [{ type: 'mcp', server_label: 'calc', server_url: mcp.url, allowed_tools: ['add'] }] });
+        stack.openai.enqueue({ text: ['ready'], usage: { input: 1, output: 1 } });
+        const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Add nothing.' });
+        assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
+        assert.ok(mcp.methods.includes('tools/list'), 'the MCP server was not asked for its tools');
+        await replayAndKeep(stack.api, runWorkflowId(run.body.id), 'agent-run-mcp-start.json');
+      } finally {
+        await mcp.close();
+      }
+    });
+
     it('replays a supervisor network run with its hop', async () => {
       const writer = await createAgent(stack.tenant.admin, { name: 'writer' });
       const net = await stack.tenant.admin.post('/v1/networks', { name: 'sup', members: [writer.id], router: { type: 'supervisor', instructions: 'Route.' } });
@@ -180,16 +228,20 @@ describe('workflow replay', function () {
       await replay(History.fromObject(await stack.api.services.temporal.workflow.getHandle(runWorkflowId(run.body.hops[0].child_run_id)).fetchHistory()));
     });
 
-    it('replays a run cancelled during its model call', async () => {
-      const agent = await createAgent(stack.tenant.admin);
+    it('replays a run cancelled during its model call, and the queued run it woke', async () => {
+      const agent = await createAgent(stack.tenant.admin, { concurrency: 'enqueue' });
       const seen = stack.openai.requests.length;
       stack.openai.enqueue({ text: ['…'], hang: true });
       const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Wait.', wait: false });
       await eventually(() => assert.ok(stack.openai.requests.length > seen), { message: 'the model was not called' });
+      const queued = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Then me.', wait: false });
+      assert.equal(queued.body.status, 'queued');
+      stack.openai.enqueue({ text: ['my turn'], usage: { input: 1, output: 1 } });
       const cancelled = await stack.tenant.admin.post(`/v1/runs/${run.body.id}/cancel`, {});
       assert.equal(cancelled.body.status, 'cancelled');
-      await stack.api.services.temporal.workflow.getHandle(runWorkflowId(run.body.id)).result();
       await replayAndKeep(stack.api, runWorkflowId(run.body.id), 'agent-run-cancelled.json');
+      await replayAndKeep(stack.api, runWorkflowId(queued.body.id), 'agent-run-queued.json');
+      assert.equal((await stack.tenant.admin.get(`/v1/runs/${queued.body.id}`)).body.status, 'completed');
     });
   });
 
@@ -205,7 +257,7 @@ describe('workflow replay', function () {
       await stack?.stop();
     });
 
-    it('replays a run the judge scored, and a backfill', async () => {
+    it('replays a run the judge scored, the judge run it started, and a backfill', async () => {
       const agent = await createAgent(stack.tenant.admin);
       stack.openai.enqueue({ model: 'gpt-4.1-mini', text: ['judged'], usage: { input: 1, output: 1 } });
       const since = Math.floor(Date.now() / 1000) - 60;
@@ -213,6 +265,7 @@ describe('workflow replay', function () {
       assert.equal(run.body.status, 'completed');
       await stack.api.services.temporal.workflow.getHandle(runWorkflowId(run.body.id)).result();
       await replayAndKeep(stack.api, runWorkflowId(run.body.id), 'agent-run-judged.json');
+      await replayAndKeep(stack.api, runJudgeWorkflowId(run.body.id), 'run-judge.json');
       const backfill = await stack.tenant.admin.post('/v1/analytics/quality/backfill', { start_time: since, end_time: since + 3600, scorers: ['completion', 'judge'] });
       assert.equal(backfill.status, 202);
       await stack.api.services.temporal.workflow.getHandle(backfillWorkflowId(backfill.body.id)).result();

@@ -88,12 +88,6 @@ export const createExtractionActivities = ({ db, blobs, models, embeddingModelDi
     extractFileContent,
     completeFileExtraction,
 
-    /** Both stages in one activity: what extractions started before the stages were split still call. */
-    async extractFile({ fileId }: { fileId: string }): Promise<ExtractionOutcome> {
-      const content = await extractFileContent({ fileId });
-      return content === 'extracted' ? completeFileExtraction({ fileId }) : content;
-    },
-
     /** The last word when extraction could not finish: the file must never stay `processing`. */
     async markFileFailed({ fileId, message }: { fileId: string; message: string }): Promise<void> {
       await failExtraction(db, fileId, { code: 'extraction_failed', message });

@@ -1,5 +1,5 @@
 /** A file's extraction: deterministic orchestration only, every side effect is an activity. */
-import { ActivityFailure, isCancellation, patched, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, isCancellation, proxyActivities } from '@temporalio/workflow';
 import type { ExtractionActivities, ExtractionOutcome } from './activities.js';
 import { EXTRACTION_TASK_QUEUE } from '../names.js';
 
@@ -21,13 +21,6 @@ const { completeFileExtraction } = proxyActivities<ExtractionActivities>({
   retry: RETRY,
 });
 
-/** The single stage of extractions started before the stages were split; kept so they finish. */
-const { extractFile } = proxyActivities<ExtractionActivities>({
-  startToCloseTimeout: '30 minutes',
-  heartbeatTimeout: '10 seconds',
-  retry: RETRY,
-});
-
 const { markFileFailed } = proxyActivities<ExtractionActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
@@ -35,7 +28,6 @@ const { markFileFailed } = proxyActivities<ExtractionActivities>({
 
 export async function extractFileWorkflow(input: { fileId: string }): Promise<ExtractionOutcome> {
   try {
-    if (!patched('extraction-stages')) return await extractFile(input);
     const content = await extractFileContent(input);
     if (content !== 'extracted') return content;
     return await completeFileExtraction(input);

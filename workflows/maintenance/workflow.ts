@@ -2,7 +2,7 @@
  * One round of the cluster's maintenance duties. The maintenance Schedule (client.ts) starts it, so one
  * round at a time runs for the whole cluster however many workers there are.
  */
-import { ActivityFailure, ApplicationFailure, patched, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { MaintenanceActivities } from './activities.js';
 
 const { restartMissedExtractions, restartMissedRuns, removeDueBlobs, purgeExpiredIdempotencyKeys, removeFinishedConsoleSessions } = proxyActivities<MaintenanceActivities>({
@@ -16,17 +16,14 @@ export interface MaintenanceReport {
   extractionsRestarted: number;
   blobsRemoved: number;
   idempotencyKeysPurged: number;
-  runsRestarted?: number;
-  consoleSessionsRemoved?: number;
+  runsRestarted: number;
+  consoleSessionsRemoved: number;
 }
 
 export async function maintenanceWorkflow(): Promise<MaintenanceReport> {
   // Independent duties: one failing must not keep the others from running.
-  // Rounds recorded before runs existed replay without the runs duty.
-  const runsDuty = patched('restart-missed-runs') ? restartMissedRuns() : Promise.resolve(0);
-  const sessionsDuty = patched('remove-finished-console-sessions') ? removeFinishedConsoleSessions() : Promise.resolve(0);
   const [restarted, removed, purged, runs, sessions] = await Promise.allSettled([
-    restartMissedExtractions(), removeDueBlobs(), purgeExpiredIdempotencyKeys(), runsDuty, sessionsDuty,
+    restartMissedExtractions(), removeDueBlobs(), purgeExpiredIdempotencyKeys(), restartMissedRuns(), removeFinishedConsoleSessions(),
   ]);
   if (restarted.status === 'fulfilled' && removed.status === 'fulfilled' && purged.status === 'fulfilled' && runs.status === 'fulfilled' && sessions.status === 'fulfilled') {
     return {

@@ -2,7 +2,7 @@
  * Quality's workflows: the judge's verdict at the end of a run (called by the run and network workflows),
  * and a backfill, which scores a past range of finished runs again in keyset batches.
  */
-import { continueAsNew, patched, proxyActivities, startChild, ActivityFailure, ParentClosePolicy } from '@temporalio/workflow';
+import { continueAsNew, proxyActivities, startChild, ActivityFailure, ParentClosePolicy } from '@temporalio/workflow';
 import type { QualityActivities } from './activities.js';
 import { runJudgeWorkflowId } from './ids.js';
 import { MODEL_RETRY_MAX_INTERVAL_MS } from '../../models/retry-interval.js';
@@ -22,11 +22,10 @@ const backfilling = proxyActivities<QualityActivities>({
 /**
  * The judge's score of a run that has ended, when its ending asks for one (a judge is configured and the
  * run has an answer). The judge works in a workflow of its own that outlives the run's: nothing waits for
- * its verdict, neither the agent's next run nor a network's next hop. Runs recorded before there was a judge
- * replay without it.
+ * its verdict, neither the agent's next run nor a network's next hop.
  */
 export async function judgeEndedRun(runId: string, ending: { judge?: boolean }): Promise<void> {
-  if (!ending.judge || !patched('run-quality-judge')) return;
+  if (!ending.judge) return;
   await startChild(runJudgeWorkflow, { workflowId: runJudgeWorkflowId(runId), args: [{ runId }], parentClosePolicy: ParentClosePolicy.ABANDON }).catch(() => {
     // Already started by an earlier ending of the same run.
   });

@@ -155,12 +155,7 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
   };
 
   return {
-    // admitRun and startRun, apart: as runs recorded before beginRun call them.
-    async admitRun({ runId }: { runId: string }): Promise<Admission> {
-      const { run, agent } = await runAndAgent(runId);
-      return admit(run, agent);
-    },
-
+    /** The start beginRun leaves to an activity of its own, once the run is admitted. */
     async startRun({ runId }: { runId: string }): Promise<RunPlan> {
       const { run, agent } = await runAndAgent(runId);
       return start(run, agent);

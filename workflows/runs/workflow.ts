@@ -11,7 +11,6 @@ import {
   defineSignal,
   getExternalWorkflowHandle,
   isCancellation,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -34,7 +33,7 @@ export const admitSignal = defineSignal('admit');
 // that dies mid-way runs them again when the workflow task is retried. A start waiting for attachments
 // still being extracted, or MCP servers to ask for their tools, is left to the startRun activity, as are
 // model and tool calls: long, heartbeating (which brings a cancellation at once), retried on any worker.
-const localBookkeeping = proxyLocalActivities<RunActivities>({
+const bookkeeping = proxyLocalActivities<RunActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
@@ -44,12 +43,7 @@ const localPlanning = proxyLocalActivities<RunActivities>({
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 6 },
 });
 
-// The same as activities: for a slow start, and as runs recorded before replay them.
-const remoteBookkeeping = proxyActivities<RunActivities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-});
-
+// A slow start, as an activity: heartbeating, and retried on any worker.
 const remotePlanning = proxyActivities<RunActivities>({
   startToCloseTimeout: '3 minutes',
   heartbeatTimeout: '5 seconds',
@@ -85,10 +79,6 @@ function failureOf(err: unknown): { error: RunError; retryable: boolean } {
 }
 
 export async function agentRunWorkflow({ runId }: { runId: string }): Promise<void> {
-  // Runs recorded before bookkeeping moved into the worker (and before a final reply ended its run)
-  // replay as they were recorded.
-  const inWorker = patched('run-bookkeeping-in-worker');
-  const bookkeeping = inWorker ? localBookkeeping : remoteBookkeeping;
   let admitted = false;
   setHandler(admitSignal, () => {
     admitted = true;
@@ -109,16 +99,10 @@ export async function agentRunWorkflow({ runId }: { runId: string }): Promise<vo
   /** The run's plan once it is its turn; null when the run ended before it started. */
   const begin = async (): Promise<RunPlan | null> => {
     for (;;) {
-      if (inWorker) {
-        const beginning = await localPlanning.beginRun({ runId });
-        if (beginning.admission === 'start') return beginning.plan;
-        if (beginning.admission === 'prepare') return remotePlanning.startRun({ runId });
-        if (beginning.admission === 'gone') return null;
-      } else {
-        const admission = await remoteBookkeeping.admitRun({ runId });
-        if (admission === 'start') return remotePlanning.startRun({ runId });
-        if (admission === 'gone') return null;
-      }
+      const beginning = await localPlanning.beginRun({ runId });
+      if (beginning.admission === 'start') return beginning.plan;
+      if (beginning.admission === 'prepare') return remotePlanning.startRun({ runId });
+      if (beginning.admission === 'gone') return null;
       admitted = false;
       await condition(() => admitted, '10 seconds');
     }
@@ -155,7 +139,7 @@ export async function agentRunWorkflow({ runId }: { runId: string }): Promise<vo
       }
       step += 1;
       const { toolCalls, ended } = reply;
-      if (toolCalls.length === 0) return inWorker && ended ? await settle(ended) : await end('completed');
+      if (toolCalls.length === 0) return ended ? await settle(ended) : await end('completed');
       // A member of a handoff network passing the task on: its hop ends here.
       const handoff = toolCalls.findIndex((call) => call.name === HANDOFF_TOOL);
       if (handoff >= 0 && (await bookkeeping.handOff({ runId, stepIndex: step + handoff, toolCall: toolCalls[handoff]! }))) return await end('completed');
