@@ -77,7 +77,7 @@ async function runPdftotext(path: string): Promise<void> {
   try {
     await promisify(execFile)('pdftotext', ['-q', path, '-']);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new Error('pdftotext is missing: apt-get install -y poppler-utils');
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new Error('pdftotext is missing: apt-get install -y poppler-utils', { cause: err });
     throw err;
   }
 }

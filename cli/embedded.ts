@@ -132,7 +132,7 @@ async function waitForTemporal(address: string, child: ChildProcess, stderr: () 
         await connection.close();
       }
     } catch (err) {
-      if (Date.now() > deadline) throw new Error(`temporal server did not become ready: ${(err as Error).message} ${stderr()}`);
+      if (Date.now() > deadline) throw new Error(`temporal server did not become ready: ${(err as Error).message} ${stderr()}`, { cause: err });
       await new Promise((r) => setTimeout(r, 250));
     }
   }

@@ -42,6 +42,7 @@ function linearPatterns(max: number): NonNullable<CodeOptions['regExp']> {
     } catch (err) {
       throw new Error(
         `the pattern ${JSON.stringify(pattern)} is not supported (patterns are matched in linear time, without backreferences or lookaround): ${(err as Error).message}`,
+        { cause: err },
       );
     }
     // Ajv shares one compiled pattern among the uses whose text is the same: the key must be the pattern.

@@ -34,7 +34,10 @@ export function formatBytes(value: number | null | undefined): string {
   if (value === null || value === undefined) return '—';
   let unit = 0;
   let shown = value;
-  while (shown >= 1000 && unit < bytesUnits.length - 1) (shown /= 1000), unit++;
+  while (shown >= 1000 && unit < bytesUnits.length - 1) {
+    shown /= 1000;
+    unit++;
+  }
   return unit === 0 ? `${integer.format(value)} bytes` : `${shown.toFixed(shown < 10 ? 1 : 0)} ${bytesUnits[unit]}`;
 }
 

@@ -21,7 +21,7 @@ export function useApi<T>(load: (signal: AbortSignal) => Promise<T>, inputs: unk
       .then((data) => controller.signal.aborted || setState({ data, loading: false }))
       .catch((error: Error) => controller.signal.aborted || setState({ error, loading: false }));
     return () => controller.abort();
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // Loads again when the inputs change or on reload, not each time the caller passes a new `load` function.
   }, [...inputs, round]);
   const reload = useCallback(() => setRound((n) => n + 1), []);
   return { ...state, reload };

@@ -94,7 +94,7 @@ describe('the Helm chart installed into a real API server', function () {
       const deleted = await cluster.kubectl(['delete', '-n', 'default', '-f', examplesDir, '--wait=true', '--timeout=60s']);
       assert.equal(deleted.code, 0, deleted.stderr);
     } catch (err) {
-      throw new Error(`${(err as Error).message}\ncontroller log:\n${lines.slice(-30).join('')}`);
+      throw new Error(`${(err as Error).message}\ncontroller log:\n${lines.slice(-30).join('')}`, { cause: err });
     } finally {
       await controller.stop();
     }

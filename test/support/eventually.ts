@@ -9,7 +9,7 @@ export async function eventually<T>(
       return await check();
     } catch (err) {
       if (Date.now() > deadline) {
-        throw new Error(`${message} within ${timeoutMs} ms: ${(err as Error).message}`);
+        throw new Error(`${message} within ${timeoutMs} ms: ${(err as Error).message}`, { cause: err });
       }
       await new Promise((resolve) => setTimeout(resolve, intervalMs));
     }

@@ -74,4 +74,5 @@ export const AUDIT_ACTIONS = [
 type Every<Listed, All> = [All] extends [Listed] ? true : false;
 const everyEventType: Every<(typeof EVENT_TYPES)[number], EventType> = true;
 const everyScope: Every<(typeof SCOPES)[number], Scope> = true;
-void everyEventType, void everyScope;
+void everyEventType;
+void everyScope;

@@ -36,7 +36,10 @@ export function useReportRange(defaultDays = 7): [ReportRange, URLSearchParams, 
   const change = (changes: Record<string, string | null>) =>
     setParams((previous) => {
       const next = new URLSearchParams(previous);
-      for (const [key, value] of Object.entries(changes)) value === null ? next.delete(key) : next.set(key, value);
+      for (const [key, value] of Object.entries(changes)) {
+        if (value === null) next.delete(key);
+        else next.set(key, value);
+      }
       return next;
     });
   return [{ from, to, width, startTime, endTime, days: Math.round((endTime - startTime) / DAY) }, params, change];

@@ -88,7 +88,7 @@ function useLoadMore<T extends { id: string }>(load: (after: string | undefined)
         (err: Error) => (setError(err), setLoading(false)),
       );
     },
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // Loads again when `key` changes, not each time the caller passes a new `load` function.
     [key],
   );
   useEffect(() => more(undefined), [more]);

@@ -89,7 +89,6 @@ export function NeighbourhoodDrawing({ center, neighbours }: { center: { id: str
       teardown();
     };
     // The drawing is made again for another node or another neighbourhood.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [center.id, shown.map((n) => n.id).join(' ')]);
 
   const label =

@@ -31,8 +31,13 @@ export function EmptyState({ title, children, method = 'GET', path, body, form }
   form?: string[];
 }) {
   const lines = [`curl${method === 'POST' ? ' -X POST' : ''} ${apiUrl(path)} \\`, '  -H "Authorization: Bearer $AGENTPLANE_API_KEY"'];
-  if (body !== undefined) lines[lines.length - 1] += ' \\', lines.push("  -H 'Content-Type: application/json' \\", `  -d '${JSON.stringify(body)}'`);
-  for (const field of form ?? []) lines[lines.length - 1] += ' \\', lines.push(`  -F '${field}'`);
+  // Each line but the last ends with a backslash, so the command pastes as one.
+  const add = (...more: string[]) => {
+    lines[lines.length - 1] += ' \\';
+    lines.push(...more);
+  };
+  if (body !== undefined) add("  -H 'Content-Type: application/json' \\", `  -d '${JSON.stringify(body)}'`);
+  for (const field of form ?? []) add(`  -F '${field}'`);
   return (
     <section class="empty" aria-label={title}>
       <h2>{title}</h2>

@@ -120,7 +120,7 @@ const SENTENCE_STARTERS = new Set(`a an the it its it's he she they we i i'm you
   still also just only both either neither not such much more less few several another other nothing everyone someone
   later soon perhaps maybe yes oh well`.split(/\s+/));
 const SEGMENT = /[^.!?\n]+(?:[.!?]+["'\u201d\u2019)\]]*|\n+|$)/g;
-const CAPITAL_INSIDE = /[\s"'\u201c\u2018(\[-]\p{Lu}(?=[\p{L}.])/u;
+const CAPITAL_INSIDE = /[\s"'\u201c\u2018([-]\p{Lu}(?=[\p{L}.])/u;
 
 /**
  * compromise's parse is four fifths of the cost, so sentences with nothing that could be an entity (no digit,
@@ -130,7 +130,7 @@ const CAPITAL_INSIDE = /[\s"'\u201c\u2018(\[-]\p{Lu}(?=[\p{L}.])/u;
 export function blankPlainSentences(text: string): string {
   let previous = '';
   return text.replace(SEGMENT, (segment) => {
-    const first = /^[\s"'\u201c\u2018(\[]*(\p{Lu}[\p{L}'\u2019-]*)/u.exec(segment)?.[1];
+    const first = /^[\s"'\u201c\u2018([]*(\p{Lu}[\p{L}'\u2019-]*)/u.exec(segment)?.[1];
     const likely = /[\d$\u20ac\u00a3\u00a5\u20b9]/.test(segment) || CAPITAL_INSIDE.test(segment.slice(1)) ||
       (first !== undefined && !SENTENCE_STARTERS.has(first.toLowerCase().replace('\u2019', "'"))) ||
       /\b\p{Lu}\p{Ll}{0,3}\.$/u.test(previous.trimEnd());

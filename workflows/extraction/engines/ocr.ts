@@ -169,7 +169,7 @@ async function startWorker(): Promise<Tesseract.Worker> {
     });
   } catch (err) {
     await started.terminate();
-    throw new Error(`OCR could not start: ${messageOf(err)}`);
+    throw new Error(`OCR could not start: ${messageOf(err)}`, { cause: err });
   }
   return started;
 }

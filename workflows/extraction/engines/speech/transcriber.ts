@@ -92,7 +92,7 @@ export class Transcriber {
       return await Promise.race([sidecar.request(this.#nextId++, path), timedOut]);
     } catch (err) {
       if (err instanceof SidecarExited && attempt === 1) return this.#attempt(path, attempt + 1);
-      if (err instanceof SidecarExited) throw new Error(`${err.message} (twice, while transcribing ${path})`);
+      if (err instanceof SidecarExited) throw new Error(`${err.message} (twice, while transcribing ${path})`, { cause: err });
       throw err;
     } finally {
       clearTimeout(timer);
