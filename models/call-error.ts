@@ -9,11 +9,12 @@ import {
 } from '@anthropic-ai/sdk';
 import { APIConnectionTimeoutError as OpenAiConnectionTimeoutError, APIError as OpenAiApiError, APIUserAbortError as OpenAiUserAbortError } from 'openai';
 import type { ModelProvider } from './catalogue.js';
+import { RETRYABLE_MODEL_CALL_ERROR_KINDS, type ModelCallErrorKind } from './failure-kinds.js';
 import { MODEL_RETRY_MAX_INTERVAL_MS } from './retry-interval.js';
 
-export type ModelCallErrorKind = 'not_configured' | 'rate_limited' | 'unavailable' | 'timeout' | 'rejected' | 'unauthorized' | 'cancelled';
+export type { ModelCallErrorKind } from './failure-kinds.js';
 
-const RETRYABLE: ReadonlySet<ModelCallErrorKind> = new Set(['rate_limited', 'unavailable', 'timeout']);
+const RETRYABLE: ReadonlySet<ModelCallErrorKind> = new Set(RETRYABLE_MODEL_CALL_ERROR_KINDS);
 
 export class ModelCallError extends Error {
   readonly kind: ModelCallErrorKind;

@@ -14,10 +14,13 @@ export interface ModelCallRequest {
   settings: ModelSettings;
   /** Aborting it ends the provider request; the call then rejects with kind `cancelled`. */
   signal: AbortSignal;
-  /** Reads an image part's bytes when the call is made; its errors reach the caller unchanged. */
-  loadImage(fileId: string): Promise<LoadedImage>;
-  /** Each piece of text as the provider streams it. */
-  onTextDelta(text: string): void;
+  /**
+   * Reads an image part's bytes when the call is made; its errors reach the caller unchanged. Needed only by
+   * a call whose messages carry images.
+   */
+  loadImage?(fileId: string): Promise<LoadedImage>;
+  /** Each piece of text as the provider streams it, for a caller that shows it as it comes. */
+  onTextDelta?(text: string): void;
   /** The whole call, first byte to last; past it the call rejects with kind `timeout`. */
   timeoutMs?: number;
 }
@@ -50,9 +53,12 @@ export async function loadImages(request: ModelCallRequest): Promise<LoadedImage
     for (const part of message.content) if (part.type === 'image') ids.add(part.file_id);
   }
   const loaded = new Map<string, LoadedImage>();
+  if (ids.size === 0) return loaded;
+  const { loadImage } = request;
+  if (!loadImage) throw new Error('the call carries images, and nothing to read them with');
   let carried = 0;
   for (const id of ids) {
-    const image = await request.loadImage(id);
+    const image = await loadImage(id);
     if (carried + image.data.length > MAX_IMAGE_BYTES_PER_CALL) continue;
     carried += image.data.length;
     loaded.set(id, image);

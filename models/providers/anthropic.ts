@@ -128,7 +128,7 @@ export async function callAnthropic(client: Anthropic, request: ModelCallRequest
       case 'content_block_delta':
         if (event.delta.type === 'text_delta') {
           text += event.delta.text;
-          request.onTextDelta(event.delta.text);
+          request.onTextDelta?.(event.delta.text);
         } else if (event.delta.type === 'input_json_delta') {
           const call = calls.get(event.index);
           if (call) call.arguments += event.delta.partial_json;

@@ -80,7 +80,7 @@ export async function callOpenAi(client: OpenAI, request: ModelCallRequest, imag
     if (!choice) continue;
     if (choice.delta.content) {
       text += choice.delta.content;
-      request.onTextDelta(choice.delta.content);
+      request.onTextDelta?.(choice.delta.content);
     }
     // A call's id and name come in its first delta, its arguments in pieces after; parallel calls by index.
     for (const delta of choice.delta.tool_calls ?? []) {

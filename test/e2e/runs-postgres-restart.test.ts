@@ -1,7 +1,7 @@
 /**
  * Runs while PostgreSQL restarts: `agentplane api` and `agentplane worker` as processes of their own on a
- * PostgreSQL of their own, with a model reply or a tool result arriving while the database is down, and a
- * model call retried while it is down.
+ * PostgreSQL of their own, with a model reply (an agent's or a network supervisor's) or a tool result
+ * arriving while the database is down, and a model call retried while it is down.
  */
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
@@ -186,6 +186,37 @@ describe('agentplane api and worker running agents while PostgreSQL restarts', f
     const sent = openai.requests[seen + 1] as { messages: SentMessage[] };
     assert.match(String(sent.messages.find((m) => m.role === 'tool')?.content), /tides/);
     assert.deepEqual(run.usage, { input_tokens: 300, output_tokens: 30, cached_tokens: 0 });
+  });
+
+  it("records a network supervisor's choice that arrives while PostgreSQL is down once it is back: the supervisor is asked once, and the network run completes", async () => {
+    const writer = await createAgent({ name: 'writer' });
+    const created = await client.post('/v1/networks', { name: 'desk', members: [writer.id], router: { type: 'supervisor', instructions: 'Plan the work.', model: 'gpt-4.1-nano' } });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const seen = openai.requests.length;
+    openai.enqueue({
+      model: 'gpt-4.1-nano',
+      text: ['Routing.'],
+      pause: { chunks: 1, until: released },
+      tool_calls: [{ name: 'route', arguments: JSON.stringify({ next: writer.id, reason: 'Only writing is needed.' }) }],
+      usage: { input: 500, output: 50 },
+    });
+    openai.enqueue({ model: 'gpt-4.1-mini', text: ['Noon.'], usage: { input: 100, output: 10 } });
+    openai.enqueue({ model: 'gpt-4.1-nano', tool_calls: [{ name: 'route', arguments: JSON.stringify({ next: 'finish', reason: 'Answered.' }) }], usage: { input: 600, output: 20 } });
+    const started = await client.post(`/v1/networks/${created.body.id}/run`, { input: 'When is high tide?', wait: false });
+    assert.equal(started.status, 202, JSON.stringify(started.body));
+    const runId: string = started.body.id;
+    await eventually(() => assert.ok(openai.requests.length > seen, 'the supervisor was not asked'), { timeoutMs: 60_000, message: 'the supervisor was not asked' });
+
+    await outage(runId, release);
+
+    const run = await ended(runId);
+    assert.equal(run.status, 'completed', JSON.stringify(run.error));
+    assert.equal(run.output.text, 'Noon.');
+    assert.deepEqual(run.hops.map((h: { agent_id: string; decision: unknown }) => [h.agent_id, h.decision]), [[writer.id, { router: 'supervisor', reason: 'Only writing is needed.' }]]);
+    assert.deepEqual(run.steps.map((s: { type: string; status: string }) => [s.type, s.status]), [['model_call', 'completed'], ['model_call', 'completed']]);
+    assert.deepEqual(openai.requests.slice(seen).map((r) => r.model), ['gpt-4.1-nano', 'gpt-4.1-mini', 'gpt-4.1-nano'], 'each model asked once');
   });
 
   it('lets a model call retried while PostgreSQL is down wait for it: an auto run stays on the model it was routed to', async () => {

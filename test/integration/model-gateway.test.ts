@@ -3,6 +3,7 @@ import { pino } from 'pino';
 import { ModelCatalogue } from '../../models/catalogue.js';
 import { ModelCallError, ModelGateway, type ModelCallRequest } from '../../models/gateway.js';
 import { MODEL_RETRY_MAX_INTERVAL_MS } from '../../models/retry-interval.js';
+import { askForToolCall } from '../../models/tool-call-question.js';
 import { startAnthropicServer } from '../support/model-servers/anthropic.js';
 import { startOpenAiServer } from '../support/model-servers/openai.js';
 import type { ModelServer } from '../support/model-servers/scripted-server.js';
@@ -173,6 +174,25 @@ for (const { provider, model: modelId, start, env, overloaded } of providers) {
       assert.equal(err.retryable, false);
       assert.match(err.message, new RegExp(`set ${provider === 'openai' ? 'OPENAI_API_KEY' : 'ANTHROPIC_API_KEY'}`));
       assert.equal(server.requests.length, before);
+    });
+
+    it('asks a question answered by one tool call: its arguments parsed, or why there are none, with the usage and the price in effect', async () => {
+      const model = catalogue.find(modelId)!;
+      const tool = { name: 'record_verdict', description: 'Records the grade.', parameters: { type: 'object', properties: { score: { type: 'number' } } } };
+      const ask = () => askForToolCall({ catalogue, gateway }, { model, instructions: 'Grade the answer.', prompt: 'Answer: 4', tool, signal: new AbortController().signal, timeoutMs: 10_000 });
+      server.enqueue({ tool_calls: [{ name: 'record_verdict', arguments: '{"score":0.5}' }], usage: { input: 30, output: 5 } });
+      const answered = await ask();
+      assert.deepEqual(answered.arguments, { called: true, value: { score: 0.5 } });
+      assert.deepEqual(answered.usage, { input_tokens: 30, output_tokens: 5, cached_tokens: 0 });
+      assert.deepEqual(answered.price, catalogue.priceAt(model, new Date()));
+      const sent = server.requests.at(-1)!;
+      assert.equal(JSON.stringify(sent).includes('Grade the answer.'), true, 'the instructions were sent');
+      assert.equal(sent.temperature, 0);
+
+      server.enqueue({ text: ['It is right.'], usage: { input: 30, output: 5 } });
+      assert.deepEqual((await ask()).arguments, { called: false, reason: 'the model did not call record_verdict' });
+      server.enqueue({ tool_calls: [{ name: 'record_verdict', arguments: '{"score":' }], usage: { input: 30, output: 5 } });
+      assert.deepEqual((await ask()).arguments, { called: false, reason: "the model's record_verdict call is not JSON" });
     });
   });
 }

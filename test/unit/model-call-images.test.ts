@@ -26,4 +26,17 @@ describe('images in one model call', () => {
     });
     assert.ok('base64' in imageOf(images, { file_id: 'file_0', media_type: 'image/jpeg' }));
   });
+
+  it('needs no image reader for a call without images, and refuses images it cannot read', async () => {
+    const catalogue = await ModelCatalogue.load({ OPENAI_API_KEY: 'sk-test' }, pino({ level: 'silent' }));
+    const call = (content: ModelCallRequest['messages'][number]['content']): ModelCallRequest => ({
+      model: catalogue.find('gpt-4.1-mini')!,
+      messages: [{ role: 'user', content } as ModelCallRequest['messages'][number]],
+      tools: [],
+      settings: {},
+      signal: new AbortController().signal,
+    });
+    assert.equal((await loadImages(call('Grade this answer.'))).size, 0);
+    await assert.rejects(loadImages(call([{ type: 'image', file_id: 'file_0', media_type: 'image/png' }])), /carries images/);
+  });
 });

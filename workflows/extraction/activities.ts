@@ -16,6 +16,7 @@ import { extractInto } from './content-stage.js';
 import { graphItemsOf } from './graph-stage.js';
 import { embedParts } from './embedding-stage.js';
 import { outlastDatabaseOutage } from '../database-outage.js';
+import { keepBeating } from '../heartbeats.js';
 
 export type ExtractionOutcome = 'processed' | 'failed' | 'skipped';
 export type ContentOutcome = 'extracted' | 'failed' | 'skipped';
@@ -42,13 +43,12 @@ export const createExtractionActivities = ({ db, blobs, models, embeddingModelDi
    * `failed`. A PostgreSQL outage is waited out and the stage run again (it resumes from what it stored).
    */
   const settling = async <T>(fileId: string, work: (file: FileRecord) => Promise<T>): Promise<T | 'failed' | 'skipped'> => {
-    const context = Context.current();
     // A stage that is busy computing still proves it is alive; progress it reports rides on its own heartbeats.
-    const beat = setInterval(() => context.heartbeat(), 1000);
+    const beat = keepBeating();
     try {
-      return await outlastDatabaseOutage(context, () => settle(fileId, work));
+      return await outlastDatabaseOutage(Context.current(), () => settle(fileId, work));
     } finally {
-      clearInterval(beat);
+      beat.stop();
     }
   };
 
@@ -65,7 +65,7 @@ export const createExtractionActivities = ({ db, blobs, models, embeddingModelDi
       // Deleted while we worked: nothing left to do.
       if (!(await findFileById(db, fileId))) return 'skipped';
       if (err instanceof BlobNotFoundError) {
-        throw ApplicationFailure.nonRetryable(`The file's bytes are missing: ${err.message}`, 'BlobMissing');
+        throw ApplicationFailure.nonRetryable(`The file's bytes are missing: ${err.message}`, 'blob_missing');
       }
       throw err;
     }

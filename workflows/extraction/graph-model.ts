@@ -12,6 +12,7 @@ import { exhaustedBudget } from '../../records/budgets.js';
 import { passageHash, storeAnswer, storedAnswers, type StatedRelation } from '../../records/graph-model-answers.js';
 import type { CatalogueModel, ModelCatalogue } from '../../models/catalogue.js';
 import { ModelCallError, type ModelGateway } from '../../models/gateway.js';
+import { askForToolCall } from '../../models/tool-call-question.js';
 import type { EntityMention, Passage } from './engines/entities.js';
 
 export interface GraphModel {
@@ -114,30 +115,20 @@ interface PassageOf {
 
 async function ask(db: Db, { fileId, projectId, hash }: PassageOf, entry: CatalogueModel, model: GraphModel, text: string, names: string[], context: Context): Promise<StatedRelation[]> {
   try {
-    const result = await model.gateway.call({
+    const answer = await askForToolCall(model, {
       model: entry,
-      messages: [
-        {
-          role: 'system',
-          content:
-            'You read a passage and record the relations it states between the listed entities, by calling record_relations once. ' +
-            'Use only listed entities, exactly as listed; copy the sentence that states each relation exactly as evidence. ' +
-            'Record nothing the passage does not state.',
-        },
-        { role: 'user', content: `Entities:\n${names.map((n) => `- ${n}`).join('\n')}\n\nPassage:\n${text}` },
-      ],
-      tools: [{ name: TOOL, description: 'Records the relations the passage states.', parameters: PARAMETERS }],
-      settings: { temperature: 0 },
+      instructions:
+        'You read a passage and record the relations it states between the listed entities, by calling record_relations once. ' +
+        'Use only listed entities, exactly as listed; copy the sentence that states each relation exactly as evidence. ' +
+        'Record nothing the passage does not state.',
+      prompt: `Entities:\n${names.map((n) => `- ${n}`).join('\n')}\n\nPassage:\n${text}`,
+      tool: { name: TOOL, description: 'Records the relations the passage states.', parameters: PARAMETERS },
       signal: context.cancellationSignal,
-      loadImage: () => Promise.reject(new Error('no images in graph extraction')),
-      onTextDelta: () => {},
       timeoutMs: 120_000,
     });
-    const price = model.catalogue.priceAt(entry, new Date());
-    const call = result.message.tool_calls?.find((c) => c.name === TOOL);
-    const relations = call ? relationsIn(call.arguments) : [];
+    const relations = answer.arguments.called ? relationsIn(answer.arguments.value) : [];
     await transaction(db, async (tx) => {
-      await recordUsage(tx, { projectId, source: 'extraction', fileId, passageHash: hash, model: entry.id, provider: entry.provider, usage: result.usage, price });
+      await recordUsage(tx, { projectId, source: 'extraction', fileId, passageHash: hash, model: entry.id, provider: entry.provider, usage: answer.usage, price: answer.price });
       await storeAnswer(tx, fileId, entry.id, hash, relations);
     });
     return relations;
@@ -150,14 +141,8 @@ async function ask(db: Db, { fileId, projectId, hash }: PassageOf, entry: Catalo
 }
 
 /** The tool call's relations that have the four strings; anything else in the answer is ignored. */
-function relationsIn(json: string): StatedRelation[] {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(json);
-  } catch {
-    return [];
-  }
-  const relations = (parsed as { relations?: unknown }).relations;
+function relationsIn(parsed: unknown): StatedRelation[] {
+  const relations = typeof parsed === 'object' && parsed !== null ? (parsed as { relations?: unknown }).relations : undefined;
   if (!Array.isArray(relations)) return [];
   return relations.filter(
     (r): r is StatedRelation =>

@@ -1,7 +1,8 @@
 /** A file's extraction: deterministic orchestration only, every side effect is an activity. */
-import { ActivityFailure, isCancellation, proxyActivities } from '@temporalio/workflow';
+import { isCancellation, proxyActivities } from '@temporalio/workflow';
 import type { ExtractionActivities, ExtractionOutcome } from './activities.js';
 import { EXTRACTION_TASK_QUEUE } from '../names.js';
+import { failureMessage } from '../failure-message.js';
 
 const RETRY = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 6 } as const;
 
@@ -33,8 +34,7 @@ export async function extractFileWorkflow(input: { fileId: string }): Promise<Ex
     return await completeFileExtraction(input);
   } catch (err) {
     if (isCancellation(err)) throw err;
-    const cause = err instanceof ActivityFailure && err.cause ? err.cause.message : (err as Error).message;
-    await markFileFailed({ fileId: input.fileId, message: `Extraction did not finish: ${cause}` });
+    await markFileFailed({ fileId: input.fileId, message: `Extraction did not finish: ${failureMessage(err)}` });
     return 'failed';
   }
 }

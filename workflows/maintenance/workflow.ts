@@ -36,7 +36,7 @@ export async function maintenanceWorkflow(): Promise<MaintenanceReport> {
   }
   const failures = [restarted, removed, purged, runs, sessions].flatMap((outcome) => (outcome.status === 'rejected' ? [describeFailure(outcome.reason)] : []));
   // The round shows as failed; the schedule starts the next one all the same.
-  throw ApplicationFailure.nonRetryable(`Maintenance duties failed: ${failures.join('; ')}`, 'MaintenanceDutyFailed');
+  throw ApplicationFailure.nonRetryable(`Maintenance duties failed: ${failures.join('; ')}`, 'maintenance_duty_failed');
 }
 
 function describeFailure(err: unknown): string {

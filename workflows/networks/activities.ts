@@ -2,17 +2,17 @@
  * A network run's I/O: its start (the supervisor's model chosen), each hop started as a child run (once),
  * the supervisor's choices (model calls recorded on the network run), and what each hop ended with.
  */
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/activity';
 import type { Db } from '../../records/db.js';
 import { transaction } from '../../records/db.js';
 import { findAgent, type AgentRecord } from '../../records/agents.js';
 import { findNetworkVersion, type NetworkDefinition } from '../../records/networks.js';
 import { admissionOf, childrenOf, insertChildRun, markRunStarted, recordRouting, runById, type HopDecision, type InputMessage, type RunError, type RunRecord } from '../../records/runs.js';
-import { beginStep, completeModelStep, failStep, findStep } from '../../records/run-steps.js';
 import type { ModelCatalogue } from '../../models/catalogue.js';
-import { ModelCallError, type ModelGateway } from '../../models/gateway.js';
+import type { ModelGateway } from '../../models/gateway.js';
 import { routeAuto } from '../../models/routing.js';
 import { choiceOf, routeToolSpec, supervisorMessages, type SupervisorChoice } from './supervisor.js';
+import { runModelStep } from '../model-step.js';
 
 export interface NetworkActivityDependencies {
   db: Db;
@@ -37,9 +37,9 @@ export interface HopOutcome {
 
 async function networkRun(db: Db, runId: string): Promise<{ run: RunRecord; network: NetworkDefinition }> {
   const run = await runById(db, runId);
-  if (!run?.network_id || !run.network_version) throw ApplicationFailure.nonRetryable(`run ${runId} is not a network run`, 'NotANetworkRun');
+  if (!run?.network_id || !run.network_version) throw ApplicationFailure.nonRetryable(`run ${runId} is not a network run`, 'not_a_network_run');
   const network = await findNetworkVersion(db, run.network_id, run.network_version);
-  if (!network) throw ApplicationFailure.nonRetryable(`network ${run.network_id} version ${run.network_version} does not exist`, 'NetworkVersionMissing');
+  if (!network) throw ApplicationFailure.nonRetryable(`network ${run.network_id} version ${run.network_version} does not exist`, 'network_version_missing');
   return { run, network };
 }
 
@@ -93,41 +93,23 @@ export const createNetworkActivities = ({ db, models }: NetworkActivityDependenc
   },
 
   /** The supervisor's next choice: one model call, recorded on the network run as its step `stepIndex`. */
-  async superviseNext({ runId, stepIndex, model: modelId }: { runId: string; stepIndex: number; model: string }): Promise<SupervisorChoice> {
-    const { run, network } = await networkRun(db, runId);
-    const members = await liveMembers(db, run, network);
-    const done = await findStep(db, runId, stepIndex);
-    if (done?.status === 'completed' && done.message?.role === 'assistant') return choiceOf(done.message, members);
-
-    const model = models.catalogue.find(modelId);
-    if (!model) throw ApplicationFailure.nonRetryable(`The model ${modelId} is not in the catalogue.`, 'model_not_found');
-    const routerAgent = network.router.agent_id ? await findAgent(db, run.project_id, network.router.agent_id) : null;
-    const instructions = routerAgent?.instructions ?? network.router.instructions ?? '';
-    await transaction(db, (tx) => beginStep(tx, runId, stepIndex, { type: 'model_call', model: model.id, provider: model.provider }));
-    const context = Context.current();
-    const beat = setInterval(() => context.heartbeat(), 1_000);
-    try {
-      const result = await models.gateway.call({
-        model,
-        messages: supervisorMessages(instructions, members, run, (await childrenOf(db, runId)).filter((c) => c.status === 'completed')),
-        tools: [routeToolSpec(members)],
-        settings: routerAgent?.model_settings ?? {},
-        signal: context.cancellationSignal,
-        loadImage: () => Promise.reject(new Error('the supervisor is sent no images')),
-        onTextDelta: () => {},
-      });
-      await transaction(db, (tx) => completeModelStep(tx, runId, stepIndex, result.message, result.usage, models.catalogue.priceAt(model, new Date())));
-      return choiceOf(result.message, members);
-    } catch (err) {
-      if (err instanceof ModelCallError) {
-        if (err.retryable) throw ApplicationFailure.create({ message: err.message, type: err.kind, nextRetryDelay: err.retryAfterMs });
-        await transaction(db, (tx) => failStep(tx, runId, stepIndex, 'failed', { code: `model_${err.kind}`, message: err.message }));
-        throw ApplicationFailure.nonRetryable(err.message, err.kind);
-      }
-      throw err;
-    } finally {
-      clearInterval(beat);
-    }
+  async superviseNext({ runId, stepIndex, model }: { runId: string; stepIndex: number; model: string }): Promise<SupervisorChoice> {
+    return runModelStep({ db, models }, {
+      runId,
+      stepIndex,
+      model,
+      read: async () => {
+        const { run, network } = await networkRun(db, runId);
+        return { run, network, members: await liveMembers(db, run, network) };
+      },
+      call: async ({ run, network, members }) => {
+        const routerAgent = network.router.agent_id ? await findAgent(db, run.project_id, network.router.agent_id) : null;
+        const instructions = routerAgent?.instructions ?? network.router.instructions ?? '';
+        const hops = (await childrenOf(db, runId)).filter((c) => c.status === 'completed');
+        return { messages: supervisorMessages(instructions, members, run, hops), tools: [routeToolSpec(members)], settings: routerAgent?.model_settings ?? {} };
+      },
+      answer: async ({ members }, reply) => choiceOf(reply, members),
+    });
   },
 
   /**
@@ -157,7 +139,7 @@ export const createNetworkActivities = ({ db, models }: NetworkActivityDependenc
 
   async hopOutcome({ childRunId }: { childRunId: string }): Promise<HopOutcome> {
     const child = await runById(db, childRunId);
-    if (!child) throw ApplicationFailure.nonRetryable(`hop run ${childRunId} does not exist`, 'RunMissing');
+    if (!child) throw ApplicationFailure.nonRetryable(`hop run ${childRunId} does not exist`, 'run_missing');
     return { status: child.status, agentId: child.agent_id ?? '', error: child.error, handoff: child.handoff };
   },
 });

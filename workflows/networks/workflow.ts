@@ -3,7 +3,7 @@
  * router decides each hop (sequence, supervisor or handoff) with a recorded reason; `max_hops` bounds
  * them all. Cancelling the network run cancels the hop in flight.
  */
-import { CancellationScope, condition, executeChild, getExternalWorkflowHandle, isCancellation, proxyActivities, setHandler, ActivityFailure } from '@temporalio/workflow';
+import { CancellationScope, condition, executeChild, getExternalWorkflowHandle, isCancellation, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { NetworkActivities, HopInput, HopStart, HopOutcome } from './activities.js';
 import type { RunActivities } from '../runs/activities.js';
 import type { HopDecision, RunError } from '../../records/runs.js';
@@ -12,6 +12,8 @@ import { runWorkflowId } from '../runs/ids.js';
 import { networkRunWorkflowId } from './ids.js';
 import { judgeEndedRun } from '../quality/workflow.js';
 import { MODEL_RETRY_MAX_INTERVAL_MS } from '../../models/retry-interval.js';
+import { FINAL_MODEL_FAILURES } from '../../models/failure-kinds.js';
+import { failureMessage } from '../failure-message.js';
 
 const bookkeeping = proxyActivities<RunActivities & NetworkActivities>({
   startToCloseTimeout: '30 seconds',
@@ -21,7 +23,7 @@ const bookkeeping = proxyActivities<RunActivities & NetworkActivities>({
 const supervisor = proxyActivities<NetworkActivities>({
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '5 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: MODEL_RETRY_MAX_INTERVAL_MS, maximumAttempts: 6, nonRetryableErrorTypes: ['rejected', 'unauthorized', 'not_configured', 'model_not_found'] },
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: MODEL_RETRY_MAX_INTERVAL_MS, maximumAttempts: 6, nonRetryableErrorTypes: [...FINAL_MODEL_FAILURES] },
 });
 
 interface NextHop {
@@ -95,7 +97,6 @@ export async function networkRunWorkflow({ runId }: { runId: string }): Promise<
     }
   } catch (err) {
     if (isCancellation(err)) return await end('cancelled');
-    const cause = err instanceof ActivityFailure && err.cause ? err.cause.message : err instanceof Error ? err.message : String(err);
-    await end('failed', { code: 'internal_error', message: `The network run could not go on: ${cause}` });
+    await end('failed', { code: 'internal_error', message: `The network run could not go on: ${failureMessage(err)}` });
   }
 }

@@ -12,6 +12,7 @@ import { advanceBackfill, backfillById, finishBackfill, nextRunsToScore, scoredS
 import type { ModelCatalogue } from '../../models/catalogue.js';
 import { ModelCallError, type ModelGateway } from '../../models/gateway.js';
 import { JUDGE_SCORER, judgeRun, type Judge } from './judge.js';
+import { modelCallFailure } from '../model-failure.js';
 
 export interface QualityActivityDependencies {
   db: Db;
@@ -34,9 +35,7 @@ export const createQualityActivities = ({ db, models }: QualityActivityDependenc
       const verdict = await judgeRun(db, judge!, runId, context.cancellationSignal);
       if (!verdict.scored) context.log.warn('the judge gave no score', { run_id: runId, reason: verdict.reason });
     } catch (err) {
-      if (!(err instanceof ModelCallError)) throw err;
-      if (err.retryable) throw ApplicationFailure.create({ message: err.message, type: err.kind, nextRetryDelay: err.retryAfterMs });
-      throw ApplicationFailure.nonRetryable(err.message, err.kind);
+      throw err instanceof ModelCallError ? modelCallFailure(err) : err;
     }
   };
 

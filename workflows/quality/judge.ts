@@ -12,6 +12,7 @@ import { exhaustedBudget } from '../../records/budgets.js';
 import { finishedRunOf, saveScores } from '../../records/run-scores.js';
 import type { CatalogueModel, ModelCatalogue } from '../../models/catalogue.js';
 import type { ModelGateway } from '../../models/gateway.js';
+import { askForToolCall } from '../../models/tool-call-question.js';
 
 export interface Judge {
   catalogue: ModelCatalogue;
@@ -67,37 +68,24 @@ export async function judgeRun(db: Db, judge: Judge, runId: string, signal: Abor
     context ? `Context the agent was given:\n${context}` : 'The agent was given no context.',
     `The run ended ${run.status}. Answer:\n${run.outputText.slice(0, MAX_ANSWER_CHARS)}`,
   ].join('\n\n');
-  const result = await judge.gateway.call({
+  const answer = await askForToolCall(judge, {
     model,
-    messages: [
-      { role: 'system', content: SYSTEM },
-      { role: 'user', content: prompt },
-    ],
-    tools: [{ name: TOOL, description: 'Records the grade of the answer.', parameters: PARAMETERS }],
-    settings: { temperature: 0 },
+    instructions: SYSTEM,
+    prompt,
+    tool: { name: TOOL, description: 'Records the grade of the answer.', parameters: PARAMETERS },
     signal,
-    loadImage: () => Promise.reject(new Error('no images in judging')),
-    onTextDelta: () => {},
     timeoutMs: 120_000,
   });
-  const verdict = verdictIn(result.message.tool_calls?.find((call) => call.name === TOOL)?.arguments);
-  const price = judge.catalogue.priceAt(model, new Date());
+  const verdict = answer.arguments.called ? verdictIn(answer.arguments.value) : { scored: false as const, reason: answer.arguments.reason };
   await transaction(db, async (tx) => {
-    await recordUsage(tx, { projectId, source: 'judge', runId, model: model.id, provider: model.provider, usage: result.usage, price });
+    await recordUsage(tx, { projectId, source: 'judge', runId, model: model.id, provider: model.provider, usage: answer.usage, price: answer.price });
     if (verdict.scored) await saveScores(tx, runId, [{ scorer: JUDGE_SCORER, value: verdict.value, explanation: verdict.rationale }]);
   });
   return verdict;
 }
 
 /** The verdict in the tool call's arguments: a score in [0, 1] and a rationale; anything else is no verdict. */
-function verdictIn(json: string | undefined): Verdict {
-  if (json === undefined) return { scored: false, reason: `the judge did not call ${TOOL}` };
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(json);
-  } catch {
-    return { scored: false, reason: 'the verdict is not JSON' };
-  }
+function verdictIn(parsed: unknown): Verdict {
   const { score, rationale } = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as { score?: unknown; rationale?: unknown };
   if (typeof score !== 'number' || !Number.isFinite(score) || score < 0 || score > 1) return { scored: false, reason: 'the verdict has no score from 0 to 1' };
   const text = typeof rationale === 'string' ? rationale.trim().slice(0, MAX_RATIONALE_CHARS) : '';

@@ -2,15 +2,17 @@
  * Quality's workflows: the judge's verdict at the end of a run (called by the run and network workflows),
  * and a backfill, which scores a past range of finished runs again in keyset batches.
  */
-import { continueAsNew, proxyActivities, startChild, ActivityFailure, ParentClosePolicy } from '@temporalio/workflow';
+import { continueAsNew, proxyActivities, startChild, ParentClosePolicy } from '@temporalio/workflow';
 import type { QualityActivities } from './activities.js';
 import { runJudgeWorkflowId } from './ids.js';
 import { MODEL_RETRY_MAX_INTERVAL_MS } from '../../models/retry-interval.js';
+import { FINAL_MODEL_FAILURES } from '../../models/failure-kinds.js';
+import { failureMessage } from '../failure-message.js';
 
 // A provider that is down is asked three times in all; after that the run goes without a judge score.
 const judging = proxyActivities<QualityActivities>({
   startToCloseTimeout: '3 minutes',
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: MODEL_RETRY_MAX_INTERVAL_MS, maximumAttempts: 3, nonRetryableErrorTypes: ['rejected', 'unauthorized', 'not_configured', 'model_not_found'] },
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: MODEL_RETRY_MAX_INTERVAL_MS, maximumAttempts: 3, nonRetryableErrorTypes: [...FINAL_MODEL_FAILURES] },
 });
 
 const backfilling = proxyActivities<QualityActivities>({
@@ -52,7 +54,6 @@ export async function qualityBackfillWorkflow({ backfillId }: { backfillId: stri
     }
     await backfilling.finishBackfill({ backfillId });
   } catch (err) {
-    const cause = err instanceof ActivityFailure && err.cause ? err.cause.message : err instanceof Error ? err.message : String(err);
-    await backfilling.finishBackfill({ backfillId, error: { code: 'backfill_failed', message: `The backfill could not go on: ${cause}` } });
+    await backfilling.finishBackfill({ backfillId, error: { code: 'backfill_failed', message: `The backfill could not go on: ${failureMessage(err)}` } });
   }
 }

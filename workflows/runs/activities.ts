@@ -14,16 +14,18 @@ import { attachedImage } from './attached-images.js';
 import { recordEvent, runEndedEventType } from '../../records/events.js';
 import { appendRunEvent } from '../../records/run-events.js';
 import { admissionOf, childrenOf, finishRun, recordHandoff, markRunStarted, nextQueuedRun, recordPlan, recordRouting, runById, toolSpecsOf, type RunError, type RunRecord } from '../../records/runs.js';
-import { beginStep, completeModelStep, completeToolStep, failStep, findStep, stepsOf } from '../../records/run-steps.js';
+import { beginStep, completeToolStep, failStep, findStep } from '../../records/run-steps.js';
 import type { ToolCall, ToolSpec } from '../../models/messages.js';
 import type { ModelCatalogue } from '../../models/catalogue.js';
-import { ModelCallError, type ModelGateway } from '../../models/gateway.js';
+import type { ModelGateway } from '../../models/gateway.js';
 import { invokeTool, offeredTools, ToolsTooLargeError, ToolUnavailableError, type ToolContext } from '../../tools/toolbox.js';
 import type { ToolDefinition } from '../../tools/definitions.js';
 import { conversationFor, finalTextOf } from './conversation.js';
 import { chooseModels, readyAttachments, RunRefused } from './planning.js';
 import { DeltaBatcher } from './deltas.js';
 import { outlastDatabaseOutage } from '../database-outage.js';
+import { heartbeat, keepBeating } from '../heartbeats.js';
+import { runModelStep } from '../model-step.js';
 import { handoffOf, handoffToolFor } from './handoff.js';
 
 export interface RunActivityDependencies {
@@ -56,35 +58,19 @@ export interface ModelReply {
   ended?: RunEnding;
 }
 
-// Heartbeats carry cancellation to a running activity, so they are sent at least this often.
-const HEARTBEAT_MS = 1_000;
-
 /** A run and the agent version it runs; a version never changes once written, so each is read once. */
 function runReader(db: Db): (runId: string) => Promise<{ run: RunRecord; agent: AgentDefinition }> {
   const versions = new LRUCache<string, AgentDefinition>({ max: 1_000 });
   return async (runId) => {
     const run = await runById(db, runId);
-    if (!run) throw ApplicationFailure.nonRetryable(`run ${runId} does not exist`, 'RunMissing');
-    if (!run.agent_id || !run.agent_version) throw ApplicationFailure.nonRetryable(`run ${runId} is not an agent run`, 'NotAnAgentRun');
+    if (!run) throw ApplicationFailure.nonRetryable(`run ${runId} does not exist`, 'run_missing');
+    if (!run.agent_id || !run.agent_version) throw ApplicationFailure.nonRetryable(`run ${runId} is not an agent run`, 'not_an_agent_run');
     const key = `${run.agent_id}@${run.agent_version}`;
     const agent = versions.get(key) ?? (await findAgentVersion(db, run.agent_id, run.agent_version));
-    if (!agent) throw ApplicationFailure.nonRetryable(`agent ${run.agent_id} version ${run.agent_version} does not exist`, 'AgentVersionMissing');
+    if (!agent) throw ApplicationFailure.nonRetryable(`agent ${run.agent_id} version ${run.agent_version} does not exist`, 'agent_version_missing');
     versions.set(key, agent);
     return { run, agent };
   };
-}
-
-/** A heartbeat, for an activity; a local activity has none (its workflow task carries it). */
-function heartbeat(): void {
-  const context = Context.current();
-  if (!context.info.isLocal) context.heartbeat();
-}
-
-function keepBeating(): { stop(): void } {
-  if (Context.current().info.isLocal) return { stop: () => {} };
-  const context = Context.current();
-  const timer = setInterval(() => context.heartbeat(), HEARTBEAT_MS);
-  return { stop: () => clearInterval(timer) };
 }
 
 export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embeddingModelDir }: RunActivityDependencies) => {
@@ -122,7 +108,7 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
     } catch (err) {
       if (err instanceof RunRefused) return { ok: false, error: err.error };
       if (err instanceof ToolsTooLargeError) return { ok: false, error: { code: err.code, message: err.message } };
-      if (err instanceof ToolUnavailableError) throw ApplicationFailure.retryable(err.message, 'ToolUnavailable');
+      if (err instanceof ToolUnavailableError) throw ApplicationFailure.retryable(err.message, 'tool_unavailable');
       throw err;
     } finally {
       beat.stop();
@@ -175,62 +161,32 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
     },
 
     /** One model call, streamed into the run's event log; its reply and usage are recorded once. */
-    async callModel({ runId, stepIndex, model: modelId }: { runId: string; stepIndex: number; model: string }): Promise<ModelReply> {
+    async callModel({ runId, stepIndex, model }: { runId: string; stepIndex: number; model: string }): Promise<ModelReply> {
       const context = Context.current();
       const deltas = new DeltaBatcher((text) => appendRunEvent(db, runId, 'output_text.delta', { step: stepIndex, delta: text }).then(() => context.heartbeat()));
-      const beat = keepBeating();
-      try {
-        const call = await outlastDatabaseOutage(context, async () => {
-          const steps = await stepsOf(db, runId);
-          const done = steps.find((s) => s.index === stepIndex);
-          if (done?.status === 'completed' && done.message?.role === 'assistant') return { recorded: true as const, toolCalls: done.message.tool_calls ?? [] };
-          const { run, agent } = await runAndAgent(runId);
-          if (!models.catalogue.find(modelId)) await models.catalogue.refresh().catch(() => {});
-          const model = models.catalogue.find(modelId);
-          if (!model) throw ApplicationFailure.nonRetryable(`The model ${modelId} is not in the catalogue.`, 'model_not_found');
-          const messages = await conversationFor(db, run, agent, steps, { vision: model.capabilities.vision });
-          const tools = ((await toolSpecsOf(db, runId)) ?? []) as ToolSpec[];
-          // Last, so that only a start that failed itself is made again (and counted as another attempt).
-          await transaction(db, (tx) => beginStep(tx, runId, stepIndex, { type: 'model_call', model: model.id, provider: model.provider }));
-          return { recorded: false as const, run, model, agent, messages, tools };
-        });
-        if (call.recorded) return call.toolCalls.length > 0 ? { toolCalls: call.toolCalls } : { toolCalls: [], ended: await end(runId, 'completed') };
-        const { run, model, agent, messages, tools } = call;
-
-        const result = await models.gateway.call({
-          model,
-          messages,
-          tools,
+      return runModelStep({ db, models }, {
+        runId,
+        stepIndex,
+        model,
+        read: () => runAndAgent(runId),
+        call: async ({ run, agent }, chosen, steps) => ({
+          messages: await conversationFor(db, run, agent, steps, { vision: chosen.capabilities.vision }),
+          tools: ((await toolSpecsOf(db, runId)) ?? []) as ToolSpec[],
           settings: agent.model_settings,
-          signal: context.cancellationSignal,
           loadImage: (fileId) => attachedImage(db, blobs, fileId),
           onTextDelta: (text) => deltas.add(text),
-        });
-        const price = models.catalogue.priceAt(model, new Date());
-        const toolCalls = result.message.tool_calls ?? [];
-        return await outlastDatabaseOutage(context, async (): Promise<ModelReply> => {
-          await deltas.flush();
-          await transaction(db, async (tx) => {
-            await completeModelStep(tx, runId, stepIndex, result.message, result.usage, price);
-            // A reply that calls no tool is the run's answer: the run ends with it, in the same transaction.
-            if (toolCalls.length === 0) await endIn(tx, run, { status: 'completed', outputText: result.message.content });
-          });
-          return toolCalls.length > 0 ? { toolCalls } : { toolCalls, ended: { next: await nextAfter(run), judge: judging(result.message.content) } };
-        });
-      } catch (err) {
-        await deltas.flush().catch(() => {});
-        if (context.cancellationSignal.aborted) throw new CancelledFailure('the run was cancelled');
-        if (err instanceof ModelCallError) {
-          if (err.retryable) {
-            throw ApplicationFailure.create({ message: err.message, type: err.kind, nextRetryDelay: err.retryAfterMs });
-          }
-          await outlastDatabaseOutage(context, () => transaction(db, (tx) => failStep(tx, runId, stepIndex, 'failed', { code: `model_${err.kind}`, message: err.message })));
-          throw ApplicationFailure.nonRetryable(err.message, err.kind);
-        }
-        throw err;
-      } finally {
-        beat.stop();
-      }
+        }),
+        flush: () => deltas.flush(),
+        // A reply that calls no tool is the run's answer: the run ends with it, in the same transaction.
+        recordWith: async (tx, { run }, reply) => {
+          if (!reply.tool_calls?.length) await endIn(tx, run, { status: 'completed', outputText: reply.content });
+        },
+        answer: async ({ run }, reply, recorded) => {
+          const toolCalls = reply.tool_calls ?? [];
+          if (toolCalls.length > 0) return { toolCalls };
+          return { toolCalls, ended: recorded ? await end(runId, 'completed') : { next: await nextAfter(run), judge: judging(reply.content) } };
+        },
+      });
     },
 
     /** One tool call; its result (an error included) is recorded for the model to read. */
@@ -254,7 +210,7 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
         );
       } catch (err) {
         if (context.cancellationSignal.aborted) throw new CancelledFailure('the run was cancelled');
-        if (err instanceof ToolUnavailableError) throw ApplicationFailure.create({ message: err.message, type: 'ToolUnavailable', nextRetryDelay: err.retryAfterMs });
+        if (err instanceof ToolUnavailableError) throw ApplicationFailure.create({ message: err.message, type: 'tool_unavailable', nextRetryDelay: err.retryAfterMs });
         throw err;
       } finally {
         beat.stop();

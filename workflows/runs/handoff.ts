@@ -7,8 +7,7 @@ import { findAgent } from '../../records/agents.js';
 import { findNetworkVersion } from '../../records/networks.js';
 import { runById, type Handoff, type RunRecord } from '../../records/runs.js';
 import type { ToolCall, ToolSpec } from '../../models/messages.js';
-
-export const HANDOFF_TOOL = 'handoff';
+import { HANDOFF_TOOL } from './ids.js';
 
 /** The other members of the run's handoff network, or null when the run is not such a hop. */
 async function teammatesOf(db: Queryable, run: RunRecord): Promise<{ id: string; name: string; description: string | null }[] | null> {

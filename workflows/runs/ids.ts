@@ -1,3 +1,6 @@
+/** The tool a member of a handoff network calls to pass the task on; the workflow ends the member's hop on it. */
+export const HANDOFF_TOOL = 'handoff';
+
 /** One workflow per run: starting a run twice finds the same workflow. */
 export function runWorkflowId(runId: string): string {
   return `agent-run-${runId}`;

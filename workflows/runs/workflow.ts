@@ -17,12 +17,12 @@ import {
 } from '@temporalio/workflow';
 import type { ModelReply, RunActivities, RunEnding, RunPlan } from './activities.js';
 import type { RunError } from '../../records/runs.js';
-import { runWorkflowId } from './ids.js';
+import { HANDOFF_TOOL, runWorkflowId } from './ids.js';
 import { judgeEndedRun } from '../quality/workflow.js';
 import { MODEL_RETRY_MAX_INTERVAL_MS } from '../../models/retry-interval.js';
 import { TOOL_RETRY_MAX_INTERVAL_MS } from '../../tools/outcomes.js';
-
-const HANDOFF_TOOL = 'handoff';
+import { FINAL_MODEL_FAILURES } from '../../models/failure-kinds.js';
+import { failureMessage } from '../failure-message.js';
 
 /** Sent by the run before it, when it ends, to an `enqueue` run waiting its turn. */
 export const admitSignal = defineSignal('admit');
@@ -57,7 +57,7 @@ const modelCalls = (maximumAttempts: number) =>
   proxyActivities<RunActivities>({
     startToCloseTimeout: '10 minutes',
     heartbeatTimeout: '5 seconds',
-    retry: { ...modelCallRetry, maximumAttempts, nonRetryableErrorTypes: ['rejected', 'unauthorized', 'not_configured', 'model_not_found'] },
+    retry: { ...modelCallRetry, maximumAttempts, nonRetryableErrorTypes: [...FINAL_MODEL_FAILURES] },
   });
 // A model named outright is retried longer; `auto` moves to its next candidate sooner.
 const namedModel = modelCalls(6);
@@ -73,7 +73,7 @@ function failureOf(err: unknown): { error: RunError; retryable: boolean } {
   const cause = err instanceof ActivityFailure ? err.cause : err;
   if (cause instanceof ApplicationFailure) {
     const kind = cause.type ?? 'error';
-    return { error: { code: `model_${kind}`, message: cause.message }, retryable: !cause.nonRetryable && !['rejected', 'unauthorized', 'not_configured', 'model_not_found'].includes(kind) };
+    return { error: { code: `model_${kind}`, message: cause.message }, retryable: !cause.nonRetryable && !FINAL_MODEL_FAILURES.includes(kind) };
   }
   return { error: { code: 'model_unavailable', message: cause instanceof Error ? cause.message : String(cause) }, retryable: true };
 }
@@ -153,8 +153,7 @@ export async function agentRunWorkflow({ runId }: { runId: string }): Promise<vo
             await tools.callTool({ runId, stepIndex: first + i, toolCall });
           } catch (err) {
             if (isCancellation(err)) throw err;
-            const cause = err instanceof ActivityFailure && err.cause ? err.cause.message : String(err);
-            await bookkeeping.recordToolFailure({ runId, stepIndex: first + i, toolCall, message: `The tool could not be reached: ${cause}` });
+            await bookkeeping.recordToolFailure({ runId, stepIndex: first + i, toolCall, message: `The tool could not be reached: ${failureMessage(err)}` });
           }
         }),
       );
@@ -162,7 +161,6 @@ export async function agentRunWorkflow({ runId }: { runId: string }): Promise<vo
     }
   } catch (err) {
     if (isCancellation(err)) return await end('cancelled');
-    const cause = err instanceof ActivityFailure && err.cause ? err.cause.message : err instanceof Error ? err.message : String(err);
-    await end('failed', { code: 'internal_error', message: `The run could not go on: ${cause}` });
+    await end('failed', { code: 'internal_error', message: `The run could not go on: ${failureMessage(err)}` });
   }
 }

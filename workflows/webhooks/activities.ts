@@ -20,7 +20,7 @@ export const createWebhookActivities = ({ db, webhooks }: WebhookActivityDepende
     const target = await outlastDatabaseOutage(context, () => deliveryTarget(db, deliveryId));
     // The endpoint was deleted (its deliveries with it), or the delivery has ended already.
     if (!target || target.delivery.status !== 'pending') return;
-    if (target.endpoint.status !== 'enabled') throw ApplicationFailure.nonRetryable('the endpoint is disabled', 'EndpointUnavailable');
+    if (target.endpoint.status !== 'enabled') throw ApplicationFailure.nonRetryable('the endpoint is disabled', 'endpoint_unavailable');
     const sent = await postSigned({
       projectId: target.endpoint.project_id,
       url: target.endpoint.url,
@@ -33,7 +33,7 @@ export const createWebhookActivities = ({ db, webhooks }: WebhookActivityDepende
     const attempt = { attempt: context.info.attempt, responseStatus: sent.responseStatus, error: sent.error, durationMs: sent.durationMs };
     // The attempt was made: it is logged once the database answers, and never made again for it.
     await outlastDatabaseOutage(context, () => recordAttempt(db, deliveryId, attempt, sent.delivered));
-    if (!sent.delivered) throw ApplicationFailure.retryable(sent.error ?? 'not delivered', 'DeliveryFailed');
+    if (!sent.delivered) throw ApplicationFailure.retryable(sent.error ?? 'not delivered', 'delivery_failed');
   },
 
   async failWebhookDelivery(deliveryId: string, disableAfter: number): Promise<void> {

@@ -25,7 +25,7 @@ export async function webhookDeliveryWorkflow({ deliveryId, retry }: DeliveryInp
       backoffCoefficient: 2,
       maximumInterval: '4 hours',
       maximumAttempts: retry.maximumAttempts,
-      nonRetryableErrorTypes: ['EndpointUnavailable'],
+      nonRetryableErrorTypes: ['endpoint_unavailable'],
     },
   });
   try {

@@ -1,0 +1,21 @@
+/**
+ * Heartbeats carry cancellation to a running activity (and tell Temporal its worker is alive), so a long
+ * activity sends them at least every HEARTBEAT_MS. A local activity has none: its workflow task carries it.
+ */
+import { Context } from '@temporalio/activity';
+
+const HEARTBEAT_MS = 1_000;
+
+/** One heartbeat, now. */
+export function heartbeat(): void {
+  const context = Context.current();
+  if (!context.info.isLocal) context.heartbeat();
+}
+
+/** Heartbeats until `stop()`, for work that cannot send them itself (a call in flight). */
+export function keepBeating(): { stop(): void } {
+  const context = Context.current();
+  if (context.info.isLocal) return { stop: () => {} };
+  const timer = setInterval(() => context.heartbeat(), HEARTBEAT_MS);
+  return { stop: () => clearInterval(timer) };
+}

@@ -1,0 +1,90 @@
+/**
+ * A model call recorded as a run's step, the one way an agent's turn and a network supervisor's choice are
+ * made. A step already completed is answered as recorded, never asked again; a PostgreSQL outage is waited
+ * out before the call and after it (a reply in hand, paid for, is recorded once the database is back); a
+ * model failure is recorded on the step when it is final, and becomes the activity's failure either way.
+ */
+import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import { transaction, type Db, type Queryable } from '../records/db.js';
+import { beginStep, completeModelStep, failStep, stepsOf, type RunStepRecord } from '../records/run-steps.js';
+import type { CatalogueModel, ModelCatalogue } from '../models/catalogue.js';
+import { MODEL_NOT_FOUND } from '../models/failure-kinds.js';
+import { ModelCallError, type AssistantMessage, type ModelCallRequest, type ModelGateway } from '../models/gateway.js';
+import { outlastDatabaseOutage } from './database-outage.js';
+import { keepBeating } from './heartbeats.js';
+import { modelCallFailure } from './model-failure.js';
+
+export interface ModelStepDependencies {
+  db: Db;
+  models: { catalogue: ModelCatalogue; gateway: ModelGateway };
+}
+
+/** What a step sends its model; the model and the activity's cancellation are the step's own. */
+export type ModelStepCall = Omit<ModelCallRequest, 'model' | 'signal'>;
+
+export interface ModelStep<Read, Answer> {
+  runId: string;
+  stepIndex: number;
+  /** The model's id in the catalogue. */
+  model: string;
+  /** What the step reads first on every attempt (the run, what it runs); `steps`: the run's steps so far. */
+  read(steps: RunStepRecord[]): Promise<Read>;
+  /** The call to make, for a step no attempt has recorded yet. */
+  call(read: Read, model: CatalogueModel, steps: RunStepRecord[]): Promise<ModelStepCall>;
+  /** Writes to be done before the reply is recorded (streamed text not yet stored), and after a failure. */
+  flush?(): Promise<void>;
+  /** Writes that go with the reply, in the transaction that records it. */
+  recordWith?(tx: Queryable, read: Read, reply: AssistantMessage): Promise<void>;
+  /** What the activity answers with the reply; `recorded`: an earlier attempt had recorded it. */
+  answer(read: Read, reply: AssistantMessage, recorded: boolean): Promise<Answer>;
+}
+
+/** The model, looked up again when the catalogue misses it: a local server's model found since this worker listed them. */
+async function catalogued(catalogue: ModelCatalogue, id: string): Promise<CatalogueModel> {
+  if (!catalogue.find(id)) await catalogue.refresh().catch(() => {});
+  const model = catalogue.find(id);
+  if (!model) throw ApplicationFailure.nonRetryable(`The model ${id} is not in the catalogue.`, MODEL_NOT_FOUND);
+  return model;
+}
+
+export async function runModelStep<Read, Answer>({ db, models }: ModelStepDependencies, step: ModelStep<Read, Answer>): Promise<Answer> {
+  const { runId, stepIndex } = step;
+  const context = Context.current();
+  const beat = keepBeating();
+  try {
+    const ready = await outlastDatabaseOutage(context, async () => {
+      const steps = await stepsOf(db, runId);
+      const read = await step.read(steps);
+      const done = steps.find((s) => s.index === stepIndex);
+      if (done?.status === 'completed' && done.message?.role === 'assistant') return { recorded: true as const, read, reply: done.message };
+      const model = await catalogued(models.catalogue, step.model);
+      const call = await step.call(read, model, steps);
+      // Last, so that only a start that failed itself is made again (and counted as another attempt).
+      await transaction(db, (tx) => beginStep(tx, runId, stepIndex, { type: 'model_call', model: model.id, provider: model.provider }));
+      return { recorded: false as const, read, model, call };
+    });
+    if (ready.recorded) return await outlastDatabaseOutage(context, () => step.answer(ready.read, ready.reply, true));
+
+    const { read, model, call } = ready;
+    const result = await models.gateway.call({ ...call, model, signal: context.cancellationSignal });
+    const price = models.catalogue.priceAt(model, new Date());
+    return await outlastDatabaseOutage(context, async () => {
+      await step.flush?.();
+      await transaction(db, async (tx) => {
+        await completeModelStep(tx, runId, stepIndex, result.message, result.usage, price);
+        await step.recordWith?.(tx, read, result.message);
+      });
+      return step.answer(read, result.message, false);
+    });
+  } catch (err) {
+    await step.flush?.().catch(() => {});
+    if (context.cancellationSignal.aborted) throw new CancelledFailure('the run was cancelled');
+    if (!(err instanceof ModelCallError)) throw err;
+    if (!err.retryable) {
+      await outlastDatabaseOutage(context, () => transaction(db, (tx) => failStep(tx, runId, stepIndex, 'failed', { code: `model_${err.kind}`, message: err.message })));
+    }
+    throw modelCallFailure(err);
+  } finally {
+    beat.stop();
+  }
+}
