@@ -15,6 +15,8 @@ export class Ledger {
   readonly calls: { activity: string; input: Record<string, unknown> }[] = [];
   /** How each run ended: by `endRun`, or by a model reply that was the run's answer. */
   readonly endings = new Map<string, { status: RunStatus; error?: RunError }>();
+  /** Where each run that handed its task over passed it, and why (the `handoff` tool's arguments). */
+  readonly handoffs = new Map<string, { to: string; reason: string; message: string }>();
 
   record(activity: string, input: object): void {
     this.calls.push({ activity, input: { ...input } });
@@ -88,6 +90,8 @@ export function runActivities(ledger: Ledger, behaviour: Partial<AgentBehaviour>
     },
     async handOff(input: { runId: string; stepIndex: number; toolCall: ToolCall }): Promise<boolean> {
       ledger.record('handOff', input);
+      const { to, reason, message = '' } = JSON.parse(input.toolCall.arguments) as { to: string; reason: string; message?: string };
+      ledger.handoffs.set(input.runId, { to, reason, message });
       return true;
     },
     async recordToolFailure(input: { runId: string; stepIndex: number; toolCall: ToolCall; message: string }): Promise<void> {
