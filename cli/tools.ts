@@ -21,6 +21,7 @@ export function pinnedVersion(name: string): string {
 }
 
 export const TEMPORAL_CLI_VERSION = pinnedVersion('TEMPORAL_CLI_VERSION');
+export const TEMPORAL_TEST_SERVER_VERSION = pinnedVersion('TEMPORAL_TEST_SERVER_VERSION');
 export const MINIO_VERSION = pinnedVersion('MINIO_VERSION');
 export const SCHEMATHESIS_VERSION = pinnedVersion('SCHEMATHESIS_VERSION');
 export const ETCD_VERSION = pinnedVersion('ETCD_VERSION');
@@ -36,6 +37,11 @@ export const cacheDir = process.env.AGENTPLANE_CACHE_DIR ?? join(process.env.XDG
 
 const candidates = {
   temporal: { env: 'AGENTPLANE_TEMPORAL_BIN', cached: join(cacheDir, `temporal-${TEMPORAL_CLI_VERSION}`, 'bin', 'temporal') },
+  // A launcher for Temporal's time-skipping test server (Java), which the workflow tests start.
+  'temporal-test-server': {
+    env: 'AGENTPLANE_TEMPORAL_TEST_SERVER_BIN',
+    cached: join(cacheDir, `temporal-test-server-${TEMPORAL_TEST_SERVER_VERSION}`, 'temporal-test-server'),
+  },
   minio: { env: 'AGENTPLANE_MINIO_BIN', cached: join(cacheDir, `minio-${MINIO_VERSION}`, 'minio') },
   schemathesis: { env: 'AGENTPLANE_SCHEMATHESIS_BIN', cached: join(cacheDir, `schemathesis-${SCHEMATHESIS_VERSION}`, 'bin', 'schemathesis') },
   etcd: { env: 'AGENTPLANE_ETCD_BIN', cached: join(cacheDir, `etcd-${ETCD_VERSION}`, 'etcd') },

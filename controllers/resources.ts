@@ -1,5 +1,9 @@
-/** The Agent and AgentNetwork resources as the controller reads them (crds/ holds their schemas), and their status. */
+/**
+ * The Agent and AgentNetwork resources as the controller reads them, and their status. Their spec and status
+ * types are generated from the CRDs' schemas (crds/*.yaml → controllers/generated/crds.ts, `npm run generate`).
+ */
 import type { KubernetesObject } from '@kubernetes/client-node';
+import type { components } from './generated/crds.js';
 
 export const GROUP = 'agentplane.io';
 export const VERSION = 'v1alpha1';
@@ -8,58 +12,22 @@ export const FINALIZER = 'agentplane.io/platform-record';
 export const FIELD_MANAGER = 'agentplane-controller';
 export const COMPONENT = 'agentplane-controller';
 
-export interface Condition {
+type Schemas = components['schemas'];
+type GeneratedCondition = NonNullable<Schemas['AgentStatus']['conditions']>[number];
+
+/** A status condition; the CRDs admit any type, the controller writes these two. */
+export interface Condition extends Omit<GeneratedCondition, 'type'> {
   type: 'Accepted' | 'Ready';
-  status: 'True' | 'False' | 'Unknown';
-  reason: string;
-  message: string;
-  observedGeneration?: number;
-  lastTransitionTime: string;
 }
 
-export interface ResourceStatus {
-  id?: string;
-  observedGeneration?: number;
+/** Agents and AgentNetworks share the shape of their status. */
+export interface ResourceStatus extends Omit<Schemas['AgentStatus'] & Schemas['AgentNetworkStatus'], 'conditions'> {
   conditions?: Condition[];
 }
 
-export interface AgentToolSpec {
-  type: 'http' | 'mcp';
-  name?: string;
-  description?: string;
-  url?: string;
-  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-  parameters?: Record<string, unknown>;
-  timeoutMs?: number;
-  maxResponseBytes?: number;
-  serverLabel?: string;
-  serverUrl?: string;
-  allowedTools?: string[];
-}
-
-export interface AgentSpec {
-  model: string;
-  instructions?: string;
-  description?: string;
-  tools?: AgentToolSpec[];
-  modelSettings?: { temperature?: number; topP?: number; maxOutputTokens?: number };
-  concurrency?: 'allow' | 'reject' | 'enqueue' | 'interrupt';
-  maxSteps?: number;
-  metadata?: Record<string, string>;
-}
-
-export interface AgentNetworkSpec {
-  members: string[];
-  router: { type: 'sequential' | 'handoff' | 'supervisor'; agent?: string; instructions?: string; model?: string };
-  maxHops?: number;
-  concurrency?: 'allow' | 'reject' | 'enqueue' | 'interrupt';
-  description?: string;
-  metadata?: Record<string, string>;
-  workerPool?: {
-    replicas?: number;
-    resources?: { requests?: Record<string, string | number>; limits?: Record<string, string | number> };
-  };
-}
+export type AgentSpec = Schemas['AgentSpec'];
+export type AgentToolSpec = NonNullable<AgentSpec['tools']>[number];
+export type AgentNetworkSpec = Schemas['AgentNetworkSpec'];
 
 export interface Resource<Spec> extends KubernetesObject {
   metadata: NonNullable<KubernetesObject['metadata']> & { name: string; namespace: string; uid: string };

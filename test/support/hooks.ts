@@ -1,7 +1,8 @@
-/** Root hooks (registered in .mocharc.json): after every suite, close the browser, stop the shared API, then the services. */
+/** Root hooks (registered in .mocharc.json): after every suite, close the browser, stop the shared API, then the services and the workflow test server. */
 import { stopSharedApi } from './api.js';
 import { closeBrowser } from './browser.js';
 import { stopServices } from './services.js';
+import { stopWorkflowEnvironment } from './workflow-environment.js';
 
 export const mochaHooks = {
   async afterAll(this: Mocha.Context) {
@@ -9,5 +10,6 @@ export const mochaHooks = {
     await closeBrowser();
     await stopSharedApi();
     await stopServices();
+    await stopWorkflowEnvironment();
   },
 };
