@@ -6,10 +6,11 @@
  * process runs many files and its root hooks run around every file, so a worker keeps what it started for its
  * next files and stops it when the pool ends the worker instead.
  */
+import { rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { stopSharedApi } from './api.js';
 import { closeBrowser } from './browser.js';
-import { stopServices } from './services.js';
+import { scratch, stopServices } from './services.js';
 
 async function stopEverything(): Promise<void> {
   await closeBrowser();
@@ -37,3 +38,11 @@ export const mochaHooks = inParallelWorker
         await stopEverything();
       },
     };
+
+/**
+ * Runs once, in the process mocha was started in. Under `--parallel` that process runs no test, but loading
+ * these hooks made it a scratch directory; in a serial run the root `afterAll` has removed it already.
+ */
+export async function mochaGlobalTeardown(): Promise<void> {
+  await rm(await scratch, { recursive: true, force: true });
+}
