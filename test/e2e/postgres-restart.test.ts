@@ -177,7 +177,9 @@ describe('agentplane api and worker while PostgreSQL restarts under load', funct
     }
   });
 
-  it('waits out an outage in the middle of a long PDF: every page is kept once, and no attempt is spent on the outage', async () => {
+  it('waits out an outage in the middle of a long PDF: every page is kept once, and no attempt is spent on the outage', async function () {
+    // 2,000 pages extracted and embedded on two cores that another test file is using too (npm test runs two at a time).
+    this.timeout(600_000);
     const data = Buffer.from(await textPdf(2000, 8));
     const upload = await client.upload({ file: { data, filename: 'long.pdf' }, purpose: 'context' });
     assert.equal(upload.status, 200);
@@ -206,7 +208,7 @@ describe('agentplane api and worker while PostgreSQL restarts under load', funct
         message: 'the worker did not notice the outage',
       });
       await database.start();
-      const file = await client.settledFile(fileId, 240_000);
+      const file = await client.settledFile(fileId, 480_000);
       assert.equal(file.status, 'processed', JSON.stringify(file.last_error));
       assert.equal(file.extracted.pages, 2000);
       const pages = await db.query<{ n: number; distinct: number }>(

@@ -83,8 +83,9 @@ describe('a worker killed mid-extraction', function () {
   });
 
   it('(SIGKILL mid-PDF) resumes after the pages it had stored, on a restarted worker, and yields every page and item once', async function () {
-    // Two 2,000-page files extracted in full, their pages embedded, on two cores.
-    this.timeout(360_000);
+    // Two 2,000-page files extracted in full, their pages embedded, on two cores that another test file is
+    // using too (npm test runs two at a time).
+    this.timeout(720_000);
     const { db } = await postgres();
     const tenant = await newTenant(api, 'worker-crash-pdf');
     const pageCount = 2000;
@@ -107,7 +108,7 @@ describe('a worker killed mid-extraction', function () {
       const current = await tenant.admin.get(`/v1/files/${fileId}`);
       assert.equal(current.body.status, 'processed', replacement.output());
       return current.body;
-    }, { timeoutMs: 150_000, message: 'the restarted worker did not finish the PDF' });
+    }, { timeoutMs: 300_000, message: 'the restarted worker did not finish the PDF' });
 
     assert.equal(processed.extracted.pages, pageCount);
     const pages = await pagesOf(db, fileId);
@@ -124,7 +125,7 @@ describe('a worker killed mid-extraction', function () {
       const current = await tenant.admin.get(`/v1/files/${reference.body.id}`);
       assert.equal(current.body.status, 'processed');
       return current.body;
-    }, { timeoutMs: 150_000, message: 'the reference PDF was not processed' });
+    }, { timeoutMs: 300_000, message: 'the reference PDF was not processed' });
     assert.deepEqual(clean.extracted, processed.extracted);
     assert.equal((await eventsFor(db, tenant.projectId, 'file.processed', fileId)).length, 1);
   });
