@@ -1,5 +1,6 @@
 /** The Agent and AgentNetwork resources as the controller reads them (crds/ holds their schemas), and their status. */
 import type { KubernetesObject } from '@kubernetes/client-node';
+import type { components } from '../api/generated/openapi.js';
 
 export const GROUP = 'agentplane.io';
 export const VERSION = 'v1alpha1';
@@ -50,7 +51,8 @@ export interface AgentSpec {
 
 export interface AgentNetworkSpec {
   members: string[];
-  router: { type: 'sequential' | 'handoff' | 'supervisor'; agent?: string; instructions?: string; model?: string };
+  /** The CRD's router types are the API's (test/unit/router-types.test.ts checks that they agree). */
+  router: { type: components['schemas']['NetworkRouter']['type']; agent?: string; instructions?: string; model?: string };
   maxHops?: number;
   concurrency?: 'allow' | 'reject' | 'enqueue' | 'interrupt';
   description?: string;
