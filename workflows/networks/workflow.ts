@@ -1,6 +1,6 @@
 /**
  * A network run: a parent run whose hops are child runs of its members, each a child workflow. The
- * router decides each hop (sequence, supervisor or handoff) with a recorded reason; `max_hops` bounds
+ * router (routers/, one module per type) decides each hop with a recorded reason; `max_hops` bounds
  * them all. Cancelling the network run cancels the hop in flight.
  */
 import { CancellationScope, condition, executeChild, getExternalWorkflowHandle, isCancellation, proxyActivities, proxyLocalActivities, setHandler, ActivityFailure } from '@temporalio/workflow';
