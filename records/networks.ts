@@ -6,9 +6,12 @@ import { selectPage, type Page, type PageRequest } from './pagination.js';
 import type { Concurrency } from './agents.js';
 import { managedConditions, type ManagedFilter, type ManagedResource } from './managed-resources.js';
 
+/** The router types: `sequential`, `supervisor`, `handoff`, as the API document lists them. */
+export type NetworkRouterType = components['schemas']['NetworkRouter']['type'];
+
 /** A router as stored: one of the document's NetworkRouter branches, read with every field optional. */
 export interface NetworkRouter {
-  type: components['schemas']['NetworkRouter']['type'];
+  type: NetworkRouterType;
   agent_id?: string;
   instructions?: string;
   model?: string;

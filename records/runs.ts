@@ -3,6 +3,7 @@ import type { components } from '../api/generated/openapi.js';
 import type { ChatMessage } from '../models/messages.js';
 import { newId } from './ids.js';
 import type { Concurrency } from './agents.js';
+import type { NetworkRouterType } from './networks.js';
 import type { Queryable } from './db.js';
 import { selectPage, type Page, type PageRequest } from './pagination.js';
 import { appendRunEvent, RUN_EVENTS_CHANNEL } from './run-events.js';
@@ -51,7 +52,7 @@ export interface RunRecord {
 }
 
 export interface HopDecision {
-  router: 'sequential' | 'supervisor' | 'handoff';
+  router: NetworkRouterType;
   reason: string;
 }
 

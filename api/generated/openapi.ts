@@ -1595,8 +1595,7 @@ export interface components {
             agent_id?: string;
             /** @description `run.created` of a hop: the router's decision. */
             decision?: {
-                /** @enum {string} */
-                router: "sequential" | "supervisor" | "handoff";
+                router: components["schemas"]["NetworkRouterType"];
                 reason: string;
             };
         };
@@ -1807,6 +1806,11 @@ export interface components {
             created_at: number;
             completed_at: number | null;
         };
+        /**
+         * @description The router types of `NetworkRouter`, as a hop's `decision` names them.
+         * @enum {string}
+         */
+        NetworkRouterType: "sequential" | "supervisor" | "handoff";
         /** @description `sequential`: the members in order, each given the previous one's output. `supervisor`: a router agent (`agent_id`), or one made from `instructions` and `model` (default `auto`), picks the next member or finishes, through a tool call, each time with a reason. `handoff`: the first member starts; a member passes control with the `handoff` tool the platform gives it; the run ends when a member answers without handing off. */
         NetworkRouter: {
             /** @enum {string} */
@@ -1872,8 +1876,7 @@ export interface components {
             child_run_id: string;
             status: components["schemas"]["RunStatus"];
             decision: {
-                /** @enum {string} */
-                router: "sequential" | "supervisor" | "handoff";
+                router: components["schemas"]["NetworkRouterType"];
                 /** @description Why this member: its place in the sequence, or the supervisor's or the handing-off member's reason. */
                 reason: string;
             };

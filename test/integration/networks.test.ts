@@ -169,6 +169,20 @@ describe('agent networks', function () {
     assert.equal(run.body.hops.length, 2);
   });
 
+  it('ends a run whose stored router type this version does not know as failed unknown_router, with no hop run', async () => {
+    const a = await createAgent(stack.tenant.admin);
+    const net = await network({ members: [a.id], router: { type: 'handoff' } });
+    // As a network written by a newer version of the platform, with a router this one has no case for.
+    await stack.api.services.db.query(`UPDATE network_versions SET router = '{"type":"round_robin"}' WHERE network_id = $1`, [net.id]);
+    const seen = requests().length;
+    const run = await stack.tenant.admin.post(`/v1/networks/${net.id}/run`, { input: 'Go.' });
+    assert.equal(run.body.status, 'failed');
+    assert.equal(run.body.error.code, 'unknown_router');
+    assert.match(run.body.error.message, /round_robin/);
+    assert.deepEqual(run.body.hops, []);
+    assert.equal(requests().length, seen, 'no member was asked');
+  });
+
   it('streams the whole network on one connection: hop events tagged by child run, ending with the network run', async () => {
     const a = await createAgent(stack.tenant.admin);
     const b = await createAgent(stack.tenant.admin);

@@ -49,10 +49,10 @@ async function liveMembers(db: Db, run: RunRecord, network: NetworkDefinition): 
   return found.filter((m): m is AgentRecord => m !== null);
 }
 
-async function hopInput(db: Db, run: RunRecord, hopIndex: number, input: HopInput): Promise<InputMessage[]> {
+/** A hop's input, from the network run, the supervisor, or the hop before it (`previous`). */
+function hopInput(run: RunRecord, previous: RunRecord | undefined, input: HopInput): InputMessage[] {
   if (input.from === 'network') return run.input;
   if (input.from === 'supervisor') return [{ role: 'user', content: input.text }];
-  const previous = (await childrenOf(db, run.id)).find((c) => c.hop_index === hopIndex - 1);
   if (input.from === 'previous_hop') return [{ role: 'user', content: previous?.output_text || '(the previous member gave no output)' }];
   const handoff = previous?.handoff;
   const note = `Handed over by ${previous?.agent_id ?? 'the previous member'}: ${handoff?.reason ?? ''}${handoff?.message ? `\n${handoff.message}` : ''}`;
@@ -117,12 +117,12 @@ export const createNetworkActivities = ({ db, models }: NetworkActivityDependenc
    * deleted since the network was defined ends the network run instead.
    */
   async startHop(hop: { runId: string; hopIndex: number; agentId: string; decision: HopDecision; input: HopInput }): Promise<HopStart> {
-    const { run } = await networkRun(db, hop.runId);
-    const existing = (await childrenOf(db, hop.runId)).find((c) => c.hop_index === hop.hopIndex);
+    const [{ run }, hops] = await Promise.all([networkRun(db, hop.runId), childrenOf(db, hop.runId)]);
+    const existing = hops.find((c) => c.hop_index === hop.hopIndex);
     if (existing) return { ok: true, childRunId: existing.id };
     const agent = await findAgent(db, run.project_id, hop.agentId);
     if (!agent) return { ok: false, error: { code: 'member_deleted', message: `Member agent ${hop.agentId} was deleted while the network ran.` } };
-    const input = await hopInput(db, run, hop.hopIndex, hop.input);
+    const input = hopInput(run, hops.find((c) => c.hop_index === hop.hopIndex - 1), hop.input);
     const child = await transaction(db, (tx) =>
       insertChildRun(tx, run, {
         index: hop.hopIndex,

@@ -1,12 +1,12 @@
 /**
  * A network run: a parent run whose hops are child runs of its members, each a child workflow. The
- * router decides each hop (sequence, supervisor or handoff) with a recorded reason; `max_hops` bounds
+ * router (routers/, one module per type) decides each hop with a recorded reason; `max_hops` bounds
  * them all. Cancelling the network run cancels the hop in flight.
  */
-import { CancellationScope, condition, executeChild, getExternalWorkflowHandle, isCancellation, proxyActivities, setHandler } from '@temporalio/workflow';
-import type { NetworkActivities, HopInput, HopStart, HopOutcome } from './activities.js';
+import { CancellationScope, condition, executeChild, getExternalWorkflowHandle, isCancellation, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import type { NetworkActivities, HopStart, HopOutcome } from './activities.js';
 import type { RunActivities } from '../runs/activities.js';
-import type { HopDecision, RunError } from '../../records/runs.js';
+import type { RunError } from '../../records/runs.js';
 import { admitSignal, agentRunWorkflow } from '../runs/workflow.js';
 import { runWorkflowId } from '../runs/ids.js';
 import { networkRunWorkflowId } from './ids.js';
@@ -14,8 +14,15 @@ import { judgeEndedRun } from '../quality/workflow.js';
 import { MODEL_RETRY_MAX_INTERVAL_MS } from '../../models/retry-interval.js';
 import { FINAL_MODEL_FAILURES } from '../../models/failure-kinds.js';
 import { failureMessage } from '../failure-message.js';
+import { nextHop, type RouterCalls } from './routers/next-hop.js';
+import type { RouterState } from './routers/hop.js';
 
-const bookkeeping = proxyActivities<RunActivities & NetworkActivities>({
+// The run's bookkeeping (admission, start, each hop's child run and outcome, the end) as local activities,
+// as an agent run's: short database writes run by the worker that runs the workflow, within its workflow
+// task, so a hop costs no activity task to dispatch and no workflow task to wake. They are safe to run
+// again (a retried hop finds the child run it created). The supervisor's model calls stay activities:
+// long, heartbeating, retried on any worker.
+const bookkeeping = proxyLocalActivities<RunActivities & NetworkActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
@@ -25,12 +32,6 @@ const supervisor = proxyActivities<NetworkActivities>({
   heartbeatTimeout: '5 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: MODEL_RETRY_MAX_INTERVAL_MS, maximumAttempts: 6, nonRetryableErrorTypes: [...FINAL_MODEL_FAILURES] },
 });
-
-interface NextHop {
-  agentId: string;
-  decision: HopDecision;
-  input: HopInput;
-}
 
 export async function networkRunWorkflow({ runId }: { runId: string }): Promise<void> {
   let admitted = false;
@@ -57,30 +58,13 @@ export async function networkRunWorkflow({ runId }: { runId: string }): Promise<
     const plan = await bookkeeping.startNetworkRun({ runId });
     if (!plan.ok) return await end('failed', plan.error);
 
-    let previous: { agentId: string; handoff: { to: string; reason: string } | null } | null = null;
-    let supervisorStep = 0;
+    let previous: RouterState['previous'] = null;
+    const calls: RouterCalls = { supervise: (stepIndex) => supervisor.superviseNext({ runId, stepIndex, model: plan.supervisorModel! }) };
     for (let hop = 0; ; hop++) {
-      let next: NextHop | null = null;
-      if (plan.router === 'sequential') {
-        if (hop < plan.members.length) {
-          next = {
-            agentId: plan.members[hop]!,
-            decision: { router: 'sequential', reason: `Member ${hop + 1} of ${plan.members.length} in sequence.` },
-            input: hop === 0 ? { from: 'network' } : { from: 'previous_hop' },
-          };
-        }
-      } else if (plan.router === 'supervisor') {
-        const choice = await supervisor.superviseNext({ runId, stepIndex: supervisorStep++, model: plan.supervisorModel! });
-        if (choice.invalid) return await end('failed', { code: 'invalid_routing_decision', message: choice.invalid });
-        if (choice.next) {
-          next = { agentId: choice.next, decision: { router: 'supervisor', reason: choice.reason }, input: choice.input ? { from: 'supervisor', text: choice.input } : { from: 'network' } };
-        }
-      } else if (hop === 0) {
-        next = { agentId: plan.members[0]!, decision: { router: 'handoff', reason: 'The first member takes the task.' }, input: { from: 'network' } };
-      } else if (previous?.handoff) {
-        next = { agentId: previous.handoff.to, decision: { router: 'handoff', reason: `Handed over by ${previous.agentId}: ${previous.handoff.reason}` }, input: { from: 'handoff' } };
-      }
-      if (!next) return await end('completed');
+      const decided = await nextHop(plan.router, { hop, members: plan.members, previous }, calls);
+      if (decided.action === 'finish') return await end('completed');
+      if (decided.action === 'fail') return await end('failed', decided.error);
+      const next = decided.hop;
       if (hop >= plan.maxHops) {
         return await end('failed', { code: 'max_hops_exceeded', message: `The network run reached its limit of ${plan.maxHops} hop(s) before finishing.` });
       }
