@@ -1291,7 +1291,7 @@ export interface components {
                 object: string;
             };
         };
-        /** @description Where deliveries are POSTed: an http or https URL of at most 2,048 characters (as for tools). A private, loopback or link-local address answers 400 `invalid_url` unless the platform allows them (AGENTPLANE_WEBHOOK_ALLOW_PRIVATE); a name is checked each time a delivery connects. */
+        /** @description Where deliveries are POSTed: an http or https URL of at most 2,048 characters (as for tools). Whether private, loopback and link-local targets are refused (400 `invalid_url`) is the deployment's setting (AGENTPLANE_WEBHOOK_ALLOW_PRIVATE); the document a deployment serves says which, and a name is checked each time a delivery connects. */
         WebhookUrl: components["schemas"]["ToolUrl"];
         /** @description The event types delivered, or `["*"]` for every type. */
         WebhookEventTypes: (components["schemas"]["EventType"] | "*")[];
@@ -1427,7 +1427,7 @@ export interface components {
          * @enum {string}
          */
         Concurrency: "allow" | "reject" | "enqueue" | "interrupt";
-        /** @description An http or https URL: a host name, an IPv4 address or a bracketed IPv6 address, an optional port, then path, query and fragment in printable ASCII (percent-encode the rest). No user name or password: send credentials in `headers`. A private or loopback target answers 400 `invalid_tool` unless the platform allows them (AGENTPLANE_TOOLS_ALLOW_PRIVATE). */
+        /** @description An http or https URL: a host name, an IPv4 address or a bracketed IPv6 address, an optional port, then path, query and fragment in printable ASCII (percent-encode the rest). No user name or password: send credentials in `headers`. Whether private, loopback and link-local targets are refused (400 `invalid_tool`) is the deployment's setting (AGENTPLANE_TOOLS_ALLOW_PRIVATE); the document a deployment serves says which. */
         ToolUrl: string;
         /** @description Headers that frame or route a request (Host, Content-Length, Connection, …) are the platform's to set. */
         Headers: {
