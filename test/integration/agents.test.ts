@@ -74,7 +74,7 @@ describe('agents', () => {
     assert.equal(patched.headers.get('deprecation'), null);
   });
 
-  it('refuses tools with duplicate names or a loopback target, naming the tool', async () => {
+  it('refuses tools alike, tools with duplicate names or a loopback target, naming the tool', async () => {
     const duplicate = await tenant.admin.post('/v1/agents', {
       name: 'x',
       model: 'auto',
@@ -86,6 +86,12 @@ describe('agents', () => {
     assert.equal(duplicate.status, 400);
     assert.equal(duplicate.body.error.code, 'invalid_tool');
     assert.match(duplicate.body.error.param, /^tools\[1\]/);
+    // Two tools alike break the document's own rule (uniqueItems).
+    const lookup = { type: 'http', name: 'lookup', url: 'https://a.example.com/' };
+    const twice = await tenant.admin.post('/v1/agents', { name: 'x', model: 'auto', tools: [lookup, lookup] });
+    assert.equal(twice.status, 400);
+    assert.deepEqual([twice.body.error.code, twice.body.error.param], ['invalid_parameter', 'tools']);
+    assert.match(twice.body.error.message, /duplicate items/);
     const schema = await tenant.admin.post('/v1/agents', {
       name: 'x',
       model: 'auto',
