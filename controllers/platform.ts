@@ -103,7 +103,7 @@ export class Platform {
   }
 
   updateAgent(id: string, body: Omit<AgentBody, 'managed_by' | 'managed_resource'>): Promise<Agent | null> {
-    return call(`POST /v1/agents/${id}`, () => this.client.POST('/v1/agents/{id}', { params: { path: { id } }, body }), this.key, [404]);
+    return call(`PATCH /v1/agents/${id}`, () => this.client.PATCH('/v1/agents/{id}', { params: { path: { id } }, body }), this.key, [404]);
   }
 
   async deleteAgent(id: string): Promise<void> {
@@ -124,7 +124,7 @@ export class Platform {
   }
 
   updateNetwork(id: string, body: Omit<NetworkBody, 'managed_by' | 'managed_resource'>): Promise<Network | null> {
-    return call(`POST /v1/networks/${id}`, () => this.client.POST('/v1/networks/{id}', { params: { path: { id } }, body }), this.key, [404]);
+    return call(`PATCH /v1/networks/${id}`, () => this.client.PATCH('/v1/networks/{id}', { params: { path: { id } }, body }), this.key, [404]);
   }
 
   async deleteNetwork(id: string): Promise<void> {

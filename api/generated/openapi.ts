@@ -119,13 +119,18 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Rename a live key or change its rate limits. Other API replicas apply a change within 5 seconds. */
-        post: operations["updateApiKey"];
+        /**
+         * The same as `PATCH /v1/api-keys/{id}`, kept for clients written before PATCH; use PATCH.
+         * @deprecated
+         * @description Deprecated: answers as PATCH does, adding the headers `Deprecation` and `Link` (to this document). It will be removed in a later version.
+         */
+        post: operations["updateApiKeyByPost"];
         /** Revoke an API key. It answers 401 from then on. */
         delete: operations["revokeApiKey"];
         options?: never;
         head?: never;
-        patch?: never;
+        /** Rename a live key or change its rate limits. Other API replicas apply a change within 5 seconds. */
+        patch: operations["updateApiKey"];
         trace?: never;
     };
     "/v1/sessions": {
@@ -372,13 +377,18 @@ export interface paths {
         /** Retrieve a budget with what was spent in its current period. */
         get: operations["getBudget"];
         put?: never;
-        /** Rename a budget, or change its limit or thresholds. Admin keys only. */
-        post: operations["updateBudget"];
+        /**
+         * The same as `PATCH /v1/budgets/{id}`, kept for clients written before PATCH; use PATCH.
+         * @deprecated
+         * @description Deprecated: answers as PATCH does, adding the headers `Deprecation` and `Link` (to this document). It will be removed in a later version.
+         */
+        post: operations["updateBudgetByPost"];
         /** Delete a budget. Its audit entries and events stay. Admin keys only. */
         delete: operations["deleteBudget"];
         options?: never;
         head?: never;
-        patch?: never;
+        /** Rename a budget, or change its limit or thresholds. Admin keys only. */
+        patch: operations["updateBudget"];
         trace?: never;
     };
     "/v1/events": {
@@ -548,13 +558,18 @@ export interface paths {
         /** Retrieve an agent at its current version. */
         get: operations["getAgent"];
         put?: never;
-        /** Update an agent. The fields given replace the current ones and make a new version; runs already started keep the version they started with. */
-        post: operations["updateAgent"];
+        /**
+         * The same as `PATCH /v1/agents/{id}`, kept for clients written before PATCH; use PATCH.
+         * @deprecated
+         * @description Deprecated: answers as PATCH does, adding the headers `Deprecation` and `Link` (to this document). It will be removed in a later version.
+         */
+        post: operations["updateAgentByPost"];
         /** Delete an agent. Its runs and their history stay readable at `/v1/runs/{id}`; runs still going finish on the version they started with. */
         delete: operations["deleteAgent"];
         options?: never;
         head?: never;
-        patch?: never;
+        /** Update an agent. The fields given replace the current ones and make a new version; runs already started keep the version they started with. */
+        patch: operations["updateAgent"];
         trace?: never;
     };
     "/v1/agents/{id}/run": {
@@ -721,13 +736,18 @@ export interface paths {
         /** Retrieve a network at its current version. */
         get: operations["getNetwork"];
         put?: never;
-        /** Update a network; the fields given replace the current ones and make a new version. */
-        post: operations["updateNetwork"];
+        /**
+         * The same as `PATCH /v1/networks/{id}`, kept for clients written before PATCH; use PATCH.
+         * @deprecated
+         * @description Deprecated: answers as PATCH does, adding the headers `Deprecation` and `Link` (to this document). It will be removed in a later version.
+         */
+        post: operations["updateNetworkByPost"];
         /** Delete a network. Its runs stay readable; runs still going finish. */
         delete: operations["deleteNetwork"];
         options?: never;
         head?: never;
-        patch?: never;
+        /** Update a network; the fields given replace the current ones and make a new version. */
+        patch: operations["updateNetwork"];
         trace?: never;
     };
     "/v1/networks/{id}/run": {
@@ -1271,7 +1291,7 @@ export interface components {
                 object: string;
             };
         };
-        /** @description Where deliveries are POSTed: an http or https URL of at most 2,048 characters (as for tools). A private, loopback or link-local address answers 400 `invalid_url` unless the platform allows them (AGENTPLANE_WEBHOOK_ALLOW_PRIVATE); a name is checked each time a delivery connects. */
+        /** @description Where deliveries are POSTed: an http or https URL of at most 2,048 characters (as for tools). Whether private, loopback and link-local targets are refused (400 `invalid_url`) is the deployment's setting (AGENTPLANE_WEBHOOK_ALLOW_PRIVATE); the document a deployment serves says which, and a name is checked each time a delivery connects. */
         WebhookUrl: components["schemas"]["ToolUrl"];
         /** @description The event types delivered, or `["*"]` for every type. */
         WebhookEventTypes: (components["schemas"]["EventType"] | "*")[];
@@ -1407,7 +1427,7 @@ export interface components {
          * @enum {string}
          */
         Concurrency: "allow" | "reject" | "enqueue" | "interrupt";
-        /** @description An http or https URL: a host name, an IPv4 address or a bracketed IPv6 address, an optional port, then path, query and fragment in printable ASCII (percent-encode the rest). No user name or password: send credentials in `headers`. A private or loopback target answers 400 `invalid_tool` unless the platform allows them (AGENTPLANE_TOOLS_ALLOW_PRIVATE). */
+        /** @description An http or https URL: a host name, an IPv4 address or a bracketed IPv6 address, an optional port, then path, query and fragment in printable ASCII (percent-encode the rest). No user name or password: send credentials in `headers`. Whether private, loopback and link-local targets are refused (400 `invalid_tool`) is the deployment's setting (AGENTPLANE_TOOLS_ALLOW_PRIVATE); the document a deployment serves says which. */
         ToolUrl: string;
         /** @description Headers that frame or route a request (Host, Content-Length, Connection, …) are the platform's to set. */
         Headers: {
@@ -1462,7 +1482,7 @@ export interface components {
             description?: components["schemas"]["Text"];
             model?: components["schemas"]["ModelName"];
             instructions?: components["schemas"]["Text"];
-            /** @description HTTP tool names are unique among the agent's tools, and so are MCP server labels; an HTTP tool's name may not begin with `<server_label>__` of one of them. A clash answers 400 `invalid_tool`. */
+            /** @description No two tools alike. Beyond that, HTTP tool names are unique among the agent's tools, and so are MCP server labels; an HTTP tool's name may not begin with `<server_label>__` of one of them. A clash answers 400 `invalid_tool` (a schema cannot compare one field of an array's items, so this is said in words only). */
             tools?: components["schemas"]["AgentTool"][];
             model_settings?: components["schemas"]["ModelSettings"];
             concurrency?: components["schemas"]["Concurrency"];
@@ -1982,6 +2002,10 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /** @description When this way of making the request was deprecated (RFC 9745): a Unix time after `@`. */
+        Deprecation: string;
+        /** @description This document, which marks the operation `deprecated` and names its successor: `<../openapi.json>; rel="deprecation"`. */
+        DeprecationLink: string;
         /** @description The run's own URL. */
         RunLocation: string;
     };
@@ -2163,7 +2187,7 @@ export interface operations {
             503: components["responses"]["Error"];
         };
     };
-    updateApiKey: {
+    updateApiKeyByPost: {
         parameters: {
             query?: never;
             header?: never;
@@ -2181,6 +2205,8 @@ export interface operations {
             /** @description The key as it now is. */
             200: {
                 headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["DeprecationLink"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2221,6 +2247,40 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    updateApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateApiKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description The key as it now is. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+            415: components["responses"]["Error"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
@@ -2822,7 +2882,7 @@ export interface operations {
             503: components["responses"]["Error"];
         };
     };
-    updateBudget: {
+    updateBudgetByPost: {
         parameters: {
             query?: never;
             header?: never;
@@ -2840,6 +2900,8 @@ export interface operations {
             /** @description The budget as it now is. */
             200: {
                 headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["DeprecationLink"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2880,6 +2942,40 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    updateBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateBudgetRequest"];
+            };
+        };
+        responses: {
+            /** @description The budget as it now is. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Budget"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+            415: components["responses"]["Error"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
@@ -3334,7 +3430,7 @@ export interface operations {
             503: components["responses"]["Error"];
         };
     };
-    updateAgent: {
+    updateAgentByPost: {
         parameters: {
             query?: never;
             header?: {
@@ -3355,6 +3451,8 @@ export interface operations {
             /** @description The agent at its new version. */
             200: {
                 headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["DeprecationLink"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3400,6 +3498,44 @@ export interface operations {
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
             409: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    updateAgent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `kubernetes`: the change comes from the resource that manages the record (the controller sends it). Without it, changing or deleting a managed record answers 409 `managed_by_kubernetes`. */
+                "Agentplane-Managed-By"?: components["parameters"]["ManagedByHeader"];
+            };
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateAgentRequest"];
+            };
+        };
+        responses: {
+            /** @description The agent at its new version. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Agent"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+            415: components["responses"]["Error"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
@@ -3818,7 +3954,7 @@ export interface operations {
             503: components["responses"]["Error"];
         };
     };
-    updateNetwork: {
+    updateNetworkByPost: {
         parameters: {
             query?: never;
             header?: {
@@ -3839,6 +3975,8 @@ export interface operations {
             /** @description The network at its new version. */
             200: {
                 headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["DeprecationLink"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3884,6 +4022,44 @@ export interface operations {
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
             409: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    updateNetwork: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `kubernetes`: the change comes from the resource that manages the record (the controller sends it). Without it, changing or deleting a managed record answers 409 `managed_by_kubernetes`. */
+                "Agentplane-Managed-By"?: components["parameters"]["ManagedByHeader"];
+            };
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateNetworkRequest"];
+            };
+        };
+        responses: {
+            /** @description The network at its new version. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Network"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+            415: components["responses"]["Error"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };

@@ -8,7 +8,7 @@ import { callerOf, type ApiDeps, type ApiState } from '../context.js';
 import { ApiError } from '../errors.js';
 import type { ApiMetrics } from '../metrics.js';
 import { authenticate, type KeyCache } from '../middleware/auth.js';
-import { openapiDocument } from '../openapi-document.js';
+import { servedDocument } from '../served-document.js';
 
 const READINESS_TIMEOUT_MS = 2_000;
 
@@ -48,8 +48,9 @@ export function systemRoutes(router: Router<ApiState>, deps: ApiDeps, metrics: A
     });
   }
 
+  const document = servedDocument({ toolsAllowPrivate: deps.toolsAllowPrivate, webhooksAllowPrivate: deps.webhooks?.allowPrivate ?? false });
   router.get('/v1/openapi.json', (ctx) => {
-    ctx.body = openapiDocument;
+    ctx.body = document;
   });
 }
 

@@ -13,10 +13,12 @@ import schemathesis
 OWN_KEY_ID = os.environ["AGENTPLANE_FUZZ_KEY_ID"]
 
 
-# Nor may it give its own key a rate limit: past a few requests a minute, every later request would answer 429.
+# Nor may it give its own key a rate limit (PATCH, or POST, its deprecated verb): past a few requests a minute,
+# every later request would answer 429. The bootstrap key's limits are the deployment's alone, but this key
+# is a tenant's admin key, which may lower its own.
 @schemathesis.hook
 def filter_case(context, case):
-    changes_own_key = case.method.upper() in ("DELETE", "POST") and case.path == "/v1/api-keys/{id}"
+    changes_own_key = case.method.upper() in ("DELETE", "PATCH", "POST") and case.path == "/v1/api-keys/{id}"
     return not (changes_own_key and (case.path_parameters or {}).get("id") == OWN_KEY_ID)
 
 
@@ -44,6 +46,8 @@ def error_code(response):
 
 # How the API words a clash between two of an agent's tools (tools/definitions.ts).
 TOOL_CLASH = re.compile(r"is already used by tools\[\d+\]$|belong to the tools of the MCP server ")
+# How the network guard words a literal host that is not public, for an IPv6 one (tools/network-guard.ts).
+IPV6_NOT_PUBLIC = re.compile(r"(^|\s)[0-9A-Fa-f.]*:[0-9A-Fa-f:.]* is not a public address")
 # Where a tool's parameters schema is, in the name of a parameter.
 TOOL_PARAMETERS = re.compile(r"tools\.\d+\.parameters\.")
 
@@ -77,7 +81,8 @@ def filter_failure(context, failure, case, response):
         if error_code(response) == "invalid_range":
             return False
         # - a model name the catalogue does not hold answers 400 model_not_found (ModelName): the catalogue is
-        #   configuration (AGENTPLANE_MODELS) and what OPENAI_BASE_URL's server lists, which no schema can name.
+        #   configuration (AGENTPLANE_MODELS) and what OPENAI_BASE_URL's server lists, which is read again while
+        #   the API runs, so an enum in the served document would go stale under a client that kept it.
         if error_code(response) == "model_not_found":
             return False
         # - a network's members (and a supervisor's `router.agent_id`) must be live agents of the caller's project
@@ -89,7 +94,8 @@ def filter_failure(context, failure, case, response):
         if error_code(response) == "unknown_worker_pool":
             return False
         # - an agent's tools may not clash: names and server labels unique, no HTTP tool name under an MCP
-        #   server's `<label>__` (AgentFields.tools). A schema cannot relate one item of an array to another.
+        #   server's `<label>__` (AgentFields.tools). The document rules out two tools alike (uniqueItems), but no
+        #   schema can compare one field of an array's items.
         if error_code(response) == "invalid_tool" and TOOL_CLASH.search(error_of(response).get("message", "")):
             return False
         # - a tool's `parameters` must compile as a JSON Schema (HttpTool.parameters): which objects are schemas
@@ -102,6 +108,16 @@ def filter_failure(context, failure, case, response):
         if error_code(response) == "invalid_parameter" and TOOL_PARAMETERS.match(error_of(response).get("param") or ""):
             if "NUL character" in error_of(response).get("message", ""):
                 return False
+        # - where the deployment refuses private targets (not the one the suite runs), a literal IPv6 host that is
+        #   not public answers 400 invalid_url (webhooks) or invalid_tool (tools). The served document rules out
+        #   `localhost` names and non-public IPv4 literals by pattern; IPv6's many spellings of its special ranges
+        #   are stated in words only (ToolUrl, WebhookUrl).
+        if error_code(response) in ("invalid_url", "invalid_tool") and IPV6_NOT_PUBLIC.search(error_of(response).get("message", "")):
+            return False
+        # - a run holding the bootstrap key (not the one the suite runs) may not revoke it or set its rate limits
+        #   (400 bootstrap_key, docs/api.md, Keys): its id is as random as any key's, so no pattern can single it out.
+        if error_code(response) == "bootstrap_key":
+            return False
         # - a quality backfill's `judge` needs a judge model (400 judge_not_configured, docs/api.md, Quality):
         #   configuration, as for model_not_found.
         if error_code(response) == "judge_not_configured":

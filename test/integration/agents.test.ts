@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { newTenant, sharedApi, type Tenant } from '../support/api.js';
 import { createAgent } from '../support/agents.js';
+import { assertMarkedDeprecated } from '../support/deprecated-update.js';
 
 describe('agents', () => {
   let tenant: Tenant;
@@ -51,7 +52,7 @@ describe('agents', () => {
     const agent = await createAgent(tenant.admin, {
       tools: [{ type: 'http', name: 'lookup', url: 'https://tools.example.com/lookup', headers: { Authorization: 'Bearer secret-token' } }],
     });
-    const updated = await tenant.admin.post(`/v1/agents/${agent.id}`, { instructions: 'Answer in French.', concurrency: 'enqueue' });
+    const updated = await tenant.admin.patch(`/v1/agents/${agent.id}`, { instructions: 'Answer in French.', concurrency: 'enqueue' });
     assert.equal(updated.status, 200);
     assert.equal(updated.body.version, 2);
     assert.equal(updated.body.instructions, 'Answer in French.');
@@ -61,7 +62,19 @@ describe('agents', () => {
     assert.doesNotMatch(JSON.stringify(updated.body), /secret-token/);
   });
 
-  it('refuses tools with duplicate names or a loopback target, naming the tool', async () => {
+  it('still updates with POST, the verb before PATCH, and says on the answer that POST is deprecated', async () => {
+    const agent = await createAgent(tenant.admin);
+    const path = `/v1/agents/${agent.id}`;
+    const updated = await tenant.admin.post(path, { instructions: 'Answer in Dutch.' });
+    assert.equal(updated.status, 200, JSON.stringify(updated.body));
+    assert.deepEqual([updated.body.version, updated.body.instructions], [2, 'Answer in Dutch.']);
+    assert.deepEqual((await tenant.admin.get(path)).body, updated.body);
+    await assertMarkedDeprecated(tenant.admin.baseUrl, path, updated);
+    const patched = await tenant.admin.patch(path, { instructions: 'Answer in Frisian.' });
+    assert.equal(patched.headers.get('deprecation'), null);
+  });
+
+  it('refuses tools alike, tools with duplicate names or a loopback target, naming the tool', async () => {
     const duplicate = await tenant.admin.post('/v1/agents', {
       name: 'x',
       model: 'auto',
@@ -73,6 +86,12 @@ describe('agents', () => {
     assert.equal(duplicate.status, 400);
     assert.equal(duplicate.body.error.code, 'invalid_tool');
     assert.match(duplicate.body.error.param, /^tools\[1\]/);
+    // Two tools alike break the document's own rule (uniqueItems).
+    const lookup = { type: 'http', name: 'lookup', url: 'https://a.example.com/' };
+    const twice = await tenant.admin.post('/v1/agents', { name: 'x', model: 'auto', tools: [lookup, lookup] });
+    assert.equal(twice.status, 400);
+    assert.deepEqual([twice.body.error.code, twice.body.error.param], ['invalid_parameter', 'tools']);
+    assert.match(twice.body.error.message, /duplicate items/);
     const schema = await tenant.admin.post('/v1/agents', {
       name: 'x',
       model: 'auto',
@@ -149,7 +168,7 @@ describe('agents', () => {
     const agent = await createAgent(tenant.admin);
     const other = await newTenant(await sharedApi(), 'agents-other');
     assert.equal((await other.admin.get(`/v1/agents/${agent.id}`)).status, 404);
-    assert.equal((await other.admin.post(`/v1/agents/${agent.id}`, { name: 'stolen' })).status, 404);
+    assert.equal((await other.admin.patch(`/v1/agents/${agent.id}`, { name: 'stolen' })).status, 404);
     const reader = await tenant.keyWith('agents:read');
     const refused = await reader.post('/v1/agents', { name: 'x', model: 'auto' });
     assert.equal(refused.status, 403);

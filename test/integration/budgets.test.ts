@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { newTenant, type Tenant } from '../support/api.js';
 import type { ApiClient } from '../support/client.js';
+import { assertMarkedDeprecated } from '../support/deprecated-update.js';
 import { createAgent, startRunsStack, type RunsStack } from '../support/runs.js';
 import { eventsFor } from '../../records/events.js';
 import { recordUsage } from '../../records/usage.js';
@@ -83,7 +84,7 @@ describe('budgets', function () {
     assert.equal((await reader.get(`/v1/budgets/${daily.body.id}`)).body.limit_usd, '12.5');
     assert.equal((await reader.post('/v1/budgets', { scope: { type: 'project' }, period: 'day', limit_usd: '1' })).status, 403);
 
-    const updated = await tenant.admin.post(`/v1/budgets/${daily.body.id}`, { limit_usd: '20', thresholds: [0.9], name: null });
+    const updated = await tenant.admin.patch(`/v1/budgets/${daily.body.id}`, { limit_usd: '20', thresholds: [0.9], name: null });
     assert.equal(updated.status, 200, JSON.stringify(updated.body));
     assert.deepEqual([updated.body.limit_usd, updated.body.thresholds, updated.body.name, updated.body.scope.id], ['20', [0.9], null, agent.id]);
 
@@ -103,7 +104,18 @@ describe('budgets', function () {
     // Another project's budget does not exist for this one.
     const other = await newTenant(stack.api, 'budget-crud-other');
     assert.equal((await other.admin.get(`/v1/budgets/${monthly.body.id}`)).status, 404);
-    assert.equal((await other.admin.post(`/v1/budgets/${monthly.body.id}`, { limit_usd: '1' })).status, 404);
+    assert.equal((await other.admin.patch(`/v1/budgets/${monthly.body.id}`, { limit_usd: '1' })).status, 404);
+  });
+
+  it('still updates with POST, the verb before PATCH, and says on the answer that POST is deprecated', async () => {
+    const tenant = await newTenant(stack.api, 'budget-post');
+    const budget = await tenant.admin.post('/v1/budgets', { scope: { type: 'project' }, period: 'day', limit_usd: '5' });
+    const path = `/v1/budgets/${budget.body.id}`;
+    const updated = await tenant.admin.post(path, { limit_usd: '6' });
+    assert.equal(updated.status, 200, JSON.stringify(updated.body));
+    assert.equal(updated.body.limit_usd, '6');
+    assert.equal((await tenant.admin.get(path)).body.limit_usd, '6');
+    await assertMarkedDeprecated(tenant.admin.baseUrl, path, updated);
   });
 
   it('refuses a budget that is not exact, positive and bounded, or whose scope is not the project’s, with 400 or 404', async () => {
@@ -154,7 +166,7 @@ describe('budgets', function () {
     await completedRun(tenant.admin, bystander.id);
 
     // A trillionth of a dollar under the limit is under it.
-    const raised = await tenant.admin.post(`/v1/budgets/${budgetId}`, { limit_usd: '0.001600000001' });
+    const raised = await tenant.admin.patch(`/v1/budgets/${budgetId}`, { limit_usd: '0.001600000001' });
     assert.equal(raised.status, 200, JSON.stringify(raised.body));
     await completedRun(tenant.admin, agent.id);
     assertRefused(await run(tenant.admin, agent.id), budgetId, '0.0024', '0.001600000001');

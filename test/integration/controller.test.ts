@@ -136,7 +136,7 @@ describe('the controller', function () {
     await apply(agentManifest('steady', { model: 'auto', instructions: 'Stay the same.' }));
     const resource = await readyResource(cluster, 'agents', 'steady');
     const id = resource.status!.id!;
-    const changed = await client.post(`/v1/agents/${id}`, { instructions: 'Something else.' }, FROM_KUBERNETES);
+    const changed = await client.patch(`/v1/agents/${id}`, { instructions: 'Something else.' }, FROM_KUBERNETES);
     assert.equal(changed.status, 200);
     await eventually(async () => assert.equal((await client.get(`/v1/agents/${id}`)).body.instructions, 'Stay the same.'), { message: 'the change was not undone' });
 

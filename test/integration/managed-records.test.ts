@@ -55,7 +55,7 @@ describe('records a Kubernetes resource manages', function () {
   it('refuse an update or a deletion through the API with 409, naming the resource to edit instead', async () => {
     const managed = resource('Agent', 'writer');
     const { body: agent } = await stack.tenant.admin.post('/v1/agents', { name: 'writer', model: 'auto', managed_by: 'kubernetes', managed_resource: managed });
-    const updated = await stack.tenant.admin.post(`/v1/agents/${agent.id}`, { instructions: 'Be brief.' });
+    const updated = await stack.tenant.admin.patch(`/v1/agents/${agent.id}`, { instructions: 'Be brief.' });
     assert.equal(updated.status, 409);
     assert.equal(updated.body.error.code, 'managed_by_kubernetes');
     assert.match(updated.body.error.message, /managed by Kubernetes: edit the Agent support\/writer instead \(kubectl edit agents\.agentplane\.io\/writer -n support\)/);
@@ -72,7 +72,7 @@ describe('records a Kubernetes resource manages', function () {
   it('take changes and deletions from their controller', async () => {
     const managed = resource('Agent', 'controlled');
     const { body: agent } = await stack.tenant.admin.post('/v1/agents', { name: 'controlled', model: 'auto', managed_by: 'kubernetes', managed_resource: managed });
-    const updated = await stack.tenant.admin.post(`/v1/agents/${agent.id}`, { instructions: 'Be brief.' }, FROM_KUBERNETES);
+    const updated = await stack.tenant.admin.patch(`/v1/agents/${agent.id}`, { instructions: 'Be brief.' }, FROM_KUBERNETES);
     assert.equal(updated.status, 200);
     assert.equal(updated.body.version, 2);
     assert.deepEqual(updated.body.managed_resource, managed);
@@ -104,7 +104,7 @@ describe('records a Kubernetes resource manages', function () {
     const created = await stack.tenant.admin.post('/v1/networks', { name: 'desk', members: [member.id], router: { type: 'sequential' }, managed_by: 'kubernetes', managed_resource: managed });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     assert.equal(created.body.managed_by, 'kubernetes');
-    const refused = await stack.tenant.admin.post(`/v1/networks/${created.body.id}`, { max_hops: 3 });
+    const refused = await stack.tenant.admin.patch(`/v1/networks/${created.body.id}`, { max_hops: 3 });
     assert.equal(refused.status, 409);
     assert.match(refused.body.error.message, /kubectl edit agentnetworks\.agentplane\.io\/desk -n support/);
     assert.equal((await stack.tenant.admin.delete(`/v1/networks/${created.body.id}`)).status, 409);
@@ -195,7 +195,7 @@ describe("a network's worker pool", function () {
     assert.ok(!listed.body.data.some((n: { name: string }) => n.name === 'elsewhere'), 'a refused network was stored');
 
     const network = await stack.tenant.admin.post('/v1/networks', { name: 'shared', members: [a.id], router: { type: 'sequential' } });
-    const moved = await stack.tenant.admin.post(`/v1/networks/${network.body.id}`, { worker_pool: 'other-pool' });
+    const moved = await stack.tenant.admin.patch(`/v1/networks/${network.body.id}`, { worker_pool: 'other-pool' });
     assert.equal(moved.status, 400);
     assert.equal(moved.body.error.code, 'unknown_worker_pool');
     const unchanged = await stack.tenant.admin.get(`/v1/networks/${network.body.id}`);

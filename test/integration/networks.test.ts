@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { eventually } from '../support/eventually.js';
 import { SseReader } from '../support/sse.js';
+import { assertMarkedDeprecated } from '../support/deprecated-update.js';
 import { startToolServer } from '../support/http-tool-server.js';
 import { createAgent, runSatisfying, startRunsStack, type RunsStack } from '../support/runs.js';
 
@@ -33,12 +34,23 @@ describe('agent networks', function () {
       assert.match(created.id, /^net_/);
       assert.equal(created.version, 1);
       assert.equal(created.max_hops, 10);
-      const updated = await stack.tenant.admin.post(`/v1/networks/${created.id}`, { members: [b.id, a.id], max_hops: 4 });
+      const updated = await stack.tenant.admin.patch(`/v1/networks/${created.id}`, { members: [b.id, a.id], max_hops: 4 });
       assert.equal(updated.body.version, 2);
       assert.deepEqual(updated.body.members, [b.id, a.id]);
       assert.deepEqual((await stack.tenant.admin.get(`/v1/networks/${created.id}`)).body, updated.body);
       assert.equal((await stack.tenant.admin.delete(`/v1/networks/${created.id}`)).status, 200);
       assert.equal((await stack.tenant.admin.get(`/v1/networks/${created.id}`)).status, 404);
+    });
+
+    it('still updates with POST, the verb before PATCH, and says on the answer that POST is deprecated', async () => {
+      const a = await createAgent(stack.tenant.admin, { name: 'a' });
+      const created = await network({ members: [a.id], router: { type: 'sequential' } });
+      const path = `/v1/networks/${created.id}`;
+      const updated = await stack.tenant.admin.post(path, { max_hops: 3 });
+      assert.equal(updated.status, 200, JSON.stringify(updated.body));
+      assert.deepEqual([updated.body.version, updated.body.max_hops], [2, 3]);
+      assert.deepEqual((await stack.tenant.admin.get(path)).body, updated.body);
+      await assertMarkedDeprecated(stack.tenant.admin.baseUrl, path, updated);
     });
 
     it("refuses an unknown or another project's member with 400 naming it", async () => {

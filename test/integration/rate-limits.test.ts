@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { ApiClient, type ApiResponse } from '../support/client.js';
 import { eventually } from '../support/eventually.js';
+import { assertMarkedDeprecated } from '../support/deprecated-update.js';
 import { createAgent, runSatisfying, startRunsStack, type RunsStack } from '../support/runs.js';
 import { createDb } from '../../records/db.js';
 import { testLog } from '../support/services.js';
@@ -94,7 +95,7 @@ describe('rate limits per API key, across two API processes', function () {
     const key = await keyWithLimits({ requests_per_minute: 1 });
     assert.equal((await key.first.get('/v1/agents')).status, 200);
     assert.equal((await key.other.get('/v1/agents')).status, 429);
-    const updated = await stack.tenant.admin.post(`/v1/api-keys/${key.id}`, { rate_limits: { requests_per_minute: 10 } });
+    const updated = await stack.tenant.admin.patch(`/v1/api-keys/${key.id}`, { rate_limits: { requests_per_minute: 10 } });
     assert.equal(updated.status, 200, JSON.stringify(updated.body));
     assert.deepEqual(updated.body.rate_limits, { requests_per_minute: 10, concurrent_runs: null });
     const after = await key.first.get('/v1/agents');
@@ -107,6 +108,16 @@ describe('rate limits per API key, across two API processes', function () {
     assert.equal(audit.body.data[0].outcome.status, 200);
   });
 
+  it('still changes a key with POST, the verb before PATCH, and says on the answer that POST is deprecated', async () => {
+    const key = await keyWithLimits({ requests_per_minute: 1 });
+    const path = `/v1/api-keys/${key.id}`;
+    const updated = await stack.tenant.admin.post(path, { name: 'renamed', rate_limits: { requests_per_minute: 10 } });
+    assert.equal(updated.status, 200, JSON.stringify(updated.body));
+    assert.deepEqual([updated.body.name, updated.body.rate_limits.requests_per_minute], ['renamed', 10]);
+    assert.equal(limitHeaders(await key.first.get('/v1/agents')).limit, '10');
+    await assertMarkedDeprecated(stack.tenant.admin.baseUrl, path, updated);
+  });
+
   it('gives a key asked for more than the deployment allows the deployment’s limits, and says so in the answer', async () => {
     const created = await stack.tenant.admin.post('/v1/api-keys', {
       name: 'greedy', scopes: ['agents:read'], rate_limits: { requests_per_minute: 1_000_000, concurrent_runs: 100_000 },
@@ -116,10 +127,10 @@ describe('rate limits per API key, across two API processes', function () {
     const key = new ApiClient(stack.api.url, created.body.key);
     assert.equal(limitHeaders(await key.get('/v1/agents')).limit, '100000');
 
-    const raised = await stack.tenant.admin.post(`/v1/api-keys/${created.body.id}`, { rate_limits: { requests_per_minute: 999_999 } });
+    const raised = await stack.tenant.admin.patch(`/v1/api-keys/${created.body.id}`, { rate_limits: { requests_per_minute: 999_999 } });
     assert.equal(raised.status, 200, JSON.stringify(raised.body));
     assert.deepEqual(raised.body.rate_limits, { requests_per_minute: 100_000, concurrent_runs: 1_000 });
-    const lowered = await stack.tenant.admin.post(`/v1/api-keys/${created.body.id}`, { rate_limits: { requests_per_minute: 7 } });
+    const lowered = await stack.tenant.admin.patch(`/v1/api-keys/${created.body.id}`, { rate_limits: { requests_per_minute: 7 } });
     assert.deepEqual(lowered.body.rate_limits, { requests_per_minute: 7, concurrent_runs: 1_000 });
   });
 
@@ -133,7 +144,7 @@ describe('rate limits per API key, across two API processes', function () {
     const { rows } = await stack.api.services.db.query<{ id: string }>('SELECT id FROM api_keys WHERE bootstrap AND revoked_at IS NULL');
     const bootstrapId = rows[0]!.id;
     for (const rateLimits of [{ requests_per_minute: 1 }, { concurrent_runs: 1 }, { requests_per_minute: null }]) {
-      const refused = await stack.api.root.post(`/v1/api-keys/${bootstrapId}`, { rate_limits: rateLimits });
+      const refused = await stack.api.root.patch(`/v1/api-keys/${bootstrapId}`, { rate_limits: rateLimits });
       assert.equal(refused.status, 400, JSON.stringify(refused.body));
       assert.equal(refused.body.error.code, 'bootstrap_key');
       assert.equal(refused.body.error.param, 'rate_limits');

@@ -317,7 +317,7 @@ describe('runs', function () {
     const seen = stack.openai.requests.length;
     const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Go.', wait: false });
     await untilRequested(stack.openai, seen);
-    await stack.tenant.admin.post(`/v1/agents/${agent.id}`, { instructions: 'Version two.' });
+    await stack.tenant.admin.patch(`/v1/agents/${agent.id}`, { instructions: 'Version two.' });
     await stack.tenant.admin.delete(`/v1/agents/${agent.id}`);
     // The held call is cancelled; the run's next call reads version one.
     const cancelled = await stack.tenant.admin.post(`/v1/runs/${run.body.id}/cancel`, {});

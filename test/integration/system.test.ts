@@ -6,6 +6,7 @@ import { pino } from 'pino';
 import { createApp } from '../../api/app.js';
 import type { ApiDeps } from '../../api/context.js';
 import { openapiDocument } from '../../api/openapi-document.js';
+import { servedDocument } from '../../api/served-document.js';
 import { createDb } from '../../records/db.js';
 import { apiDepsOf, sharedApi, newTenant, startTestApi, type Tenant, type TestApi } from '../support/api.js';
 import { ApiClient, type ApiResponse } from '../support/client.js';
@@ -258,12 +259,14 @@ describe('system endpoints and request handling', () => {
       }
     });
 
-    it('serves the OpenAPI document at /v1/openapi.json without a key', async () => {
+    it('serves the OpenAPI document at /v1/openapi.json without a key, with the target rules of its deployment', async () => {
       const response = await anonymous.get('/v1/openapi.json');
       assert.equal(response.status, 200);
       assert.match(response.headers.get('content-type') ?? '', /^application\/json/);
       assert.equal(response.body.openapi, '3.1.0');
-      assert.deepEqual(response.body, JSON.parse(JSON.stringify(openapiDocument)));
+      // The test deployment lets tools and webhooks reach loopback.
+      assert.deepEqual(response.body, JSON.parse(JSON.stringify(servedDocument({ toolsAllowPrivate: true, webhooksAllowPrivate: true }))));
+      assert.deepEqual(response.body.paths, JSON.parse(JSON.stringify(openapiDocument.paths)));
     });
   });
 

@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { lookup } from 'node:dns/promises';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { hostname } from 'node:os';
 import { MockActivityEnvironment as ActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
@@ -90,6 +91,20 @@ describe('webhook targets that are not public', () => {
     assert.equal(allowed.status, 201, JSON.stringify(allowed.body));
     assertRefused(await tenant.admin.request('PATCH', `/v1/webhooks/${allowed.body.id}`, { json: { url: `http://127.0.0.1:${port}/hook` } }), 'PATCH');
     assert.equal((await tenant.admin.get(`/v1/webhooks?limit=100`)).body.data.length, 1, 'nothing refused was stored');
+  });
+
+  it('says in the document it serves that it refuses them, ruling out localhost names and literal non-public IPv4 hosts in the URL schema', async () => {
+    const served = await fetch(`${api.url}/v1/openapi.json`).then((response) => response.json() as Promise<{ components: { schemas: Record<string, any> } }>);
+    const webhookUrl = served.components.schemas.WebhookUrl;
+    assert.match(webhookUrl.description, /This deployment refuses private, loopback, link-local and other non-public targets with 400 `invalid_url`/);
+    const ajv = new Ajv2020({ strict: false });
+    ajv.addSchema({ ...served, $id: 'served' });
+    const admits = ajv.compile({ $ref: 'served#/components/schemas/WebhookUrl' });
+    for (const url of ['http://127.0.0.1:9000/hook', 'http://169.254.169.254/', 'http://hooks.localhost/']) {
+      assert.equal(admits(url), false, url);
+      assertRefused(await tenant.admin.post('/v1/webhooks', { url, event_types: ['file.deleted'] }), url);
+    }
+    assert.equal(admits('https://hooks.example.com/in'), true);
   });
 
   it('accepts a name at registration, and refuses the delivery when the name resolves to loopback at connect time', async () => {

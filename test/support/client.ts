@@ -70,6 +70,10 @@ export class ApiClient {
     return this.request<T>('POST', path, { json, headers });
   }
 
+  patch<T = any>(path: string, json: unknown, headers?: Record<string, string>) {
+    return this.request<T>('PATCH', path, { json, headers });
+  }
+
   delete<T = any>(path: string) {
     return this.request<T>('DELETE', path);
   }

@@ -4,6 +4,7 @@ import { callerOf } from '../../context.js';
 import { requireScope } from '../../middleware/auth.js';
 import { audited, commitMutation, respond } from '../../audit.js';
 import { operation } from '../../validation.js';
+import { deprecatedUpdateByPost } from '../../middleware/deprecated-update.js';
 import { NotFoundError } from '../../errors.js';
 import { pageRequestOf } from '../../pagination.js';
 import { createOnce } from '../../idempotency.js';
@@ -65,8 +66,8 @@ export function agentRoutes(router: Router<ApiState>, deps: ApiDeps): void {
     }),
   );
 
-  router.post(
-    '/v1/agents/:id',
+  // PATCH is the update verb; POST answers the same for clients written before it, marked deprecated.
+  const update = [
     audited(deps.db, 'agent.update', 'agent'),
     requireScope('agents:write'),
     operation('updateAgent', async (ctx, { path: { id }, body }) => {
@@ -83,7 +84,9 @@ export function agentRoutes(router: Router<ApiState>, deps: ApiDeps): void {
       });
       respond(ctx, answer);
     }),
-  );
+  ] as const;
+  router.patch('/v1/agents/:id', ...update);
+  router.post('/v1/agents/:id', deprecatedUpdateByPost(), ...update);
 
   router.delete(
     '/v1/agents/:id',

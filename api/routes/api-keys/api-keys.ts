@@ -5,6 +5,7 @@ import { requireScope, type KeyCache } from '../../middleware/auth.js';
 import { keyLimitsWithinCeilings } from '../../middleware/rate-limit.js';
 import { audited, commitMutation, respond } from '../../audit.js';
 import { operation } from '../../validation.js';
+import { deprecatedUpdateByPost } from '../../middleware/deprecated-update.js';
 import { InvalidRequestError, NotFoundError } from '../../errors.js';
 import { pageRequestOf } from '../../pagination.js';
 import { createOnce } from '../../idempotency.js';
@@ -50,8 +51,8 @@ export function apiKeyRoutes(router: Router<ApiState>, deps: ApiDeps, keys: KeyC
     }),
   );
 
-  router.post(
-    '/v1/api-keys/:id',
+  // PATCH is the update verb; POST answers the same for clients written before it, marked deprecated.
+  const update = [
     audited(deps.db, 'api_key.update', 'api_key'),
     requireScope('admin'),
     operation('updateApiKey', async (ctx, { path: { id }, body }) => {
@@ -74,7 +75,9 @@ export function apiKeyRoutes(router: Router<ApiState>, deps: ApiDeps, keys: KeyC
       keys.refreshKey(id);
       respond(ctx, answer);
     }),
-  );
+  ] as const;
+  router.patch('/v1/api-keys/:id', ...update);
+  router.post('/v1/api-keys/:id', deprecatedUpdateByPost(), ...update);
 
   router.delete(
     '/v1/api-keys/:id',

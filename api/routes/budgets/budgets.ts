@@ -3,6 +3,7 @@ import Router from '@koa/router';
 import type { ApiDeps, ApiState } from '../../context.js';
 import { callerOf } from '../../context.js';
 import { requireScope } from '../../middleware/auth.js';
+import { deprecatedUpdateByPost } from '../../middleware/deprecated-update.js';
 import { audited, commitMutation, respond } from '../../audit.js';
 import { operation, type Input } from '../../validation.js';
 import { NotFoundError } from '../../errors.js';
@@ -72,8 +73,8 @@ export function budgetRoutes(router: Router<ApiState>, deps: ApiDeps): void {
     }),
   );
 
-  router.post(
-    '/v1/budgets/:id',
+  // PATCH is the update verb; POST answers the same for clients written before it, marked deprecated.
+  const update = [
     audited(deps.db, 'budget.update', 'budget'),
     requireScope('admin'),
     operation('updateBudget', async (ctx, { path: { id }, body }) => {
@@ -90,7 +91,9 @@ export function budgetRoutes(router: Router<ApiState>, deps: ApiDeps): void {
       });
       respond(ctx, answer);
     }),
-  );
+  ] as const;
+  router.patch('/v1/budgets/:id', ...update);
+  router.post('/v1/budgets/:id', deprecatedUpdateByPost(), ...update);
 
   router.delete(
     '/v1/budgets/:id',

@@ -4,6 +4,7 @@ import { callerOf } from '../../context.js';
 import { requireScope } from '../../middleware/auth.js';
 import { audited, commitMutation, respond } from '../../audit.js';
 import { operation } from '../../validation.js';
+import { deprecatedUpdateByPost } from '../../middleware/deprecated-update.js';
 import { NotFoundError } from '../../errors.js';
 import { pageRequestOf } from '../../pagination.js';
 import { createOnce } from '../../idempotency.js';
@@ -70,8 +71,8 @@ export function networkRoutes(router: Router<ApiState>, deps: ApiDeps): void {
     }),
   );
 
-  router.post(
-    '/v1/networks/:id',
+  // PATCH is the update verb; POST answers the same for clients written before it, marked deprecated.
+  const update = [
     audited(deps.db, 'network.update', 'network'),
     requireScope('agents:write'),
     operation('updateNetwork', async (ctx, { path: { id }, body }) => {
@@ -89,7 +90,9 @@ export function networkRoutes(router: Router<ApiState>, deps: ApiDeps): void {
       });
       respond(ctx, answer);
     }),
-  );
+  ] as const;
+  router.patch('/v1/networks/:id', ...update);
+  router.post('/v1/networks/:id', deprecatedUpdateByPost(), ...update);
 
   router.delete(
     '/v1/networks/:id',
