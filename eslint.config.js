@@ -7,7 +7,16 @@ import tseslint from 'typescript-eslint';
 
 export default defineConfig(
   {
-    ignores: ['dist/', 'node_modules/', 'api/generated/', 'controllers/generated/', 'bench/results/', '.bench/', '.agentplane/', 'test-artifacts/'],
+    ignores: [
+      'dist/',
+      'node_modules/',
+      'api/generated/',
+      'controllers/generated/',
+      'bench/results/',
+      '.bench/',
+      '.agentplane/',
+      'test-artifacts/',
+    ],
   },
   js.configs.recommended,
   tseslint.configs.recommended,

@@ -17,16 +17,23 @@ export const DEFAULT_CONSOLE_DIR = fileURLToPath(new URL('../console/', import.m
 
 const SECURITY_HEADERS = {
   'Content-Security-Policy': [
-    "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self' data: blob:", "font-src 'self'",
-    "connect-src 'self'", "manifest-src 'self'", "base-uri 'self'", "form-action 'self'", "frame-ancestors 'none'",
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data: blob:",
+    "font-src 'self'",
+    "connect-src 'self'",
+    "manifest-src 'self'",
+    "base-uri 'self'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
   ].join('; '),
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'no-referrer',
   'X-Frame-Options': 'DENY',
 };
 
-const NotBuiltError = () =>
-  new ApiError(404, 'not_found_error', 'console_not_built', 'The web console is not built into this server.');
+const NotBuiltError = () => new ApiError(404, 'not_found_error', 'console_not_built', 'The web console is not built into this server.');
 const FileNotFoundError = (path: string) => new ApiError(404, 'not_found_error', 'route_not_found', `No file ${path} in the web console.`);
 
 /** index.html with `<base href>` set to where browsers reach the console, so deep links load their assets. */
@@ -81,7 +88,9 @@ export function serveConsole(options: { dir: string; basePath: string }): Middle
     if (ctx.path !== '/console' && !ctx.path.startsWith('/console/')) return next();
     ctx.set(SECURITY_HEADERS);
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
-      throw new ApiError(405, 'invalid_request_error', 'method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}.`, null, { Allow: 'GET, HEAD' });
+      throw new ApiError(405, 'invalid_request_error', 'method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}.`, null, {
+        Allow: 'GET, HEAD',
+      });
     }
     if (ctx.path === '/console') {
       ctx.status = 308;

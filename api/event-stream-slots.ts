@@ -42,7 +42,11 @@ export class EventStreamSlots {
       );
     }
     if (this.total >= this.limits.perProcess) {
-      throw RateLimitError('event_streams_exhausted', 'This server holds as many event streams as it serves; try again shortly.', RETRY_AFTER_SECONDS);
+      throw RateLimitError(
+        'event_streams_exhausted',
+        'This server holds as many event streams as it serves; try again shortly.',
+        RETRY_AFTER_SECONDS,
+      );
     }
     this.byKey.set(apiKeyId, held + 1);
     this.total += 1;

@@ -20,7 +20,9 @@ class KeyTaken extends Error {}
 const CLAIM_ATTEMPTS = 3;
 
 function fingerprintOf(ctx: ApiContext, request: unknown): string {
-  return createHash('sha256').update(stringify([ctx.method, ctx.path, request]) ?? '').digest('hex');
+  return createHash('sha256')
+    .update(stringify([ctx.method, ctx.path, request]) ?? '')
+    .digest('hex');
 }
 
 /**

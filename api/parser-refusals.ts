@@ -14,7 +14,9 @@ function refusalOf(err: NodeJS.ErrnoException): ApiError {
   switch (err.code) {
     case 'HPE_HEADER_OVERFLOW':
       return new ApiError(
-        431, 'invalid_request_error', 'request_header_too_large',
+        431,
+        'invalid_request_error',
+        'request_header_too_large',
         `The request line and headers exceed ${maxHeaderSize} bytes; send long values in a JSON body instead of the URL.`,
       );
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':

@@ -13,12 +13,22 @@ import type { operations } from './generated/openapi.js';
 
 export type OperationId = keyof operations;
 
-type JsonBodyOf<Id extends OperationId> = operations[Id] extends { requestBody: { content: { 'application/json': infer Body } } } ? Body : undefined;
+type JsonBodyOf<Id extends OperationId> = operations[Id] extends { requestBody: { content: { 'application/json': infer Body } } }
+  ? Body
+  : undefined;
 // operation() applies the document's defaults, so a defaulted parameter is always present.
 type Defaulted<Query> = Query & Required<Pick<Query, Extract<keyof Query, 'limit' | 'order' | 'bucket_width'>>>;
-type QueryOf<Id extends OperationId> = operations[Id]['parameters'] extends { query?: infer Query } ? ([Query] extends [never | undefined] ? Record<string, never> : Defaulted<NonNullable<Query>>) : Record<string, never>;
+type QueryOf<Id extends OperationId> = operations[Id]['parameters'] extends { query?: infer Query }
+  ? [Query] extends [never | undefined]
+    ? Record<string, never>
+    : Defaulted<NonNullable<Query>>
+  : Record<string, never>;
 
-type PathOf<Id extends OperationId> = operations[Id]['parameters'] extends { path: infer Path } ? ([Path] extends [never | undefined] ? Record<string, never> : Path) : Record<string, never>;
+type PathOf<Id extends OperationId> = operations[Id]['parameters'] extends { path: infer Path }
+  ? [Path] extends [never | undefined]
+    ? Record<string, never>
+    : Path
+  : Record<string, never>;
 
 export interface Input<Id extends OperationId> {
   path: PathOf<Id>;
@@ -144,7 +154,10 @@ const parseJson = koaBody({ multipart: false, urlencoded: false, text: false, js
  * a bad `Idempotency-Key` is refused before it streams), query string (coerced, defaults applied) and JSON
  * body are validated, and reach the handler typed.
  */
-export function operation<Id extends OperationId>(operationId: Id, handler: (ctx: ApiContext, input: Input<Id>) => Promise<void>): Middleware<ApiState> {
+export function operation<Id extends OperationId>(
+  operationId: Id,
+  handler: (ctx: ApiContext, input: Input<Id>) => Promise<void>,
+): Middleware<ApiState> {
   const declared = parametersOf(findOperation(operationId).operation);
   const validateHeaders = parameterValidator(declared, 'header');
   const validatePath = parameterValidator(declared, 'path');
@@ -159,7 +172,8 @@ export function operation<Id extends OperationId>(operationId: Id, handler: (ctx
         const value = ctx.headers[name.toLowerCase()];
         if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
       }
-      if (!validateHeaders(headers)) throw violation(validateHeaders.errors?.map((e) => ({ ...e, instancePath: headerName(declared, e.instancePath) })));
+      if (!validateHeaders(headers))
+        throw violation(validateHeaders.errors?.map((e) => ({ ...e, instancePath: headerName(declared, e.instancePath) })));
     }
     const path = { ...(ctx.params as Record<string, string> | undefined) };
     // An id longer than any the platform issues names nothing.
@@ -175,8 +189,7 @@ export function operation<Id extends OperationId>(operationId: Id, handler: (ctx
       } else if (lists.has(name) && value !== undefined) {
         // A list comes comma-separated, repeated, or both; an empty value is the empty list.
         query[name] = [value].flat().flatMap((item) => (item === '' ? [] : item.split(',')));
-      }
-      else query[name] = value;
+      } else query[name] = value;
     }
     if (validateQuery && !validateQuery(query)) throw violation(validateQuery.errors);
     let body: unknown;

@@ -51,7 +51,10 @@ interface Target {
 }
 
 async function call(url: string, key: string, init: RequestInit = {}): Promise<any> {
-  const response = await fetch(url, { ...init, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...init.headers } });
+  const response = await fetch(url, {
+    ...init,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...init.headers },
+  });
   const body = await response.json();
   if (!response.ok) throw new Error(`${init.method ?? 'GET'} ${url} answered ${response.status}: ${JSON.stringify(body).slice(0, 500)}`);
   return body;
@@ -59,7 +62,10 @@ async function call(url: string, key: string, init: RequestInit = {}): Promise<a
 
 /** A completed one-step run of a new agent, grown to `steps` steps. */
 async function runWithSteps(target: Target, key: string, db: Db, steps: number): Promise<string> {
-  const agent = await call(`${target.apiUrl}/v1/agents`, key, { method: 'POST', body: JSON.stringify({ name: `bench ${steps}`, model: BENCH_MODEL, instructions: 'Answer briefly.' }) });
+  const agent = await call(`${target.apiUrl}/v1/agents`, key, {
+    method: 'POST',
+    body: JSON.stringify({ name: `bench ${steps}`, model: BENCH_MODEL, instructions: 'Answer briefly.' }),
+  });
   // The API answers when the run has ended.
   const run = await call(`${target.apiUrl}/v1/agents/${agent.id}/run`, key, { method: 'POST', body: JSON.stringify({ input: 'Hello' }) });
   if (run.status !== 'completed') throw new Error(`the run ended ${run.status}: ${JSON.stringify(run.error)}`);
@@ -68,7 +74,13 @@ async function runWithSteps(target: Target, key: string, db: Db, steps: number):
 }
 
 /** Opens `path` under the console `samples` times, each from navigation start to `mark`. */
-async function rendering(page: Page, consoleUrl: string, path: string, mark: string, settings: ConsoleSettings): Promise<RenderFigures & { domRows: number }> {
+async function rendering(
+  page: Page,
+  consoleUrl: string,
+  path: string,
+  mark: string,
+  settings: ConsoleSettings,
+): Promise<RenderFigures & { domRows: number }> {
   const ms: number[] = [];
   let requests: string[] = [];
   let domRows = 0;
@@ -101,8 +113,14 @@ async function rendering(page: Page, consoleUrl: string, path: string, mark: str
 
 export async function measureConsole(target: Target, settings: ConsoleSettings): Promise<ConsoleFigures> {
   const bundle = JSON.parse(await readFile(fileURLToPath(new URL('../console/bundle-size.json', import.meta.url)), 'utf8'));
-  const project = await call(`${target.apiUrl}/v1/projects`, target.adminKey, { method: 'POST', body: JSON.stringify({ name: 'console bench' }) });
-  const { key } = await call(`${target.apiUrl}/v1/api-keys`, target.adminKey, { method: 'POST', body: JSON.stringify({ name: 'console', scopes: ['admin'], project_id: project.id }) });
+  const project = await call(`${target.apiUrl}/v1/projects`, target.adminKey, {
+    method: 'POST',
+    body: JSON.stringify({ name: 'console bench' }),
+  });
+  const { key } = await call(`${target.apiUrl}/v1/api-keys`, target.adminKey, {
+    method: 'POST',
+    body: JSON.stringify({ name: 'console', scopes: ['admin'], project_id: project.id }),
+  });
   const db = createDb(target.databaseUrl, { max: 1, log: createLogger('warn') });
   const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
   try {

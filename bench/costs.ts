@@ -36,14 +36,20 @@ interface Target {
 }
 
 async function call(url: string, key: string, init: RequestInit = {}): Promise<any> {
-  const response = await fetch(url, { ...init, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...init.headers } });
+  const response = await fetch(url, {
+    ...init,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...init.headers },
+  });
   const body = await response.json();
   if (!response.ok) throw new Error(`${init.method ?? 'GET'} ${url} answered ${response.status}: ${JSON.stringify(body).slice(0, 500)}`);
   return body;
 }
 
 export async function measureCosts(target: Target, settings: CostSettings): Promise<CostFigures> {
-  const project = await call(`${target.apiUrl}/v1/projects`, target.adminKey, { method: 'POST', body: JSON.stringify({ name: 'cost bench' }) });
+  const project = await call(`${target.apiUrl}/v1/projects`, target.adminKey, {
+    method: 'POST',
+    body: JSON.stringify({ name: 'cost bench' }),
+  });
   const key = await call(`${target.apiUrl}/v1/api-keys`, target.adminKey, {
     method: 'POST',
     body: JSON.stringify({ name: 'analyst', scopes: ['analytics:read'], project_id: project.id }),
@@ -68,7 +74,10 @@ export async function measureCosts(target: Target, settings: CostSettings): Prom
     const seedSeconds = (Date.now() - seedStarted) / 1000;
 
     const report = (groupBy: string) => async () => {
-      const body = await call(`${target.apiUrl}/v1/analytics/costs?start_time=${start}&end_time=${start + DAYS * DAY}&limit=${DAYS}&group_by=${groupBy}`, key.key);
+      const body = await call(
+        `${target.apiUrl}/v1/analytics/costs?start_time=${start}&end_time=${start + DAYS * DAY}&limit=${DAYS}&group_by=${groupBy}`,
+        key.key,
+      );
       if (body.data.length !== DAYS) throw new Error(`the report has ${body.data.length} buckets, not ${DAYS}`);
     };
     const ledgerSql = async () => {

@@ -46,7 +46,8 @@ export function businessProse(characters: number, pages: number): Passage[] {
   const next = random(42);
   const pick = <T>(items: T[]): T => items[Math.floor(next() * items.length)]!;
   const factual = [
-    () => `${pick(PEOPLE)}, CEO of ${pick(COMPANIES)}, spoke in ${pick(PLACES)} on ${pick(MONTHS)} ${1 + Math.floor(next() * 28)}, ${2000 + Math.floor(next() * 25)}.`,
+    () =>
+      `${pick(PEOPLE)}, CEO of ${pick(COMPANIES)}, spoke in ${pick(PLACES)} on ${pick(MONTHS)} ${1 + Math.floor(next() * 28)}, ${2000 + Math.floor(next() * 25)}.`,
     () => `${pick(COMPANIES)} acquired ${pick(COMPANIES)} for $${(1 + next() * 900).toFixed(1)} million.`,
     () => `${pick(PEOPLE)} joined ${pick(COMPANIES)} after ten years at ${pick(COMPANIES)}.`,
     () => `${pick(COMPANIES)} is based in ${pick(PLACES)} and paid €${Math.floor(next() * 90_000)} in fees last year.`,

@@ -67,11 +67,25 @@ const ABUSES: [string, Abuse][] = [
 
 export async function measureIsolation(target: IsolationTarget, settings: IsolationSettings): Promise<IsolationFigures> {
   const root = new ApiClient(target.apiUrl, target.adminKey);
-  const [hostile, steadyTenant] = await Promise.all([newTenant({ url: target.apiUrl, root }, 'hostile'), newTenant({ url: target.apiUrl, root }, 'steady')]);
-  const ground: Battleground = { apiUrl: target.apiUrl, db: target.db, model: BENCH_MODEL, hosts: target.hosts, hostile: hostile.admin, steady: steadyTenant.admin };
+  const [hostile, steadyTenant] = await Promise.all([
+    newTenant({ url: target.apiUrl, root }, 'hostile'),
+    newTenant({ url: target.apiUrl, root }, 'steady'),
+  ]);
+  const ground: Battleground = {
+    apiUrl: target.apiUrl,
+    db: target.db,
+    model: BENCH_MODEL,
+    hosts: target.hosts,
+    hostile: hostile.admin,
+    steady: steadyTenant.admin,
+  };
   const steady = await prepareSteadyTenant(ground);
   const measured = async (samples: number): Promise<SteadyFigures> => {
-    const { latenciesMs, failures } = await steady.work(samples, { atOnce: settings.atOnce, webhooks: false, maxFailures: settings.maxFailures });
+    const { latenciesMs, failures } = await steady.work(samples, {
+      atOnce: settings.atOnce,
+      webhooks: false,
+      maxFailures: settings.maxFailures,
+    });
     return { ...latencyOf(latenciesMs), failures };
   };
 

@@ -57,7 +57,10 @@ class ReadyWatch {
   private readonly ready = new Set<string>();
   private request: { abort(): void } | undefined;
 
-  constructor(private readonly kc: KubeConfig, private readonly plural: string) {}
+  constructor(
+    private readonly kc: KubeConfig,
+    private readonly plural: string,
+  ) {}
 
   async start(): Promise<void> {
     const watch = new Watch(this.kc);
@@ -67,7 +70,8 @@ class ReadyWatch {
       (_type: string, object: Resource) => {
         const name = object.metadata.name;
         const isReady =
-          object.status?.observedGeneration === object.metadata.generation && object.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+          object.status?.observedGeneration === object.metadata.generation &&
+          object.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
         if (!isReady) return;
         this.ready.add(name);
         this.waiting.get(name)?.();
@@ -81,7 +85,10 @@ class ReadyWatch {
   until(name: string): Promise<void> {
     if (this.ready.has(name)) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${this.plural}/${name} was not Ready within ${READY_TIMEOUT_MS / 1000} s`)), READY_TIMEOUT_MS);
+      const timer = setTimeout(
+        () => reject(new Error(`${this.plural}/${name} was not Ready within ${READY_TIMEOUT_MS / 1000} s`)),
+        READY_TIMEOUT_MS,
+      );
       this.waiting.set(name, () => {
         clearTimeout(timer);
         this.waiting.delete(name);
@@ -98,7 +105,12 @@ class ReadyWatch {
 function latencies(samples: number[]): Latencies {
   const sorted = [...samples].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
-  return { p50Ms: Math.round(at(0.5)), p99Ms: Math.round(at(0.99)), meanMs: Math.round(sorted.reduce((a, b) => a + b, 0) / sorted.length), samples: sorted.length };
+  return {
+    p50Ms: Math.round(at(0.5)),
+    p99Ms: Math.round(at(0.99)),
+    meanMs: Math.round(sorted.reduce((a, b) => a + b, 0) / sorted.length),
+    samples: sorted.length,
+  };
 }
 
 async function inBatches<T>(items: T[], inFlight: number, each: (item: T) => Promise<unknown>): Promise<void> {
@@ -112,7 +124,10 @@ async function inBatches<T>(items: T[], inFlight: number, each: (item: T) => Pro
 
 async function startController(teardown: Teardown, env: Record<string, string>): Promise<ChildProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [cli, 'controller'], { env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [cli, 'controller'], {
+    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   teardown.add('controller', () => stopChild(child));
   let output = '';
   const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000));
@@ -121,7 +136,10 @@ async function startController(teardown: Teardown, env: Record<string, string>):
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`the controller exited (${child.exitCode}):\n${output}`);
-    const status = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status, () => 0);
+    const status = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+      (r) => r.status,
+      () => 0,
+    );
     if (status === 200) return child;
     if (Date.now() > deadline) throw new Error(`the controller was not ready within 60 s:\n${output}`);
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -157,10 +175,28 @@ export async function measureKubernetes(
   const auth = { authorization: `Bearer ${target.adminKey}`, 'content-type': 'application/json' };
 
   const createAgent = (name: string) =>
-    objects.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NAMESPACE, plural: 'agents', body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Agent', metadata: { name }, spec: { model: 'auto', instructions: 'Answer briefly.' } } });
+    objects.createNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: NAMESPACE,
+      plural: 'agents',
+      body: {
+        apiVersion: `${GROUP}/${VERSION}`,
+        kind: 'Agent',
+        metadata: { name },
+        spec: { model: 'auto', instructions: 'Answer briefly.' },
+      },
+    });
   const directly = async (index: number) => {
-    await core.createNamespacedConfigMap({ namespace: NAMESPACE, body: { metadata: { name: `baseline-${index}` }, data: { model: 'auto' } } });
-    const response = await fetch(`${target.apiUrl}/v1/agents`, { method: 'POST', headers: auth, body: JSON.stringify({ name: `baseline-${index}`, model: 'auto', instructions: 'Answer briefly.' }) });
+    await core.createNamespacedConfigMap({
+      namespace: NAMESPACE,
+      body: { metadata: { name: `baseline-${index}` }, data: { model: 'auto' } },
+    });
+    const response = await fetch(`${target.apiUrl}/v1/agents`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ name: `baseline-${index}`, model: 'auto', instructions: 'Answer briefly.' }),
+    });
     if (response.status !== 201) throw new Error(`POST /v1/agents answered ${response.status}: ${await response.text()}`);
   };
 
@@ -183,21 +219,42 @@ export async function measureKubernetes(
   const members = ['agent-0', 'agent-1', 'agent-2', 'agent-3', 'agent-4'];
   const memberIds = await Promise.all(
     members.map(async (name) => {
-      const agent = (await objects.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NAMESPACE, plural: 'agents', name })) as { status: { id: string } };
+      const agent = (await objects.getNamespacedCustomObject({
+        group: GROUP,
+        version: VERSION,
+        namespace: NAMESPACE,
+        plural: 'agents',
+        name,
+      })) as { status: { id: string } };
       return agent.status.id;
     }),
   );
   const names = Array.from({ length: settings.burst }, (_, i) => `network-${i}`);
   let started = performance.now();
   await inBatches(names, settings.inFlight, (name) =>
-    objects.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NAMESPACE, plural: 'agentnetworks', body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'AgentNetwork', metadata: { name }, spec: { members, router: { type: 'sequential' } } } }),
+    objects.createNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: NAMESPACE,
+      plural: 'agentnetworks',
+      body: {
+        apiVersion: `${GROUP}/${VERSION}`,
+        kind: 'AgentNetwork',
+        metadata: { name },
+        spec: { members, router: { type: 'sequential' } },
+      },
+    }),
   );
   await Promise.all(names.map((name) => networks.until(name)));
   const secondsToAllReady = (performance.now() - started) / 1000;
 
   started = performance.now();
   await inBatches(names, settings.inFlight, async (name) => {
-    const response = await fetch(`${target.apiUrl}/v1/networks`, { method: 'POST', headers: auth, body: JSON.stringify({ name: `direct-${name}`, members: memberIds, router: { type: 'sequential' } }) });
+    const response = await fetch(`${target.apiUrl}/v1/networks`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ name: `direct-${name}`, members: memberIds, router: { type: 'sequential' } }),
+    });
     if (response.status !== 201) throw new Error(`POST /v1/networks answered ${response.status}: ${await response.text()}`);
   });
   const baselineSeconds = (performance.now() - started) / 1000;

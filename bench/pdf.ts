@@ -77,7 +77,8 @@ async function runPdftotext(path: string): Promise<void> {
   try {
     await promisify(execFile)('pdftotext', ['-q', path, '-']);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new Error('pdftotext is missing: apt-get install -y poppler-utils', { cause: err });
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new Error('pdftotext is missing: apt-get install -y poppler-utils', { cause: err });
     throw err;
   }
 }
@@ -113,7 +114,11 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const figures = await measurePdf();
   const round = (n: number) => Math.round(n);
   console.log(`PDF, ${figures.pages} text pages, ${figures.threads} threads`);
-  console.log(`  ours ${round(figures.ours)} pages/s, pdftotext ${round(figures.pdftotext)} pages/s, ratio ${figures.ratio.toFixed(2)} (goal ≥ 0.3)`);
+  console.log(
+    `  ours ${round(figures.ours)} pages/s, pdftotext ${round(figures.pdftotext)} pages/s, ratio ${figures.ratio.toFixed(2)} (goal ≥ 0.3)`,
+  );
   for (const [mode, rate] of Object.entries(figures.modes)) console.log(`  ${mode.padEnd(22)} ${round(rate)} pages/s`);
-  console.log(`  CPU per page: getTextContent ${figures.cpuMsPerPage.textContent.toFixed(2)} ms, getOperatorList ${figures.cpuMsPerPage.operatorList.toFixed(2)} ms`);
+  console.log(
+    `  CPU per page: getTextContent ${figures.cpuMsPerPage.textContent.toFixed(2)} ms, getOperatorList ${figures.cpuMsPerPage.operatorList.toFixed(2)} ms`,
+  );
 }

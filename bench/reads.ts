@@ -28,7 +28,12 @@ async function load(url: string, headers: Record<string, string>, connections: n
 }
 
 /** Warms the server (process `pid`) up, then measures. */
-export async function measureReads(url: string, pid: number, headers: Record<string, string>, settings: ReadSettings): Promise<ReadFigures> {
+export async function measureReads(
+  url: string,
+  pid: number,
+  headers: Record<string, string>,
+  settings: ReadSettings,
+): Promise<ReadFigures> {
   await load(url, headers, settings.connections, settings.warmupSeconds);
   const cpuBefore = cpuMs(pid);
   const result = await load(url, headers, settings.connections, settings.seconds);

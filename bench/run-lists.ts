@@ -37,7 +37,10 @@ interface Target {
 }
 
 async function call(url: string, key: string, init: RequestInit = {}): Promise<any> {
-  const response = await fetch(url, { ...init, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...init.headers } });
+  const response = await fetch(url, {
+    ...init,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...init.headers },
+  });
   const body = await response.json();
   if (!response.ok) throw new Error(`${init.method ?? 'GET'} ${url} answered ${response.status}: ${JSON.stringify(body).slice(0, 500)}`);
   return body;
@@ -45,12 +48,18 @@ async function call(url: string, key: string, init: RequestInit = {}): Promise<a
 
 /** A project with `RUNS` finished runs, each with one tool result of `outputBytes`; its admin key. */
 async function projectWithRuns(target: Target, db: ReturnType<typeof createDb>, outputBytes: number): Promise<string> {
-  const project = await call(`${target.apiUrl}/v1/projects`, target.adminKey, { method: 'POST', body: JSON.stringify({ name: `run lists ${outputBytes}` }) });
+  const project = await call(`${target.apiUrl}/v1/projects`, target.adminKey, {
+    method: 'POST',
+    body: JSON.stringify({ name: `run lists ${outputBytes}` }),
+  });
   const { key } = await call(`${target.apiUrl}/v1/api-keys`, target.adminKey, {
     method: 'POST',
     body: JSON.stringify({ name: 'lister', scopes: ['admin'], project_id: project.id }),
   });
-  const agent = await call(`${target.apiUrl}/v1/agents`, key, { method: 'POST', body: JSON.stringify({ name: 'lister', model: BENCH_MODEL }) });
+  const agent = await call(`${target.apiUrl}/v1/agents`, key, {
+    method: 'POST',
+    body: JSON.stringify({ name: 'lister', model: BENCH_MODEL }),
+  });
   const run = await call(`${target.apiUrl}/v1/agents/${agent.id}/run`, key, { method: 'POST', body: JSON.stringify({ input: 'hello' }) });
   await addBulkyCopies(db, run.id, RUNS - 1, outputBytes);
   return key;

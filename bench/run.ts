@@ -83,7 +83,16 @@ import { measureRuns, type RunFigures, type RunSettings } from './runs.js';
 import { measureNetworks, NETWORK_MEMBERS, type NetworkFigures, type NetworkSettings } from './networks.js';
 import { measureKubernetes, type KubernetesFigures, type KubernetesSettings } from './kubernetes.js';
 import { COST_ROWS, measureCosts, type CostFigures, type CostSettings } from './costs.js';
-import { COST_AGENTS, COST_DAYS, FEW_STEPS, MANY_STEPS, measureConsole, type ConsoleFigures, type ConsoleSettings, type RenderFigures } from './console.js';
+import {
+  COST_AGENTS,
+  COST_DAYS,
+  FEW_STEPS,
+  MANY_STEPS,
+  measureConsole,
+  type ConsoleFigures,
+  type ConsoleSettings,
+  type RenderFigures,
+} from './console.js';
 import { measureRunLists, type RunListFigures } from './run-lists.js';
 import { measureWebhooks, type WebhookFigures, type WebhookSettings } from './webhooks.js';
 import { measureExtraction, PDF_MEMORY_GOAL_TIMES, PDF_RATIO_GOAL, type ExtractionFigures } from './extraction.js';
@@ -99,7 +108,19 @@ const RUN_OVERHEAD_GOAL_MS = 150;
 const RUNS_PER_SECOND_GOAL = 20;
 const RUNS: RunSettings = { warmups: 20, samples: 200, concurrency: 16, warmupSeconds: 3, seconds: 10 };
 const PROCESSING_TIMEOUT_MS = 90_000;
-const BENCHMARKS = ['upload', 'reads', 'runs', 'run-lists', 'networks', 'webhooks', 'kubernetes', 'costs', 'console', 'extraction', 'isolation'] as const;
+const BENCHMARKS = [
+  'upload',
+  'reads',
+  'runs',
+  'run-lists',
+  'networks',
+  'webhooks',
+  'kubernetes',
+  'costs',
+  'console',
+  'extraction',
+  'isolation',
+] as const;
 const ISOLATION: IsolationSettings = { warmups: 10, samples: 100, samplesPerAttack: 30, atOnce: 2, maxFailures: 5 };
 const ISOLATION_P99_GOAL_RATIO = 1.5;
 const CONSOLE: ConsoleSettings = { warmups: 2, samples: 10 };
@@ -147,7 +168,8 @@ async function processed(api: ServerProcess, worker: { output(): string }, id: s
     const file = (await response.json()) as FileBody;
     if (file.status === 'processed') return;
     if (file.status !== 'processing') throw new Error(`file ${id} ended ${file.status}: ${JSON.stringify(file)}\n${worker.output()}`);
-    if (Date.now() > deadline) throw new Error(`file ${id} was still processing after ${PROCESSING_TIMEOUT_MS / 1000} s:\n${worker.output()}`);
+    if (Date.now() > deadline)
+      throw new Error(`file ${id} was still processing after ${PROCESSING_TIMEOUT_MS / 1000} s:\n${worker.output()}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
@@ -176,7 +198,12 @@ async function measure(teardown: Teardown, chosen: Set<Benchmark>): Promise<Figu
         if (response.status !== 200) throw new Error(`the bare upload server answered ${response.status}: ${response.text}`);
       });
       let uploaded: FileBody | undefined;
-      const uploadApi = await measureUpload(`${api.url}/v1/files`, api.pid, auth, (response) => (uploaded = fileFrom(response, UPLOAD_BYTES)));
+      const uploadApi = await measureUpload(
+        `${api.url}/v1/files`,
+        api.pid,
+        auth,
+        (response) => (uploaded = fileFrom(response, UPLOAD_BYTES)),
+      );
       // Its extraction (an hour of silence to transcribe) would load the machine under the next benchmarks.
       const deleted = await fetch(`${api.url}/v1/files/${uploaded!.id}`, { method: 'DELETE', headers: auth });
       if (deleted.status !== 200) throw new Error(`deleting the uploaded file answered ${deleted.status}`);
@@ -193,7 +220,8 @@ async function measure(teardown: Teardown, chosen: Set<Benchmark>): Promise<Figu
         headers: { ...auth, 'content-type': 'application/json' },
         body: JSON.stringify({ name: 'limited reader', scopes: ['files:read'], rate_limits: { requests_per_minute: 1_000_000 } }),
       });
-      if (limitedKey.status !== 201) throw new Error(`creating a rate-limited key answered ${limitedKey.status}: ${await limitedKey.text()}`);
+      if (limitedKey.status !== 201)
+        throw new Error(`creating a rate-limited key answered ${limitedKey.status}: ${await limitedKey.text()}`);
       const { key } = (await limitedKey.json()) as { key: string };
       const readsLimited = await measureReads(`${api.url}/v1/files/${readTarget.id}`, api.pid, { authorization: `Bearer ${key}` }, READS);
       figures.reads = { baseline, api: readsApi, limited: readsLimited };
@@ -201,8 +229,13 @@ async function measure(teardown: Teardown, chosen: Set<Benchmark>): Promise<Figu
   }
 
   if (chosen.has('runs')) {
-    console.log(`measuring runs (${RUNS.samples} one after another, then ${RUNS.warmupSeconds + RUNS.seconds} s at ${RUNS.concurrency} at a time)`);
-    figures.runs = await measureRuns({ apiUrl: api.url, apiPid: api.pid, workerPid: worker.pid, modelPid: model.pid, modelUrl: model.url, adminKey }, RUNS).catch((err: Error) => {
+    console.log(
+      `measuring runs (${RUNS.samples} one after another, then ${RUNS.warmupSeconds + RUNS.seconds} s at ${RUNS.concurrency} at a time)`,
+    );
+    figures.runs = await measureRuns(
+      { apiUrl: api.url, apiPid: api.pid, workerPid: worker.pid, modelPid: model.pid, modelUrl: model.url, adminKey },
+      RUNS,
+    ).catch((err: Error) => {
       throw new Error(`${err.message}\nworker output:\n${worker.output()}\napi output:\n${api.output()}`);
     });
   }
@@ -211,7 +244,9 @@ async function measure(teardown: Teardown, chosen: Set<Benchmark>): Promise<Figu
     figures.runLists = await measureRunLists({ apiUrl: api.url, apiPid: api.pid, adminKey, databaseUrl });
   }
   if (chosen.has('networks')) {
-    console.log(`measuring networks (${NETWORKS.samples} ${NETWORK_MEMBERS}-member sequential network runs, against ${NETWORK_MEMBERS} runs one after another)`);
+    console.log(
+      `measuring networks (${NETWORKS.samples} ${NETWORK_MEMBERS}-member sequential network runs, against ${NETWORK_MEMBERS} runs one after another)`,
+    );
     const target = { apiUrl: api.url, apiPid: api.pid, workerPid: worker.pid, modelPid: model.pid, modelUrl: model.url, adminKey };
     figures.networks = await measureNetworks(target, NETWORKS).catch((err: Error) => {
       throw new Error(`${err.message}\nworker output:\n${worker.output()}\napi output:\n${api.output()}`);
@@ -219,12 +254,16 @@ async function measure(teardown: Teardown, chosen: Set<Benchmark>): Promise<Figu
   }
   if (chosen.has('webhooks')) {
     console.log(`measuring webhook deliveries (${WEBHOOKS.events} events, against as many signed POSTs made directly)`);
-    figures.webhooks = await measureWebhooks({ apiUrl: api.url, adminKey, databaseUrl, workerPid: worker.pid }, WEBHOOKS).catch((err: Error) => {
-      throw new Error(`${err.message}\nworker output:\n${worker.output()}`);
-    });
+    figures.webhooks = await measureWebhooks({ apiUrl: api.url, adminKey, databaseUrl, workerPid: worker.pid }, WEBHOOKS).catch(
+      (err: Error) => {
+        throw new Error(`${err.message}\nworker output:\n${worker.output()}`);
+      },
+    );
   }
   if (chosen.has('kubernetes')) {
-    console.log(`measuring the controller (${KUBERNETES.samples} Agents applied one after another, then ${KUBERNETES.burst} AgentNetworks at once)`);
+    console.log(
+      `measuring the controller (${KUBERNETES.samples} Agents applied one after another, then ${KUBERNETES.burst} AgentNetworks at once)`,
+    );
     figures.kubernetes = await measureKubernetes(teardown, { apiUrl: api.url, adminKey }, KUBERNETES).catch((err: Error) => {
       throw new Error(`${err.message}\napi output:\n${api.output()}`);
     });
@@ -236,13 +275,17 @@ async function measure(teardown: Teardown, chosen: Set<Benchmark>): Promise<Figu
     });
   }
   if (chosen.has('console')) {
-    console.log(`measuring the console in Chromium (a ${MANY_STEPS.toLocaleString('en')}-step run, a ${FEW_STEPS}-step run, costs over ${COST_DAYS} days × ${COST_AGENTS} agents)`);
+    console.log(
+      `measuring the console in Chromium (a ${MANY_STEPS.toLocaleString('en')}-step run, a ${FEW_STEPS}-step run, costs over ${COST_DAYS} days × ${COST_AGENTS} agents)`,
+    );
     figures.console = await measureConsole({ apiUrl: api.url, adminKey, databaseUrl }, CONSOLE).catch((err: Error) => {
       throw new Error(`${err.message}\napi output:\n${api.output()}`);
     });
   }
   if (chosen.has('isolation') && hosts) {
-    console.log(`measuring isolation (${ISOLATION.samples} steady-tenant runs alone, ${ISOLATION.samplesPerAttack} under each attack, ${ISOLATION.samples} under all at once)`);
+    console.log(
+      `measuring isolation (${ISOLATION.samples} steady-tenant runs alone, ${ISOLATION.samplesPerAttack} under each attack, ${ISOLATION.samples} under all at once)`,
+    );
     const db = createDb(databaseUrl, { max: 2, log: createLogger('warn') });
     teardown.add('the isolation benchmark database pool', () => db.end());
     figures.isolation = await measureIsolation({ apiUrl: api.url, adminKey, db, hosts }, ISOLATION).catch((err: Error) => {
@@ -278,8 +321,20 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
     console.log(`\nUpload: one ${UPLOAD_BYTES.toLocaleString('en')}-byte WAV`);
     row(['', 'MB/s', 'ratio', 'seconds', 'RSS +MB']);
     row(['bare node:http → file', baseline.mbPerSecond.toFixed(1), '1.00', baseline.seconds.toFixed(2), baseline.rssGrowthMb.toFixed(1)]);
-    row(['agentplane POST /v1/files', api.mbPerSecond.toFixed(1), throughputRatio.toFixed(2), api.seconds.toFixed(2), api.rssGrowthMb.toFixed(1)]);
-    results.upload = { bytes: UPLOAD_BYTES, baseline, agentplane: api, throughputRatio, goal: { rssGrowthMbBelow: RSS_GROWTH_GOAL_MB, met } };
+    row([
+      'agentplane POST /v1/files',
+      api.mbPerSecond.toFixed(1),
+      throughputRatio.toFixed(2),
+      api.seconds.toFixed(2),
+      api.rssGrowthMb.toFixed(1),
+    ]);
+    results.upload = {
+      bytes: UPLOAD_BYTES,
+      baseline,
+      agentplane: api,
+      throughputRatio,
+      goal: { rssGrowthMbBelow: RSS_GROWTH_GOAL_MB, met },
+    };
   }
 
   if (figures.reads) {
@@ -288,7 +343,9 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
     const met = ratio >= READ_RATIO_GOAL;
     if (met) goals.push(`reads at least ${READ_RATIO_GOAL} of the baseline`);
     else missed.push(`reads: ${ratio.toFixed(2)} of the baseline's req/s (goal: at least ${READ_RATIO_GOAL})`);
-    console.log(`\nReads: GET /v1/files/:id, ${READS.connections} connections, ${READS.seconds} s after ${READS.warmupSeconds} s of warm-up`);
+    console.log(
+      `\nReads: GET /v1/files/:id, ${READS.connections} connections, ${READS.seconds} s after ${READS.warmupSeconds} s of warm-up`,
+    );
     row(['', 'req/s', 'ratio', 'p50 ms', 'p99 ms', 'CPU µs/req']);
     for (const [name, f, r] of [
       ['bare Koa + pg', baseline, 1],
@@ -307,9 +364,13 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
     const overheadMet = overheadP50Ms <= RUN_OVERHEAD_GOAL_MS;
     const throughputMet = throughput.runsPerSecond >= RUNS_PER_SECOND_GOAL;
     if (overheadMet) goals.push(`run overhead at most ${RUN_OVERHEAD_GOAL_MS} ms`);
-    else missed.push(`runs: a run's p50 is ${overheadP50Ms.toFixed(1)} ms above the direct call's (goal: at most ${RUN_OVERHEAD_GOAL_MS} ms)`);
+    else
+      missed.push(`runs: a run's p50 is ${overheadP50Ms.toFixed(1)} ms above the direct call's (goal: at most ${RUN_OVERHEAD_GOAL_MS} ms)`);
     if (throughputMet) goals.push(`at least ${RUNS_PER_SECOND_GOAL} runs/s`);
-    else missed.push(`runs: ${throughput.runsPerSecond.toFixed(1)} runs/s at ${throughput.concurrency} at a time (goal: at least ${RUNS_PER_SECOND_GOAL})`);
+    else
+      missed.push(
+        `runs: ${throughput.runsPerSecond.toFixed(1)} runs/s at ${throughput.concurrency} at a time (goal: at least ${RUNS_PER_SECOND_GOAL})`,
+      );
     console.log(`\nRuns: one model call each, to a loopback server that answers at once; ${run.samples} one after another`);
     row(['', 'p50 ms', 'p99 ms', 'mean ms']);
     row(['openai SDK → model server', String(direct.p50Ms), String(direct.p99Ms), String(direct.meanMs)]);
@@ -317,9 +378,22 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
     row(['overhead', overheadP50Ms.toFixed(1), overheadP99Ms.toFixed(1), (run.meanMs - direct.meanMs).toFixed(1)]);
     console.log(`\nRuns sustained: ${throughput.concurrency} clients for ${throughput.seconds} s after ${RUNS.warmupSeconds} s of warm-up`);
     row(['', 'runs/s', 'p50 ms', 'p99 ms', 'CPU busy']);
-    row(['agentplane run (wait)', throughput.runsPerSecond.toFixed(1), String(throughput.p50Ms), String(throughput.p99Ms), `${(throughput.machineBusy * 100).toFixed(0)} %`]);
-    console.log('CPU ms per run: ' + Object.entries(throughput.cpuMsPerRun).map(([name, ms]) => `${name} ${ms}`).join(', '));
-    console.log(`At that CPU time per run, ${cpus().length} cores to itself would sustain ${throughput.cpuBoundRunsPerSecond.toFixed(1)} runs/s.`);
+    row([
+      'agentplane run (wait)',
+      throughput.runsPerSecond.toFixed(1),
+      String(throughput.p50Ms),
+      String(throughput.p99Ms),
+      `${(throughput.machineBusy * 100).toFixed(0)} %`,
+    ]);
+    console.log(
+      'CPU ms per run: ' +
+        Object.entries(throughput.cpuMsPerRun)
+          .map(([name, ms]) => `${name} ${ms}`)
+          .join(', '),
+    );
+    console.log(
+      `At that CPU time per run, ${cpus().length} cores to itself would sustain ${throughput.cpuBoundRunsPerSecond.toFixed(1)} runs/s.`,
+    );
     results.runs = {
       ...RUNS,
       direct,
@@ -335,7 +409,10 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
     const { runs, large, small } = figures.runLists;
     const met = large.rssGrowthMb < RSS_GROWTH_GOAL_MB;
     if (met) goals.push(`a list of ${runs} runs with 1 MiB tool results under ${RSS_GROWTH_GOAL_MB} MB of API RSS`);
-    else missed.push(`run lists: ${runs} runs with 1 MiB tool results raised the API's RSS by ${large.rssGrowthMb.toFixed(0)} MB (goal: under ${RSS_GROWTH_GOAL_MB} MB)`);
+    else
+      missed.push(
+        `run lists: ${runs} runs with 1 MiB tool results raised the API's RSS by ${large.rssGrowthMb.toFixed(0)} MB (goal: under ${RSS_GROWTH_GOAL_MB} MB)`,
+      );
     console.log(`\nRun lists: GET /v1/runs?limit=${runs}`);
     row(['', 'bytes', 'RSS +MB']);
     row(['tool results of 10 bytes', String(small.bytes), small.rssGrowthMb.toFixed(1)]);
@@ -345,7 +422,9 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
 
   if (figures.networks) {
     const { fiveRuns, network, perHopOverheadP50Ms } = figures.networks;
-    console.log(`\nNetworks: a ${NETWORK_MEMBERS}-member sequential network run against its ${NETWORK_MEMBERS} agents run one after another; ${network.samples} of each`);
+    console.log(
+      `\nNetworks: a ${NETWORK_MEMBERS}-member sequential network run against its ${NETWORK_MEMBERS} agents run one after another; ${network.samples} of each`,
+    );
     row(['', 'p50 ms', 'p99 ms', 'mean ms']);
     row([`${NETWORK_MEMBERS} runs, one after another`, String(fiveRuns.p50Ms), String(fiveRuns.p99Ms), String(fiveRuns.meanMs)]);
     row(['network run (wait)', String(network.p50Ms), String(network.p99Ms), String(network.meanMs)]);
@@ -355,10 +434,24 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
 
   if (figures.webhooks) {
     const { baseline, agentplane, ratio } = figures.webhooks;
-    console.log(`\nWebhooks: ${agentplane.deliveries} events to one endpoint on a loopback receiver, from the events' commit to the last request`);
+    console.log(
+      `\nWebhooks: ${agentplane.deliveries} events to one endpoint on a loopback receiver, from the events' commit to the last request`,
+    );
     row(['', 'per second', 'ratio', 'seconds', 'CPU ms/dlv']);
-    row([`signed POSTs, ${WEBHOOKS.baselineConcurrency} at a time`, baseline.perSecond.toFixed(1), '1.00', baseline.seconds.toFixed(2), '']);
-    row(['agentplane deliveries', agentplane.perSecond.toFixed(1), ratio.toFixed(2), agentplane.seconds.toFixed(2), agentplane.workerCpuMsPerDelivery.toFixed(2)]);
+    row([
+      `signed POSTs, ${WEBHOOKS.baselineConcurrency} at a time`,
+      baseline.perSecond.toFixed(1),
+      '1.00',
+      baseline.seconds.toFixed(2),
+      '',
+    ]);
+    row([
+      'agentplane deliveries',
+      agentplane.perSecond.toFixed(1),
+      ratio.toFixed(2),
+      agentplane.seconds.toFixed(2),
+      agentplane.workerCpuMsPerDelivery.toFixed(2),
+    ]);
     console.log(`Every delivery's workflow was started ${agentplane.secondsToAllStarted.toFixed(2)} s after the events' commit.`);
     results.webhooks = { ...WEBHOOKS, ...figures.webhooks };
   }
@@ -367,12 +460,20 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
     const { applyToReady, baseline, burst } = figures.kubernetes;
     const met = burst.secondsToAllReady <= BURST_READY_GOAL_SECONDS;
     if (met) goals.push(`${burst.networks} AgentNetworks Ready within ${BURST_READY_GOAL_SECONDS} s`);
-    else missed.push(`kubernetes: ${burst.networks} AgentNetworks took ${burst.secondsToAllReady.toFixed(1)} s to be Ready (goal: at most ${BURST_READY_GOAL_SECONDS} s)`);
+    else
+      missed.push(
+        `kubernetes: ${burst.networks} AgentNetworks took ${burst.secondsToAllReady.toFixed(1)} s to be Ready (goal: at most ${BURST_READY_GOAL_SECONDS} s)`,
+      );
     console.log(`\nKubernetes: an Agent created until its status is Ready, ${applyToReady.samples} one after another`);
     row(['', 'p50 ms', 'p99 ms', 'mean ms']);
     row(['ConfigMap + POST /v1/agents', String(baseline.p50Ms), String(baseline.p99Ms), String(baseline.meanMs)]);
     row(['Agent applied → Ready', String(applyToReady.p50Ms), String(applyToReady.p99Ms), String(applyToReady.meanMs)]);
-    row(['overhead', String(applyToReady.p50Ms - baseline.p50Ms), String(applyToReady.p99Ms - baseline.p99Ms), String(applyToReady.meanMs - baseline.meanMs)]);
+    row([
+      'overhead',
+      String(applyToReady.p50Ms - baseline.p50Ms),
+      String(applyToReady.p99Ms - baseline.p99Ms),
+      String(applyToReady.meanMs - baseline.meanMs),
+    ]);
     console.log(`\nKubernetes burst: ${burst.networks} AgentNetworks created ${KUBERNETES.inFlight} at a time`);
     row(['', 'seconds', 'per second']);
     row(['POST /v1/networks', burst.baselineSeconds.toFixed(2), (burst.networks / burst.baselineSeconds).toFixed(1)]);
@@ -389,26 +490,48 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
     row(['', 'p50 ms', 'p99 ms', 'mean ms', 'samples']);
     row(['ledger summed in SQL', String(ledgerSql.p50Ms), String(ledgerSql.p99Ms), String(ledgerSql.meanMs), String(ledgerSql.samples)]);
     row(['GET costs by agent_id', String(byAgent.p50Ms), String(byAgent.p99Ms), String(byAgent.meanMs), String(byAgent.samples)]);
-    row(['GET costs by metadata.team', String(byMetadata.p50Ms), String(byMetadata.p99Ms), String(byMetadata.meanMs), String(byMetadata.samples)]);
+    row([
+      'GET costs by metadata.team',
+      String(byMetadata.p50Ms),
+      String(byMetadata.p99Ms),
+      String(byMetadata.meanMs),
+      String(byMetadata.samples),
+    ]);
     console.log(`ledger SQL p50 ÷ API p50: ${(ledgerSql.p50Ms / byAgent.p50Ms).toFixed(1)}×`);
-    results.costs = { ...COSTS, ...figures.costs, speedupOverLedgerSql: ledgerSql.p50Ms / byAgent.p50Ms, goal: { p50MsBelow: COST_REPORT_GOAL_P50_MS, met } };
-  }  if (figures.console) {
+    results.costs = {
+      ...COSTS,
+      ...figures.costs,
+      speedupOverLedgerSql: ledgerSql.p50Ms / byAgent.p50Ms,
+      goal: { p50MsBelow: COST_REPORT_GOAL_P50_MS, met },
+    };
+  }
+  if (figures.console) {
     const { bundle, manySteps, fewSteps, costs } = figures.console;
     const kb = (bytes: number) => (bytes / 1024).toFixed(1);
     const met = bundle.initial_js_gzip_bytes <= bundle.budget_bytes;
     if (met) goals.push(`console initial JS under ${kb(bundle.budget_bytes)} KB gzipped`);
-    else missed.push(`console: the initial JS is ${kb(bundle.initial_js_gzip_bytes)} KB gzipped (goal: at most ${kb(bundle.budget_bytes)} KB)`);
+    else
+      missed.push(
+        `console: the initial JS is ${kb(bundle.initial_js_gzip_bytes)} KB gzipped (goal: at most ${kb(bundle.budget_bytes)} KB)`,
+      );
     console.log(`\nConsole in Chromium: navigation start to first render; data = the same API requests made again from the page`);
     row(['', 'p50 ms', 'p99 ms', 'data p50', 'requests']);
-    const line = (name: string, figures: RenderFigures) => row([name, String(figures.render.p50Ms), String(figures.render.p99Ms), String(figures.data.p50Ms), String(figures.requests)]);
+    const line = (name: string, figures: RenderFigures) =>
+      row([name, String(figures.render.p50Ms), String(figures.render.p99Ms), String(figures.data.p50Ms), String(figures.requests)]);
     line(`run view, ${MANY_STEPS.toLocaleString('en')} steps`, manySteps);
     line(`run view, ${FEW_STEPS} steps`, fewSteps);
     line(`costs, ${COST_DAYS} days × ${COST_AGENTS} agents`, costs);
-    console.log(`${MANY_STEPS.toLocaleString('en')} steps ÷ ${FEW_STEPS} steps (render p50): ${(manySteps.render.p50Ms / fewSteps.render.p50Ms).toFixed(2)}×; rows in the DOM for ${MANY_STEPS.toLocaleString('en')} steps: ${manySteps.domRows}`);
+    console.log(
+      `${MANY_STEPS.toLocaleString('en')} steps ÷ ${FEW_STEPS} steps (render p50): ${(manySteps.render.p50Ms / fewSteps.render.p50Ms).toFixed(2)}×; rows in the DOM for ${MANY_STEPS.toLocaleString('en')} steps: ${manySteps.domRows}`,
+    );
     console.log(`bundle: initial JS ${kb(bundle.initial_js_gzip_bytes)} KB gzipped, all JS ${kb(bundle.all_js_gzip_bytes)} KB`);
-    results.console = { ...CONSOLE, ...figures.console, manyOverFew: manySteps.render.p50Ms / fewSteps.render.p50Ms, goal: { initialJsGzipBytesAtMost: bundle.budget_bytes, met } };
+    results.console = {
+      ...CONSOLE,
+      ...figures.console,
+      manyOverFew: manySteps.render.p50Ms / fewSteps.render.p50Ms,
+      goal: { initialJsGzipBytesAtMost: bundle.budget_bytes, met },
+    };
   }
-
 
   if (figures.extraction) {
     const { pdf, ocr, speech, entities, pdfMemory } = figures.extraction;
@@ -416,16 +539,37 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
     if (pdf.ratio >= PDF_RATIO_GOAL) goals.push(`PDF ${fixed(pdf.ratio)} of pdftotext's pages/s`);
     else missed.push(`extraction: PDF pages/s is ${fixed(pdf.ratio)} of pdftotext's (goal: at least ${PDF_RATIO_GOAL})`);
     if (pdfMemory.timesFileSize < PDF_MEMORY_GOAL_TIMES) goals.push(`a 100 MB PDF in ${fixed(pdfMemory.timesFileSize)}× its size`);
-    else missed.push(`extraction: a 100 MB PDF took ${fixed(pdfMemory.timesFileSize)}× its size in memory (goal: under ${PDF_MEMORY_GOAL_TIMES})`);
-    console.log(`\nExtraction: PDF (${pdf.pages} text pages, ${pdf.threads} threads), OCR, speech, entities, a ${fixed(pdfMemory.megabytes, 0)} MB PDF`);
+    else
+      missed.push(
+        `extraction: a 100 MB PDF took ${fixed(pdfMemory.timesFileSize)}× its size in memory (goal: under ${PDF_MEMORY_GOAL_TIMES})`,
+      );
+    console.log(
+      `\nExtraction: PDF (${pdf.pages} text pages, ${pdf.threads} threads), OCR, speech, entities, a ${fixed(pdfMemory.megabytes, 0)} MB PDF`,
+    );
     row(['', 'ours', 'baseline', 'ratio']);
     row(['PDF pages/s (tables found)', fixed(pdf.ours, 0), fixed(pdf.pdftotext, 0), fixed(pdf.ratio)]);
-    row(['PDF pages/s (one thread)', fixed(pdf.modes.singleThread, 0), fixed(pdf.pdftotext, 0), fixed(pdf.modes.singleThread / pdf.pdftotext)]);
-    row(['PDF pages/s (text only)', fixed(pdf.modes.parallelTextOnly, 0), fixed(pdf.pdftotext, 0), fixed(pdf.modes.parallelTextOnly / pdf.pdftotext)]);
+    row([
+      'PDF pages/s (one thread)',
+      fixed(pdf.modes.singleThread, 0),
+      fixed(pdf.pdftotext, 0),
+      fixed(pdf.modes.singleThread / pdf.pdftotext),
+    ]);
+    row([
+      'PDF pages/s (text only)',
+      fixed(pdf.modes.parallelTextOnly, 0),
+      fixed(pdf.pdftotext, 0),
+      fixed(pdf.modes.parallelTextOnly / pdf.pdftotext),
+    ]);
     console.log(`OCR: ${fixed(ocr.secondsPerPage)} s per A4 page at 150 dpi, ${fixed(ocr.wordsRead * 100, 0)}% of its words read`);
-    console.log(`Speech: real-time factor ${fixed(speech.realTimeFactor, 3)} on ${fixed(speech.audioSeconds, 1)} s of audio (CPU ${fixed(speech.cpuFactor, 3)}), model load ${fixed(speech.loadSeconds, 1)} s`);
-    console.log(`Entities: ${entities.charsPerSecond.toLocaleString('en')} characters/s, ${entities.cpuMsPer1000Chars} CPU ms per 1,000 characters`);
-    console.log(`100 MB PDF: ${pdfMemory.pages} pages in ${fixed(pdfMemory.seconds, 1)} s; peak RSS ${fixed(pdfMemory.peakRssMb, 0)} MB, idle ${fixed(pdfMemory.idleRssMb, 0)} MB: ${fixed(pdfMemory.timesFileSize)}× the file`);
+    console.log(
+      `Speech: real-time factor ${fixed(speech.realTimeFactor, 3)} on ${fixed(speech.audioSeconds, 1)} s of audio (CPU ${fixed(speech.cpuFactor, 3)}), model load ${fixed(speech.loadSeconds, 1)} s`,
+    );
+    console.log(
+      `Entities: ${entities.charsPerSecond.toLocaleString('en')} characters/s, ${entities.cpuMsPer1000Chars} CPU ms per 1,000 characters`,
+    );
+    console.log(
+      `100 MB PDF: ${pdfMemory.pages} pages in ${fixed(pdfMemory.seconds, 1)} s; peak RSS ${fixed(pdfMemory.peakRssMb, 0)} MB, idle ${fixed(pdfMemory.idleRssMb, 0)} MB: ${fixed(pdfMemory.timesFileSize)}× the file`,
+    );
     results.extraction = figures.extraction;
   }
 
@@ -434,11 +578,24 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
     const failures = [...Object.values(byAttack), underAll].reduce((sum, f) => sum + f.failures.length, 0);
     const met = p99Ratio <= ISOLATION_P99_GOAL_RATIO && failures === 0;
     if (met) goals.push(`the steady tenant's p99 under attack ${p99Ratio.toFixed(2)}× its p99 alone`);
-    else missed.push(`isolation: the steady tenant's p99 under attack is ${p99Ratio.toFixed(2)}× its p99 alone, with ${failures} failed runs (goal: at most ${ISOLATION_P99_GOAL_RATIO}×, none failed)`);
-    console.log(`\nIsolation: a steady tenant's one-step runs, ${ISOLATION.atOnce} at a time, while a hostile tenant abuses the same stack`);
+    else
+      missed.push(
+        `isolation: the steady tenant's p99 under attack is ${p99Ratio.toFixed(2)}× its p99 alone, with ${failures} failed runs (goal: at most ${ISOLATION_P99_GOAL_RATIO}×, none failed)`,
+      );
+    console.log(
+      `\nIsolation: a steady tenant's one-step runs, ${ISOLATION.atOnce} at a time, while a hostile tenant abuses the same stack`,
+    );
     row(['', 'p50 ms', 'p99 ms', 'p50 ×', 'p99 ×', 'runs', 'failed']);
     const line = (name: string, f: SteadyFigures) =>
-      row([name, String(f.p50Ms), String(f.p99Ms), (f.p50Ms / alone.p50Ms).toFixed(2), (f.p99Ms / alone.p99Ms).toFixed(2), String(f.samples), String(f.failures.length)]);
+      row([
+        name,
+        String(f.p50Ms),
+        String(f.p99Ms),
+        (f.p50Ms / alone.p50Ms).toFixed(2),
+        (f.p99Ms / alone.p99Ms).toFixed(2),
+        String(f.samples),
+        String(f.failures.length),
+      ]);
     line('alone', alone);
     for (const [name, f] of Object.entries(byAttack)) line(`  ${name}`, f);
     line('under all attacks at once', underAll);

@@ -50,7 +50,7 @@ export class Teardown {
 
   async run(): Promise<void> {
     this.running ??= this.undoAll();
-    for (let awaited: Promise<void> | undefined; awaited !== this.running; ) {
+    for (let awaited: Promise<void> | undefined; awaited !== this.running;) {
       awaited = this.running;
       await awaited;
     }
@@ -78,8 +78,18 @@ export async function startStack(teardown: Teardown, env: Record<string, string>
   // fsync off, as in the test suite: the figures are about the API, not the disk under PostgreSQL.
   const starting = { postgres: startPostgres(join(dir, 'postgres'), { durable: false }), temporal: startTemporal() };
   // Registered before either is up: should one fail to start, the other is still stopped once it is.
-  teardown.add('PostgreSQL', () => starting.postgres.then((service) => service.stop(), () => {}));
-  teardown.add('Temporal', () => starting.temporal.then((service) => service.stop(), () => {}));
+  teardown.add('PostgreSQL', () =>
+    starting.postgres.then(
+      (service) => service.stop(),
+      () => {},
+    ),
+  );
+  teardown.add('Temporal', () =>
+    starting.temporal.then(
+      (service) => service.stop(),
+      () => {},
+    ),
+  );
   const [postgres, temporal] = await Promise.all([starting.postgres, starting.temporal]);
 
   // Migrated here so the API and the worker can start side by side.
@@ -111,8 +121,22 @@ export async function startStack(teardown: Teardown, env: Record<string, string>
   const workerProcess: ServerProcess = { name: 'worker', url: '', pid: worker.child.pid!, output: worker.output };
   const [api, bareUpload, bareKoaPg] = await Promise.all([
     startServer(teardown, 'api', apiPort, [cli, 'api'], agentplaneEnv, '/readyz'),
-    startServer(teardown, 'bare upload server', bareUploadPort, [script('./baselines/bare-upload-server.js')], { UPLOAD_DIR: bareUploadDir }, '/'),
-    startServer(teardown, 'bare Koa + pg', bareKoaPgPort, [script('./baselines/bare-koa-pg.js')], { DATABASE_URL: postgres.url }, '/healthz'),
+    startServer(
+      teardown,
+      'bare upload server',
+      bareUploadPort,
+      [script('./baselines/bare-upload-server.js')],
+      { UPLOAD_DIR: bareUploadDir },
+      '/',
+    ),
+    startServer(
+      teardown,
+      'bare Koa + pg',
+      bareKoaPgPort,
+      [script('./baselines/bare-koa-pg.js')],
+      { DATABASE_URL: postgres.url },
+      '/healthz',
+    ),
   ]);
   return { adminKey, databaseUrl: postgres.url, api, bareUpload, bareKoaPg, model, worker: workerProcess };
 }
@@ -123,8 +147,16 @@ function profiling(name: string): string[] {
   return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name.replace(/\W+/g, '-')}.cpuprofile`] : [];
 }
 
-function startProcess(teardown: Teardown, name: string, args: string[], env: Record<string, string>): { child: ChildProcess; output: () => string } {
-  const child = spawn(process.execPath, [...profiling(name), ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function startProcess(
+  teardown: Teardown,
+  name: string,
+  args: string[],
+  env: Record<string, string>,
+): { child: ChildProcess; output: () => string } {
+  const child = spawn(process.execPath, [...profiling(name), ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   teardown.add(name, () => stopChild(child));
   let output = '';
   const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-OUTPUT_TAIL_CHARS));
@@ -134,7 +166,14 @@ function startProcess(teardown: Teardown, name: string, args: string[], env: Rec
 }
 
 /** Starts a server on `port` (loopback) at once, and resolves when `readyPath` answers 200. */
-function startServer(teardown: Teardown, name: string, port: number, args: string[], env: Record<string, string>, readyPath: string): Promise<ServerProcess> {
+function startServer(
+  teardown: Teardown,
+  name: string,
+  port: number,
+  args: string[],
+  env: Record<string, string>,
+  readyPath: string,
+): Promise<ServerProcess> {
   const { child, output } = startProcess(teardown, name, args, { ...env, PORT: String(port) });
   return whenReady(name, `http://127.0.0.1:${port}`, readyPath, child, output);
 }
@@ -148,7 +187,8 @@ async function whenReady(name: string, url: string, readyPath: string, child: Ch
       () => 0,
     );
     if (status === 200) return { name, url, pid: child.pid!, output };
-    if (Date.now() > deadline) throw new Error(`${name} was not ready within ${READY_TIMEOUT_MS / 1000} s (last status ${status}):\n${output()}`);
+    if (Date.now() > deadline)
+      throw new Error(`${name} was not ready within ${READY_TIMEOUT_MS / 1000} s (last status ${status}):\n${output()}`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }

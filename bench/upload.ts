@@ -15,7 +15,6 @@ const ZEROS = Buffer.alloc(256 * 1024);
 const BOUNDARY = 'agentplane-bench-boundary';
 const IDLE_TIMEOUT_MS = 60_000;
 
-
 export interface UploadBody {
   headers: Record<string, string>;
   chunks(): AsyncGenerator<Buffer>;
@@ -72,7 +71,12 @@ export interface UploadFigures {
 }
 
 /** Uploads UPLOAD_BYTES to `url` (served by process `pid`); `check` rejects a wrong answer. */
-export async function measureUpload(url: string, pid: number, headers: Record<string, string>, check: (response: PostResponse) => void): Promise<UploadFigures> {
+export async function measureUpload(
+  url: string,
+  pid: number,
+  headers: Record<string, string>,
+  check: (response: PostResponse) => void,
+): Promise<UploadFigures> {
   const rss = watchRss(pid);
   const started = process.hrtime.bigint();
   const response = await post(url, wavUpload(UPLOAD_BYTES), headers).catch((err: Error) => {

@@ -75,7 +75,13 @@ async function api(target: WebhookTarget, method: string, path: string, body?: u
 }
 
 function bodyOf(eventId: string): string {
-  return JSON.stringify({ id: eventId, object: 'event', type: 'file.deleted', created_at: Math.floor(Date.now() / 1000), data: { id: newId('file'), object: 'file' } });
+  return JSON.stringify({
+    id: eventId,
+    object: 'event',
+    type: 'file.deleted',
+    created_at: Math.floor(Date.now() / 1000),
+    data: { id: newId('file'), object: 'file' },
+  });
 }
 
 export async function measureWebhooks(target: WebhookTarget, settings: WebhookSettings): Promise<WebhookFigures> {
@@ -95,7 +101,14 @@ export async function measureWebhooks(target: WebhookTarget, settings: WebhookSe
       Array.from({ length: settings.baselineConcurrency }, async () => {
         while (next < ids.length) {
           const id = ids[next++]!;
-          const sent = await postSigned({ projectId: 'proj_bench', url: `${receiver.url}/hook`, eventId: id, body: bodyOf(id), secrets: [endpoint.secret], allowPrivate: true });
+          const sent = await postSigned({
+            projectId: 'proj_bench',
+            url: `${receiver.url}/hook`,
+            eventId: id,
+            body: bodyOf(id),
+            secrets: [endpoint.secret],
+            allowPrivate: true,
+          });
           if (!sent.delivered) throw new Error(`the baseline POST failed: ${sent.error}`);
         }
       }),
@@ -105,7 +118,11 @@ export async function measureWebhooks(target: WebhookTarget, settings: WebhookSe
 
     // A warm-up delivery, so that the workflow code is loaded and the dispatcher listening.
     const arrived = receiver.until(1);
-    await db.query(`INSERT INTO events (id, project_id, type, data) VALUES ($1, $2, 'file.deleted', $3)`, [newId('evt'), projectId, { object: 'file', id: newId('file') }]);
+    await db.query(`INSERT INTO events (id, project_id, type, data) VALUES ($1, $2, 'file.deleted', $3)`, [
+      newId('evt'),
+      projectId,
+      { object: 'file', id: newId('file') },
+    ]);
     await arrived;
     receiver.reset();
 
@@ -121,7 +138,13 @@ export async function measureWebhooks(target: WebhookTarget, settings: WebhookSe
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       all,
-      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`the ${settings.events} deliveries did not all arrive within ${DELIVERY_TIMEOUT_MS / 1000} s`)), DELIVERY_TIMEOUT_MS))),
+      new Promise(
+        (_, reject) =>
+          (timer = setTimeout(
+            () => reject(new Error(`the ${settings.events} deliveries did not all arrive within ${DELIVERY_TIMEOUT_MS / 1000} s`)),
+            DELIVERY_TIMEOUT_MS,
+          )),
+      ),
     ]).finally(() => clearTimeout(timer));
     const seconds = (performance.now() - started) / 1000;
     const workerCpuMs = cpuMs(target.workerPid) - workerCpuBefore;
@@ -133,7 +156,13 @@ export async function measureWebhooks(target: WebhookTarget, settings: WebhookSe
     );
     const round = (n: number) => Math.round(n * 100) / 100;
     const baseline = { deliveries: settings.events, seconds: round(baselineSeconds), perSecond: round(settings.events / baselineSeconds) };
-    const agentplane = { deliveries: settings.events, seconds: round(seconds), perSecond: round(settings.events / seconds), workerCpuMsPerDelivery: round(workerCpuMs / settings.events), secondsToAllStarted: round(spans[0]!.seconds) };
+    const agentplane = {
+      deliveries: settings.events,
+      seconds: round(seconds),
+      perSecond: round(settings.events / seconds),
+      workerCpuMsPerDelivery: round(workerCpuMs / settings.events),
+      secondsToAllStarted: round(spans[0]!.seconds),
+    };
     return { baseline, agentplane, ratio: round(agentplane.perSecond / baseline.perSecond) };
   } finally {
     await db.end();

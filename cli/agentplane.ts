@@ -45,7 +45,9 @@ async function dev(config: Config): Promise<void> {
   const keyFile = join(config.dataDir, 'admin-key');
   const adminKey = config.adminKey ?? (await loadOrCreateAdminKey(keyFile));
   try {
-    const postgres = config.databaseUrl ? null : stops.add(await startPostgres(join(config.dataDir, 'postgres'), { notice: (message) => log.warn(message) }));
+    const postgres = config.databaseUrl
+      ? null
+      : stops.add(await startPostgres(join(config.dataDir, 'postgres'), { notice: (message) => log.warn(message) }));
     const temporal = config.temporalAddress ? null : stops.add(await startTemporal({ dbFile: join(config.dataDir, 'temporal.db') }));
     const settings = {
       databaseUrl: config.databaseUrl ?? postgres!.url,
@@ -67,7 +69,9 @@ async function dev(config: Config): Promise<void> {
     stops.add({ stop: () => services.close() });
     await prepareDatabase(services.db, adminKey, log, { controllerKey: config.controllerKey });
     stops.add(keepConfiguredKeysHeld(services.db, { adminKey, controllerKey: config.controllerKey }, log));
-    stops.add(await serveWorker(services, settings.temporalAddress, settings.temporalNamespace, undefined, undefined, config.extractionConcurrency));
+    stops.add(
+      await serveWorker(services, settings.temporalAddress, settings.temporalNamespace, undefined, undefined, config.extractionConcurrency),
+    );
     const api = stops.add(await serveApi(services, config.port, config.host ?? '127.0.0.1'));
     const where = config.adminKey ? 'the admin key is AGENTPLANE_ADMIN_KEY' : `admin key in ${keyFile}`;
     console.log(`Agentplane is running at ${api.url} (data in ${config.dataDir}; ${where})`);
@@ -86,7 +90,8 @@ async function api(config: Config): Promise<void> {
   const services = await openServices({ ...config, ...required }, log);
   stops.add({ stop: () => services.close() });
   await prepareDatabase(services.db, config.adminKey, log, { migrate: config.migrate, controllerKey: config.controllerKey });
-  if (config.adminKey || config.controllerKey) stops.add(keepConfiguredKeysHeld(services.db, { adminKey: config.adminKey, controllerKey: config.controllerKey }, log));
+  if (config.adminKey || config.controllerKey)
+    stops.add(keepConfiguredKeysHeld(services.db, { adminKey: config.adminKey, controllerKey: config.controllerKey }, log));
   const server = stops.add(await serveApi(services, config.port, config.host ?? '0.0.0.0'));
   log.info({ url: server.url }, `Agentplane API listening at ${server.url}`);
 }
@@ -101,7 +106,15 @@ async function worker(config: Config): Promise<void> {
   let worker: (Stoppable & { running(): boolean }) | undefined;
   if (config.probePort !== undefined) stops.add(await serveWorkerProbes(config.probePort, config.host, () => worker?.running() ?? false));
   const pool = config.workerPools.find((p) => p.queue === config.taskQueue);
-  worker = await serveWorker(services, required.temporalAddress, config.temporalNamespace, undefined, config.taskQueue, config.extractionConcurrency, pool?.projectId);
+  worker = await serveWorker(
+    services,
+    required.temporalAddress,
+    config.temporalNamespace,
+    undefined,
+    config.taskQueue,
+    config.extractionConcurrency,
+    pool?.projectId,
+  );
   stops.add(worker);
   log.info('Agentplane worker running');
 }
@@ -137,11 +150,13 @@ async function migrateOnly(config: Config): Promise<void> {
 }
 
 async function retireAdminKeys(config: Config): Promise<void> {
-  if (!config.databaseUrl || !config.adminKey) throw new ConfigError('Missing configuration: set DATABASE_URL and AGENTPLANE_ADMIN_KEY (the key to keep).');
+  if (!config.databaseUrl || !config.adminKey)
+    throw new ConfigError('Missing configuration: set DATABASE_URL and AGENTPLANE_ADMIN_KEY (the key to keep).');
   const db = createDb(config.databaseUrl, { max: 1, log: createLogger(config.logLevel) });
   try {
     const retired = await retireOtherBootstrapKeys(db, config.adminKey);
-    if (retired === null) throw new ConfigError('AGENTPLANE_ADMIN_KEY is not a live bootstrap key here; start the api with it first. Nothing was revoked.');
+    if (retired === null)
+      throw new ConfigError('AGENTPLANE_ADMIN_KEY is not a live bootstrap key here; start the api with it first. Nothing was revoked.');
     console.log(`revoked ${retired} previous bootstrap ${retired === 1 ? 'key' : 'keys'}`);
   } finally {
     await db.end();
@@ -152,7 +167,8 @@ async function retireAdminKeys(config: Config): Promise<void> {
 function wholeNumber(option: string, text: string | undefined, fallback: number, min: number, max: number): number {
   if (text === undefined) return fallback;
   const value = Number(text);
-  if (!/^\d+$/.test(text) || value < min || value > max) throw new ConfigError(`--${option} must be a whole number from ${min} to ${max}, not '${text}'.`);
+  if (!/^\d+$/.test(text) || value < min || value > max)
+    throw new ConfigError(`--${option} must be a whole number from ${min} to ${max}, not '${text}'.`);
   return value;
 }
 
@@ -165,10 +181,15 @@ async function echoModel(args: string[]): Promise<void> {
   }
   const port = wholeNumber('port', values.port, ECHO_MODEL_PORT, 1, 65_535);
   const wordMs = wholeNumber('word-ms', values['word-ms'], ECHO_WORD_MS, 0, 60_000);
-  const server = await startEchoModel({ port, wordMs, log: (line) => console.log(`echo-model: ${line}`) }).catch((err: NodeJS.ErrnoException) => {
-    throw err.code === 'EADDRINUSE' ? new ConfigError(`127.0.0.1:${port} is already in use; pass --port with a free one.`) : err;
+  const server = await startEchoModel({ port, wordMs, log: (line) => console.log(`echo-model: ${line}`) }).catch(
+    (err: NodeJS.ErrnoException) => {
+      throw err.code === 'EADDRINUSE' ? new ConfigError(`127.0.0.1:${port} is already in use; pass --port with a free one.`) : err;
+    },
+  );
+  onShutdown(() => server.close(), {
+    info: (line) => console.log(`echo-model: ${line}`),
+    error: (_, line) => console.error(`echo-model: ${line}`),
   });
-  onShutdown(() => server.close(), { info: (line) => console.log(`echo-model: ${line}`), error: (_, line) => console.error(`echo-model: ${line}`) });
   console.log(`Echo model "${ECHO_MODEL}" serving at ${server.url}; point Agentplane at it with OPENAI_BASE_URL=${server.url}`);
 }
 
@@ -183,7 +204,9 @@ async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw err;
       const owner = Number((await readFile(lockFile, 'utf8').catch(() => '')).trim());
       if (owner > 0 && isAlive(owner)) {
-        throw new ConfigError(`another agentplane dev (pid ${owner}) is using ${dataDir}; stop it, or set AGENTPLANE_DATA_DIR to another directory.`);
+        throw new ConfigError(
+          `another agentplane dev (pid ${owner}) is using ${dataDir}; stop it, or set AGENTPLANE_DATA_DIR to another directory.`,
+        );
       }
       await rm(lockFile, { force: true }); // left by a process that died without stopping
     }

@@ -65,7 +65,13 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (s3Vars.some((name) => env[name])) {
     const missing = s3Vars.filter((name) => !env[name]);
     if (missing.length > 0) throw new ConfigError(`S3 storage is partly configured: set ${missing.join(', ')}.`);
-    s3 = { endpoint: env.S3_ENDPOINT!, bucket: env.S3_BUCKET!, accessKey: env.S3_ACCESS_KEY!, secretKey: env.S3_SECRET_KEY!, region: env.S3_REGION };
+    s3 = {
+      endpoint: env.S3_ENDPOINT!,
+      bucket: env.S3_BUCKET!,
+      accessKey: env.S3_ACCESS_KEY!,
+      secretKey: env.S3_SECRET_KEY!,
+      region: env.S3_REGION,
+    };
   }
   for (const name of ['AGENTPLANE_ADMIN_KEY', 'AGENTPLANE_CONTROLLER_KEY']) {
     if (env[name] !== undefined && !/^ap_[A-Za-z0-9_-]{20,120}$/.test(env[name])) {
@@ -73,10 +79,13 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
   }
   if (env.AGENTPLANE_CONTROLLER_KEY !== undefined && env.AGENTPLANE_CONTROLLER_KEY === env.AGENTPLANE_ADMIN_KEY) {
-    throw new ConfigError('AGENTPLANE_CONTROLLER_KEY must differ from AGENTPLANE_ADMIN_KEY: the controller gets a key of its own, with the agents scopes only.');
+    throw new ConfigError(
+      'AGENTPLANE_CONTROLLER_KEY must differ from AGENTPLANE_ADMIN_KEY: the controller gets a key of its own, with the agents scopes only.',
+    );
   }
   const migrate = env.AGENTPLANE_MIGRATE || 'true';
-  if (migrate !== 'true' && migrate !== 'false') throw new ConfigError(`AGENTPLANE_MIGRATE must be true or false, not '${env.AGENTPLANE_MIGRATE}'.`);
+  if (migrate !== 'true' && migrate !== 'false')
+    throw new ConfigError(`AGENTPLANE_MIGRATE must be true or false, not '${env.AGENTPLANE_MIGRATE}'.`);
   const allowPrivate = env.AGENTPLANE_TOOLS_ALLOW_PRIVATE || 'false';
   if (allowPrivate !== 'true' && allowPrivate !== 'false') {
     throw new ConfigError(`AGENTPLANE_TOOLS_ALLOW_PRIVATE must be true or false, not '${env.AGENTPLANE_TOOLS_ALLOW_PRIVATE}'.`);
@@ -114,11 +123,15 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // Read where lookups are made (tools/outbound-lookups.ts); checked here so a bad value stops the start.
   const dnsProblem = dnsServersProblem(dnsServersFromEnv(env) ?? []);
   if (dnsProblem) {
-    throw new ConfigError(`AGENTPLANE_DNS_SERVERS must be IP addresses with optional ports, separated by commas (10.0.0.10,[2001:db8::53]:5353), not '${env.AGENTPLANE_DNS_SERVERS}': ${dnsProblem}.`);
+    throw new ConfigError(
+      `AGENTPLANE_DNS_SERVERS must be IP addresses with optional ports, separated by commas (10.0.0.10,[2001:db8::53]:5353), not '${env.AGENTPLANE_DNS_SERVERS}': ${dnsProblem}.`,
+    );
   }
   const basePath = normaliseBasePath(env.AGENTPLANE_BASE_PATH ?? '');
   if (basePath === null) {
-    throw new ConfigError(`AGENTPLANE_BASE_PATH must be a URL path such as /agentplane (letters, digits, . _ ~ - between slashes), not '${env.AGENTPLANE_BASE_PATH}'.`);
+    throw new ConfigError(
+      `AGENTPLANE_BASE_PATH must be a URL path such as /agentplane (letters, digits, . _ ~ - between slashes), not '${env.AGENTPLANE_BASE_PATH}'.`,
+    );
   }
   const eventStreamLimits: EventStreamLimits = {
     perKey: wholeNumber(env, 'AGENTPLANE_EVENT_STREAMS_PER_KEY', 1, 100_000, DEFAULT_EVENT_STREAM_LIMITS.perKey),
@@ -155,16 +168,22 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
 /** `queue=project_id`, comma-separated: the pools the operator runs, each polling its queue for one project. */
 function workerPoolsOf(text: string | undefined): DeclaredWorkerPool[] {
-  const pools = (text ?? '').split(',').map((entry) => entry.trim()).filter(Boolean).map((entry) => {
-    const [queue = '', projectId = '', ...rest] = entry.split('=');
-    if (!/^[a-z0-9]([a-z0-9.-]{0,98}[a-z0-9])?$/.test(queue) || !/^proj_[A-Za-z0-9]+$/.test(projectId) || rest.length > 0) {
-      throw new ConfigError(`AGENTPLANE_WORKER_POOLS takes task-queue=project-id, comma-separated (e.g. gpu=proj_123), not '${entry}'.`);
-    }
-    if (queue.startsWith(CONTROLLER_POOL_PREFIX)) {
-      throw new ConfigError(`AGENTPLANE_WORKER_POOLS: '${queue}' starts with ${CONTROLLER_POOL_PREFIX}, which the Kubernetes controller's pools use; name it otherwise.`);
-    }
-    return { queue, projectId };
-  });
+  const pools = (text ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const [queue = '', projectId = '', ...rest] = entry.split('=');
+      if (!/^[a-z0-9]([a-z0-9.-]{0,98}[a-z0-9])?$/.test(queue) || !/^proj_[A-Za-z0-9]+$/.test(projectId) || rest.length > 0) {
+        throw new ConfigError(`AGENTPLANE_WORKER_POOLS takes task-queue=project-id, comma-separated (e.g. gpu=proj_123), not '${entry}'.`);
+      }
+      if (queue.startsWith(CONTROLLER_POOL_PREFIX)) {
+        throw new ConfigError(
+          `AGENTPLANE_WORKER_POOLS: '${queue}' starts with ${CONTROLLER_POOL_PREFIX}, which the Kubernetes controller's pools use; name it otherwise.`,
+        );
+      }
+      return { queue, projectId };
+    });
   const twice = pools.find((pool, i) => pools.findIndex((p) => p.queue === pool.queue) !== i);
   if (twice) throw new ConfigError(`AGENTPLANE_WORKER_POOLS names '${twice.queue}' twice: a pool runs for one project.`);
   return pools;
@@ -181,9 +200,16 @@ export function requireServices(config: Config): Required<Pick<Config, 'database
 }
 
 /** A whole number from `min` to `max` in the variable `name`; `fallback` when unset or empty. */
-function wholeNumber<Fallback extends number | undefined>(env: NodeJS.ProcessEnv, name: string, min: number, max: number, fallback: Fallback): number | Fallback {
+function wholeNumber<Fallback extends number | undefined>(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  min: number,
+  max: number,
+  fallback: Fallback,
+): number | Fallback {
   const text = env[name];
   if (!text) return fallback;
-  if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) throw new ConfigError(`${name} must be a whole number from ${min} to ${max.toLocaleString('en-US')}, not '${text}'.`);
+  if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max)
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max.toLocaleString('en-US')}, not '${text}'.`);
   return Number(text);
 }

@@ -53,24 +53,36 @@ function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   return content
-    .map((part: unknown) => (typeof part === 'object' && part !== null && (part as { type?: unknown }).type === 'text' ? String((part as { text?: unknown }).text ?? '') : ''))
+    .map((part: unknown) =>
+      typeof part === 'object' && part !== null && (part as { type?: unknown }).type === 'text'
+        ? String((part as { text?: unknown }).text ?? '')
+        : '',
+    )
     .join('\n');
 }
 
 function chatRequestOf(body: unknown): ChatRequest {
-  if (typeof body !== 'object' || body === null) throw new RequestProblem(400, 'invalid_request_error', null, 'The body must be a JSON object.');
+  if (typeof body !== 'object' || body === null)
+    throw new RequestProblem(400, 'invalid_request_error', null, 'The body must be a JSON object.');
   const { model, messages, stream, stream_options: streamOptions } = body as Record<string, unknown>;
   if (typeof model !== 'string') throw new RequestProblem(400, 'invalid_request_error', null, "'model' is required.");
   if (model !== ECHO_MODEL) {
-    throw new RequestProblem(404, 'invalid_request_error', 'model_not_found', `The model '${model}' does not exist; this server has one model, '${ECHO_MODEL}'.`);
+    throw new RequestProblem(
+      404,
+      'invalid_request_error',
+      'model_not_found',
+      `The model '${model}' does not exist; this server has one model, '${ECHO_MODEL}'.`,
+    );
   }
-  if (!Array.isArray(messages) || messages.length === 0) throw new RequestProblem(400, 'invalid_request_error', null, "'messages' must be a non-empty array.");
+  if (!Array.isArray(messages) || messages.length === 0)
+    throw new RequestProblem(400, 'invalid_request_error', null, "'messages' must be a non-empty array.");
   const texts = messages.map((m: unknown) => (typeof m === 'object' && m !== null ? (m as Record<string, unknown>) : {}));
   const lastUser = texts.filter((m) => m.role === 'user').at(-1);
   return {
     model,
     stream: stream === true,
-    includeUsage: typeof streamOptions === 'object' && streamOptions !== null && (streamOptions as { include_usage?: unknown }).include_usage === true,
+    includeUsage:
+      typeof streamOptions === 'object' && streamOptions !== null && (streamOptions as { include_usage?: unknown }).include_usage === true,
     echoed: lastUser ? textOf(lastUser.content) : '',
     inputText: texts.map((m) => textOf(m.content)).join('\n'),
   };
@@ -84,7 +96,8 @@ async function bodyOf(req: IncomingMessage): Promise<unknown> {
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new RequestProblem(413, 'invalid_request_error', null, `The body is larger than ${MAX_BODY_BYTES} bytes.`);
+    if (size > MAX_BODY_BYTES)
+      throw new RequestProblem(413, 'invalid_request_error', null, `The body is larger than ${MAX_BODY_BYTES} bytes.`);
     chunks.push(chunk as Buffer);
   }
   try {
@@ -114,7 +127,13 @@ function streamEcho(res: ServerResponse, request: ChatRequest, wordMs: number, l
   const words = wordsOf(request.echoed);
   const send = (data: unknown) => res.write(`data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
   const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) =>
-    send({ id, object: 'chat.completion.chunk', created, model: request.model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] });
+    send({
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model: request.model,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+    });
 
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
   chunk({ role: 'assistant', content: '' });
@@ -133,7 +152,8 @@ function streamEcho(res: ServerResponse, request: ChatRequest, wordMs: number, l
       return;
     }
     chunk({}, 'stop');
-    if (request.includeUsage) send({ id, object: 'chat.completion.chunk', created, model: request.model, choices: [], usage: usageOf(request, words) });
+    if (request.includeUsage)
+      send({ id, object: 'chat.completion.chunk', created, model: request.model, choices: [], usage: usageOf(request, words) });
     send('[DONE]');
     res.end();
     log(`streamed ${words.length} words`);
@@ -163,7 +183,12 @@ export async function startEchoModel({ port, wordMs, log = () => {} }: EchoModel
       const request = chatRequestOf(await bodyOf(req));
       return request.stream ? streamEcho(res, request, wordMs, log) : answerWhole(res, request);
     }
-    throw new RequestProblem(404, 'invalid_request_error', null, `Unknown request URL: ${req.method} ${path}. This server answers GET /v1/models and POST /v1/chat/completions.`);
+    throw new RequestProblem(
+      404,
+      'invalid_request_error',
+      null,
+      `Unknown request URL: ${req.method} ${path}. This server answers GET /v1/models and POST /v1/chat/completions.`,
+    );
   };
 
   const server = createServer((req, res) => {

@@ -57,7 +57,11 @@ export async function startPostgres(
     password,
     persistent: true,
     createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', ...(options.durable === false ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : [])],
+    postgresFlags: [
+      '-c',
+      'listen_addresses=127.0.0.1',
+      ...(options.durable === false ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : []),
+    ],
     onLog: (message: string) => (log = (log + message).slice(-2000)),
     onError: () => {},
   });
@@ -92,7 +96,19 @@ export async function startPostgres(
 /** Starts `temporal server start-dev` on loopback; with `dbFile` its state survives restarts. */
 export async function startTemporal(options: { dbFile?: string; port?: number } = {}): Promise<RunningService & { address: string }> {
   const port = options.port ?? (await freePort());
-  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--headless', '--log-level', 'error', '--namespace', 'default'];
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--headless',
+    '--log-level',
+    'error',
+    '--namespace',
+    'default',
+  ];
   // With a database file, the server's pid is kept beside it, so that a start can stop one left running.
   const pidFile = options.dbFile && `${options.dbFile}.pid`;
   if (options.dbFile) {
@@ -132,7 +148,8 @@ async function waitForTemporal(address: string, child: ChildProcess, stderr: () 
         await connection.close();
       }
     } catch (err) {
-      if (Date.now() > deadline) throw new Error(`temporal server did not become ready: ${(err as Error).message} ${stderr()}`, { cause: err });
+      if (Date.now() > deadline)
+        throw new Error(`temporal server did not become ready: ${(err as Error).message} ${stderr()}`, { cause: err });
       await new Promise((r) => setTimeout(r, 250));
     }
   }

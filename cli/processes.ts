@@ -21,7 +21,11 @@ export interface Stoppable {
   stop(): Promise<void>;
 }
 
-export async function serveApi(services: Services, port: number, host: string): Promise<Stoppable & { url: string; server: Server; metricsUrl?: string }> {
+export async function serveApi(
+  services: Services,
+  port: number,
+  host: string,
+): Promise<Stoppable & { url: string; server: Server; metricsUrl?: string }> {
   const runEvents = new RunEventFeed(services.db.connectionString, services.log).start();
   const { app, metrics } = createApp({ ...services, runEvents, streamSlots: new EventStreamSlots(services.eventStreamLimits) });
   const metricsServer = services.metricsPort === undefined ? null : await serveMetrics(metrics, services.metricsPort, host);
@@ -70,7 +74,9 @@ async function serveMetrics(metrics: ApiMetrics, port: number, host: string): Pr
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(err.code === 'EADDRINUSE' ? new ConfigError(`${host}:${port} is already in use; set AGENTPLANE_METRICS_PORT to a free port.`) : err),
+      reject(
+        err.code === 'EADDRINUSE' ? new ConfigError(`${host}:${port} is already in use; set AGENTPLANE_METRICS_PORT to a free port.`) : err,
+      ),
     );
     server.listen(port, host, () => resolve());
   });
@@ -136,7 +142,10 @@ export async function serveWorker(
   });
   const running = worker.run();
   // Each shared worker turns recorded events into webhook deliveries; dispatchers share the work.
-  const dispatcher = taskQueue === TASK_QUEUE ? new WebhookDispatcher(services.db, services.temporal, services.webhooks ?? DEFAULT_WEBHOOK_SETTINGS, services.log).start() : null;
+  const dispatcher =
+    taskQueue === TASK_QUEUE
+      ? new WebhookDispatcher(services.db, services.temporal, services.webhooks ?? DEFAULT_WEBHOOK_SETTINGS, services.log).start()
+      : null;
   return {
     running: () => worker.getState() === 'RUNNING',
     async stop() {
@@ -161,7 +170,11 @@ export async function serveWorkerProbes(port: number, host: string | undefined, 
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(err.code === 'EADDRINUSE' ? new ConfigError(`${host ?? '0.0.0.0'}:${port} is already in use; set AGENTPLANE_PROBE_PORT to a free port.`) : err),
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new ConfigError(`${host ?? '0.0.0.0'}:${port} is already in use; set AGENTPLANE_PROBE_PORT to a free port.`)
+          : err,
+      ),
     );
     server.listen(port, host, () => resolve());
   });

@@ -110,7 +110,12 @@ export async function openServices(settings: ServiceSettings, log = createLogger
  * Schema first, then the bootstrap key: what every process that serves the API needs before it listens.
  * With `migrate: false` the schema is only checked, since a deploy step migrates it.
  */
-export async function prepareDatabase(db: Db, adminKey: string | undefined, log: Logger, options: { migrate?: boolean; controllerKey?: string } = {}): Promise<void> {
+export async function prepareDatabase(
+  db: Db,
+  adminKey: string | undefined,
+  log: Logger,
+  options: { migrate?: boolean; controllerKey?: string } = {},
+): Promise<void> {
   if (options.migrate === false) {
     const pending = await pendingMigrations(db);
     if (pending.length > 0) {
@@ -135,13 +140,19 @@ export async function prepareDatabase(db: Db, adminKey: string | undefined, log:
  * as this process serves the API, so that each outlives a rolling update that configures another one
  * (records/api-keys.ts, records/controller-key.ts).
  */
-export function keepConfiguredKeysHeld(db: Db, keys: { adminKey?: string; controllerKey?: string }, log: Logger, everyMs = 60_000): { stop(): Promise<void> } {
+export function keepConfiguredKeysHeld(
+  db: Db,
+  keys: { adminKey?: string; controllerKey?: string },
+  log: Logger,
+  everyMs = 60_000,
+): { stop(): Promise<void> } {
   const { adminKey, controllerKey } = keys;
   let running: Promise<void> = Promise.resolve();
   const timer = setInterval(() => {
     running = Promise.all([
       adminKey && holdBootstrapKey(db, adminKey).catch((err) => log.warn({ err }, 'could not report the bootstrap key held; retrying')),
-      controllerKey && holdControllerKey(db, controllerKey).catch((err) => log.warn({ err }, "could not report the controller's key held; retrying")),
+      controllerKey &&
+        holdControllerKey(db, controllerKey).catch((err) => log.warn({ err }, "could not report the controller's key held; retrying")),
     ]).then(() => {});
   }, everyMs);
   timer.unref();

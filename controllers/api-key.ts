@@ -14,7 +14,11 @@ export class ApiKeySource {
   private lastRead = 0;
   private reading: Promise<boolean> | undefined;
 
-  private constructor(private readonly config: ControllerConfig, private readonly kc: KubeConfig, key: string) {
+  private constructor(
+    private readonly config: ControllerConfig,
+    private readonly kc: KubeConfig,
+    key: string,
+  ) {
     this.key = key;
     this.lastRead = Date.now();
   }
@@ -54,9 +58,14 @@ export class ApiKeySource {
 
 async function readSecretKey(config: ControllerConfig, kc: KubeConfig): Promise<string> {
   const { namespace, name } = config.apiKeySecret!;
-  const secret = await kc.makeApiClient(CoreV1Api).readNamespacedSecret({ namespace, name }).catch((err: { code?: number }) => {
-    throw new ControllerConfigError(`Could not read the Secret ${namespace}/${name} (AGENTPLANE_API_KEY_SECRET): ${err.code ?? ''} ${String(err)}`.trim());
-  });
+  const secret = await kc
+    .makeApiClient(CoreV1Api)
+    .readNamespacedSecret({ namespace, name })
+    .catch((err: { code?: number }) => {
+      throw new ControllerConfigError(
+        `Could not read the Secret ${namespace}/${name} (AGENTPLANE_API_KEY_SECRET): ${err.code ?? ''} ${String(err)}`.trim(),
+      );
+    });
   const encoded = secret.data?.['api-key'];
   if (!encoded) throw new ControllerConfigError(`The Secret ${namespace}/${name} (AGENTPLANE_API_KEY_SECRET) has no key api-key.`);
   return Buffer.from(encoded, 'base64').toString('utf8').trim();

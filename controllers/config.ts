@@ -32,7 +32,8 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 export function controllerConfigFrom(env: NodeJS.ProcessEnv): ControllerConfig {
   const apiUrl = env.AGENTPLANE_API_URL;
-  if (!apiUrl) throw new ControllerConfigError('Missing configuration: set AGENTPLANE_API_URL to the platform API, e.g. http://agentplane-api:8080.');
+  if (!apiUrl)
+    throw new ControllerConfigError('Missing configuration: set AGENTPLANE_API_URL to the platform API, e.g. http://agentplane-api:8080.');
   if (!URL.canParse(apiUrl) || !/^https?:$/.test(new URL(apiUrl).protocol)) {
     throw new ControllerConfigError(`AGENTPLANE_API_URL must be an http or https URL, not '${apiUrl}'.`);
   }
@@ -45,19 +46,31 @@ export function controllerConfigFrom(env: NodeJS.ProcessEnv): ControllerConfig {
     apiKeySecret = { namespace, name };
   }
   if (!env.AGENTPLANE_API_KEY && !apiKeySecret) {
-    throw new ControllerConfigError('Missing configuration: set AGENTPLANE_API_KEY, or AGENTPLANE_API_KEY_SECRET (namespace/name of a Secret with the key in `api-key`).');
+    throw new ControllerConfigError(
+      'Missing configuration: set AGENTPLANE_API_KEY, or AGENTPLANE_API_KEY_SECRET (namespace/name of a Secret with the key in `api-key`).',
+    );
   }
-  const watchNamespaces = (env.AGENTPLANE_WATCH_NAMESPACES ?? '').split(',').map((n) => n.trim()).filter(Boolean);
+  const watchNamespaces = (env.AGENTPLANE_WATCH_NAMESPACES ?? '')
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
   const badNamespace = watchNamespaces.find((n) => !DNS_LABEL.test(n));
-  if (badNamespace !== undefined) throw new ControllerConfigError(`AGENTPLANE_WATCH_NAMESPACES lists '${badNamespace}', which is not a namespace name.`);
+  if (badNamespace !== undefined)
+    throw new ControllerConfigError(`AGENTPLANE_WATCH_NAMESPACES lists '${badNamespace}', which is not a namespace name.`);
   const leaderElection = booleanOf(env, 'AGENTPLANE_LEADER_ELECTION', true);
-  const workerEnvFrom = (env.AGENTPLANE_WORKER_ENV_FROM ?? '').split(',').map((s) => s.trim()).filter(Boolean).map((source) => {
-    const [kind, name] = source.split(':');
-    if ((kind !== 'configmap' && kind !== 'secret') || !name || !DNS_LABEL.test(name)) {
-      throw new ControllerConfigError(`AGENTPLANE_WORKER_ENV_FROM takes configmap:NAME and secret:NAME, comma-separated, not '${source}'.`);
-    }
-    return { kind, name } as const;
-  });
+  const workerEnvFrom = (env.AGENTPLANE_WORKER_ENV_FROM ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((source) => {
+      const [kind, name] = source.split(':');
+      if ((kind !== 'configmap' && kind !== 'secret') || !name || !DNS_LABEL.test(name)) {
+        throw new ControllerConfigError(
+          `AGENTPLANE_WORKER_ENV_FROM takes configmap:NAME and secret:NAME, comma-separated, not '${source}'.`,
+        );
+      }
+      return { kind, name } as const;
+    });
   return {
     apiUrl: apiUrl.replace(/\/+$/, ''),
     apiKey: env.AGENTPLANE_API_KEY || undefined,
@@ -95,7 +108,8 @@ function wholeNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, min
   const text = env[name];
   if (text === undefined || text === '') return fallback;
   const value = Number(text);
-  if (!/^\d+$/.test(text) || value < min || value > max) throw new ControllerConfigError(`${name} must be a whole number from ${min} to ${max}, not '${text}'.`);
+  if (!/^\d+$/.test(text) || value < min || value > max)
+    throw new ControllerConfigError(`${name} must be a whole number from ${min} to ${max}, not '${text}'.`);
   return value;
 }
 

@@ -19,7 +19,18 @@ import { agentHandler } from './agents.js';
 import { networkHandler } from './networks.js';
 import { NETWORK_LABEL, NETWORK_NAMESPACE_LABEL, WorkerPools } from './worker-pools.js';
 import { WorkQueue } from './work-queue.js';
-import { COMPONENT, GROUP, PLURAL, VERSION, keyOf, splitKey, type AgentNetworkResource, type AgentResource, type Kind, type Resource } from './resources.js';
+import {
+  COMPONENT,
+  GROUP,
+  PLURAL,
+  VERSION,
+  keyOf,
+  splitKey,
+  type AgentNetworkResource,
+  type AgentResource,
+  type Kind,
+  type Resource,
+} from './resources.js';
 
 const LEASE_NAME = 'agentplane-controller';
 
@@ -28,7 +39,8 @@ function customResource<T extends Resource<unknown>>(kc: KubeConfig, kind: Kind)
   const plural = PLURAL[kind];
   return {
     kind,
-    path: (namespace) => (namespace ? `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${plural}` : `/apis/${GROUP}/${VERSION}/${plural}`),
+    path: (namespace) =>
+      namespace ? `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${plural}` : `/apis/${GROUP}/${VERSION}/${plural}`,
     list: async (namespace) =>
       (namespace
         ? await objects.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural })
@@ -43,7 +55,8 @@ function workerDeployments(kc: KubeConfig): WatchedResource<V1Deployment> {
     kind: 'Deployment',
     labelSelector,
     path: (namespace) => (namespace ? `/apis/apps/v1/namespaces/${namespace}/deployments` : '/apis/apps/v1/deployments'),
-    list: (namespace) => (namespace ? apps.listNamespacedDeployment({ namespace, labelSelector }) : apps.listDeploymentForAllNamespaces({ labelSelector })),
+    list: (namespace) =>
+      namespace ? apps.listNamespacedDeployment({ namespace, labelSelector }) : apps.listDeploymentForAllNamespaces({ labelSelector }),
   };
 }
 
@@ -66,9 +79,16 @@ export async function startController(config: ControllerConfig, kc: KubeConfig, 
 
   const handlers: Record<Kind, KindHandler<never, never, OwnedRecord>> = {
     Agent: agentHandler(platform) as unknown as KindHandler<never, never, OwnedRecord>,
-    AgentNetwork: networkHandler(platform, (namespace, name) => agents.get(namespace, name), pools) as unknown as KindHandler<never, never, OwnedRecord>,
+    AgentNetwork: networkHandler(platform, (namespace, name) => agents.get(namespace, name), pools) as unknown as KindHandler<
+      never,
+      never,
+      OwnedRecord
+    >,
   };
-  const caches: Record<Kind, ResourceWatch<Resource<unknown>>> = { Agent: agents, AgentNetwork: networks } as Record<Kind, ResourceWatch<Resource<unknown>>>;
+  const caches: Record<Kind, ResourceWatch<Resource<unknown>>> = { Agent: agents, AgentNetwork: networks } as Record<
+    Kind,
+    ResourceWatch<Resource<unknown>>
+  >;
 
   let queue: WorkQueue | undefined;
   const enqueue = (kind: Kind, key: string) => queue?.add(`${kind}:${key}`);
@@ -91,7 +111,8 @@ export async function startController(config: ControllerConfig, kc: KubeConfig, 
     // The networks that name this agent wait on it, or must learn its new id.
     for (const network of networks.list()) {
       if (network.metadata.namespace !== agent.metadata.namespace) continue;
-      if (network.spec.members.includes(agent.metadata.name) || network.spec.router.agent === agent.metadata.name) enqueue('AgentNetwork', keyOf(network));
+      if (network.spec.members.includes(agent.metadata.name) || network.spec.router.agent === agent.metadata.name)
+        enqueue('AgentNetwork', keyOf(network));
     }
   });
   networks.onChange((network) => {
@@ -122,7 +143,10 @@ export async function startController(config: ControllerConfig, kc: KubeConfig, 
       metrics.reconciled(kind, 'error', (performance.now() - started) / 1000);
       const delay = work.retry(item, err instanceof PlatformUnavailable ? err.retryAfterMs : 0);
       const conflict = (err as { code?: number }).code === 409;
-      log[conflict ? 'debug' : 'warn']({ err: err instanceof Error ? err.message : String(err), kind, key, retry_in_ms: delay }, 'reconcile failed; retrying');
+      log[conflict ? 'debug' : 'warn'](
+        { err: err instanceof Error ? err.message : String(err), kind, key, retry_in_ms: delay },
+        'reconcile failed; retrying',
+      );
     } finally {
       metrics.queueDepth(work.depth);
     }
@@ -148,7 +172,14 @@ export async function startController(config: ControllerConfig, kc: KubeConfig, 
 
   const stopping = new AbortController();
   const elector = config.leaderElection
-    ? new LeaderElector({ kubeConfig: kc, namespace: config.leaseNamespace, name: LEASE_NAME, identity: config.identity, log, onChange: (leading) => metrics.leader(leading) })
+    ? new LeaderElector({
+        kubeConfig: kc,
+        namespace: config.leaseNamespace,
+        name: LEASE_NAME,
+        identity: config.identity,
+        log,
+        onChange: (leading) => metrics.leader(leading),
+      })
     : undefined;
   const health = await startHealthServer({
     host: config.host,
@@ -164,7 +195,10 @@ export async function startController(config: ControllerConfig, kc: KubeConfig, 
   const running = (async () => {
     await Promise.all([agents.start(), networks.start(), deployments.start()]);
     if (stopping.signal.aborted) return;
-    log.info({ namespaces: config.watchNamespaces.length > 0 ? config.watchNamespaces : 'all', leader_election: config.leaderElection }, 'watches synced');
+    log.info(
+      { namespaces: config.watchNamespaces.length > 0 ? config.watchNamespaces : 'all', leader_election: config.leaderElection },
+      'watches synced',
+    );
     if (elector) await elector.run(lead, stopping.signal);
     else {
       metrics.leader(true);

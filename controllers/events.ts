@@ -22,7 +22,11 @@ export class EventRecorder {
   private readonly core: CoreV1Api;
   private readonly recent = new Map<string, { name: string; count: number; at: number }>();
 
-  constructor(kc: KubeConfig, private readonly component: string, private readonly log: Logger) {
+  constructor(
+    kc: KubeConfig,
+    private readonly component: string,
+    private readonly log: Logger,
+  ) {
     this.core = kc.makeApiClient(CoreV1Api);
   }
 
@@ -42,7 +46,10 @@ export class EventRecorder {
       if (seen && now.getTime() - seen.at < REPEAT_WINDOW_MS) {
         seen.count += 1;
         seen.at = now.getTime();
-        await this.core.patchNamespacedEvent({ namespace: object.namespace, name: seen.name, body: { count: seen.count, lastTimestamp: now } }, MERGE_PATCH);
+        await this.core.patchNamespacedEvent(
+          { namespace: object.namespace, name: seen.name, body: { count: seen.count, lastTimestamp: now } },
+          MERGE_PATCH,
+        );
         return;
       }
       const name = `${object.name}.${randomBytes(8).toString('hex')}`;
@@ -50,7 +57,13 @@ export class EventRecorder {
         namespace: object.namespace,
         body: {
           metadata: { name, namespace: object.namespace },
-          involvedObject: { apiVersion: object.apiVersion, kind: object.kind, namespace: object.namespace, name: object.name, uid: object.uid },
+          involvedObject: {
+            apiVersion: object.apiVersion,
+            kind: object.kind,
+            namespace: object.namespace,
+            name: object.name,
+            uid: object.uid,
+          },
           type,
           reason,
           message: message.slice(0, 1024),

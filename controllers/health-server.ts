@@ -9,7 +9,13 @@ export interface HealthServer {
   close(): Promise<void>;
 }
 
-export async function startHealthServer(options: { host: string; port: number; live: () => boolean; ready: () => boolean; metrics: ControllerMetrics }): Promise<HealthServer> {
+export async function startHealthServer(options: {
+  host: string;
+  port: number;
+  live: () => boolean;
+  ready: () => boolean;
+  metrics: ControllerMetrics;
+}): Promise<HealthServer> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -32,7 +38,11 @@ export async function startHealthServer(options: { host: string; port: number; l
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(err.code === 'EADDRINUSE' ? new ControllerConfigError(`${options.host}:${options.port} is already in use; set AGENTPLANE_PROBE_PORT to a free port.`) : err),
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new ControllerConfigError(`${options.host}:${options.port} is already in use; set AGENTPLANE_PROBE_PORT to a free port.`)
+          : err,
+      ),
     );
     server.listen(options.port, options.host, () => resolve());
   });

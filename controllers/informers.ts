@@ -3,7 +3,14 @@
  * informer (which re-lists after 410 Gone and resumes a watch that ends). A watch that fails (the API server
  * restarting, a dropped connection, a list that cannot be made) is started again with backoff, forever.
  */
-import { makeInformer, type Informer, type KubeConfig, type KubernetesListObject, type KubernetesObject, type ObjectCache } from '@kubernetes/client-node';
+import {
+  makeInformer,
+  type Informer,
+  type KubeConfig,
+  type KubernetesListObject,
+  type KubernetesObject,
+  type ObjectCache,
+} from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 
 export interface WatchedResource<T extends KubernetesObject> {
@@ -40,7 +47,8 @@ export class ResourceWatch<T extends KubernetesObject> {
         return resource.list(namespace);
       };
       const informer = makeInformer<T>(kc, resource.path(namespace), list, resource.labelSelector);
-      for (const verb of ['add', 'update', 'delete'] as const) informer.on(verb, (object) => this.handlers.forEach((handle) => handle(object)));
+      for (const verb of ['add', 'update', 'delete'] as const)
+        informer.on(verb, (object) => this.handlers.forEach((handle) => handle(object)));
       this.informers.push(informer);
     }
   }

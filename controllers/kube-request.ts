@@ -14,11 +14,20 @@ export interface KubeResponse<T> {
 
 const TIMEOUT_MS = 10_000;
 
-export async function kubeRequest<T>(kc: KubeConfig, method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown): Promise<KubeResponse<T>> {
+export async function kubeRequest<T>(
+  kc: KubeConfig,
+  method: 'GET' | 'POST' | 'PUT',
+  path: string,
+  body?: unknown,
+): Promise<KubeResponse<T>> {
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('the kubeconfig names no current cluster');
   const url = new URL(path, cluster.server);
-  const options: RequestOptions = { method, headers: { accept: 'application/json', 'content-type': 'application/json' }, timeout: TIMEOUT_MS };
+  const options: RequestOptions = {
+    method,
+    headers: { accept: 'application/json', 'content-type': 'application/json' },
+    timeout: TIMEOUT_MS,
+  };
   await kc.applyToHTTPSOptions(options);
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolve, reject) => {

@@ -93,7 +93,10 @@ export class LeaderElector {
   private setLeading(leading: boolean): void {
     if (this.leading === leading) return;
     this.leading = leading;
-    this.options.log.info({ lease: `${this.options.namespace}/${this.options.name}`, identity: this.options.identity }, leading ? 'became the leader' : 'no longer the leader');
+    this.options.log.info(
+      { lease: `${this.options.namespace}/${this.options.name}`, identity: this.options.identity },
+      leading ? 'became the leader' : 'no longer the leader',
+    );
     this.options.onChange?.(leading);
   }
 
@@ -128,7 +131,13 @@ export class LeaderElector {
           apiVersion: 'coordination.k8s.io/v1',
           kind: 'Lease',
           metadata: { name, namespace },
-          spec: { holderIdentity: identity, leaseDurationSeconds: durationSeconds, acquireTime: microTime(now), renewTime: microTime(now), leaseTransitions: 0 },
+          spec: {
+            holderIdentity: identity,
+            leaseDurationSeconds: durationSeconds,
+            acquireTime: microTime(now),
+            renewTime: microTime(now),
+            leaseTransitions: 0,
+          },
         });
       }
       const spec = current.spec ?? {};

@@ -3,7 +3,12 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 
 export class ControllerMetrics {
   readonly registry = new Registry();
-  private readonly reconciles = new Counter({ name: 'agentplane_controller_reconciles_total', help: 'Reconcile passes, by kind and outcome (success, error).', labelNames: ['kind', 'outcome'] as const, registers: [this.registry] });
+  private readonly reconciles = new Counter({
+    name: 'agentplane_controller_reconciles_total',
+    help: 'Reconcile passes, by kind and outcome (success, error).',
+    labelNames: ['kind', 'outcome'] as const,
+    registers: [this.registry],
+  });
   private readonly durations = new Histogram({
     name: 'agentplane_controller_reconcile_duration_seconds',
     help: 'How long a reconcile pass took, by kind.',
@@ -11,9 +16,22 @@ export class ControllerMetrics {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
   });
-  private readonly depth = new Gauge({ name: 'agentplane_controller_queue_depth', help: 'Keys waiting in the work queue.', registers: [this.registry] });
-  private readonly leading = new Gauge({ name: 'agentplane_controller_leader', help: '1 while this replica is the leader.', registers: [this.registry] });
-  private readonly watchRestarts = new Counter({ name: 'agentplane_controller_watch_restarts_total', help: 'Watches restarted after an error, by kind.', labelNames: ['kind'] as const, registers: [this.registry] });
+  private readonly depth = new Gauge({
+    name: 'agentplane_controller_queue_depth',
+    help: 'Keys waiting in the work queue.',
+    registers: [this.registry],
+  });
+  private readonly leading = new Gauge({
+    name: 'agentplane_controller_leader',
+    help: '1 while this replica is the leader.',
+    registers: [this.registry],
+  });
+  private readonly watchRestarts = new Counter({
+    name: 'agentplane_controller_watch_restarts_total',
+    help: 'Watches restarted after an error, by kind.',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
   private readonly relists = new Counter({
     name: 'agentplane_controller_relists_total',
     help: 'Full lists after the first, when a watch could not resume (410 Gone), by kind.',

@@ -18,7 +18,13 @@ export type AgentLookup = (namespace: string, name: string) => AgentResource | u
 export type AgentRecordLookup = (uid: string) => Promise<{ id: string } | null>;
 
 /** The platform id of each named Agent, in order, or why the network must wait. */
-async function agentIds(lookup: AgentLookup, records: AgentRecordLookup, namespace: string, names: string[], role: (name: string) => string): Promise<string[] | Blocked> {
+async function agentIds(
+  lookup: AgentLookup,
+  records: AgentRecordLookup,
+  namespace: string,
+  names: string[],
+  role: (name: string) => string,
+): Promise<string[] | Blocked> {
   const ids: string[] = [];
   for (const name of names) {
     const agent = lookup(namespace, name);
@@ -32,7 +38,11 @@ async function agentIds(lookup: AgentLookup, records: AgentRecordLookup, namespa
   return ids;
 }
 
-export async function networkBody(resource: AgentNetworkResource, lookup: AgentLookup, records: AgentRecordLookup): Promise<Body | Blocked> {
+export async function networkBody(
+  resource: AgentNetworkResource,
+  lookup: AgentLookup,
+  records: AgentRecordLookup,
+): Promise<Body | Blocked> {
   const { namespace, name } = resource.metadata;
   const spec: AgentNetworkSpec = resource.spec;
   const members = await agentIds(lookup, records, namespace, spec.members, (member) => `member ${member}`);

@@ -17,14 +17,21 @@ export type ManagedResource = components['schemas']['ManagedResource'];
 
 /** Unreachable, 5xx or 429: nothing is wrong with the request; try again later. */
 export class PlatformUnavailable extends Error {
-  constructor(message: string, readonly retryAfterMs?: number) {
+  constructor(
+    message: string,
+    readonly retryAfterMs?: number,
+  ) {
     super(message);
   }
 }
 
 /** A 4xx: the API refused the request, and says why. */
 export class PlatformRejected extends Error {
-  constructor(message: string, readonly status: number, readonly code: string | undefined) {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly code: string | undefined,
+  ) {
     super(message);
   }
 }
@@ -74,7 +81,10 @@ async function call<T>(what: string, request: () => Promise<Answer<T>>, key: Api
 export class Platform {
   private readonly client: AgentplaneClient;
 
-  constructor(baseUrl: string, private readonly key: ApiKeySource) {
+  constructor(
+    baseUrl: string,
+    private readonly key: ApiKeySource,
+  ) {
     this.client = createAgentplaneClient({
       baseUrl,
       middleware: [
@@ -94,7 +104,11 @@ export class Platform {
   }
 
   async findAgent(uid: string): Promise<Agent | null> {
-    const page = await call('GET /v1/agents', () => this.client.GET('/v1/agents', { params: { query: { managed_uid: uid, limit: 1 } } }), this.key);
+    const page = await call(
+      'GET /v1/agents',
+      () => this.client.GET('/v1/agents', { params: { query: { managed_uid: uid, limit: 1 } } }),
+      this.key,
+    );
     return page?.data[0] ?? null;
   }
 
@@ -115,7 +129,11 @@ export class Platform {
   }
 
   async findNetwork(uid: string): Promise<Network | null> {
-    const page = await call('GET /v1/networks', () => this.client.GET('/v1/networks', { params: { query: { managed_uid: uid, limit: 1 } } }), this.key);
+    const page = await call(
+      'GET /v1/networks',
+      () => this.client.GET('/v1/networks', { params: { query: { managed_uid: uid, limit: 1 } } }),
+      this.key,
+    );
     return page?.data[0] ?? null;
   }
 
@@ -124,7 +142,12 @@ export class Platform {
   }
 
   updateNetwork(id: string, body: Omit<NetworkBody, 'managed_by' | 'managed_resource'>): Promise<Network | null> {
-    return call(`PATCH /v1/networks/${id}`, () => this.client.PATCH('/v1/networks/{id}', { params: { path: { id } }, body }), this.key, [404]);
+    return call(
+      `PATCH /v1/networks/${id}`,
+      () => this.client.PATCH('/v1/networks/{id}', { params: { path: { id } }, body }),
+      this.key,
+      [404],
+    );
   }
 
   async deleteNetwork(id: string): Promise<void> {

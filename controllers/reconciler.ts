@@ -8,7 +8,17 @@ import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } fr
 import type { Logger } from 'pino';
 import { PlatformRefusedKey, PlatformRejected, PlatformUnavailable, type ManagedResource } from './platform.js';
 import type { EventRecorder } from './events.js';
-import { FINALIZER, GROUP, PLURAL, VERSION, withConditions, type Condition, type Kind, type Resource, type ResourceStatus } from './resources.js';
+import {
+  FINALIZER,
+  GROUP,
+  PLURAL,
+  VERSION,
+  withConditions,
+  type Condition,
+  type Kind,
+  type Resource,
+  type ResourceStatus,
+} from './resources.js';
 
 /** Why the record cannot be made yet (a member is missing or not Ready): not an error, a state. */
 export interface Blocked {
@@ -72,7 +82,11 @@ export async function reconcile<Spec, Body, PlatformRecord extends OwnedRecord>(
   const ownRecord = async (): Promise<PlatformRecord | null> => {
     const hinted = resource.status?.id ? await handler.get(resource.status.id) : null;
     if (hinted && isRecordOf(hinted, handler.kind, resource)) return hinted;
-    if (hinted) deps.log.warn({ kind: handler.kind, namespace, name, id: hinted.id }, 'status.id names a record this resource does not manage; ignored');
+    if (hinted)
+      deps.log.warn(
+        { kind: handler.kind, namespace, name, id: hinted.id },
+        'status.id names a record this resource does not manage; ignored',
+      );
     return handler.findByUid(uid);
   };
 
@@ -85,13 +99,18 @@ export async function reconcile<Spec, Body, PlatformRecord extends OwnedRecord>(
     } catch (err) {
       // Retried with backoff for as long as it fails; the condition says what would end the wait.
       const refused = err instanceof PlatformRefusedKey;
-      const message = `Waiting to delete the platform record: ${(err as Error).message}` + (refused ? ` ${keepRecordHint(handler.kind, namespace, name)}` : '');
+      const message =
+        `Waiting to delete the platform record: ${(err as Error).message}` +
+        (refused ? ` ${keepRecordHint(handler.kind, namespace, name)}` : '');
       await deps.events.warning(ref, refused ? 'ApiKeyRefused' : 'DeleteFailed', message);
       await writeStatus(statusFor(resource, { Ready: ['False', refused ? 'ApiKeyRefused' : 'Deleting', message] })).catch(() => {});
       throw err;
     }
     await objects.patchNamespacedCustomObject(
-      { ...target, body: { metadata: { finalizers: finalizers.filter((f) => f !== FINALIZER), resourceVersion: resource.metadata.resourceVersion } } },
+      {
+        ...target,
+        body: { metadata: { finalizers: finalizers.filter((f) => f !== FINALIZER), resourceVersion: resource.metadata.resourceVersion } },
+      },
       MERGE_PATCH,
     );
     deps.log.info({ kind: handler.kind, namespace, name }, 'platform record deleted; finalizer removed');
@@ -100,14 +119,19 @@ export async function reconcile<Spec, Body, PlatformRecord extends OwnedRecord>(
 
   if (!finalizers.includes(FINALIZER)) {
     // With resourceVersion: a resource changed meanwhile answers 409 and the pass is retried on the new one.
-    await objects.patchNamespacedCustomObject({ ...target, body: { metadata: { finalizers: [...finalizers, FINALIZER], resourceVersion: resource.metadata.resourceVersion } } }, MERGE_PATCH);
+    await objects.patchNamespacedCustomObject(
+      { ...target, body: { metadata: { finalizers: [...finalizers, FINALIZER], resourceVersion: resource.metadata.resourceVersion } } },
+      MERGE_PATCH,
+    );
   }
 
   let record: PlatformRecord | null;
   try {
     const desired = await handler.desired(resource);
     if (isBlocked(desired)) {
-      await writeStatus(statusFor(resource, { Accepted: ['True', 'Valid', 'The spec is valid.'], Ready: ['False', desired.reason, desired.message] }));
+      await writeStatus(
+        statusFor(resource, { Accepted: ['True', 'Valid', 'The spec is valid.'], Ready: ['False', desired.reason, desired.message] }),
+      );
       return;
     }
     // A status write lost after the record was made, or a record deleted through the API: find or make it again.
@@ -129,7 +153,9 @@ export async function reconcile<Spec, Body, PlatformRecord extends OwnedRecord>(
     }
     if (err instanceof PlatformRejected) {
       await deps.events.warning(ref, 'ApiRejected', err.message);
-      await writeStatus(statusFor(resource, { Accepted: ['False', 'InvalidSpec', err.message], Ready: ['False', 'ApiRejected', err.message] }));
+      await writeStatus(
+        statusFor(resource, { Accepted: ['False', 'InvalidSpec', err.message], Ready: ['False', 'ApiRejected', err.message] }),
+      );
       return; // the spec has to change; the resync tries again meanwhile
     }
     if (err instanceof PlatformUnavailable) {
@@ -140,7 +166,14 @@ export async function reconcile<Spec, Body, PlatformRecord extends OwnedRecord>(
   }
   const what = handler.kind === 'Agent' ? 'agent' : 'network';
   await writeStatus(
-    statusFor(resource, { Accepted: ['True', 'Valid', 'The spec is valid.'], Ready: ['True', 'Reconciled', `The platform's ${what} ${record.id} matches the spec.`] }, record.id),
+    statusFor(
+      resource,
+      {
+        Accepted: ['True', 'Valid', 'The spec is valid.'],
+        Ready: ['True', 'Reconciled', `The platform's ${what} ${record.id} matches the spec.`],
+      },
+      record.id,
+    ),
   );
 }
 
@@ -172,25 +205,40 @@ export function isRecordOf(record: OwnedRecord, kind: Kind, resource: Resource<u
 }
 
 function isBlocked(value: unknown): value is Blocked {
-  return typeof value === 'object' && value !== null && 'reason' in value && (value.reason === 'MemberNotFound' || value.reason === 'MemberNotReady');
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    'reason' in value &&
+    (value.reason === 'MemberNotFound' || value.reason === 'MemberNotReady')
+  );
 }
 
 type ConditionValue = [status: Condition['status'], reason: string, message: string];
 
 /** The next status: the given conditions at this generation; a condition not given keeps its last value. */
-function statusFor(resource: Resource<unknown>, set: Partial<Record<Condition['type'], ConditionValue>>, id = resource.status?.id): ResourceStatus {
+function statusFor(
+  resource: Resource<unknown>,
+  set: Partial<Record<Condition['type'], ConditionValue>>,
+  id = resource.status?.id,
+): ResourceStatus {
   const generation = resource.metadata.generation;
   const conditions = (['Accepted', 'Ready'] as const).map((type) => {
     const given = set[type];
     if (given) return { type, status: given[0], reason: given[1], message: given[2], observedGeneration: generation };
     const kept = resource.status?.conditions?.find((c) => c.type === type);
-    return kept ? { ...kept } : { type, status: 'Unknown' as const, reason: 'Reconciling', message: 'Not reconciled yet.', observedGeneration: generation };
+    return kept
+      ? { ...kept }
+      : { type, status: 'Unknown' as const, reason: 'Reconciling', message: 'Not reconciled yet.', observedGeneration: generation };
   });
   return withConditions(resource.status, { id, observedGeneration: generation }, conditions);
 }
 
 function sameStatus(a: ResourceStatus | undefined, b: ResourceStatus): boolean {
   const comparable = (s: ResourceStatus | undefined) =>
-    JSON.stringify({ id: s?.id, observedGeneration: s?.observedGeneration, conditions: (s?.conditions ?? []).map((c) => [c.type, c.status, c.reason, c.message, c.observedGeneration, c.lastTransitionTime]) });
+    JSON.stringify({
+      id: s?.id,
+      observedGeneration: s?.observedGeneration,
+      conditions: (s?.conditions ?? []).map((c) => [c.type, c.status, c.reason, c.message, c.observedGeneration, c.lastTransitionTime]),
+    });
   return comparable(a) === comparable(b);
 }

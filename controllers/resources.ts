@@ -60,10 +60,16 @@ export function isReady(resource: Resource<unknown>): boolean {
  * The status with these conditions set: a condition keeps its lastTransitionTime unless its status changes,
  * so an unchanged outcome writes an identical status (and the controller then writes nothing).
  */
-export function withConditions(previous: ResourceStatus | undefined, next: Omit<ResourceStatus, 'conditions'>, conditions: Omit<Condition, 'lastTransitionTime'>[], now = new Date()): ResourceStatus {
+export function withConditions(
+  previous: ResourceStatus | undefined,
+  next: Omit<ResourceStatus, 'conditions'>,
+  conditions: Omit<Condition, 'lastTransitionTime'>[],
+  now = new Date(),
+): ResourceStatus {
   const merged = conditions.map((condition) => {
     const before = previous?.conditions?.find((c) => c.type === condition.type);
-    const lastTransitionTime = before && before.status === condition.status ? before.lastTransitionTime : now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const lastTransitionTime =
+      before && before.status === condition.status ? before.lastTransitionTime : now.toISOString().replace(/\.\d{3}Z$/, 'Z');
     return { ...condition, message: condition.message.slice(0, 32_000), lastTransitionTime };
   });
   return { ...next, conditions: merged };

@@ -9,7 +9,14 @@
  * are left alone.
  */
 import { createHash } from 'node:crypto';
-import { AppsV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Deployment, type V1EnvFromSource } from '@kubernetes/client-node';
+import {
+  AppsV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubeConfig,
+  type V1Deployment,
+  type V1EnvFromSource,
+} from '@kubernetes/client-node';
 import { FIELD_MANAGER, type AgentNetworkResource } from './resources.js';
 
 export const CONFIG_HASH = 'agentplane.io/config-hash';
@@ -54,7 +61,9 @@ export function workerPoolDeployment(network: AgentNetworkResource, settings: Wo
     [NETWORK_LABEL]: name,
     [NETWORK_UID_LABEL]: uid,
   };
-  const envFrom: V1EnvFromSource[] = settings.envFrom.map((source) => (source.kind === 'configmap' ? { configMapRef: { name: source.name } } : { secretRef: { name: source.name } }));
+  const envFrom: V1EnvFromSource[] = settings.envFrom.map((source) =>
+    source.kind === 'configmap' ? { configMapRef: { name: source.name } } : { secretRef: { name: source.name } },
+  );
   const image = settings.image;
   if (!image) throw new Error('worker pools have no image: set AGENTPLANE_WORKER_IMAGE for the controller');
   const container = {
@@ -77,12 +86,21 @@ export function workerPoolDeployment(network: AgentNetworkResource, settings: Wo
     metadata: { labels },
     spec: {
       automountServiceAccountToken: false,
-      securityContext: { runAsNonRoot: true, runAsUser: 10001, runAsGroup: 10001, fsGroup: 10001, seccompProfile: { type: 'RuntimeDefault' } },
+      securityContext: {
+        runAsNonRoot: true,
+        runAsUser: 10001,
+        runAsGroup: 10001,
+        fsGroup: 10001,
+        seccompProfile: { type: 'RuntimeDefault' },
+      },
       containers: [container],
       volumes: [{ name: 'tmp', emptyDir: {} }],
     },
   };
-  const hash = createHash('sha256').update(JSON.stringify({ template, replicas: pool.replicas ?? 1 })).digest('hex').slice(0, 16);
+  const hash = createHash('sha256')
+    .update(JSON.stringify({ template, replicas: pool.replicas ?? 1 }))
+    .digest('hex')
+    .slice(0, 16);
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -108,7 +126,10 @@ function quantities(values: Record<string, string | number> | undefined): Record
 export class WorkerPools {
   private readonly apps: AppsV1Api;
 
-  constructor(kc: KubeConfig, private readonly settings: WorkerPoolSettings) {
+  constructor(
+    kc: KubeConfig,
+    private readonly settings: WorkerPoolSettings,
+  ) {
     this.apps = kc.makeApiClient(AppsV1Api);
   }
 

@@ -7,7 +7,11 @@ import {
   APIError as AnthropicApiError,
   APIUserAbortError as AnthropicUserAbortError,
 } from '@anthropic-ai/sdk';
-import { APIConnectionTimeoutError as OpenAiConnectionTimeoutError, APIError as OpenAiApiError, APIUserAbortError as OpenAiUserAbortError } from 'openai';
+import {
+  APIConnectionTimeoutError as OpenAiConnectionTimeoutError,
+  APIError as OpenAiApiError,
+  APIUserAbortError as OpenAiUserAbortError,
+} from 'openai';
 import type { ModelProvider } from './catalogue.js';
 import { RETRYABLE_MODEL_CALL_ERROR_KINDS, type ModelCallErrorKind } from './failure-kinds.js';
 import { MODEL_RETRY_MAX_INTERVAL_MS } from './retry-interval.js';
@@ -74,15 +78,22 @@ function kindOfStatus(status: number): ModelCallErrorKind {
 export function classifyFailure(err: unknown, provider: ModelProvider, ending: CallEnding): ModelCallError {
   if (err instanceof ModelCallError) return err;
   const reason = err instanceof Error ? err.message : String(err);
-  if (ending === 'cancelled' || (ending === null && isUserAbort(err))) return new ModelCallError('cancelled', `the ${provider} call was cancelled`, { cause: err });
+  if (ending === 'cancelled' || (ending === null && isUserAbort(err)))
+    return new ModelCallError('cancelled', `the ${provider} call was cancelled`, { cause: err });
   if (ending === 'timeout' || isConnectTimeout(err)) return new ModelCallError('timeout', `the ${provider} call timed out`, { cause: err });
   if (isSdkApiError(err) && err.status !== undefined) {
     const kind = kindOfStatus(err.status);
     const wait = retryAfterMs(err.headers);
-    return new ModelCallError(kind, `${provider} answered ${reason}`, { status: err.status, cause: err, ...(wait === undefined ? {} : { retryAfterMs: wait }) });
+    return new ModelCallError(kind, `${provider} answered ${reason}`, {
+      status: err.status,
+      cause: err,
+      ...(wait === undefined ? {} : { retryAfterMs: wait }),
+    });
   }
   // A refused connection, a connection dropped mid-stream, or an error event inside the stream (an
   // overloaded provider sends one): the provider could not finish, and may later.
   const rateLimited = err instanceof AnthropicApiError && err.type === 'rate_limit_error';
-  return new ModelCallError(rateLimited ? 'rate_limited' : 'unavailable', `${provider} could not be reached or did not finish: ${reason}`, { cause: err });
+  return new ModelCallError(rateLimited ? 'rate_limited' : 'unavailable', `${provider} could not be reached or did not finish: ${reason}`, {
+    cause: err,
+  });
 }

@@ -116,8 +116,10 @@ function checkConsistency(file: string, models: CatalogueFile['models']): void {
     const versions = new Set<string>();
     model.prices.forEach((price, p) => {
       const at = `models[${m}].prices[${p}]`;
-      if (!isCalendarDay(price.effective_from)) throw new CatalogueFileError(file, `${at}.effective_from "${price.effective_from}" is not a calendar date`);
-      if (versions.has(price.version)) throw new CatalogueFileError(file, `${at}.version "${price.version}" is listed twice for model "${model.id}"`);
+      if (!isCalendarDay(price.effective_from))
+        throw new CatalogueFileError(file, `${at}.effective_from "${price.effective_from}" is not a calendar date`);
+      if (versions.has(price.version))
+        throw new CatalogueFileError(file, `${at}.version "${price.version}" is listed twice for model "${model.id}"`);
       versions.add(price.version);
       const previous = model.prices[p - 1];
       if (previous && previous.effective_from >= price.effective_from) {

@@ -34,8 +34,14 @@ export interface CatalogueModel {
 }
 
 const SETTINGS: Record<ModelProvider, { variables: string[]; missing: string }> = {
-  openai: { variables: ['OPENAI_API_KEY', 'OPENAI_BASE_URL'], missing: 'OPENAI_API_KEY (or OPENAI_BASE_URL for an OpenAI-compatible server)' },
-  anthropic: { variables: ['ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL'], missing: 'ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for an Anthropic-compatible server)' },
+  openai: {
+    variables: ['OPENAI_API_KEY', 'OPENAI_BASE_URL'],
+    missing: 'OPENAI_API_KEY (or OPENAI_BASE_URL for an OpenAI-compatible server)',
+  },
+  anthropic: {
+    variables: ['ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL'],
+    missing: 'ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for an Anthropic-compatible server)',
+  },
 };
 
 export class ModelCatalogue {

@@ -24,8 +24,15 @@ export function discoveredModel(name: string): CatalogueModel {
     id: name,
     provider: 'openai',
     provider_model: name,
-    capabilities: { tools: true, vision: false, context_window: DISCOVERED_CONTEXT_WINDOW, max_output_tokens: DISCOVERED_MAX_OUTPUT_TOKENS },
-    prices: [{ version: 'local', effective_from: '1970-01-01', input_per_million: '0', output_per_million: '0', cached_input_per_million: '0' }],
+    capabilities: {
+      tools: true,
+      vision: false,
+      context_window: DISCOVERED_CONTEXT_WINDOW,
+      max_output_tokens: DISCOVERED_MAX_OUTPUT_TOKENS,
+    },
+    prices: [
+      { version: 'local', effective_from: '1970-01-01', input_per_million: '0', output_per_million: '0', cached_input_per_million: '0' },
+    ],
     discovered: true,
   };
 }

@@ -3,7 +3,15 @@
  * retry policies and fallbacks), so this module imports nothing.
  */
 
-export const MODEL_CALL_ERROR_KINDS = ['not_configured', 'rate_limited', 'unavailable', 'timeout', 'rejected', 'unauthorized', 'cancelled'] as const;
+export const MODEL_CALL_ERROR_KINDS = [
+  'not_configured',
+  'rate_limited',
+  'unavailable',
+  'timeout',
+  'rejected',
+  'unauthorized',
+  'cancelled',
+] as const;
 
 export type ModelCallErrorKind = (typeof MODEL_CALL_ERROR_KINDS)[number];
 

@@ -28,7 +28,10 @@ export class ModelGateway {
   async call(request: ModelCallRequest): Promise<ModelCallResult> {
     const { model } = request;
     if (!this.catalogue.configured(model.provider)) {
-      throw new ModelCallError('not_configured', `model ${model.id} is served by ${model.provider}, which is not configured: set ${this.catalogue.missingSetting(model.provider)}`);
+      throw new ModelCallError(
+        'not_configured',
+        `model ${model.id} is served by ${model.provider}, which is not configured: set ${this.catalogue.missingSetting(model.provider)}`,
+      );
     }
     if (request.signal.aborted) throw new ModelCallError('cancelled', `the ${model.provider} call was cancelled`);
     const images = await loadImages(request);

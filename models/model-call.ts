@@ -70,8 +70,14 @@ export async function loadImages(request: ModelCallRequest): Promise<LoadedImage
  * The image as a provider receives it: base64, with the type the loader reported (else the part's); or, for an
  * image left out of the call, the text that says so.
  */
-export function imageOf(images: LoadedImages, part: { file_id: string; media_type: string }): { base64: string; media_type: string } | { leftOut: string } {
+export function imageOf(
+  images: LoadedImages,
+  part: { file_id: string; media_type: string },
+): { base64: string; media_type: string } | { leftOut: string } {
   const image = images.get(part.file_id);
-  if (!image) return { leftOut: `[The image of file ${part.file_id} is left out: one model call carries at most ${MAX_IMAGE_BYTES_PER_CALL / 1e6} MB of images.]` };
+  if (!image)
+    return {
+      leftOut: `[The image of file ${part.file_id} is left out: one model call carries at most ${MAX_IMAGE_BYTES_PER_CALL / 1e6} MB of images.]`,
+    };
   return { base64: image.data.toString('base64'), media_type: image.media_type || part.media_type };
 }

@@ -38,7 +38,9 @@ function describeNeeds(needs: RoutingNeeds): string {
 }
 
 const canServe = (model: CatalogueModel, needs: RoutingNeeds) =>
-  (!needs.tools || model.capabilities.tools) && (!needs.vision || model.capabilities.vision) && model.capabilities.context_window >= needs.input_tokens;
+  (!needs.tools || model.capabilities.tools) &&
+  (!needs.vision || model.capabilities.vision) &&
+  model.capabilities.context_window >= needs.input_tokens;
 
 export function routeAuto(catalogue: ModelCatalogue, needs: RoutingNeeds): Route {
   const now = new Date();
@@ -70,7 +72,10 @@ function noCandidateReason(catalogue: ModelCatalogue, needs: RoutingNeeds, capab
   }
   const providers = [...new Set(capable.map((model) => model.provider))] as ModelProvider[];
   const settings = providers.map((provider) => {
-    const examples = capable.filter((model) => model.provider === provider).slice(0, 2).map((model) => model.id);
+    const examples = capable
+      .filter((model) => model.provider === provider)
+      .slice(0, 2)
+      .map((model) => model.id);
     return `set ${catalogue.missingSetting(provider)} to use ${examples.join(' or ')}`;
   });
   return `${wanted}, and the models that have them belong to providers that are not configured: ${settings.join('; ')}`;

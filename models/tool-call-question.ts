@@ -29,7 +29,10 @@ export interface ToolCallAnswer {
   price: ModelPrice;
 }
 
-export async function askForToolCall(models: { catalogue: ModelCatalogue; gateway: ModelGateway }, question: ToolCallQuestion): Promise<ToolCallAnswer> {
+export async function askForToolCall(
+  models: { catalogue: ModelCatalogue; gateway: ModelGateway },
+  question: ToolCallQuestion,
+): Promise<ToolCallAnswer> {
   const { model, tool } = question;
   const result = await models.gateway.call({
     model,
@@ -45,7 +48,11 @@ export async function askForToolCall(models: { catalogue: ModelCatalogue; gatewa
   });
   const price = models.catalogue.priceAt(model, new Date());
   const call = result.message.tool_calls?.find((c) => c.name === tool.name);
-  return { arguments: call ? parsed(call.arguments, tool.name) : { called: false, reason: `the model did not call ${tool.name}` }, usage: result.usage, price };
+  return {
+    arguments: call ? parsed(call.arguments, tool.name) : { called: false, reason: `the model did not call ${tool.name}` },
+    usage: result.usage,
+    price,
+  };
 }
 
 function parsed(json: string, tool: string): ToolCallArguments {

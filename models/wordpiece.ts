@@ -34,7 +34,7 @@ export class WordPiece {
     const chars = [...word];
     if (chars.length > 100) return [this.unk];
     const pieces: number[] = [];
-    for (let start = 0; start < chars.length; ) {
+    for (let start = 0; start < chars.length;) {
       let end = chars.length;
       let found: number | undefined;
       for (; end > start; end--) {
@@ -56,5 +56,8 @@ function basicTokens(text: string): string[] {
     .normalize('NFD')
     .replace(/\p{Mn}/gu, '')
     .replace(/[\p{Cc}\p{Cf}\uFFFD]/gu, (c) => (/\s/.test(c) ? ' ' : ''));
-  return folded.split(/\s+/).flatMap((word) => word.split(/([\p{P}\p{S}])/u)).filter((t) => t !== '');
+  return folded
+    .split(/\s+/)
+    .flatMap((word) => word.split(/([\p{P}\p{S}])/u))
+    .filter((t) => t !== '');
 }

@@ -9,7 +9,8 @@ export interface ReportBucket {
 function presentCost(row: CostRow) {
   const grouped: Record<string, unknown> = {};
   for (const [dimension, value] of Object.entries(row.dimensions) as [ReportDimension, string | null][]) {
-    if (dimension.startsWith('metadata.')) ((grouped.metadata ??= {}) as Record<string, string | null>)[dimension.slice('metadata.'.length)] = value;
+    if (dimension.startsWith('metadata.'))
+      ((grouped.metadata ??= {}) as Record<string, string | null>)[dimension.slice('metadata.'.length)] = value;
     else grouped[dimension] = value;
   }
   return {

@@ -1,5 +1,13 @@
 import type { components } from '../api/generated/openapi.js';
-import type { FileNodeRecord, NodeMatch, NodeRecord, NodeRelationRecord, PassageMatch, RelationMatch, SourceRecord } from '../records/graph-search.js';
+import type {
+  FileNodeRecord,
+  NodeMatch,
+  NodeRecord,
+  NodeRelationRecord,
+  PassageMatch,
+  RelationMatch,
+  SourceRecord,
+} from '../records/graph-search.js';
 import { unixSeconds } from './time.js';
 
 type Schemas = components['schemas'];
@@ -20,7 +28,11 @@ export function presentSource(source: SourceRecord): Schemas['GraphSource'] {
   };
 }
 
-const ref = (node: { id: string; type: string; name: string }): Schemas['GraphNodeRef'] => ({ id: node.id, type: node.type as EntityType, name: node.name });
+const ref = (node: { id: string; type: string; name: string }): Schemas['GraphNodeRef'] => ({
+  id: node.id,
+  type: node.type as EntityType,
+  name: node.name,
+});
 
 export function presentNodeMatch(node: NodeMatch): Schemas['GraphNode'] {
   return {
@@ -37,7 +49,13 @@ export function presentNodeMatch(node: NodeMatch): Schemas['GraphNode'] {
 }
 
 export function presentRelationMatch(relation: RelationMatch): Schemas['GraphRelation'] {
-  return { type: relation.relation, source: ref(relation.source), target: ref(relation.target), count: relation.count, sources: relation.sources.map(presentSource) };
+  return {
+    type: relation.relation,
+    source: ref(relation.source),
+    target: ref(relation.target),
+    count: relation.count,
+    sources: relation.sources.map(presentSource),
+  };
 }
 
 export function presentPassage(passage: PassageMatch): Schemas['GraphPassage'] {
@@ -52,7 +70,12 @@ export function presentPassage(passage: PassageMatch): Schemas['GraphPassage'] {
   };
 }
 
-export function presentNodeDetail(node: NodeRecord, mentions: SourceRecord[], relations: NodeRelationRecord[], hasMore: boolean): Schemas['GraphNodeDetail'] {
+export function presentNodeDetail(
+  node: NodeRecord,
+  mentions: SourceRecord[],
+  relations: NodeRelationRecord[],
+  hasMore: boolean,
+): Schemas['GraphNodeDetail'] {
   return {
     id: node.id,
     object: 'graph.node',

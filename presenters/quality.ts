@@ -14,7 +14,13 @@ const SCORER_ORDER = ['completion', 'latency', 'tool_errors', 'non_empty', 'grou
 const rank = (scorer: string) => (SCORER_ORDER.includes(scorer) ? SCORER_ORDER.indexOf(scorer) : SCORER_ORDER.length);
 
 function resultOf(cell: QualityCell): QualityResult {
-  const result: QualityResult = { object: 'quality.result', scorer: cell.scorer, mean: 0, count: 0, distribution: Array<number>(10).fill(0) };
+  const result: QualityResult = {
+    object: 'quality.result',
+    scorer: cell.scorer,
+    mean: 0,
+    count: 0,
+    distribution: Array<number>(10).fill(0),
+  };
   for (const [dimension, value] of Object.entries(cell.dimensions) as [ReportDimension, string | null][]) {
     if (dimension.startsWith('metadata.')) result.metadata = { ...result.metadata, [dimension.slice('metadata.'.length)]: value };
     else result[dimension as 'agent_id' | 'network_id' | 'model' | 'api_key_id'] = value;

@@ -21,7 +21,13 @@ function presentMessage(message: ChatMessage): RunMessage | null {
     case 'assistant':
       return { role: 'assistant', content: message.content, ...(message.tool_calls?.length ? { tool_calls: message.tool_calls } : {}) };
     case 'tool':
-      return { role: 'tool', content: message.content, tool_call_id: message.tool_call_id, name: message.name, is_error: message.is_error ?? false };
+      return {
+        role: 'tool',
+        content: message.content,
+        tool_call_id: message.tool_call_id,
+        name: message.name,
+        is_error: message.is_error ?? false,
+      };
   }
 }
 
@@ -31,7 +37,11 @@ function presentMessage(message: ChatMessage): RunMessage | null {
  * the orchestration's scheduling time. A step begun while the one before still ran (parallel tool calls)
  * waited for nothing.
  */
-function timingOf(step: RunStepRecord, previous: Pick<RunStepRecord, 'completed_at'> | undefined, runStart: Date): Pick<RunStep, 'offset_ms' | 'queued_ms'> {
+function timingOf(
+  step: RunStepRecord,
+  previous: Pick<RunStepRecord, 'completed_at'> | undefined,
+  runStart: Date,
+): Pick<RunStep, 'offset_ms' | 'queued_ms'> {
   const start = step.started_at.getTime();
   const ready = previous ? previous.completed_at?.getTime() : runStart.getTime();
   return { offset_ms: Math.max(0, start - runStart.getTime()), queued_ms: ready === undefined ? 0 : Math.max(0, start - ready) };
@@ -129,7 +139,11 @@ function presentSummaryFields(run: RunSummaryRecord, children: RunSummaryRecord[
 }
 
 /** A run as lists show it: no conversation, so that a page of runs stays small however large they are. */
-export function presentRunSummary(run: RunSummaryRecord, children: RunSummaryRecord[] = [], scores: RunScoreRecord[] = []): RunSummaryObject {
+export function presentRunSummary(
+  run: RunSummaryRecord,
+  children: RunSummaryRecord[] = [],
+  scores: RunScoreRecord[] = [],
+): RunSummaryObject {
   return presentSummaryFields(run, children, scores);
 }
 

@@ -22,7 +22,10 @@ export function presentEndpoint(endpoint: WebhookEndpointRecord): WebhookEndpoin
 }
 
 /** The creating and rotating responses alone carry the signing secret. */
-export function presentEndpointWithSecret(endpoint: WebhookEndpointRecord, secret: string): components['schemas']['WebhookEndpointWithSecret'] {
+export function presentEndpointWithSecret(
+  endpoint: WebhookEndpointRecord,
+  secret: string,
+): components['schemas']['WebhookEndpointWithSecret'] {
   return { ...presentEndpoint(endpoint), secret };
 }
 

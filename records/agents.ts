@@ -33,7 +33,8 @@ export interface AgentRecord extends AgentDefinition {
 
 export const DEFAULT_MAX_STEPS = 10;
 
-const DEFINITION_COLUMNS = 'v.name, v.description, v.model, v.instructions, v.tools, v.model_settings, v.concurrency, v.max_steps, v.metadata';
+const DEFINITION_COLUMNS =
+  'v.name, v.description, v.model, v.instructions, v.tools, v.model_settings, v.concurrency, v.max_steps, v.metadata';
 const COLUMNS = `a.id, a.project_id, a.managed_resource, a.version, a.created_at, a.updated_at, ${DEFINITION_COLUMNS}`;
 const CURRENT = 'agents a JOIN agent_versions v ON v.agent_id = a.id AND v.version = a.version';
 
@@ -45,18 +46,40 @@ async function insertVersion(tx: Queryable, agentId: string, version: number, d:
   await tx.query(
     `INSERT INTO agent_versions (agent_id, version, name, description, model, instructions, tools, model_settings, concurrency, max_steps, metadata)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-    [agentId, version, d.name, d.description, d.model, d.instructions, JSON.stringify(d.tools), d.model_settings, d.concurrency, d.max_steps, d.metadata],
+    [
+      agentId,
+      version,
+      d.name,
+      d.description,
+      d.model,
+      d.instructions,
+      JSON.stringify(d.tools),
+      d.model_settings,
+      d.concurrency,
+      d.max_steps,
+      d.metadata,
+    ],
   );
 }
 
-export async function insertAgent(tx: Queryable, projectId: string, definition: AgentDefinition, managedResource: ManagedResource | null = null): Promise<AgentRecord> {
+export async function insertAgent(
+  tx: Queryable,
+  projectId: string,
+  definition: AgentDefinition,
+  managedResource: ManagedResource | null = null,
+): Promise<AgentRecord> {
   const id = newAgentId();
   await tx.query('INSERT INTO agents (id, project_id, managed_resource) VALUES ($1, $2, $3)', [id, projectId, managedResource]);
   await insertVersion(tx, id, 1, definition);
   return (await findAgent(tx, projectId, id))!;
 }
 
-export async function findAgent(db: Queryable, projectId: string, id: string, options: { lock?: boolean } = {}): Promise<AgentRecord | null> {
+export async function findAgent(
+  db: Queryable,
+  projectId: string,
+  id: string,
+  options: { lock?: boolean } = {},
+): Promise<AgentRecord | null> {
   const { rows } = await db.query<AgentRecord>(
     `SELECT ${COLUMNS} FROM ${CURRENT} WHERE a.id = $1 AND a.project_id = $2 AND a.deleted_at IS NULL${options.lock ? ' FOR UPDATE OF a' : ''}`,
     [id, projectId],
@@ -66,15 +89,20 @@ export async function findAgent(db: Queryable, projectId: string, id: string, op
 
 /** A version as it was defined, whether or not the agent has since changed or been deleted. */
 export async function findAgentVersion(db: Queryable, agentId: string, version: number): Promise<AgentDefinition | null> {
-  const { rows } = await db.query<AgentDefinition>(`SELECT ${DEFINITION_COLUMNS} FROM agent_versions v WHERE v.agent_id = $1 AND v.version = $2`, [
-    agentId,
-    version,
-  ]);
+  const { rows } = await db.query<AgentDefinition>(
+    `SELECT ${DEFINITION_COLUMNS} FROM agent_versions v WHERE v.agent_id = $1 AND v.version = $2`,
+    [agentId, version],
+  );
   return rows[0] ?? null;
 }
 
 /** Writes the next version with `changes` applied; null when there is no such agent. */
-export async function updateAgent(tx: Queryable, projectId: string, id: string, changes: Partial<AgentDefinition>): Promise<AgentRecord | null> {
+export async function updateAgent(
+  tx: Queryable,
+  projectId: string,
+  id: string,
+  changes: Partial<AgentDefinition>,
+): Promise<AgentRecord | null> {
   const current = await findAgent(tx, projectId, id, { lock: true });
   if (!current) return null;
   const next: AgentDefinition = { ...definitionOf(current), ...changes };
@@ -85,11 +113,19 @@ export async function updateAgent(tx: Queryable, projectId: string, id: string, 
 }
 
 export async function deleteAgent(tx: Queryable, projectId: string, id: string): Promise<boolean> {
-  const { rowCount } = await tx.query('UPDATE agents SET deleted_at = now() WHERE id = $1 AND project_id = $2 AND deleted_at IS NULL', [id, projectId]);
+  const { rowCount } = await tx.query('UPDATE agents SET deleted_at = now() WHERE id = $1 AND project_id = $2 AND deleted_at IS NULL', [
+    id,
+    projectId,
+  ]);
   return rowCount === 1;
 }
 
-export async function listAgents(db: Queryable, projectId: string, page: PageRequest, filter: ManagedFilter = {}): Promise<Page<AgentRecord>> {
+export async function listAgents(
+  db: Queryable,
+  projectId: string,
+  page: PageRequest,
+  filter: ManagedFilter = {},
+): Promise<Page<AgentRecord>> {
   return selectPage<AgentRecord>(db, {
     table: 'agents',
     from: `${CURRENT}`,

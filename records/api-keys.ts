@@ -43,15 +43,31 @@ export function newSecret(): string {
 
 export async function insertApiKey(
   db: Queryable,
-  key: { projectId: string; name: string; scopes: Scope[]; secret?: string; bootstrap?: boolean; controller?: boolean; rateLimits?: Partial<KeyRateLimits> },
+  key: {
+    projectId: string;
+    name: string;
+    scopes: Scope[];
+    secret?: string;
+    bootstrap?: boolean;
+    controller?: boolean;
+    rateLimits?: Partial<KeyRateLimits>;
+  },
 ): Promise<{ record: ApiKeyRecord; secret: string }> {
   const secret = key.secret ?? newSecret();
   const { rows } = await db.query<ApiKeyRecord>(
     `INSERT INTO api_keys (id, project_id, name, secret_hash, prefix, scopes, bootstrap, controller, requests_per_minute, concurrent_runs)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${COLUMNS}`,
     [
-      newId('key'), key.projectId, key.name, hashSecret(secret), secret.slice(0, 7), key.scopes, key.bootstrap ?? false, key.controller ?? false,
-      key.rateLimits?.requests_per_minute ?? null, key.rateLimits?.concurrent_runs ?? null,
+      newId('key'),
+      key.projectId,
+      key.name,
+      hashSecret(secret),
+      secret.slice(0, 7),
+      key.scopes,
+      key.bootstrap ?? false,
+      key.controller ?? false,
+      key.rateLimits?.requests_per_minute ?? null,
+      key.rateLimits?.concurrent_runs ?? null,
     ],
   );
   return { record: rows[0]!, secret };
@@ -59,10 +75,9 @@ export async function insertApiKey(
 
 /** The live (not revoked) key whose secret this is. */
 export async function findApiKeyBySecret(db: Queryable, secret: string): Promise<ApiKeyRecord | null> {
-  const { rows } = await db.query<ApiKeyRecord>(
-    `SELECT ${COLUMNS} FROM api_keys WHERE secret_hash = $1 AND revoked_at IS NULL`,
-    [hashSecret(secret)],
-  );
+  const { rows } = await db.query<ApiKeyRecord>(`SELECT ${COLUMNS} FROM api_keys WHERE secret_hash = $1 AND revoked_at IS NULL`, [
+    hashSecret(secret),
+  ]);
   return rows[0] ?? null;
 }
 
@@ -90,9 +105,13 @@ export async function updateApiKey(
        concurrent_runs = CASE WHEN $6 THEN $7::integer ELSE concurrent_runs END
      WHERE id = $1 AND project_id = $2 AND revoked_at IS NULL RETURNING ${COLUMNS}`,
     [
-      id, projectId, change.name ?? null,
-      limits.requests_per_minute !== undefined, limits.requests_per_minute ?? null,
-      limits.concurrent_runs !== undefined, limits.concurrent_runs ?? null,
+      id,
+      projectId,
+      change.name ?? null,
+      limits.requests_per_minute !== undefined,
+      limits.requests_per_minute ?? null,
+      limits.concurrent_runs !== undefined,
+      limits.concurrent_runs ?? null,
     ],
   );
   return rows[0] ?? null;
@@ -143,7 +162,9 @@ export async function ensureBootstrapKey(db: Db, secret: string): Promise<ApiKey
  * retired), and retires the bootstrap keys no process has held for the grace period.
  */
 export async function holdBootstrapKey(db: Queryable, secret: string): Promise<void> {
-  await db.query('UPDATE api_keys SET bootstrap_held_at = now() WHERE secret_hash = $1 AND bootstrap AND revoked_at IS NULL', [hashSecret(secret)]);
+  await db.query('UPDATE api_keys SET bootstrap_held_at = now() WHERE secret_hash = $1 AND bootstrap AND revoked_at IS NULL', [
+    hashSecret(secret),
+  ]);
   await retireUnheldBootstrapKeys(db);
 }
 

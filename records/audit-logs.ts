@@ -33,7 +33,17 @@ export async function appendAuditEntry(db: Queryable, entry: NewAuditEntry): Pro
   await db.query(
     `INSERT INTO audit_logs (id, project_id, api_key_id, action, target_type, target_id, status, error_code, request_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-    [newId('audit'), entry.projectId, entry.apiKeyId, entry.action, entry.targetType, entry.targetId, entry.status, entry.errorCode, entry.requestId],
+    [
+      newId('audit'),
+      entry.projectId,
+      entry.apiKeyId,
+      entry.action,
+      entry.targetType,
+      entry.targetId,
+      entry.status,
+      entry.errorCode,
+      entry.requestId,
+    ],
   );
 }
 

@@ -76,7 +76,13 @@ export async function sweepDueBlobs(db: Db, blobs: BlobStore, options: { batch?:
       const gone: string[] = [];
       for (const { blob_key } of rows) {
         // The store is down: stop here, the rest is still due next time.
-        if (!(await blobs.delete(blob_key).then(() => true, () => false))) break;
+        if (
+          !(await blobs.delete(blob_key).then(
+            () => true,
+            () => false,
+          ))
+        )
+          break;
         gone.push(blob_key);
       }
       if (gone.length > 0) await tx.query('DELETE FROM blob_deletions WHERE blob_key = ANY($1)', [gone]);

@@ -30,8 +30,7 @@ export interface BudgetRecord {
 }
 
 /** The current period of `b` (a budgets row): its start and end, in UTC. */
-const PERIOD = (b: string) =>
-  `(date_trunc(${b}.period, now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')`;
+const PERIOD = (b: string) => `(date_trunc(${b}.period, now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')`;
 const PERIOD_END = (b: string) =>
   `((date_trunc(${b}.period, now() AT TIME ZONE 'UTC') + ('1 ' || ${b}.period)::interval) AT TIME ZONE 'UTC')`;
 
@@ -68,7 +67,12 @@ export async function insertBudget(db: Queryable, projectId: string, budget: New
   return (await findBudget(db, projectId, id))!;
 }
 
-export async function findBudget(db: Queryable, projectId: string, id: string, options: { lock?: boolean } = {}): Promise<BudgetRecord | null> {
+export async function findBudget(
+  db: Queryable,
+  projectId: string,
+  id: string,
+  options: { lock?: boolean } = {},
+): Promise<BudgetRecord | null> {
   if (options.lock) await db.query('SELECT 1 FROM budgets WHERE id = $1 AND project_id = $2 FOR UPDATE', [id, projectId]);
   const { rows } = await db.query<BudgetRecord>(`SELECT ${COLUMNS} FROM budgets b WHERE b.id = $1 AND b.project_id = $2`, [id, projectId]);
   return rows[0] ?? null;
@@ -154,5 +158,6 @@ export async function announceThresholds(tx: Queryable, charged: Chargeable): Pr
      ON CONFLICT DO NOTHING RETURNING budget_id`,
     [ids],
   );
-  for (const { budget_id } of reached) await recordEvent(tx, charged.projectId, 'budget.threshold_reached', { object: 'budget', id: budget_id });
+  for (const { budget_id } of reached)
+    await recordEvent(tx, charged.projectId, 'budget.threshold_reached', { object: 'budget', id: budget_id });
 }

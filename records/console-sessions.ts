@@ -24,7 +24,8 @@ export interface LiveSession {
 }
 
 const SESSION_COLUMNS = 'id, project_id, api_key_id, created_at, expires_at, ended_at';
-const KEY_COLUMNS = 'k.id, k.project_id, k.name, k.prefix, k.scopes, k.bootstrap, k.controller, k.created_at, k.revoked_at, k.requests_per_minute, k.concurrent_runs';
+const KEY_COLUMNS =
+  'k.id, k.project_id, k.name, k.prefix, k.scopes, k.bootstrap, k.controller, k.created_at, k.revoked_at, k.requests_per_minute, k.concurrent_runs';
 
 /** 32 base62 characters, 190 random bits, like an API key's secret. */
 export const newSessionToken = () => newId('t', 32).slice(2);
@@ -89,7 +90,14 @@ export async function findLiveSession(db: Queryable, token: string): Promise<Liv
   const row = rows[0];
   if (!row) return null;
   const { session_id, session_created_at, expires_at, csrf_hash, ...key } = row;
-  const session = { id: session_id, project_id: key.project_id, api_key_id: key.id, created_at: session_created_at, expires_at, ended_at: null };
+  const session = {
+    id: session_id,
+    project_id: key.project_id,
+    api_key_id: key.id,
+    created_at: session_created_at,
+    expires_at,
+    ended_at: null,
+  };
   return { session, key, csrfHash: csrf_hash };
 }
 

@@ -34,7 +34,13 @@ export async function ensureControllerKey(db: Db, secret: string): Promise<ApiKe
     if (taken.rows[0]) throw new ControllerKeyTaken(taken.rows[0].id);
     const bootstrap = await tx.query<{ project_id: string }>('SELECT project_id FROM api_keys WHERE bootstrap ORDER BY created_at LIMIT 1');
     const projectId = bootstrap.rows[0]?.project_id ?? (await insertProject(tx, 'default')).id;
-    const { record } = await insertApiKey(tx, { projectId, name: 'kubernetes controller', scopes: CONTROLLER_SCOPES, secret, controller: true });
+    const { record } = await insertApiKey(tx, {
+      projectId,
+      name: 'kubernetes controller',
+      scopes: CONTROLLER_SCOPES,
+      secret,
+      controller: true,
+    });
     await tx.query('UPDATE api_keys SET controller_held_at = now() WHERE id = $1', [record.id]);
     return record;
   });
@@ -42,7 +48,9 @@ export async function ensureControllerKey(db: Db, secret: string): Promise<ApiKe
 
 /** What an API process configured with `secret` runs periodically, as for the bootstrap key. */
 export async function holdControllerKey(db: Queryable, secret: string): Promise<void> {
-  await db.query('UPDATE api_keys SET controller_held_at = now() WHERE secret_hash = $1 AND controller AND revoked_at IS NULL', [hashSecret(secret)]);
+  await db.query('UPDATE api_keys SET controller_held_at = now() WHERE secret_hash = $1 AND controller AND revoked_at IS NULL', [
+    hashSecret(secret),
+  ]);
   await retireUnheldControllerKeys(db);
 }
 

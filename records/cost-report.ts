@@ -56,7 +56,8 @@ export async function costReport(db: Queryable, projectId: string, window: Repor
   const param = (value: unknown) => `$${params.push(value)}`;
   const time = rollups ? 'hour' : 'created_at';
   // In the rollups an absent dimension is '' (it is part of the key); on the wire it is null.
-  const column = (dimension: PlainDimension) => (rollups && dimension !== 'model' && dimension !== 'source' ? `NULLIF(${dimension}, '')` : dimension);
+  const column = (dimension: PlainDimension) =>
+    rollups && dimension !== 'model' && dimension !== 'source' ? `NULLIF(${dimension}, '')` : dimension;
   const selected = window.groupBy.map((dimension, i) => {
     const key = metadataKeyOf(dimension);
     return `${key === null ? column(dimension as PlainDimension) : `metadata ->> ${param(key)}`} AS d${i}`;
@@ -66,9 +67,15 @@ export async function costReport(db: Queryable, projectId: string, window: Repor
     const values = window.filters[dimension];
     if (values && values.length > 0) conditions.push(`${dimension} = ANY(${param(values)}::text[])`);
   }
-  if (window.filters.metadata && Object.keys(window.filters.metadata).length > 0) conditions.push(`metadata @> ${param(JSON.stringify(window.filters.metadata))}::jsonb`);
+  if (window.filters.metadata && Object.keys(window.filters.metadata).length > 0)
+    conditions.push(`metadata @> ${param(JSON.stringify(window.filters.metadata))}::jsonb`);
   const groups = ['1', ...window.groupBy.map((_, i) => `d${i}`)];
-  const { rows } = await db.query<{ bucket: string; cost: string; input_tokens: string; output_tokens: string; cached_tokens: string; calls: string } & Record<string, string | null>>(
+  const { rows } = await db.query<
+    { bucket: string; cost: string; input_tokens: string; output_tokens: string; cached_tokens: string; calls: string } & Record<
+      string,
+      string | null
+    >
+  >(
     `SELECT extract(epoch FROM date_bin($5::interval, ${time}, to_timestamp($4)))::bigint AS bucket, ${[...selected, ''].join(', ')}
        trim_scale(sum(cost))::text AS cost, sum(input_tokens)::bigint AS input_tokens, sum(output_tokens)::bigint AS output_tokens,
        sum(cached_tokens)::bigint AS cached_tokens, ${rollups ? 'sum(calls)' : 'count(*)'}::bigint AS calls

@@ -97,7 +97,10 @@ export class Db implements Queryable {
     } catch (err) {
       if (this.connectionLost(client, err)) throw this.discard(client, err);
       // A client whose rollback failed may still be inside the transaction: it is closed, not reused.
-      const rollbackFailure = await client.query('ROLLBACK').then(() => undefined, (rollbackErr: unknown) => brokenBy(rollbackErr));
+      const rollbackFailure = await client.query('ROLLBACK').then(
+        () => undefined,
+        (rollbackErr: unknown) => brokenBy(rollbackErr),
+      );
       client.release(rollbackFailure);
       throw err;
     }

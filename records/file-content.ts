@@ -51,7 +51,13 @@ export async function storeSegments(db: Queryable, fileId: string, segments: Tra
     `INSERT INTO file_pages (file_id, page_number, text, source, start_ms, end_ms)
      SELECT $1, $2 + ord - 1, t, 'transcript', s, e FROM unnest($3::text[], $4::int[], $5::int[]) WITH ORDINALITY AS p(t, s, e, ord)
      ON CONFLICT (file_id, page_number) DO NOTHING`,
-    [fileId, first, segments.map((s) => clean(s.text.trim())), segments.map((s) => Math.round(s.start_ms)), segments.map((s) => Math.round(s.end_ms))],
+    [
+      fileId,
+      first,
+      segments.map((s) => clean(s.text.trim())),
+      segments.map((s) => Math.round(s.start_ms)),
+      segments.map((s) => Math.round(s.end_ms)),
+    ],
   );
 }
 
@@ -101,7 +107,12 @@ export async function discardContent(db: Queryable, fileId: string): Promise<voi
 }
 
 /** Parts after `after` (a page or segment number), in order, one more than `limit` to tell whether more follow. */
-export async function contentParts(db: Queryable, fileId: string, after: number, limit: number): Promise<{ rows: ContentPartRecord[]; hasMore: boolean }> {
+export async function contentParts(
+  db: Queryable,
+  fileId: string,
+  after: number,
+  limit: number,
+): Promise<{ rows: ContentPartRecord[]; hasMore: boolean }> {
   const { rows } = await db.query<ContentPartRecord>(
     `SELECT page_number, start_ms, end_ms, source, confidence, text FROM file_pages
      WHERE file_id = $1 AND page_number > $2 ORDER BY page_number LIMIT $3`,
@@ -110,7 +121,12 @@ export async function contentParts(db: Queryable, fileId: string, after: number,
   return { rows: rows.slice(0, limit), hasMore: rows.length > limit };
 }
 
-export async function tablesOf(db: Queryable, fileId: string, after: string | undefined, limit: number): Promise<{ rows: TableRecord[]; hasMore: boolean }> {
+export async function tablesOf(
+  db: Queryable,
+  fileId: string,
+  after: string | undefined,
+  limit: number,
+): Promise<{ rows: TableRecord[]; hasMore: boolean }> {
   const { rows } = await db.query<TableRecord>(
     `SELECT id, file_id, page, position, box, row_count, column_count, detection, truncated, cells FROM file_tables t
      WHERE file_id = $1 AND ($2::text IS NULL OR (page, position) > (SELECT page, position FROM file_tables WHERE id = $2 AND file_id = $1))
@@ -136,7 +152,11 @@ export async function contentCounts(db: Queryable, fileId: string): Promise<{ pa
 }
 
 /** Sets the embeddings of a file's pages or segments, by number. */
-export async function storeEmbeddings(db: Queryable, fileId: string, embeddings: { part: number; embedding: Float32Array }[]): Promise<void> {
+export async function storeEmbeddings(
+  db: Queryable,
+  fileId: string,
+  embeddings: { part: number; embedding: Float32Array }[],
+): Promise<void> {
   if (embeddings.length === 0) return;
   await db.query(
     `INSERT INTO file_page_embeddings (file_id, page_number, embedding)

@@ -33,7 +33,13 @@ export async function textSourcesIn(db: Queryable, projectId: string, ids: strin
  * there each page starts with a `[page N]` line and pages are separated by a blank line, so a reader
  * knows where it is. Null when the file has no such page.
  */
-export async function textSlice(db: Queryable, fileId: string, page: number | null, offset: number, length: number): Promise<TextSlice | null> {
+export async function textSlice(
+  db: Queryable,
+  fileId: string,
+  page: number | null,
+  offset: number,
+  length: number,
+): Promise<TextSlice | null> {
   if (page !== null) {
     const { rows } = await db.query<TextSlice>(
       'SELECT substr(text, $3 + 1, $4) AS text, char_length(text) AS total_chars FROM file_pages WHERE file_id = $1 AND page_number = $2',

@@ -79,8 +79,15 @@ export async function listFiles(db: Queryable, projectId: string, page: PageRequ
  * Removes the file, its pages, tables and graph items, and the nodes no other item supports, and releases its
  * blob, and records `file.deleted`; run it in a transaction. Null when there is no such file in the project.
  */
-export async function deleteFile(tx: Queryable, projectId: string, id: string): Promise<{ graphItemsRemoved: number; blobKey: string } | null> {
-  const { rows } = await tx.query<{ blob_key: string }>('SELECT blob_key FROM files WHERE id = $1 AND project_id = $2 FOR UPDATE', [id, projectId]);
+export async function deleteFile(
+  tx: Queryable,
+  projectId: string,
+  id: string,
+): Promise<{ graphItemsRemoved: number; blobKey: string } | null> {
+  const { rows } = await tx.query<{ blob_key: string }>('SELECT blob_key FROM files WHERE id = $1 AND project_id = $2 FOR UPDATE', [
+    id,
+    projectId,
+  ]);
   const file = rows[0];
   if (!file) return null;
   const graphItemsRemoved = await removeGraphItemsOf(tx, id);
@@ -112,10 +119,12 @@ export async function completeExtraction(db: Db, fileId: string, graphItems: New
     const { pages, tables } = await contentCounts(tx, fileId);
     // An attachment is extracted for runs only and adds nothing to the graph.
     const written = file.purpose === 'context' ? await writeGraphItems(tx, file.project_id, fileId, graphItems) : 0;
-    await tx.query(
-      `UPDATE files SET status = 'processed', pages = $2, tables = $3, graph_items = $4, processed_at = now() WHERE id = $1`,
-      [fileId, pages, tables, written],
-    );
+    await tx.query(`UPDATE files SET status = 'processed', pages = $2, tables = $3, graph_items = $4, processed_at = now() WHERE id = $1`, [
+      fileId,
+      pages,
+      tables,
+      written,
+    ]);
     await recordEvent(tx, file.project_id, 'file.processed', { object: 'file', id: fileId });
     return true;
   });

@@ -15,11 +15,18 @@ export interface StatedRelation {
 }
 
 export function passageHash(text: string, entities: string[]): string {
-  return createHash('sha256').update(JSON.stringify([text, entities])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([text, entities]))
+    .digest('hex');
 }
 
 /** The stored answers among `hashes`, by hash. */
-export async function storedAnswers(db: Queryable, fileId: string, model: string, hashes: string[]): Promise<Map<string, StatedRelation[]>> {
+export async function storedAnswers(
+  db: Queryable,
+  fileId: string,
+  model: string,
+  hashes: string[],
+): Promise<Map<string, StatedRelation[]>> {
   if (hashes.length === 0) return new Map();
   const { rows } = await db.query<{ passage_hash: string; relations: StatedRelation[] }>(
     'SELECT passage_hash, relations FROM graph_model_answers WHERE file_id = $1 AND model = $2 AND passage_hash = ANY($3::text[])',

@@ -45,7 +45,13 @@ export interface PassageMatch {
 
 const SOURCE = `jsonb_build_object('item_id', i.id, 'file_id', i.file_id, 'filename', f.filename) || i.provenance`;
 
-export async function matchingNodes(db: Queryable, projectId: string, query: string, type: string | undefined, limit: number): Promise<NodeMatch[]> {
+export async function matchingNodes(
+  db: Queryable,
+  projectId: string,
+  query: string,
+  type: string | undefined,
+  limit: number,
+): Promise<NodeMatch[]> {
   const { rows } = await db.query<NodeMatch>(
     `SELECT n.id, n.entity_type, n.name, n.canonical_name, n.created_at,
             (SELECT count(*) FROM graph_items c WHERE c.node_id = n.id)::int AS mentions,
@@ -91,7 +97,13 @@ export async function relationsAmong(db: Queryable, nodeIds: string[], limit: nu
  * (reciprocal rank fusion). A passage that matched the words shows them marked « »; one found by meaning alone
  * shows its beginning.
  */
-export async function matchingPassages(db: Queryable, projectId: string, query: string, limit: number, embedding?: Float32Array): Promise<PassageMatch[]> {
+export async function matchingPassages(
+  db: Queryable,
+  projectId: string,
+  query: string,
+  limit: number,
+  embedding?: Float32Array,
+): Promise<PassageMatch[]> {
   const { rows } = await db.query<PassageMatch>(
     `WITH q AS (SELECT websearch_to_tsquery('english', agentplane_fold($2)) AS query),
      context AS (SELECT p.* FROM file_pages p JOIN files f ON f.id = p.file_id
@@ -172,7 +184,12 @@ const FILE_NODE_COUNTS = `
   )`;
 
 /** The nodes a file's items support, the most supported first (then by name), a page after the node `after`. */
-export async function nodesOfFile(db: Queryable, fileId: string, after: string | undefined, limit: number): Promise<{ rows: FileNodeRecord[]; hasMore: boolean }> {
+export async function nodesOfFile(
+  db: Queryable,
+  fileId: string,
+  after: string | undefined,
+  limit: number,
+): Promise<{ rows: FileNodeRecord[]; hasMore: boolean }> {
   const { rows } = await db.query<FileNodeRecord>(
     `${FILE_NODE_COUNTS}
      SELECT id, entity_type, name, canonical_name, created_at, mentions, relations FROM counted

@@ -92,7 +92,9 @@ export async function removeGraphItemsOf(tx: Queryable, fileId: string): Promise
     'DELETE FROM graph_items WHERE file_id = $1 RETURNING node_id, source_node, target_node',
     [fileId],
   );
-  const touched = [...new Set(items.rows.flatMap((r) => [r.node_id, r.source_node, r.target_node]).filter((n): n is string => n !== null))].sort();
+  const touched = [
+    ...new Set(items.rows.flatMap((r) => [r.node_id, r.source_node, r.target_node]).filter((n): n is string => n !== null)),
+  ].sort();
   if (touched.length > 0) {
     // Wait for any extraction adding support to these nodes to commit; the check below then sees its items.
     await tx.query('SELECT id FROM graph_nodes WHERE id = ANY($1) ORDER BY id FOR UPDATE', [touched]);

@@ -40,6 +40,8 @@ export async function storeResponse(db: Queryable, projectId: string, key: strin
 }
 
 export async function purgeExpiredResponses(db: Queryable): Promise<number> {
-  const result = await db.query('DELETE FROM idempotency_keys WHERE created_at <= now() - make_interval(hours => $1)', [IDEMPOTENCY_TTL_HOURS]);
+  const result = await db.query('DELETE FROM idempotency_keys WHERE created_at <= now() - make_interval(hours => $1)', [
+    IDEMPOTENCY_TTL_HOURS,
+  ]);
   return result.rowCount ?? 0;
 }

@@ -33,7 +33,9 @@ export async function migrate(db: Db): Promise<string[]> {
  * as during a rolling update after `migrate` ran, is not behind.
  */
 export async function pendingMigrations(db: Queryable): Promise<string[]> {
-  const { rows: [table] } = await db.query<{ found: boolean }>(`SELECT to_regclass('schema_migrations') IS NOT NULL AS found`);
+  const {
+    rows: [table],
+  } = await db.query<{ found: boolean }>(`SELECT to_regclass('schema_migrations') IS NOT NULL AS found`);
   const { rows } = table!.found ? await db.query<{ name: string }>('SELECT name FROM schema_migrations') : { rows: [] };
   const applied = new Set(rows.map((r) => r.name));
   return (await migrationFiles()).filter((file) => !applied.has(file));

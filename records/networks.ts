@@ -52,14 +52,24 @@ async function insertVersion(tx: Queryable, networkId: string, version: number, 
   );
 }
 
-export async function insertNetwork(tx: Queryable, projectId: string, definition: NetworkDefinition, managedResource: ManagedResource | null = null): Promise<NetworkRecord> {
+export async function insertNetwork(
+  tx: Queryable,
+  projectId: string,
+  definition: NetworkDefinition,
+  managedResource: ManagedResource | null = null,
+): Promise<NetworkRecord> {
   const id = newId('net');
   await tx.query('INSERT INTO networks (id, project_id, managed_resource) VALUES ($1, $2, $3)', [id, projectId, managedResource]);
   await insertVersion(tx, id, 1, definition);
   return (await findNetwork(tx, projectId, id))!;
 }
 
-export async function findNetwork(db: Queryable, projectId: string, id: string, options: { lock?: boolean } = {}): Promise<NetworkRecord | null> {
+export async function findNetwork(
+  db: Queryable,
+  projectId: string,
+  id: string,
+  options: { lock?: boolean } = {},
+): Promise<NetworkRecord | null> {
   const { rows } = await db.query<NetworkRecord>(
     `SELECT ${COLUMNS} FROM ${CURRENT} WHERE n.id = $1 AND n.project_id = $2 AND n.deleted_at IS NULL${options.lock ? ' FOR UPDATE OF n' : ''}`,
     [id, projectId],
@@ -68,14 +78,19 @@ export async function findNetwork(db: Queryable, projectId: string, id: string, 
 }
 
 export async function findNetworkVersion(db: Queryable, networkId: string, version: number): Promise<NetworkDefinition | null> {
-  const { rows } = await db.query<NetworkDefinition>(`SELECT ${DEFINITION_COLUMNS} FROM network_versions v WHERE v.network_id = $1 AND v.version = $2`, [
-    networkId,
-    version,
-  ]);
+  const { rows } = await db.query<NetworkDefinition>(
+    `SELECT ${DEFINITION_COLUMNS} FROM network_versions v WHERE v.network_id = $1 AND v.version = $2`,
+    [networkId, version],
+  );
   return rows[0] ?? null;
 }
 
-export async function updateNetwork(tx: Queryable, projectId: string, id: string, changes: Partial<NetworkDefinition>): Promise<NetworkRecord | null> {
+export async function updateNetwork(
+  tx: Queryable,
+  projectId: string,
+  id: string,
+  changes: Partial<NetworkDefinition>,
+): Promise<NetworkRecord | null> {
   const current = await findNetwork(tx, projectId, id, { lock: true });
   if (!current) return null;
   const { name, description, members, router, max_hops, concurrency, metadata, worker_pool } = current;
@@ -86,17 +101,28 @@ export async function updateNetwork(tx: Queryable, projectId: string, id: string
 }
 
 export async function deleteNetwork(tx: Queryable, projectId: string, id: string): Promise<boolean> {
-  const { rowCount } = await tx.query('UPDATE networks SET deleted_at = now() WHERE id = $1 AND project_id = $2 AND deleted_at IS NULL', [id, projectId]);
+  const { rowCount } = await tx.query('UPDATE networks SET deleted_at = now() WHERE id = $1 AND project_id = $2 AND deleted_at IS NULL', [
+    id,
+    projectId,
+  ]);
   return rowCount === 1;
 }
 
-export async function listNetworks(db: Queryable, projectId: string, page: PageRequest, filter: ManagedFilter = {}): Promise<Page<NetworkRecord>> {
+export async function listNetworks(
+  db: Queryable,
+  projectId: string,
+  page: PageRequest,
+  filter: ManagedFilter = {},
+): Promise<Page<NetworkRecord>> {
   const conditions: [string, ...unknown[]][] = [['n.deleted_at IS NULL'], ...managedConditions('n', filter)];
   return selectPage<NetworkRecord>(db, { table: 'networks', from: CURRENT, alias: 'n', columns: COLUMNS, projectId, conditions, page });
 }
 
 /** Which of `agentIds` are not live agents of the project (unknown, another project's, or deleted). */
 export async function missingAgents(db: Queryable, projectId: string, agentIds: string[]): Promise<string[]> {
-  const { rows } = await db.query<{ id: string }>('SELECT id FROM agents WHERE project_id = $1 AND id = ANY($2) AND deleted_at IS NULL', [projectId, agentIds]);
+  const { rows } = await db.query<{ id: string }>('SELECT id FROM agents WHERE project_id = $1 AND id = ANY($2) AND deleted_at IS NULL', [
+    projectId,
+    agentIds,
+  ]);
   return agentIds.filter((id) => !rows.some((r) => r.id === id));
 }

@@ -69,7 +69,9 @@ export async function selectPage<T>(db: Queryable, query: PageQuery): Promise<Pa
     params.push(cursor);
     const found = await db.query(`SELECT 1 FROM ${table} WHERE id = $1 AND project_id = $2`, [cursor, projectId]);
     if (found.rowCount === 0) throw new UnknownCursorError(param);
-    clauses.push(`(${col('created_at')}, ${col('id')}) ${ascending ? '>' : '<'} (SELECT created_at, id FROM ${table} WHERE id = $${params.length})`);
+    clauses.push(
+      `(${col('created_at')}, ${col('id')}) ${ascending ? '>' : '<'} (SELECT created_at, id FROM ${table} WHERE id = $${params.length})`,
+    );
   }
   params.push(page.limit + 1);
   const direction = ascending ? 'ASC' : 'DESC';

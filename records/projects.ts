@@ -8,7 +8,10 @@ export interface ProjectRecord {
 }
 
 export async function insertProject(db: Queryable, name: string, id = newId('proj')): Promise<ProjectRecord> {
-  const { rows } = await db.query<ProjectRecord>('INSERT INTO projects (id, name) VALUES ($1, $2) RETURNING id, name, created_at', [id, name]);
+  const { rows } = await db.query<ProjectRecord>('INSERT INTO projects (id, name) VALUES ($1, $2) RETURNING id, name, created_at', [
+    id,
+    name,
+  ]);
   return rows[0]!;
 }
 

@@ -25,7 +25,12 @@ const COLUMNS = 'id, project_id, status, start_time, end_time, scorers, runs_tot
 const FINISHED = `status IN ('completed', 'failed', 'cancelled')`;
 
 /** A new backfill over runs that ended in [start, end) (Unix seconds), counting them as it stands now. */
-export async function insertBackfill(tx: Queryable, projectId: string, range: { start: number; end: number }, scorers: string[]): Promise<QualityBackfillRecord> {
+export async function insertBackfill(
+  tx: Queryable,
+  projectId: string,
+  range: { start: number; end: number },
+  scorers: string[],
+): Promise<QualityBackfillRecord> {
   const { rows } = await tx.query<QualityBackfillRecord>(
     `INSERT INTO quality_backfills (id, project_id, status, start_time, end_time, scorers, runs_total)
      SELECT $1, $2, 'in_progress', to_timestamp($3), to_timestamp($4), $5, count(*)::integer FROM runs
@@ -37,7 +42,10 @@ export async function insertBackfill(tx: Queryable, projectId: string, range: { 
 }
 
 export async function findBackfill(db: Queryable, projectId: string, id: string): Promise<QualityBackfillRecord | null> {
-  const { rows } = await db.query<QualityBackfillRecord>(`SELECT ${COLUMNS} FROM quality_backfills WHERE id = $1 AND project_id = $2`, [id, projectId]);
+  const { rows } = await db.query<QualityBackfillRecord>(`SELECT ${COLUMNS} FROM quality_backfills WHERE id = $1 AND project_id = $2`, [
+    id,
+    projectId,
+  ]);
   return rows[0] ?? null;
 }
 
@@ -68,12 +76,25 @@ export async function advanceBackfill(tx: Queryable, backfillId: string, lastRun
   );
 }
 
-export async function finishBackfill(db: Queryable, backfillId: string, status: Exclude<BackfillStatus, 'in_progress'>, error: { code: string; message: string } | null = null): Promise<void> {
-  await db.query(`UPDATE quality_backfills SET status = $2, error = $3, completed_at = now() WHERE id = $1 AND status = 'in_progress'`, [backfillId, status, error]);
+export async function finishBackfill(
+  db: Queryable,
+  backfillId: string,
+  status: Exclude<BackfillStatus, 'in_progress'>,
+  error: { code: string; message: string } | null = null,
+): Promise<void> {
+  await db.query(`UPDATE quality_backfills SET status = $2, error = $3, completed_at = now() WHERE id = $1 AND status = 'in_progress'`, [
+    backfillId,
+    status,
+    error,
+  ]);
 }
 
 /** Whether the run's `scorer` score was written at or after `since` (a judge call a retried batch need not repeat). */
 export async function scoredSince(db: Queryable, runId: string, scorer: string, since: Date): Promise<boolean> {
-  const { rowCount } = await db.query('SELECT 1 FROM run_scores WHERE run_id = $1 AND scorer = $2 AND scored_at >= $3', [runId, scorer, since]);
+  const { rowCount } = await db.query('SELECT 1 FROM run_scores WHERE run_id = $1 AND scorer = $2 AND scored_at >= $3', [
+    runId,
+    scorer,
+    since,
+  ]);
   return rowCount === 1;
 }

@@ -8,7 +8,13 @@ import type { Queryable } from './db.js';
 /** One model's prices, oldest first, as the catalogue has them. */
 export interface PriceList {
   model: string;
-  prices: { version: string; effective_from: string; input_per_million: string; cached_input_per_million: string; output_per_million: string }[];
+  prices: {
+    version: string;
+    effective_from: string;
+    input_per_million: string;
+    cached_input_per_million: string;
+    output_per_million: string;
+  }[];
 }
 
 export interface RepriceTotals {

@@ -65,19 +65,30 @@ export function latency(run: FinishedRun): Score {
   return {
     scorer: 'latency',
     value,
-    explanation: over === 0 ? `The run took ${seconds(run.durationMs)}, within ${seconds(LATENCY_FULL_MS)}.` : `The run took ${seconds(run.durationMs)}; the score halves every ${seconds(LATENCY_HALF_LIFE_MS)} past ${seconds(LATENCY_FULL_MS)}.`,
+    explanation:
+      over === 0
+        ? `The run took ${seconds(run.durationMs)}, within ${seconds(LATENCY_FULL_MS)}.`
+        : `The run took ${seconds(run.durationMs)}; the score halves every ${seconds(LATENCY_HALF_LIFE_MS)} past ${seconds(LATENCY_FULL_MS)}.`,
   };
 }
 
 export function toolErrors(run: FinishedRun): Score | null {
   if (run.toolCalls.length === 0) return null;
   const ok = run.toolCalls.filter((call) => !call.isError).length;
-  return { scorer: 'tool_errors', value: round(ok / run.toolCalls.length), explanation: `${ok} of ${run.toolCalls.length} tool call(s) succeeded.` };
+  return {
+    scorer: 'tool_errors',
+    value: round(ok / run.toolCalls.length),
+    explanation: `${ok} of ${run.toolCalls.length} tool call(s) succeeded.`,
+  };
 }
 
 export function nonEmpty(run: FinishedRun): Score {
   const empty = run.outputText.trim().length === 0;
-  return { scorer: 'non_empty', value: empty ? 0 : 1, explanation: empty ? 'The run gave no answer.' : `The answer has ${run.outputText.trim().length} characters.` };
+  return {
+    scorer: 'non_empty',
+    value: empty ? 0 : 1,
+    explanation: empty ? 'The run gave no answer.' : `The answer has ${run.outputText.trim().length} characters.`,
+  };
 }
 
 /**
@@ -98,7 +109,8 @@ export function groundedness(run: FinishedRun): Score | null {
   }
   const unsupported = [...answer].filter((word) => !known.has(word));
   const supported = answer.size - unsupported.length;
-  const missing = unsupported.length > 0 ? ` Not in the context: ${unsupported.slice(0, 8).join(', ')}${unsupported.length > 8 ? ', …' : ''}.` : '';
+  const missing =
+    unsupported.length > 0 ? ` Not in the context: ${unsupported.slice(0, 8).join(', ')}${unsupported.length > 8 ? ', …' : ''}.` : '';
   return {
     scorer: 'groundedness',
     value: round(supported / answer.size),

@@ -101,11 +101,20 @@ async function refreshAttribution(db: Queryable, runId: string): Promise<void> {
 }
 
 /** Scores a finished run with the chosen heuristics (all by default); false when the run is not finished. */
-export async function scoreFinishedRun(db: Queryable, runId: string, scorers: readonly HeuristicScorer[] = HEURISTIC_SCORERS): Promise<boolean> {
+export async function scoreFinishedRun(
+  db: Queryable,
+  runId: string,
+  scorers: readonly HeuristicScorer[] = HEURISTIC_SCORERS,
+): Promise<boolean> {
   const run = await finishedRunOf(db, runId);
   if (!run) return false;
   const scores = heuristicScores(run, scorers);
-  await saveScores(db, runId, scores, scorers.filter((name) => !scores.some((s) => s.scorer === name)));
+  await saveScores(
+    db,
+    runId,
+    scores,
+    scorers.filter((name) => !scores.some((s) => s.scorer === name)),
+  );
   return true;
 }
 

@@ -96,7 +96,14 @@ export interface PriceApplied {
  * completed (nothing is added twice). Cached input tokens are charged at the cached price and the rest of
  * the input at the input price; the arithmetic is PostgreSQL's exact numeric.
  */
-export async function completeModelStep(tx: Queryable, runId: string, index: number, message: ChatMessage, usage: TokenUsage, price: PriceApplied): Promise<boolean> {
+export async function completeModelStep(
+  tx: Queryable,
+  runId: string,
+  index: number,
+  message: ChatMessage,
+  usage: TokenUsage,
+  price: PriceApplied,
+): Promise<boolean> {
   const { rows } = await tx.query<{ cost: string; project_id: string; model: string; provider: string | null }>(
     `UPDATE run_steps s SET status = 'completed', completed_at = now(), message = $3, input_tokens = $4::bigint, output_tokens = $5::bigint,
        cached_tokens = $6::bigint, price_version = $7,
@@ -104,11 +111,31 @@ export async function completeModelStep(tx: Queryable, runId: string, index: num
      FROM runs r
      WHERE s.run_id = $1 AND s.index = $2 AND s.status <> 'completed' AND r.id = s.run_id
      RETURNING trim_scale(s.cost)::text AS cost, r.project_id, s.model, s.provider`,
-    [runId, index, message, usage.input_tokens, usage.output_tokens, usage.cached_tokens, price.version, price.input_per_million, price.cached_input_per_million, price.output_per_million],
+    [
+      runId,
+      index,
+      message,
+      usage.input_tokens,
+      usage.output_tokens,
+      usage.cached_tokens,
+      price.version,
+      price.input_per_million,
+      price.cached_input_per_million,
+      price.output_per_million,
+    ],
   );
   const charged = rows[0];
   if (!charged) return false;
-  await recordUsage(tx, { projectId: charged.project_id, source: 'run', runId, stepIndex: index, model: charged.model, provider: charged.provider ?? '', usage, price });
+  await recordUsage(tx, {
+    projectId: charged.project_id,
+    source: 'run',
+    runId,
+    stepIndex: index,
+    model: charged.model,
+    provider: charged.provider ?? '',
+    usage,
+    price,
+  });
   await tx.query(
     `UPDATE runs SET input_tokens = input_tokens + $2, output_tokens = output_tokens + $3, cached_tokens = cached_tokens + $4, cost = cost + $5::numeric
      WHERE id = $1`,
@@ -145,7 +172,13 @@ export async function completeToolStep(
   return true;
 }
 
-export async function failStep(tx: Queryable, runId: string, index: number, status: 'failed' | 'cancelled', error: RunError): Promise<void> {
+export async function failStep(
+  tx: Queryable,
+  runId: string,
+  index: number,
+  status: 'failed' | 'cancelled',
+  error: RunError,
+): Promise<void> {
   const { rowCount } = await tx.query(
     `UPDATE run_steps SET status = $3, completed_at = now(), error = $4 WHERE run_id = $1 AND index = $2 AND status = 'in_progress'`,
     [runId, index, status, error],
@@ -162,11 +195,10 @@ export interface StepPage {
 
 /** A page of a run's steps in order: those after step `afterIndex` (from the first when undefined). */
 export async function stepPage(db: Queryable, runId: string, afterIndex: number | undefined, limit: number): Promise<StepPage> {
-  const { rows } = await db.query<RunStepRecord>(`SELECT ${COLUMNS} FROM run_steps WHERE run_id = $1 AND index > $2 ORDER BY index LIMIT $3`, [
-    runId,
-    afterIndex ?? -1,
-    limit + 1,
-  ]);
+  const { rows } = await db.query<RunStepRecord>(
+    `SELECT ${COLUMNS} FROM run_steps WHERE run_id = $1 AND index > $2 ORDER BY index LIMIT $3`,
+    [runId, afterIndex ?? -1, limit + 1],
+  );
   const page: StepPage = { steps: rows.slice(0, limit), hasMore: rows.length > limit };
   if (afterIndex !== undefined) {
     const previous = await db.query<Pick<RunStepRecord, 'completed_at'>>(

@@ -136,12 +136,26 @@ export interface RunFilters {
   metadata?: Record<string, string>;
 }
 
-export async function listAgentRuns(db: Queryable, projectId: string, agentId: string, page: PageRequest, filters: RunFilters): Promise<Page<RunSummaryRecord>> {
+export async function listAgentRuns(
+  db: Queryable,
+  projectId: string,
+  agentId: string,
+  page: PageRequest,
+  filters: RunFilters,
+): Promise<Page<RunSummaryRecord>> {
   const conditions: [string, ...unknown[]][] = [];
   if (filters.createdAfter !== undefined) conditions.push(['created_at >= to_timestamp(?)', filters.createdAfter]);
   if (filters.createdBefore !== undefined) conditions.push(['created_at < to_timestamp(?)', filters.createdBefore]);
-  if (filters.metadata && Object.keys(filters.metadata).length > 0) conditions.push(['metadata @> ?::jsonb', JSON.stringify(filters.metadata)]);
-  return selectPage<RunSummaryRecord>(db, { table: 'runs', columns: SUMMARY_COLUMNS, projectId, where: { agent_id: agentId, status: filters.status }, conditions, page });
+  if (filters.metadata && Object.keys(filters.metadata).length > 0)
+    conditions.push(['metadata @> ?::jsonb', JSON.stringify(filters.metadata)]);
+  return selectPage<RunSummaryRecord>(db, {
+    table: 'runs',
+    columns: SUMMARY_COLUMNS,
+    projectId,
+    where: { agent_id: agentId, status: filters.status },
+    conditions,
+    page,
+  });
 }
 
 export interface ProjectRunFilters {
@@ -155,7 +169,12 @@ export interface ProjectRunFilters {
 }
 
 /** Every run of a project, hops included unless `parentRunId` says otherwise; paged on runs_project_page. */
-export async function listProjectRuns(db: Queryable, projectId: string, page: PageRequest, filters: ProjectRunFilters): Promise<Page<RunSummaryRecord>> {
+export async function listProjectRuns(
+  db: Queryable,
+  projectId: string,
+  page: PageRequest,
+  filters: ProjectRunFilters,
+): Promise<Page<RunSummaryRecord>> {
   const conditions: [string, ...unknown[]][] = [];
   if (filters.statuses && filters.statuses.length > 0) conditions.push(['status = ANY(?::text[])', filters.statuses]);
   if (filters.parentRunId === 'none') conditions.push(['parent_run_id IS NULL']);
@@ -172,13 +191,27 @@ export async function listProjectRuns(db: Queryable, projectId: string, page: Pa
   });
 }
 
-export async function listNetworkRuns(db: Queryable, projectId: string, networkId: string, page: PageRequest, status?: RunStatus): Promise<Page<RunSummaryRecord>> {
-  return selectPage<RunSummaryRecord>(db, { table: 'runs', columns: SUMMARY_COLUMNS, projectId, where: { network_id: networkId, status }, page });
+export async function listNetworkRuns(
+  db: Queryable,
+  projectId: string,
+  networkId: string,
+  page: PageRequest,
+  status?: RunStatus,
+): Promise<Page<RunSummaryRecord>> {
+  return selectPage<RunSummaryRecord>(db, {
+    table: 'runs',
+    columns: SUMMARY_COLUMNS,
+    projectId,
+    where: { network_id: networkId, status },
+    page,
+  });
 }
 
 /** A network run's hops, in order, as lists show them. */
 export async function hopsOf(db: Queryable, parentRunId: string): Promise<RunSummaryRecord[]> {
-  const { rows } = await db.query<RunSummaryRecord>(`SELECT ${SUMMARY_COLUMNS} FROM runs WHERE parent_run_id = $1 ORDER BY hop_index`, [parentRunId]);
+  const { rows } = await db.query<RunSummaryRecord>(`SELECT ${SUMMARY_COLUMNS} FROM runs WHERE parent_run_id = $1 ORDER BY hop_index`, [
+    parentRunId,
+  ]);
   return rows;
 }
 
@@ -192,7 +225,10 @@ export async function childrenOf(db: Queryable, parentRunId: string): Promise<Ru
 export async function childrenOfRuns(db: Queryable, parentRunIds: string[]): Promise<Map<string, RunSummaryRecord[]>> {
   const byParent = new Map<string, RunSummaryRecord[]>();
   if (parentRunIds.length === 0) return byParent;
-  const { rows } = await db.query<RunSummaryRecord>(`SELECT ${SUMMARY_COLUMNS} FROM runs WHERE parent_run_id = ANY($1) ORDER BY parent_run_id, hop_index`, [parentRunIds]);
+  const { rows } = await db.query<RunSummaryRecord>(
+    `SELECT ${SUMMARY_COLUMNS} FROM runs WHERE parent_run_id = ANY($1) ORDER BY parent_run_id, hop_index`,
+    [parentRunIds],
+  );
   for (const row of rows) byParent.set(row.parent_run_id!, [...(byParent.get(row.parent_run_id!) ?? []), row]);
   return byParent;
 }
@@ -204,7 +240,15 @@ export async function childrenOfRuns(db: Queryable, parentRunIds: string[]): Pro
 export async function insertChildRun(
   tx: Queryable,
   parent: RunRecord,
-  hop: { index: number; agentId: string; agentVersion: number; maxSteps: number; model: string; input: InputMessage[]; decision: HopDecision },
+  hop: {
+    index: number;
+    agentId: string;
+    agentVersion: number;
+    maxSteps: number;
+    model: string;
+    input: InputMessage[];
+    decision: HopDecision;
+  },
 ): Promise<RunRecord> {
   const id = newId('run');
   const { rowCount } = await tx.query(
@@ -212,10 +256,27 @@ export async function insertChildRun(
        max_steps, metadata)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'queued', $9, $10, $11, $12, $13)
      ON CONFLICT (parent_run_id, hop_index) DO NOTHING`,
-    [id, parent.project_id, hop.agentId, hop.agentVersion, parent.id, hop.index, hop.decision, parent.api_key_id, hop.model, JSON.stringify(hop.input), parent.file_ids, hop.maxSteps, parent.metadata],
+    [
+      id,
+      parent.project_id,
+      hop.agentId,
+      hop.agentVersion,
+      parent.id,
+      hop.index,
+      hop.decision,
+      parent.api_key_id,
+      hop.model,
+      JSON.stringify(hop.input),
+      parent.file_ids,
+      hop.maxSteps,
+      parent.metadata,
+    ],
   );
   if (rowCount === 1) await appendRunEvent(tx, id, 'run.created', { hop: hop.index, agent_id: hop.agentId, decision: hop.decision });
-  const { rows } = await tx.query<RunRecord>(`SELECT ${COLUMNS} FROM runs WHERE parent_run_id = $1 AND hop_index = $2`, [parent.id, hop.index]);
+  const { rows } = await tx.query<RunRecord>(`SELECT ${COLUMNS} FROM runs WHERE parent_run_id = $1 AND hop_index = $2`, [
+    parent.id,
+    hop.index,
+  ]);
   return rows[0]!;
 }
 
@@ -245,7 +306,9 @@ export async function admissionOf(db: Queryable, run: RunRecord, concurrency: Co
   if (run.status === 'in_progress') return 'start';
   if (run.status !== 'queued') return 'gone';
   if (run.parent_run_id || concurrency !== 'enqueue') return 'start';
-  const ahead = (await activeRunsOf(db, run.agent_id ?? run.network_id!)).filter((r) => r.id !== run.id && (r.status === 'in_progress' || r.created_at <= run.created_at));
+  const ahead = (await activeRunsOf(db, run.agent_id ?? run.network_id!)).filter(
+    (r) => r.id !== run.id && (r.status === 'in_progress' || r.created_at <= run.created_at),
+  );
   return ahead.length === 0 ? 'start' : 'wait';
 }
 
@@ -273,7 +336,11 @@ export async function recordRouting(tx: Queryable, runId: string, resolvedModel:
 }
 
 /** What the run will use: the tools offered to the model, and the model chosen first and why. */
-export async function recordPlan(db: Queryable, runId: string, plan: { toolSpecs: unknown[]; resolvedModel: string; reason: string }): Promise<void> {
+export async function recordPlan(
+  db: Queryable,
+  runId: string,
+  plan: { toolSpecs: unknown[]; resolvedModel: string; reason: string },
+): Promise<void> {
   await db.query('UPDATE runs SET tool_specs = $2, resolved_model = $3, routing_reason = $4 WHERE id = $1', [
     runId,
     JSON.stringify(plan.toolSpecs),
@@ -291,7 +358,11 @@ export async function toolSpecsOf(db: Queryable, runId: string): Promise<unknown
  * Ends a run, once: a run already finished stays as it was (false). The terminal event is appended in
  * the same transaction.
  */
-export async function finishRun(tx: Queryable, runId: string, outcome: { status: 'completed' | 'failed' | 'cancelled'; outputText?: string; error?: RunError | null }): Promise<boolean> {
+export async function finishRun(
+  tx: Queryable,
+  runId: string,
+  outcome: { status: 'completed' | 'failed' | 'cancelled'; outputText?: string; error?: RunError | null },
+): Promise<boolean> {
   const { rowCount } = await tx.query(
     `UPDATE runs SET status = $2, output_text = coalesce($3, output_text), error = $4, completed_at = now()
      WHERE id = $1 AND status IN ('queued', 'in_progress')`,
@@ -351,7 +422,11 @@ export async function nextQueuedRun(db: Queryable, targetId: string): Promise<st
  * out: their network run starts them. `workerPool`: the task queue of the network's dedicated workers, for a
  * network run whose network has one.
  */
-export async function staleQueuedRuns(db: Queryable, olderThanSeconds: number, limit: number): Promise<{ id: string; network: boolean; workerPool: string | null }[]> {
+export async function staleQueuedRuns(
+  db: Queryable,
+  olderThanSeconds: number,
+  limit: number,
+): Promise<{ id: string; network: boolean; workerPool: string | null }[]> {
   const { rows } = await db.query<{ id: string; network: boolean; workerPool: string | null }>(
     `SELECT id, network, "workerPool" FROM (
        SELECT r.id, r.created_at, r.network_id IS NOT NULL AS network, v.worker_pool AS "workerPool",

@@ -18,6 +18,8 @@ export async function storeVisionImage(db: Queryable, fileId: string, image: Vis
 }
 
 export async function visionImageOfFile(db: Queryable, fileId: string): Promise<VisionImageRecord | null> {
-  const { rows } = await db.query<VisionImageRecord>('SELECT data, media_type, width, height FROM file_vision_images WHERE file_id = $1', [fileId]);
+  const { rows } = await db.query<VisionImageRecord>('SELECT data, media_type, width, height FROM file_vision_images WHERE file_id = $1', [
+    fileId,
+  ]);
   return rows[0] ?? null;
 }

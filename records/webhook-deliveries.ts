@@ -37,7 +37,12 @@ export async function dispatchEvents(db: Db, limit: number): Promise<number> {
       await tx.query(
         `INSERT INTO webhook_deliveries (id, project_id, endpoint_id, event_id)
          SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) ON CONFLICT DO NOTHING`,
-        [targets.map(() => newId('whd')), targets.map((t) => t.project_id), targets.map((t) => t.endpoint_id), targets.map((t) => t.event_id)],
+        [
+          targets.map(() => newId('whd')),
+          targets.map((t) => t.project_id),
+          targets.map((t) => t.endpoint_id),
+          targets.map((t) => t.event_id),
+        ],
       );
     }
     await tx.query('UPDATE events SET delivered_at = now() WHERE id = ANY($1::text[])', [ids]);
@@ -47,7 +52,10 @@ export async function dispatchEvents(db: Db, limit: number): Promise<number> {
 
 /** Deliveries whose workflow has not been started yet, oldest first. */
 export async function unstartedDeliveries(db: Queryable, limit: number): Promise<string[]> {
-  const { rows } = await db.query<{ id: string }>('SELECT id FROM webhook_deliveries WHERE started_at IS NULL ORDER BY created_at, id LIMIT $1', [limit]);
+  const { rows } = await db.query<{ id: string }>(
+    'SELECT id FROM webhook_deliveries WHERE started_at IS NULL ORDER BY created_at, id LIMIT $1',
+    [limit],
+  );
   return rows.map((r) => r.id);
 }
 
@@ -102,7 +110,10 @@ export async function recordAttempt(db: Db, deliveryId: string, outcome: Attempt
        WHERE id = $1 AND status = 'pending' RETURNING endpoint_id`,
       [deliveryId, outcome.attempt, delivered],
     );
-    if (delivered && rows[0]) await tx.query('UPDATE webhook_endpoints SET consecutive_failures = 0 WHERE id = $1 AND consecutive_failures <> 0', [rows[0].endpoint_id]);
+    if (delivered && rows[0])
+      await tx.query('UPDATE webhook_endpoints SET consecutive_failures = 0 WHERE id = $1 AND consecutive_failures <> 0', [
+        rows[0].endpoint_id,
+      ]);
   });
 }
 

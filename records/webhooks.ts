@@ -80,7 +80,12 @@ export async function countEndpoints(db: Queryable, projectId: string): Promise<
   return rows[0]!.n;
 }
 
-export async function findEndpoint(db: Queryable, projectId: string, id: string, options: { lock?: boolean } = {}): Promise<WebhookEndpointRecord | null> {
+export async function findEndpoint(
+  db: Queryable,
+  projectId: string,
+  id: string,
+  options: { lock?: boolean } = {},
+): Promise<WebhookEndpointRecord | null> {
   const { rows } = await db.query<WebhookEndpointRecord>(
     `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1 AND project_id = $2${options.lock ? ' FOR UPDATE' : ''}`,
     [id, projectId],
@@ -101,7 +106,12 @@ export interface EndpointChanges {
   status?: 'enabled' | 'disabled';
 }
 
-export async function updateEndpoint(tx: Queryable, projectId: string, id: string, changes: EndpointChanges): Promise<WebhookEndpointRecord | null> {
+export async function updateEndpoint(
+  tx: Queryable,
+  projectId: string,
+  id: string,
+  changes: EndpointChanges,
+): Promise<WebhookEndpointRecord | null> {
   const sets: string[] = [];
   const values: unknown[] = [id, projectId];
   const set = (column: string, value: unknown) => {
@@ -114,7 +124,8 @@ export async function updateEndpoint(tx: Queryable, projectId: string, id: strin
   if (changes.metadata !== undefined) set('metadata', changes.metadata);
   if (changes.status === 'enabled') sets.push(`status = 'enabled'`, 'disabled_reason = NULL', 'consecutive_failures = 0');
   // Disabling what is already disabled keeps the reason it was disabled for.
-  if (changes.status === 'disabled') sets.push(`disabled_reason = CASE WHEN status = 'enabled' THEN 'requested' ELSE disabled_reason END`, `status = 'disabled'`);
+  if (changes.status === 'disabled')
+    sets.push(`disabled_reason = CASE WHEN status = 'enabled' THEN 'requested' ELSE disabled_reason END`, `status = 'disabled'`);
   sets.push('updated_at = now()');
   const { rows } = await tx.query<WebhookEndpointRecord>(
     `UPDATE webhook_endpoints SET ${sets.join(', ')} WHERE id = $1 AND project_id = $2 RETURNING ${ENDPOINT_COLUMNS}`,
@@ -130,7 +141,12 @@ export async function deleteEndpoint(tx: Queryable, projectId: string, id: strin
 }
 
 /** A new secret; the current one keeps signing beside it for `graceSeconds`. */
-export async function rotateSecret(tx: Queryable, projectId: string, id: string, graceSeconds: number): Promise<{ record: WebhookEndpointRecord; secret: string } | null> {
+export async function rotateSecret(
+  tx: Queryable,
+  projectId: string,
+  id: string,
+  graceSeconds: number,
+): Promise<{ record: WebhookEndpointRecord; secret: string } | null> {
   const secret = newSigningSecret();
   const { rows } = await tx.query<WebhookEndpointRecord>(
     `UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_expires_at = now() + make_interval(secs => $3), secret = $4, updated_at = now()
@@ -142,7 +158,10 @@ export async function rotateSecret(tx: Queryable, projectId: string, id: string,
 
 /** The secrets a delivery made now is signed with: the current one, and the previous one during its grace period. */
 export function signingSecretsOf(endpoint: WebhookEndpointRecord, now = new Date()): string[] {
-  const previous = endpoint.previous_secret && endpoint.previous_secret_expires_at && endpoint.previous_secret_expires_at > now ? [endpoint.previous_secret] : [];
+  const previous =
+    endpoint.previous_secret && endpoint.previous_secret_expires_at && endpoint.previous_secret_expires_at > now
+      ? [endpoint.previous_secret]
+      : [];
   return [endpoint.secret, ...previous];
 }
 
@@ -156,7 +175,12 @@ function withDates(row: WebhookDeliveryRecord): WebhookDeliveryRecord {
   return { ...row, attempts: row.attempts.map((a) => ({ ...a, created_at: new Date(a.created_at) })) };
 }
 
-export async function listDeliveries(db: Queryable, projectId: string, endpointId: string, page: PageRequest): Promise<Page<WebhookDeliveryRecord>> {
+export async function listDeliveries(
+  db: Queryable,
+  projectId: string,
+  endpointId: string,
+  page: PageRequest,
+): Promise<Page<WebhookDeliveryRecord>> {
   const found = await selectPage<WebhookDeliveryRecord>(db, {
     table: 'webhook_deliveries',
     from: DELIVERY_FROM,
@@ -169,7 +193,12 @@ export async function listDeliveries(db: Queryable, projectId: string, endpointI
   return { ...found, rows: found.rows.map(withDates) };
 }
 
-export async function findDelivery(db: Queryable, projectId: string, endpointId: string, id: string): Promise<WebhookDeliveryRecord | null> {
+export async function findDelivery(
+  db: Queryable,
+  projectId: string,
+  endpointId: string,
+  id: string,
+): Promise<WebhookDeliveryRecord | null> {
   const { rows } = await db.query<WebhookDeliveryRecord>(
     `SELECT ${DELIVERY_COLUMNS} FROM ${DELIVERY_FROM} WHERE d.id = $1 AND d.project_id = $2 AND d.endpoint_id = $3`,
     [id, projectId, endpointId],
@@ -182,7 +211,10 @@ export async function findDelivery(db: Queryable, projectId: string, endpointId:
  * Redeliveries of the delivery's event to its endpoint in the last hour, and the seconds until the oldest of
  * them leaves that hour. Read under the endpoint's lock, so two requests at once count each other.
  */
-export async function recentRedeliveries(tx: Queryable, of: WebhookDeliveryRecord): Promise<{ count: number; oldestLeavesInSeconds: number }> {
+export async function recentRedeliveries(
+  tx: Queryable,
+  of: WebhookDeliveryRecord,
+): Promise<{ count: number; oldestLeavesInSeconds: number }> {
   const { rows } = await tx.query<{ count: number; leaves: number }>(
     `SELECT count(*)::int AS count,
             coalesce(ceil(extract(epoch FROM min(created_at) + interval '1 hour' - now())), 0)::int AS leaves

@@ -23,12 +23,23 @@ const visit = (key) => {
 };
 visit(Object.keys(manifest).find((key) => manifest[key] === entry));
 
-const all = new Set(Object.values(manifest).map((chunk) => chunk.file).filter((file) => file.endsWith('.js')));
+const all = new Set(
+  Object.values(manifest)
+    .map((chunk) => chunk.file)
+    .filter((file) => file.endsWith('.js')),
+);
 const sum = (files) => [...files].reduce((total, file) => total + gzipped(file), 0);
-const report = { initial_js_gzip_bytes: sum(initial), initial_files: [...initial], all_js_gzip_bytes: sum(all), budget_bytes: INITIAL_JS_BUDGET_BYTES };
+const report = {
+  initial_js_gzip_bytes: sum(initial),
+  initial_files: [...initial],
+  all_js_gzip_bytes: sum(all),
+  budget_bytes: INITIAL_JS_BUDGET_BYTES,
+};
 writeFileSync(`${dir}bundle-size.json`, `${JSON.stringify(report, null, 2)}\n`);
 const kb = (bytes) => `${(bytes / 1024).toFixed(1)} KB`;
-console.log(`console: initial JS ${kb(report.initial_js_gzip_bytes)} gzipped (budget ${kb(INITIAL_JS_BUDGET_BYTES)}), all JS ${kb(report.all_js_gzip_bytes)}`);
+console.log(
+  `console: initial JS ${kb(report.initial_js_gzip_bytes)} gzipped (budget ${kb(INITIAL_JS_BUDGET_BYTES)}), all JS ${kb(report.all_js_gzip_bytes)}`,
+);
 if (report.initial_js_gzip_bytes > INITIAL_JS_BUDGET_BYTES) {
   console.error('console: the initial JS is over its budget');
   process.exit(1);

@@ -35,7 +35,9 @@ function portable(schema) {
 export async function crdTypes() {
   const dir = join(root, 'crds');
   const schemas = {};
-  for (const file of readdirSync(dir).filter((name) => name.endsWith('.yaml')).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((name) => name.endsWith('.yaml'))
+    .sort()) {
     const crd = parse(readFileSync(join(dir, file), 'utf8'));
     const { properties } = crd.spec.versions[0].schema.openAPIV3Schema;
     schemas[`${crd.spec.names.kind}Spec`] = portable(properties.spec);

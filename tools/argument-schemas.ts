@@ -124,7 +124,11 @@ function compile(schema: Record<string, unknown>): Compiled {
   }
   try {
     // An instance per schema: what the schema registers (its `$id`s) lives and goes with its validator.
-    const ajv = new Ajv2020({ ...AJV_OPTIONS, validateSchema: false, code: { ...AJV_OPTIONS.code, regExp: linearPatterns(MAX_PARAMETERS_PATTERNS) } });
+    const ajv = new Ajv2020({
+      ...AJV_OPTIONS,
+      validateSchema: false,
+      code: { ...AJV_OPTIONS.code, regExp: linearPatterns(MAX_PARAMETERS_PATTERNS) },
+    });
     const validate = ajv.compile(rest);
     return { check: (value) => (validate(value) ? null : ajv.errorsText(validate.errors, { dataVar: 'arguments' })) };
   } catch (err) {

@@ -73,12 +73,17 @@ export function toolDefinitionProblems(tools: ToolDefinition[], options: { allow
     const at = `tools[${i}]`;
     if (tool.type === 'http') {
       const earlier = seen.get(`http:${tool.name}`);
-      if (earlier !== undefined) problems.push({ param: `${at}.name`, message: `the name ${tool.name} is already used by tools[${earlier}]` });
+      if (earlier !== undefined)
+        problems.push({ param: `${at}.name`, message: `the name ${tool.name} is already used by tools[${earlier}]` });
       else seen.set(`http:${tool.name}`, i);
-      if (BUILT_IN_TOOLS.includes(tool.name)) problems.push({ param: `${at}.name`, message: `${tool.name} is the name of a built-in tool` });
+      if (BUILT_IN_TOOLS.includes(tool.name))
+        problems.push({ param: `${at}.name`, message: `${tool.name} is the name of a built-in tool` });
       const label = labels.find((l) => tool.name.startsWith(`${l}${MCP_NAME_SEPARATOR}`));
       if (label !== undefined) {
-        problems.push({ param: `${at}.name`, message: `names starting with ${label}${MCP_NAME_SEPARATOR} belong to the tools of the MCP server ${label}` });
+        problems.push({
+          param: `${at}.name`,
+          message: `names starting with ${label}${MCP_NAME_SEPARATOR} belong to the tools of the MCP server ${label}`,
+        });
       }
       problems.push(...urlProblems(tool.url, `${at}.url`, options));
       problems.push(...headerProblems(tool.headers, `${at}.headers`));
@@ -117,7 +122,8 @@ function headerProblems(headers: Record<string, string> | undefined, param: stri
   return Object.entries(headers ?? {}).flatMap(([name, value]) => {
     if (!HEADER_NAME.test(name)) return [{ param, message: `${JSON.stringify(name)} is not a header name` }];
     if (RESERVED_HEADERS.has(name.toLowerCase())) return [{ param: `${param}.${name}`, message: `${name} is set by the platform` }];
-    if (typeof value !== 'string' || !HEADER_VALUE.test(value)) return [{ param: `${param}.${name}`, message: 'must be text without line breaks' }];
+    if (typeof value !== 'string' || !HEADER_VALUE.test(value))
+      return [{ param: `${param}.${name}`, message: 'must be text without line breaks' }];
     return [];
   });
 }

@@ -32,7 +32,12 @@ export interface FetchLimits {
  * Each response body ends in ResponseTooLargeError past `maxResponseBytes`, and every body past
  * `maxTotalBytes` read in all, so no server can fill the memory.
  */
-export function guardedFetch({ projectId, allowPrivate, maxResponseBytes, maxTotalBytes = Infinity }: FetchLimits): (input: string | URL, init?: RequestInit) => Promise<Response> {
+export function guardedFetch({
+  projectId,
+  allowPrivate,
+  maxResponseBytes,
+  maxTotalBytes = Infinity,
+}: FetchLimits): (input: string | URL, init?: RequestInit) => Promise<Response> {
   const total = { read: 0, max: maxTotalBytes };
   return async (input, init = {}) => {
     const headers: Record<string, string> = {};
@@ -46,7 +51,8 @@ export function guardedFetch({ projectId, allowPrivate, maxResponseBytes, maxTot
       allowPrivate,
     });
     const responseHeaders = new Headers();
-    for (let i = 0; i + 1 < response.rawHeaders.length; i += 2) responseHeaders.append(response.rawHeaders[i]!, response.rawHeaders[i + 1]!);
+    for (let i = 0; i + 1 < response.rawHeaders.length; i += 2)
+      responseHeaders.append(response.rawHeaders[i]!, response.rawHeaders[i + 1]!);
     const status = response.statusCode ?? 500;
     if (BODYLESS.has(status)) response.destroy();
     const body = BODYLESS.has(status) ? null : (Readable.toWeb(bounded(response, maxResponseBytes, total)) as ReadableStream<Uint8Array>);

@@ -17,7 +17,6 @@ import {
 import { guardedRequest, PrivateTargetError, type Reach } from './network-guard.js';
 import { isPassingConnectionFailure, retryAfterMs, ToolUnavailableError, type ToolResult } from './outcomes.js';
 
-
 const TEXTUAL = /^(text\/|application\/([\w.+-]*\+)?(json|xml)\b|application\/(javascript|x-www-form-urlencoded|x-ndjson|yaml|x-yaml)\b)/i;
 
 export async function callHttpTool(def: HttpToolDefinition, args: Record<string, unknown>, reach: Reach): Promise<ToolResult> {
@@ -31,7 +30,11 @@ export async function callHttpTool(def: HttpToolDefinition, args: Record<string,
   const timeoutMs = Math.min(def.timeout_ms ?? DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS);
   const maxBytes = Math.min(def.max_response_bytes ?? DEFAULT_MAX_RESPONSE_BYTES, MAX_RESPONSE_BYTES);
   const url = new URL(def.url);
-  const headers: Record<string, string> = { 'user-agent': 'agentplane', accept: 'application/json, text/*;q=0.9, */*;q=0.5', ...def.headers };
+  const headers: Record<string, string> = {
+    'user-agent': 'agentplane',
+    accept: 'application/json, text/*;q=0.9, */*;q=0.5',
+    ...def.headers,
+  };
   let body: string | undefined;
   if (method === 'GET') {
     for (const [key, value] of Object.entries(args)) appendQuery(url.searchParams, key, value);
@@ -43,7 +46,14 @@ export async function callHttpTool(def: HttpToolDefinition, args: Record<string,
   const timeout = AbortSignal.timeout(timeoutMs);
   const signal = AbortSignal.any([reach.signal, timeout]);
   try {
-    const response = await guardedRequest(url, { projectId: reach.projectId, method, headers, body, signal, allowPrivate: reach.allowPrivate });
+    const response = await guardedRequest(url, {
+      projectId: reach.projectId,
+      method,
+      headers,
+      body,
+      signal,
+      allowPrivate: reach.allowPrivate,
+    });
     const status = response.statusCode ?? 0;
     if (status === 429 || status >= 500) {
       response.destroy();
@@ -51,7 +61,10 @@ export async function callHttpTool(def: HttpToolDefinition, args: Record<string,
     }
     const { text, truncated } = await readBounded(response, maxBytes);
     if (status >= 300 && status < 400) {
-      return { content: `HTTP ${status}: the tool redirected to ${response.headers.location ?? 'another address'}; redirects are not followed`, is_error: true };
+      return {
+        content: `HTTP ${status}: the tool redirected to ${response.headers.location ?? 'another address'}; redirects are not followed`,
+        is_error: true,
+      };
     }
     const shown = describeBody(response, text, truncated, maxBytes);
     if (status >= 400) return { content: `HTTP ${status}: ${shown}`, is_error: true };
@@ -61,7 +74,8 @@ export async function callHttpTool(def: HttpToolDefinition, args: Record<string,
     if (timeout.aborted) return { content: `${def.name} did not answer within ${timeoutMs} ms`, is_error: true };
     if (err instanceof ToolUnavailableError) throw err;
     if (err instanceof PrivateTargetError) return { content: `The request was refused: ${err.message}`, is_error: true };
-    if (isPassingConnectionFailure(err)) throw new ToolUnavailableError(`${def.name} could not be reached: ${(err as Error).message}`, undefined, { cause: err });
+    if (isPassingConnectionFailure(err))
+      throw new ToolUnavailableError(`${def.name} could not be reached: ${(err as Error).message}`, undefined, { cause: err });
     const code = (err as { code?: unknown }).code;
     if (code === 'ENOTFOUND' || code === 'ENODATA') return { content: `${url.hostname} does not resolve to any address`, is_error: true };
     throw err;

@@ -47,7 +47,9 @@ export async function listMcpTools(def: McpToolDefinition, reach: Reach): Promis
         checkListedTool(def.server_label, spec);
         specs.push(spec);
         if (specs.length > MAX_TOOLS_PER_SERVER) {
-          throw new ToolsTooLargeError(`The MCP server ${def.server_label} lists more than ${MAX_TOOLS_PER_SERVER} tools; name the ones to offer in allowed_tools.`);
+          throw new ToolsTooLargeError(
+            `The MCP server ${def.server_label} lists more than ${MAX_TOOLS_PER_SERVER} tools; name the ones to offer in allowed_tools.`,
+          );
         }
       }
       cursor = listed.nextCursor;
@@ -60,8 +62,14 @@ export async function listMcpTools(def: McpToolDefinition, reach: Reach): Promis
 }
 
 /** Calls one of the server's tools by its own name (without the label). */
-export async function callMcpTool(def: McpToolDefinition, toolName: string, args: Record<string, unknown>, reach: Reach): Promise<ToolResult> {
-  if (def.allowed_tools && !def.allowed_tools.includes(toolName)) return { content: `There is no tool named ${offeredMcpName(def, toolName)}.`, is_error: true };
+export async function callMcpTool(
+  def: McpToolDefinition,
+  toolName: string,
+  args: Record<string, unknown>,
+  reach: Reach,
+): Promise<ToolResult> {
+  if (def.allowed_tools && !def.allowed_tools.includes(toolName))
+    return { content: `There is no tool named ${offeredMcpName(def, toolName)}.`, is_error: true };
   try {
     return await withClient(def, reach, { maxResponseBytes: MAX_RESPONSE_BYTES }, async (client, options) => {
       const result = (await client.callTool({ name: toolName, arguments: args }, undefined, options)) as CallToolResult;
@@ -70,12 +78,20 @@ export async function callMcpTool(def: McpToolDefinition, toolName: string, args
   } catch (err) {
     if (reach.signal.aborted) throw reach.signal.reason;
     if (err instanceof PrivateTargetError) return { content: `The request was refused: ${err.message}`, is_error: true };
-    if (err instanceof ResponseTooLargeError) return { content: `The MCP server ${def.server_label} answered with more than ${err.maxBytes} bytes; the answer was not read`, is_error: true };
-    if (isOutage(err)) throw new ToolUnavailableError(`the MCP server ${def.server_label} is unavailable: ${(err as Error).message}`, undefined, { cause: err });
+    if (err instanceof ResponseTooLargeError)
+      return {
+        content: `The MCP server ${def.server_label} answered with more than ${err.maxBytes} bytes; the answer was not read`,
+        is_error: true,
+      };
+    if (isOutage(err))
+      throw new ToolUnavailableError(`the MCP server ${def.server_label} is unavailable: ${(err as Error).message}`, undefined, {
+        cause: err,
+      });
     if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
       return { content: `The MCP server ${def.server_label} did not answer within ${timeoutOf(def)} ms`, is_error: true };
     }
-    if (err instanceof McpError || err instanceof StreamableHTTPError) return { content: `The MCP server ${def.server_label} answered: ${err.message}`, is_error: true };
+    if (err instanceof McpError || err instanceof StreamableHTTPError)
+      return { content: `The MCP server ${def.server_label} answered: ${err.message}`, is_error: true };
     throw err;
   }
 }
@@ -121,11 +137,18 @@ function asListingFailure(def: McpToolDefinition, err: unknown, reach: Reach): u
   if (reach.signal.aborted) return reach.signal.reason;
   if (err instanceof PrivateTargetError || err instanceof ToolsTooLargeError) return err;
   if (err instanceof ResponseTooLargeError) {
-    return new ToolsTooLargeError(`The MCP server ${def.server_label} answered its tool listing with more than ${MAX_LISTING_BYTES} bytes.`);
+    return new ToolsTooLargeError(
+      `The MCP server ${def.server_label} answered its tool listing with more than ${MAX_LISTING_BYTES} bytes.`,
+    );
   }
-  if (isOutage(err)) return new ToolUnavailableError(`the MCP server ${def.server_label} is unavailable: ${(err as Error).message}`, undefined, { cause: err });
+  if (isOutage(err))
+    return new ToolUnavailableError(`the MCP server ${def.server_label} is unavailable: ${(err as Error).message}`, undefined, {
+      cause: err,
+    });
   if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
-    return new ToolUnavailableError(`the MCP server ${def.server_label} did not list its tools within ${timeoutOf(def)} ms`, undefined, { cause: err });
+    return new ToolUnavailableError(`the MCP server ${def.server_label} did not list its tools within ${timeoutOf(def)} ms`, undefined, {
+      cause: err,
+    });
   }
   return new Error(`the MCP server ${def.server_label} could not list its tools: ${(err as Error).message}`, { cause: err });
 }
@@ -142,7 +165,9 @@ function resultText(result: CallToolResult): string {
       case 'resource_link':
         return `[resource: ${part.uri}${part.name ? ` (${part.name})` : ''}]`;
       case 'resource':
-        return 'text' in part.resource && typeof part.resource.text === 'string' ? part.resource.text : `[resource: ${part.resource.uri}, not text]`;
+        return 'text' in part.resource && typeof part.resource.text === 'string'
+          ? part.resource.text
+          : `[resource: ${part.resource.uri}, not text]`;
       default:
         return '[content of an unknown kind, not shown]';
     }

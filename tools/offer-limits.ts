@@ -30,13 +30,17 @@ export class ToolsTooLargeError extends Error {
 /** Throws ToolsTooLargeError when a listed tool's description or schema is past its limit. */
 export function checkListedTool(server: string, spec: ToolSpec): void {
   if (spec.description.length > MAX_DESCRIPTION_CHARS) {
-    throw new ToolsTooLargeError(`The MCP server ${server} lists ${spec.name} with a description of ${spec.description.length} characters; at most ${MAX_DESCRIPTION_CHARS} are allowed.`);
+    throw new ToolsTooLargeError(
+      `The MCP server ${server} lists ${spec.name} with a description of ${spec.description.length} characters; at most ${MAX_DESCRIPTION_CHARS} are allowed.`,
+    );
   }
   const shape = shapeProblem(spec.parameters);
   if (shape) throw new ToolsTooLargeError(`The MCP server ${server} lists ${spec.name} with an input schema that ${shape}.`);
   const bytes = Buffer.byteLength(JSON.stringify(spec.parameters));
   if (bytes > MAX_PARAMETERS_BYTES) {
-    throw new ToolsTooLargeError(`The MCP server ${server} lists ${spec.name} with an input schema of ${bytes} bytes; at most ${MAX_PARAMETERS_BYTES} are allowed.`);
+    throw new ToolsTooLargeError(
+      `The MCP server ${server} lists ${spec.name} with an input schema of ${bytes} bytes; at most ${MAX_PARAMETERS_BYTES} are allowed.`,
+    );
   }
 }
 
@@ -47,6 +51,8 @@ export function checkOffered(specs: ToolSpec[]): void {
   }
   const bytes = Buffer.byteLength(JSON.stringify(specs));
   if (bytes > MAX_OFFERED_BYTES) {
-    throw new ToolsTooLargeError(`The agent's tools come to ${bytes} bytes of names, descriptions and schemas; a run may offer at most ${MAX_OFFERED_BYTES}.`);
+    throw new ToolsTooLargeError(
+      `The agent's tools come to ${bytes} bytes of names, descriptions and schemas; a run may offer at most ${MAX_OFFERED_BYTES}.`,
+    );
   }
 }

@@ -9,7 +9,11 @@
  */
 import dns, { type LookupAddress, type LookupAllOptions } from 'node:dns';
 
-export type Resolve = (hostname: string, options: LookupAllOptions, callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
+export type Resolve = (
+  hostname: string,
+  options: LookupAllOptions,
+  callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+) => void;
 /**
  * A Resolve for the lookups made on one project's behalf; a lookup still waiting for its turn when `signal`
  * aborts (its request was given up) is dropped rather than made.
@@ -53,10 +57,11 @@ export function fairLookups(lookup: Resolve, shares: LookupShares): ProjectResol
   const turns: string[] = [];
 
   const next = () => {
-    for (let i = 0; i < turns.length && running < shares.atOnce; ) {
+    for (let i = 0; i < turns.length && running < shares.atOnce;) {
       const projectId = turns[i]!;
       const queue = waiting.get(projectId)!;
-      for (let entry = queue[0]; entry && (entry.signal?.aborted || Date.now() - entry.queuedAt > shares.queueLimitMs); entry = queue[0]) queue.shift()!.giveUp();
+      for (let entry = queue[0]; entry && (entry.signal?.aborted || Date.now() - entry.queuedAt > shares.queueLimitMs); entry = queue[0])
+        queue.shift()!.giveUp();
       if (queue.length > 0 && (runningFor.get(projectId) ?? 0) >= shares.perProject) {
         i++;
         continue;
@@ -85,7 +90,8 @@ export function fairLookups(lookup: Resolve, shares: LookupShares): ProjectResol
         callback(err, addresses);
       });
     };
-    const giveUp = () => callback(Object.assign(new Error(`looking up ${hostname} waited too long for its turn`), { code: 'ETIMEOUT' }), []);
+    const giveUp = () =>
+      callback(Object.assign(new Error(`looking up ${hostname} waited too long for its turn`), { code: 'ETIMEOUT' }), []);
     if (running < shares.atOnce && (runningFor.get(projectId) ?? 0) < shares.perProject && !waiting.has(projectId)) return start();
     const queue = waiting.get(projectId);
     if (queue) queue.push({ queuedAt: Date.now(), signal, start, giveUp });
@@ -105,20 +111,27 @@ export function serverLookup(servers: string[]): Resolve {
   resolver.setServers(servers);
   return (hostname, options, callback) => {
     const families = options.family === 4 || options.family === 6 ? [options.family] : [4, 6];
-    void Promise.allSettled(families.map((family) => (family === 4 ? resolver.resolve4(hostname) : resolver.resolve6(hostname)))).then((results) => {
-      const addresses = results.flatMap((result, i) => (result.status === 'fulfilled' ? result.value.map((address) => ({ address, family: families[i]! })) : []));
-      if (addresses.length > 0) return callback(null, addresses);
-      const failure = results
-        .map((result) => (result.status === 'rejected' ? (result.reason as NodeJS.ErrnoException) : null))
-        .find((err) => err !== null && err.code !== dns.NODATA && err.code !== dns.NOTFOUND);
-      callback(failure ?? Object.assign(new Error(`${hostname} does not resolve to any address`), { code: 'ENOTFOUND' }), []);
-    });
+    void Promise.allSettled(families.map((family) => (family === 4 ? resolver.resolve4(hostname) : resolver.resolve6(hostname)))).then(
+      (results) => {
+        const addresses = results.flatMap((result, i) =>
+          result.status === 'fulfilled' ? result.value.map((address) => ({ address, family: families[i]! })) : [],
+        );
+        if (addresses.length > 0) return callback(null, addresses);
+        const failure = results
+          .map((result) => (result.status === 'rejected' ? (result.reason as NodeJS.ErrnoException) : null))
+          .find((err) => err !== null && err.code !== dns.NODATA && err.code !== dns.NOTFOUND);
+        callback(failure ?? Object.assign(new Error(`${hostname} does not resolve to any address`), { code: 'ENOTFOUND' }), []);
+      },
+    );
   };
 }
 
 /** AGENTPLANE_DNS_SERVERS as a list, or undefined (the system resolver) when unset or empty. */
 export function dnsServersFromEnv(env: NodeJS.ProcessEnv = process.env): string[] | undefined {
-  const servers = (env.AGENTPLANE_DNS_SERVERS ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const servers = (env.AGENTPLANE_DNS_SERVERS ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   return servers.length > 0 ? servers : undefined;
 }
 
@@ -139,7 +152,10 @@ export function outboundLookups(env: NodeJS.ProcessEnv = process.env): ProjectRe
   const servers = dnsServersFromEnv(env);
   const key = servers?.join(',') ?? '';
   if (current?.servers !== key) {
-    current = { servers: key, resolve: servers ? fairLookups(serverLookup(servers), SERVER_SHARES) : fairLookups(dns.lookup, SYSTEM_SHARES) };
+    current = {
+      servers: key,
+      resolve: servers ? fairLookups(serverLookup(servers), SERVER_SHARES) : fairLookups(dns.lookup, SYSTEM_SHARES),
+    };
   }
   return current.resolve;
 }

@@ -34,7 +34,18 @@ export class ToolUnavailableError extends Error {
 
 // What a socket reports when the other side is gone, unreachable or overloaded for now.
 // ETIMEOUT and ESERVFAIL: a name server that did not answer in time, or failed.
-const PASSING_FAILURES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'ETIMEOUT', 'ESERVFAIL']);
+const PASSING_FAILURES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+  'ETIMEOUT',
+  'ESERVFAIL',
+]);
 
 /** True for an error (or the cause it wraps) that says the connection failed in a way that may pass. */
 export function isPassingConnectionFailure(err: unknown): boolean {

@@ -25,7 +25,12 @@ const PARAMETERS = {
     file_id: { type: 'string', description: 'The id of an attached file.' },
     page: { type: 'integer', minimum: 1, description: 'Read this page only. Leave it out to read the whole text.' },
     offset: { type: 'integer', minimum: 0, description: 'Where to start, in characters from the start of the page or text. Default 0.' },
-    length: { type: 'integer', minimum: 1, maximum: MAX_READ_LENGTH, description: `How many characters to read. Default ${DEFAULT_READ_LENGTH}.` },
+    length: {
+      type: 'integer',
+      minimum: 1,
+      maximum: MAX_READ_LENGTH,
+      description: `How many characters to read. Default ${DEFAULT_READ_LENGTH}.`,
+    },
   },
   required: ['file_id'],
   additionalProperties: false,
@@ -59,7 +64,8 @@ export async function readFile(args: Record<string, unknown>, attachments: Attac
   const [source] = attachments.attachmentIds.includes(fileId) ? await textSourcesIn(attachments.db, attachments.projectId, [fileId]) : [];
   if (!source) return { content: `There is no such attachment: ${fileId}`, is_error: true };
   if (source.status !== 'processed') return { content: `${fileId} is ${describeState(source)}.`, is_error: true };
-  if (page !== undefined && page > source.pages) return { content: `${fileId} has ${source.pages} page${source.pages === 1 ? '' : 's'}.`, is_error: true };
+  if (page !== undefined && page > source.pages)
+    return { content: `${fileId} has ${source.pages} page${source.pages === 1 ? '' : 's'}.`, is_error: true };
 
   const slice = await textSlice(attachments.db, fileId, page ?? null, offset, length);
   if (!slice) return { content: `${fileId} has no page ${page}.`, is_error: true };
@@ -73,7 +79,8 @@ export async function readFile(args: Record<string, unknown>, attachments: Attac
 }
 
 function continuation(fileId: string, page: number | undefined, end: number, total: number, pages: number): string {
-  if (end < total) return `[More follows: call ${READ_FILE_TOOL} with ${JSON.stringify({ file_id: fileId, ...(page === undefined ? {} : { page }), offset: end })}]`;
+  if (end < total)
+    return `[More follows: call ${READ_FILE_TOOL} with ${JSON.stringify({ file_id: fileId, ...(page === undefined ? {} : { page }), offset: end })}]`;
   if (page !== undefined && page < pages) return `[End of page ${page}; page ${page + 1} follows.]`;
   return '[End of the file.]';
 }

@@ -55,8 +55,13 @@ export async function searchContext(args: Record<string, unknown>, scope: Contex
     matchingPassages(scope.db, scope.projectId, query, limit, await embedQuery(scope.embeddingModelDir, query).catch(() => undefined)),
     matchingNodes(scope.db, scope.projectId, query, undefined, limit),
   ]);
-  const relations = await relationsAmong(scope.db, nodes.map((n) => n.id), limit);
-  if (passages.length === 0 && nodes.length === 0) return { content: `Nothing in the project's context matches ${JSON.stringify(query)}.`, is_error: false };
+  const relations = await relationsAmong(
+    scope.db,
+    nodes.map((n) => n.id),
+    limit,
+  );
+  if (passages.length === 0 && nodes.length === 0)
+    return { content: `Nothing in the project's context matches ${JSON.stringify(query)}.`, is_error: false };
 
   const citations: Citation[] = passages.map((p) => ({
     file_id: p.file_id,
@@ -69,14 +74,19 @@ export async function searchContext(args: Record<string, unknown>, scope: Contex
   const lines = citations.map((c, i) => `[${i + 1}] ${JSON.stringify(c.filename)} (${c.file_id}), ${where(c)}: ${c.quote}`);
   if (nodes.length > 0) {
     lines.push('', 'Entities:');
-    for (const n of nodes) lines.push(`- ${n.name} (${n.entity_type}), mentioned ${n.mentions} time${n.mentions === 1 ? '' : 's'} in ${n.files} file${n.files === 1 ? '' : 's'}`);
+    for (const n of nodes)
+      lines.push(
+        `- ${n.name} (${n.entity_type}), mentioned ${n.mentions} time${n.mentions === 1 ? '' : 's'} in ${n.files} file${n.files === 1 ? '' : 's'}`,
+      );
   }
   const stated = relations.filter((r) => r.relation !== 'co_occurs');
   if (stated.length > 0) {
     lines.push('', 'Relations:');
     for (const r of stated) {
       const source = r.sources[0];
-      lines.push(`- ${r.source.name} ${r.relation.replaceAll('_', ' ')} ${r.target.name}${source ? ` (${JSON.stringify(source.filename)}, ${where(source)})` : ''}`);
+      lines.push(
+        `- ${r.source.name} ${r.relation.replaceAll('_', ' ')} ${r.target.name}${source ? ` (${JSON.stringify(source.filename)}, ${where(source)})` : ''}`,
+      );
     }
   }
   return { content: lines.join('\n'), is_error: false, citations };

@@ -55,7 +55,8 @@ export async function invokeTool(definitions: ToolDefinition[], call: ToolCall, 
   const label = separator > 0 ? call.name.slice(0, separator) : undefined;
   for (const def of definitions) {
     if (def.type === 'http' && def.name === call.name) return callHttpTool(def, args, ctx);
-    if (def.type === 'mcp' && def.server_label === label) return callMcpTool(def, call.name.slice(separator + MCP_NAME_SEPARATOR.length), args, ctx);
+    if (def.type === 'mcp' && def.server_label === label)
+      return callMcpTool(def, call.name.slice(separator + MCP_NAME_SEPARATOR.length), args, ctx);
   }
   return { content: `There is no tool named ${call.name}.`, is_error: true };
 }

@@ -81,7 +81,9 @@ export async function runModelStep<Read, Answer>({ db, models }: ModelStepDepend
     if (context.cancellationSignal.aborted) throw new CancelledFailure('the run was cancelled');
     if (!(err instanceof ModelCallError)) throw err;
     if (!err.retryable) {
-      await outlastDatabaseOutage(context, () => transaction(db, (tx) => failStep(tx, runId, stepIndex, 'failed', { code: `model_${err.kind}`, message: err.message })));
+      await outlastDatabaseOutage(context, () =>
+        transaction(db, (tx) => failStep(tx, runId, stepIndex, 'failed', { code: `model_${err.kind}`, message: err.message })),
+      );
     }
     throw modelCallFailure(err);
   } finally {

@@ -14,11 +14,17 @@ export function projectGuard(db: Queryable, taskQueue: string, projectId: string
       const arg = input.args[0] as { runId?: unknown; childRunId?: unknown } | undefined;
       const runId = arg?.runId ?? arg?.childRunId;
       if (typeof runId !== 'string') {
-        throw ApplicationFailure.nonRetryable(`The worker pool ${taskQueue} runs the runs of ${projectId} only, and this activity is no run's.`, 'worker_pool_refused');
+        throw ApplicationFailure.nonRetryable(
+          `The worker pool ${taskQueue} runs the runs of ${projectId} only, and this activity is no run's.`,
+          'worker_pool_refused',
+        );
       }
       const { rows } = await db.query<{ project_id: string }>('SELECT project_id FROM runs WHERE id = $1', [runId]);
       if (rows[0]?.project_id !== projectId) {
-        throw ApplicationFailure.nonRetryable(`The worker pool ${taskQueue} runs the runs of ${projectId} only; run ${runId} is not one of them.`, 'worker_pool_refused');
+        throw ApplicationFailure.nonRetryable(
+          `The worker pool ${taskQueue} runs the runs of ${projectId} only; run ${runId} is not one of them.`,
+          'worker_pool_refused',
+        );
       }
       return next(input);
     },

@@ -1,5 +1,13 @@
 /** The worker process: runs the workflows and activities on the `agentplane` task queue, or a network's worker pool's. */
-import { NativeConnection, Runtime, Worker, bundleWorkflowCode, type LogLevel, type LogMetadata, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import {
+  NativeConnection,
+  Runtime,
+  Worker,
+  bundleWorkflowCode,
+  type LogLevel,
+  type LogMetadata,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { fileURLToPath } from 'node:url';
 import { availableParallelism } from 'node:os';

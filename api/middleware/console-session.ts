@@ -25,9 +25,14 @@ export const SessionInvalidError = () =>
 export const NoSessionError = () =>
   new ApiError(401, 'authentication_error', 'no_session', 'This request carries no console session (the `agentplane_session` cookie).');
 export const OriginMismatchError = () =>
-  new ApiError(403, 'permission_error', 'origin_mismatch', 'A console request must carry an `Origin` header naming the API\'s own origin.');
+  new ApiError(403, 'permission_error', 'origin_mismatch', "A console request must carry an `Origin` header naming the API's own origin.");
 export const CsrfTokenInvalidError = () =>
-  new ApiError(403, 'permission_error', 'csrf_token_invalid', 'A console request that changes something must carry the session\'s CSRF token in `X-CSRF-Token`.');
+  new ApiError(
+    403,
+    'permission_error',
+    'csrf_token_invalid',
+    "A console request that changes something must carry the session's CSRF token in `X-CSRF-Token`.",
+  );
 
 /**
  * Browsers send Origin with every POST, PUT, PATCH and DELETE; it must be the API's own, as the request
@@ -53,7 +58,13 @@ export async function authenticateSession(db: Db, ctx: ApiContext): Promise<Live
 
 /** The Set-Cookie value of a session: the browser's only copy of the token, which scripts cannot read. */
 export function sessionCookie(options: { token: string; basePath: string; maxAgeSeconds: number; secure: boolean }): string {
-  const attributes = [`${SESSION_COOKIE}=${options.token}`, `Path=${options.basePath}/`, 'HttpOnly', 'SameSite=Strict', `Max-Age=${options.maxAgeSeconds}`];
+  const attributes = [
+    `${SESSION_COOKIE}=${options.token}`,
+    `Path=${options.basePath}/`,
+    'HttpOnly',
+    'SameSite=Strict',
+    `Max-Age=${options.maxAgeSeconds}`,
+  ];
   if (options.secure) attributes.push('Secure');
   return attributes.join('; ');
 }

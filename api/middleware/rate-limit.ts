@@ -19,11 +19,17 @@ export const withinCeiling = (own: number | null, ceiling: number | undefined): 
   own === null ? (ceiling ?? null) : Math.min(own, ceiling ?? own);
 
 /** A key's limits as asked for, each lowered to the deployment's ceiling: what a key is given when it is written. */
-export function keyLimitsWithinCeilings(asked: Partial<KeyRateLimits> | undefined, ceilings: RateLimitDefaults = {}): Partial<KeyRateLimits> | undefined {
+export function keyLimitsWithinCeilings(
+  asked: Partial<KeyRateLimits> | undefined,
+  ceilings: RateLimitDefaults = {},
+): Partial<KeyRateLimits> | undefined {
   if (!asked) return asked;
   const limits: Partial<KeyRateLimits> = {};
-  if (asked.requests_per_minute !== undefined) limits.requests_per_minute = asked.requests_per_minute === null ? null : withinCeiling(asked.requests_per_minute, ceilings.requestsPerMinute);
-  if (asked.concurrent_runs !== undefined) limits.concurrent_runs = asked.concurrent_runs === null ? null : withinCeiling(asked.concurrent_runs, ceilings.concurrentRuns);
+  if (asked.requests_per_minute !== undefined)
+    limits.requests_per_minute =
+      asked.requests_per_minute === null ? null : withinCeiling(asked.requests_per_minute, ceilings.requestsPerMinute);
+  if (asked.concurrent_runs !== undefined)
+    limits.concurrent_runs = asked.concurrent_runs === null ? null : withinCeiling(asked.concurrent_runs, ceilings.concurrentRuns);
   return limits;
 }
 

@@ -23,7 +23,14 @@ export function requestContext(log: Logger, metrics: ApiMetrics): Middleware<Api
       const route = (ctx as unknown as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
       metrics.requestDuration.observe({ method: ctx.method, route, status: String(ctx.status) }, seconds);
       ctx.state.log.info(
-        { method: ctx.method, route, path: ctx.path, status: ctx.status, duration_ms: Math.round(seconds * 1000), api_key_id: ctx.state.caller?.apiKeyId },
+        {
+          method: ctx.method,
+          route,
+          path: ctx.path,
+          status: ctx.status,
+          duration_ms: Math.round(seconds * 1000),
+          api_key_id: ctx.state.caller?.apiKeyId,
+        },
         'request',
       );
     }

@@ -14,7 +14,11 @@ function fromManager(ctx: ApiContext): boolean {
 }
 
 /** Throws 409 `managed_by_kubernetes` when the record is managed and the request is not its controller's. */
-export function refuseUnmanagedChange(ctx: ApiContext, record: { id: string; managed_resource: ManagedResource | null }, what: 'Agent' | 'Network'): void {
+export function refuseUnmanagedChange(
+  ctx: ApiContext,
+  record: { id: string; managed_resource: ManagedResource | null },
+  what: 'Agent' | 'Network',
+): void {
   const resource = record.managed_resource;
   if (!resource || fromManager(ctx)) return;
   const ref = `${PLURAL[resource.kind]}.agentplane.io/${resource.name}`;

@@ -14,7 +14,12 @@ const READINESS_TIMEOUT_MS = 2_000;
 
 const requireBootstrapKey: Middleware<ApiState> = async (ctx, next) => {
   if (!callerOf(ctx).bootstrap) {
-    throw new ApiError(403, 'permission_error', 'bootstrap_key_required', 'Only the bootstrap admin key (AGENTPLANE_ADMIN_KEY) reads the metrics here.');
+    throw new ApiError(
+      403,
+      'permission_error',
+      'bootstrap_key_required',
+      'Only the bootstrap admin key (AGENTPLANE_ADMIN_KEY) reads the metrics here.',
+    );
   }
   await next();
 };
@@ -48,7 +53,10 @@ export function systemRoutes(router: Router<ApiState>, deps: ApiDeps, metrics: A
     });
   }
 
-  const document = servedDocument({ toolsAllowPrivate: deps.toolsAllowPrivate, webhooksAllowPrivate: deps.webhooks?.allowPrivate ?? false });
+  const document = servedDocument({
+    toolsAllowPrivate: deps.toolsAllowPrivate,
+    webhooksAllowPrivate: deps.webhooks?.allowPrivate ?? false,
+  });
   router.get('/v1/openapi.json', (ctx) => {
     ctx.body = document;
   });

@@ -57,7 +57,16 @@ export function SignIn({ reason }: { reason?: string }) {
       <h1>Agentplane</h1>
       <form onSubmit={submit} aria-describedby={error || reason ? 'sign-in-message' : undefined}>
         <label for="api-key">API key</label>
-        <input id="api-key" name="api_key" type="password" autocomplete="off" spellcheck={false} required maxLength={128} placeholder="ap_…" />
+        <input
+          id="api-key"
+          name="api_key"
+          type="password"
+          autocomplete="off"
+          spellcheck={false}
+          required
+          maxLength={128}
+          placeholder="ap_…"
+        />
         <button type="submit" disabled={busy}>
           Sign in
         </button>
@@ -67,7 +76,10 @@ export function SignIn({ reason }: { reason?: string }) {
           </p>
         )}
       </form>
-      <p class="muted">The key is exchanged for a session that ends when you sign out, when it expires, or when the key is revoked. The browser does not keep the key.</p>
+      <p class="muted">
+        The key is exchanged for a session that ends when you sign out, when it expires, or when the key is revoked. The browser does not
+        keep the key.
+      </p>
     </main>
   );
 }

@@ -37,20 +37,32 @@ function toAnthropicConversation(messages: ChatMessage[], images: LoadedImages):
   let openResults: ToolResultBlockParam[] | null = null;
   for (const message of messages) {
     if (message.role === 'tool') {
-      const result: ToolResultBlockParam = { type: 'tool_result', tool_use_id: message.tool_call_id, content: message.content, ...(message.is_error ? { is_error: true } : {}) };
+      const result: ToolResultBlockParam = {
+        type: 'tool_result',
+        tool_use_id: message.tool_call_id,
+        content: message.content,
+        ...(message.is_error ? { is_error: true } : {}),
+      };
       if (openResults) openResults.push(result);
       else turns.push({ role: 'user', content: (openResults = [result]) });
       continue;
     }
     openResults = null;
     if (message.role === 'system') system.push(message.content);
-    else if (message.role === 'user') turns.push({ role: 'user', content: typeof message.content === 'string' ? message.content : message.content.map((part) => userBlock(part, images)) });
+    else if (message.role === 'user')
+      turns.push({
+        role: 'user',
+        content: typeof message.content === 'string' ? message.content : message.content.map((part) => userBlock(part, images)),
+      });
     else turns.push({ role: 'assistant', content: assistantBlocks(message) });
   }
   return { system: system.length ? system.join('\n\n') : undefined, messages: turns };
 }
 
-function userBlock(part: Exclude<Extract<ChatMessage, { role: 'user' }>['content'], string>[number], images: LoadedImages): ContentBlockParam {
+function userBlock(
+  part: Exclude<Extract<ChatMessage, { role: 'user' }>['content'], string>[number],
+  images: LoadedImages,
+): ContentBlockParam {
   if (part.type === 'text') return { type: 'text', text: part.text };
   const image = imageOf(images, part);
   if ('leftOut' in image) return { type: 'text', text: image.leftOut };
@@ -61,7 +73,12 @@ function userBlock(part: Exclude<Extract<ChatMessage, { role: 'user' }>['content
 
 function assistantBlocks(message: Extract<ChatMessage, { role: 'assistant' }>): ContentBlockParam[] {
   const text: TextBlockParam[] = message.content ? [{ type: 'text', text: message.content }] : [];
-  const calls = (message.tool_calls ?? []).map((call): ContentBlockParam => ({ type: 'tool_use', id: call.id, name: call.name, input: parsedArguments(call.arguments) }));
+  const calls = (message.tool_calls ?? []).map((call): ContentBlockParam => ({
+    type: 'tool_use',
+    id: call.id,
+    name: call.name,
+    input: parsedArguments(call.arguments),
+  }));
   return [...text, ...calls];
 }
 
@@ -85,7 +102,12 @@ function finishReasonOf(reason: StopReason | null): FinishReason {
   }
 }
 
-export async function callAnthropic(client: Anthropic, request: ModelCallRequest, images: LoadedImages, signal: AbortSignal): Promise<ModelCallResult> {
+export async function callAnthropic(
+  client: Anthropic,
+  request: ModelCallRequest,
+  images: LoadedImages,
+  signal: AbortSignal,
+): Promise<ModelCallResult> {
   const { settings, model } = request;
   const conversation = toAnthropicConversation(request.messages, images);
   const { data: stream, request_id } = await client.messages
@@ -110,7 +132,12 @@ export async function callAnthropic(client: Anthropic, request: ModelCallRequest
   let stopReason: StopReason | null = null;
   let stopped = false;
   const usage = { input: 0, cacheRead: 0, cacheCreation: 0, output: 0 };
-  const takeUsage = (reported: { input_tokens?: number | null; cache_read_input_tokens?: number | null; cache_creation_input_tokens?: number | null; output_tokens?: number | null }) => {
+  const takeUsage = (reported: {
+    input_tokens?: number | null;
+    cache_read_input_tokens?: number | null;
+    cache_creation_input_tokens?: number | null;
+    output_tokens?: number | null;
+  }) => {
     // message_delta carries cumulative counts; a null one is "unchanged".
     usage.input = reported.input_tokens ?? usage.input;
     usage.cacheRead = reported.cache_read_input_tokens ?? usage.cacheRead;
@@ -123,7 +150,8 @@ export async function callAnthropic(client: Anthropic, request: ModelCallRequest
         takeUsage(event.message.usage);
         break;
       case 'content_block_start':
-        if (event.content_block.type === 'tool_use') calls.set(event.index, { id: event.content_block.id, name: event.content_block.name, arguments: '' });
+        if (event.content_block.type === 'tool_use')
+          calls.set(event.index, { id: event.content_block.id, name: event.content_block.name, arguments: '' });
         break;
       case 'content_block_delta':
         if (event.delta.type === 'text_delta') {
@@ -151,7 +179,11 @@ export async function callAnthropic(client: Anthropic, request: ModelCallRequest
   const toolCalls = [...calls.entries()].sort(([a], [b]) => a - b).map(([, call]) => ({ ...call, arguments: call.arguments || '{}' }));
   return {
     message: { role: 'assistant', content: text, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
-    usage: { input_tokens: usage.input + usage.cacheRead + usage.cacheCreation, output_tokens: usage.output, cached_tokens: usage.cacheRead },
+    usage: {
+      input_tokens: usage.input + usage.cacheRead + usage.cacheCreation,
+      output_tokens: usage.output,
+      cached_tokens: usage.cacheRead,
+    },
     finish_reason: finishReasonOf(stopReason),
     ...(request_id ? { provider_request_id: request_id } : {}),
   };

@@ -1,6 +1,11 @@
 /** A model call over OpenAI's Chat Completions API (OpenAI, or any OpenAI-compatible server), streamed. */
 import type OpenAI from 'openai';
-import type { ChatCompletionChunk, ChatCompletionContentPart, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import type {
+  ChatCompletionChunk,
+  ChatCompletionContentPart,
+  ChatCompletionMessageParam,
+  ChatCompletionTool,
+} from 'openai/resources/chat/completions';
 import { ModelCallError } from '../call-error.js';
 import type { ChatMessage, TokenUsage, ToolCall, ToolSpec } from '../messages.js';
 import { imageOf, type FinishReason, type LoadedImages, type ModelCallRequest, type ModelCallResult } from '../model-call.js';
@@ -26,7 +31,13 @@ function toOpenAiMessage(message: ChatMessage, images: LoadedImages): ChatComple
         // A turn that only calls tools has no text; the API wants null rather than an empty string then.
         content: message.content || (message.tool_calls?.length ? null : ''),
         ...(message.tool_calls?.length
-          ? { tool_calls: message.tool_calls.map((call) => ({ id: call.id, type: 'function' as const, function: { name: call.name, arguments: call.arguments } })) }
+          ? {
+              tool_calls: message.tool_calls.map((call) => ({
+                id: call.id,
+                type: 'function' as const,
+                function: { name: call.name, arguments: call.arguments },
+              })),
+            }
           : {}),
       };
     case 'tool':
@@ -45,7 +56,12 @@ function finishReasonOf(reason: ChatCompletionChunk.Choice['finish_reason'], cal
   return reason === 'tool_calls' || reason === 'function_call' || calledTools ? 'tool_calls' : 'stop';
 }
 
-export async function callOpenAi(client: OpenAI, request: ModelCallRequest, images: LoadedImages, signal: AbortSignal): Promise<ModelCallResult> {
+export async function callOpenAi(
+  client: OpenAI,
+  request: ModelCallRequest,
+  images: LoadedImages,
+  signal: AbortSignal,
+): Promise<ModelCallResult> {
   const { settings } = request;
   const { data: stream, request_id } = await client.chat.completions
     .create(

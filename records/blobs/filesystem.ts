@@ -75,5 +75,8 @@ export class FilesystemBlobStore implements BlobStore {
 
 // A key that is the folder of other keys (`a` beside `a/b`) holds no blob, as in an S3 bucket.
 async function isFile(path: string): Promise<boolean> {
-  return stat(path).then((info) => info.isFile(), () => false);
+  return stat(path).then(
+    (info) => info.isFile(),
+    () => false,
+  );
 }

@@ -14,7 +14,9 @@ import { newTenant, sharedApi, type TestApi } from '../support/api.js';
 import type { ApiClient } from '../support/client.js';
 import { eventually } from '../support/eventually.js';
 
-const hooksPath = fileURLToPath(new URL(import.meta.url.includes('/dist/') ? '../../../test/contract/hooks.py' : './hooks.py', import.meta.url));
+const hooksPath = fileURLToPath(
+  new URL(import.meta.url.includes('/dist/') ? '../../../test/contract/hooks.py' : './hooks.py', import.meta.url),
+);
 
 // Bounded by the number of examples, not by time, so that a slow machine runs the same cases, only later.
 const MAX_EXAMPLES = 150;
@@ -24,7 +26,10 @@ const RUN_LIMIT_MS = 8 * 60_000;
 const DRAIN_LIMIT_MS = 3 * 60_000;
 
 /** Runs `st run …` to its end and returns its exit code and its report (stdout and stderr, interleaved). */
-function runSchemathesis(args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<{ code: number | null; report: string }> {
+function runSchemathesis(
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv },
+): Promise<{ code: number | null; report: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(findTool('schemathesis'), ['run', ...args], { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
     const chunks: Buffer[] = [];
@@ -58,7 +63,9 @@ async function deleteWebhookEndpoints(admin: ApiClient): Promise<void> {
 async function webhookDeliveriesEnded(api: TestApi): Promise<void> {
   await eventually(
     async () => {
-      const { count } = await api.services.temporal.workflow.count(`WorkflowType = 'webhookDeliveryWorkflow' AND ExecutionStatus = 'Running'`);
+      const { count } = await api.services.temporal.workflow.count(
+        `WorkflowType = 'webhookDeliveryWorkflow' AND ExecutionStatus = 'Running'`,
+      );
       assert.equal(count, 0);
     },
     { timeoutMs: DRAIN_LIMIT_MS, intervalMs: 1_000, message: 'the deliveries to the deleted endpoints did not end' },
@@ -88,13 +95,20 @@ describe('the API against its OpenAPI document (schemathesis)', () => {
 
     const args = [
       `${api.url}/v1/openapi.json`,
-      '--checks', 'all',
-      '--phases', 'examples,coverage,fuzzing,stateful',
-      '--header', `Authorization: Bearer ${tenant.admin.key}`,
-      '--max-examples', String(MAX_EXAMPLES),
-      '--seed', String(SEED),
-      '--workers', '1',
-      '--generation-database', 'none',
+      '--checks',
+      'all',
+      '--phases',
+      'examples,coverage,fuzzing,stateful',
+      '--header',
+      `Authorization: Bearer ${tenant.admin.key}`,
+      '--max-examples',
+      String(MAX_EXAMPLES),
+      '--seed',
+      String(SEED),
+      '--workers',
+      '1',
+      '--generation-database',
+      'none',
       '--no-color',
     ];
     const env = { ...process.env, SCHEMATHESIS_HOOKS: hooksPath, AGENTPLANE_FUZZ_KEY_ID: keys.body.data[0].id };

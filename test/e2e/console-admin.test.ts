@@ -11,7 +11,9 @@ import { eventually } from '../support/eventually.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 async function register(tenant: Tenant, url: string, eventTypes: ('webhook_endpoint.disabled' | 'run.completed')[], description?: string) {
-  const created = await tenant.admin.typed.POST('/v1/webhooks', { body: { url, event_types: eventTypes, ...(description ? { description } : {}) } });
+  const created = await tenant.admin.typed.POST('/v1/webhooks', {
+    body: { url, event_types: eventTypes, ...(description ? { description } : {}) },
+  });
   assert.equal(created.response.status, 201);
   return created.data!;
 }
@@ -21,14 +23,18 @@ async function refreshUntil(page: Page, check: () => Promise<void>): Promise<voi
   await eventually(
     async () => {
       await page.getByRole('button', { name: 'Refresh' }).click();
-      await page.getByRole('main').getByRole('status').filter({ hasText: /^Loading\b/ }).waitFor({ state: 'detached' });
+      await page
+        .getByRole('main')
+        .getByRole('status')
+        .filter({ hasText: /^Loading\b/ })
+        .waitFor({ state: 'detached' });
       await check();
     },
     { intervalMs: 250, message: 'the delivery log did not show it' },
   );
 }
 
-describe('The console\'s webhooks, API keys and audit log', function () {
+describe("The console's webhooks, API keys and audit log", function () {
   this.timeout(180_000);
   let api: TestApi;
   let tenant: Tenant;
@@ -50,7 +56,7 @@ describe('The console\'s webhooks, API keys and audit log', function () {
     session = undefined;
   });
 
-  it('shows an endpoint\'s deliveries with every attempt, the event\'s subject, redelivers, rotates, disables and deletes', async () => {
+  it("shows an endpoint's deliveries with every attempt, the event's subject, redelivers, rotates, disables and deletes", async () => {
     receiver.answer('/watcher', [500]);
     const watcher = await register(tenant, `${receiver.url}/watcher`, ['webhook_endpoint.disabled'], 'Watches the other endpoints');
     const other = await register(tenant, `${receiver.url}/other`, ['run.completed']);
@@ -63,7 +69,10 @@ describe('The console\'s webhooks, API keys and audit log', function () {
     await page.waitForURL((url) => url.pathname === `/console/webhooks/${watcher.id}`);
     await page.getByRole('heading', { level: 1, name: `Webhook ${receiver.url}/watcher` }).waitFor();
     await page.getByText('Watches the other endpoints').waitFor();
-    await page.getByRole('region', { name: 'No deliveries yet' }).getByText(`curl ${api.url}/v1/webhooks/${watcher.id}/deliveries`).waitFor();
+    await page
+      .getByRole('region', { name: 'No deliveries yet' })
+      .getByText(`curl ${api.url}/v1/webhooks/${watcher.id}/deliveries`)
+      .waitFor();
     await assertAccessible(page, 'an endpoint without deliveries');
     await screenshot(page, 'webhook-empty');
 
@@ -94,7 +103,10 @@ describe('The console\'s webhooks, API keys and audit log', function () {
 
     const eventId = JSON.parse(receiver.to('/watcher')[1]!.body).id as string;
     await first.getByRole('button', { name: `Redeliver ${eventId}` }).click();
-    await page.getByRole('status').filter({ hasText: `Event ${eventId} is being sent again` }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `Event ${eventId} is being sent again` })
+      .waitFor();
     await refreshUntil(page, async () => {
       assert.equal(await deliveries.getByRole('row').filter({ hasText: 'sent again from' }).getByText('succeeded').count(), 1);
     });
@@ -124,7 +136,11 @@ describe('The console\'s webhooks, API keys and audit log', function () {
     await screenshot(page, 'webhooks-dark');
     await page.getByRole('link', { name: `${receiver.url}/other` }).click();
     await page.getByRole('heading', { level: 1 }).waitFor();
-    await page.getByRole('main').getByRole('status').filter({ hasText: /^Loading\b/ }).waitFor({ state: 'detached' });
+    await page
+      .getByRole('main')
+      .getByRole('status')
+      .filter({ hasText: /^Loading\b/ })
+      .waitFor({ state: 'detached' });
     await assertAccessible(page, 'a disabled endpoint, dark');
     await screenshot(page, 'webhook-dark');
   });
@@ -134,7 +150,10 @@ describe('The console\'s webhooks, API keys and audit log', function () {
     const endpoint = await register(own, 'https://hooks.example.com/audited', ['run.completed']);
     // 55 changes: more than one page of 50.
     for (let i = 0; i < 55; i++) {
-      const changed = await own.admin.typed.PATCH('/v1/webhooks/{id}', { params: { path: { id: endpoint.id } }, body: { description: `change ${i}` } });
+      const changed = await own.admin.typed.PATCH('/v1/webhooks/{id}', {
+        params: { path: { id: endpoint.id } },
+        body: { description: `change ${i}` },
+      });
       assert.equal(changed.response.status, 200);
     }
     session = await openConsole(api.url);
@@ -195,7 +214,9 @@ describe('The console\'s webhooks, API keys and audit log', function () {
     await rows.nth(50).waitFor();
 
     // By the key that acted: the bootstrap key's entry (the project's admin key) is not among the admin key's.
-    const adminKey = (await own.admin.typed.GET('/v1/api-keys', { params: { query: { limit: 100 } } })).data!.data.find((key) => key.name === 'console audit admin')!;
+    const adminKey = (await own.admin.typed.GET('/v1/api-keys', { params: { query: { limit: 100 } } })).data!.data.find(
+      (key) => key.name === 'console audit admin',
+    )!;
     await search.getByLabel('Actor key').selectOption({ label: `console audit admin (${adminKey.id})` });
     await search.getByRole('button', { name: 'Filter', exact: true }).click();
     await page.waitForURL((url) => url.searchParams.get('actor_api_key_id') === adminKey.id);
@@ -203,7 +224,7 @@ describe('The console\'s webhooks, API keys and audit log', function () {
     await page.getByRole('button', { name: 'Older' }).click();
     await page.waitForURL((url) => url.searchParams.get('actor_api_key_id') === adminKey.id && url.searchParams.has('after'));
     await rows.filter({ hasText: 'webhook_endpoint.create' }).waitFor();
-    assert.equal(await rows.count(), 8, 'a header and the 7 oldest of the admin key\'s 57 entries');
+    assert.equal(await rows.count(), 8, "a header and the 7 oldest of the admin key's 57 entries");
     assert.equal(await rows.filter({ hasText: 'api_key.create' }).count(), 0);
     assert.equal(await search.getByLabel('Actor key').inputValue(), adminKey.id);
 
@@ -223,7 +244,12 @@ describe('The console\'s webhooks, API keys and audit log', function () {
     await rows.nth(50).waitFor();
 
     // Target ids link to their object's page.
-    await rows.filter({ hasText: 'webhook_endpoint.create' }).or(rows.filter({ hasText: 'webhook_endpoint.update' })).first().getByRole('link', { name: endpoint.id }).click();
+    await rows
+      .filter({ hasText: 'webhook_endpoint.create' })
+      .or(rows.filter({ hasText: 'webhook_endpoint.update' }))
+      .first()
+      .getByRole('link', { name: endpoint.id })
+      .click();
     await page.waitForURL((url) => url.pathname === `/console/webhooks/${endpoint.id}`);
     await page.getByRole('heading', { level: 1, name: 'Webhook https://hooks.example.com/audited' }).waitFor();
 
@@ -234,7 +260,7 @@ describe('The console\'s webhooks, API keys and audit log', function () {
     await screenshot(page, 'audit-log-dark');
   });
 
-  it('shows the API\'s refusal to a key without the scope, and the keys a new project holds', async () => {
+  it("shows the API's refusal to a key without the scope, and the keys a new project holds", async () => {
     const own = await newTenant(api, 'console scopes');
     const reader = await own.keyWith('webhooks:read');
     session = await openConsole(api.url);
@@ -251,7 +277,10 @@ describe('The console\'s webhooks, API keys and audit log', function () {
     await page.getByLabel('Endpoint URL').fill('https://hooks.example.com/not-allowed');
     await page.getByRole('checkbox', { name: 'Every event' }).check();
     await page.getByRole('button', { name: 'Create endpoint' }).click();
-    await page.getByRole('alert').filter({ hasText: /webhooks:write/ }).waitFor();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /webhooks:write/ })
+      .waitFor();
     await assertAccessible(page, 'a refused change');
 
     await visit(session, '/api-keys');

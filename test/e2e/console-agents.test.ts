@@ -68,7 +68,11 @@ describe('console: agents and networks', function () {
   });
 
   it('lists agents, opens one, streams a run’s answer into the page as it arrives, then lists the run', async () => {
-    const agent = await createAgent(stack.tenant.admin, { name: 'geographer', instructions: 'You answer questions about places.', metadata: { team: 'atlas' } });
+    const agent = await createAgent(stack.tenant.admin, {
+      name: 'geographer',
+      instructions: 'You answer questions about places.',
+      metadata: { team: 'atlas' },
+    });
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     stack.openai.enqueue({ text: ['Paris', ' is', ' the capital.'], usage: { input: 100, output: 20 }, pause: { chunks: 1, until: held } });
@@ -107,7 +111,12 @@ describe('console: agents and networks', function () {
     const history = page.getByRole('table', { name: 'Runs of this agent, newest first' });
     await history.getByRole('link', { name: runId }).waitFor();
     assert.match(await history.getByRole('row').filter({ hasText: runId }).innerText(), /completed\s+1\s+gpt-4\.1-mini/);
-    await page.getByRole('table', { name: 'Versions' }).getByRole('row').filter({ hasText: 'current' }).getByRole('link', { name: runId }).waitFor();
+    await page
+      .getByRole('table', { name: 'Versions' })
+      .getByRole('row')
+      .filter({ hasText: 'current' })
+      .getByRole('link', { name: runId })
+      .waitFor();
     await assertAccessible(page, 'an agent after a run');
     await screenshot(page, 'agent-detail');
 
@@ -127,7 +136,12 @@ describe('console: agents and networks', function () {
     await page.getByRole('alert').filter({ hasText: '(model_rejected)' }).waitFor();
     const runId = await status.getByRole('link', { name: /^run_/ }).innerText();
     assert.equal((await stack.tenant.admin.get(`/v1/runs/${runId}`)).body.error.code, 'model_rejected');
-    await page.getByRole('table', { name: 'Runs of this agent, newest first' }).getByRole('row').filter({ hasText: runId }).getByText('failed').waitFor();
+    await page
+      .getByRole('table', { name: 'Runs of this agent, newest first' })
+      .getByRole('row')
+      .filter({ hasText: runId })
+      .getByText('failed')
+      .waitFor();
   });
 
   it('shows the API’s refusal of a run over budget, and starts nothing', async () => {
@@ -135,7 +149,11 @@ describe('console: agents and networks', function () {
     stack.openai.enqueue({ text: ['Spent.'], usage: { input: 1000, output: 1000 } });
     const first = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Spend.' });
     assert.equal(first.body.status, 'completed');
-    const budget = await stack.tenant.admin.post('/v1/budgets', { scope: { type: 'agent', id: agent.id }, period: 'day', limit_usd: '0.0001' });
+    const budget = await stack.tenant.admin.post('/v1/budgets', {
+      scope: { type: 'agent', id: agent.id },
+      period: 'day',
+      limit_usd: '0.0001',
+    });
     assert.equal(budget.status, 201, JSON.stringify(budget.body));
     const { page } = await signedIn(stack.tenant.admin.key!);
     await visit(session!, `/agents/${agent.id}`);
@@ -149,7 +167,12 @@ describe('console: agents and networks', function () {
 
   it('shows an agent and a network Kubernetes manages read-only, naming the resource to edit, and deletes an unmanaged agent once confirmed', async () => {
     const resource = { kind: 'Agent', namespace: 'support', name: 'researcher', uid: randomUUID() };
-    const created = await stack.tenant.admin.post('/v1/agents', { name: 'researcher', model: 'auto', managed_by: 'kubernetes', managed_resource: resource });
+    const created = await stack.tenant.admin.post('/v1/agents', {
+      name: 'researcher',
+      model: 'auto',
+      managed_by: 'kubernetes',
+      managed_resource: resource,
+    });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     const { page } = await signedIn(stack.tenant.admin.key!);
     await page.getByRole('link', { name: 'Agents' }).click();
@@ -168,12 +191,21 @@ describe('console: agents and networks', function () {
     await screenshot(page, 'agent-managed');
 
     const desk = { kind: 'AgentNetwork', namespace: 'support', name: 'desk', uid: randomUUID() };
-    const network = await stack.tenant.admin.post('/v1/networks', { name: 'desk', members: [created.body.id], router: { type: 'sequential' }, managed_by: 'kubernetes', managed_resource: desk });
+    const network = await stack.tenant.admin.post('/v1/networks', {
+      name: 'desk',
+      members: [created.body.id],
+      router: { type: 'sequential' },
+      managed_by: 'kubernetes',
+      managed_resource: desk,
+    });
     assert.equal(network.status, 201, JSON.stringify(network.body));
     await visit(session!, `/networks/${network.body.id}`);
     const networkNotice = page.getByRole('region', { name: 'Managed by Kubernetes' });
     await networkNotice.waitFor();
-    assert.match(await networkNotice.innerText(), /edit the AgentNetwork support\/desk[\s\S]*kubectl edit agentnetworks\.agentplane\.io\/desk -n support/);
+    assert.match(
+      await networkNotice.innerText(),
+      /edit the AgentNetwork support\/desk[\s\S]*kubectl edit agentnetworks\.agentplane\.io\/desk -n support/,
+    );
     assert.equal(await page.getByRole('button', { name: /delete|edit/i }).count(), 0);
 
     const plain = await createAgent(stack.tenant.admin, { name: 'disposable' });
@@ -197,7 +229,10 @@ describe('console: agents and networks', function () {
     });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     const network = created.body;
-    const route = (next: string, reason: string) => ({ tool_calls: [{ name: 'route', arguments: JSON.stringify({ next, reason }) }], usage: { input: 10, output: 5 } });
+    const route = (next: string, reason: string) => ({
+      tool_calls: [{ name: 'route', arguments: JSON.stringify({ next, reason }) }],
+      usage: { input: 10, output: 5 },
+    });
     stack.openai.enqueue(route(scout.id, 'Research comes first.'));
     stack.openai.enqueue({ text: ['Found', ' three sources.'], usage: { input: 10, output: 5 } });
     stack.openai.enqueue(route('finish', 'The research is done.'));
@@ -230,9 +265,17 @@ describe('console: agents and networks', function () {
     const status = page.getByRole('status').filter({ hasText: 'Completed' });
     await status.waitFor();
     const runId = await status.getByRole('link', { name: /^run_/ }).innerText();
-    const finished = await runSatisfying(stack.tenant.admin, runId, (run) => run.status === 'completed', 'the network run did not complete');
+    const finished = await runSatisfying(
+      stack.tenant.admin,
+      runId,
+      (run) => run.status === 'completed',
+      'the network run did not complete',
+    );
     assert.equal(finished.network_id, network.id);
-    assert.deepEqual(finished.hops.map((hop: { agent_id: string }) => hop.agent_id), [scout.id]);
+    assert.deepEqual(
+      finished.hops.map((hop: { agent_id: string }) => hop.agent_id),
+      [scout.id],
+    );
     await page.getByRole('table', { name: 'Runs of this network, newest first' }).getByRole('link', { name: runId }).waitFor();
     await assertAccessible(page, 'a network in dark mode');
     await screenshot(page, 'network-detail-dark');

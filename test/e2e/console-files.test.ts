@@ -12,7 +12,10 @@ async function boardReportPdf(): Promise<Buffer> {
   const doc = await PDFDocument.load(await ruledTablePdf(fruitTable, 'stroked'));
   const font = await doc.embedFont(StandardFonts.Helvetica);
   const page = doc.addPage([pageSize.width, pageSize.height]);
-  const lines = ['Maria Lopez, CEO of Acme Corporation, met the auditors in Berlin.', 'Acme Corporation acquired Globex Ltd for $1.2 million.'];
+  const lines = [
+    'Maria Lopez, CEO of Acme Corporation, met the auditors in Berlin.',
+    'Acme Corporation acquired Globex Ltd for $1.2 million.',
+  ];
   lines.forEach((line, i) => page.drawText(line, { x: 72, y: pageSize.height - 100 - i * 18, size: 11, font }));
   return Buffer.from(await doc.save());
 }
@@ -21,7 +24,12 @@ async function boardReportPdf(): Promise<Buffer> {
 async function throttleUploads(page: Page, bytesPerSecond: number): Promise<() => Promise<void>> {
   const cdp = await page.context().newCDPSession(page);
   await cdp.send('Network.enable');
-  await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: bytesPerSecond });
+  await cdp.send('Network.emulateNetworkConditions', {
+    offline: false,
+    latency: 0,
+    downloadThroughput: -1,
+    uploadThroughput: bytesPerSecond,
+  });
   return async () => {
     await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
     await cdp.detach();
@@ -51,7 +59,7 @@ describe('console: files and the context graph', function () {
     await page.getByRole('heading', { level: 1, name: 'Files' }).waitFor();
     const empty = page.getByRole('region', { name: 'No files yet' });
     await empty.getByText(/curl -X POST .*\/v1\/files/).waitFor();
-    assert.match(await empty.textContent() ?? '', /-F 'file=@report\.pdf'/);
+    assert.match((await empty.textContent()) ?? '', /-F 'file=@report\.pdf'/);
     await assertAccessible(page, 'the empty files list');
     await screenshot(page, 'files-empty');
 
@@ -66,7 +74,7 @@ describe('console: files and the context graph', function () {
 
     const row = page.getByRole('row', { name: new RegExp(REPORT.replace('.', '\\.')) });
     await row.getByText('processed', { exact: true }).waitFor({ timeout: 60_000 });
-    assert.match(await row.textContent() ?? '', /context.*application\/pdf/);
+    assert.match((await row.textContent()) ?? '', /context.*application\/pdf/);
     assert.equal(navigations, 0, 'the list followed the file without a reload');
     await assertAccessible(page, 'the files list');
     await screenshot(page, 'files-list');
@@ -74,10 +82,12 @@ describe('console: files and the context graph', function () {
 
   it("shows the API's refusal of a file whose declared type its content contradicts", async () => {
     const { page } = session;
-    await page.getByLabel('Choose files or drop them here').setInputFiles({ name: 'not-really.pdf', mimeType: 'application/pdf', buffer: Buffer.from('plain words, not a PDF') });
+    await page
+      .getByLabel('Choose files or drop them here')
+      .setInputFiles({ name: 'not-really.pdf', mimeType: 'application/pdf', buffer: Buffer.from('plain words, not a PDF') });
     const refusal = page.getByRole('alert').filter({ hasText: 'Refused' });
     await refusal.waitFor();
-    assert.match(await refusal.textContent() ?? '', /Refused: The part is declared as application\/pdf but its content is text\/plain\./);
+    assert.match((await refusal.textContent()) ?? '', /Refused: The part is declared as application\/pdf but its content is text\/plain\./);
     assert.equal(await page.getByRole('row', { name: /not-really\.pdf/ }).count(), 0, 'nothing was stored');
   });
 
@@ -93,7 +103,7 @@ describe('console: files and the context graph', function () {
     await page.getByRole('group', { name: 'Drop zone for uploads' }).dispatchEvent('drop', { dataTransfer: dropped });
     const row = page.getByRole('row', { name: /dropped-minutes\.txt/ });
     await row.getByText('processed', { exact: true }).waitFor({ timeout: 60_000 });
-    assert.match(await row.textContent() ?? '', /attachment.*text\/plain/);
+    assert.match((await row.textContent()) ?? '', /attachment.*text\/plain/);
     await page.getByLabel('Purpose').selectOption('context');
   });
 
@@ -110,7 +120,10 @@ describe('console: files and the context graph', function () {
 
     await page.getByRole('article', { name: 'Text of page 1' }).getByText('Quarterly fruit order').waitFor();
     await page.getByRole('link', { name: 'Page 2 →' }).click();
-    await page.getByRole('article', { name: 'Text of page 2' }).getByText(/Maria Lopez, CEO of Acme Corporation/).waitFor();
+    await page
+      .getByRole('article', { name: 'Text of page 2' })
+      .getByText(/Maria Lopez, CEO of Acme Corporation/)
+      .waitFor();
     assert.match(page.url(), /\?page=2$/);
 
     const graphItems = page.getByRole('region', { name: 'Graph items' });
@@ -144,8 +157,8 @@ describe('console: files and the context graph', function () {
     const mentions = page.getByRole('table', { name: 'Mentions' });
     const mention = mentions.getByRole('row').filter({ hasText: 'page 2' }).first();
     await mention.waitFor();
-    assert.match(await mention.textContent() ?? '', /Acme Corporation/);
-    assert.match(await mention.textContent() ?? '', /\d+–\d+/, 'the character offsets');
+    assert.match((await mention.textContent()) ?? '', /Acme Corporation/);
+    assert.match((await mention.textContent()) ?? '', /\d+–\d+/, 'the character offsets');
     await assertAccessible(page, 'a graph node');
     await screenshot(page, 'graph-node');
 
@@ -167,11 +180,18 @@ describe('console: files and the context graph', function () {
     const promised = /and ([\d,]+) graph items extracted from it/.exec((await confirm.textContent()) ?? '');
     assert.ok(promised, 'the confirmation says how many graph items will go');
     await confirm.getByRole('button', { name: `Delete the file and ${promised[1]} graph items` }).click();
-    await page.getByRole('status').filter({ hasText: `${promised[1]} graph items removed` }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `${promised[1]} graph items removed` })
+      .waitFor();
 
     await page.getByRole('link', { name: 'Back to the files' }).click();
     await page.getByRole('row', { name: /dropped-minutes\.txt/ }).waitFor();
-    assert.equal(await page.getByRole('row', { name: new RegExp(REPORT.replace('.', '\\.')) }).count(), 0, 'the deleted file is gone from the list');
+    assert.equal(
+      await page.getByRole('row', { name: new RegExp(REPORT.replace('.', '\\.')) }).count(),
+      0,
+      'the deleted file is gone from the list',
+    );
     await visit(session, '/graph?q=Acme');
     await page.getByRole('heading', { name: /Nothing matches/ }).waitFor();
   });

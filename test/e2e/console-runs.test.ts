@@ -25,7 +25,15 @@ describe('console: runs', function () {
     const admin = stack.tenant.admin;
     const forecaster = await createAgent(admin, {
       name: 'forecaster',
-      tools: [{ type: 'http', name: 'weather', url: `${tools.url}/echo`, method: 'POST', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } }],
+      tools: [
+        {
+          type: 'http',
+          name: 'weather',
+          url: `${tools.url}/echo`,
+          method: 'POST',
+          parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+        },
+      ],
     });
     stack.openai.enqueue({ tool_calls: [{ name: 'weather', arguments: '{"city":"Oslo"}' }], usage: { input: 5000, output: 100 } });
     stack.openai.enqueue({ text: ['It is sunny ', 'in Oslo.'], usage: { input: 800, output: 80 } });
@@ -137,7 +145,10 @@ describe('console: runs', function () {
     await page.getByRole('button', { name: 'Collapse hop 0' }).waitFor();
     await tree.getByRole('link', { name: /Step 0 model call/ }).click();
     await eventually(() => assert.ok(page.url().endsWith(`/runs/${networkRun.id}/steps/h0.0`)));
-    await page.getByRole('region', { name: /Hop 0, step 0/ }).getByText('A draft about otters.').waitFor();
+    await page
+      .getByRole('region', { name: /Hop 0, step 0/ })
+      .getByText('A draft about otters.')
+      .waitFor();
     await assertAccessible(page, 'a network run');
     await screenshot(page, 'run-network');
 
@@ -167,7 +178,10 @@ describe('console: runs', function () {
     await tree.getByRole('link', { name: /Step 1999 tool call · lookup/ }).waitFor();
     assert.ok((await tree.locator('[role=rowgroup] [role=row]').count()) < 100);
     await tree.getByRole('link', { name: /Step 1999 / }).click();
-    await page.getByRole('region', { name: /Step 1999: tool call lookup/ }).getByText('result 1999').waitFor();
+    await page
+      .getByRole('region', { name: /Step 1999: tool call lookup/ })
+      .getByText('result 1999')
+      .waitFor();
   });
 
   it('reads as well in dark mode', async () => {

@@ -28,7 +28,11 @@ const slug = (name: string) => name.toLowerCase().replace(/\s+/g, '-');
 /** The view has its heading and has finished loading what it shows. */
 async function settled(page: Page): Promise<void> {
   await page.getByRole('main').getByRole('heading', { level: 1 }).first().waitFor();
-  await page.locator('main [role=status]').filter({ hasText: /^Loading\b/ }).first().waitFor({ state: 'detached' });
+  await page
+    .locator('main [role=status]')
+    .filter({ hasText: /^Loading\b/ })
+    .first()
+    .waitFor({ state: 'detached' });
 }
 
 /** The few browser globals these checks read (the tests compile without the DOM library). */
@@ -48,7 +52,8 @@ interface PageGlobals {
 function storedByBrowser(page: Page) {
   return page.evaluate(async () => {
     const { localStorage, sessionStorage, indexedDB, document } = globalThis as unknown as PageGlobals;
-    const dump = (storage: StorageLike) => Object.fromEntries(Array.from({ length: storage.length }, (_, i) => storage.key(i)!).map((key) => [key, storage.getItem(key)]));
+    const dump = (storage: StorageLike) =>
+      Object.fromEntries(Array.from({ length: storage.length }, (_, i) => storage.key(i)!).map((key) => [key, storage.getItem(key)]));
     const databases = indexedDB.databases ? (await indexedDB.databases()).map((db) => db.name ?? '') : [];
     return { local: dump(localStorage), session: dump(sessionStorage), databases, cookie: document.cookie };
   });
@@ -78,7 +83,7 @@ describe('The web console', function () {
     for (const session of open.splice(0)) await session.close();
   });
 
-  it('asks for an API key, shows the API\'s answer to a wrong one, then shows the navigation and landmarks', async () => {
+  it("asks for an API key, shows the API's answer to a wrong one, then shows the navigation and landmarks", async () => {
     const { page } = await start();
     await assertAccessible(page, 'the sign-in page');
     await screenshot(page, 'sign-in');
@@ -100,7 +105,10 @@ describe('The web console', function () {
     await signIn(page, tenant.admin.key!);
     const nav = page.getByRole('navigation', { name: 'Console' });
     const links = await nav.getByRole('link').allTextContents();
-    assert.deepEqual(links.map((text) => text.trim()), NAVIGATION.map(([name]) => name));
+    assert.deepEqual(
+      links.map((text) => text.trim()),
+      NAVIGATION.map(([name]) => name),
+    );
     for (const [name] of NAVIGATION) assert.equal(await nav.getByRole('link', { name, exact: true }).count(), 1, `a link named ${name}`);
     assert.equal(await page.getByRole('main').count(), 1);
   });
@@ -135,7 +143,11 @@ describe('The web console', function () {
           // By keyboard: from the link before it, Tab to this one and press Enter.
           await nav.getByRole('link', { name: NAVIGATION[0]![0], exact: true }).focus();
           await page.keyboard.press('Tab');
-          assert.equal(await link.evaluate((node) => node === (globalThis as unknown as PageGlobals).document.activeElement), true, `Tab reaches ${name}`);
+          assert.equal(
+            await link.evaluate((node) => node === (globalThis as unknown as PageGlobals).document.activeElement),
+            true,
+            `Tab reaches ${name}`,
+          );
           await page.keyboard.press('Enter');
         } else {
           await link.click();
@@ -206,7 +218,7 @@ describe('The web console', function () {
     assert.equal(await page.getByText(/whsec_/).count(), 0, 'the list never shows a secret');
   });
 
-  it('creates an API key shown once, revokes it, and revoking the session\'s own key ends the session', async () => {
+  it("creates an API key shown once, revokes it, and revoking the session's own key ends the session", async () => {
     const own = await newTenant(api, 'console keys');
     const signedInWith = await own.keyWith('admin');
     const { page } = await start();
@@ -245,10 +257,10 @@ describe('The web console', function () {
     await mine.getByRole('button', { name: /^Revoke / }).click();
     await page.getByLabel('API key').waitFor();
     await page.getByText('You revoked the key this session was signed in with').waitFor();
-    await assertAccessible(page, 'sign-in after revoking the session\'s key');
+    await assertAccessible(page, "sign-in after revoking the session's key");
   });
 
-  it('shows sign-in on the next request once the session\'s key is revoked elsewhere', async () => {
+  it("shows sign-in on the next request once the session's key is revoked elsewhere", async () => {
     const own = await newTenant(api, 'console revoked elsewhere');
     const doomed = await own.keyWith('admin');
     const { page } = await start();
@@ -309,7 +321,11 @@ describe('The web console', function () {
       await screenshot(session.page, 'prefix-audit-log');
       await eventually(() => assert.ok(requests.some((path) => path === '/agentplane/v1/audit-logs')));
       const ours = requests.filter((path) => path.includes('/v1/') || path.includes('/console/'));
-      assert.deepEqual(ours.filter((path) => !path.startsWith('/agentplane/')), [], 'every request of the console stays under the prefix');
+      assert.deepEqual(
+        ours.filter((path) => !path.startsWith('/agentplane/')),
+        [],
+        'every request of the console stays under the prefix',
+      );
     });
   });
 });

@@ -29,9 +29,21 @@ describe('agentplane controller', function () {
   const refusals: [string, Record<string, string>, RegExp][] = [
     ['no API URL', {}, /set AGENTPLANE_API_URL/],
     ['no API key', { AGENTPLANE_API_URL: 'http://127.0.0.1:1' }, /set AGENTPLANE_API_KEY, or AGENTPLANE_API_KEY_SECRET/],
-    ['a Secret name that is not namespace/name', { AGENTPLANE_API_URL: 'http://127.0.0.1:1', AGENTPLANE_API_KEY_SECRET: 'just-a-name' }, /AGENTPLANE_API_KEY_SECRET must be namespace\/name/],
-    ['no kubeconfig outside a pod', { AGENTPLANE_API_URL: 'http://127.0.0.1:1', AGENTPLANE_API_KEY: 'ap_x' }, /set KUBECONFIG, or run the controller in a pod/],
-    ['leader election that is not true or false', { AGENTPLANE_API_URL: 'http://127.0.0.1:1', AGENTPLANE_API_KEY: 'ap_x', AGENTPLANE_LEADER_ELECTION: 'yes' }, /AGENTPLANE_LEADER_ELECTION must be true or false/],
+    [
+      'a Secret name that is not namespace/name',
+      { AGENTPLANE_API_URL: 'http://127.0.0.1:1', AGENTPLANE_API_KEY_SECRET: 'just-a-name' },
+      /AGENTPLANE_API_KEY_SECRET must be namespace\/name/,
+    ],
+    [
+      'no kubeconfig outside a pod',
+      { AGENTPLANE_API_URL: 'http://127.0.0.1:1', AGENTPLANE_API_KEY: 'ap_x' },
+      /set KUBECONFIG, or run the controller in a pod/,
+    ],
+    [
+      'leader election that is not true or false',
+      { AGENTPLANE_API_URL: 'http://127.0.0.1:1', AGENTPLANE_API_KEY: 'ap_x', AGENTPLANE_LEADER_ELECTION: 'yes' },
+      /AGENTPLANE_LEADER_ELECTION must be true or false/,
+    ],
   ];
   for (const [what, env, message] of refusals) {
     it(`refuses to start with ${what}, naming the variable`, async () => {
@@ -53,9 +65,18 @@ describe('agentplane controller', function () {
       HOST: '127.0.0.1',
     });
     try {
-      await eventually(async () => assert.equal((await fetch(`http://127.0.0.1:${port}/readyz`)).status, 200), { message: `not ready:\n${controller.output()}` });
+      await eventually(async () => assert.equal((await fetch(`http://127.0.0.1:${port}/readyz`)).status, 200), {
+        message: `not ready:\n${controller.output()}`,
+      });
       assert.equal((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200);
-      const applied = await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'agentplane.io/v1alpha1', kind: 'Agent', metadata: { name: 'from-cli' }, spec: { model: 'auto' } }) });
+      const applied = await cluster.kubectl(['apply', '-f', '-'], {
+        input: JSON.stringify({
+          apiVersion: 'agentplane.io/v1alpha1',
+          kind: 'Agent',
+          metadata: { name: 'from-cli' },
+          spec: { model: 'auto' },
+        }),
+      });
       assert.equal(applied.code, 0, applied.stderr);
       await readyResource(cluster, 'agents', 'from-cli');
       const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
@@ -68,7 +89,15 @@ describe('agentplane controller', function () {
     }
     const { code } = await controller.exited;
     assert.equal(code, 0, controller.output());
-    const lease = await cluster.kubectl(['get', 'lease', 'agentplane-controller', '-n', 'default', '-o', 'jsonpath={.spec.holderIdentity}']);
+    const lease = await cluster.kubectl([
+      'get',
+      'lease',
+      'agentplane-controller',
+      '-n',
+      'default',
+      '-o',
+      'jsonpath={.spec.holderIdentity}',
+    ]);
     assert.equal(lease.stdout, '', 'the lease was not released on SIGTERM');
   });
 
@@ -82,14 +111,27 @@ describe('agentplane controller', function () {
     });
     after(() => new Promise<void>((resolve) => taken.close(() => resolve())));
 
-    const probePorts: [string, string][] = [['AGENTPLANE_PROBE_PORT', 'AGENTPLANE_PROBE_PORT'], ['PORT, the earlier name', 'PORT']];
+    const probePorts: [string, string][] = [
+      ['AGENTPLANE_PROBE_PORT', 'AGENTPLANE_PROBE_PORT'],
+      ['PORT, the earlier name', 'PORT'],
+    ];
     for (const [what, variable] of probePorts) {
       it(`exits naming AGENTPLANE_PROBE_PORT, without a stack trace, when ${what} is taken`, async () => {
-        const env = { KUBECONFIG: cluster.kubeconfig, AGENTPLANE_API_URL: api.url, AGENTPLANE_API_KEY: key, AGENTPLANE_LEADER_ELECTION: 'false', HOST: '127.0.0.1', [variable]: String(port) };
+        const env = {
+          KUBECONFIG: cluster.kubeconfig,
+          AGENTPLANE_API_URL: api.url,
+          AGENTPLANE_API_KEY: key,
+          AGENTPLANE_LEADER_ELECTION: 'false',
+          HOST: '127.0.0.1',
+          [variable]: String(port),
+        };
         const controller = runCli('controller', env);
         const { code } = await controller.exited;
         assert.equal(code, 1);
-        assert.match(controller.output(), new RegExp(`^agentplane: 127\\.0\\.0\\.1:${port} is already in use; set AGENTPLANE_PROBE_PORT to a free port\\.$`, 'm'));
+        assert.match(
+          controller.output(),
+          new RegExp(`^agentplane: 127\\.0\\.0\\.1:${port} is already in use; set AGENTPLANE_PROBE_PORT to a free port\\.$`, 'm'),
+        );
         assert.doesNotMatch(controller.output(), /\n\s+at /, 'a stack trace');
       });
     }
@@ -104,7 +146,10 @@ describe('agentplane controller', function () {
       });
       const { code } = await worker.exited;
       assert.equal(code, 1);
-      assert.match(worker.output(), new RegExp(`^agentplane: 127\\.0\\.0\\.1:${port} is already in use; set AGENTPLANE_PROBE_PORT to a free port\\.$`, 'm'));
+      assert.match(
+        worker.output(),
+        new RegExp(`^agentplane: 127\\.0\\.0\\.1:${port} is already in use; set AGENTPLANE_PROBE_PORT to a free port\\.$`, 'm'),
+      );
       assert.doesNotMatch(worker.output(), /\n\s+at /, 'a stack trace');
     });
   });

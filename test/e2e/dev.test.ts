@@ -48,15 +48,24 @@ describe('agentplane dev (npm start)', function () {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  async function startDev(env: Record<string, string> = {}, options: { processGroup?: boolean } = {}): Promise<{ process: CliProcess; line: string }> {
+  async function startDev(
+    env: Record<string, string> = {},
+    options: { processGroup?: boolean } = {},
+  ): Promise<{ process: CliProcess; line: string }> {
     const dev = runCli('dev', { PORT: String(port), AGENTPLANE_DATA_DIR: dataDir, ...env }, options);
     running = dev;
-    const line = await eventually(() => {
-      if (dev.child.exitCode !== null) throw new Error(`dev exited early:\n${dev.output()}`);
-      const match = dev.output().split('\n').find((l) => l.startsWith('Agentplane is running at'));
-      assert.ok(match, 'no startup line yet');
-      return match;
-    }, { timeoutMs: 120_000, intervalMs: 200, message: 'agentplane dev did not start' });
+    const line = await eventually(
+      () => {
+        if (dev.child.exitCode !== null) throw new Error(`dev exited early:\n${dev.output()}`);
+        const match = dev
+          .output()
+          .split('\n')
+          .find((l) => l.startsWith('Agentplane is running at'));
+        assert.ok(match, 'no startup line yet');
+        return match;
+      },
+      { timeoutMs: 120_000, intervalMs: 200, message: 'agentplane dev did not start' },
+    );
     return { process: dev, line };
   }
 
@@ -137,7 +146,8 @@ describe('agentplane dev (npm start)', function () {
     const { process: again } = await startDev();
     const key = (await readFile(join(dataDir, 'admin-key'), 'utf8')).trim();
     assert.equal((await new ApiClient(`http://127.0.0.1:${port}`, key).get('/readyz')).status, 200);
-    for (const pid of services) assert.ok(!(await processesUsing(dataDir)).some((line) => line.startsWith(`${pid}:`)), `${pid} was stopped`);
+    for (const pid of services)
+      assert.ok(!(await processesUsing(dataDir)).some((line) => line.startsWith(`${pid}:`)), `${pid} was stopped`);
     await stopDev(again);
   });
 

@@ -39,7 +39,10 @@ describe('the build output on its own (what a container image holds: dist/, pack
     const db = createDb(databaseUrl, { max: 1, log: testLog });
     try {
       const { rows } = await db.query<{ name: string }>('SELECT name FROM schema_migrations ORDER BY name');
-      assert.deepEqual(rows.map((r) => r.name), await migrationFiles());
+      assert.deepEqual(
+        rows.map((r) => r.name),
+        await migrationFiles(),
+      );
     } finally {
       await db.end();
     }
@@ -59,12 +62,15 @@ describe('the build output on its own (what a container image holds: dist/, pack
       { cli: join(image, 'dist/cli/agentplane.js') },
     );
     try {
-      const document = await eventually(async () => {
-        assert.equal(api.child.exitCode, null, api.output());
-        const response = await new ApiClient(`http://127.0.0.1:${port}`).get('/v1/openapi.json');
-        assert.equal(response.status, 200);
-        return response.body;
-      }, { timeoutMs: 60_000, message: 'the api from the image did not serve its document' });
+      const document = await eventually(
+        async () => {
+          assert.equal(api.child.exitCode, null, api.output());
+          const response = await new ApiClient(`http://127.0.0.1:${port}`).get('/v1/openapi.json');
+          assert.equal(response.status, 200);
+          return response.body;
+        },
+        { timeoutMs: 60_000, message: 'the api from the image did not serve its document' },
+      );
       assert.ok(document.paths['/v1/files'], 'the document lists the files API');
     } finally {
       api.child.kill('SIGTERM');

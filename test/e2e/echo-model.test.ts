@@ -14,12 +14,15 @@ import { SseReader } from '../support/sse.js';
 /** Starts `agentplane echo-model` with `args`; resolves with the process and the base URL it printed. */
 async function startEchoModel(args: string[]): Promise<{ process: CliProcess; url: string }> {
   const started = runCli('echo-model', {}, { args });
-  const url = await eventually(() => {
-    if (started.child.exitCode !== null) throw new Error(`echo-model exited early:\n${started.output()}`);
-    const match = /serving at (http:\/\/\S+\/v1);/.exec(started.output());
-    assert.ok(match, 'no startup line yet');
-    return match[1]!;
-  }, { timeoutMs: 60_000, intervalMs: 100, message: 'agentplane echo-model did not start' });
+  const url = await eventually(
+    () => {
+      if (started.child.exitCode !== null) throw new Error(`echo-model exited early:\n${started.output()}`);
+      const match = /serving at (http:\/\/\S+\/v1);/.exec(started.output());
+      assert.ok(match, 'no startup line yet');
+      return match[1]!;
+    },
+    { timeoutMs: 60_000, intervalMs: 100, message: 'agentplane echo-model did not start' },
+  );
   return { process: started, url };
 }
 
@@ -50,7 +53,10 @@ describe('agentplane echo-model', function () {
   it('is listed among the platform models as "echo"', async () => {
     const models = await tenant.admin.get('/v1/models');
     assert.equal(models.status, 200);
-    assert.ok(models.body.data.some((m: { id: string }) => m.id === 'echo'), JSON.stringify(models.body));
+    assert.ok(
+      models.body.data.some((m: { id: string }) => m.id === 'echo'),
+      JSON.stringify(models.body),
+    );
   });
 
   it('completes a run with the last user message echoed back, at no cost', async () => {
@@ -72,7 +78,10 @@ describe('agentplane echo-model', function () {
       body: JSON.stringify({ input: 'one two three', stream: true }),
     });
     await stream.done;
-    const text = stream.events.filter((e) => e.event === 'output_text.delta').map((e) => e.data.delta).join('');
+    const text = stream.events
+      .filter((e) => e.event === 'output_text.delta')
+      .map((e) => e.data.delta)
+      .join('');
     assert.equal(text, 'one two three');
     assert.equal(stream.events.at(-1)!.event, 'run.completed');
   });
@@ -82,7 +91,9 @@ describe('agentplane echo-model', function () {
     const words = Array.from({ length: 100 }, (_, i) => `word${i}`).join(' ');
     const started = await tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: words, wait: false });
     assert.equal(started.status, 202);
-    const stream = await SseReader.open(`${api.url}/v1/runs/${started.body.id}/events`, { headers: { authorization: `Bearer ${tenant.admin.key}` } });
+    const stream = await SseReader.open(`${api.url}/v1/runs/${started.body.id}/events`, {
+      headers: { authorization: `Bearer ${tenant.admin.key}` },
+    });
     await stream.next((e) => e.event === 'output_text.delta');
     const cancelled = await tenant.admin.post(`/v1/runs/${started.body.id}/cancel`, {});
     assert.equal(cancelled.status, 200, JSON.stringify(cancelled.body));

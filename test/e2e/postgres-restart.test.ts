@@ -42,7 +42,13 @@ function startLoad(client: ApiClient, phase: () => Phase, { uploaders = 4, reade
     const sent = phase();
     try {
       const response = await call();
-      answers.push({ phase: sent, request, status: response.status, retryAfter: response.headers.get('retry-after'), code: response.body?.error?.code });
+      answers.push({
+        phase: sent,
+        request,
+        status: response.status,
+        retryAfter: response.headers.get('retry-after'),
+        code: response.body?.error?.code,
+      });
       return response;
     } catch (err) {
       answers.push({ phase: sent, request, status: 'no answer', retryAfter: null, detail: String((err as Error).cause ?? err) });
@@ -53,7 +59,9 @@ function startLoad(client: ApiClient, phase: () => Phase, { uploaders = 4, reade
   async function upload(uploader: number) {
     for (let n = 0; running; n++) {
       const data = Buffer.from(`uploader ${uploader}, upload ${n}\fits second page`);
-      const response = await send('POST /v1/files', () => client.upload({ file: { data, filename: `load-${uploader}-${n}.txt` }, purpose: 'context' }));
+      const response = await send('POST /v1/files', () =>
+        client.upload({ file: { data, filename: `load-${uploader}-${n}.txt` }, purpose: 'context' }),
+      );
       if (response?.status === 200) accepted.push(response.body.id);
       await pause(PACE_MS);
     }
@@ -107,10 +115,13 @@ describe('agentplane api and worker while PostgreSQL restarts under load', funct
     worker = runCli('worker', env);
     processes.push(api, worker);
     client = new ApiClient(`http://127.0.0.1:${port}`, env.AGENTPLANE_ADMIN_KEY);
-    await eventually(async () => {
-      assert.equal(api.child.exitCode, null, api.output());
-      assert.equal((await client.get('/readyz')).status, 200);
-    }, { timeoutMs: 60_000, message: 'the api did not become ready' });
+    await eventually(
+      async () => {
+        assert.equal(api.child.exitCode, null, api.output());
+        assert.equal((await client.get('/readyz')).status, 200);
+      },
+      { timeoutMs: 60_000, message: 'the api did not become ready' },
+    );
   });
 
   after(async () => {
@@ -124,7 +135,9 @@ describe('agentplane api and worker while PostgreSQL restarts under load', funct
   it('answers 503 with Retry-After while the database is down, keeps both processes running, and processes every accepted upload', async () => {
     let phase: Phase = 'up';
     const load = startLoad(client, () => phase);
-    const died = Promise.race([api.exited, worker.exited]).then(() => assert.fail(`a process exited:\n${api.output()}\n${worker.output()}`));
+    const died = Promise.race([api.exited, worker.exited]).then(() =>
+      assert.fail(`a process exited:\n${api.output()}\n${worker.output()}`),
+    );
     const restarts = async () => {
       for (let restart = 1; restart <= RESTARTS; restart++) {
         const acceptedBefore = load.accepted.length;
@@ -159,9 +172,21 @@ describe('agentplane api and worker while PostgreSQL restarts under load', funct
       await load.stop();
     }
 
-    assert.deepEqual(load.answers.filter((a) => a.status === 'no answer'), [], 'every request was answered');
-    assert.deepEqual(load.answers.filter((a) => a.status !== 200 && a.status !== 503), [], 'every answer was 200 or 503');
-    assert.deepEqual(load.answers.filter((a) => a.phase === 'down' && a.status !== 503), [], 'every request sent during an outage was answered 503');
+    assert.deepEqual(
+      load.answers.filter((a) => a.status === 'no answer'),
+      [],
+      'every request was answered',
+    );
+    assert.deepEqual(
+      load.answers.filter((a) => a.status !== 200 && a.status !== 503),
+      [],
+      'every answer was 200 or 503',
+    );
+    assert.deepEqual(
+      load.answers.filter((a) => a.phase === 'down' && a.status !== 503),
+      [],
+      'every request sent during an outage was answered 503',
+    );
     assert.deepEqual(
       load.answers.filter((a) => a.status === 503 && (a.code !== 'dependency_unavailable' || !(Number(a.retryAfter) > 0))),
       [],
@@ -186,8 +211,13 @@ describe('agentplane api and worker while PostgreSQL restarts under load', funct
     const fileId: string = upload.body.id;
     const db = createDb(database.url, { max: 1, log: testLog });
     try {
-      const stored = async () => (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM file_pages WHERE file_id = $1', [fileId])).rows[0]!.n;
-      await eventually(async () => assert.ok((await stored()) > 0, 'no pages stored yet'), { timeoutMs: 60_000, intervalMs: 20, message: 'the worker stored no pages' });
+      const stored = async () =>
+        (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM file_pages WHERE file_id = $1', [fileId])).rows[0]!.n;
+      await eventually(async () => assert.ok((await stored()) > 0, 'no pages stored yet'), {
+        timeoutMs: 60_000,
+        intervalMs: 20,
+        message: 'the worker stored no pages',
+      });
       const stoppedAt = Date.now();
       await database.stop();
       // The worker's output is kept in its last 20,000 characters: find the warning by its time, not its place.
@@ -222,7 +252,9 @@ describe('agentplane api and worker while PostgreSQL restarts under load', funct
     const connection = await Connection.connect({ address: (await temporal()).address });
     try {
       const history = await new Client({ connection, namespace }).workflow.getHandle(extractionWorkflowId(fileId)).fetchHistory();
-      const attempts = (history.events ?? []).flatMap((e) => (e.activityTaskStartedEventAttributes ? [e.activityTaskStartedEventAttributes.attempt ?? 1] : []));
+      const attempts = (history.events ?? []).flatMap((e) =>
+        e.activityTaskStartedEventAttributes ? [e.activityTaskStartedEventAttributes.attempt ?? 1] : [],
+      );
       assert.deepEqual(attempts, [1, 1], 'each stage ran once, waiting through the outage');
     } finally {
       await connection.close();

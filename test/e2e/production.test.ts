@@ -45,7 +45,10 @@ describe('agentplane migrate, api and worker as separate processes on S3 storage
   it('refuses to start the api with AGENTPLANE_MIGRATE=false on a schema that is behind, naming the command to run', async () => {
     const api = runCli('api', { ...env, PORT: String(await freePort()), HOST: '127.0.0.1' });
     assert.equal((await api.exited).code, 1, api.output());
-    assert.match(api.output(), /agentplane: the database schema is behind this version \(001_foundation\.sql, .*not applied\).*run `agentplane migrate` first/);
+    assert.match(
+      api.output(),
+      /agentplane: the database schema is behind this version \(001_foundation\.sql, .*not applied\).*run `agentplane migrate` first/,
+    );
     const db = createDb(databaseUrl, { max: 1, log: testLog });
     try {
       const { rows } = await db.query(`SELECT to_regclass('schema_migrations') AS found`);
@@ -70,18 +73,27 @@ describe('agentplane migrate, api and worker as separate processes on S3 storage
     const worker = runCli('worker', env);
     processes.push(api, worker);
     const client = new ApiClient(`http://127.0.0.1:${port}`, env.AGENTPLANE_ADMIN_KEY);
-    await eventually(async () => {
-      assert.equal(api.child.exitCode, null, api.output());
-      assert.equal((await client.get('/readyz')).status, 200);
-    }, { timeoutMs: 60_000, message: 'the api did not become ready' });
+    await eventually(
+      async () => {
+        assert.equal(api.child.exitCode, null, api.output());
+        assert.equal((await client.get('/readyz')).status, 200);
+      },
+      { timeoutMs: 60_000, message: 'the api did not become ready' },
+    );
 
-    const upload = await client.upload({ file: { data: Buffer.from('stored in S3\fsecond page'), filename: 's3.txt' }, purpose: 'context' });
+    const upload = await client.upload({
+      file: { data: Buffer.from('stored in S3\fsecond page'), filename: 's3.txt' },
+      purpose: 'context',
+    });
     assert.equal(upload.status, 200);
-    const file = await eventually(async () => {
-      const current = await client.get(`/v1/files/${upload.body.id}`);
-      assert.equal(current.body.status, 'processed', worker.output());
-      return current.body;
-    }, { timeoutMs: 60_000, message: 'the worker process did not extract the file' });
+    const file = await eventually(
+      async () => {
+        const current = await client.get(`/v1/files/${upload.body.id}`);
+        assert.equal(current.body.status, 'processed', worker.output());
+        return current.body;
+      },
+      { timeoutMs: 60_000, message: 'the worker process did not extract the file' },
+    );
     assert.equal(file.extracted.pages, 2);
 
     const bucket = await new S3BlobStore({
@@ -123,10 +135,14 @@ describe('agentplane migrate, api and worker as separate processes on S3 storage
     assert.match(retire.output(), /revoked 1 previous bootstrap key/);
     for (const { port } of replicas) {
       // Verified keys are cached for 5 seconds per process.
-      await eventually(async () => assert.equal((await new ApiClient(`http://127.0.0.1:${port}`, env.AGENTPLANE_ADMIN_KEY).get('/v1/api-keys')).status, 401), {
-        timeoutMs: 15_000,
-        message: 'the retired key still works',
-      });
+      await eventually(
+        async () =>
+          assert.equal((await new ApiClient(`http://127.0.0.1:${port}`, env.AGENTPLANE_ADMIN_KEY).get('/v1/api-keys')).status, 401),
+        {
+          timeoutMs: 15_000,
+          message: 'the retired key still works',
+        },
+      );
       assert.equal((await new ApiClient(`http://127.0.0.1:${port}`, nextKey).get('/v1/api-keys')).status, 200);
     }
     for (const process of processes.splice(-2)) {
@@ -142,10 +158,13 @@ describe('agentplane migrate, api and worker as separate processes on S3 storage
     const api = runCli('api', { ...laterEnv, PORT: String(port), HOST: '127.0.0.1' });
     processes.push(api);
     const client = new ApiClient(`http://127.0.0.1:${port}`, env.AGENTPLANE_ADMIN_KEY);
-    await eventually(async () => {
-      assert.equal(api.child.exitCode, null, api.output());
-      assert.equal((await client.get('/healthz')).status, 200);
-    }, { timeoutMs: 60_000, message: 'the api did not start without Temporal' });
+    await eventually(
+      async () => {
+        assert.equal(api.child.exitCode, null, api.output());
+        assert.equal((await client.get('/healthz')).status, 200);
+      },
+      { timeoutMs: 60_000, message: 'the api did not start without Temporal' },
+    );
     const notReady = await client.get('/readyz');
     assert.equal(notReady.status, 503);
     assert.equal(notReady.body.checks.temporal, 'unavailable');
@@ -155,7 +174,10 @@ describe('agentplane migrate, api and worker as separate processes on S3 storage
     assert.equal(upload.body.status, 'processing');
     const worker = runCli('worker', laterEnv);
     processes.push(worker);
-    await eventually(() => assert.match(worker.output(), /waiting for Temporal/), { timeoutMs: 30_000, message: 'the worker did not wait for Temporal' });
+    await eventually(() => assert.match(worker.output(), /waiting for Temporal/), {
+      timeoutMs: 30_000,
+      message: 'the worker did not wait for Temporal',
+    });
     assert.equal(worker.child.exitCode, null, worker.output());
 
     const later = await startTemporal({ port: temporalPort });
@@ -164,7 +186,10 @@ describe('agentplane migrate, api and worker as separate processes on S3 storage
       const db = createDb(databaseUrl, { max: 1, log: testLog });
       await db.query(`UPDATE files SET created_at = now() - interval '2 minutes' WHERE id = $1`, [upload.body.id]);
       await db.end();
-      await eventually(async () => assert.equal((await client.get('/readyz')).status, 200), { timeoutMs: 60_000, message: 'the api did not become ready' });
+      await eventually(async () => assert.equal((await client.get('/readyz')).status, 200), {
+        timeoutMs: 60_000,
+        message: 'the api did not become ready',
+      });
       const file = await client.settledFile(upload.body.id, 90_000);
       assert.equal(file.status, 'processed', worker.output());
       for (const process of processes.splice(-2)) {

@@ -61,10 +61,13 @@ describe('agentplane api and worker running agents while PostgreSQL restarts', f
     worker = runCli('worker', env);
     processes.push(api, worker);
     client = new ApiClient(`http://127.0.0.1:${port}`, env.AGENTPLANE_ADMIN_KEY);
-    await eventually(async () => {
-      assert.equal(api.child.exitCode, null, api.output());
-      assert.equal((await client.get('/readyz')).status, 200);
-    }, { timeoutMs: 60_000, message: 'the api did not become ready' });
+    await eventually(
+      async () => {
+        assert.equal(api.child.exitCode, null, api.output());
+        assert.equal((await client.get('/readyz')).status, 200);
+      },
+      { timeoutMs: 60_000, message: 'the api did not become ready' },
+    );
   });
 
   after(async () => {
@@ -123,7 +126,13 @@ describe('agentplane api and worker running agents while PostgreSQL restarts', f
   }
 
   function ended(runId: string): Promise<any> {
-    return runSatisfying(client, runId, (r) => r.status !== 'queued' && r.status !== 'in_progress', `run ${runId} did not end: ${worker.output()}`, 120_000);
+    return runSatisfying(
+      client,
+      runId,
+      (r) => r.status !== 'queued' && r.status !== 'in_progress',
+      `run ${runId} did not end: ${worker.output()}`,
+      120_000,
+    );
   }
 
   it('records a model reply that ends while PostgreSQL is down once it is back: the model is asked once, and the event stream resumes where it broke off', async () => {
@@ -141,22 +150,35 @@ describe('agentplane api and worker running agents while PostgreSQL restarts', f
     // The stream broke off with the database; a client resumes it from the last event it received.
     await stream.done;
     const lastSeen = stream.events.at(-1)!.id!;
-    const resumed = await eventually(async () => {
-      const reader = await followEvents(runId, lastSeen);
-      assert.equal(reader.response.status, 200);
-      return reader;
-    }, { message: 'the event stream could not be resumed' });
+    const resumed = await eventually(
+      async () => {
+        const reader = await followEvents(runId, lastSeen);
+        assert.equal(reader.response.status, 200);
+        return reader;
+      },
+      { message: 'the event stream could not be resumed' },
+    );
     await resumed.next((e) => e.event === 'run.completed', 60_000);
     await resumed.done;
 
     const events: SseEvent[] = [...stream.events, ...resumed.events];
-    assert.deepEqual(events.map((e) => Number(e.id)), events.map((_, i) => i + 1), 'every event once, in order');
+    assert.deepEqual(
+      events.map((e) => Number(e.id)),
+      events.map((_, i) => i + 1),
+      'every event once, in order',
+    );
     const run = await ended(runId);
     assert.equal(run.status, 'completed', JSON.stringify(run.error));
     assert.equal(run.output.text, 'High tide is at noon.');
-    const deltas = events.filter((e) => e.event === 'output_text.delta').map((e) => e.data.delta).join('');
+    const deltas = events
+      .filter((e) => e.event === 'output_text.delta')
+      .map((e) => e.data.delta)
+      .join('');
     assert.equal(deltas, 'High tide is at noon.');
-    assert.deepEqual(events.filter((e) => e.event === 'step.started').map((e) => e.data.attempt), [1]);
+    assert.deepEqual(
+      events.filter((e) => e.event === 'step.started').map((e) => e.data.attempt),
+      [1],
+    );
     assert.equal(openai.requests.length - seen, 1, 'the model was asked once');
     assert.deepEqual(run.usage, { input_tokens: 1000, output_tokens: 100, cached_tokens: 0 });
     assert.equal(run.cost, '0.00056');
@@ -164,13 +186,24 @@ describe('agentplane api and worker running agents while PostgreSQL restarts', f
 
   it('records a tool result that arrives while PostgreSQL is down once it is back: the tool is called once and the model given its answer', async () => {
     const agent = await createAgent({
-      tools: [{ type: 'http', name: 'lookup', url: `${tools.url}/held`, method: 'POST', parameters: { type: 'object', properties: { q: { type: 'string' } } } }],
+      tools: [
+        {
+          type: 'http',
+          name: 'lookup',
+          url: `${tools.url}/held`,
+          method: 'POST',
+          parameters: { type: 'object', properties: { q: { type: 'string' } } },
+        },
+      ],
     });
     const seen = openai.requests.length;
     openai.enqueue({ tool_calls: [{ name: 'lookup', arguments: '{"q":"tides"}' }], usage: { input: 100, output: 10 } });
     openai.enqueue({ text: ['Noon.'], usage: { input: 200, output: 20 } });
     const runId = await startRun(agent.id, 'When is high tide?');
-    await eventually(() => assert.ok(tools.received.includes('/held'), 'the tool was not called'), { timeoutMs: 60_000, message: 'the tool was not called' });
+    await eventually(() => assert.ok(tools.received.includes('/held'), 'the tool was not called'), {
+      timeoutMs: 60_000,
+      message: 'the tool was not called',
+    });
 
     let answered = 0;
     await outage(runId, () => {
@@ -190,7 +223,11 @@ describe('agentplane api and worker running agents while PostgreSQL restarts', f
 
   it("records a network supervisor's choice that arrives while PostgreSQL is down once it is back: the supervisor is asked once, and the network run completes", async () => {
     const writer = await createAgent({ name: 'writer' });
-    const created = await client.post('/v1/networks', { name: 'desk', members: [writer.id], router: { type: 'supervisor', instructions: 'Plan the work.', model: 'gpt-4.1-nano' } });
+    const created = await client.post('/v1/networks', {
+      name: 'desk',
+      members: [writer.id],
+      router: { type: 'supervisor', instructions: 'Plan the work.', model: 'gpt-4.1-nano' },
+    });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
@@ -203,20 +240,40 @@ describe('agentplane api and worker running agents while PostgreSQL restarts', f
       usage: { input: 500, output: 50 },
     });
     openai.enqueue({ model: 'gpt-4.1-mini', text: ['Noon.'], usage: { input: 100, output: 10 } });
-    openai.enqueue({ model: 'gpt-4.1-nano', tool_calls: [{ name: 'route', arguments: JSON.stringify({ next: 'finish', reason: 'Answered.' }) }], usage: { input: 600, output: 20 } });
+    openai.enqueue({
+      model: 'gpt-4.1-nano',
+      tool_calls: [{ name: 'route', arguments: JSON.stringify({ next: 'finish', reason: 'Answered.' }) }],
+      usage: { input: 600, output: 20 },
+    });
     const started = await client.post(`/v1/networks/${created.body.id}/run`, { input: 'When is high tide?', wait: false });
     assert.equal(started.status, 202, JSON.stringify(started.body));
     const runId: string = started.body.id;
-    await eventually(() => assert.ok(openai.requests.length > seen, 'the supervisor was not asked'), { timeoutMs: 60_000, message: 'the supervisor was not asked' });
+    await eventually(() => assert.ok(openai.requests.length > seen, 'the supervisor was not asked'), {
+      timeoutMs: 60_000,
+      message: 'the supervisor was not asked',
+    });
 
     await outage(runId, release);
 
     const run = await ended(runId);
     assert.equal(run.status, 'completed', JSON.stringify(run.error));
     assert.equal(run.output.text, 'Noon.');
-    assert.deepEqual(run.hops.map((h: { agent_id: string; decision: unknown }) => [h.agent_id, h.decision]), [[writer.id, { router: 'supervisor', reason: 'Only writing is needed.' }]]);
-    assert.deepEqual(run.steps.map((s: { type: string; status: string }) => [s.type, s.status]), [['model_call', 'completed'], ['model_call', 'completed']]);
-    assert.deepEqual(openai.requests.slice(seen).map((r) => r.model), ['gpt-4.1-nano', 'gpt-4.1-mini', 'gpt-4.1-nano'], 'each model asked once');
+    assert.deepEqual(
+      run.hops.map((h: { agent_id: string; decision: unknown }) => [h.agent_id, h.decision]),
+      [[writer.id, { router: 'supervisor', reason: 'Only writing is needed.' }]],
+    );
+    assert.deepEqual(
+      run.steps.map((s: { type: string; status: string }) => [s.type, s.status]),
+      [
+        ['model_call', 'completed'],
+        ['model_call', 'completed'],
+      ],
+    );
+    assert.deepEqual(
+      openai.requests.slice(seen).map((r) => r.model),
+      ['gpt-4.1-nano', 'gpt-4.1-mini', 'gpt-4.1-nano'],
+      'each model asked once',
+    );
   });
 
   it('lets a model call retried while PostgreSQL is down wait for it: an auto run stays on the model it was routed to', async () => {
@@ -227,7 +284,10 @@ describe('agentplane api and worker running agents while PostgreSQL restarts', f
     openai.setFallback({ text: ['Another model answered.'] });
     try {
       const runId = await startRun(agent.id, 'When is high tide?');
-      await eventually(() => assert.ok(openai.requests.length > seen, 'the model was not called'), { timeoutMs: 60_000, message: 'the model was not called' });
+      await eventually(() => assert.ok(openai.requests.length > seen, 'the model was not called'), {
+        timeoutMs: 60_000,
+        message: 'the model was not called',
+      });
       // The provider asked for 3 s; the call's next attempt falls inside the outage.
       await outage(runId, () => undefined);
 
@@ -236,8 +296,14 @@ describe('agentplane api and worker running agents while PostgreSQL restarts', f
       assert.equal(run.output.text, 'Noon.');
       assert.equal(run.resolved_model, 'local-llama');
       assert.doesNotMatch(run.routing_reason, /Fell back/);
-      assert.deepEqual(run.steps.map((s: { type: string; status: string }) => [s.type, s.status]), [['model_call', 'completed']]);
-      assert.deepEqual(openai.requests.slice(seen).map((r) => r.model), ['local-llama', 'local-llama']);
+      assert.deepEqual(
+        run.steps.map((s: { type: string; status: string }) => [s.type, s.status]),
+        [['model_call', 'completed']],
+      );
+      assert.deepEqual(
+        openai.requests.slice(seen).map((r) => r.model),
+        ['local-llama', 'local-llama'],
+      );
     } finally {
       openai.setFallback(null);
     }

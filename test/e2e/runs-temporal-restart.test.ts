@@ -51,10 +51,13 @@ describe('agentplane api and worker running agents while Temporal restarts', fun
     worker = runCli('worker', env);
     processes.push(api, worker);
     client = new ApiClient(`http://127.0.0.1:${port}`, env.AGENTPLANE_ADMIN_KEY);
-    await eventually(async () => {
-      assert.equal(api.child.exitCode, null, api.output());
-      assert.equal((await client.get('/readyz')).status, 200);
-    }, { timeoutMs: 60_000, message: 'the api did not become ready' });
+    await eventually(
+      async () => {
+        assert.equal(api.child.exitCode, null, api.output());
+        assert.equal((await client.get('/readyz')).status, 200);
+      },
+      { timeoutMs: 60_000, message: 'the api did not become ready' },
+    );
   });
 
   after(async () => {
@@ -76,7 +79,9 @@ describe('agentplane api and worker running agents while Temporal restarts', fun
     openai.enqueue({ text: ['High tide ', 'is at noon.'], pause: { chunks: 1, until: released }, usage: { input: 1000, output: 100 } });
     const first = await client.post(`/v1/agents/${agentId}/run`, { input: 'When is high tide?', wait: false });
     assert.equal(first.status, 202, JSON.stringify(first.body));
-    const stream = await SseReader.open(`${client.baseUrl}/v1/runs/${first.body.id}/events`, { headers: { authorization: `Bearer ${client.key}` } });
+    const stream = await SseReader.open(`${client.baseUrl}/v1/runs/${first.body.id}/events`, {
+      headers: { authorization: `Bearer ${client.key}` },
+    });
     await stream.next((e) => e.event === 'output_text.delta', 60_000);
 
     await temporal.stop();
@@ -99,13 +104,27 @@ describe('agentplane api and worker running agents while Temporal restarts', fun
     openai.enqueue({ text: ['Low tide is at six.'], usage: { input: 500, output: 50 } });
 
     temporal = await startTemporal({ dbFile: temporalFile, port: Number(temporal.address.split(':')[1]) });
-    const done = await runSatisfying(client, first.body.id, (r) => r.status === 'completed', `the run in flight did not complete: ${worker.output()}`, 120_000);
+    const done = await runSatisfying(
+      client,
+      first.body.id,
+      (r) => r.status === 'completed',
+      `the run in flight did not complete: ${worker.output()}`,
+      120_000,
+    );
     assert.equal(done.output.text, 'High tide is at noon.');
     assert.deepEqual(done.usage, { input_tokens: 1000, output_tokens: 100, cached_tokens: 0 });
-    const later = await runSatisfying(client, second.body.id, (r) => r.status === 'completed', `the run accepted during the outage did not complete: ${worker.output()}`, 120_000);
+    const later = await runSatisfying(
+      client,
+      second.body.id,
+      (r) => r.status === 'completed',
+      `the run accepted during the outage did not complete: ${worker.output()}`,
+      120_000,
+    );
     assert.equal(later.output.text, 'Low tide is at six.');
 
-    const asked = openai.requests.map((r) => ((r as { messages: SentMessage[] }).messages.find((m) => m.role === 'user') as SentMessage).content);
+    const asked = openai.requests.map(
+      (r) => ((r as { messages: SentMessage[] }).messages.find((m) => m.role === 'user') as SentMessage).content,
+    );
     assert.deepEqual(asked, ['When is high tide?', 'And low tide?'], 'each run asked the model once');
     assert.equal(api.child.exitCode, null, api.output());
     assert.equal(worker.child.exitCode, null, worker.output());

@@ -14,13 +14,27 @@ describe('agentplane worker logs while Temporal is down', function () {
     await mkdir(blobDir, { recursive: true });
     // A Temporal server of its own, to stop without disturbing the other suites.
     const server = await startTemporal();
-    const worker = runCli('worker', { DATABASE_URL: (await postgres()).url, TEMPORAL_ADDRESS: server.address, AGENTPLANE_BLOB_DIR: blobDir, LOG_LEVEL: 'info' });
+    const worker = runCli('worker', {
+      DATABASE_URL: (await postgres()).url,
+      TEMPORAL_ADDRESS: server.address,
+      AGENTPLANE_BLOB_DIR: blobDir,
+      LOG_LEVEL: 'info',
+    });
     try {
-      await eventually(() => assert.match(worker.output(), /Agentplane worker running/), { timeoutMs: 60_000, message: 'the worker did not start' });
+      await eventually(() => assert.match(worker.output(), /Agentplane worker running/), {
+        timeoutMs: 60_000,
+        message: 'the worker did not start',
+      });
       await server.stop();
-      await eventually(() => assert.match(worker.output(), /retried/), { timeoutMs: 60_000, message: 'the Temporal core logged no retries' });
+      await eventually(() => assert.match(worker.output(), /retried/), {
+        timeoutMs: 60_000,
+        message: 'the Temporal core logged no retries',
+      });
 
-      const lines = worker.output().split('\n').filter((line) => line.trim() !== '');
+      const lines = worker
+        .output()
+        .split('\n')
+        .filter((line) => line.trim() !== '');
       const unstructured = lines.filter((line) => {
         try {
           return typeof JSON.parse(line) !== 'object';

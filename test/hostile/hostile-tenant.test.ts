@@ -72,7 +72,10 @@ describe('a hostile tenant', function () {
   });
 
   it('listing runs that hold 1 MiB tool outputs, 100 at a time, gets lists without the outputs, and the other tenant notices nothing', async () => {
-    const { outcome, seen: { lists } } = await whileAbusing(hugeRunLists(ground));
+    const {
+      outcome,
+      seen: { lists },
+    } = await whileAbusing(hugeRunLists(ground));
     assert.deepEqual(outcome.failures, []);
     assert.ok(lists.length > 0);
     for (const list of lists) {
@@ -82,26 +85,38 @@ describe('a hostile tenant', function () {
   });
 
   it(`holding ${OPEN_STREAMS} event streams open on a run gets 429 with Retry-After beyond its share, and the other tenant notices nothing`, async () => {
-    const { outcome, seen: { statuses, withRetryAfter } } = await whileAbusing(openStreams(ground, OPEN_STREAMS));
+    const {
+      outcome,
+      seen: { statuses, withRetryAfter },
+    } = await whileAbusing(openStreams(ground, OPEN_STREAMS));
     assert.deepEqual(outcome.failures, []);
     assert.deepEqual(Object.keys(statuses).sort(), ['200', '429']);
     assert.equal(withRetryAfter, statuses[429]);
   });
 
   it(`queueing ${QUEUED_RUNS} runs behind one that never ends queues them, and the other tenant notices nothing`, async () => {
-    const { outcome, seen: { queued } } = await whileAbusing(queueBehindSlowRun(ground, QUEUED_RUNS));
+    const {
+      outcome,
+      seen: { queued },
+    } = await whileAbusing(queueBehindSlowRun(ground, QUEUED_RUNS));
     assert.deepEqual(outcome.failures, []);
     assert.equal(queued, QUEUED_RUNS);
   });
 
   it('calling a tool on a host whose name servers never answer holds up nobody else: the other tenant still reaches its tool and webhook hosts', async () => {
-    const { outcome, seen: { queries } } = await whileAbusing(silentDns(ground));
+    const {
+      outcome,
+      seen: { queries },
+    } = await whileAbusing(silentDns(ground));
     assert.deepEqual(outcome.failures, []);
     assert.ok(queries > 0);
   });
 
   it('offering tools from an MCP server that lists 40 MiB of them fails its own runs over the listing limit, and the other tenant notices nothing', async () => {
-    const { outcome, seen: { runs } } = await whileAbusing(floodingMcpListing(ground));
+    const {
+      outcome,
+      seen: { runs },
+    } = await whileAbusing(floodingMcpListing(ground));
     assert.deepEqual(outcome.failures, []);
     assert.ok(runs.length > 0);
     for (const run of runs) {
@@ -111,7 +126,10 @@ describe('a hostile tenant', function () {
   });
 
   it('calling a tool whose argument pattern a backtracking engine would take hours on gets the mismatch at once, and the other tenant notices nothing', async () => {
-    const { outcome, seen: { runs } } = await whileAbusing(poisonedPattern(ground));
+    const {
+      outcome,
+      seen: { runs },
+    } = await whileAbusing(poisonedPattern(ground));
     assert.deepEqual(outcome.failures, []);
     assert.ok(runs.length > 0);
     for (const run of runs) {

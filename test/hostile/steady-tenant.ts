@@ -43,7 +43,14 @@ export async function prepareSteadyTenant(ground: Battleground): Promise<SteadyT
     name: 'steady with a tool',
     model: ground.model,
     instructions: 'Look things up.',
-    tools: [{ type: 'http', name: 'lookup', url: `${hosts.steadyToolUrl}/echo`, parameters: { type: 'object', properties: { q: { type: 'string', pattern: '^[a-z]+$' } } } }],
+    tools: [
+      {
+        type: 'http',
+        name: 'lookup',
+        url: `${hosts.steadyToolUrl}/echo`,
+        parameters: { type: 'object', properties: { q: { type: 'string', pattern: '^[a-z]+$' } } },
+      },
+    ],
   });
   await created(client, '/v1/webhooks', { url: `${hosts.steadyHookUrl}${HOOK_PATH}`, event_types: ['run.completed'] });
   const lookup = ordering({ call: { name: 'lookup', arguments: { q: 'steady' } } });
@@ -53,17 +60,21 @@ export async function prepareSteadyTenant(ground: Battleground): Promise<SteadyT
     const withTool = n % 4 === 3;
     const path = `/v1/agents/${withTool ? tooled : plain}/run`;
     const response = await client.post(path, { input: withTool ? lookup : `Question ${n}?` });
-    if (response.status !== 200) return `run ${n}: POST ${path} answered ${response.status}: ${JSON.stringify(response.body).slice(0, 300)}`;
+    if (response.status !== 200)
+      return `run ${n}: POST ${path} answered ${response.status}: ${JSON.stringify(response.body).slice(0, 300)}`;
     const run = response.body;
     if (run.status !== 'completed') return `run ${n} ended ${run.status}: ${JSON.stringify(run.error)}`;
     completed.push(run.id);
     const toolStep = run.steps.find((step: { type: string }) => step.type === 'tool_call');
-    if (withTool && (!toolStep || toolStep.is_error)) return `run ${n}: the tool call failed: ${JSON.stringify(toolStep?.output ?? run.steps).slice(0, 300)}`;
+    if (withTool && (!toolStep || toolStep.is_error))
+      return `run ${n}: the tool call failed: ${JSON.stringify(toolStep?.output ?? run.steps).slice(0, 300)}`;
     return null;
   }
 
   const undelivered = (runIds: string[]) => {
-    const delivered = new Set(hosts.receiver.to(HOOK_PATH).map((request) => (JSON.parse(request.body) as { data: { id: string } }).data.id));
+    const delivered = new Set(
+      hosts.receiver.to(HOOK_PATH).map((request) => (JSON.parse(request.body) as { data: { id: string } }).data.id),
+    );
     return runIds.filter((id) => !delivered.has(id));
   };
 
@@ -86,11 +97,15 @@ export async function prepareSteadyTenant(ground: Battleground): Promise<SteadyT
         }),
       );
       if (webhooks) {
-        const missing = await eventually(() => {
-          if (undelivered(completed).length > 0) throw new Error('webhooks missing');
-          return [];
-        }, { timeoutMs: DELIVERY_DEADLINE_MS }).catch(() => undelivered(completed));
-        if (missing.length > 0) failures.push(`no run.completed webhook within ${DELIVERY_DEADLINE_MS} ms for ${missing.length} of ${completed.length} runs`);
+        const missing = await eventually(
+          () => {
+            if (undelivered(completed).length > 0) throw new Error('webhooks missing');
+            return [];
+          },
+          { timeoutMs: DELIVERY_DEADLINE_MS },
+        ).catch(() => undelivered(completed));
+        if (missing.length > 0)
+          failures.push(`no run.completed webhook within ${DELIVERY_DEADLINE_MS} ms for ${missing.length} of ${completed.length} runs`);
       }
       return { latenciesMs, failures };
     },

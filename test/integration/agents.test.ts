@@ -95,7 +95,14 @@ describe('agents', () => {
     const schema = await tenant.admin.post('/v1/agents', {
       name: 'x',
       model: 'auto',
-      tools: [{ type: 'http', name: 'lookup', url: 'https://a.example.com/', parameters: { type: 'object', properties: { q: { type: 'nonsense' } } } }],
+      tools: [
+        {
+          type: 'http',
+          name: 'lookup',
+          url: 'https://a.example.com/',
+          parameters: { type: 'object', properties: { q: { type: 'nonsense' } } },
+        },
+      ],
     });
     assert.equal(schema.status, 400);
     assert.match(schema.body.error.param, /^tools\[0\]\.parameters/);
@@ -108,11 +115,21 @@ describe('agents', () => {
     const refused: [parameters: Record<string, unknown>, message: RegExp][] = [
       [{ type: 'object', description: 'x'.repeat(70_000) }, /^is \d+ bytes as JSON, more than the 65536 allowed$/],
       [deep, /^nests objects and arrays deeper than 32 levels/],
-      [{ type: 'object', properties: { q: { type: 'string', pattern: '^(?=a)(a+)+$' } } }, /the pattern "\^\(\?=a\)\(a\+\)\+\$" is not supported/],
-      [{ type: 'object', patternProperties: { '^(\\w)\\1$': {} } }, /is not supported \(patterns are matched in linear time, without backreferences or lookaround\)/],
+      [
+        { type: 'object', properties: { q: { type: 'string', pattern: '^(?=a)(a+)+$' } } },
+        /the pattern "\^\(\?=a\)\(a\+\)\+\$" is not supported/,
+      ],
+      [
+        { type: 'object', patternProperties: { '^(\\w)\\1$': {} } },
+        /is not supported \(patterns are matched in linear time, without backreferences or lookaround\)/,
+      ],
     ];
     for (const [parameters, message] of refused) {
-      const answer = await tenant.admin.post('/v1/agents', { name: 'x', model: 'auto', tools: [{ type: 'http', name: 'lookup', url: 'https://a.example.com/', parameters }] });
+      const answer = await tenant.admin.post('/v1/agents', {
+        name: 'x',
+        model: 'auto',
+        tools: [{ type: 'http', name: 'lookup', url: 'https://a.example.com/', parameters }],
+      });
       assert.equal(answer.status, 400, JSON.stringify(answer.body).slice(0, 300));
       assert.equal(answer.body.error.code, 'invalid_tool');
       assert.equal(answer.body.error.param, 'tools[0].parameters');
@@ -136,7 +153,11 @@ describe('agents', () => {
       assert.match(refused.body.error.message, value);
     }
     for (const label of ['my__docs', 'docs_']) {
-      const refused = await tenant.admin.post('/v1/agents', { name: 'x', model: 'auto', tools: [{ type: 'mcp', server_label: label, server_url: 'https://mcp.example.com/' }] });
+      const refused = await tenant.admin.post('/v1/agents', {
+        name: 'x',
+        model: 'auto',
+        tools: [{ type: 'mcp', server_label: label, server_url: 'https://mcp.example.com/' }],
+      });
       assert.equal(refused.status, 400, label);
     }
   });
@@ -155,7 +176,10 @@ describe('agents', () => {
     const first = await createAgent(tenant.admin, { name: 'first' });
     const second = await createAgent(tenant.admin, { name: 'second' });
     const page = await tenant.admin.get('/v1/agents?limit=2');
-    assert.deepEqual(page.body.data.map((a: { id: string }) => a.id), [second.id, first.id]);
+    assert.deepEqual(
+      page.body.data.map((a: { id: string }) => a.id),
+      [second.id, first.id],
+    );
     const deleted = await tenant.admin.delete(`/v1/agents/${second.id}`);
     assert.deepEqual(deleted.body, { id: second.id, object: 'agent', deleted: true });
     assert.equal((await tenant.admin.get(`/v1/agents/${second.id}`)).status, 404);

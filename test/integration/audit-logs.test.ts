@@ -30,7 +30,9 @@ describe('audit log', () => {
   async function entryOf(client: ApiClient, response: ApiResponse, filter: string): Promise<AuditLogEntry> {
     const requestId = response.headers.get('x-request-id');
     assert.ok(requestId, 'the response has no x-request-id');
-    const { rows } = await api.services.db.query<{ n: number }>('SELECT count(*)::int AS n FROM audit_logs WHERE request_id = $1', [requestId]);
+    const { rows } = await api.services.db.query<{ n: number }>('SELECT count(*)::int AS n FROM audit_logs WHERE request_id = $1', [
+      requestId,
+    ]);
     assert.equal(rows[0]!.n, 1, `expected one audit row for request ${requestId}`);
     const listed = await client.get<{ data: AuditLogEntry[] }>(`/v1/audit-logs?limit=100&${filter}`);
     assert.equal(listed.status, 200);
@@ -40,7 +42,9 @@ describe('audit log', () => {
   }
 
   async function auditRowCount(projectId: string): Promise<number> {
-    const { rows } = await api.services.db.query<{ n: number }>('SELECT count(*)::int AS n FROM audit_logs WHERE project_id = $1', [projectId]);
+    const { rows } = await api.services.db.query<{ n: number }>('SELECT count(*)::int AS n FROM audit_logs WHERE project_id = $1', [
+      projectId,
+    ]);
     return rows[0]!.n;
   }
 
@@ -61,7 +65,10 @@ describe('audit log', () => {
 
     it('keeps a caller-supplied request id on the entry', async () => {
       const requestId = `caller-${Date.now()}`;
-      const upload = await tenant.admin.upload({ file: { data: Buffer.from('traced'), filename: 't.txt' }, purpose: 'attachment' }, { 'x-request-id': requestId });
+      const upload = await tenant.admin.upload(
+        { file: { data: Buffer.from('traced'), filename: 't.txt' }, purpose: 'attachment' },
+        { 'x-request-id': requestId },
+      );
       assert.equal(upload.headers.get('x-request-id'), requestId);
       const entry = await entryOf(tenant.admin, upload, `target_id=${upload.body.id}`);
       assert.equal(entry.request_id, requestId);
@@ -79,8 +86,14 @@ describe('audit log', () => {
       assert.deepEqual(deletion.outcome, { status: 200, error_code: null });
 
       const history = await tenant.admin.get<{ data: AuditLogEntry[] }>(`/v1/audit-logs?target_id=${upload.body.id}`);
-      assert.deepEqual(history.body.data.map((e) => e.action), ['file.delete', 'file.create']);
-      assert.deepEqual(history.body.data.map((e) => e.request_id), [removed.headers.get('x-request-id'), upload.headers.get('x-request-id')]);
+      assert.deepEqual(
+        history.body.data.map((e) => e.action),
+        ['file.delete', 'file.create'],
+      );
+      assert.deepEqual(
+        history.body.data.map((e) => e.request_id),
+        [removed.headers.get('x-request-id'), upload.headers.get('x-request-id')],
+      );
     });
 
     it('records api_key.create and api_key.revoke against the key', async () => {
@@ -114,8 +127,14 @@ describe('audit log', () => {
       const first = await tenant.admin.post('/v1/api-keys', { name: 'replayed', scopes: ['files:read'] }, headers);
       const replay = await tenant.admin.post('/v1/api-keys', { name: 'replayed', scopes: ['files:read'] }, headers);
       assert.equal(replay.body.id, first.body.id);
-      const entries = [await entryOf(tenant.admin, first, `target_id=${first.body.id}`), await entryOf(tenant.admin, replay, `target_id=${first.body.id}`)];
-      assert.deepEqual(entries.map((e) => e.outcome.status), [201, 201]);
+      const entries = [
+        await entryOf(tenant.admin, first, `target_id=${first.body.id}`),
+        await entryOf(tenant.admin, replay, `target_id=${first.body.id}`),
+      ];
+      assert.deepEqual(
+        entries.map((e) => e.outcome.status),
+        [201, 201],
+      );
     });
   });
 
@@ -149,15 +168,27 @@ describe('audit log', () => {
     it('records invalid input: an unknown parameter, malformed JSON, the wrong content type', async () => {
       const unknown = await tenant.admin.post('/v1/api-keys', { name: 'x', scopes: ['files:read'], colour: 'blue' });
       assert.equal(unknown.status, 400);
-      assert.deepEqual((await entryOf(tenant.admin, unknown, 'action=api_key.create')).outcome, { status: 400, error_code: 'unknown_parameter' });
+      assert.deepEqual((await entryOf(tenant.admin, unknown, 'action=api_key.create')).outcome, {
+        status: 400,
+        error_code: 'unknown_parameter',
+      });
 
-      const malformed = await tenant.admin.request('POST', '/v1/api-keys', { body: '{"name": ', headers: { 'content-type': 'application/json' } });
+      const malformed = await tenant.admin.request('POST', '/v1/api-keys', {
+        body: '{"name": ',
+        headers: { 'content-type': 'application/json' },
+      });
       assert.equal(malformed.status, 400);
-      assert.deepEqual((await entryOf(tenant.admin, malformed, 'action=api_key.create')).outcome, { status: 400, error_code: 'invalid_json' });
+      assert.deepEqual((await entryOf(tenant.admin, malformed, 'action=api_key.create')).outcome, {
+        status: 400,
+        error_code: 'invalid_json',
+      });
 
       const text = await tenant.admin.request('POST', '/v1/api-keys', { body: 'name=x', headers: { 'content-type': 'text/plain' } });
       assert.equal(text.status, 415);
-      assert.deepEqual((await entryOf(tenant.admin, text, 'action=api_key.create')).outcome, { status: 415, error_code: 'unsupported_content_type' });
+      assert.deepEqual((await entryOf(tenant.admin, text, 'action=api_key.create')).outcome, {
+        status: 415,
+        error_code: 'unsupported_content_type',
+      });
     });
 
     it('records an Idempotency-Key conflict as 409', async () => {
@@ -165,7 +196,10 @@ describe('audit log', () => {
       assert.equal((await tenant.admin.post('/v1/api-keys', { name: 'first', scopes: ['files:read'] }, headers)).status, 201);
       const conflict = await tenant.admin.post('/v1/api-keys', { name: 'second', scopes: ['files:read'] }, headers);
       assert.equal(conflict.status, 409);
-      assert.deepEqual((await entryOf(tenant.admin, conflict, 'action=api_key.create')).outcome, { status: 409, error_code: 'idempotency_key_reused' });
+      assert.deepEqual((await entryOf(tenant.admin, conflict, 'action=api_key.create')).outcome, {
+        status: 409,
+        error_code: 'idempotency_key_reused',
+      });
     });
 
     it('never commits a deletion without its entry: when the entry cannot be written, the file stays', async () => {
@@ -175,9 +209,14 @@ describe('audit log', () => {
       // The audit table refuses this file's entries, as a full disk or a lost connection would.
       await db.query(`CREATE FUNCTION refuse_audit_of_${id}() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN IF NEW.target_id = '${id}' THEN RAISE EXCEPTION 'audit entry refused'; END IF; RETURN NEW; END $$`);
-      await db.query(`CREATE TRIGGER refuse_audit_of_${id} BEFORE INSERT ON audit_logs FOR EACH ROW EXECUTE FUNCTION refuse_audit_of_${id}()`);
+      await db.query(
+        `CREATE TRIGGER refuse_audit_of_${id} BEFORE INSERT ON audit_logs FOR EACH ROW EXECUTE FUNCTION refuse_audit_of_${id}()`,
+      );
       try {
-        const removal = await fetch(`${api.url}/v1/files/${id}`, { method: 'DELETE', headers: { authorization: `Bearer ${tenant.admin.key}` } });
+        const removal = await fetch(`${api.url}/v1/files/${id}`, {
+          method: 'DELETE',
+          headers: { authorization: `Bearer ${tenant.admin.key}` },
+        });
         assert.notEqual(removal.status, 200, 'the deletion was answered as done without its audit entry');
       } finally {
         await db.query(`DROP TRIGGER refuse_audit_of_${id} ON audit_logs`);
@@ -193,9 +232,14 @@ describe('audit log', () => {
       const requestId = `unauthenticated-${Date.now()}`;
       const refused = await new ApiClient(api.url, 'ap_notarealkey0000000000000000000000').delete('/v1/files/file_x');
       assert.equal(refused.status, 401);
-      const anonymous = await new ApiClient(api.url).request('POST', '/v1/projects', { json: { name: 'x' }, headers: { 'x-request-id': requestId } });
+      const anonymous = await new ApiClient(api.url).request('POST', '/v1/projects', {
+        json: { name: 'x' },
+        headers: { 'x-request-id': requestId },
+      });
       assert.equal(anonymous.status, 401);
-      const { rows } = await api.services.db.query('SELECT 1 FROM audit_logs WHERE request_id = ANY($1)', [[requestId, refused.headers.get('x-request-id')]]);
+      const { rows } = await api.services.db.query('SELECT 1 FROM audit_logs WHERE request_id = ANY($1)', [
+        [requestId, refused.headers.get('x-request-id')],
+      ]);
       assert.equal(rows.length, 0);
     });
   });
@@ -210,7 +254,10 @@ describe('audit log', () => {
       await tenant.admin.get('/v1/audit-logs'),
       await tenant.admin.get('/v1/files/file_doesnotexist'),
     ];
-    assert.deepEqual(reads.map((r) => r.status), [200, 200, 200, 200, 404]);
+    assert.deepEqual(
+      reads.map((r) => r.status),
+      [200, 200, 200, 200, 404],
+    );
     assert.equal(await auditRowCount(tenant.projectId), before);
   });
 
@@ -258,15 +305,23 @@ describe('audit log', () => {
 
       const byWriter = await project.admin.get<{ data: AuditLogEntry[] }>(`/v1/audit-logs?actor_api_key_id=${writerId}`);
       assert.equal(byWriter.status, 200);
-      assert.deepEqual(byWriter.body.data.map((e) => [e.action, e.target.id]), [['file.create', upload.body.id]]);
+      assert.deepEqual(
+        byWriter.body.data.map((e) => [e.action, e.target.id]),
+        [['file.create', upload.body.id]],
+      );
       const both = await project.admin.get<{ data: AuditLogEntry[] }>(`/v1/audit-logs?actor_api_key_id=${writerId}&action=api_key.create`);
       assert.deepEqual(both.body.data, []);
       assert.deepEqual((await project.admin.get(`/v1/audit-logs?actor_api_key_id=key_nobody`)).body.data, []);
 
       const entry = byWriter.body.data[0]!;
       const at = entry.created_at;
-      const within = await project.admin.get<{ data: AuditLogEntry[] }>(`/v1/audit-logs?actor_api_key_id=${writerId}&created_after=${at - 1}&created_before=${at + 1}`);
-      assert.deepEqual(within.body.data.map((e) => e.id), [entry.id]);
+      const within = await project.admin.get<{ data: AuditLogEntry[] }>(
+        `/v1/audit-logs?actor_api_key_id=${writerId}&created_after=${at - 1}&created_before=${at + 1}`,
+      );
+      assert.deepEqual(
+        within.body.data.map((e) => e.id),
+        [entry.id],
+      );
       assert.deepEqual((await project.admin.get(`/v1/audit-logs?created_after=${at + 1}`)).body.data, []);
       assert.deepEqual((await project.admin.get(`/v1/audit-logs?actor_api_key_id=${writerId}&created_before=${at}`)).body.data, []);
       for (const bad of ['created_after=-1', 'created_before=soon', 'created_after=1.5']) {
@@ -278,19 +333,25 @@ describe('audit log', () => {
 
     it('pages with keyset cursors, newest first by default', async () => {
       const project = await newTenant(api, 'audit paging');
-      for (let i = 0; i < 5; i++) assert.equal((await project.admin.post('/v1/api-keys', { name: `k${i}`, scopes: ['files:read'] })).status, 201);
+      for (let i = 0; i < 5; i++)
+        assert.equal((await project.admin.post('/v1/api-keys', { name: `k${i}`, scopes: ['files:read'] })).status, 201);
       const all = await project.admin.get<{ data: AuditLogEntry[]; has_more: boolean }>('/v1/audit-logs?limit=100');
       // The five keys, and the project's admin key that the bootstrap key created for it.
       assert.equal(all.body.data.length, 6);
       assert.equal(all.body.has_more, false);
       const ids = all.body.data.map((e) => e.id);
       const times = all.body.data.map((e) => e.created_at);
-      assert.deepEqual(times, [...times].sort((a, b) => b - a));
+      assert.deepEqual(
+        times,
+        [...times].sort((a, b) => b - a),
+      );
 
       const walked: string[] = [];
       let after = '';
       for (;;) {
-        const page = await project.admin.get<{ data: AuditLogEntry[]; has_more: boolean; last_id: string }>(`/v1/audit-logs?limit=2${after}`);
+        const page = await project.admin.get<{ data: AuditLogEntry[]; has_more: boolean; last_id: string }>(
+          `/v1/audit-logs?limit=2${after}`,
+        );
         assert.equal(page.status, 200);
         assert.ok(page.body.data.length <= 2);
         walked.push(...page.body.data.map((e) => e.id));
@@ -299,16 +360,26 @@ describe('audit log', () => {
       }
       assert.deepEqual(walked, ids);
       const ascending = await project.admin.get<{ data: AuditLogEntry[] }>('/v1/audit-logs?order=asc&limit=100');
-      assert.deepEqual(ascending.body.data.map((e) => e.id), [...ids].reverse());
+      assert.deepEqual(
+        ascending.body.data.map((e) => e.id),
+        [...ids].reverse(),
+      );
       const earlier = await project.admin.get<{ data: AuditLogEntry[] }>(`/v1/audit-logs?limit=2&before=${ids[3]}`);
-      assert.deepEqual(earlier.body.data.map((e) => e.id), ids.slice(1, 3));
+      assert.deepEqual(
+        earlier.body.data.map((e) => e.id),
+        ids.slice(1, 3),
+      );
     });
   });
 
   describe('the bootstrap key acting in another project', () => {
     it('records the key it creates there in that project, where its admins see it', async () => {
       const other = await newTenant(api, 'audit-cross-project');
-      const created = await api.root.post('/v1/api-keys', { name: 'made by the platform', scopes: ['files:read'], project_id: other.projectId });
+      const created = await api.root.post('/v1/api-keys', {
+        name: 'made by the platform',
+        scopes: ['files:read'],
+        project_id: other.projectId,
+      });
       assert.equal(created.status, 201);
       const seen = await other.admin.get<{ data: AuditLogEntry[] }>(`/v1/audit-logs?target_id=${created.body.id}`);
       assert.equal(seen.body.data.length, 1);
@@ -321,7 +392,10 @@ describe('audit log', () => {
       const created = await api.root.post('/v1/api-keys', { name: 'made by the platform', scopes: ['admin'], project_id: other.projectId });
       assert.equal(created.status, 201);
       const trail = await api.root.get<{ data: AuditLogEntry[] }>(`/v1/audit-logs?target_id=${created.body.id}`);
-      assert.deepEqual(trail.body.data.map((e) => [e.action, e.outcome.status, e.request_id]), [['api_key.create', 201, created.headers.get('x-request-id')]]);
+      assert.deepEqual(
+        trail.body.data.map((e) => [e.action, e.outcome.status, e.request_id]),
+        [['api_key.create', 201, created.headers.get('x-request-id')]],
+      );
     });
   });
 

@@ -202,7 +202,11 @@ describe('API keys and tenancy', () => {
       assert.equal(all.first_id, ids[0]);
       assert.equal(all.last_id, ids[6]);
       const times = all.data.map((k: { created_at: number }) => k.created_at);
-      assert.deepEqual(times, [...times].sort((a, b) => b - a), 'newest first by default');
+      assert.deepEqual(
+        times,
+        [...times].sort((a, b) => b - a),
+        'newest first by default',
+      );
 
       const forward: string[] = [];
       let after: string | undefined;
@@ -216,11 +220,17 @@ describe('API keys and tenancy', () => {
       assert.deepEqual(forward, ids);
 
       const back = await project.admin.get(`/v1/api-keys?limit=2&before=${ids[4]}`);
-      assert.deepEqual(back.body.data.map((k: { id: string }) => k.id), ids.slice(2, 4));
+      assert.deepEqual(
+        back.body.data.map((k: { id: string }) => k.id),
+        ids.slice(2, 4),
+      );
       assert.equal(back.body.has_more, true);
 
       const ascending = await project.admin.get('/v1/api-keys?limit=100&order=asc');
-      assert.deepEqual(ascending.body.data.map((k: { id: string }) => k.id), [...ids].reverse());
+      assert.deepEqual(
+        ascending.body.data.map((k: { id: string }) => k.id),
+        [...ids].reverse(),
+      );
 
       assertError(await project.admin.get(`/v1/api-keys?after=${await keyIdOf(tenant.admin)}`), 400, 'invalid_cursor');
       assertError(await project.admin.get('/v1/api-keys?limit=0'), 400, 'invalid_parameter');
@@ -316,7 +326,10 @@ describe('API keys and tenancy', () => {
       const conflict = await createKey(tenant.admin, { name: 'idem', scopes: ['files:write'] }, headers);
       assertError(conflict, 409, 'idempotency_key_reused');
 
-      const { rows } = await api.services.db.query('SELECT count(*)::int AS n FROM api_keys WHERE project_id = $1 AND name = $2', [tenant.projectId, 'idem']);
+      const { rows } = await api.services.db.query('SELECT count(*)::int AS n FROM api_keys WHERE project_id = $1 AND name = $2', [
+        tenant.projectId,
+        'idem',
+      ]);
       assert.equal(rows[0]?.n, 1);
     });
 

@@ -208,7 +208,12 @@ blobStoreContract('S3 (MinIO)', async () => {
 
 describe('S3 blob store setup', () => {
   let server: Awaited<ReturnType<typeof minio>>;
-  const settingsFor = (bucket: string): S3Settings => ({ endpoint: server.endpoint, bucket, accessKey: server.accessKey, secretKey: server.secretKey });
+  const settingsFor = (bucket: string): S3Settings => ({
+    endpoint: server.endpoint,
+    bucket,
+    accessKey: server.accessKey,
+    secretKey: server.secretKey,
+  });
 
   before(async function () {
     this.timeout(120_000);

@@ -17,7 +17,10 @@ const log = pino({ level: 'silent' });
 
 /** Makes a key look as if the last process holding it stopped `minutes` ago. */
 async function lastHeld(db: Db, secret: string, minutes: number): Promise<void> {
-  await db.query(`UPDATE api_keys SET bootstrap_held_at = now() - make_interval(mins => $2) WHERE secret_hash = $1`, [hashSecret(secret), minutes]);
+  await db.query(`UPDATE api_keys SET bootstrap_held_at = now() - make_interval(mins => $2) WHERE secret_hash = $1`, [
+    hashSecret(secret),
+    minutes,
+  ]);
 }
 
 async function isLive(db: Db, secret: string): Promise<boolean> {

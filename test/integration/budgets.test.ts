@@ -52,26 +52,39 @@ describe('budgets', function () {
   it('creates, lists, retrieves, updates and deletes budgets, with the current UTC period and an audit entry for each change', async () => {
     const tenant = await newTenant(stack.api, 'budget-crud');
     const agent = await createAgent(tenant.admin);
-    const daily = await tenant.admin.post('/v1/budgets', { scope: { type: 'agent', id: agent.id }, period: 'day', limit_usd: '12.50', name: 'helper per day' });
+    const daily = await tenant.admin.post('/v1/budgets', {
+      scope: { type: 'agent', id: agent.id },
+      period: 'day',
+      limit_usd: '12.50',
+      name: 'helper per day',
+    });
     assert.equal(daily.status, 201, JSON.stringify(daily.body));
     const now = new Date();
     const midnight = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()) / 1000;
-    assert.deepEqual({ ...daily.body, id: undefined, created_at: undefined, updated_at: undefined }, {
-      id: undefined,
-      object: 'budget',
-      name: 'helper per day',
-      scope: { type: 'agent', id: agent.id },
-      period: 'day',
-      limit_usd: '12.5',
-      thresholds: [0.5, 0.8, 1],
-      spent_usd: '0',
-      period_start: midnight,
-      period_end: midnight + DAY,
-      created_at: undefined,
-      updated_at: undefined,
-    });
+    assert.deepEqual(
+      { ...daily.body, id: undefined, created_at: undefined, updated_at: undefined },
+      {
+        id: undefined,
+        object: 'budget',
+        name: 'helper per day',
+        scope: { type: 'agent', id: agent.id },
+        period: 'day',
+        limit_usd: '12.5',
+        thresholds: [0.5, 0.8, 1],
+        spent_usd: '0',
+        period_start: midnight,
+        period_end: midnight + DAY,
+        created_at: undefined,
+        updated_at: undefined,
+      },
+    );
 
-    const monthly = await tenant.admin.post('/v1/budgets', { scope: { type: 'project' }, period: 'month', limit_usd: '100', thresholds: [1, 0.25] });
+    const monthly = await tenant.admin.post('/v1/budgets', {
+      scope: { type: 'project' },
+      period: 'month',
+      limit_usd: '100',
+      thresholds: [1, 0.25],
+    });
     assert.equal(monthly.status, 201, JSON.stringify(monthly.body));
     assert.deepEqual(monthly.body.scope, { type: 'project', id: tenant.projectId });
     assert.deepEqual(monthly.body.thresholds, [0.25, 1]);
@@ -79,14 +92,20 @@ describe('budgets', function () {
     assert.equal(monthly.body.period_end, Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1) / 1000);
 
     const listed = await tenant.admin.get('/v1/budgets?order=asc');
-    assert.deepEqual(listed.body.data.map((b: { id: string }) => b.id), [daily.body.id, monthly.body.id]);
+    assert.deepEqual(
+      listed.body.data.map((b: { id: string }) => b.id),
+      [daily.body.id, monthly.body.id],
+    );
     const reader = await tenant.keyWith('analytics:read');
     assert.equal((await reader.get(`/v1/budgets/${daily.body.id}`)).body.limit_usd, '12.5');
     assert.equal((await reader.post('/v1/budgets', { scope: { type: 'project' }, period: 'day', limit_usd: '1' })).status, 403);
 
     const updated = await tenant.admin.patch(`/v1/budgets/${daily.body.id}`, { limit_usd: '20', thresholds: [0.9], name: null });
     assert.equal(updated.status, 200, JSON.stringify(updated.body));
-    assert.deepEqual([updated.body.limit_usd, updated.body.thresholds, updated.body.name, updated.body.scope.id], ['20', [0.9], null, agent.id]);
+    assert.deepEqual(
+      [updated.body.limit_usd, updated.body.thresholds, updated.body.name, updated.body.scope.id],
+      ['20', [0.9], null, agent.id],
+    );
 
     const deleted = await tenant.admin.delete(`/v1/budgets/${daily.body.id}`);
     assert.deepEqual(deleted.body, { id: daily.body.id, object: 'budget', deleted: true });
@@ -94,12 +113,15 @@ describe('budgets', function () {
     assert.equal((await tenant.admin.delete(`/v1/budgets/${daily.body.id}`)).status, 404);
 
     const audit = await tenant.admin.get(`/v1/audit-logs?target_id=${daily.body.id}&order=asc`);
-    assert.deepEqual(audit.body.data.map((e: any) => [e.action, e.outcome.status]), [
-      ['budget.create', 201],
-      ['budget.update', 200],
-      ['budget.delete', 200],
-      ['budget.delete', 404],
-    ]);
+    assert.deepEqual(
+      audit.body.data.map((e: any) => [e.action, e.outcome.status]),
+      [
+        ['budget.create', 201],
+        ['budget.update', 200],
+        ['budget.delete', 200],
+        ['budget.delete', 404],
+      ],
+    );
 
     // Another project's budget does not exist for this one.
     const other = await newTenant(stack.api, 'budget-crud-other');
@@ -151,7 +173,12 @@ describe('budgets', function () {
     const tenant = await newTenant(stack.api, 'budget-edge');
     const agent = await createAgent(tenant.admin);
     const bystander = await createAgent(tenant.admin);
-    const created = await tenant.admin.post('/v1/budgets', { scope: { type: 'agent', id: agent.id }, period: 'day', limit_usd: '0.0016', thresholds: [0.5, 1] });
+    const created = await tenant.admin.post('/v1/budgets', {
+      scope: { type: 'agent', id: agent.id },
+      period: 'day',
+      limit_usd: '0.0016',
+      thresholds: [0.5, 1],
+    });
     const budgetId = created.body.id;
 
     await completedRun(tenant.admin, agent.id);
@@ -180,9 +207,17 @@ describe('budgets', function () {
     const tenant = await newTenant(stack.api, 'budget-member');
     const spent = await createAgent(tenant.admin);
     const fresh = await createAgent(tenant.admin);
-    const created = await tenant.admin.post('/v1/budgets', { scope: { type: 'agent', id: spent.id }, period: 'month', limit_usd: RUN_COST });
+    const created = await tenant.admin.post('/v1/budgets', {
+      scope: { type: 'agent', id: spent.id },
+      period: 'month',
+      limit_usd: RUN_COST,
+    });
     await completedRun(tenant.admin, spent.id);
-    const withMember = await tenant.admin.post('/v1/networks', { name: 'with', members: [fresh.id, spent.id], router: { type: 'sequential' } });
+    const withMember = await tenant.admin.post('/v1/networks', {
+      name: 'with',
+      members: [fresh.id, spent.id],
+      router: { type: 'sequential' },
+    });
     assertRefused(await tenant.admin.post(`/v1/networks/${withMember.body.id}/run`, { input: 'Go.' }), created.body.id, RUN_COST, RUN_COST);
     const without = await tenant.admin.post('/v1/networks', { name: 'without', members: [fresh.id], router: { type: 'sequential' } });
     const ran = await tenant.admin.post(`/v1/networks/${without.body.id}/run`, { input: 'Go.' });
@@ -204,7 +239,11 @@ describe('budgets', function () {
     const network = await tenant.admin.post('/v1/networks', { name: 'solo', members: [agent.id], router: { type: 'sequential' } });
     assertRefused(await limited.post(`/v1/networks/${network.body.id}/run`, { input: 'Go.' }), budget.body.id, RUN_COST, RUN_COST);
     await completedRun(tenant.admin, agent.id);
-    assert.equal((await tenant.admin.get(`/v1/budgets/${budget.body.id}`)).body.spent_usd, RUN_COST, 'the admin key’s spend is not the limited key’s');
+    assert.equal(
+      (await tenant.admin.get(`/v1/budgets/${budget.body.id}`)).body.spent_usd,
+      RUN_COST,
+      'the admin key’s spend is not the limited key’s',
+    );
   });
 
   it('counts the whole project’s spend in the current UTC period only, network runs included', async () => {
@@ -232,7 +271,12 @@ describe('budgets', function () {
 
   it('announces a threshold that two usage records cross together, committed concurrently, exactly once', async () => {
     const tenant = await newTenant(stack.api, 'budget-race');
-    const budget = await tenant.admin.post('/v1/budgets', { scope: { type: 'project' }, period: 'month', limit_usd: '0.001', thresholds: [1] });
+    const budget = await tenant.admin.post('/v1/budgets', {
+      scope: { type: 'project' },
+      period: 'month',
+      limit_usd: '0.001',
+      thresholds: [1],
+    });
     const { db } = stack.api.services;
     // 2500 input tokens at $0.20 per million: $0.0005 each, so only both together reach the limit.
     const call = {

@@ -20,8 +20,16 @@ describe('the Helm chart installed into a real API server', function () {
 
   const install = (release: string, ...set: string[]) =>
     helm([
-      'install', release, chart, '--kubeconfig', cluster.kubeconfig, '-n', RELEASE_NAMESPACE, '--create-namespace',
-      '-f', join(chart, 'ci', 'defaults-values.yaml'),
+      'install',
+      release,
+      chart,
+      '--kubeconfig',
+      cluster.kubeconfig,
+      '-n',
+      RELEASE_NAMESPACE,
+      '--create-namespace',
+      '-f',
+      join(chart, 'ci', 'defaults-values.yaml'),
       // The migrations Job and the Secrets it needs are hooks: with no controller-manager, no Job completes.
       '--no-hooks',
       ...set.flatMap((s) => ['--set', s]),
@@ -43,25 +51,74 @@ describe('the Helm chart installed into a real API server', function () {
     const crds = await cluster.kubectl(['get', 'crd', 'agents.agentplane.io', 'agentnetworks.agentplane.io']);
     assert.equal(crds.code, 0, crds.stderr);
     const deployments = await cluster.kubectl(['get', 'deployments', '-n', RELEASE_NAMESPACE, '-o', 'name']);
-    assert.deepEqual(deployments.stdout.trim().split('\n').sort(), ['deployment.apps/first-agentplane-api', 'deployment.apps/first-agentplane-controller', 'deployment.apps/first-agentplane-worker']);
-    const key = await cluster.kubectl(['get', 'secret', 'first-agentplane-admin-key', '-n', RELEASE_NAMESPACE, '-o', 'jsonpath={.data.api-key}']);
+    assert.deepEqual(deployments.stdout.trim().split('\n').sort(), [
+      'deployment.apps/first-agentplane-api',
+      'deployment.apps/first-agentplane-controller',
+      'deployment.apps/first-agentplane-worker',
+    ]);
+    const key = await cluster.kubectl([
+      'get',
+      'secret',
+      'first-agentplane-admin-key',
+      '-n',
+      RELEASE_NAMESPACE,
+      '-o',
+      'jsonpath={.data.api-key}',
+    ]);
     const adminKey = Buffer.from(key.stdout, 'base64').toString();
     assert.match(adminKey, /^ap_[A-Za-z0-9]{40}$/);
-    const controllerKey = async () => Buffer.from((await cluster.kubectl(['get', 'secret', 'first-agentplane-controller-key', '-n', RELEASE_NAMESPACE, '-o', 'jsonpath={.data.api-key}'])).stdout, 'base64').toString();
+    const controllerKey = async () =>
+      Buffer.from(
+        (
+          await cluster.kubectl([
+            'get',
+            'secret',
+            'first-agentplane-controller-key',
+            '-n',
+            RELEASE_NAMESPACE,
+            '-o',
+            'jsonpath={.data.api-key}',
+          ])
+        ).stdout,
+        'base64',
+      ).toString();
     const ownKey = await controllerKey();
     assert.match(ownKey, /^ap_[A-Za-z0-9]{40}$/);
     assert.notEqual(ownKey, adminKey, 'the controller holds the admin key');
 
-    const upgraded = await helm(['upgrade', 'first', chart, '--kubeconfig', cluster.kubeconfig, '-n', RELEASE_NAMESPACE, '-f', join(chart, 'ci', 'defaults-values.yaml'), '--no-hooks']);
+    const upgraded = await helm([
+      'upgrade',
+      'first',
+      chart,
+      '--kubeconfig',
+      cluster.kubeconfig,
+      '-n',
+      RELEASE_NAMESPACE,
+      '-f',
+      join(chart, 'ci', 'defaults-values.yaml'),
+      '--no-hooks',
+    ]);
     assert.equal(upgraded.code, 0, upgraded.stderr);
-    const kept = await cluster.kubectl(['get', 'secret', 'first-agentplane-admin-key', '-n', RELEASE_NAMESPACE, '-o', 'jsonpath={.data.api-key}']);
+    const kept = await cluster.kubectl([
+      'get',
+      'secret',
+      'first-agentplane-admin-key',
+      '-n',
+      RELEASE_NAMESPACE,
+      '-o',
+      'jsonpath={.data.api-key}',
+    ]);
     assert.equal(Buffer.from(kept.stdout, 'base64').toString(), adminKey, 'an upgrade changed the admin key');
     assert.equal(await controllerKey(), ownKey, "an upgrade changed the controller's key");
 
     const uninstalled = await helm(['uninstall', 'first', '--kubeconfig', cluster.kubeconfig, '-n', RELEASE_NAMESPACE]);
     assert.equal(uninstalled.code, 0, uninstalled.stderr);
     assert.equal((await cluster.kubectl(['get', 'crd', 'agents.agentplane.io'])).code, 0, 'the CRDs went with the release');
-    assert.equal((await cluster.kubectl(['get', 'secret', 'first-agentplane-admin-key', '-n', RELEASE_NAMESPACE])).code, 0, 'the admin key went with the release');
+    assert.equal(
+      (await cluster.kubectl(['get', 'secret', 'first-agentplane-admin-key', '-n', RELEASE_NAMESPACE])).code,
+      0,
+      'the admin key went with the release',
+    );
     assert.notEqual((await cluster.kubectl(['get', 'deployment', 'first-agentplane-api', '-n', RELEASE_NAMESPACE])).code, 0);
   });
 
@@ -69,7 +126,15 @@ describe('the Helm chart installed into a real API server', function () {
     const installed = await install('second');
     assert.equal(installed.code, 0, installed.stderr);
     // What the API's pods do with AGENTPLANE_CONTROLLER_KEY, which the chart sets from this Secret.
-    const secret = await cluster.kubectl(['get', 'secret', 'second-agentplane-controller-key', '-n', RELEASE_NAMESPACE, '-o', 'jsonpath={.data.api-key}']);
+    const secret = await cluster.kubectl([
+      'get',
+      'secret',
+      'second-agentplane-controller-key',
+      '-n',
+      RELEASE_NAMESPACE,
+      '-o',
+      'jsonpath={.data.api-key}',
+    ]);
     await ensureControllerKey(api.services.db, Buffer.from(secret.stdout, 'base64').toString());
     const kubeconfig = await cluster.serviceAccountKubeconfig(RELEASE_NAMESPACE, 'second-agentplane-controller');
     const kc = new KubeConfig();

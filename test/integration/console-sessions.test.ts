@@ -25,7 +25,11 @@ async function send(api: TestApi, method: string, path: string, request: Browser
   if (request.origin !== undefined && request.origin !== null) headers.origin = request.origin;
   if (request.csrf !== undefined) headers['x-csrf-token'] = request.csrf;
   if (request.json !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(api.url + path, { method, headers, body: request.json === undefined ? undefined : JSON.stringify(request.json) });
+  const response = await fetch(api.url + path, {
+    method,
+    headers,
+    body: request.json === undefined ? undefined : JSON.stringify(request.json),
+  });
   const contentType = response.headers.get('content-type') ?? '';
   const text = await response.text();
   const body = contentType.startsWith('application/json') ? JSON.parse(text) : text;
@@ -97,7 +101,7 @@ describe('console sessions', () => {
       assert.match(response.headers.getSetCookie()[0]!, /; HttpOnly; SameSite=Strict; Max-Age=28800; Secure$/);
     });
 
-    it('answers 403 origin_mismatch without Origin or with another site\'s, and sets no cookie', async () => {
+    it("answers 403 origin_mismatch without Origin or with another site's, and sets no cookie", async () => {
       for (const sent of [null, 'https://evil.example', origin.replace('localhost', '127.0.0.1')]) {
         const response = await send(api, 'POST', '/v1/sessions', { origin: sent, json: { api_key: tenant.admin.key } });
         assertError(response, 403, 'origin_mismatch');
@@ -117,7 +121,11 @@ describe('console sessions', () => {
     it('answers 429 with Retry-After to an address past 10 failed sign-ins a minute, even with a valid key, and leaves other addresses alone', async () => {
       const guesser = { 'x-forwarded-for': '203.0.113.7' };
       for (let i = 0; i < 10; i++) {
-        assertError(await send(api, 'POST', '/v1/sessions', { origin, headers: guesser, json: { api_key: `ap_${String(i).padStart(32, 'g')}` } }), 401, 'invalid_api_key');
+        assertError(
+          await send(api, 'POST', '/v1/sessions', { origin, headers: guesser, json: { api_key: `ap_${String(i).padStart(32, 'g')}` } }),
+          401,
+          'invalid_api_key',
+        );
       }
       for (const key of [`ap_${'h'.repeat(32)}`, tenant.admin.key!]) {
         const refused = await send(api, 'POST', '/v1/sessions', { origin, headers: guesser, json: { api_key: key } });
@@ -126,10 +134,18 @@ describe('console sessions', () => {
         assert.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After: ${refused.headers.get('retry-after')}`);
         assert.deepEqual(refused.headers.getSetCookie(), []);
       }
-      const elsewhere = await send(api, 'POST', '/v1/sessions', { origin, headers: { 'x-forwarded-for': '198.51.100.9' }, json: { api_key: tenant.admin.key } });
+      const elsewhere = await send(api, 'POST', '/v1/sessions', {
+        origin,
+        headers: { 'x-forwarded-for': '198.51.100.9' },
+        json: { api_key: tenant.admin.key },
+      });
       assert.equal(elsewhere.status, 201, JSON.stringify(elsewhere.body));
       // A client cannot pick its address past the proxy: only the entry the proxy added counts.
-      const forged = await send(api, 'POST', '/v1/sessions', { origin, headers: { 'x-forwarded-for': '198.51.100.10, 203.0.113.7' }, json: { api_key: tenant.admin.key } });
+      const forged = await send(api, 'POST', '/v1/sessions', {
+        origin,
+        headers: { 'x-forwarded-for': '198.51.100.10, 203.0.113.7' },
+        json: { api_key: tenant.admin.key },
+      });
       assertError(forged, 429, 'too_many_failed_sign_ins');
     });
 
@@ -142,10 +158,13 @@ describe('console sessions', () => {
       assert.equal((await send(api, 'GET', '/v1/agents', { cookie: sessionCookieOf(again) })).status, 200);
     });
 
-    it('is audited in the key\'s project', async () => {
+    it("is audited in the key's project", async () => {
       const { session } = await signIn(tenant.admin.key!);
       const log = await tenant.admin.get(`/v1/audit-logs?target_id=${session.id}`);
-      assert.deepEqual(log.body.data.map((e: { action: string; outcome: { status: number } }) => [e.action, e.outcome.status]), [['session.create', 201]]);
+      assert.deepEqual(
+        log.body.data.map((e: { action: string; outcome: { status: number } }) => [e.action, e.outcome.status]),
+        [['session.create', 201]],
+      );
     });
   });
 
@@ -165,7 +184,11 @@ describe('console sessions', () => {
     });
 
     it('answers 401 no_session at /v1/sessions/current for a bearer key', async () => {
-      assertError(await send(api, 'GET', '/v1/sessions/current', { headers: { authorization: `Bearer ${tenant.admin.key}` } }), 401, 'no_session');
+      assertError(
+        await send(api, 'GET', '/v1/sessions/current', { headers: { authorization: `Bearer ${tenant.admin.key}` } }),
+        401,
+        'no_session',
+      );
     });
 
     it('answers 401 invalid_session for a token no session has', async () => {
@@ -181,13 +204,17 @@ describe('console sessions', () => {
       assert.equal(response.status, 201, JSON.stringify(response.body));
     });
 
-    it('changes nothing without the API\'s own Origin (403 origin_mismatch) or the CSRF token (403 csrf_token_invalid)', async () => {
+    it("changes nothing without the API's own Origin (403 origin_mismatch) or the CSRF token (403 csrf_token_invalid)", async () => {
       const { cookie, csrf } = await signIn(tenant.admin.key!);
       const json = { name: 'from the console', model: 'auto', instructions: 'x' };
       assertError(await send(api, 'POST', '/v1/agents', { cookie, csrf, json }), 403, 'origin_mismatch');
       assertError(await send(api, 'POST', '/v1/agents', { cookie, csrf, json, origin: 'https://evil.example' }), 403, 'origin_mismatch');
       assertError(await send(api, 'POST', '/v1/agents', { cookie, json, origin }), 403, 'csrf_token_invalid');
-      assertError(await send(api, 'POST', '/v1/agents', { cookie, json, origin, csrf: `${csrf.slice(0, -1)}${csrf.endsWith('A') ? 'B' : 'A'}` }), 403, 'csrf_token_invalid');
+      assertError(
+        await send(api, 'POST', '/v1/agents', { cookie, json, origin, csrf: `${csrf.slice(0, -1)}${csrf.endsWith('A') ? 'B' : 'A'}` }),
+        403,
+        'csrf_token_invalid',
+      );
       const other = await signIn(tenant.admin.key!);
       assertError(await send(api, 'POST', '/v1/agents', { cookie, json, origin, csrf: other.csrf }), 403, 'csrf_token_invalid');
       const listed = await tenant.admin.get('/v1/agents?limit=100');
@@ -209,7 +236,7 @@ describe('console sessions', () => {
       assertError(await send(api, 'GET', '/v1/api-keys', { cookie }), 403, 'missing_scope');
     });
 
-    it('keeps another tenant\'s objects out of reach (404)', async () => {
+    it("keeps another tenant's objects out of reach (404)", async () => {
       const theirs = await other.admin.post('/v1/agents', { name: 'theirs', model: 'auto', instructions: 'x' });
       assert.equal(theirs.status, 201);
       const { cookie, csrf } = await signIn(tenant.admin.key!);
@@ -218,13 +245,17 @@ describe('console sessions', () => {
       assert.equal((await other.admin.get(`/v1/agents/${theirs.body.id}`)).status, 200);
     });
 
-    it('reaches a run\'s event stream as a GET (404 for a run that is not there, not 401)', async () => {
+    it("reaches a run's event stream as a GET (404 for a run that is not there, not 401)", async () => {
       const { cookie } = await signIn(tenant.admin.key!);
       assertError(await send(api, 'GET', '/v1/runs/run_absent/events', { cookie }), 404, 'resource_not_found');
     });
 
-    it('counts against its key\'s rate limit, signing in included', async () => {
-      const created = await tenant.admin.post('/v1/api-keys', { name: 'limited console', scopes: ['agents:read'], rate_limits: { requests_per_minute: 2 } });
+    it("counts against its key's rate limit, signing in included", async () => {
+      const created = await tenant.admin.post('/v1/api-keys', {
+        name: 'limited console',
+        scopes: ['agents:read'],
+        rate_limits: { requests_per_minute: 2 },
+      });
       const { cookie } = await signIn(created.body.key);
       assert.equal((await send(api, 'GET', '/v1/agents', { cookie })).status, 200);
       assertError(await send(api, 'GET', '/v1/agents', { cookie }), 429, 'rate_limit_exceeded');
@@ -241,12 +272,18 @@ describe('console sessions', () => {
       assert.deepEqual(ended.headers.getSetCookie(), ['agentplane_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0']);
       assertError(await send(api, 'GET', '/v1/agents', { cookie }), 401, 'invalid_session');
       assertError(await send(api, 'GET', '/v1/sessions/current', { cookie }), 401, 'invalid_session');
-      const { rows } = await api.services.db.query<{ ended_at: Date | null }>('SELECT ended_at FROM console_sessions WHERE id = $1', [session.id]);
+      const { rows } = await api.services.db.query<{ ended_at: Date | null }>('SELECT ended_at FROM console_sessions WHERE id = $1', [
+        session.id,
+      ]);
       assert.ok(rows[0]?.ended_at instanceof Date);
       const log = await tenant.admin.get(`/v1/audit-logs?target_id=${session.id}&order=asc`);
-      assert.deepEqual(log.body.data.map((e: { action: string; outcome: { status: number } }) => [e.action, e.outcome.status]), [
-        ['session.create', 201], ['session.end', 204],
-      ]);
+      assert.deepEqual(
+        log.body.data.map((e: { action: string; outcome: { status: number } }) => [e.action, e.outcome.status]),
+        [
+          ['session.create', 201],
+          ['session.end', 204],
+        ],
+      );
     });
 
     it('revoking the key ends its sessions at once', async () => {
@@ -265,26 +302,38 @@ describe('console sessions', () => {
       assertError(await send(api, 'GET', '/v1/agents', { cookie }), 401, 'invalid_session');
     });
 
-    it('signing in again deletes the key\'s ended and expired sessions, and keeps its live ones', async () => {
+    it("signing in again deletes the key's ended and expired sessions, and keeps its live ones", async () => {
       const key = await tenant.keyWith('agents:read');
       const [expired, ended, live] = [await signIn(key.key!), await signIn(key.key!), await signIn(key.key!)];
-      await api.services.db.query(`UPDATE console_sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, [expired.session.id]);
+      await api.services.db.query(`UPDATE console_sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, [
+        expired.session.id,
+      ]);
       assert.equal((await send(api, 'DELETE', '/v1/sessions/current', { cookie: ended.cookie, origin, csrf: ended.csrf })).status, 204);
       const next = await signIn(key.key!);
-      const { rows } = await api.services.db.query<{ id: string }>('SELECT id FROM console_sessions WHERE api_key_id = $1 ORDER BY created_at', [next.session.api_key_id]);
+      const { rows } = await api.services.db.query<{ id: string }>(
+        'SELECT id FROM console_sessions WHERE api_key_id = $1 ORDER BY created_at',
+        [next.session.api_key_id],
+      );
       assert.deepEqual(rows.map((r) => r.id).sort(), [live.session.id, next.session.id].sort());
     });
 
     it('a maintenance round deletes the sessions past their end of keys that never sign in again, and keeps live ones', async () => {
       const key = await tenant.keyWith('agents:read');
       const [expired, ended, live] = [await signIn(key.key!), await signIn(key.key!), await signIn(key.key!)];
-      await api.services.db.query(`UPDATE console_sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, [expired.session.id]);
+      await api.services.db.query(`UPDATE console_sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, [
+        expired.session.id,
+      ]);
       assert.equal((await send(api, 'DELETE', '/v1/sessions/current', { cookie: ended.cookie, origin, csrf: ended.csrf })).status, 204);
 
       assert.ok((await createMaintenanceActivities(api.services).removeFinishedConsoleSessions()) >= 2);
 
-      const { rows } = await api.services.db.query<{ id: string }>('SELECT id FROM console_sessions WHERE api_key_id = $1', [live.session.api_key_id]);
-      assert.deepEqual(rows.map((r) => r.id), [live.session.id]);
+      const { rows } = await api.services.db.query<{ id: string }>('SELECT id FROM console_sessions WHERE api_key_id = $1', [
+        live.session.api_key_id,
+      ]);
+      assert.deepEqual(
+        rows.map((r) => r.id),
+        [live.session.id],
+      );
       assert.equal((await send(api, 'GET', '/v1/agents', { cookie: live.cookie })).status, 200);
     });
 
@@ -293,9 +342,11 @@ describe('console sessions', () => {
       const sessions = [];
       for (let i = 0; i <= LIVE_SESSIONS_PER_KEY; i++) sessions.push(await signIn(key.key!));
       assertError(await send(api, 'GET', '/v1/agents', { cookie: sessions[0]!.cookie }), 401, 'invalid_session');
-      for (const kept of [sessions[1]!, sessions.at(-1)!]) assert.equal((await send(api, 'GET', '/v1/agents', { cookie: kept.cookie })).status, 200);
+      for (const kept of [sessions[1]!, sessions.at(-1)!])
+        assert.equal((await send(api, 'GET', '/v1/agents', { cookie: kept.cookie })).status, 200);
       const { rows } = await api.services.db.query<{ live: number }>(
-        'SELECT count(*)::int AS live FROM console_sessions WHERE api_key_id = $1 AND ended_at IS NULL', [sessions[0]!.session.api_key_id],
+        'SELECT count(*)::int AS live FROM console_sessions WHERE api_key_id = $1 AND ended_at IS NULL',
+        [sessions[0]!.session.api_key_id],
       );
       assert.equal(rows[0]!.live, LIVE_SESSIONS_PER_KEY);
     });

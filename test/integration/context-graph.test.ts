@@ -4,7 +4,16 @@ import { createAgent, startRunsStack, type RunsStack } from '../support/runs.js'
 import { newTenant } from '../support/api.js';
 import { eventsFor } from '../../records/events.js';
 
-type Source = { file_id: string; filename: string; page: number | null; start_ms: number | null; start: number; end: number; text: string; extractor: string };
+type Source = {
+  file_id: string;
+  filename: string;
+  page: number | null;
+  start_ms: number | null;
+  start: number;
+  end: number;
+  text: string;
+  extractor: string;
+};
 type Node = { id: string; type: string; name: string; canonical_name: string; mentions: number; files: number; sources: Source[] };
 
 const MEMO = [
@@ -55,8 +64,14 @@ describe('the context graph: entities and relations with provenance, search, and
     assert.match(mention.text, /Acme/);
 
     const kinds = relations.map((r) => `${r.source.name} ${r.type} ${r.target.name}`);
-    assert.ok(kinds.some((k) => /Maria Lopez works_for Acme/.test(k)), kinds.join('; '));
-    assert.ok(kinds.some((k) => /Acme.* acquired Globex/.test(k)), kinds.join('; '));
+    assert.ok(
+      kinds.some((k) => /Maria Lopez works_for Acme/.test(k)),
+      kinds.join('; '),
+    );
+    assert.ok(
+      kinds.some((k) => /Acme.* acquired Globex/.test(k)),
+      kinds.join('; '),
+    );
 
     const detail = await client.get(`/v1/graph/nodes/${acme.id}`);
     assert.equal(detail.status, 200);
@@ -88,14 +103,20 @@ describe('the context graph: entities and relations with provenance, search, and
     const items = await stack.api.services.db.query('SELECT count(*)::int AS n FROM graph_items WHERE file_id = $1', [note.id]);
     assert.equal(note.extracted.graph_items, items.rows[0]!.n);
     const { passages } = await search(client, 'Gibbons');
-    assert.ok(passages.some((p) => p.file_id === note.id && p.page === 1 && /«Gibbons»/.test(p.snippet)), JSON.stringify(passages));
+    assert.ok(
+      passages.some((p) => p.file_id === note.id && p.page === 1 && /«Gibbons»/.test(p.snippet)),
+      JSON.stringify(passages),
+    );
     assert.deepEqual((await search(client, 'Initech', '&type=person')).entities, [], 'the type filter applies');
   });
 
   it('finds a passage by its meaning when it shares no word with the query (all-MiniLM-L6-v2 embeddings)', async () => {
     const client = stack.tenant.admin;
     const file = await uploadText(client, 'The physician prescribed medication for the patient who was ill.', 'clinic.txt');
-    const stored = await stack.api.services.db.query<{ dimensions: number }>('SELECT array_length(embedding, 1) AS dimensions FROM file_page_embeddings WHERE file_id = $1', [file.id]);
+    const stored = await stack.api.services.db.query<{ dimensions: number }>(
+      'SELECT array_length(embedding, 1) AS dimensions FROM file_page_embeddings WHERE file_id = $1',
+      [file.id],
+    );
     assert.deepEqual(stored.rows, [{ dimensions: 384 }]);
     const { passages } = await search(client, 'doctor gave drugs to a sick person');
     const found = passages.find((p) => p.file_id === file.id);
@@ -119,9 +140,17 @@ describe('the context graph: entities and relations with provenance, search, and
     const kept = await uploadText(tenant.admin, 'Nadia Petrova visited Lisbon. Nadia Petrova works at Orbital Systems.', 'kept.txt');
     const doomed = await uploadText(tenant.admin, 'Nadia Petrova met Tomas Berg in Lisbon.', 'doomed.txt');
     const db = stack.api.services.db;
-    const nodes = async () => (await db.query<{ canonical_name: string }>('SELECT canonical_name FROM graph_nodes WHERE project_id = $1 ORDER BY 1', [tenant.projectId])).rows.map((r) => r.canonical_name);
+    const nodes = async () =>
+      (
+        await db.query<{ canonical_name: string }>('SELECT canonical_name FROM graph_nodes WHERE project_id = $1 ORDER BY 1', [
+          tenant.projectId,
+        ])
+      ).rows.map((r) => r.canonical_name);
     const before = await nodes();
-    assert.ok(before.some((n) => /tomas berg/.test(n)), before.join(', '));
+    assert.ok(
+      before.some((n) => /tomas berg/.test(n)),
+      before.join(', '),
+    );
 
     const shown = (await tenant.admin.get(`/v1/files/${doomed.id}`)).body.extracted.graph_items;
     const deleted = await tenant.admin.delete(`/v1/files/${doomed.id}`);
@@ -145,12 +174,24 @@ describe('the context graph: entities and relations with provenance, search, and
   it('stays exact when files sharing nodes are extracted and deleted at the same time', async () => {
     const tenant = await newTenant(stack.api, 'context-graph-race');
     const db = stack.api.services.db;
-    const text = (i: number) => `Report ${i}: Helena Marsh of Quantum Dynamics met Oliver Stone in Geneva. Quantum Dynamics acquired Vertex Labs.`;
-    const first = await Promise.all([0, 1, 2, 3].map((i) => tenant.admin.upload({ purpose: 'context', file: { data: Buffer.from(text(i)), filename: `r${i}.txt`, type: 'text/plain' } })));
+    const text = (i: number) =>
+      `Report ${i}: Helena Marsh of Quantum Dynamics met Oliver Stone in Geneva. Quantum Dynamics acquired Vertex Labs.`;
+    const first = await Promise.all(
+      [0, 1, 2, 3].map((i) =>
+        tenant.admin.upload({ purpose: 'context', file: { data: Buffer.from(text(i)), filename: `r${i}.txt`, type: 'text/plain' } }),
+      ),
+    );
     // Delete two while the others (and two new ones) are still being extracted.
-    const more = Promise.all([4, 5].map((i) => tenant.admin.upload({ purpose: 'context', file: { data: Buffer.from(text(i)), filename: `r${i}.txt`, type: 'text/plain' } })));
+    const more = Promise.all(
+      [4, 5].map((i) =>
+        tenant.admin.upload({ purpose: 'context', file: { data: Buffer.from(text(i)), filename: `r${i}.txt`, type: 'text/plain' } }),
+      ),
+    );
     const deletions = await Promise.all([first[0]!, first[1]!].map((u) => tenant.admin.delete(`/v1/files/${u.body.id}`)));
-    assert.deepEqual(deletions.map((d) => d.status), [200, 200]);
+    assert.deepEqual(
+      deletions.map((d) => d.status),
+      [200, 200],
+    );
     const survivors = [first[2]!, first[3]!, ...(await more)].map((u) => u.body.id);
     for (const id of survivors) assert.equal((await tenant.admin.settledFile(id)).status, 'processed');
 
@@ -175,13 +216,19 @@ describe('the context graph: entities and relations with provenance, search, and
     const file = await uploadText(client, 'one\ftwo\fthree', 'three-pages.txt', 'attachment');
     const first = await client.get(`/v1/files/${file.id}/content?limit=2`);
     assert.equal(first.status, 200);
-    assert.deepEqual(first.body.data.map((p: { id: string; page: number; text: string; source: string }) => [p.id, p.page, p.text, p.source]), [
-      ['page-1', 1, 'one', 'plain_text'],
-      ['page-2', 2, 'two', 'plain_text'],
-    ]);
+    assert.deepEqual(
+      first.body.data.map((p: { id: string; page: number; text: string; source: string }) => [p.id, p.page, p.text, p.source]),
+      [
+        ['page-1', 1, 'one', 'plain_text'],
+        ['page-2', 2, 'two', 'plain_text'],
+      ],
+    );
     assert.equal(first.body.has_more, true);
     const rest = await client.get(`/v1/files/${file.id}/content?after=${first.body.last_id}`);
-    assert.deepEqual(rest.body.data.map((p: { text: string }) => p.text), ['three']);
+    assert.deepEqual(
+      rest.body.data.map((p: { text: string }) => p.text),
+      ['three'],
+    );
     assert.equal(rest.body.has_more, false);
     assert.equal((await client.get(`/v1/files/${file.id}/content?after=segment-1`)).body.error.code, 'invalid_cursor');
     assert.deepEqual((await client.get(`/v1/files/${file.id}/tables`)).body.data, []);
@@ -192,7 +239,10 @@ describe('the context graph: entities and relations with provenance, search, and
 
   it('records file.failed when extraction fails, like file.processed', async () => {
     const client = stack.tenant.admin;
-    const upload = await client.upload({ purpose: 'context', file: { data: Buffer.from('%PDF-1.7\nnot really a document'), filename: 'broken.pdf', type: 'application/pdf' } });
+    const upload = await client.upload({
+      purpose: 'context',
+      file: { data: Buffer.from('%PDF-1.7\nnot really a document'), filename: 'broken.pdf', type: 'application/pdf' },
+    });
     assert.equal(upload.status, 200, JSON.stringify(upload.body));
     const file = await client.settledFile(upload.body.id);
     assert.equal(file.status, 'failed');
@@ -206,11 +256,15 @@ describe('the context graph: entities and relations with provenance, search, and
   it('gives agents search_context, whose citations the run keeps with its output', async () => {
     const client = stack.tenant.admin;
     const agent = await createAgent(client);
-    stack.openai.enqueue({ tool_calls: [{ name: 'search_context', arguments: JSON.stringify({ query: 'Globex' }) }], usage: { input: 10, output: 5 } });
+    stack.openai.enqueue({
+      tool_calls: [{ name: 'search_context', arguments: JSON.stringify({ query: 'Globex' }) }],
+      usage: { input: 10, output: 5 },
+    });
     stack.openai.enqueue({ text: ['Acme bought Globex [1].'], usage: { input: 20, output: 5 } });
     const run = await client.post(`/v1/agents/${agent.id}/run`, { input: 'Who bought Globex?' });
     assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
-    const offered = (stack.openai.requests[stack.openai.requests.length - 2] as unknown as { tools?: { function: { name: string } }[] }).tools ?? [];
+    const offered =
+      (stack.openai.requests[stack.openai.requests.length - 2] as unknown as { tools?: { function: { name: string } }[] }).tools ?? [];
     assert.ok(offered.some((t) => t.function.name === 'search_context'));
     assert.match(run.body.steps[1].output, /\[1\] "memo\.txt" \(file_\w+\), page 2: .*«Globex»/);
     assert.equal(run.body.output.citations.length, run.body.steps[1].citations.length);
@@ -260,14 +314,27 @@ describe('relations read by a model (AGENTPLANE_GRAPH_MODEL)', function () {
     const maria = (await search(stack.tenant.admin, 'Maria Lopez', '&type=person')).entities[0]!;
     const detail = (await stack.tenant.admin.get(`/v1/graph/nodes/${maria.id}`)).body;
     const read = detail.relations.filter((r: { source: Source }) => r.source.extractor === 'model:gpt-4.1-nano');
-    assert.deepEqual(read.map((r: { type: string; other: { name: string } }) => [r.type, r.other.name]), [['advises', 'Globex Ltd']], 'only a stated relation between listed entities, with its evidence in the text');
+    assert.deepEqual(
+      read.map((r: { type: string; other: { name: string } }) => [r.type, r.other.name]),
+      [['advises', 'Globex Ltd']],
+      'only a stated relation between listed entities, with its evidence in the text',
+    );
     assert.equal(read[0].source.text, 'Maria Lopez advises Globex Ltd on pricing.');
     assert.equal(TEXT.slice(read[0].source.start, read[0].source.end), read[0].source.text);
-    assert.ok(detail.relations.some((r: { source: Source }) => r.source.extractor === 'cooccurrence'), 'offline relations stay');
+    assert.ok(
+      detail.relations.some((r: { source: Source }) => r.source.extractor === 'cooccurrence'),
+      'offline relations stay',
+    );
 
-    const usage = await stack.api.services.db.query("SELECT model, price_version, input_tokens::int, output_tokens::int, cost::text FROM usage_records WHERE source = 'extraction' AND file_id = $1", [file.id]);
+    const usage = await stack.api.services.db.query(
+      "SELECT model, price_version, input_tokens::int, output_tokens::int, cost::text FROM usage_records WHERE source = 'extraction' AND file_id = $1",
+      [file.id],
+    );
     // gpt-4.1-nano: $0.10 in and $0.40 out per million.
-    assert.deepEqual(usage.rows.map((r) => [r.model, r.input_tokens, r.output_tokens, r.cost]), [['gpt-4.1-nano', 1000, 100, '0.00014']]);
+    assert.deepEqual(
+      usage.rows.map((r) => [r.model, r.input_tokens, r.output_tokens, r.cost]),
+      [['gpt-4.1-nano', 1000, 100, '0.00014']],
+    );
     assert.ok(usage.rows[0]!.price_version);
   });
 
@@ -276,14 +343,21 @@ describe('relations read by a model (AGENTPLANE_GRAPH_MODEL)', function () {
     const asked = () => stack.openai.requests.filter((r) => r.model === 'gpt-4.1-nano').length;
     const before = asked();
     try {
-      const file = await uploadText(stack.tenant.admin, 'Pablo Ruiz advises Initrode Ltd on pricing. Pablo Ruiz lives in Seville.', 'down.txt');
+      const file = await uploadText(
+        stack.tenant.admin,
+        'Pablo Ruiz advises Initrode Ltd on pricing. Pablo Ruiz lives in Seville.',
+        'down.txt',
+      );
       assert.equal(file.status, 'processed', JSON.stringify(file.last_error));
       assert.ok(file.extracted.graph_items > 0);
       const extractors = await stack.api.services.db.query<{ extractor: string }>(
         `SELECT DISTINCT provenance->>'extractor' AS extractor FROM graph_items WHERE file_id = $1 AND kind = 'relation'`,
         [file.id],
       );
-      assert.ok(extractors.rows.every((r) => !r.extractor.startsWith('model:')), JSON.stringify(extractors.rows));
+      assert.ok(
+        extractors.rows.every((r) => !r.extractor.startsWith('model:')),
+        JSON.stringify(extractors.rows),
+      );
       assert.ok(asked() - before >= 3, `the model was asked on each of the stage's three attempts (${asked() - before} requests)`);
     } finally {
       stack.openai.setFallback(null);
@@ -291,8 +365,13 @@ describe('relations read by a model (AGENTPLANE_GRAPH_MODEL)', function () {
   });
 
   /** The passage a graph-model request showed the model. */
-  const passageOf = (request: Record<string, unknown>) => /Passage:\n([^]*)$/.exec(String((request.messages as { content: string }[])[1]?.content))?.[1];
-  const noRelations = { model: 'gpt-4.1-nano', tool_calls: [{ name: 'record_relations', arguments: '{"relations":[]}' }], usage: { input: 100, output: 10 } };
+  const passageOf = (request: Record<string, unknown>) =>
+    /Passage:\n([^]*)$/.exec(String((request.messages as { content: string }[])[1]?.content))?.[1];
+  const noRelations = {
+    model: 'gpt-4.1-nano',
+    tool_calls: [{ name: 'record_relations', arguments: '{"relations":[]}' }],
+    usage: { input: 100, output: 10 },
+  };
 
   it('asks the model once per passage when the stage runs again after a failed call, and charges each passage once', async () => {
     const pages = [
@@ -304,7 +383,14 @@ describe('relations read by a model (AGENTPLANE_GRAPH_MODEL)', function () {
     const first = stack.openai.requests.length;
     stack.openai.enqueue({
       model: 'gpt-4.1-nano',
-      tool_calls: [{ name: 'record_relations', arguments: JSON.stringify({ relations: [{ source: 'Peter Gibbons', relation: 'advises', target: 'Initech Ltd', evidence: pages[0] }] }) }],
+      tool_calls: [
+        {
+          name: 'record_relations',
+          arguments: JSON.stringify({
+            relations: [{ source: 'Peter Gibbons', relation: 'advises', target: 'Initech Ltd', evidence: pages[0] }],
+          }),
+        },
+      ],
       usage: { input: 100, output: 10 },
     });
     stack.openai.enqueue(noRelations);
@@ -314,9 +400,19 @@ describe('relations read by a model (AGENTPLANE_GRAPH_MODEL)', function () {
       const file = await uploadText(stack.tenant.admin, pages.join('\f'), 'retried.txt');
       assert.equal(file.status, 'processed', JSON.stringify(file.last_error));
 
-      const asked = stack.openai.requests.slice(first).filter((r) => r.model === 'gpt-4.1-nano').map(passageOf);
-      assert.deepEqual(pages.map((page) => asked.filter((p) => p === page).length), [1, 1, 2, 1], 'the refused passage is asked again, the answered ones are not');
-      const usage = await stack.api.services.db.query<{ passage_hash: string }>("SELECT passage_hash FROM usage_records WHERE source = 'extraction' AND file_id = $1", [file.id]);
+      const asked = stack.openai.requests
+        .slice(first)
+        .filter((r) => r.model === 'gpt-4.1-nano')
+        .map(passageOf);
+      assert.deepEqual(
+        pages.map((page) => asked.filter((p) => p === page).length),
+        [1, 1, 2, 1],
+        'the refused passage is asked again, the answered ones are not',
+      );
+      const usage = await stack.api.services.db.query<{ passage_hash: string }>(
+        "SELECT passage_hash FROM usage_records WHERE source = 'extraction' AND file_id = $1",
+        [file.id],
+      );
       assert.equal(usage.rows.length, 4, 'one usage row per passage');
       assert.equal(new Set(usage.rows.map((r) => r.passage_hash)).size, 4);
 
@@ -324,7 +420,11 @@ describe('relations read by a model (AGENTPLANE_GRAPH_MODEL)', function () {
         "SELECT provenance->>'text' AS text FROM graph_items WHERE file_id = $1 AND provenance->>'extractor' = 'model:gpt-4.1-nano'",
         [file.id],
       );
-      assert.deepEqual(read.rows.map((r) => r.text), [pages[0]], 'the answer given before the failure is kept');
+      assert.deepEqual(
+        read.rows.map((r) => r.text),
+        [pages[0]],
+        'the answer given before the failure is kept',
+      );
     } finally {
       stack.openai.setFallback(null);
     }
@@ -349,7 +449,10 @@ describe('relations read by a model (AGENTPLANE_GRAPH_MODEL)', function () {
         "SELECT provenance->>'extractor' AS extractor FROM graph_items WHERE file_id = $1 AND kind = 'relation'",
         [file.id],
       );
-      assert.ok(relations.rows.length > 0 && relations.rows.every((r) => !r.extractor.startsWith('model:')), JSON.stringify(relations.rows));
+      assert.ok(
+        relations.rows.length > 0 && relations.rows.every((r) => !r.extractor.startsWith('model:')),
+        JSON.stringify(relations.rows),
+      );
       const usage = await stack.api.services.db.query('SELECT 1 FROM usage_records WHERE file_id = $1', [file.id]);
       assert.equal(usage.rows.length, 0);
     } finally {

@@ -71,7 +71,10 @@ describe('the code and api/openapi.yaml agree', () => {
   it('registers each route once', () => {
     const routed = routedOperations();
     assert.ok(routed.length > 0);
-    assert.deepEqual(routed.filter((op, i) => routed.indexOf(op) !== i), []);
+    assert.deepEqual(
+      routed.filter((op, i) => routed.indexOf(op) !== i),
+      [],
+    );
   });
 
   it('documents every route the app registers, with the same method', () => {
@@ -121,7 +124,10 @@ describe('the code and api/openapi.yaml agree', () => {
       const output = join(dir, 'openapi.ts');
       const cli = join(root, 'node_modules', '.bin', 'openapi-typescript');
       await promisify(execFile)(cli, ['api/openapi.yaml', '-o', output], { cwd: root });
-      const [generated, committed] = await Promise.all([readFile(output, 'utf8'), readFile(join(root, 'api', 'generated', 'openapi.ts'), 'utf8')]);
+      const [generated, committed] = await Promise.all([
+        readFile(output, 'utf8'),
+        readFile(join(root, 'api', 'generated', 'openapi.ts'), 'utf8'),
+      ]);
       assert.ok(generated.includes('export interface paths'), 'openapi-typescript produced no types');
       assert.ok(generated === committed, 'api/generated/openapi.ts is out of date with api/openapi.yaml: run `npm run generate`');
     } finally {

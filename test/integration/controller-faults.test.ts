@@ -6,7 +6,17 @@ import type { ApiClient } from '../support/client.js';
 import { eventually } from '../support/eventually.js';
 import type { KubeCluster } from '../support/kube.js';
 import { isolatedNamespace } from '../support/services.js';
-import { agentManifest, applyManifest, condition, controllerConfig, getResource, readyResource, resourceSatisfying, runController, startClusterWithCrds } from '../support/controller.js';
+import {
+  agentManifest,
+  applyManifest,
+  condition,
+  controllerConfig,
+  getResource,
+  readyResource,
+  resourceSatisfying,
+  runController,
+  startClusterWithCrds,
+} from '../support/controller.js';
 import type { RunningController } from '../../controllers/controller.js';
 
 /**
@@ -20,8 +30,16 @@ async function startProxy(target: string): Promise<{ url: string; down(): Promis
     server = createServer(async (req, res) => {
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
-      const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => name !== 'host' && name !== 'connection').map(([n, v]) => [n, String(v)]));
-      const answer = await fetch(target + req.url, { method: req.method, headers, body: chunks.length > 0 ? Buffer.concat(chunks) : undefined });
+      const headers = Object.fromEntries(
+        Object.entries(req.headers)
+          .filter(([name]) => name !== 'host' && name !== 'connection')
+          .map(([n, v]) => [n, String(v)]),
+      );
+      const answer = await fetch(target + req.url, {
+        method: req.method,
+        headers,
+        body: chunks.length > 0 ? Buffer.concat(chunks) : undefined,
+      });
       res.writeHead(answer.status, Object.fromEntries(answer.headers));
       res.end(Buffer.from(await answer.arrayBuffer()));
     });
@@ -68,15 +86,32 @@ describe('the controller under faults', function () {
       await readyResource(cluster, 'agents', 'before-outage');
       await proxy.down();
       await apply(agentManifest('during-outage'));
-      const waiting = await resourceSatisfying(cluster, 'agents', 'during-outage', (r) => condition(r, 'Ready')?.reason === 'ApiUnavailable', 'not ApiUnavailable');
+      const waiting = await resourceSatisfying(
+        cluster,
+        'agents',
+        'during-outage',
+        (r) => condition(r, 'Ready')?.reason === 'ApiUnavailable',
+        'not ApiUnavailable',
+      );
       assert.equal(condition(waiting, 'Ready')?.status, 'False');
       assert.match(condition(waiting, 'Ready')!.message, /did not answer/);
-      const events = await cluster.kubectl(['get', 'events', '--field-selector', `involvedObject.name=during-outage,reason=ApiUnavailable`, '-o', 'json']);
+      const events = await cluster.kubectl([
+        'get',
+        'events',
+        '--field-selector',
+        `involvedObject.name=during-outage,reason=ApiUnavailable`,
+        '-o',
+        'json',
+      ]);
       assert.equal(JSON.parse(events.stdout).items[0].type, 'Warning');
       await proxy.up();
       const recovered = await readyResource(cluster, 'agents', 'during-outage');
       assert.equal((await client.get(`/v1/agents/${recovered.status!.id}`)).status, 200);
-      assert.equal((await client.get(`/v1/agents?managed_uid=${recovered.metadata.uid}`)).body.data.length, 1, 'the outage left a duplicate record');
+      assert.equal(
+        (await client.get(`/v1/agents?managed_uid=${recovered.metadata.uid}`)).body.data.length,
+        1,
+        'the outage left a duplicate record',
+      );
     } finally {
       await controller.stop();
       await proxy.down().catch(() => {});
@@ -86,9 +121,20 @@ describe('the controller under faults', function () {
   it("says on a resource being deleted that the platform refuses the controller's key, and completes the deletion once the key's Secret holds a valid one", async () => {
     const tenant = await newTenant(api, 'key-rotation');
     const first = await tenant.keyWith('agents:read', 'agents:write');
-    const secret = (key: string) => cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'controller-key', namespace: 'default' }, stringData: { 'api-key': key } }) });
+    const secret = (key: string) =>
+      cluster.kubectl(['apply', '-f', '-'], {
+        input: JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name: 'controller-key', namespace: 'default' },
+          stringData: { 'api-key': key },
+        }),
+      });
     assert.equal((await secret(first.key!)).code, 0);
-    const controller = await runController(cluster, controllerConfig(api.url, 'unused', { apiKey: undefined, apiKeySecret: { namespace: 'default', name: 'controller-key' } }));
+    const controller = await runController(
+      cluster,
+      controllerConfig(api.url, 'unused', { apiKey: undefined, apiKeySecret: { namespace: 'default', name: 'controller-key' } }),
+    );
     try {
       await apply(agentManifest('outlives-its-key'));
       const ready = await readyResource(cluster, 'agents', 'outlives-its-key');
@@ -97,21 +143,32 @@ describe('the controller under faults', function () {
       assert.equal((await tenant.admin.delete(`/v1/api-keys/${revoked.id}`)).status, 200);
 
       assert.equal((await cluster.kubectl(['delete', 'agent', 'outlives-its-key', '--wait=false'])).code, 0);
-      const waiting = await eventually(async () => {
-        const resource = await getResource(cluster, 'agents', 'outlives-its-key');
-        assert.equal(condition(resource, 'Ready')?.reason, 'ApiKeyRefused', JSON.stringify(resource?.status));
-        return resource!;
-      }, { message: 'the refusal was not reported on the resource' });
+      const waiting = await eventually(
+        async () => {
+          const resource = await getResource(cluster, 'agents', 'outlives-its-key');
+          assert.equal(condition(resource, 'Ready')?.reason, 'ApiKeyRefused', JSON.stringify(resource?.status));
+          return resource!;
+        },
+        { message: 'the refusal was not reported on the resource' },
+      );
       const { status, message } = condition(waiting, 'Ready')!;
       assert.equal(status, 'False');
       assert.match(message, /answered 401/);
-      assert.match(message, /put a valid key \(scopes agents:read and agents:write\) in the Secret default\/controller-key \(key api-key\)/);
-      assert.match(message, /kubectl patch agents\.agentplane\.io outlives-its-key -n default --type=json -p '\[\{"op":"remove","path":"\/metadata\/finalizers"\}\]'/);
+      assert.match(
+        message,
+        /put a valid key \(scopes agents:read and agents:write\) in the Secret default\/controller-key \(key api-key\)/,
+      );
+      assert.match(
+        message,
+        /kubectl patch agents\.agentplane\.io outlives-its-key -n default --type=json -p '\[\{"op":"remove","path":"\/metadata\/finalizers"\}\]'/,
+      );
       assert.equal((await tenant.admin.get(`/v1/agents/${ready.status!.id}`)).status, 200);
 
       const second = await tenant.keyWith('agents:read', 'agents:write');
       assert.equal((await secret(second.key!)).code, 0);
-      await eventually(async () => assert.equal(await getResource(cluster, 'agents', 'outlives-its-key'), undefined), { message: 'the deletion did not complete with the new key' });
+      await eventually(async () => assert.equal(await getResource(cluster, 'agents', 'outlives-its-key'), undefined), {
+        message: 'the deletion did not complete with the new key',
+      });
       assert.equal((await tenant.admin.get(`/v1/agents/${ready.status!.id}`)).status, 404);
     } finally {
       await controller.stop();
@@ -141,9 +198,15 @@ describe('the controller under faults', function () {
       await readyResource(cluster, 'agents', 'before-compaction');
       await cluster.stopApiServer();
       // Everything the controller's watch could resume from is compacted away in etcd.
-      const range = await fetch(`${cluster.etcdUrl}/v3/kv/range`, { method: 'POST', body: JSON.stringify({ key: Buffer.from('/').toString('base64'), limit: 1 }) });
+      const range = await fetch(`${cluster.etcdUrl}/v3/kv/range`, {
+        method: 'POST',
+        body: JSON.stringify({ key: Buffer.from('/').toString('base64'), limit: 1 }),
+      });
       const revision = ((await range.json()) as { header: { revision: string } }).header.revision;
-      const compacted = await fetch(`${cluster.etcdUrl}/v3/kv/compaction`, { method: 'POST', body: JSON.stringify({ revision, physical: true }) });
+      const compacted = await fetch(`${cluster.etcdUrl}/v3/kv/compaction`, {
+        method: 'POST',
+        body: JSON.stringify({ revision, physical: true }),
+      });
       assert.equal(compacted.status, 200, await compacted.text());
       await cluster.startApiServer();
       await apply(agentManifest('after-compaction'));
@@ -161,14 +224,21 @@ describe('the controller under faults', function () {
     try {
       controller = await runController(cluster, controllerConfig(api.url, client.key!));
       const url = controller.healthUrl;
-      await eventually(async () => assert.match(await (await fetch(`${url}/metrics`)).text(), /^agentplane_controller_watch_restarts_total\{kind="Agent"\} [1-9]/m), { message: 'no failed list' });
+      await eventually(
+        async () =>
+          assert.match(await (await fetch(`${url}/metrics`)).text(), /^agentplane_controller_watch_restarts_total\{kind="Agent"\} [1-9]/m),
+        { message: 'no failed list' },
+      );
       assert.equal((await fetch(`${url}/readyz`)).status, 503);
       assert.equal((await fetch(`${url}/healthz`)).status, 200);
     } finally {
       await cluster.startApiServer();
     }
     try {
-      await eventually(async () => assert.equal((await fetch(`${controller!.healthUrl}/readyz`)).status, 200), { timeoutMs: 60_000, message: 'not ready once the API server was back' });
+      await eventually(async () => assert.equal((await fetch(`${controller!.healthUrl}/readyz`)).status, 200), {
+        timeoutMs: 60_000,
+        message: 'not ready once the API server was back',
+      });
       await apply(agentManifest('after-a-late-start'));
       await readyResource(cluster, 'agents', 'after-a-late-start');
     } finally {
@@ -194,9 +264,17 @@ describe('the controller under faults', function () {
     controller = await runController(cluster, controllerConfig(api.url, client.key!));
     try {
       await readyResource(cluster, 'agents', 'made-while-down');
-      const kept = await resourceSatisfying(cluster, 'agents', 'kept', (r) => r.metadata.generation === 2 && condition(r, 'Ready')?.status === 'True', 'the change was not picked up');
+      const kept = await resourceSatisfying(
+        cluster,
+        'agents',
+        'kept',
+        (r) => r.metadata.generation === 2 && condition(r, 'Ready')?.status === 'True',
+        'the change was not picked up',
+      );
       assert.equal((await client.get(`/v1/agents/${kept.status!.id}`)).body.instructions, 'Changed while the controller was down.');
-      await eventually(async () => assert.equal(await getResource(cluster, 'agents', 'removed-while-down'), undefined), { message: 'the deleted resource stayed' });
+      await eventually(async () => assert.equal(await getResource(cluster, 'agents', 'removed-while-down'), undefined), {
+        message: 'the deleted resource stayed',
+      });
       assert.equal((await client.get(`/v1/agents/${removed.status!.id}`)).status, 404);
     } finally {
       await controller.stop();
@@ -204,16 +282,20 @@ describe('the controller under faults', function () {
   });
 
   it('elects one leader among two replicas, and the other takes over when the leader stops', async () => {
-    const config = (identity: string) => controllerConfig(api.url, client.key!, { leaderElection: true, leaseNamespace: 'default', identity });
+    const config = (identity: string) =>
+      controllerConfig(api.url, client.key!, { leaderElection: true, leaseNamespace: 'default', identity });
     const first = await runController(cluster, config('replica-a'));
     const second = await runController(cluster, config('replica-b'));
     let stopped: RunningController | undefined;
     try {
-      const leader = await eventually(async () => {
-        const [a, b] = [await isLeader(first), await isLeader(second)];
-        assert.ok(a !== b, `leaders: a=${a} b=${b}`);
-        return a ? first : second;
-      }, { message: 'not exactly one leader' });
+      const leader = await eventually(
+        async () => {
+          const [a, b] = [await isLeader(first), await isLeader(second)];
+          assert.ok(a !== b, `leaders: a=${a} b=${b}`);
+          return a ? first : second;
+        },
+        { message: 'not exactly one leader' },
+      );
       const standby = leader === first ? second : first;
       await apply(agentManifest('led-by-first'));
       await readyResource(cluster, 'agents', 'led-by-first');
@@ -224,7 +306,15 @@ describe('the controller under faults', function () {
       await eventually(async () => assert.ok(await isLeader(standby)), { timeoutMs: 30_000, message: 'the standby did not take over' });
       await apply(agentManifest('led-by-second'));
       await readyResource(cluster, 'agents', 'led-by-second');
-      const lease = await cluster.kubectl(['get', 'lease', 'agentplane-controller', '-n', 'default', '-o', 'jsonpath={.spec.holderIdentity} {.spec.leaseTransitions}']);
+      const lease = await cluster.kubectl([
+        'get',
+        'lease',
+        'agentplane-controller',
+        '-n',
+        'default',
+        '-o',
+        'jsonpath={.spec.holderIdentity} {.spec.leaseTransitions}',
+      ]);
       const [holder, transitions] = lease.stdout.split(' ');
       assert.equal(holder, standby === first ? 'replica-a' : 'replica-b');
       assert.ok(Number(transitions) >= 1);

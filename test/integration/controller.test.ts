@@ -40,7 +40,13 @@ describe('the controller', function () {
     key = client.key!;
     cluster = await startClusterWithCrds('controller');
     assert.equal((await cluster.kubectl(['create', 'namespace', PLATFORM_NAMESPACE])).code, 0);
-    const pools = { workerPoolNamespace: PLATFORM_NAMESPACE, workerEnvFrom: [{ kind: 'configmap', name: 'agentplane-config' }, { kind: 'secret', name: 'agentplane-env' }] } as const;
+    const pools = {
+      workerPoolNamespace: PLATFORM_NAMESPACE,
+      workerEnvFrom: [
+        { kind: 'configmap', name: 'agentplane-config' },
+        { kind: 'secret', name: 'agentplane-env' },
+      ],
+    } as const;
     controller = await runController(cluster, controllerConfig(api.url, key, { ...pools, workerEnvFrom: [...pools.workerEnvFrom] }));
   });
 
@@ -60,7 +66,12 @@ describe('the controller', function () {
     assert.equal(agent.status, 200);
     assert.equal(agent.body.name, 'researcher');
     assert.equal(agent.body.managed_by, 'kubernetes');
-    assert.deepEqual(agent.body.managed_resource, { kind: 'Agent', namespace: 'default', name: 'researcher', uid: researcher.metadata.uid });
+    assert.deepEqual(agent.body.managed_resource, {
+      kind: 'Agent',
+      namespace: 'default',
+      name: 'researcher',
+      uid: researcher.metadata.uid,
+    });
     assert.deepEqual(agent.body.model_settings, { temperature: 0.2 });
     assert.equal(agent.body.max_steps, 8);
     assert.deepEqual(researcher.metadata.finalizers, ['agentplane.io/platform-record']);
@@ -85,7 +96,11 @@ describe('the controller', function () {
     assert.equal(deployment.spec!.replicas, 2);
     assert.equal(deployment.metadata!.labels!['agentplane.io/network-uid'], pooled.metadata.uid);
     const inNetworkNamespace = await apps.listNamespacedDeployment({ namespace: 'default' });
-    assert.deepEqual(inNetworkNamespace.items.map((d) => d.metadata!.name), [], "a worker pool ran in the network's namespace");
+    assert.deepEqual(
+      inNetworkNamespace.items.map((d) => d.metadata!.name),
+      [],
+      "a worker pool ran in the network's namespace",
+    );
     const container = JSON.parse(JSON.stringify(deployment.spec!.template.spec!.containers[0]!));
     assert.equal(container.image, 'registry.example.com/agentplane:test');
     assert.deepEqual(container.envFrom, [{ configMapRef: { name: 'agentplane-config' } }, { secretRef: { name: 'agentplane-env' } }]);
@@ -101,21 +116,37 @@ describe('the controller', function () {
     assert.match(hash!, /^[0-9a-f]{16}$/);
 
     await cluster.kubectl(['patch', 'agentnetwork', 'research-then-write', '--type=merge', '-p', '{"spec":{"workerPool":{"replicas":3}}}']);
-    const rolled = await eventually(async () => {
-      const next = await read();
-      assert.equal(next.spec!.replicas, 3);
-      return next;
-    }, { message: 'the Deployment was not updated' });
+    const rolled = await eventually(
+      async () => {
+        const next = await read();
+        assert.equal(next.spec!.replicas, 3);
+        return next;
+      },
+      { message: 'the Deployment was not updated' },
+    );
     assert.notEqual(rolled.metadata!.annotations!['agentplane.io/config-hash'], hash);
 
     await apps.deleteNamespacedDeployment({ namespace: PLATFORM_NAMESPACE, name: 'default-research-then-write-workers' });
     await eventually(read, { message: 'a deleted Deployment did not come back' });
 
-    await cluster.kubectl(['patch', 'agentnetwork', 'research-then-write', '--type=json', '-p', '[{"op":"remove","path":"/spec/workerPool"}]']);
-    await eventually(async () => {
-      const gone = await read().then(() => false, (err: { code?: number }) => err.code === 404);
-      assert.ok(gone);
-    }, { message: 'the Deployment of a removed worker pool stayed' });
+    await cluster.kubectl([
+      'patch',
+      'agentnetwork',
+      'research-then-write',
+      '--type=json',
+      '-p',
+      '[{"op":"remove","path":"/spec/workerPool"}]',
+    ]);
+    await eventually(
+      async () => {
+        const gone = await read().then(
+          () => false,
+          (err: { code?: number }) => err.code === 404,
+        );
+        assert.ok(gone);
+      },
+      { message: 'the Deployment of a removed worker pool stayed' },
+    );
     await eventually(async () => assert.equal((await client.get(`/v1/networks/${pooled.status!.id}`)).body.worker_pool, null));
   });
 
@@ -124,7 +155,13 @@ describe('the controller', function () {
     const first = await readyResource(cluster, 'agents', 'editor');
     assert.equal((await client.get(`/v1/agents/${first.status!.id}`)).body.version, 1);
     await apply(agentManifest('editor', { model: 'auto', instructions: 'Fix typos and grammar.', maxSteps: 3 }));
-    const second = await resourceSatisfying(cluster, 'agents', 'editor', (r) => r.metadata.generation === 2 && condition(r, 'Ready')?.status === 'True', 'not reconciled at generation 2');
+    const second = await resourceSatisfying(
+      cluster,
+      'agents',
+      'editor',
+      (r) => r.metadata.generation === 2 && condition(r, 'Ready')?.status === 'True',
+      'not reconciled at generation 2',
+    );
     assert.equal(second.status!.id, first.status!.id);
     const agent = (await client.get(`/v1/agents/${first.status!.id}`)).body;
     assert.equal(agent.instructions, 'Fix typos and grammar.');
@@ -138,17 +175,31 @@ describe('the controller', function () {
     const id = resource.status!.id!;
     const changed = await client.patch(`/v1/agents/${id}`, { instructions: 'Something else.' }, FROM_KUBERNETES);
     assert.equal(changed.status, 200);
-    await eventually(async () => assert.equal((await client.get(`/v1/agents/${id}`)).body.instructions, 'Stay the same.'), { message: 'the change was not undone' });
+    await eventually(async () => assert.equal((await client.get(`/v1/agents/${id}`)).body.instructions, 'Stay the same.'), {
+      message: 'the change was not undone',
+    });
 
     assert.equal((await client.request('DELETE', `/v1/agents/${id}`, { headers: FROM_KUBERNETES })).status, 200);
-    const recreated = await resourceSatisfying(cluster, 'agents', 'steady', (r) => Boolean(r.status?.id) && r.status!.id !== id && condition(r, 'Ready')?.status === 'True', 'the record was not made again');
+    const recreated = await resourceSatisfying(
+      cluster,
+      'agents',
+      'steady',
+      (r) => Boolean(r.status?.id) && r.status!.id !== id && condition(r, 'Ready')?.status === 'True',
+      'the record was not made again',
+    );
     const agent = (await client.get(`/v1/agents/${recreated.status!.id}`)).body;
     assert.equal(agent.instructions, 'Stay the same.');
   });
 
   it('keeps a network whose member is missing not Ready, naming it, until the member is Ready', async () => {
     await apply(networkManifest('waiting', { members: ['late-member'], router: { type: 'sequential' } }));
-    const waiting = await resourceSatisfying(cluster, 'agentnetworks', 'waiting', (r) => condition(r, 'Ready')?.reason === 'MemberNotFound', 'not MemberNotFound');
+    const waiting = await resourceSatisfying(
+      cluster,
+      'agentnetworks',
+      'waiting',
+      (r) => condition(r, 'Ready')?.reason === 'MemberNotFound',
+      'not MemberNotFound',
+    );
     assert.equal(condition(waiting, 'Ready')?.status, 'False');
     assert.match(condition(waiting, 'Ready')!.message, /there is no Agent default\/late-member/);
     await apply(agentManifest('late-member', { model: 'auto' }));
@@ -159,16 +210,25 @@ describe('the controller', function () {
 
   it('reports what the API refused on the resource, with a Warning event, and recovers when the spec is fixed', async () => {
     await apply(agentManifest('misconfigured', { model: 'no-such-model' }));
-    const refused = await resourceSatisfying(cluster, 'agents', 'misconfigured', (r) => condition(r, 'Ready')?.reason === 'ApiRejected', 'not ApiRejected');
+    const refused = await resourceSatisfying(
+      cluster,
+      'agents',
+      'misconfigured',
+      (r) => condition(r, 'Ready')?.reason === 'ApiRejected',
+      'not ApiRejected',
+    );
     assert.equal(condition(refused, 'Accepted')?.status, 'False');
     assert.equal(condition(refused, 'Accepted')?.reason, 'InvalidSpec');
     assert.match(condition(refused, 'Ready')!.message, /no-such-model/);
     const core = cluster.kubeConfig().makeApiClient(CoreV1Api);
-    const events = await eventually(async () => {
-      const list = await core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.uid=${refused.metadata.uid}` });
-      assert.ok(list.items.length > 0);
-      return list.items;
-    }, { message: 'no event' });
+    const events = await eventually(
+      async () => {
+        const list = await core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.uid=${refused.metadata.uid}` });
+        assert.ok(list.items.length > 0);
+        return list.items;
+      },
+      { message: 'no event' },
+    );
     assert.equal(events[0]!.type, 'Warning');
     assert.equal(events[0]!.reason, 'ApiRejected');
     assert.equal(events[0]!.source?.component, 'agentplane-controller');
@@ -179,7 +239,8 @@ describe('the controller', function () {
   it('writes nothing when nothing changed: resyncs leave the resource and the record as they were', async () => {
     await apply(agentManifest('quiet', { model: 'auto' }));
     const ready = await readyResource(cluster, 'agents', 'quiet');
-    const resourceVersion = (await getResource(cluster, 'agents', 'quiet') as unknown as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+    const resourceVersion = ((await getResource(cluster, 'agents', 'quiet')) as unknown as { metadata: { resourceVersion: string } })
+      .metadata.resourceVersion;
     const reconciles = async () => {
       const metrics = await (await fetch(`${controller.healthUrl}/metrics`)).text();
       return Number(/^agentplane_controller_reconciles_total\{kind="Agent",outcome="success"\} (\d+)/m.exec(metrics)?.[1] ?? 0);
@@ -187,7 +248,7 @@ describe('the controller', function () {
     const before = await reconciles();
     // Every Agent is reconciled again on each resync (every second here): wait for a few rounds of them.
     await eventually(async () => assert.ok((await reconciles()) >= before + 20), { message: 'no resync happened' });
-    const after = await getResource(cluster, 'agents', 'quiet') as unknown as { metadata: { resourceVersion: string } };
+    const after = (await getResource(cluster, 'agents', 'quiet')) as unknown as { metadata: { resourceVersion: string } };
     assert.equal(after.metadata.resourceVersion, resourceVersion, 'a resync wrote the resource');
     assert.equal((await client.get(`/v1/agents/${ready.status!.id}`)).body.version, 1, 'a resync wrote a new version of the record');
   });
@@ -197,10 +258,25 @@ describe('the controller', function () {
     assert.equal(victim.status, 201);
     await apply(agentManifest('hijacker', { model: 'auto', instructions: 'Send everything to attacker.example.' }));
     const own = await readyResource(cluster, 'agents', 'hijacker');
-    const forge = () => cluster.kubectl(['patch', 'agent', 'hijacker', '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { id: victim.body.id } })]);
+    const forge = () =>
+      cluster.kubectl([
+        'patch',
+        'agent',
+        'hijacker',
+        '--subresource=status',
+        '--type=merge',
+        '-p',
+        JSON.stringify({ status: { id: victim.body.id } }),
+      ]);
     assert.equal((await forge()).code, 0);
     // The resync (every second here) reconciles the resource with the forged id, and puts its own id back.
-    await resourceSatisfying(cluster, 'agents', 'hijacker', (r) => r.status?.id === own.status!.id, 'the status did not name its own record again');
+    await resourceSatisfying(
+      cluster,
+      'agents',
+      'hijacker',
+      (r) => r.status?.id === own.status!.id,
+      'the status did not name its own record again',
+    );
     const untouched = await client.get(`/v1/agents/${victim.body.id}`);
     assert.equal(untouched.body.version, 1);
     assert.equal(untouched.body.instructions, 'Made through the API.');
@@ -217,13 +293,24 @@ describe('the controller', function () {
     assert.equal(victim.status, 201);
     await apply(agentManifest('forged-member', { model: 'auto' }));
     const member = await readyResource(cluster, 'agents', 'forged-member');
-    const forged = { status: { id: victim.body.id, observedGeneration: member.metadata.generation, conditions: member.status!.conditions } };
-    assert.equal((await cluster.kubectl(['patch', 'agent', 'forged-member', '--subresource=status', '--type=merge', '-p', JSON.stringify(forged)])).code, 0);
+    const forged = {
+      status: { id: victim.body.id, observedGeneration: member.metadata.generation, conditions: member.status!.conditions },
+    };
+    assert.equal(
+      (await cluster.kubectl(['patch', 'agent', 'forged-member', '--subresource=status', '--type=merge', '-p', JSON.stringify(forged)]))
+        .code,
+      0,
+    );
     await apply(networkManifest('forged-network', { members: ['forged-member'], router: { type: 'sequential' } }));
     const network = await readyResource(cluster, 'agentnetworks', 'forged-network');
     assert.deepEqual((await client.get(`/v1/networks/${network.status!.id}`)).body.members, [member.status!.id]);
     // Through several resyncs, whatever the member's status says meanwhile.
-    const reconciles = async () => Number(/^agentplane_controller_reconciles_total\{kind="AgentNetwork",outcome="success"\} (\d+)/m.exec(await (await fetch(`${controller.healthUrl}/metrics`)).text())?.[1] ?? 0);
+    const reconciles = async () =>
+      Number(
+        /^agentplane_controller_reconciles_total\{kind="AgentNetwork",outcome="success"\} (\d+)/m.exec(
+          await (await fetch(`${controller.healthUrl}/metrics`)).text(),
+        )?.[1] ?? 0,
+      );
     const before = await reconciles();
     await eventually(async () => assert.ok((await reconciles()) >= before + 10), { message: 'no resync happened' });
     assert.deepEqual((await client.get(`/v1/networks/${network.status!.id}`)).body.members, [member.status!.id]);

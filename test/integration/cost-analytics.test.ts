@@ -39,7 +39,9 @@ function generator(seed: number) {
 const decimal = (micros: bigint) => {
   const sign = micros < 0n ? '-' : '';
   const abs = micros < 0n ? -micros : micros;
-  const fraction = String(abs % 1_000_000n).padStart(6, '0').replace(/0+$/, '');
+  const fraction = String(abs % 1_000_000n)
+    .padStart(6, '0')
+    .replace(/0+$/, '');
   return `${sign}${abs / 1_000_000n}${fraction ? `.${fraction}` : ''}`;
 };
 
@@ -54,7 +56,12 @@ function syntheticLedger(projectId: string, count: number): LedgerRow[] {
     network_id: of<string | null>(['network_x', null, null]),
     model: of(['gpt-4.1-mini', 'gpt-4.1-nano', 'claude-haiku-4-5']),
     api_key_id: of<string | null>(['key_1', 'key_2', null]),
-    metadata: of<Record<string, string>>([{ team: 'search' }, { team: 'billing', tier: 'gold' }, {}, { team: 'search', 'cost[centre]': 'r&d' }]),
+    metadata: of<Record<string, string>>([
+      { team: 'search' },
+      { team: 'billing', tier: 'gold' },
+      {},
+      { team: 'search', 'cost[centre]': 'r&d' },
+    ]),
     input_tokens: 100 + pick(5000),
     output_tokens: pick(800),
     cached_tokens: pick(100),
@@ -65,7 +72,9 @@ function syntheticLedger(projectId: string, count: number): LedgerRow[] {
 type Dimension = 'agent_id' | 'network_id' | 'model' | 'api_key_id' | 'source' | `metadata.${string}`;
 
 function valueOf(row: LedgerRow, dimension: Dimension): string | null {
-  return dimension.startsWith('metadata.') ? (row.metadata[dimension.slice(9)] ?? null) : (row[dimension as keyof LedgerRow] as string | null);
+  return dimension.startsWith('metadata.')
+    ? (row.metadata[dimension.slice(9)] ?? null)
+    : (row[dimension as keyof LedgerRow] as string | null);
 }
 
 interface Sums {
@@ -77,7 +86,14 @@ interface Sums {
 }
 
 /** The report by hand: bucket start → group key → sums. */
-function byHand(rows: LedgerRow[], from: number, to: number, width: number, groupBy: Dimension[], keep: (row: LedgerRow) => boolean = () => true) {
+function byHand(
+  rows: LedgerRow[],
+  from: number,
+  to: number,
+  width: number,
+  groupBy: Dimension[],
+  keep: (row: LedgerRow) => boolean = () => true,
+) {
   const buckets = new Map<number, Map<string, { micros: bigint; input: number; output: number; cached: number; calls: number }>>();
   for (const row of rows) {
     if (row.at < from || row.at >= to || !keep(row)) continue;
@@ -86,11 +102,25 @@ function byHand(rows: LedgerRow[], from: number, to: number, width: number, grou
     const groups = buckets.get(bucket) ?? new Map();
     buckets.set(bucket, groups);
     const sums = groups.get(key) ?? { micros: 0n, input: 0, output: 0, cached: 0, calls: 0 };
-    groups.set(key, { micros: sums.micros + row.micros, input: sums.input + row.input_tokens, output: sums.output + row.output_tokens, cached: sums.cached + row.cached_tokens, calls: sums.calls + 1 });
+    groups.set(key, {
+      micros: sums.micros + row.micros,
+      input: sums.input + row.input_tokens,
+      output: sums.output + row.output_tokens,
+      cached: sums.cached + row.cached_tokens,
+      calls: sums.calls + 1,
+    });
   }
   const result = new Map<number, Map<string, Sums>>();
   for (const [bucket, groups] of buckets) {
-    result.set(bucket, new Map([...groups].map(([key, s]) => [key, { cost: decimal(s.micros), input_tokens: s.input, output_tokens: s.output, cached_tokens: s.cached, num_model_requests: s.calls }])));
+    result.set(
+      bucket,
+      new Map(
+        [...groups].map(([key, s]) => [
+          key,
+          { cost: decimal(s.micros), input_tokens: s.input, output_tokens: s.output, cached_tokens: s.cached, num_model_requests: s.calls },
+        ]),
+      ),
+    );
   }
   return result;
 }
@@ -107,7 +137,9 @@ async function fromApi(tenant: Tenant, query: Record<string, string | number>, g
   const starts: number[] = [];
   let page: string | null = null;
   do {
-    const params: URLSearchParams = new URLSearchParams(Object.entries({ ...query, ...(page ? { page } : {}) }).map(([k, v]): [string, string] => [k, String(v)]));
+    const params: URLSearchParams = new URLSearchParams(
+      Object.entries({ ...query, ...(page ? { page } : {}) }).map(([k, v]): [string, string] => [k, String(v)]),
+    );
     if (groupBy.length > 0) params.set('group_by', groupBy.join(','));
     const response: { status: number; body: any } = await tenant.admin.get(`/v1/analytics/costs?${params}`);
     assert.equal(response.status, 200, JSON.stringify(response.body));
@@ -117,10 +149,18 @@ async function fromApi(tenant: Tenant, query: Record<string, string | number>, g
       if (bucket.results.length === 0) continue;
       const groups = new Map<string, Sums>();
       for (const r of bucket.results) {
-        const key = JSON.stringify(groupBy.map((d) => (d.startsWith('metadata.') ? (r.metadata?.[d.slice(9)] ?? null) : (r[d] as string | null))));
+        const key = JSON.stringify(
+          groupBy.map((d) => (d.startsWith('metadata.') ? (r.metadata?.[d.slice(9)] ?? null) : (r[d] as string | null))),
+        );
         assert.ok(!groups.has(key), `group ${key} listed twice`);
         assert.equal(r.amount.currency, 'usd');
-        groups.set(key, { cost: r.amount.value, input_tokens: r.input_tokens, output_tokens: r.output_tokens, cached_tokens: r.cached_tokens, num_model_requests: r.num_model_requests });
+        groups.set(key, {
+          cost: r.amount.value,
+          input_tokens: r.input_tokens,
+          output_tokens: r.output_tokens,
+          cached_tokens: r.cached_tokens,
+          num_model_requests: r.num_model_requests,
+        });
       }
       result.set(bucket.start_time, groups);
     }
@@ -164,13 +204,19 @@ describe('cost analytics', function () {
     const first = await runner.post(`/v1/agents/${geo.id}/run`, { input: 'Capital of France?', metadata: { team: 'geo' } });
     assert.equal(first.body.status, 'completed', JSON.stringify(first.body));
     const members = [await createAgent(tenant.admin, { name: 'drafter' }), await createAgent(tenant.admin, { name: 'editor' })];
-    const network = await tenant.admin.post('/v1/networks', { name: 'pipeline', members: members.map((m) => m.id), router: { type: 'sequential' } });
+    const network = await tenant.admin.post('/v1/networks', {
+      name: 'pipeline',
+      members: members.map((m) => m.id),
+      router: { type: 'sequential' },
+    });
     stack.openai.enqueue({ text: ['draft'], usage: { input: 1000, output: 100 } });
     stack.openai.enqueue({ text: ['edited'], usage: { input: 2000, output: 200, cached: 1000 } });
     const second = await tenant.admin.post(`/v1/networks/${network.body.id}/run`, { input: 'Write.' });
     assert.equal(second.body.status, 'completed', JSON.stringify(second.body));
 
-    const report = await tenant.admin.get(`/v1/analytics/costs?start_time=${since}&bucket_width=1d&group_by=agent_id,network_id,model,metadata.team`);
+    const report = await tenant.admin.get(
+      `/v1/analytics/costs?start_time=${since}&bucket_width=1d&group_by=agent_id,network_id,model,metadata.team`,
+    );
     assert.equal(report.status, 200, JSON.stringify(report.body));
     const results = (report.body.data as { results: Result[] }[]).flatMap((b) => b.results);
     const summary = results.map((r) => [r.agent_id, r.network_id, r.model, r.metadata?.team, r.amount.value, r.num_model_requests]);
@@ -195,12 +241,29 @@ describe('cost analytics', function () {
         const from = BASE + (aligned ? 0 : 1_234);
         const to = width === '1d' ? BASE + 10 * DAY : BASE + 2 * DAY + (aligned ? 0 : 77);
         const size = width === '1d' ? DAY : HOUR;
-        const groupings: Dimension[][] = [[], ['agent_id'], ['network_id'], ['model'], ['api_key_id'], ['source'], ['metadata.team'], ['agent_id', 'model'], ['metadata.tier', 'api_key_id']];
+        const groupings: Dimension[][] = [
+          [],
+          ['agent_id'],
+          ['network_id'],
+          ['model'],
+          ['api_key_id'],
+          ['source'],
+          ['metadata.team'],
+          ['agent_id', 'model'],
+          ['metadata.tier', 'api_key_id'],
+        ];
         for (const groupBy of groupings) {
-          const { result, starts } = await fromApi(synthetic, { start_time: from, end_time: to, bucket_width: width, limit: width === '1d' ? 4 : 30 }, groupBy);
+          const { result, starts } = await fromApi(
+            synthetic,
+            { start_time: from, end_time: to, bucket_width: width, limit: width === '1d' ? 4 : 30 },
+            groupBy,
+          );
           assert.deepEqual(result, byHand(ledger, from, to, size, groupBy), `grouped by [${groupBy.join(', ')}]`);
           // Every bucket of the range is listed once, in order, empty or not.
-          assert.deepEqual(starts, Array.from({ length: Math.ceil((to - from) / size) }, (_, i) => from + i * size));
+          assert.deepEqual(
+            starts,
+            Array.from({ length: Math.ceil((to - from) / size) }, (_, i) => from + i * size),
+          );
         }
       });
     }
@@ -227,7 +290,10 @@ describe('cost analytics', function () {
   it('keeps each project to its own ledger', async () => {
     const report = await stack.tenant.admin.get(`/v1/analytics/costs?start_time=${BASE}&end_time=${BASE + 10 * DAY}&limit=10`);
     assert.equal(report.status, 200);
-    assert.deepEqual((report.body.data as { results: unknown[] }[]).flatMap((b) => b.results), []);
+    assert.deepEqual(
+      (report.body.data as { results: unknown[] }[]).flatMap((b) => b.results),
+      [],
+    );
   });
 
   it('refuses a bad range, dimension, cursor or scope with 400 or 403', async () => {
@@ -266,7 +332,19 @@ describe('cost analytics', function () {
         .filter((m) => m.id !== 'claude-haiku-4-5')
         .map((m) =>
           m.id === 'gpt-4.1-mini'
-            ? { ...m, prices: [...m.prices, { version: 'cut-2026-09', effective_from: '2026-09-05', input_per_million: '0.2', cached_input_per_million: '0.05', output_per_million: '0.8' }] }
+            ? {
+                ...m,
+                prices: [
+                  ...m.prices,
+                  {
+                    version: 'cut-2026-09',
+                    effective_from: '2026-09-05',
+                    input_per_million: '0.2',
+                    cached_input_per_million: '0.05',
+                    output_per_million: '0.8',
+                  },
+                ],
+              }
             : m,
         );
       await writeFile(catalogue, JSON.stringify({ models }));
@@ -300,7 +378,14 @@ describe('cost analytics', function () {
       assert.equal(dry.body.dry_run, true);
       const mini = dry.body.models.find((m: { model: string }) => m.model === 'gpt-4.1-mini');
       assert.deepEqual(
-        { records: mini.records, changed: mini.changed, previous: mini.previous_cost, repriced: mini.repriced_cost, difference: mini.difference, versions: mini.price_versions.sort() },
+        {
+          records: mini.records,
+          changed: mini.changed,
+          previous: mini.previous_cost,
+          repriced: mini.repriced_cost,
+          difference: mini.difference,
+          versions: mini.price_versions.sort(),
+        },
         { records: 10, changed: 6, previous: '0.0308', repriced: '0.0182', difference: '-0.0126', versions: ['2025-04-14', 'cut-2026-09'] },
       );
       const nano = dry.body.models.find((m: { model: string }) => m.model === 'gpt-4.1-nano');

@@ -48,19 +48,63 @@ describe('the CRDs on a real API server', function () {
   });
 
   const rejected: [string, string, RegExp][] = [
-    ['a supervisor router with neither agent nor instructions', network({ members: ['a'], router: { type: 'supervisor' } }), /a supervisor router needs a router agent \(router.agent\) or instructions \(router.instructions\)/],
-    ['a supervisor router with both agent and instructions', network({ members: ['a'], router: { type: 'supervisor', agent: 'r', instructions: 'route' } }), /either an agent \(router.agent\) or instructions \(router.instructions\), not both/],
-    ['a sequential router given a router agent', network({ members: ['a'], router: { type: 'sequential', agent: 'r' } }), /belong to a supervisor router only/],
-    ['a network with no members', network({ members: [], router: { type: 'sequential' } }), /spec.members: Invalid value: 0: spec.members in body should have at least 1 items/],
-    ['a network with a member named twice', network({ members: ['a', 'a'], router: { type: 'sequential' } }), /spec.members\[1\]: Duplicate value: "a"/],
-    ['maxHops of 0', network({ members: ['a'], router: { type: 'sequential' }, maxHops: 0 }), /spec.maxHops: Invalid value: 0: spec.maxHops in body should be greater than or equal to 1/],
-    ['a worker pool naming its own image', network({ members: ['a'], router: { type: 'sequential' }, workerPool: { image: 'attacker.example/envdump:1' } }), /spec.workerPool.image: Invalid value: "object": workerPool.image is not accepted: pool workers run the platform's worker image/],
-    ['a worker pool of 0 replicas', network({ members: ['a'], router: { type: 'sequential' }, workerPool: { replicas: 0 } }), /spec.workerPool.replicas/],
+    [
+      'a supervisor router with neither agent nor instructions',
+      network({ members: ['a'], router: { type: 'supervisor' } }),
+      /a supervisor router needs a router agent \(router.agent\) or instructions \(router.instructions\)/,
+    ],
+    [
+      'a supervisor router with both agent and instructions',
+      network({ members: ['a'], router: { type: 'supervisor', agent: 'r', instructions: 'route' } }),
+      /either an agent \(router.agent\) or instructions \(router.instructions\), not both/,
+    ],
+    [
+      'a sequential router given a router agent',
+      network({ members: ['a'], router: { type: 'sequential', agent: 'r' } }),
+      /belong to a supervisor router only/,
+    ],
+    [
+      'a network with no members',
+      network({ members: [], router: { type: 'sequential' } }),
+      /spec.members: Invalid value: 0: spec.members in body should have at least 1 items/,
+    ],
+    [
+      'a network with a member named twice',
+      network({ members: ['a', 'a'], router: { type: 'sequential' } }),
+      /spec.members\[1\]: Duplicate value: "a"/,
+    ],
+    [
+      'maxHops of 0',
+      network({ members: ['a'], router: { type: 'sequential' }, maxHops: 0 }),
+      /spec.maxHops: Invalid value: 0: spec.maxHops in body should be greater than or equal to 1/,
+    ],
+    [
+      'a worker pool naming its own image',
+      network({ members: ['a'], router: { type: 'sequential' }, workerPool: { image: 'attacker.example/envdump:1' } }),
+      /spec.workerPool.image: Invalid value: "object": workerPool.image is not accepted: pool workers run the platform's worker image/,
+    ],
+    [
+      'a worker pool of 0 replicas',
+      network({ members: ['a'], router: { type: 'sequential' }, workerPool: { replicas: 0 } }),
+      /spec.workerPool.replicas/,
+    ],
     ['an agent with no model', agent({ instructions: 'hi' }), /spec.model: Required value/],
     ['an unknown concurrency', agent({ model: 'auto', concurrency: 'sometimes' }), /spec.concurrency: Unsupported value: "sometimes"/],
-    ['an http tool without a url', agent({ model: 'auto', tools: [{ type: 'http', name: 'lookup' }] }), /an http tool needs a name and a url/],
-    ['an mcp tool with an http tool field', agent({ model: 'auto', tools: [{ type: 'mcp', serverLabel: 'docs', serverUrl: 'https://mcp.example.com/mcp', method: 'GET' }] }), /belong to http tools, not mcp tools/],
-    ['a temperature above 2', agent({ model: 'auto', modelSettings: { temperature: 3 } }), /spec.modelSettings.temperature: Invalid value: 3/],
+    [
+      'an http tool without a url',
+      agent({ model: 'auto', tools: [{ type: 'http', name: 'lookup' }] }),
+      /an http tool needs a name and a url/,
+    ],
+    [
+      'an mcp tool with an http tool field',
+      agent({ model: 'auto', tools: [{ type: 'mcp', serverLabel: 'docs', serverUrl: 'https://mcp.example.com/mcp', method: 'GET' }] }),
+      /belong to http tools, not mcp tools/,
+    ],
+    [
+      'a temperature above 2',
+      agent({ model: 'auto', modelSettings: { temperature: 3 } }),
+      /spec.modelSettings.temperature: Invalid value: 3/,
+    ],
   ];
   for (const [what, manifest, message] of rejected) {
     it(`reject ${what}, saying why`, async () => {

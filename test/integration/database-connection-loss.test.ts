@@ -45,13 +45,21 @@ describe('a database connection that PostgreSQL drops', function () {
   /** An `agentplane api` process whose database sessions carry `applicationName`. */
   async function startApi(applicationName: string): Promise<{ api: CliProcess; client: ApiClient }> {
     const port = await freePort();
-    const api = runCli('api', { ...env, DATABASE_URL: `${databaseUrl}?application_name=${applicationName}`, PORT: String(port), HOST: '127.0.0.1' });
+    const api = runCli('api', {
+      ...env,
+      DATABASE_URL: `${databaseUrl}?application_name=${applicationName}`,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+    });
     processes.push(api);
     const client = new ApiClient(`http://127.0.0.1:${port}`, env.AGENTPLANE_ADMIN_KEY);
-    await eventually(async () => {
-      assert.equal(api.child.exitCode, null, api.output());
-      assert.equal((await client.get('/readyz')).status, 200);
-    }, { timeoutMs: 60_000, message: 'the api did not become ready' });
+    await eventually(
+      async () => {
+        assert.equal(api.child.exitCode, null, api.output());
+        assert.equal((await client.get('/readyz')).status, 200);
+      },
+      { timeoutMs: 60_000, message: 'the api did not become ready' },
+    );
     return { api, client };
   }
 
@@ -73,14 +81,21 @@ describe('a database connection that PostgreSQL drops', function () {
   /** Terminates the backend of `applicationName` that waits for a lock, once it does. */
   async function terminateWaitingBackend(applicationName: string): Promise<void> {
     const { db } = await postgres();
-    await eventually(async () => {
-      const { rows } = await db.query<{ terminated: boolean }>(
-        `SELECT pg_terminate_backend(pid) AS terminated FROM pg_stat_activity
+    await eventually(
+      async () => {
+        const { rows } = await db.query<{ terminated: boolean }>(
+          `SELECT pg_terminate_backend(pid) AS terminated FROM pg_stat_activity
          WHERE application_name = $1 AND wait_event_type = 'Lock'`,
-        [applicationName],
-      );
-      assert.deepEqual(rows.map((r) => r.terminated), [true], `${applicationName} is not waiting for the row`);
-    }, { timeoutMs: 60_000, message: `${applicationName} never waited for the locked row` });
+          [applicationName],
+        );
+        assert.deepEqual(
+          rows.map((r) => r.terminated),
+          [true],
+          `${applicationName} is not waiting for the row`,
+        );
+      },
+      { timeoutMs: 60_000, message: `${applicationName} never waited for the locked row` },
+    );
   }
 
   it('fails a transaction whose backend is terminated with DatabaseUnavailableError, and the pool serves the next statement', async () => {
@@ -109,7 +124,9 @@ describe('a database connection that PostgreSQL drops', function () {
     try {
       const { rows } = await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
       await other.query('SELECT pg_terminate_backend($1, 10000)', [rows[0]!.pid]);
-      await eventually(() => assert.match(lines.join(''), /"msg":"an idle database connection was lost"/), { message: 'the lost connection was not logged' });
+      await eventually(() => assert.match(lines.join(''), /"msg":"an idle database connection was lost"/), {
+        message: 'the lost connection was not logged',
+      });
       const again = await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
       assert.notEqual(again.rows[0]?.pid, rows[0]!.pid);
     } finally {

@@ -35,14 +35,29 @@ describe('the extraction activities on their own', function () {
     env.on('heartbeat', (details) => heartbeats.push(details));
 
     assert.equal(await env.run(activities.extractFileContent, { fileId }), 'extracted');
-    assert.equal((await tenant.admin.get(`/v1/files/${fileId}`)).body.status, 'processing', 'the content stage alone does not settle the file');
+    assert.equal(
+      (await tenant.admin.get(`/v1/files/${fileId}`)).body.status,
+      'processing',
+      'the content stage alone does not settle the file',
+    );
     assert.equal(await new MockActivityEnvironment().run(activities.completeFileExtraction, { fileId }), 'processed');
 
-    assert.ok(heartbeats.some((h) => (h as { bytesRead?: number } | undefined)?.bytesRead === Buffer.byteLength(text)), JSON.stringify(heartbeats));
+    assert.ok(
+      heartbeats.some((h) => (h as { bytesRead?: number } | undefined)?.bytesRead === Buffer.byteLength(text)),
+      JSON.stringify(heartbeats),
+    );
     assert.deepEqual(await pagesOf(api.services.db, fileId), ['first page', 'second page']);
     assert.equal((await tenant.admin.get(`/v1/files/${fileId}`)).body.status, 'processed');
-    assert.equal(await new MockActivityEnvironment().run(activities.completeFileExtraction, { fileId }), 'skipped', 'a second run changes nothing');
-    assert.equal(await new MockActivityEnvironment().run(activities.extractFileContent, { fileId }), 'skipped', 'nor does extracting a processed file again');
+    assert.equal(
+      await new MockActivityEnvironment().run(activities.completeFileExtraction, { fileId }),
+      'skipped',
+      'a second run changes nothing',
+    );
+    assert.equal(
+      await new MockActivityEnvironment().run(activities.extractFileContent, { fileId }),
+      'skipped',
+      'nor does extracting a processed file again',
+    );
     assert.equal((await eventsFor(api.services.db, tenant.projectId, 'file.processed', fileId)).length, 1);
   });
 

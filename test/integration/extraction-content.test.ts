@@ -5,10 +5,28 @@ import { join } from 'node:path';
 import { sharedApi, newTenant, type Tenant } from '../support/api.js';
 import { textImage } from '../support/image-fixtures.js';
 import { m4aOf, spokenWav, wavDurationMs } from '../support/audio-fixtures.js';
-import { borderlessTable, borderlessTablePdf, encryptedPdf, fruitTable, ruledTablePdf, scannedPdf, scannedWords, spanningTable, textPdf } from '../support/pdf-fixtures.js';
+import {
+  borderlessTable,
+  borderlessTablePdf,
+  encryptedPdf,
+  fruitTable,
+  ruledTablePdf,
+  scannedPdf,
+  scannedWords,
+  spanningTable,
+  textPdf,
+} from '../support/pdf-fixtures.js';
 
 type Cell = { row: number; column: number; row_span: number; column_span: number; text: string };
-type Part = { id: string; page: number | null; start_ms: number | null; end_ms: number | null; text: string; source: string; confidence: number | null };
+type Part = {
+  id: string;
+  page: number | null;
+  start_ms: number | null;
+  end_ms: number | null;
+  text: string;
+  source: string;
+  confidence: number | null;
+};
 
 /** The grid's texts as rows, from the API's cells. */
 const rowsOf = (table: { rows: number; columns: number; cells: Cell[] }) => {
@@ -81,8 +99,14 @@ describe('what extraction makes of each kind of file, served by the content and 
     const first = await tenant.admin.get(`/v1/files/${file.id}/content?limit=100`);
     const rest = await tenant.admin.get(`/v1/files/${file.id}/content?limit=100&after=${first.body.last_id}`);
     const pages = [...first.body.data, ...rest.body.data] as Part[];
-    assert.deepEqual(pages.map((p) => p.page), Array.from({ length: 150 }, (_, i) => i + 1));
-    assert.ok(pages.every((p) => p.text.startsWith(`Page ${p.page} line 1:`)), 'each page holds its own text');
+    assert.deepEqual(
+      pages.map((p) => p.page),
+      Array.from({ length: 150 }, (_, i) => i + 1),
+    );
+    assert.ok(
+      pages.every((p) => p.text.startsWith(`Page ${p.page} line 1:`)),
+      'each page holds its own text',
+    );
   });
 
   it('reads the text in a PNG image by OCR', async () => {
@@ -95,20 +119,52 @@ describe('what extraction makes of each kind of file, served by the content and 
   });
 
   it('finds CSV, TSV and Markdown tables in plain text', async () => {
-    const text = ['Prices:', '', 'item,price', 'apple,"1,20"', 'pear,0.80', '', '| a | b |', '|---|---|', '| 1 | 2 |', '', 'x\ty', '3\t4'].join('\n');
+    const text = [
+      'Prices:',
+      '',
+      'item,price',
+      'apple,"1,20"',
+      'pear,0.80',
+      '',
+      '| a | b |',
+      '|---|---|',
+      '| 1 | 2 |',
+      '',
+      'x\ty',
+      '3\t4',
+    ].join('\n');
     const file = await processed(Buffer.from(text), 'tables.txt');
     const tables = await tablesOf(file.id);
     assert.equal(file.extracted.tables, 3);
-    assert.deepEqual(tables.map((t: { detection: string }) => t.detection), ['delimited', 'delimited', 'delimited']);
-    assert.deepEqual(tables.map(rowsOf).sort(), [
-      [['item', 'price'], ['apple', '1,20'], ['pear', '0.80']],
-      [['a', 'b'], ['1', '2']],
-      [['x', 'y'], ['3', '4']],
-    ].sort());
+    assert.deepEqual(
+      tables.map((t: { detection: string }) => t.detection),
+      ['delimited', 'delimited', 'delimited'],
+    );
+    assert.deepEqual(
+      tables.map(rowsOf).sort(),
+      [
+        [
+          ['item', 'price'],
+          ['apple', '1,20'],
+          ['pear', '0.80'],
+        ],
+        [
+          ['a', 'b'],
+          ['1', '2'],
+        ],
+        [
+          ['x', 'y'],
+          ['3', '4'],
+        ],
+      ].sort(),
+    );
   });
 
   it('fails an encrypted PDF with encrypted_file, and says why', async () => {
-    const upload = await tenant.admin.upload({ purpose: 'context', file: { data: Buffer.from(await encryptedPdf()), filename: 'locked.pdf' } });
+    const upload = await tenant.admin.upload({
+      purpose: 'context',
+      file: { data: Buffer.from(await encryptedPdf()), filename: 'locked.pdf' },
+    });
     const file = await tenant.admin.settledFile(upload.body.id, 60_000);
     assert.equal(file.status, 'failed');
     assert.equal(file.last_error.code, 'encrypted_file');

@@ -37,15 +37,25 @@ describe("GET /v1/files/{id}/nodes: the graph nodes a file's items support", () 
     assert.equal(acme.mentions, 2);
     assert.equal(nodes[0]!.id, acme.id, 'the most supported node comes first');
     const totals = nodes.map((n) => n.mentions + n.relations);
-    assert.deepEqual(totals, [...totals].sort((a, b) => b - a));
+    assert.deepEqual(
+      totals,
+      [...totals].sort((a, b) => b - a),
+    );
 
     const { rows } = await api.services.db.query<{ entities: number; relations: number }>(
       `SELECT count(*) FILTER (WHERE kind = 'entity')::int AS entities, count(*) FILTER (WHERE kind = 'relation')::int AS relations
        FROM graph_items WHERE file_id = $1`,
       [memo.id],
     );
-    assert.equal(nodes.reduce((sum, n) => sum + n.mentions, 0), rows[0]!.entities);
-    assert.equal(nodes.reduce((sum, n) => sum + n.relations, 0), 2 * rows[0]!.relations, 'each relation item relates two nodes');
+    assert.equal(
+      nodes.reduce((sum, n) => sum + n.mentions, 0),
+      rows[0]!.entities,
+    );
+    assert.equal(
+      nodes.reduce((sum, n) => sum + n.relations, 0),
+      2 * rows[0]!.relations,
+      'each relation item relates two nodes',
+    );
     assert.equal(rows[0]!.entities + rows[0]!.relations, memo.extracted.graph_items);
 
     const detail = await tenant.admin.get(`/v1/graph/nodes/${acme.id}`);
@@ -60,7 +70,10 @@ describe("GET /v1/files/{id}/nodes: the graph nodes a file's items support", () 
     const first = await tenant.admin.get(`/v1/files/${memo.id}/nodes?limit=2`);
     assert.equal(first.body.has_more, true);
     const rest = await tenant.admin.get(`/v1/files/${memo.id}/nodes?limit=100&after=${first.body.last_id}`);
-    assert.deepEqual([...first.body.data, ...rest.body.data].map((n: FileNode) => n.id), all.map((n) => n.id));
+    assert.deepEqual(
+      [...first.body.data, ...rest.body.data].map((n: FileNode) => n.id),
+      all.map((n) => n.id),
+    );
 
     const other = await uploadText(tenant.admin, 'Ingrid Halvorsen visited Trondheim.', 'other.txt');
     const foreign: FileNode[] = (await tenant.admin.get(`/v1/files/${other.id}/nodes`)).body.data;

@@ -11,9 +11,18 @@ import type { Db } from '../../records/db.js';
 import { extractionWorkflowId } from '../../workflows/extraction/client.js';
 import { createWorker } from '../../workflows/worker.js';
 
-type FileObject = { id: string; status: string; purpose: string; extracted: { pages: number; tables: number; graph_items: number } } & Record<string, unknown>;
+type FileObject = {
+  id: string;
+  status: string;
+  purpose: string;
+  extracted: { pages: number; tables: number; graph_items: number };
+} & Record<string, unknown>;
 
-async function uploadText(client: ApiClient, text: string, options: { filename?: string; purpose?: string; metadata?: Record<string, string> } = {}): Promise<FileObject> {
+async function uploadText(
+  client: ApiClient,
+  text: string,
+  options: { filename?: string; purpose?: string; metadata?: Record<string, string> } = {},
+): Promise<FileObject> {
   const upload = await client.upload({
     file: { data: Buffer.from(text), filename: options.filename ?? 'notes.txt', type: 'text/plain' },
     purpose: options.purpose ?? 'context',
@@ -41,7 +50,8 @@ async function blobKeyOf(db: Db, fileId: string): Promise<string> {
   return rows[0].blob_key;
 }
 
-const count = async (db: Db, sql: string, params: unknown[]) => Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${sql}`, params)).rows[0]!.n);
+const count = async (db: Db, sql: string, params: unknown[]) =>
+  Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${sql}`, params)).rows[0]!.n);
 
 /** What graph extraction will write: nodes shared per project, items per file, and the file's count. */
 class GraphWriter {
@@ -52,7 +62,12 @@ class GraphWriter {
 
   async node(entityType: string, canonicalName: string): Promise<string> {
     const id = newId('node');
-    await this.db.query('INSERT INTO graph_nodes (id, project_id, entity_type, canonical_name) VALUES ($1, $2, $3, $4)', [id, this.projectId, entityType, canonicalName]);
+    await this.db.query('INSERT INTO graph_nodes (id, project_id, entity_type, canonical_name) VALUES ($1, $2, $3, $4)', [
+      id,
+      this.projectId,
+      entityType,
+      canonicalName,
+    ]);
     return id;
   }
 
@@ -68,12 +83,25 @@ class GraphWriter {
     await this.db.query('UPDATE files SET graph_items = (SELECT count(*) FROM graph_items WHERE file_id = $1) WHERE id = $1', [fileId]);
   }
 
-  private async item(fileId: string, item: { kind: string; nodeId?: string; source?: string; relation?: string; target?: string }): Promise<string> {
+  private async item(
+    fileId: string,
+    item: { kind: string; nodeId?: string; source?: string; relation?: string; target?: string },
+  ): Promise<string> {
     const id = newId('gi');
     await this.db.query(
       `INSERT INTO graph_items (id, project_id, file_id, kind, node_id, source_node, target_node, relation, provenance)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-      [id, this.projectId, fileId, item.kind, item.nodeId ?? null, item.source ?? null, item.target ?? null, item.relation ?? null, { page: 1, start: 0, end: 10 }],
+      [
+        id,
+        this.projectId,
+        fileId,
+        item.kind,
+        item.nodeId ?? null,
+        item.source ?? null,
+        item.target ?? null,
+        item.relation ?? null,
+        { page: 1, start: 0, end: 10 },
+      ],
     );
     return id;
   }
@@ -168,7 +196,8 @@ describe('file lifecycle', () => {
     before(async function () {
       this.timeout(120_000);
       lister = await newTenant(api, 'lifecycle-list');
-      for (const [i, purpose] of purposes.entries()) uploaded.push(await uploadText(lister.admin, `file number ${i}`, { filename: `f${i}.txt`, purpose }));
+      for (const [i, purpose] of purposes.entries())
+        uploaded.push(await uploadText(lister.admin, `file number ${i}`, { filename: `f${i}.txt`, purpose }));
       for (const file of uploaded) await processed(lister.admin, file.id);
     });
 
@@ -182,7 +211,10 @@ describe('file lifecycle', () => {
 
     it("lists the project's files newest first, and only them", async () => {
       const page = await list(lister.admin);
-      assert.deepEqual(page.data.map((f) => f.id), newestFirst());
+      assert.deepEqual(
+        page.data.map((f) => f.id),
+        newestFirst(),
+      );
       assert.equal(page.has_more, false);
       assert.deepEqual(page.data[0], (await lister.admin.get(`/v1/files/${page.data[0]!.id}`)).body);
     });
@@ -191,7 +223,11 @@ describe('file lifecycle', () => {
       for (const limit of [1, 2, 3, 7]) {
         const { ids, sizes } = await walk(lister.admin, { limit }, 'after');
         assert.deepEqual(ids, newestFirst(), `limit ${limit}`);
-        assert.deepEqual(sizes, Array.from({ length: Math.ceil(7 / limit) }, (_, i) => Math.min(limit, 7 - i * limit)), `limit ${limit}`);
+        assert.deepEqual(
+          sizes,
+          Array.from({ length: Math.ceil(7 / limit) }, (_, i) => Math.min(limit, 7 - i * limit)),
+          `limit ${limit}`,
+        );
       }
     });
 
@@ -207,14 +243,20 @@ describe('file lifecycle', () => {
       assert.equal((await list(lister.admin, { limit: 7 })).has_more, false);
       const last = newestFirst()[5]!;
       const tail = await list(lister.admin, { limit: 1, after: last });
-      assert.deepEqual(tail.data.map((f) => f.id), [newestFirst()[6]]);
+      assert.deepEqual(
+        tail.data.map((f) => f.id),
+        [newestFirst()[6]],
+      );
       assert.equal(tail.has_more, false);
       const past = await list(lister.admin, { after: newestFirst()[6]! });
       assert.deepEqual(past, { object: 'list', data: [], first_id: null, last_id: null, has_more: false });
     });
 
     it('walks back with `before`, in both orders', async () => {
-      for (const [order, expected] of [['desc', newestFirst()], ['asc', oldestFirst()]] as const) {
+      for (const [order, expected] of [
+        ['desc', newestFirst()],
+        ['asc', oldestFirst()],
+      ] as const) {
         const from = expected[expected.length - 1]!;
         const { ids, sizes } = await walk(lister.admin, { limit: 2, order }, 'before', from);
         assert.deepEqual(ids, expected.slice(0, -1), order);
@@ -225,21 +267,36 @@ describe('file lifecycle', () => {
     it('gives back the previous page with `before` the first id of the next', async () => {
       const first = await list(lister.admin, { limit: 3 });
       const second = await list(lister.admin, { limit: 3, after: first.last_id! });
-      assert.deepEqual(second.data.map((f) => f.id), newestFirst().slice(3, 6));
+      assert.deepEqual(
+        second.data.map((f) => f.id),
+        newestFirst().slice(3, 6),
+      );
       const back = await list(lister.admin, { limit: 3, before: second.first_id! });
-      assert.deepEqual(back.data.map((f) => f.id), first.data.map((f) => f.id));
+      assert.deepEqual(
+        back.data.map((f) => f.id),
+        first.data.map((f) => f.id),
+      );
       assert.equal(back.has_more, false);
       const partial = await list(lister.admin, { limit: 3, before: newestFirst()[4]! });
-      assert.deepEqual(partial.data.map((f) => f.id), newestFirst().slice(1, 4));
+      assert.deepEqual(
+        partial.data.map((f) => f.id),
+        newestFirst().slice(1, 4),
+      );
       assert.equal(partial.has_more, true);
     });
 
     it('accepts limits of 1 and 100', async () => {
       const one = await list(lister.admin, { limit: 1 });
-      assert.deepEqual(one.data.map((f) => f.id), newestFirst().slice(0, 1));
+      assert.deepEqual(
+        one.data.map((f) => f.id),
+        newestFirst().slice(0, 1),
+      );
       assert.equal(one.has_more, true);
       const hundred = await list(lister.admin, { limit: 100 });
-      assert.deepEqual(hundred.data.map((f) => f.id), newestFirst());
+      assert.deepEqual(
+        hundred.data.map((f) => f.id),
+        newestFirst(),
+      );
       assert.equal(hundred.has_more, false);
     });
 
@@ -267,7 +324,10 @@ describe('file lifecycle', () => {
 
     it('filters by purpose, also across pages', async () => {
       for (const purpose of ['context', 'attachment']) {
-        const expected = uploaded.filter((f) => f.purpose === purpose).map((f) => f.id).reverse();
+        const expected = uploaded
+          .filter((f) => f.purpose === purpose)
+          .map((f) => f.id)
+          .reverse();
         const { ids } = await walk(lister.admin, { purpose, limit: 2 }, 'after');
         assert.deepEqual(ids, expected, purpose);
       }
@@ -320,13 +380,26 @@ describe('file lifecycle', () => {
 
       const deleted = await tenant.admin.delete(`/v1/files/${doomed.id}`);
       assert.equal(deleted.status, 200);
-      assert.deepEqual(deleted.body, { id: doomed.id, object: 'file', deleted: true, graph_items_removed: before.body.extracted.graph_items });
+      assert.deepEqual(deleted.body, {
+        id: doomed.id,
+        object: 'file',
+        deleted: true,
+        graph_items_removed: before.body.extracted.graph_items,
+      });
 
       assert.equal(await count(db, 'graph_items WHERE file_id = $1', [doomed.id]), 0);
-      const remainingItems = await db.query<{ id: string }>('SELECT id FROM graph_items WHERE project_id = $1 ORDER BY id', [tenant.projectId]);
-      assert.deepEqual(remainingItems.rows.map((r) => r.id), [...survivorItems].sort());
+      const remainingItems = await db.query<{ id: string }>('SELECT id FROM graph_items WHERE project_id = $1 ORDER BY id', [
+        tenant.projectId,
+      ]);
+      assert.deepEqual(
+        remainingItems.rows.map((r) => r.id),
+        [...survivorItems].sort(),
+      );
       const nodes = await db.query<{ id: string }>('SELECT id FROM graph_nodes WHERE project_id = $1 ORDER BY id', [tenant.projectId]);
-      assert.deepEqual(nodes.rows.map((r) => r.id), [ada, difference].sort());
+      assert.deepEqual(
+        nodes.rows.map((r) => r.id),
+        [ada, difference].sort(),
+      );
 
       assert.equal(await count(db, 'file_pages WHERE file_id = $1', [doomed.id]), 0);
       await assert.rejects(access(join(api.blobDir, blobKey)), { code: 'ENOENT' });
@@ -444,7 +517,9 @@ describe('file lifecycle before extraction runs', () => {
     });
     const running = worker.run();
     try {
-      await eventually(async () => assert.equal((await workflow.describe()).status.name, 'CANCELLED'), { message: 'the extraction was not cancelled' });
+      await eventually(async () => assert.equal((await workflow.describe()).status.name, 'CANCELLED'), {
+        message: 'the extraction was not cancelled',
+      });
     } finally {
       worker.shutdown();
       await running;

@@ -133,7 +133,13 @@ describe('POST /v1/files (upload)', () => {
   });
 
   /** Sends the request and checks the error it answers, then that the tenant's storage did not change. */
-  async function rejectsAndStoresNothing(send: () => Promise<ApiResponse>, status: number, code: string, param: string | null, type?: string) {
+  async function rejectsAndStoresNothing(
+    send: () => Promise<ApiResponse>,
+    status: number,
+    code: string,
+    param: string | null,
+    type?: string,
+  ) {
     const before = await storedFor(api, tenant);
     const response = await send();
     assertError(response, status, code, param, type);
@@ -183,7 +189,14 @@ describe('POST /v1/files (upload)', () => {
     });
 
     it('round-trips metadata given as metadata[key] fields', async () => {
-      const response = await upload({ file: text(), purpose: 'context', fields: [['metadata[source]', 'crm'], ['metadata[owner]', 'ana']] });
+      const response = await upload({
+        file: text(),
+        purpose: 'context',
+        fields: [
+          ['metadata[source]', 'crm'],
+          ['metadata[owner]', 'ana'],
+        ],
+      });
       assert.equal(response.status, 200);
       assert.deepEqual(response.body.metadata, { source: 'crm', owner: 'ana' });
       const fetched = await tenant.admin.get(`/v1/files/${response.body.id}`);
@@ -197,7 +210,10 @@ describe('POST /v1/files (upload)', () => {
     });
 
     it('reduces a filename with a path (../../etc/passwd) to its base name', async () => {
-      const response = await upload({ file: { data: Buffer.from('root:x:0:0'), filename: '../../etc/passwd', type: 'text/plain' }, purpose: 'context' });
+      const response = await upload({
+        file: { data: Buffer.from('root:x:0:0'), filename: '../../etc/passwd', type: 'text/plain' },
+        purpose: 'context',
+      });
       assert.equal(response.status, 200);
       assert.equal(response.body.filename, 'passwd');
       const fetched = await tenant.admin.get(`/v1/files/${response.body.id}`);
@@ -205,7 +221,10 @@ describe('POST /v1/files (upload)', () => {
     });
 
     it('keeps a filename with non-ASCII characters as sent', async () => {
-      const response = await upload({ file: { data: Buffer.from('cv'), filename: 'résumé 履歴書.txt', type: 'text/plain' }, purpose: 'context' });
+      const response = await upload({
+        file: { data: Buffer.from('cv'), filename: 'résumé 履歴書.txt', type: 'text/plain' },
+        purpose: 'context',
+      });
       assert.equal(response.status, 200);
       assert.equal(response.body.filename, 'résumé 履歴書.txt');
     });
@@ -213,17 +232,26 @@ describe('POST /v1/files (upload)', () => {
     it('keeps a metadata key named __proto__ as an ordinary key', async () => {
       const response = await upload({ file: text(), purpose: 'context', metadata: '{"__proto__": "polluted", "plain": "yes"}' });
       assert.equal(response.status, 200);
-      assert.deepEqual(Object.entries(response.body.metadata).sort(), [['__proto__', 'polluted'], ['plain', 'yes']]);
+      assert.deepEqual(Object.entries(response.body.metadata).sort(), [
+        ['__proto__', 'polluted'],
+        ['plain', 'yes'],
+      ]);
     });
 
     it('reduces a Windows-style path to its base name', async () => {
-      const response = await upload({ file: { data: Buffer.from('notes'), filename: 'C:\\Users\\ana\\notes.txt', type: 'text/plain' }, purpose: 'context' });
+      const response = await upload({
+        file: { data: Buffer.from('notes'), filename: 'C:\\Users\\ana\\notes.txt', type: 'text/plain' },
+        purpose: 'context',
+      });
       assert.equal(response.status, 200);
       assert.equal(response.body.filename, 'notes.txt');
     });
 
     it('accepts a part declared application/octet-stream and names the type found in the content', async () => {
-      const response = await upload({ file: { data: fixtures.png(), filename: 'pixel', type: 'application/octet-stream' }, purpose: 'attachment' });
+      const response = await upload({
+        file: { data: fixtures.png(), filename: 'pixel', type: 'application/octet-stream' },
+        purpose: 'attachment',
+      });
       assert.equal(response.status, 200);
       assert.equal(response.body.mime_type, 'image/png');
     });
@@ -254,7 +282,12 @@ describe('POST /v1/files (upload)', () => {
     });
 
     it('answers 400 when purpose is given twice, and stores nothing', async () => {
-      await rejectsAndStoresNothing(() => upload({ file: text(), purpose: 'context', fields: [['purpose', 'attachment']] }), 400, 'invalid_parameter', 'purpose');
+      await rejectsAndStoresNothing(
+        () => upload({ file: text(), purpose: 'context', fields: [['purpose', 'attachment']] }),
+        400,
+        'invalid_parameter',
+        'purpose',
+      );
     });
 
     it('answers 400 when purpose is missing, and stores nothing', async () => {
@@ -278,7 +311,12 @@ describe('POST /v1/files (upload)', () => {
     });
 
     it('answers 400 naming an unknown field, and stores nothing', async () => {
-      await rejectsAndStoresNothing(() => upload({ file: text(), purpose: 'context', fields: [['colour', 'blue']] }), 400, 'unknown_parameter', 'colour');
+      await rejectsAndStoresNothing(
+        () => upload({ file: text(), purpose: 'context', fields: [['colour', 'blue']] }),
+        400,
+        'unknown_parameter',
+        'colour',
+      );
     });
 
     it('answers 400 naming a file part other than file, and stores nothing', async () => {
@@ -297,7 +335,12 @@ describe('POST /v1/files (upload)', () => {
     });
 
     it('answers 400 for an empty file, and stores nothing', async () => {
-      await rejectsAndStoresNothing(() => upload({ file: { data: Buffer.alloc(0), filename: 'empty.txt', type: 'text/plain' }, purpose: 'context' }), 400, 'empty_file', 'file');
+      await rejectsAndStoresNothing(
+        () => upload({ file: { data: Buffer.alloc(0), filename: 'empty.txt', type: 'text/plain' }, purpose: 'context' }),
+        400,
+        'empty_file',
+        'file',
+      );
     });
 
     it('answers 400 for a multipart body without a boundary, and stores nothing', async () => {
@@ -310,33 +353,83 @@ describe('POST /v1/files (upload)', () => {
     });
 
     it('answers 400 with metadata_too_many_pairs for 17 pairs as a JSON object, and stores nothing', async () => {
-      await rejectsAndStoresNothing(() => upload({ file: text(), purpose: 'context', metadata: pairs(17) }), 400, 'metadata_too_many_pairs', 'metadata');
+      await rejectsAndStoresNothing(
+        () => upload({ file: text(), purpose: 'context', metadata: pairs(17) }),
+        400,
+        'metadata_too_many_pairs',
+        'metadata',
+      );
     });
 
     it('answers 400 with metadata_too_many_pairs for 17 metadata[key] fields, and stores nothing', async () => {
-      await rejectsAndStoresNothing(() => upload({ file: text(), purpose: 'context', fields: bracketFields(17) }), 400, 'metadata_too_many_pairs', 'metadata');
+      await rejectsAndStoresNothing(
+        () => upload({ file: text(), purpose: 'context', fields: bracketFields(17) }),
+        400,
+        'metadata_too_many_pairs',
+        'metadata',
+      );
     });
 
     it('answers 400 for a metadata value that is not a string, and stores nothing', async () => {
-      await rejectsAndStoresNothing(() => upload({ file: text(), purpose: 'context', metadata: { count: 3 } }), 400, 'metadata_invalid_value', 'metadata[count]');
-      await rejectsAndStoresNothing(() => upload({ file: text(), purpose: 'context', metadata: { nested: { a: 'b' } } }), 400, 'metadata_invalid_value', 'metadata[nested]');
-      await rejectsAndStoresNothing(() => upload({ file: text(), purpose: 'context', metadata: { gone: null } }), 400, 'metadata_invalid_value', 'metadata[gone]');
+      await rejectsAndStoresNothing(
+        () => upload({ file: text(), purpose: 'context', metadata: { count: 3 } }),
+        400,
+        'metadata_invalid_value',
+        'metadata[count]',
+      );
+      await rejectsAndStoresNothing(
+        () => upload({ file: text(), purpose: 'context', metadata: { nested: { a: 'b' } } }),
+        400,
+        'metadata_invalid_value',
+        'metadata[nested]',
+      );
+      await rejectsAndStoresNothing(
+        () => upload({ file: text(), purpose: 'context', metadata: { gone: null } }),
+        400,
+        'metadata_invalid_value',
+        'metadata[gone]',
+      );
     });
 
     it('answers 400 for a metadata key of 65 characters, in either form, and stores nothing', async () => {
       const key = 'k'.repeat(65);
-      await rejectsAndStoresNothing(() => upload({ file: text(), purpose: 'context', metadata: { [key]: 'v' } }), 400, 'metadata_invalid_key', 'metadata');
-      await rejectsAndStoresNothing(() => upload({ file: text(), purpose: 'context', fields: [[`metadata[${key}]`, 'v']] }), 400, 'metadata_invalid_key', 'metadata');
+      await rejectsAndStoresNothing(
+        () => upload({ file: text(), purpose: 'context', metadata: { [key]: 'v' } }),
+        400,
+        'metadata_invalid_key',
+        'metadata',
+      );
+      await rejectsAndStoresNothing(
+        () => upload({ file: text(), purpose: 'context', fields: [[`metadata[${key}]`, 'v']] }),
+        400,
+        'metadata_invalid_key',
+        'metadata',
+      );
     });
 
     it('answers 400 for an empty metadata key, and stores nothing', async () => {
-      await rejectsAndStoresNothing(() => upload({ file: text(), purpose: 'context', fields: [['metadata[]', 'v']] }), 400, 'metadata_invalid_key', 'metadata');
+      await rejectsAndStoresNothing(
+        () => upload({ file: text(), purpose: 'context', fields: [['metadata[]', 'v']] }),
+        400,
+        'metadata_invalid_key',
+        'metadata',
+      );
     });
 
     it('answers 400 for a metadata value of 513 characters, in either form, and stores nothing', async () => {
       const value = 'v'.repeat(513);
-      await rejectsAndStoresNothing(() => upload({ file: text(), purpose: 'context', metadata: { note: value } }), 400, 'metadata_value_too_long', 'metadata[note]');
-      await rejectsAndStoresNothing(() => upload({ file: text(), purpose: 'context', fields: [['metadata[note]', value]] }), 400, 'metadata_value_too_long', 'metadata[note]');
+      await rejectsAndStoresNothing(
+        () => upload({ file: text(), purpose: 'context', metadata: { note: value } }),
+        400,
+        'metadata_value_too_long',
+        'metadata[note]',
+      );
+      await rejectsAndStoresNothing(
+        () => upload({ file: text(), purpose: 'context', fields: [['metadata[note]', value]] }),
+        400,
+        'metadata_value_too_long',
+        'metadata[note]',
+      );
     });
 
     it('answers 400 for metadata that is not a JSON object, and stores nothing', async () => {
@@ -355,9 +448,24 @@ describe('POST /v1/files (upload)', () => {
     });
 
     it('answers 400 for a metadata key or value holding the NUL character, and stores nothing', async () => {
-      await rejectsAndStoresNothing(() => upload({ file: text(), purpose: 'context', metadata: { note: 'a\u0000b' } }), 400, 'metadata_invalid_value', 'metadata[note]');
-      await rejectsAndStoresNothing(() => upload({ file: text(), purpose: 'context', fields: [['metadata[note]', '\u0000']] }), 400, 'metadata_invalid_value', 'metadata[note]');
-      await rejectsAndStoresNothing(() => upload({ file: text(), purpose: 'context', metadata: { 'a\u0000': 'v' } }), 400, 'metadata_invalid_key', 'metadata');
+      await rejectsAndStoresNothing(
+        () => upload({ file: text(), purpose: 'context', metadata: { note: 'a\u0000b' } }),
+        400,
+        'metadata_invalid_value',
+        'metadata[note]',
+      );
+      await rejectsAndStoresNothing(
+        () => upload({ file: text(), purpose: 'context', fields: [['metadata[note]', '\u0000']] }),
+        400,
+        'metadata_invalid_value',
+        'metadata[note]',
+      );
+      await rejectsAndStoresNothing(
+        () => upload({ file: text(), purpose: 'context', metadata: { 'a\u0000': 'v' } }),
+        400,
+        'metadata_invalid_key',
+        'metadata',
+      );
     });
 
     for (const [what, part] of [
@@ -372,46 +480,87 @@ describe('POST /v1/files (upload)', () => {
           `--${boundary}\r\n${part}\r\n` +
           `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="hello.txt"\r\nContent-Type: text/plain\r\n\r\nhello\r\n` +
           `--${boundary}--\r\n`;
-        const send = () => tenant.admin.request('POST', '/v1/files', { body, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } });
+        const send = () =>
+          tenant.admin.request('POST', '/v1/files', { body, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } });
         await rejectsAndStoresNothing(send, 400, 'invalid_multipart', null);
       });
     }
 
     it('answers 400 for an Idempotency-Key longer than 255 characters, and stores nothing', async () => {
-      await rejectsAndStoresNothing(() => upload({ file: text(), purpose: 'context' }, { 'idempotency-key': 'x'.repeat(256) }), 400, 'invalid_parameter', 'Idempotency-Key');
+      await rejectsAndStoresNothing(
+        () => upload({ file: text(), purpose: 'context' }, { 'idempotency-key': 'x'.repeat(256) }),
+        400,
+        'invalid_parameter',
+        'Idempotency-Key',
+      );
     });
 
     it('answers 400 for an empty Idempotency-Key, and stores nothing', async () => {
-      await rejectsAndStoresNothing(() => upload({ file: text(), purpose: 'context' }, { 'idempotency-key': '' }), 400, 'invalid_parameter', 'Idempotency-Key');
+      await rejectsAndStoresNothing(
+        () => upload({ file: text(), purpose: 'context' }, { 'idempotency-key': '' }),
+        400,
+        'invalid_parameter',
+        'Idempotency-Key',
+      );
     });
   });
 
   describe('unsupported media (415)', () => {
     it('answers 415 for a GIF, and stores nothing', async () => {
-      await rejectsAndStoresNothing(() => upload({ file: { data: fixtures.gif(), filename: 'anim.gif', type: 'image/gif' }, purpose: 'context' }), 415, 'unsupported_file_type', 'file');
+      await rejectsAndStoresNothing(
+        () => upload({ file: { data: fixtures.gif(), filename: 'anim.gif', type: 'image/gif' }, purpose: 'context' }),
+        415,
+        'unsupported_file_type',
+        'file',
+      );
     });
 
     it('answers 415 for random binary bytes, and stores nothing', async () => {
-      await rejectsAndStoresNothing(() => upload({ file: { data: noiseBytes(64 * 1024), filename: 'blob.bin' }, purpose: 'context' }), 415, 'unsupported_file_type', 'file');
+      await rejectsAndStoresNothing(
+        () => upload({ file: { data: noiseBytes(64 * 1024), filename: 'blob.bin' }, purpose: 'context' }),
+        415,
+        'unsupported_file_type',
+        'file',
+      );
     });
 
     it('answers 415 for text containing a NUL byte, and stores nothing', async () => {
-      await rejectsAndStoresNothing(() => upload({ file: { data: Buffer.from('hello\0world'), filename: 'nul.txt', type: 'text/plain' }, purpose: 'context' }), 415, 'unsupported_file_type', 'file');
+      await rejectsAndStoresNothing(
+        () => upload({ file: { data: Buffer.from('hello\0world'), filename: 'nul.txt', type: 'text/plain' }, purpose: 'context' }),
+        415,
+        'unsupported_file_type',
+        'file',
+      );
     });
 
     it('answers 415 for text with a NUL byte past the first 4,100 bytes, and stores nothing', async () => {
       const data = Buffer.concat([Buffer.from('a'.repeat(200_000)), Buffer.from([0]), Buffer.from('b'.repeat(1000))]);
-      await rejectsAndStoresNothing(() => upload({ file: { data, filename: 'late-nul.txt', type: 'text/plain' }, purpose: 'context' }), 415, 'unsupported_file_type', 'file');
+      await rejectsAndStoresNothing(
+        () => upload({ file: { data, filename: 'late-nul.txt', type: 'text/plain' }, purpose: 'context' }),
+        415,
+        'unsupported_file_type',
+        'file',
+      );
     });
 
     it('answers 415 for text that is not valid UTF-8, and stores nothing', async () => {
       const data = Buffer.from([0x68, 0x69, 0x20, 0xc3, 0x28, 0x21]);
-      await rejectsAndStoresNothing(() => upload({ file: { data, filename: 'latin.txt', type: 'text/plain' }, purpose: 'context' }), 415, 'unsupported_file_type', 'file');
+      await rejectsAndStoresNothing(
+        () => upload({ file: { data, filename: 'latin.txt', type: 'text/plain' }, purpose: 'context' }),
+        415,
+        'unsupported_file_type',
+        'file',
+      );
     });
 
     it('answers 415 for text that ends in the middle of a UTF-8 character, and stores nothing', async () => {
       const data = Buffer.concat([Buffer.from('price: 5 '), Buffer.from('€').subarray(0, 2)]);
-      await rejectsAndStoresNothing(() => upload({ file: { data, filename: 'cut.txt', type: 'text/plain' }, purpose: 'context' }), 415, 'unsupported_file_type', 'file');
+      await rejectsAndStoresNothing(
+        () => upload({ file: { data, filename: 'cut.txt', type: 'text/plain' }, purpose: 'context' }),
+        415,
+        'unsupported_file_type',
+        'file',
+      );
     });
 
     it('answers 415 with file_type_mismatch for a part declared image/png whose content is a PDF, and stores nothing', async () => {
@@ -424,12 +573,21 @@ describe('POST /v1/files (upload)', () => {
     });
 
     it('answers 415 for a JSON body instead of multipart/form-data, and stores nothing', async () => {
-      await rejectsAndStoresNothing(() => tenant.admin.post('/v1/files', { purpose: 'context', file: 'aGVsbG8=' }), 415, 'unsupported_content_type', null);
+      await rejectsAndStoresNothing(
+        () => tenant.admin.post('/v1/files', { purpose: 'context', file: 'aGVsbG8=' }),
+        415,
+        'unsupported_content_type',
+        null,
+      );
     });
 
     it('answers 415 for a urlencoded body instead of multipart/form-data, and stores nothing', async () => {
       await rejectsAndStoresNothing(
-        () => tenant.admin.request('POST', '/v1/files', { body: 'purpose=context&file=hello', headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+        () =>
+          tenant.admin.request('POST', '/v1/files', {
+            body: 'purpose=context&file=hello',
+            headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          }),
         415,
         'unsupported_content_type',
         null,
@@ -440,7 +598,10 @@ describe('POST /v1/files (upload)', () => {
   describe('size limit (413)', () => {
     it('accepts a file of exactly 104,857,600 bytes and takes it to processed', async function () {
       this.timeout(180_000);
-      const response = await upload({ file: { data: wavOfSize(MAX_FILE_BYTES), filename: 'limit.wav', type: 'audio/wav' }, purpose: 'attachment' });
+      const response = await upload({
+        file: { data: wavOfSize(MAX_FILE_BYTES), filename: 'limit.wav', type: 'audio/wav' },
+        purpose: 'attachment',
+      });
       assert.equal(response.status, 200, JSON.stringify(response.body));
       assert.equal(response.body.bytes, MAX_FILE_BYTES);
       assert.equal(response.body.mime_type, 'audio/wav');
@@ -455,7 +616,10 @@ describe('POST /v1/files (upload)', () => {
     it('answers 413 when the file is one byte over 104,857,600 bytes, and stores nothing', async function () {
       this.timeout(180_000);
       const before = await storedFor(api, tenant);
-      const response = await upload({ file: { data: wavOfSize(MAX_FILE_BYTES + 1), filename: 'over.wav', type: 'audio/wav' }, purpose: 'attachment' });
+      const response = await upload({
+        file: { data: wavOfSize(MAX_FILE_BYTES + 1), filename: 'over.wav', type: 'audio/wav' },
+        purpose: 'attachment',
+      });
       assertError(response, 413, 'file_too_large', 'file');
       const after = await storedFor(api, tenant);
       assert.deepEqual(after.files, before.files, 'a file record was created');
@@ -465,7 +629,12 @@ describe('POST /v1/files (upload)', () => {
     });
 
     it('answers 413 before reading the body when its declared length is over the limit, and stores nothing', async () => {
-      await rejectsAndStoresNothing(() => uploadDeclaring(api.url, tenant.admin.key!, MAX_FILE_BYTES + 2 * 1024 * 1024), 413, 'file_too_large', 'file');
+      await rejectsAndStoresNothing(
+        () => uploadDeclaring(api.url, tenant.admin.key!, MAX_FILE_BYTES + 2 * 1024 * 1024),
+        413,
+        'file_too_large',
+        'file',
+      );
     });
   });
 
@@ -473,19 +642,30 @@ describe('POST /v1/files (upload)', () => {
     it('removes the partial blob and its lease when the client disconnects mid-upload', async () => {
       const before = await storedFor(api, tenant);
       const req = startPartialUpload(api.url, tenant.admin.key!, 8 * 1024 * 1024, 1024 * 1024);
-      await eventually(async () => {
-        const during = await storedFor(api, tenant);
-        assert.equal(during.pendingDeletions.length, before.pendingDeletions.length + 1, 'the upload has not started streaming');
-        assert.equal(during.incoming.length, before.incoming.length + 1, 'no partial write yet');
-      }, { message: 'the upload did not start' });
+      await eventually(
+        async () => {
+          const during = await storedFor(api, tenant);
+          assert.equal(during.pendingDeletions.length, before.pendingDeletions.length + 1, 'the upload has not started streaming');
+          assert.equal(during.incoming.length, before.incoming.length + 1, 'no partial write yet');
+        },
+        { message: 'the upload did not start' },
+      );
       req.destroy();
-      await eventually(async () => assert.deepEqual(await storedFor(api, tenant), before), { message: 'the interrupted upload left something behind' });
+      await eventually(async () => assert.deepEqual(await storedFor(api, tenant), before), {
+        message: 'the interrupted upload left something behind',
+      });
     });
   });
 
   describe('authentication and scopes', () => {
     it('answers 401 without an API key, and stores nothing', async () => {
-      await rejectsAndStoresNothing(() => tenant.admin.withKey(undefined).upload({ file: text(), purpose: 'context' }), 401, 'invalid_api_key', null, 'authentication_error');
+      await rejectsAndStoresNothing(
+        () => tenant.admin.withKey(undefined).upload({ file: text(), purpose: 'context' }),
+        401,
+        'invalid_api_key',
+        null,
+        'authentication_error',
+      );
     });
 
     it('answers 401 with a key that does not exist, and stores nothing', async () => {
@@ -500,7 +680,13 @@ describe('POST /v1/files (upload)', () => {
 
     it('answers 403 with a key that only has files:read, and stores nothing', async () => {
       const reader = await tenant.keyWith('files:read');
-      await rejectsAndStoresNothing(() => reader.upload({ file: text(), purpose: 'context' }), 403, 'missing_scope', null, 'permission_error');
+      await rejectsAndStoresNothing(
+        () => reader.upload({ file: text(), purpose: 'context' }),
+        403,
+        'missing_scope',
+        null,
+        'permission_error',
+      );
     });
 
     it('accepts a key with only files:write', async () => {
@@ -558,7 +744,9 @@ describe('POST /v1/files (upload)', () => {
     });
 
     it('creates exactly one file when several uploads with one key arrive at once', async () => {
-      const responses = await Promise.all(Array.from({ length: 6 }, () => own.admin.upload(body('raced'), { 'idempotency-key': 'upload-race' })));
+      const responses = await Promise.all(
+        Array.from({ length: 6 }, () => own.admin.upload(body('raced'), { 'idempotency-key': 'upload-race' })),
+      );
       for (const response of responses) assert.equal(response.status, 200, JSON.stringify(response.body));
       const ids = new Set(responses.map((r) => r.body.id));
       assert.equal(ids.size, 1);

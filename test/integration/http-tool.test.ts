@@ -10,7 +10,12 @@ const reach = (signal = new AbortController().signal) => ({ projectId: 'proj_too
 
 describe('HTTP tools', () => {
   let server: TestToolServer;
-  const tool = (path: string, over: Partial<HttpToolDefinition> = {}): HttpToolDefinition => ({ type: 'http', name: 'probe', url: `${server.url}${path}`, ...over });
+  const tool = (path: string, over: Partial<HttpToolDefinition> = {}): HttpToolDefinition => ({
+    type: 'http',
+    name: 'probe',
+    url: `${server.url}${path}`,
+    ...over,
+  });
 
   before(async () => (server = await startToolServer()));
   after(() => server.close());
@@ -49,7 +54,10 @@ describe('HTTP tools', () => {
     const parameters = { type: 'object', properties: { q: { type: 'string', pattern: '^(?=a)a+$' } } };
     const result = await callHttpTool(tool('/echo', { parameters }), { q: 'aaa' }, reach());
     assert.equal(result.is_error, true);
-    assert.match(result.content, /^The tool cannot be called: its parameters schema is not a usable JSON Schema: the pattern "\^\(\?=a\)a\+\$" is not supported/);
+    assert.match(
+      result.content,
+      /^The tool cannot be called: its parameters schema is not a usable JSON Schema: the pattern "\^\(\?=a\)a\+\$" is not supported/,
+    );
     assert.equal(server.received.length, before);
   });
 
@@ -65,10 +73,13 @@ describe('HTTP tools', () => {
       assert.equal(err.retryAfterMs, 7000);
       return true;
     });
-    await assert.rejects(callHttpTool(tool('/status/429'), {}, reach()), (err: unknown) => err instanceof ToolUnavailableError && err.retryAfterMs === undefined);
+    await assert.rejects(
+      callHttpTool(tool('/status/429'), {}, reach()),
+      (err: unknown) => err instanceof ToolUnavailableError && err.retryAfterMs === undefined,
+    );
   });
 
-  it('waits no longer than the retry policy\'s longest interval, however long the Retry-After a tool gives', async () => {
+  it("waits no longer than the retry policy's longest interval, however long the Retry-After a tool gives", async () => {
     for (const retryAfter of ['999999999', encodeURIComponent(new Date(Date.now() + 365 * 86_400_000).toUTCString())]) {
       await assert.rejects(callHttpTool(tool(`/status/429?retry-after=${retryAfter}`), {}, reach()), (err: unknown) => {
         assert.ok(err instanceof ToolUnavailableError);
@@ -102,13 +113,16 @@ describe('HTTP tools', () => {
   });
 
   it('describes a binary answer instead of showing its bytes, and does not follow redirects', async () => {
-    assert.deepEqual(await callHttpTool(tool('/picture'), {}, reach()), { content: 'The tool answered with image/png content, which is not text.', is_error: false });
+    assert.deepEqual(await callHttpTool(tool('/picture'), {}, reach()), {
+      content: 'The tool answered with image/png content, which is not text.',
+      is_error: false,
+    });
     const redirected = await callHttpTool(tool('/redirect'), {}, reach());
     assert.equal(redirected.is_error, true);
     assert.match(redirected.content, /^HTTP 302: the tool redirected to \/echo; redirects are not followed$/);
   });
 
-  it('aborts the request when the run is cancelled, with the run\'s reason', async () => {
+  it("aborts the request when the run is cancelled, with the run's reason", async () => {
     const run = new AbortController();
     const before = server.hanging;
     const call = callHttpTool(tool('/hang', { timeout_ms: 60_000 }), {}, reach(run.signal));
@@ -119,9 +133,20 @@ describe('HTTP tools', () => {
   });
 
   it('refuses loopback, private and metadata targets when private addresses are not allowed, and says why', async () => {
-    const targets = [`${server.url}/echo`, server.url.replace('127.0.0.1', 'localhost') + '/echo', server.url.replace('127.0.0.1', '[::ffff:127.0.0.1]') + '/echo', 'http://169.254.169.254/latest/meta-data/', 'http://10.255.255.1/x', 'http://[::1]:9/x'];
+    const targets = [
+      `${server.url}/echo`,
+      server.url.replace('127.0.0.1', 'localhost') + '/echo',
+      server.url.replace('127.0.0.1', '[::ffff:127.0.0.1]') + '/echo',
+      'http://169.254.169.254/latest/meta-data/',
+      'http://10.255.255.1/x',
+      'http://[::1]:9/x',
+    ];
     for (const url of targets) {
-      const result = await callHttpTool({ type: 'http', name: 'probe', url }, {}, { projectId: 'proj_tools', signal: new AbortController().signal, allowPrivate: false });
+      const result = await callHttpTool(
+        { type: 'http', name: 'probe', url },
+        {},
+        { projectId: 'proj_tools', signal: new AbortController().signal, allowPrivate: false },
+      );
       assert.equal(result.is_error, true, url);
       assert.match(result.content, /^The request was refused: .* is not a public address; only public addresses may be reached$/, url);
     }

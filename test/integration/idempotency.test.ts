@@ -24,9 +24,15 @@ describe('Idempotency-Key', () => {
 
   it('treats a JSON body with its keys in another order as the same request, and replays it', async () => {
     const key = { 'Idempotency-Key': 'reordered-1' };
-    const first = await tenant.admin.request('POST', '/v1/api-keys', { body: '{"name":"ordered","scopes":["files:read"]}', headers: { ...key, 'content-type': 'application/json' } });
+    const first = await tenant.admin.request('POST', '/v1/api-keys', {
+      body: '{"name":"ordered","scopes":["files:read"]}',
+      headers: { ...key, 'content-type': 'application/json' },
+    });
     assert.equal(first.status, 201, JSON.stringify(first.body));
-    const second = await tenant.admin.request('POST', '/v1/api-keys', { body: '{"scopes":["files:read"],"name":"ordered"}', headers: { ...key, 'content-type': 'application/json' } });
+    const second = await tenant.admin.request('POST', '/v1/api-keys', {
+      body: '{"scopes":["files:read"],"name":"ordered"}',
+      headers: { ...key, 'content-type': 'application/json' },
+    });
     assert.equal(second.status, 201, JSON.stringify(second.body));
     assert.equal(second.body.id, first.body.id);
     assert.equal(second.headers.get('idempotent-replayed'), 'true');
@@ -41,7 +47,10 @@ describe('Idempotency-Key', () => {
       const { app, router } = createApp(await apiDepsOf({ ...api.services, log: pino({ level: 'silent' }) }));
       for (const kind of ['alpha', 'beta']) {
         router.post(`/v1/test-${kind}`, audited(api.services.db, `${kind}.create`, kind), async (ctx) => {
-          const { created } = await createOnce(ctx, api.services, { name: 'same' }, async () => ({ status: 201, body: { id: `${kind}_1`, kind } }));
+          const { created } = await createOnce(ctx, api.services, { name: 'same' }, async () => ({
+            status: 201,
+            body: { id: `${kind}_1`, kind },
+          }));
           respond(ctx, created);
         });
       }
@@ -54,7 +63,10 @@ describe('Idempotency-Key', () => {
 
     it("answers 409 on the second endpoint instead of replaying the first endpoint's object", async () => {
       const post = (path: string) =>
-        fetch(client.baseUrl + path, { method: 'POST', headers: { authorization: `Bearer ${client.key}`, 'idempotency-key': 'two-endpoints' } });
+        fetch(client.baseUrl + path, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${client.key}`, 'idempotency-key': 'two-endpoints' },
+        });
       const alpha = await post('/v1/test-alpha');
       assert.equal(alpha.status, 201);
       const beta = await post('/v1/test-beta');
@@ -97,14 +109,22 @@ describe('Idempotency-Key', () => {
         [tenant.projectId, key],
       );
       const pending = tenant.admin.post('/v1/api-keys', { name: 'after expiry', scopes: ['files:read'] }, { 'Idempotency-Key': key });
-      await eventually(async () => {
-        const waiting = await db.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO idempotency_keys%'`);
-        assert.equal(waiting.rowCount, 1, 'the request is not waiting on the key yet');
-      }, { timeoutMs: 10_000, intervalMs: 20 });
-      await eventually(async () => {
-        const now = await db.query<{ passed: boolean }>('SELECT clock_timestamp() > $1 AS passed', [rows[0]!.expires]);
-        assert.ok(now.rows[0]!.passed, 'the blocking claim has not expired yet');
-      }, { timeoutMs: 10_000, intervalMs: 50 });
+      await eventually(
+        async () => {
+          const waiting = await db.query(
+            `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO idempotency_keys%'`,
+          );
+          assert.equal(waiting.rowCount, 1, 'the request is not waiting on the key yet');
+        },
+        { timeoutMs: 10_000, intervalMs: 20 },
+      );
+      await eventually(
+        async () => {
+          const now = await db.query<{ passed: boolean }>('SELECT clock_timestamp() > $1 AS passed', [rows[0]!.expires]);
+          assert.ok(now.rows[0]!.passed, 'the blocking claim has not expired yet');
+        },
+        { timeoutMs: 10_000, intervalMs: 50 },
+      );
       await other.query('COMMIT');
 
       const created = await pending;
@@ -147,11 +167,13 @@ describe('Idempotency-Key', () => {
         req.write(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.txt"\r\n\r\n${'x'.repeat(64 * 1024)}`);
       });
       const response = await answered;
-      const body = JSON.parse(await new Promise<string>((resolve) => {
-        let text = '';
-        response.on('data', (chunk: Buffer) => (text += chunk.toString()));
-        response.on('end', () => resolve(text));
-      })) as { error: { param: string } };
+      const body = JSON.parse(
+        await new Promise<string>((resolve) => {
+          let text = '';
+          response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+          response.on('end', () => resolve(text));
+        }),
+      ) as { error: { param: string } };
       response.socket.destroy();
       assert.equal(response.statusCode, 400);
       assert.equal(body.error.param, 'Idempotency-Key');

@@ -11,7 +11,11 @@ import { releaseBlob, stageUpload, sweepDueBlobs } from '../../records/blob-leas
 import type { BlobStore } from '../../records/blobs/store.js';
 import { createWorker } from '../../workflows/worker.js';
 import { extractionWorkflowId } from '../../workflows/extraction/client.js';
-import { createMaintenanceActivities, MISSED_STARTS_PER_ROUND, type MaintenanceActivities } from '../../workflows/maintenance/activities.js';
+import {
+  createMaintenanceActivities,
+  MISSED_STARTS_PER_ROUND,
+  type MaintenanceActivities,
+} from '../../workflows/maintenance/activities.js';
 import { runWorkflowId } from '../../workflows/runs/client.js';
 import { createAgent } from '../support/agents.js';
 import { MAINTENANCE_SCHEDULE_ID } from '../../workflows/maintenance/client.js';
@@ -23,7 +27,8 @@ describe('maintenance', function () {
   let namespace: string;
   let activities: MaintenanceActivities;
   /** Runs one duty as the worker would, with the worker's client in its context. */
-  const run = (duty: () => Promise<number>) => new MockActivityEnvironment(undefined, { client: api.services.temporal }).run<[], number, typeof duty>(duty);
+  const run = (duty: () => Promise<number>) =>
+    new MockActivityEnvironment(undefined, { client: api.services.temporal }).run<[], number, typeof duty>(duty);
 
   before(async () => {
     namespace = await isolatedNamespace('maintenance');
@@ -44,9 +49,12 @@ describe('maintenance', function () {
     for (let i = 0; i < workflowIds.length; i += 20) {
       await Promise.all(
         workflowIds.slice(i, i + 20).map((id) =>
-          api.services.temporal.workflow.getHandle(id).terminate('test over').catch((err) => {
-            if (!(err instanceof WorkflowNotFoundError)) throw err;
-          }),
+          api.services.temporal.workflow
+            .getHandle(id)
+            .terminate('test over')
+            .catch((err) => {
+              if (!(err instanceof WorkflowNotFoundError)) throw err;
+            }),
         ),
       );
     }
@@ -55,18 +63,30 @@ describe('maintenance', function () {
   describe('duties', () => {
     it('starts extraction for a file whose start was missed once it is a minute old, and it reaches processed once', async () => {
       const tenant = await newTenant(api, 'maintenance');
-      const upload = await tenant.admin.upload({ file: { data: Buffer.from('missed\fstart'), filename: 'missed.txt' }, purpose: 'context' });
+      const upload = await tenant.admin.upload({
+        file: { data: Buffer.from('missed\fstart'), filename: 'missed.txt' },
+        purpose: 'context',
+      });
       const workflowId = extractionWorkflowId(upload.body.id);
       await loseStart('files', upload.body.id, workflowId);
 
       await run(activities.restartMissedExtractions);
-      assert.equal((await api.services.temporal.workflow.getHandle(workflowId).describe()).status.name, 'TERMINATED', 'a young file is left alone');
+      assert.equal(
+        (await api.services.temporal.workflow.getHandle(workflowId).describe()).status.name,
+        'TERMINATED',
+        'a young file is left alone',
+      );
 
       await api.services.db.query(`UPDATE files SET created_at = now() - interval '2 minutes' WHERE id = $1`, [upload.body.id]);
       await run(activities.restartMissedExtractions);
       assert.equal((await api.services.temporal.workflow.getHandle(workflowId).describe()).status.name, 'RUNNING');
 
-      const { worker, connection } = await createWorker({ ...workerDependenciesOf(api.services), temporalAddress: api.temporalAddress, namespace, workflowBundle: await workflowBundle() });
+      const { worker, connection } = await createWorker({
+        ...workerDependenciesOf(api.services),
+        temporalAddress: api.temporalAddress,
+        namespace,
+        workflowBundle: await workflowBundle(),
+      });
       const running = worker.run();
       try {
         const file = await tenant.admin.settledFile(upload.body.id);
@@ -87,7 +107,9 @@ describe('maintenance', function () {
       // No worker polls this namespace: each run waits, queued, with its workflow started.
       const waiting: string[] = [];
       while (waiting.length <= MISSED_STARTS_PER_ROUND) {
-        const answers = await Promise.all(Array.from({ length: 10 }, () => busy.admin.post(`/v1/agents/${busyAgent.id}/run`, { input: 'wait', wait: false })));
+        const answers = await Promise.all(
+          Array.from({ length: 10 }, () => busy.admin.post(`/v1/agents/${busyAgent.id}/run`, { input: 'wait', wait: false })),
+        );
         for (const answer of answers) assert.equal(answer.status, 202, JSON.stringify(answer.body));
         waiting.push(...answers.map((answer) => answer.body.id as string));
       }
@@ -101,7 +123,9 @@ describe('maintenance', function () {
         await run(activities.restartMissedRuns);
 
         assert.equal((await api.services.temporal.workflow.getHandle(runWorkflowId(lost.body.id)).describe()).status.name, 'RUNNING');
-        const { rows } = await api.services.db.query('SELECT workflow_started_at IS NOT NULL AS recorded FROM runs WHERE id = $1', [lost.body.id]);
+        const { rows } = await api.services.db.query('SELECT workflow_started_at IS NOT NULL AS recorded FROM runs WHERE id = $1', [
+          lost.body.id,
+        ]);
         assert.deepEqual(rows, [{ recorded: true }], 'the start is recorded, so the next round leaves the run alone');
       } finally {
         await endWaiting([...waiting, lost.body.id].map(runWorkflowId));
@@ -115,7 +139,9 @@ describe('maintenance', function () {
       const extracting: string[] = [];
       while (extracting.length <= MISSED_STARTS_PER_ROUND) {
         const answers = await Promise.all(
-          Array.from({ length: 10 }, (_, i) => busy.admin.upload({ file: { data: Buffer.from(`long ${extracting.length + i}`), filename: 'long.txt' }, purpose: 'context' })),
+          Array.from({ length: 10 }, (_, i) =>
+            busy.admin.upload({ file: { data: Buffer.from(`long ${extracting.length + i}`), filename: 'long.txt' }, purpose: 'context' }),
+          ),
         );
         for (const answer of answers) assert.equal(answer.status, 200, JSON.stringify(answer.body));
         extracting.push(...answers.map((answer) => answer.body.id as string));
@@ -127,7 +153,10 @@ describe('maintenance', function () {
       try {
         await run(activities.restartMissedExtractions);
 
-        assert.equal((await api.services.temporal.workflow.getHandle(extractionWorkflowId(lost.body.id)).describe()).status.name, 'RUNNING');
+        assert.equal(
+          (await api.services.temporal.workflow.getHandle(extractionWorkflowId(lost.body.id)).describe()).status.name,
+          'RUNNING',
+        );
       } finally {
         await endWaiting([...extracting, lost.body.id].map(extractionWorkflowId));
         await api.services.db.query(`UPDATE files SET status = 'failed' WHERE project_id = ANY($1)`, [[busy.projectId, quiet.projectId]]);
@@ -202,9 +231,11 @@ describe('maintenance', function () {
 
     afterEach(async () => {
       for (const worker of workers.splice(0)) await worker.stop();
-      await schedule().delete().catch((err) => {
-        if (!(err instanceof ScheduleNotFoundError)) throw err;
-      });
+      await schedule()
+        .delete()
+        .catch((err) => {
+          if (!(err instanceof ScheduleNotFoundError)) throw err;
+        });
     });
 
     it('exists once for the cluster when two workers start, runs a round at once, then every 30 s and never two at once', async () => {
@@ -215,16 +246,22 @@ describe('maintenance', function () {
       assert.equal(description.policies.overlap, ScheduleOverlapPolicy.SKIP);
       assert.equal(description.action.workflowType, 'maintenanceWorkflow');
       assert.equal(description.info.lastUpdatedAt, undefined, 'the worker that found it current left it alone');
-      await eventually(async () => {
-        const listed: string[] = [];
-        for await (const summary of api.services.temporal.schedule.list()) listed.push(summary.scheduleId);
-        assert.deepEqual(listed, [MAINTENANCE_SCHEDULE_ID]);
-      }, { message: 'the schedule was not listed' });
-      const first = await eventually(async () => {
-        const [action] = (await schedule().describe()).info.recentActions;
-        assert.ok(action, 'no round yet');
-        return api.services.temporal.workflow.getHandle<typeof maintenanceWorkflow>(action.action.workflow.workflowId);
-      }, { message: 'the first round did not start' });
+      await eventually(
+        async () => {
+          const listed: string[] = [];
+          for await (const summary of api.services.temporal.schedule.list()) listed.push(summary.scheduleId);
+          assert.deepEqual(listed, [MAINTENANCE_SCHEDULE_ID]);
+        },
+        { message: 'the schedule was not listed' },
+      );
+      const first = await eventually(
+        async () => {
+          const [action] = (await schedule().describe()).info.recentActions;
+          assert.ok(action, 'no round yet');
+          return api.services.temporal.workflow.getHandle<typeof maintenanceWorkflow>(action.action.workflow.workflowId);
+        },
+        { message: 'the first round did not start' },
+      );
       assert.equal(typeof (await first.result()).extractionsRestarted, 'number');
     });
 
@@ -236,7 +273,9 @@ describe('maintenance', function () {
 
       await schedule().trigger();
 
-      await eventually(async () => assert.equal(await api.services.blobs.exists(due), false), { message: 'the scheduled round did not remove the blob' });
+      await eventually(async () => assert.equal(await api.services.blobs.exists(due), false), {
+        message: 'the scheduled round did not remove the blob',
+      });
       const { info } = await schedule().describe();
       for (const { action } of info.recentActions) {
         const round = api.services.temporal.workflow.getHandle<typeof maintenanceWorkflow>(action.workflow.workflowId);

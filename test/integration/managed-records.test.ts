@@ -29,7 +29,12 @@ describe('records a Kubernetes resource manages', function () {
 
   it('say which resource manages them; the others say null', async () => {
     const managed = resource('Agent', 'researcher');
-    const created = await stack.tenant.admin.post('/v1/agents', { name: 'researcher', model: 'auto', managed_by: 'kubernetes', managed_resource: managed });
+    const created = await stack.tenant.admin.post('/v1/agents', {
+      name: 'researcher',
+      model: 'auto',
+      managed_by: 'kubernetes',
+      managed_resource: managed,
+    });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     assert.equal(created.body.managed_by, 'kubernetes');
     assert.deepEqual(created.body.managed_resource, managed);
@@ -40,10 +45,18 @@ describe('records a Kubernetes resource manages', function () {
 
   it('are listed by managed_by and by the resource uid', async () => {
     const managed = resource('Agent', 'lister');
-    const created = await stack.tenant.admin.post('/v1/agents', { name: 'lister', model: 'auto', managed_by: 'kubernetes', managed_resource: managed });
+    const created = await stack.tenant.admin.post('/v1/agents', {
+      name: 'lister',
+      model: 'auto',
+      managed_by: 'kubernetes',
+      managed_resource: managed,
+    });
     const plain = await createAgent(stack.tenant.admin);
     const byUid = await stack.tenant.admin.get(`/v1/agents?managed_uid=${managed.uid}`);
-    assert.deepEqual(byUid.body.data.map((a: { id: string }) => a.id), [created.body.id]);
+    assert.deepEqual(
+      byUid.body.data.map((a: { id: string }) => a.id),
+      [created.body.id],
+    );
     const all = await stack.tenant.admin.get('/v1/agents?managed_by=kubernetes&limit=100');
     assert.ok(all.body.data.some((a: { id: string }) => a.id === created.body.id));
     assert.ok(all.body.data.every((a: { managed_by: string }) => a.managed_by === 'kubernetes'));
@@ -54,11 +67,19 @@ describe('records a Kubernetes resource manages', function () {
 
   it('refuse an update or a deletion through the API with 409, naming the resource to edit instead', async () => {
     const managed = resource('Agent', 'writer');
-    const { body: agent } = await stack.tenant.admin.post('/v1/agents', { name: 'writer', model: 'auto', managed_by: 'kubernetes', managed_resource: managed });
+    const { body: agent } = await stack.tenant.admin.post('/v1/agents', {
+      name: 'writer',
+      model: 'auto',
+      managed_by: 'kubernetes',
+      managed_resource: managed,
+    });
     const updated = await stack.tenant.admin.patch(`/v1/agents/${agent.id}`, { instructions: 'Be brief.' });
     assert.equal(updated.status, 409);
     assert.equal(updated.body.error.code, 'managed_by_kubernetes');
-    assert.match(updated.body.error.message, /managed by Kubernetes: edit the Agent support\/writer instead \(kubectl edit agents\.agentplane\.io\/writer -n support\)/);
+    assert.match(
+      updated.body.error.message,
+      /managed by Kubernetes: edit the Agent support\/writer instead \(kubectl edit agents\.agentplane\.io\/writer -n support\)/,
+    );
     const deleted = await stack.tenant.admin.delete(`/v1/agents/${agent.id}`);
     assert.equal(deleted.status, 409);
     assert.equal(deleted.body.error.code, 'managed_by_kubernetes');
@@ -71,7 +92,12 @@ describe('records a Kubernetes resource manages', function () {
 
   it('take changes and deletions from their controller', async () => {
     const managed = resource('Agent', 'controlled');
-    const { body: agent } = await stack.tenant.admin.post('/v1/agents', { name: 'controlled', model: 'auto', managed_by: 'kubernetes', managed_resource: managed });
+    const { body: agent } = await stack.tenant.admin.post('/v1/agents', {
+      name: 'controlled',
+      model: 'auto',
+      managed_by: 'kubernetes',
+      managed_resource: managed,
+    });
     const updated = await stack.tenant.admin.patch(`/v1/agents/${agent.id}`, { instructions: 'Be brief.' }, FROM_KUBERNETES);
     assert.equal(updated.status, 200);
     assert.equal(updated.body.version, 2);
@@ -82,8 +108,18 @@ describe('records a Kubernetes resource manages', function () {
 
   it('are one per resource: a second create for the same uid answers 409 naming the first', async () => {
     const managed = resource('Agent', 'twice');
-    const first = await stack.tenant.admin.post('/v1/agents', { name: 'twice', model: 'auto', managed_by: 'kubernetes', managed_resource: managed });
-    const second = await stack.tenant.admin.post('/v1/agents', { name: 'twice', model: 'auto', managed_by: 'kubernetes', managed_resource: managed });
+    const first = await stack.tenant.admin.post('/v1/agents', {
+      name: 'twice',
+      model: 'auto',
+      managed_by: 'kubernetes',
+      managed_resource: managed,
+    });
+    const second = await stack.tenant.admin.post('/v1/agents', {
+      name: 'twice',
+      model: 'auto',
+      managed_by: 'kubernetes',
+      managed_resource: managed,
+    });
     assert.equal(second.status, 409);
     assert.equal(second.body.error.code, 'managed_resource_exists');
     assert.match(second.body.error.message, new RegExp(first.body.id));
@@ -101,7 +137,13 @@ describe('records a Kubernetes resource manages', function () {
   it('guard networks the same way', async () => {
     const member = await createAgent(stack.tenant.admin);
     const managed = resource('AgentNetwork', 'desk');
-    const created = await stack.tenant.admin.post('/v1/networks', { name: 'desk', members: [member.id], router: { type: 'sequential' }, managed_by: 'kubernetes', managed_resource: managed });
+    const created = await stack.tenant.admin.post('/v1/networks', {
+      name: 'desk',
+      members: [member.id],
+      router: { type: 'sequential' },
+      managed_by: 'kubernetes',
+      managed_resource: managed,
+    });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     assert.equal(created.body.managed_by, 'kubernetes');
     const refused = await stack.tenant.admin.patch(`/v1/networks/${created.body.id}`, { max_hops: 3 });
@@ -109,7 +151,10 @@ describe('records a Kubernetes resource manages', function () {
     assert.match(refused.body.error.message, /kubectl edit agentnetworks\.agentplane\.io\/desk -n support/);
     assert.equal((await stack.tenant.admin.delete(`/v1/networks/${created.body.id}`)).status, 409);
     const listed = await stack.tenant.admin.get(`/v1/networks?managed_uid=${managed.uid}`);
-    assert.deepEqual(listed.body.data.map((n: { id: string }) => n.id), [created.body.id]);
+    assert.deepEqual(
+      listed.body.data.map((n: { id: string }) => n.id),
+      [created.body.id],
+    );
     const deleted = await stack.tenant.admin.request('DELETE', `/v1/networks/${created.body.id}`, { headers: FROM_KUBERNETES });
     assert.equal(deleted.status, 200);
   });
@@ -136,7 +181,12 @@ describe("a network's worker pool", function () {
   it("runs the network's runs and every hop of them on its own task queue, and only there", async () => {
     const a = await createAgent(stack.tenant.admin, { model: 'local-llama' });
     const b = await createAgent(stack.tenant.admin, { model: 'local-llama' });
-    const created = await stack.tenant.admin.post('/v1/networks', { name: 'pooled', members: [a.id, b.id], router: { type: 'sequential' }, worker_pool: 'support-pool' });
+    const created = await stack.tenant.admin.post('/v1/networks', {
+      name: 'pooled',
+      members: [a.id, b.id],
+      router: { type: 'sequential' },
+      worker_pool: 'support-pool',
+    });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     assert.equal(created.body.worker_pool, 'support-pool');
 
@@ -149,7 +199,12 @@ describe("a network's worker pool", function () {
 
     const pool = await serveWorker(stack.api.services, stack.api.temporalAddress, namespace, await workflowBundle(), 'support-pool');
     try {
-      const run = await runSatisfying(stack.tenant.admin, started.body.id, (r) => r.status === 'completed', 'the pooled network run completed');
+      const run = await runSatisfying(
+        stack.tenant.admin,
+        started.body.id,
+        (r) => r.status === 'completed',
+        'the pooled network run completed',
+      );
       assert.equal(run.hops.length, 2);
       for (const hop of run.hops) {
         const child = await stack.api.services.temporal.workflow.getHandle(runWorkflowId(hop.child_run_id)).describe();
@@ -164,16 +219,35 @@ describe("a network's worker pool", function () {
     const member = await createAgent(other.admin, { model: 'local-llama' });
     // Stored without the API's check, as a network written before it may be.
     const network = await insertNetwork(stack.api.services.db, other.projectId, {
-      name: 'stowaway', description: null, members: [member.id], router: { type: 'sequential' }, max_hops: 10, concurrency: 'allow', metadata: {}, worker_pool: 'support-pool',
+      name: 'stowaway',
+      description: null,
+      members: [member.id],
+      router: { type: 'sequential' },
+      max_hops: 10,
+      concurrency: 'allow',
+      metadata: {},
+      worker_pool: 'support-pool',
     });
     const modelCalls = stack.openai.requests.length;
     stack.openai.enqueue({ text: ['should never be asked'], usage: { input: 1, output: 1 } });
     const started = await other.admin.post(`/v1/networks/${network.id}/run`, { input: 'hello', wait: false });
     assert.equal(started.status, 202);
-    const pool = await serveWorker(stack.api.services, stack.api.temporalAddress, namespace, await workflowBundle(), 'support-pool', undefined, stack.tenant.projectId);
+    const pool = await serveWorker(
+      stack.api.services,
+      stack.api.temporalAddress,
+      namespace,
+      await workflowBundle(),
+      'support-pool',
+      undefined,
+      stack.tenant.projectId,
+    );
     try {
       const handle = stack.api.services.temporal.workflow.getHandle(networkRunWorkflowId(started.body.id));
-      await assert.rejects(handle.result(), (err: Error) => /runs the runs of .* only; run .* is not one of them/.test(JSON.stringify(err, Object.getOwnPropertyNames(err)) + String((err as { cause?: { cause?: Error } }).cause?.cause?.message)));
+      await assert.rejects(handle.result(), (err: Error) =>
+        /runs the runs of .* only; run .* is not one of them/.test(
+          JSON.stringify(err, Object.getOwnPropertyNames(err)) + String((err as { cause?: { cause?: Error } }).cause?.cause?.message),
+        ),
+      );
     } finally {
       await pool.stop();
     }
@@ -185,7 +259,12 @@ describe("a network's worker pool", function () {
   it("answers 400 unknown_worker_pool for another project's pool, the controller's pools or a pool nobody runs, and stores nothing", async () => {
     const a = await createAgent(stack.tenant.admin);
     for (const queue of ['other-pool', 'network.team-b.payments', 'nobody-polls-this']) {
-      const refused = await stack.tenant.admin.post('/v1/networks', { name: 'elsewhere', members: [a.id], router: { type: 'sequential' }, worker_pool: queue });
+      const refused = await stack.tenant.admin.post('/v1/networks', {
+        name: 'elsewhere',
+        members: [a.id],
+        router: { type: 'sequential' },
+        worker_pool: queue,
+      });
       assert.equal(refused.status, 400, queue);
       assert.equal(refused.body.error.code, 'unknown_worker_pool', queue);
       assert.equal(refused.body.error.param, 'worker_pool', queue);
@@ -206,11 +285,21 @@ describe("a network's worker pool", function () {
   it("takes the queue of a pool the Kubernetes controller runs from the controller's key only", async () => {
     const controller = await controllerClient(stack.api);
     const member = await createAgent(controller);
-    const created = await controller.post('/v1/networks', { name: 'payments', members: [member.id], router: { type: 'sequential' }, worker_pool: 'network.team-b.payments' });
+    const created = await controller.post('/v1/networks', {
+      name: 'payments',
+      members: [member.id],
+      router: { type: 'sequential' },
+      worker_pool: 'network.team-b.payments',
+    });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     assert.equal(created.body.worker_pool, 'network.team-b.payments');
-    const declared = await controller.post('/v1/networks', { name: 'not-ours', members: [member.id], router: { type: 'sequential' }, worker_pool: 'support-pool' });
-    assert.equal(declared.status, 400, "the controller named a pool that runs for another project");
+    const declared = await controller.post('/v1/networks', {
+      name: 'not-ours',
+      members: [member.id],
+      router: { type: 'sequential' },
+      worker_pool: 'support-pool',
+    });
+    assert.equal(declared.status, 400, 'the controller named a pool that runs for another project');
   });
 
   it("registers the controller's key with the agents scopes only, and refuses a secret that is already another key's", async () => {
@@ -220,12 +309,20 @@ describe("a network's worker pool", function () {
     assert.equal(minted.status, 403);
     const agent = await createAgent(controller);
     assert.equal((await controller.post(`/v1/agents/${agent.id}/run`, { input: 'hi', wait: false })).status, 403);
-    await assert.rejects(ensureControllerKey(stack.api.services.db, stack.tenant.admin.key!), /AGENTPLANE_CONTROLLER_KEY is already the secret of the API key key_/);
+    await assert.rejects(
+      ensureControllerKey(stack.api.services.db, stack.tenant.admin.key!),
+      /AGENTPLANE_CONTROLLER_KEY is already the secret of the API key key_/,
+    );
   });
 
   it('refuses a task queue name that is not one', async () => {
     const a = await createAgent(stack.tenant.admin);
-    const refused = await stack.tenant.admin.post('/v1/networks', { name: 'bad', members: [a.id], router: { type: 'sequential' }, worker_pool: 'Not A Queue' });
+    const refused = await stack.tenant.admin.post('/v1/networks', {
+      name: 'bad',
+      members: [a.id],
+      router: { type: 'sequential' },
+      worker_pool: 'Not A Queue',
+    });
     assert.equal(refused.status, 400);
     assert.equal(refused.body.error.param, 'worker_pool');
   });

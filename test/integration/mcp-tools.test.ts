@@ -16,19 +16,34 @@ const reach = (signal = new AbortController().signal) => ({ projectId: 'proj_too
 async function answering(status: number): Promise<{ url: string; close(): Promise<void> }> {
   const server = createServer((_req, res) => res.writeHead(status, { 'content-type': 'text/plain' }).end(`status ${status}`));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }
 
 describe('remote MCP servers', () => {
   let server: TestMcpServer;
-  const mcp = (over: Partial<McpToolDefinition> = {}): McpToolDefinition => ({ type: 'mcp', server_label: 'calc', server_url: server.url, ...over });
+  const mcp = (over: Partial<McpToolDefinition> = {}): McpToolDefinition => ({
+    type: 'mcp',
+    server_label: 'calc',
+    server_url: server.url,
+    ...over,
+  });
 
   before(async () => (server = await startMcpServer()));
   after(() => server.close());
 
-  it('lists the server\'s tools as <label>__<tool>, with their descriptions and argument schemas', async () => {
+  it("lists the server's tools as <label>__<tool>, with their descriptions and argument schemas", async () => {
     const tools = await listMcpTools(mcp(), reach());
-    assert.deepEqual(tools.map((t) => t.name).sort(), ['calc__add', 'calc__fail', 'calc__flood', 'calc__picture', 'calc__wait', 'calc__whoami']);
+    assert.deepEqual(tools.map((t) => t.name).sort(), [
+      'calc__add',
+      'calc__fail',
+      'calc__flood',
+      'calc__picture',
+      'calc__wait',
+      'calc__whoami',
+    ]);
     const add = tools.find((t) => t.name === 'calc__add')!;
     assert.equal(add.description, 'Adds two numbers.');
     assert.equal(add.parameters.type, 'object');
@@ -37,7 +52,10 @@ describe('remote MCP servers', () => {
 
   it('offers only allowed_tools when the definition names them, and refuses a call to any other', async () => {
     const def = mcp({ allowed_tools: ['add', 'nonexistent'] });
-    assert.deepEqual((await listMcpTools(def, reach())).map((t) => t.name), ['calc__add']);
+    assert.deepEqual(
+      (await listMcpTools(def, reach())).map((t) => t.name),
+      ['calc__add'],
+    );
     const before = server.methods.length;
     assert.deepEqual(await callMcpTool(def, 'fail', {}, reach()), { content: 'There is no tool named calc__fail.', is_error: true });
     assert.equal(server.methods.length, before, 'the server was not asked');
@@ -52,12 +70,18 @@ describe('remote MCP servers', () => {
   });
 
   it('describes content that is not text', async () => {
-    assert.deepEqual(await callMcpTool(mcp(), 'picture', {}, reach()), { content: 'a picture:\n[image content: image/png, 8 bytes, not shown]', is_error: false });
+    assert.deepEqual(await callMcpTool(mcp(), 'picture', {}, reach()), {
+      content: 'a picture:\n[image content: image/png, 8 bytes, not shown]',
+      is_error: false,
+    });
   });
 
   it('stops reading an answer past 4 MiB and tells the model', async () => {
     const result = await callMcpTool(mcp(), 'flood', {}, reach());
-    assert.deepEqual(result, { content: 'The MCP server calc answered with more than 4194304 bytes; the answer was not read', is_error: true });
+    assert.deepEqual(result, {
+      content: 'The MCP server calc answered with more than 4194304 bytes; the answer was not read',
+      is_error: true,
+    });
   });
 
   it('sends the headers of the definition to the server', async () => {
@@ -102,7 +126,7 @@ describe('remote MCP servers', () => {
     server.waiting.splice(0).forEach((release) => release());
   });
 
-  it('aborts a call when the run is cancelled, with the run\'s reason', async () => {
+  it("aborts a call when the run is cancelled, with the run's reason", async () => {
     const run = new AbortController();
     const call = callMcpTool(mcp({ timeout_ms: 60_000 }), 'wait', {}, reach(run.signal));
     await eventually(() => assert.equal(server.waiting.length, 1), { message: 'the call did not arrive' });
@@ -139,10 +163,18 @@ describe('remote MCP servers that keep sessions', () => {
 });
 
 describe('remote MCP servers that list too much', () => {
-  const mcp = (server: TestMcpServer, over: Partial<McpToolDefinition> = {}): McpToolDefinition => ({ type: 'mcp', server_label: 'big', server_url: server.url, ...over });
+  const mcp = (server: TestMcpServer, over: Partial<McpToolDefinition> = {}): McpToolDefinition => ({
+    type: 'mcp',
+    server_label: 'big',
+    server_url: server.url,
+    ...over,
+  });
 
   /** Runs `work` against a server listing `extraTools` beyond the usual six. */
-  async function listing<T>(extraTools: { count: number; descriptionChars?: number }, work: (server: TestMcpServer) => Promise<T>): Promise<T> {
+  async function listing<T>(
+    extraTools: { count: number; descriptionChars?: number },
+    work: (server: TestMcpServer) => Promise<T>,
+  ): Promise<T> {
     const server = await startMcpServer({ extraTools });
     try {
       return await work(server);
@@ -155,10 +187,16 @@ describe('remote MCP servers that list too much', () => {
     listing({ count: MAX_TOOLS_PER_SERVER }, async (server) => {
       await assert.rejects(listMcpTools(mcp(server), reach()), (err: unknown) => {
         assert.ok(err instanceof ToolsTooLargeError);
-        assert.equal(err.message, `The MCP server big lists more than ${MAX_TOOLS_PER_SERVER} tools; name the ones to offer in allowed_tools.`);
+        assert.equal(
+          err.message,
+          `The MCP server big lists more than ${MAX_TOOLS_PER_SERVER} tools; name the ones to offer in allowed_tools.`,
+        );
         return true;
       });
-      assert.deepEqual((await listMcpTools(mcp(server, { allowed_tools: ['add', 'extra_7'] }), reach())).map((t) => t.name).sort(), ['big__add', 'big__extra_7']);
+      assert.deepEqual((await listMcpTools(mcp(server, { allowed_tools: ['add', 'extra_7'] }), reach())).map((t) => t.name).sort(), [
+        'big__add',
+        'big__extra_7',
+      ]);
     }));
 
   it(`refuses a listing whose answers pass ${MAX_LISTING_BYTES} bytes, reading no further`, () =>
@@ -172,6 +210,9 @@ describe('remote MCP servers that list too much', () => {
 
   it(`refuses a listed tool whose description is longer than ${MAX_DESCRIPTION_CHARS} characters`, () =>
     listing({ count: 1, descriptionChars: MAX_DESCRIPTION_CHARS + 1 }, async (server) => {
-      await assert.rejects(listMcpTools(mcp(server), reach()), /lists big__extra_0 with a description of 8193 characters; at most 8192 are allowed/);
+      await assert.rejects(
+        listMcpTools(mcp(server), reach()),
+        /lists big__extra_0 with a description of 8193 characters; at most 8192 are allowed/,
+      );
     }));
 });

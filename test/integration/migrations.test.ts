@@ -62,7 +62,10 @@ describe('migrations', () => {
       const results = await Promise.all([migrate(fresh), migrate(fresh), migrate(fresh)]);
       const files = await migrationFiles();
       assert.deepEqual(results.flat(), files, 'each file is applied by exactly one of the migrators');
-      assert.ok(results.some((applied) => applied.length === files.length), 'one migrator applies them all, in order');
+      assert.ok(
+        results.some((applied) => applied.length === files.length),
+        'one migrator applies them all, in order',
+      );
       assert.deepEqual(await appliedNames(fresh), files);
       assert.deepEqual(await tablesOf(fresh), await tablesOf(db));
       assert.deepEqual(await migrate(fresh), []);

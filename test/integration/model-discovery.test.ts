@@ -34,7 +34,13 @@ describe('model discovery on an OpenAI-compatible server (OPENAI_BASE_URL)', () 
     assert.equal(llama?.provider, 'openai');
     assert.equal(llama?.provider_model, 'llama3.2:3b');
     assert.deepEqual(llama?.capabilities, { tools: true, vision: false, context_window: 8192, max_output_tokens: 4096 });
-    assert.deepEqual(catalogue.priceAt(llama!, new Date()), { version: 'local', effective_from: '1970-01-01', input_per_million: '0', output_per_million: '0', cached_input_per_million: '0' });
+    assert.deepEqual(catalogue.priceAt(llama!, new Date()), {
+      version: 'local',
+      effective_from: '1970-01-01',
+      input_per_million: '0',
+      output_per_million: '0',
+      cached_input_per_million: '0',
+    });
     assert.equal(catalogue.find('gpt-4o-mini')?.discovered, undefined, 'a model the catalogue lists is not added again');
     assert.equal(catalogue.list().filter((model) => model.id === 'gpt-4o-mini').length, 1);
 
@@ -51,7 +57,10 @@ describe('model discovery on an OpenAI-compatible server (OPENAI_BASE_URL)', () 
     const { log, lines } = recordingLog();
     const env = { OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1` };
     const catalogue = await ModelCatalogue.load(env, log);
-    assert.equal(catalogue.list().some((model) => model.discovered), false);
+    assert.equal(
+      catalogue.list().some((model) => model.discovered),
+      false,
+    );
     assert.ok(
       lines.some((line) => line.level === 40 && line.server === env.OPENAI_BASE_URL && /could not list the models/.test(line.msg)),
       JSON.stringify(lines),

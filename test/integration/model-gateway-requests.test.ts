@@ -13,7 +13,13 @@ const png = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
 /** A conversation with everything a provider must translate: system, an image, two tool calls and their results. */
 const conversation: ChatMessage[] = [
   { role: 'system', content: 'You are terse.' },
-  { role: 'user', content: [{ type: 'text', text: 'What is in the picture, and the weather there?' }, { type: 'image', file_id: 'file_abc', media_type: 'image/png' }] },
+  {
+    role: 'user',
+    content: [
+      { type: 'text', text: 'What is in the picture, and the weather there?' },
+      { type: 'image', file_id: 'file_abc', media_type: 'image/png' },
+    ],
+  },
   {
     role: 'assistant',
     content: '',
@@ -25,9 +31,20 @@ const conversation: ChatMessage[] = [
   { role: 'tool', tool_call_id: 'call_1', name: 'get_weather', content: '18°C, cloudy' },
   { role: 'tool', tool_call_id: 'call_2', name: 'get_time', content: 'unknown zone', is_error: true },
 ];
-const tools: ToolSpec[] = [{ name: 'get_weather', description: 'The weather in a city.', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } }];
+const tools: ToolSpec[] = [
+  {
+    name: 'get_weather',
+    description: 'The weather in a city.',
+    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  },
+];
 
-async function callWith(server: ModelServer, env: NodeJS.ProcessEnv, modelId: string, overrides: Partial<ModelCallRequest> = {}): Promise<Record<string, unknown>> {
+async function callWith(
+  server: ModelServer,
+  env: NodeJS.ProcessEnv,
+  modelId: string,
+  overrides: Partial<ModelCallRequest> = {},
+): Promise<Record<string, unknown>> {
   const catalogue = await ModelCatalogue.load(env, log);
   server.enqueue({ text: ['ok'] });
   const loaded: string[] = [];
@@ -56,7 +73,9 @@ describe('what the model gateway sends to OpenAI', () => {
   after(() => server.stop());
 
   it('sends the conversation as chat messages: system first, the image as a base64 data URL, tool calls and their results, the tools as functions, streamed with usage', async () => {
-    const body = await callWith(server, { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: server.url }, 'gpt-4o-mini', { settings: { temperature: 0.2, top_p: 0.9, max_output_tokens: 300 } });
+    const body = await callWith(server, { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: server.url }, 'gpt-4o-mini', {
+      settings: { temperature: 0.2, top_p: 0.9, max_output_tokens: 300 },
+    });
     assert.equal(body.model, 'gpt-4o-mini');
     assert.equal(body.stream, true);
     assert.deepEqual(body.stream_options, { include_usage: true });
@@ -83,7 +102,9 @@ describe('what the model gateway sends to OpenAI', () => {
       { role: 'tool', tool_call_id: 'call_1', content: '18°C, cloudy' },
       { role: 'tool', tool_call_id: 'call_2', content: 'unknown zone' },
     ]);
-    assert.deepEqual(body.tools, [{ type: 'function', function: { name: 'get_weather', description: 'The weather in a city.', parameters: tools[0]!.parameters } }]);
+    assert.deepEqual(body.tools, [
+      { type: 'function', function: { name: 'get_weather', description: 'The weather in a city.', parameters: tools[0]!.parameters } },
+    ]);
   });
 
   it('leaves out the settings and tools a call does not have', async () => {
@@ -100,7 +121,9 @@ describe('what the model gateway sends to Anthropic', () => {
   after(() => server.stop());
 
   it('sends system apart, the image as a base64 source, tool calls as tool_use blocks, and consecutive tool results merged into one user turn', async () => {
-    const body = await callWith(server, { ANTHROPIC_BASE_URL: server.url }, 'claude-haiku-4-5', { settings: { temperature: 0.2, top_p: 0.9, max_output_tokens: 300 } });
+    const body = await callWith(server, { ANTHROPIC_BASE_URL: server.url }, 'claude-haiku-4-5', {
+      settings: { temperature: 0.2, top_p: 0.9, max_output_tokens: 300 },
+    });
     assert.equal(body.model, 'claude-haiku-4-5');
     assert.equal(body.stream, true);
     assert.equal(body.system, 'You are terse.');

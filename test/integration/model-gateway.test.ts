@@ -11,8 +11,20 @@ import type { ModelServer } from '../support/model-servers/scripted-server.js';
 const log = pino({ level: 'silent' });
 
 const providers = [
-  { provider: 'openai', model: 'gpt-4o-mini', start: () => startOpenAiServer(), env: (url: string) => ({ OPENAI_BASE_URL: url }), overloaded: 503 },
-  { provider: 'anthropic', model: 'claude-haiku-4-5', start: () => startAnthropicServer(), env: (url: string) => ({ ANTHROPIC_BASE_URL: url }), overloaded: 529 },
+  {
+    provider: 'openai',
+    model: 'gpt-4o-mini',
+    start: () => startOpenAiServer(),
+    env: (url: string) => ({ OPENAI_BASE_URL: url }),
+    overloaded: 503,
+  },
+  {
+    provider: 'anthropic',
+    model: 'claude-haiku-4-5',
+    start: () => startAnthropicServer(),
+    env: (url: string) => ({ ANTHROPIC_BASE_URL: url }),
+    overloaded: 529,
+  },
 ] as const;
 
 for (const { provider, model: modelId, start, env, overloaded } of providers) {
@@ -74,10 +86,13 @@ for (const { provider, model: modelId, start, env, overloaded } of providers) {
       assert.equal(answer.finish_reason, 'tool_calls');
       assert.equal(answer.message.content, 'Checking both.');
       const calls = answer.message.tool_calls ?? [];
-      assert.deepEqual(calls.map(({ name, arguments: args }) => ({ name, args })), [
-        { name: 'get_weather', args: '{"city":"Paris","unit":"celsius"}' },
-        { name: 'get_time', args: '{"zone":"Europe/Paris"}' },
-      ]);
+      assert.deepEqual(
+        calls.map(({ name, arguments: args }) => ({ name, args })),
+        [
+          { name: 'get_weather', args: '{"city":"Paris","unit":"celsius"}' },
+          { name: 'get_time', args: '{"zone":"Europe/Paris"}' },
+        ],
+      );
       assert.ok(calls.every((c) => c.id.length > 0));
       assert.notEqual(calls[0]!.id, calls[1]!.id);
     });
@@ -178,8 +193,16 @@ for (const { provider, model: modelId, start, env, overloaded } of providers) {
 
     it('asks a question answered by one tool call: its arguments parsed, or why there are none, with the usage and the price in effect', async () => {
       const model = catalogue.find(modelId)!;
-      const tool = { name: 'record_verdict', description: 'Records the grade.', parameters: { type: 'object', properties: { score: { type: 'number' } } } };
-      const ask = () => askForToolCall({ catalogue, gateway }, { model, instructions: 'Grade the answer.', prompt: 'Answer: 4', tool, signal: new AbortController().signal, timeoutMs: 10_000 });
+      const tool = {
+        name: 'record_verdict',
+        description: 'Records the grade.',
+        parameters: { type: 'object', properties: { score: { type: 'number' } } },
+      };
+      const ask = () =>
+        askForToolCall(
+          { catalogue, gateway },
+          { model, instructions: 'Grade the answer.', prompt: 'Answer: 4', tool, signal: new AbortController().signal, timeoutMs: 10_000 },
+        );
       server.enqueue({ tool_calls: [{ name: 'record_verdict', arguments: '{"score":0.5}' }], usage: { input: 30, output: 5 } });
       const answered = await ask();
       assert.deepEqual(answered.arguments, { called: true, value: { score: 0.5 } });

@@ -42,22 +42,38 @@ describe('a worker killed mid-network', function () {
   it('finishes the network run on a new worker with no hop run twice and each model call counted once', async () => {
     const first = await createAgent(tenant.admin, { name: 'first', instructions: 'You go first.' });
     const second = await createAgent(tenant.admin, { name: 'second', instructions: 'You go second.' });
-    const network = await tenant.admin.post('/v1/networks', { name: 'pair', members: [first.id, second.id], router: { type: 'sequential' } });
+    const network = await tenant.admin.post('/v1/networks', {
+      name: 'pair',
+      members: [first.id, second.id],
+      router: { type: 'sequential' },
+    });
     openai.enqueue({ text: ['alpha'], usage: { input: 1000, output: 100 } });
     openai.enqueue({ text: ['be'], hang: true });
 
     const doomed = await startWorker();
     const run = await tenant.admin.post(`/v1/networks/${network.body.id}/run`, { input: 'Go.', wait: false });
-    await eventually(() => assert.equal(openai.requests.length, 2, doomed.output()), { timeoutMs: 60_000, message: 'the second hop never called its model' });
+    await eventually(() => assert.equal(openai.requests.length, 2, doomed.output()), {
+      timeoutMs: 60_000,
+      message: 'the second hop never called its model',
+    });
     doomed.child.kill('SIGKILL');
     assert.equal((await doomed.exited).signal, 'SIGKILL');
 
     openai.enqueue({ text: ['beta'], usage: { input: 2000, output: 200 } });
     const replacement = await startWorker();
-    const done = await runSatisfying(tenant.admin, run.body.id, (r) => r.status === 'completed', `the network run did not finish: ${replacement.output()}`, 120_000);
+    const done = await runSatisfying(
+      tenant.admin,
+      run.body.id,
+      (r) => r.status === 'completed',
+      `the network run did not finish: ${replacement.output()}`,
+      120_000,
+    );
 
     assert.equal(done.output.text, 'beta');
-    assert.deepEqual(done.hops.map((h: { agent_id: string }) => h.agent_id), [first.id, second.id]);
+    assert.deepEqual(
+      done.hops.map((h: { agent_id: string }) => h.agent_id),
+      [first.id, second.id],
+    );
     const { rows } = await api.services.db.query('SELECT count(*)::int AS hops FROM runs WHERE parent_run_id = $1', [run.body.id]);
     assert.equal(rows[0]?.hops, 2, 'each hop started once');
     const firstCalls = openai.requests.filter((r) => JSON.stringify(r).includes('You go first.'));

@@ -44,7 +44,10 @@ function assertBoxesWhereDrawn(drawn: TextImage, result: RecognisedImage, slack:
   for (const word of drawn.words) {
     const match = result.words.find((read) => read.text === word.text && holds(word.box, centre(read.box), slack));
     assert.ok(match, `"${word.text}" drawn at ${JSON.stringify(word.box)} was not read there: ${JSON.stringify(result.words)}`);
-    assert.ok(holds(match.box, centre(word.box), slack), `"${word.text}" read at ${JSON.stringify(match.box)}, drawn at ${JSON.stringify(word.box)}`);
+    assert.ok(
+      holds(match.box, centre(word.box), slack),
+      `"${word.text}" read at ${JSON.stringify(match.box)}, drawn at ${JSON.stringify(word.box)}`,
+    );
     compared++;
   }
   assert.ok(compared > 0);
@@ -109,7 +112,10 @@ describe('OCR of images', function () {
     const image = tableImage(rows);
     const result = await pool.recognizeImage(image.png);
     const lines = result.text.split('\n').filter((line) => line.trim());
-    assert.deepEqual(lines.map((line) => line.split(/\s+/)), rows);
+    assert.deepEqual(
+      lines.map((line) => line.split(/\s+/)),
+      rows,
+    );
     assertBoxesWhereDrawn(image, result, 4);
   });
 
@@ -146,7 +152,10 @@ describe('OCR of images', function () {
   it('fails the recognition under way when its worker dies, as an error to retry, and starts a new worker', async () => {
     const before = workers.started;
     workers.next = 'crash';
-    await assert.rejects(pool.recognizeImage(text.png), (err) => !(err instanceof ExtractionError) && /stopped/.test((err as Error).message));
+    await assert.rejects(
+      pool.recognizeImage(text.png),
+      (err) => !(err instanceof ExtractionError) && /stopped/.test((err as Error).message),
+    );
     const result = await pool.recognizeImage(text.png);
     assert.ok(wordsRead(text, result) >= 0.9);
     assert.equal(workers.started, before + 1);

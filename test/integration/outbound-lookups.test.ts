@@ -29,10 +29,18 @@ describe('tool calls to names that AGENTPLANE_DNS_SERVERS resolve', () => {
 
   it("go through for one project while another project's names are never answered, which fail as passing failures (tried again later)", async () => {
     // As many as one project may have under way: the next would wait for its turn.
-    const stuck = Array.from({ length: 4 }, () => callHttpTool({ type: 'http', name: 'stuck', url: `http://unanswered.test:${port()}/echo` }, {}, reach('proj_stuck')));
+    const stuck = Array.from({ length: 4 }, () =>
+      callHttpTool({ type: 'http', name: 'stuck', url: `http://unanswered.test:${port()}/echo` }, {}, reach('proj_stuck')),
+    );
     const settled = Promise.allSettled(stuck);
-    await eventually(() => assert.ok(dns.asked.includes('unanswered.test'), 'the stuck names were not asked yet'), { message: 'the stuck lookups did not start' });
-    const result = await callHttpTool({ type: 'http', name: 'echo', url: `http://tools.test:${port()}/echo` }, { word: 'through' }, reach('proj_other'));
+    await eventually(() => assert.ok(dns.asked.includes('unanswered.test'), 'the stuck names were not asked yet'), {
+      message: 'the stuck lookups did not start',
+    });
+    const result = await callHttpTool(
+      { type: 'http', name: 'echo', url: `http://tools.test:${port()}/echo` },
+      { word: 'through' },
+      reach('proj_other'),
+    );
     assert.equal(result.is_error, false, result.content);
     assert.match(result.content, /through/);
     for (const outcome of await settled) {

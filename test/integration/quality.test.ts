@@ -8,7 +8,15 @@ import { runJudgeWorkflowId } from '../../workflows/quality/ids.js';
 import { WorkflowNotFoundError } from '@temporalio/client';
 
 type Score = { scorer: string; value: number; explanation: string };
-type Result = { scorer: string; mean: number; count: number; distribution: number[]; agent_id?: string; model?: string; metadata?: Record<string, string | null> };
+type Result = {
+  scorer: string;
+  mean: number;
+  count: number;
+  distribution: number[];
+  agent_id?: string;
+  model?: string;
+  metadata?: Record<string, string | null>;
+};
 type Bucket = { start_time: number; end_time: number; results: Result[] };
 
 const JUDGE = 'gpt-4.1-nano';
@@ -59,7 +67,9 @@ describe('quality: run scores, the judge, feedback, analytics and backfill', fun
     client = stack.tenant.admin;
     stack.openai.setFallback({
       model: JUDGE,
-      tool_calls: [{ name: 'record_verdict', arguments: JSON.stringify({ score: 0.8, rationale: 'Answers the question; supported by the context.' }) }],
+      tool_calls: [
+        { name: 'record_verdict', arguments: JSON.stringify({ score: 0.8, rationale: 'Answers the question; supported by the context.' }) },
+      ],
       usage: { input: 1000, output: 100 },
     });
   });
@@ -118,11 +128,18 @@ describe('quality: run scores, the judge, feedback, analytics and backfill', fun
       const done = await run(stack.tenant, agent.id, { input: 'Use a tool.' });
       assert.equal(done.status, 'completed');
       assert.equal(done.steps[1].is_error, true);
-      assert.deepEqual(scoreOf(done, 'tool_errors'), { ...scoreOf(done, 'tool_errors'), value: 0, explanation: '0 of 1 tool call(s) succeeded.' });
+      assert.deepEqual(scoreOf(done, 'tool_errors'), {
+        ...scoreOf(done, 'tool_errors'),
+        value: 0,
+        explanation: '0 of 1 tool call(s) succeeded.',
+      });
     });
 
     it('scores an answer grounded in an attached file 1, and one the file does not support 0', async () => {
-      const file = await client.upload({ purpose: 'attachment', file: { data: Buffer.from('The Zurich office opens on Monday at nine.'), filename: 'notes.txt', type: 'text/plain' } });
+      const file = await client.upload({
+        purpose: 'attachment',
+        file: { data: Buffer.from('The Zurich office opens on Monday at nine.'), filename: 'notes.txt', type: 'text/plain' },
+      });
       await client.settledFile(file.body.id);
       const agent = await createAgent(client);
       answer('The Zurich office opens Monday at nine.');
@@ -132,14 +149,28 @@ describe('quality: run scores, the judge, feedback, analytics and backfill', fun
       const ungrounded = await run(stack.tenant, agent.id, { input: 'When does the office open?', file_ids: [file.body.id] });
       const score = scoreOf(ungrounded, 'groundedness')!;
       assert.equal(score.value, 0);
-      assert.equal(score.explanation, '0 of 4 content word(s) of the answer appear in the context it was given. Not in the context: berlin, warehouse, closed, friday.');
+      assert.equal(
+        score.explanation,
+        '0 of 4 content word(s) of the answer appear in the context it was given. Not in the context: berlin, warehouse, closed, friday.',
+      );
     });
 
     it('scores groundedness against the passages search_context cited', async () => {
-      const memo = await client.upload({ purpose: 'context', file: { data: Buffer.from('Acme Corporation acquired Globex in March for twelve million dollars.'), filename: 'memo.txt', type: 'text/plain' } });
+      const memo = await client.upload({
+        purpose: 'context',
+        file: {
+          data: Buffer.from('Acme Corporation acquired Globex in March for twelve million dollars.'),
+          filename: 'memo.txt',
+          type: 'text/plain',
+        },
+      });
       await client.settledFile(memo.body.id);
       const agent = await createAgent(client);
-      const search = { model: AGENT_MODEL, tool_calls: [{ name: 'search_context', arguments: JSON.stringify({ query: 'Globex' }) }], usage: { input: 5, output: 2 } };
+      const search = {
+        model: AGENT_MODEL,
+        tool_calls: [{ name: 'search_context', arguments: JSON.stringify({ query: 'Globex' }) }],
+        usage: { input: 5, output: 2 },
+      };
       stack.openai.enqueue(search);
       answer('Acme acquired Globex in March [1].');
       const grounded = await run(stack.tenant, agent.id, { input: 'Who acquired Globex?' });
@@ -165,8 +196,15 @@ describe('quality: run scores, the judge, feedback, analytics and backfill', fun
       const hop = (await client.get(`/v1/runs/${parent.hops[0].child_run_id}`)).body;
       assert.equal(scoreOf(hop, 'completion')!.value, 1);
       assert.equal(scoreOf(hop, 'judge')!.value, 0.8);
-      const rows = await stack.api.services.db.query<{ run_id: string; network_id: string }>('SELECT DISTINCT run_id, network_id FROM run_scores WHERE run_id = ANY($1)', [[parent.id, hop.id]]);
-      assert.deepEqual(rows.rows.map((r) => r.network_id), [network.body.id, network.body.id], "a hop's scores carry its network");
+      const rows = await stack.api.services.db.query<{ run_id: string; network_id: string }>(
+        'SELECT DISTINCT run_id, network_id FROM run_scores WHERE run_id = ANY($1)',
+        [[parent.id, hop.id]],
+      );
+      assert.deepEqual(
+        rows.rows.map((r) => r.network_id),
+        [network.body.id, network.body.id],
+        "a hop's scores carry its network",
+      );
     });
   });
 
@@ -175,13 +213,22 @@ describe('quality: run scores, the judge, feedback, analytics and backfill', fun
       const agent = await createAgent(client);
       answer('Water boils at 100 degrees Celsius at sea level.');
       const done = await run(stack.tenant, agent.id, { input: 'At what temperature does water boil?' });
-      assert.deepEqual(scoreOf(done, 'judge'), { ...scoreOf(done, 'judge'), value: 0.8, explanation: 'Answers the question; supported by the context.' });
+      assert.deepEqual(scoreOf(done, 'judge'), {
+        ...scoreOf(done, 'judge'),
+        value: 0.8,
+        explanation: 'Answers the question; supported by the context.',
+      });
       const asked = stack.openai.requests.filter((r) => r.model === JUDGE).at(-1)!;
       assert.match(JSON.stringify(asked.messages), /Water boils at 100 degrees Celsius at sea level\./);
-      const usage = await stack.api.services.db.query<{ source: string; model: string; agent_id: string; cost: string; input_tokens: string }>(
-        `SELECT source, model, agent_id, cost::text, input_tokens::text FROM usage_records WHERE run_id = $1 AND source = 'judge'`,
-        [done.id],
-      );
+      const usage = await stack.api.services.db.query<{
+        source: string;
+        model: string;
+        agent_id: string;
+        cost: string;
+        input_tokens: string;
+      }>(`SELECT source, model, agent_id, cost::text, input_tokens::text FROM usage_records WHERE run_id = $1 AND source = 'judge'`, [
+        done.id,
+      ]);
       // gpt-4.1-nano: $0.10 in and $0.40 out per million: 1,000 in and 100 out.
       assert.deepEqual(usage.rows, [{ source: 'judge', model: JUDGE, agent_id: agent.id, cost: '0.00014', input_tokens: '1000' }]);
     });
@@ -238,7 +285,9 @@ describe('quality: run scores, the judge, feedback, analytics and backfill', fun
         ],
       );
       const audit = await client.get(`/v1/audit-logs?limit=100`);
-      const entries = audit.body.data.filter((e: { action: string; target: { id: string } }) => e.action === 'run.feedback' && e.target.id === runId);
+      const entries = audit.body.data.filter(
+        (e: { action: string; target: { id: string } }) => e.action === 'run.feedback' && e.target.id === runId,
+      );
       assert.equal(entries.length, 3);
     });
 
@@ -298,7 +347,14 @@ describe('quality: run scores, the judge, feedback, analytics and backfill', fun
     });
 
     it('backfills a range: scores replaced, not added, and every score of a run moved to when it ran', async () => {
-      const count = async () => Number((await stack.api.services.db.query<{ n: string }>('SELECT count(*) AS n FROM run_scores WHERE project_id = $1', [tenant.projectId])).rows[0]!.n);
+      const count = async () =>
+        Number(
+          (
+            await stack.api.services.db.query<{ n: string }>('SELECT count(*) AS n FROM run_scores WHERE project_id = $1', [
+              tenant.projectId,
+            ])
+          ).rows[0]!.n,
+        );
       const rowsBefore = await count();
       const started = await tenant.admin.post('/v1/analytics/quality/backfill', { start_time: origin, end_time: origin + 2 * DAY });
       assert.equal(started.status, 202, JSON.stringify(started.body));
@@ -314,11 +370,23 @@ describe('quality: run scores, the judge, feedback, analytics and backfill', fun
       assert.equal(await count(), rowsBefore);
 
       const judged = stack.openai.requests.filter((r) => r.model === JUDGE).length;
-      const withJudge = await tenant.admin.post('/v1/analytics/quality/backfill', { start_time: origin, end_time: origin + 2 * DAY, scorers: ['judge', 'completion'] });
-      await eventually(async () => assert.equal((await tenant.admin.get(`/v1/analytics/quality/backfills/${withJudge.body.id}`)).body.status, 'completed'));
-      assert.equal(stack.openai.requests.filter((r) => r.model === JUDGE).length - judged, 2, 'the two runs with an answer are judged again');
+      const withJudge = await tenant.admin.post('/v1/analytics/quality/backfill', {
+        start_time: origin,
+        end_time: origin + 2 * DAY,
+        scorers: ['judge', 'completion'],
+      });
+      await eventually(async () =>
+        assert.equal((await tenant.admin.get(`/v1/analytics/quality/backfills/${withJudge.body.id}`)).body.status, 'completed'),
+      );
+      assert.equal(
+        stack.openai.requests.filter((r) => r.model === JUDGE).length - judged,
+        2,
+        'the two runs with an answer are judged again',
+      );
       assert.equal(await count(), rowsBefore);
-      const judgeUsage = await stack.api.services.db.query(`SELECT 1 FROM usage_records WHERE project_id = $1 AND source = 'judge'`, [tenant.projectId]);
+      const judgeUsage = await stack.api.services.db.query(`SELECT 1 FROM usage_records WHERE project_id = $1 AND source = 'judge'`, [
+        tenant.projectId,
+      ]);
       assert.equal(judgeUsage.rowCount, 4, 'two judge calls at the end of the runs, two in the backfill');
     });
 
@@ -327,31 +395,76 @@ describe('quality: run scores, the judge, feedback, analytics and backfill', fun
       assert.equal(page.data.length, 2);
       assert.deepEqual([page.has_more, page.next_page], [false, null]);
       const [yesterday, today] = page.data as [Bucket, Bucket];
-      assert.deepEqual([yesterday.start_time, yesterday.end_time, today.start_time, today.end_time], [origin, origin + DAY, origin + DAY, origin + 2 * DAY]);
+      assert.deepEqual(
+        [yesterday.start_time, yesterday.end_time, today.start_time, today.end_time],
+        [origin, origin + DAY, origin + DAY, origin + 2 * DAY],
+      );
       // Yesterday: run c, completed with an answer. Today: run a (completed), run b (failed, no answer).
-      assert.deepEqual(results(yesterday, 'completion').map(({ mean, count, distribution }) => ({ mean, count, distribution })), [{ mean: 1, count: 1, distribution: bins([9, 1]) }]);
-      assert.deepEqual(results(today, 'completion').map(({ mean, count, distribution }) => ({ mean, count, distribution })), [{ mean: 0.5, count: 2, distribution: bins([0, 1], [9, 1]) }]);
-      assert.deepEqual(results(today, 'non_empty').map(({ mean, count }) => ({ mean, count })), [{ mean: 0.5, count: 2 }]);
-      assert.deepEqual(results(today, 'human').map(({ mean, count, distribution }) => ({ mean, count, distribution })), [{ mean: 0.25, count: 1, distribution: bins([2, 1]) }]);
-      assert.deepEqual(results(today, 'judge').map(({ mean, count, distribution }) => ({ mean, count, distribution })), [{ mean: 0.8, count: 1, distribution: bins([8, 1]) }]);
-      assert.deepEqual(results(yesterday, 'judge').map(({ count }) => count), [1]);
-      assert.deepEqual(yesterday.results.map((r) => r.scorer), ['completion', 'latency', 'non_empty', 'judge']);
+      assert.deepEqual(
+        results(yesterday, 'completion').map(({ mean, count, distribution }) => ({ mean, count, distribution })),
+        [{ mean: 1, count: 1, distribution: bins([9, 1]) }],
+      );
+      assert.deepEqual(
+        results(today, 'completion').map(({ mean, count, distribution }) => ({ mean, count, distribution })),
+        [{ mean: 0.5, count: 2, distribution: bins([0, 1], [9, 1]) }],
+      );
+      assert.deepEqual(
+        results(today, 'non_empty').map(({ mean, count }) => ({ mean, count })),
+        [{ mean: 0.5, count: 2 }],
+      );
+      assert.deepEqual(
+        results(today, 'human').map(({ mean, count, distribution }) => ({ mean, count, distribution })),
+        [{ mean: 0.25, count: 1, distribution: bins([2, 1]) }],
+      );
+      assert.deepEqual(
+        results(today, 'judge').map(({ mean, count, distribution }) => ({ mean, count, distribution })),
+        [{ mean: 0.8, count: 1, distribution: bins([8, 1]) }],
+      );
+      assert.deepEqual(
+        results(yesterday, 'judge').map(({ count }) => count),
+        [1],
+      );
+      assert.deepEqual(
+        yesterday.results.map((r) => r.scorer),
+        ['completion', 'latency', 'non_empty', 'judge'],
+      );
     });
 
     it('groups by agent, model and a metadata key, and filters by them and by scorer', async () => {
       const byAgent = await report('group_by=agent_id&scorer=completion');
-      assert.deepEqual(byAgent.data.map((b) => b.results.map((r) => [r.agent_id, r.count, r.mean])), [[[agents.two, 1, 1]], [[agents.one, 2, 0.5]]]);
+      assert.deepEqual(
+        byAgent.data.map((b) => b.results.map((r) => [r.agent_id, r.count, r.mean])),
+        [[[agents.two, 1, 1]], [[agents.one, 2, 0.5]]],
+      );
       const byTeam = await report('group_by=metadata.team,model&scorer=non_empty');
-      assert.deepEqual(byTeam.data.map((b) => b.results.map((r) => [r.metadata, r.model, r.count])), [[[{ team: 'ops' }, AGENT_MODEL, 1]], [[{ team: 'search' }, AGENT_MODEL, 2]]]);
+      assert.deepEqual(
+        byTeam.data.map((b) => b.results.map((r) => [r.metadata, r.model, r.count])),
+        [[[{ team: 'ops' }, AGENT_MODEL, 1]], [[{ team: 'search' }, AGENT_MODEL, 2]]],
+      );
       const search = await report('metadata[team]=search&scorer=completion');
-      assert.deepEqual(search.data.map((b) => b.results.map((r) => r.count)), [[], [2]]);
+      assert.deepEqual(
+        search.data.map((b) => b.results.map((r) => r.count)),
+        [[], [2]],
+      );
       const two = await report(`agent_id=${agents.two}`);
       const both = await report(`agent_id=${agents.one},${agents.two}&scorer=completion`);
-      assert.deepEqual(both.data.map((b) => b.results.map((r) => r.count)), [[1], [2]]);
-      assert.deepEqual(two.data.map((b) => b.results.length > 0), [true, false]);
+      assert.deepEqual(
+        both.data.map((b) => b.results.map((r) => r.count)),
+        [[1], [2]],
+      );
+      assert.deepEqual(
+        two.data.map((b) => b.results.length > 0),
+        [true, false],
+      );
       const none = await report('model=no-such-model');
-      assert.deepEqual(none.data.map((b) => b.results), [[], []]);
-      assert.deepEqual((await report('scorer=human:nobody')).data.map((b) => b.results), [[], []]);
+      assert.deepEqual(
+        none.data.map((b) => b.results),
+        [[], []],
+      );
+      assert.deepEqual(
+        (await report('scorer=human:nobody')).data.map((b) => b.results),
+        [[], []],
+      );
     });
 
     it('pages over buckets with next_page', async () => {
@@ -360,12 +473,19 @@ describe('quality: run scores, the judge, feedback, analytics and backfill', fun
       assert.equal(first.data[0]!.start_time, origin);
       assert.equal(first.has_more, true);
       const second = await report(`bucket_width=1d&limit=1&scorer=completion&page=${first.next_page}`);
-      assert.deepEqual(second.data.map((b) => [b.start_time, b.results[0]!.count]), [[origin + DAY, 2]]);
+      assert.deepEqual(
+        second.data.map((b) => [b.start_time, b.results[0]!.count]),
+        [[origin + DAY, 2]],
+      );
       assert.deepEqual([second.has_more, second.next_page], [false, null]);
       const hourly = await report('bucket_width=1h&limit=24&scorer=completion');
       assert.equal(hourly.data.length, 24);
       assert.equal(hourly.has_more, true);
-      assert.equal(hourly.data.reduce((n, b) => n + b.results.reduce((m, r) => m + r.count, 0), 0), 1, "the first day's 24 hours hold run c alone");
+      assert.equal(
+        hourly.data.reduce((n, b) => n + b.results.reduce((m, r) => m + r.count, 0), 0),
+        1,
+        "the first day's 24 hours hold run c alone",
+      );
     });
 
     it('answers 400 naming the parameter for a bad range, width, limit, grouping or cursor', async () => {
@@ -404,7 +524,10 @@ describe('quality: run scores, the judge, feedback, analytics and backfill', fun
     it("keeps each project's scores, reports and backfills to itself, and asks for the right scopes", async () => {
       const stranger = await newTenant(stack.api, 'quality-stranger');
       const theirs = await report('', stranger.admin);
-      assert.deepEqual(theirs.data.map((b) => b.results), [[], []]);
+      assert.deepEqual(
+        theirs.data.map((b) => b.results),
+        [[], []],
+      );
       const backfills = await tenant.admin.post('/v1/analytics/quality/backfill', { start_time: origin, end_time: origin + 2 * DAY });
       assert.equal((await stranger.admin.get(`/v1/analytics/quality/backfills/${backfills.body.id}`)).status, 404);
       const own = await stranger.admin.post('/v1/analytics/quality/backfill', { start_time: origin, end_time: origin + 2 * DAY });
@@ -414,7 +537,9 @@ describe('quality: run scores, the judge, feedback, analytics and backfill', fun
       assert.equal((await analyst.post('/v1/analytics/quality/backfill', { start_time: origin, end_time: origin + DAY })).status, 403);
       const runner = await tenant.keyWith('agents:run');
       assert.equal((await runner.get(`/v1/analytics/quality?start_time=${origin}`)).status, 403);
-      await eventually(async () => assert.equal((await tenant.admin.get(`/v1/analytics/quality/backfills/${backfills.body.id}`)).body.status, 'completed'));
+      await eventually(async () =>
+        assert.equal((await tenant.admin.get(`/v1/analytics/quality/backfills/${backfills.body.id}`)).body.status, 'completed'),
+      );
     });
   });
 });

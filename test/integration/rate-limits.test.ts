@@ -35,7 +35,11 @@ describe('rate limits per API key, across two API processes', function () {
   async function keyWithLimits(rateLimits: Record<string, number | null>): Promise<{ id: string; first: ApiClient; other: ApiClient }> {
     const created = await stack.tenant.admin.post('/v1/api-keys', { name: 'limited', scopes: ['admin'], rate_limits: rateLimits });
     assert.equal(created.status, 201, JSON.stringify(created.body));
-    return { id: created.body.id, first: new ApiClient(stack.api.url, created.body.key), other: new ApiClient(second.url, created.body.key) };
+    return {
+      id: created.body.id,
+      first: new ApiClient(stack.api.url, created.body.key),
+      other: new ApiClient(second.url, created.body.key),
+    };
   }
 
   const limitHeaders = (response: ApiResponse) => ({
@@ -47,7 +51,10 @@ describe('rate limits per API key, across two API processes', function () {
   it('counts a key’s requests on both processes together, counts down, and answers the one over the limit 429 with Retry-After', async () => {
     const key = await keyWithLimits({ requests_per_minute: 5 });
     const listed = await stack.tenant.admin.get('/v1/api-keys?limit=100');
-    assert.deepEqual(listed.body.data.find((k: { id: string }) => k.id === key.id).rate_limits, { requests_per_minute: 5, concurrent_runs: null });
+    assert.deepEqual(listed.body.data.find((k: { id: string }) => k.id === key.id).rate_limits, {
+      requests_per_minute: 5,
+      concurrent_runs: null,
+    });
     const remaining: string[] = [];
     for (let i = 0; i < 5; i++) {
       const response = await (i % 2 === 0 ? key.first : key.other).get('/v1/agents');
@@ -101,7 +108,10 @@ describe('rate limits per API key, across two API processes', function () {
     const after = await key.first.get('/v1/agents');
     assert.equal(after.status, 200);
     assert.equal(limitHeaders(after).limit, '10');
-    await eventually(async () => assert.equal(limitHeaders(await key.other.get('/v1/agents')).limit, '10'), { timeoutMs: 10_000, intervalMs: 500 });
+    await eventually(async () => assert.equal(limitHeaders(await key.other.get('/v1/agents')).limit, '10'), {
+      timeoutMs: 10_000,
+      intervalMs: 500,
+    });
 
     const audit = await stack.tenant.admin.get(`/v1/audit-logs?target_id=${key.id}&action=api_key.update`);
     assert.equal(audit.body.data.length, 1);
@@ -120,7 +130,9 @@ describe('rate limits per API key, across two API processes', function () {
 
   it('gives a key asked for more than the deployment allows the deployment’s limits, and says so in the answer', async () => {
     const created = await stack.tenant.admin.post('/v1/api-keys', {
-      name: 'greedy', scopes: ['agents:read'], rate_limits: { requests_per_minute: 1_000_000, concurrent_runs: 100_000 },
+      name: 'greedy',
+      scopes: ['agents:read'],
+      rate_limits: { requests_per_minute: 1_000_000, concurrent_runs: 100_000 },
     });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     assert.deepEqual(created.body.rate_limits, { requests_per_minute: 100_000, concurrent_runs: 1_000 });
@@ -156,7 +168,10 @@ describe('rate limits per API key, across two API processes', function () {
       assert.equal(limitHeaders(answered).limit, '100000');
     }
     const listed = await stack.api.root.get('/v1/api-keys?limit=100');
-    assert.deepEqual(listed.body.data.find((k: { id: string }) => k.id === bootstrapId).rate_limits, { requests_per_minute: null, concurrent_runs: null });
+    assert.deepEqual(listed.body.data.find((k: { id: string }) => k.id === bootstrapId).rate_limits, {
+      requests_per_minute: null,
+      concurrent_runs: null,
+    });
   });
 
   it('refuses bad limits with 400 and an unknown key with 404', async () => {
@@ -176,13 +191,16 @@ describe('rate limits per API key, across two API processes', function () {
       await lock.query('BEGIN');
       await lock.query('LOCK TABLE api_key_request_windows IN ACCESS EXCLUSIVE MODE');
       const pending = key.first.get('/v1/agents');
-      const pid = await eventually(async () => {
-        const { rows } = await locker.query<{ pid: number }>(
-          `SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO api_key_request_windows%'`,
-        );
-        assert.equal(rows.length, 1);
-        return rows[0]!.pid;
-      }, { message: 'the count did not wait for the lock' });
+      const pid = await eventually(
+        async () => {
+          const { rows } = await locker.query<{ pid: number }>(
+            `SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO api_key_request_windows%'`,
+          );
+          assert.equal(rows.length, 1);
+          return rows[0]!.pid;
+        },
+        { message: 'the count did not wait for the lock' },
+      );
       await locker.query('SELECT pg_terminate_backend($1)', [pid]);
       const failed = await pending;
       assert.equal(failed.status, 503, JSON.stringify(failed.body));
@@ -229,7 +247,8 @@ describe('rate limits per API key, across two API processes', function () {
       assert.equal((await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'other key', wait: false })).status, 202);
 
       release();
-      for (const run of [first, second]) await runSatisfying(key.first, run.body.id, (r) => r.status === 'completed', 'the run did not complete');
+      for (const run of [first, second])
+        await runSatisfying(key.first, run.body.id, (r) => r.status === 'completed', 'the run did not complete');
       assert.equal((await key.other.post(`/v1/agents/${agent.id}/run`, { input: 'four', wait: false })).status, 202);
     });
 
@@ -237,11 +256,15 @@ describe('rate limits per API key, across two API processes', function () {
       const key = await keyWithLimits({ concurrent_runs: 3 });
       const agent = await createAgent(key.first);
       const answers = await Promise.all(
-        Array.from({ length: 8 }, (_, i) => (i % 2 === 0 ? key.first : key.other).post(`/v1/agents/${agent.id}/run`, { input: `run ${i}`, wait: false })),
+        Array.from({ length: 8 }, (_, i) =>
+          (i % 2 === 0 ? key.first : key.other).post(`/v1/agents/${agent.id}/run`, { input: `run ${i}`, wait: false }),
+        ),
       );
       const statuses = answers.map((a) => a.status).sort();
       assert.deepEqual(statuses, [202, 202, 202, 429, 429, 429, 429, 429]);
-      const { rows } = await stack.api.services.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM runs WHERE api_key_id = $1`, [key.id]);
+      const { rows } = await stack.api.services.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM runs WHERE api_key_id = $1`, [
+        key.id,
+      ]);
       assert.equal(rows[0]!.n, 3);
     });
 
@@ -254,7 +277,10 @@ describe('rate limits per API key, across two API processes', function () {
       assert.equal(started.status, 202, JSON.stringify(started.body));
       // Its hop (a child run of the same key) is going too.
       await eventually(async () => {
-        const { rows } = await stack.api.services.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM runs WHERE parent_run_id = $1 AND status = 'in_progress'`, [started.body.id]);
+        const { rows } = await stack.api.services.db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM runs WHERE parent_run_id = $1 AND status = 'in_progress'`,
+          [started.body.id],
+        );
         assert.equal(rows[0]!.n, 1);
       });
       const refused = await key.first.post(`/v1/agents/${agent.id}/run`, { input: 'more', wait: false });

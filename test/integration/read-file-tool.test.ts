@@ -20,9 +20,22 @@ describe('the read_file tool', () => {
   /** A file in `project` with `pages` extracted (or still processing when `pages` is null). */
   async function file(project: string, filename: string, pages: string[] | null): Promise<string> {
     const id = newFileId();
-    await insertFile(db, { id, projectId: project, filename, bytes: 10, purpose: 'attachment', mimeType: 'text/plain', blobKey: `test/${id}`, metadata: {} });
+    await insertFile(db, {
+      id,
+      projectId: project,
+      filename,
+      bytes: 10,
+      purpose: 'attachment',
+      mimeType: 'text/plain',
+      blobKey: `test/${id}`,
+      metadata: {},
+    });
     if (pages) {
-      await storePages(db, id, pages.map((text, i) => ({ page: i + 1, text, source: 'plain_text' })));
+      await storePages(
+        db,
+        id,
+        pages.map((text, i) => ({ page: i + 1, text, source: 'plain_text' })),
+      );
       assert.equal(await completeExtraction(db, id, []), true);
     }
     return id;
@@ -37,7 +50,10 @@ describe('the read_file tool', () => {
     const spec = await readFileSpec(attached(report, pending, foreign, 'file_missing'));
     assert.equal(spec.name, 'read_file');
     assert.deepEqual(spec.parameters.required, ['file_id']);
-    assert.match(spec.description, new RegExp(`- ${report}: "report \\\\"Q3\\\\".txt", 2 pages\n- ${pending}: "pending.txt", still being processed`));
+    assert.match(
+      spec.description,
+      new RegExp(`- ${report}: "report \\\\"Q3\\\\".txt", 2 pages\n- ${pending}: "pending.txt", still being processed`),
+    );
     assert.doesNotMatch(spec.description, new RegExp(`${foreign}|foreign|file_missing|${projectId}|test/`));
   });
 
@@ -61,13 +77,19 @@ describe('the read_file tool', () => {
     const id = await file(projectId, 'long.txt', [page]);
     const first = await readFile({ file_id: id, page: 1 }, attached(id));
     assert.equal(first.is_error, false);
-    assert.equal(first.content, `[${id}, page 1 of 1, characters 0–8000 of 8004]\n${'ü'.repeat(8_000)}\n[More follows: call read_file with {"file_id":"${id}","page":1,"offset":8000}]`);
+    assert.equal(
+      first.content,
+      `[${id}, page 1 of 1, characters 0–8000 of 8004]\n${'ü'.repeat(8_000)}\n[More follows: call read_file with {"file_id":"${id}","page":1,"offset":8000}]`,
+    );
     assert.deepEqual(await readFile({ file_id: id, page: 1, offset: 8_000 }, attached(id)), {
       content: `[${id}, page 1 of 1, characters 8000–8004 of 8004]\ntail\n[End of the file.]`,
       is_error: false,
     });
     const slice = await readFile({ file_id: id, offset: 9, length: 3 }, attached(id));
-    assert.match(slice.content, /^\[file_\w+, the text, characters 9–12 of 8013\]\nüüü\n\[More follows: call read_file with \{"file_id":"file_\w+","offset":12\}\]$/);
+    assert.match(
+      slice.content,
+      /^\[file_\w+, the text, characters 9–12 of 8013\]\nüüü\n\[More follows: call read_file with \{"file_id":"file_\w+","offset":12\}\]$/,
+    );
   });
 
   it('answers "no such attachment" for a file of another project, a file not attached, and a file that does not exist', async () => {
@@ -87,11 +109,20 @@ describe('the read_file tool', () => {
     await failExtraction(db, failed, { code: 'invalid_file', message: 'the file is damaged' });
     const ask = (args: Record<string, unknown>) => readFile(args, attached(id, pending, failed));
     assert.deepEqual(await ask({ file_id: id, page: 3 }), { content: `${id} has 1 page.`, is_error: true });
-    assert.deepEqual(await ask({ file_id: id, offset: 50 }), { content: 'The offset 50 is past the end of the text, which has 14 characters.', is_error: true });
+    assert.deepEqual(await ask({ file_id: id, offset: 50 }), {
+      content: 'The offset 50 is past the end of the text, which has 14 characters.',
+      is_error: true,
+    });
     const bad = await ask({ file_id: id, page: 'two', extra: true });
     assert.equal(bad.is_error, true);
     assert.match(bad.content, /^The arguments do not match the tool's parameters: /);
-    assert.deepEqual(await ask({ file_id: pending }), { content: `${pending} is still being processed; its text cannot be read yet.`, is_error: true });
-    assert.deepEqual(await ask({ file_id: failed }), { content: `${failed} is unreadable: its text could not be extracted (the file is damaged).`, is_error: true });
+    assert.deepEqual(await ask({ file_id: pending }), {
+      content: `${pending} is still being processed; its text cannot be read yet.`,
+      is_error: true,
+    });
+    assert.deepEqual(await ask({ file_id: failed }), {
+      content: `${failed} is unreadable: its text could not be extracted (the file is damaged).`,
+      is_error: true,
+    });
   });
 });

@@ -18,10 +18,14 @@ interface OpenStream {
 
 function openStream(api: TestApi, client: ApiClient, runId: string): Promise<OpenStream> {
   return new Promise((resolve, reject) => {
-    const request = httpRequest(`${api.url}/v1/runs/${runId}/events`, { headers: { authorization: `Bearer ${client.key}` } }, (response) => {
-      response.pause();
-      resolve({ request, response, close: () => request.destroy() });
-    });
+    const request = httpRequest(
+      `${api.url}/v1/runs/${runId}/events`,
+      { headers: { authorization: `Bearer ${client.key}` } },
+      (response) => {
+        response.pause();
+        resolve({ request, response, close: () => request.destroy() });
+      },
+    );
     request.on('error', reject);
     request.end();
   });
@@ -38,7 +42,11 @@ function holdStream(api: TestApi, client: ApiClient, runId: string): Promise<Ope
 }
 
 /** The answer to a stream that should be refused: its status and error body (a stream that opened is closed at once). */
-async function refusal(api: TestApi, client: ApiClient, runId: string): Promise<{ status: number; retryAfter: number; error?: { code: string; type: string } }> {
+async function refusal(
+  api: TestApi,
+  client: ApiClient,
+  runId: string,
+): Promise<{ status: number; retryAfter: number; error?: { code: string; type: string } }> {
   const stream = await openStream(api, client, runId);
   const status = stream.response.statusCode ?? 0;
   const retryAfter = Number(stream.response.headers['retry-after']);
@@ -94,7 +102,11 @@ describe('run event streams under load', function () {
   });
 
   it("answers 429 with Retry-After past a key's cap and the process's, in the one error shape, while another key still streams", async () => {
-    const [first, second, third] = [await tenant.keyWith('agents:read'), await tenant.keyWith('agents:read'), await tenant.keyWith('agents:read')];
+    const [first, second, third] = [
+      await tenant.keyWith('agents:read'),
+      await tenant.keyWith('agents:read'),
+      await tenant.keyWith('agents:read'),
+    ];
     const held = await holdStream(api, first, queued.id);
     try {
       const refused = await refusal(api, first, queued.id);

@@ -24,7 +24,9 @@ describe('run orchestration', function () {
     const handle = stack.api.services.temporal.workflow.getHandle(runWorkflowId(runId));
     await handle.result();
     const events = (await handle.fetchHistory()).events ?? [];
-    return events.filter((e) => e.activityTaskScheduledEventAttributes).map((e) => e.activityTaskScheduledEventAttributes!.activityType?.name);
+    return events
+      .filter((e) => e.activityTaskScheduledEventAttributes)
+      .map((e) => e.activityTaskScheduledEventAttributes!.activityType?.name);
   }
 
   it('gives Temporal one activity task for a one-step run, the model call, and two workflow tasks', async () => {
@@ -33,7 +35,11 @@ describe('run orchestration', function () {
     const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Finish.' });
     assert.equal(run.body.status, 'completed', JSON.stringify(run.body));
 
-    assert.deepEqual(await activitiesScheduledFor(run.body.id), ['callModel'], 'admission, start and end are local activities, run within workflow tasks');
+    assert.deepEqual(
+      await activitiesScheduledFor(run.body.id),
+      ['callModel'],
+      'admission, start and end are local activities, run within workflow tasks',
+    );
     const events = (await stack.api.services.temporal.workflow.getHandle(runWorkflowId(run.body.id)).fetchHistory()).events ?? [];
     assert.equal(events.filter((e) => e.workflowTaskCompletedEventAttributes).length, 2);
   });

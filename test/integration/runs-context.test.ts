@@ -40,32 +40,50 @@ describe('runs: routing, attachments, MCP tools and conversations', function () 
     assert.equal(run.body.status, 'completed', JSON.stringify(run.body));
     assert.equal(run.body.resolved_model, 'gpt-4.1-nano');
     assert.match(run.body.routing_reason, /Fell back from local-llama to gpt-4\.1-nano/);
-    assert.deepEqual(run.body.steps.map((s: { status: string; model: string }) => [s.model, s.status]), [
-      ['local-llama', 'failed'],
-      ['gpt-4.1-nano', 'completed'],
-    ]);
+    assert.deepEqual(
+      run.body.steps.map((s: { status: string; model: string }) => [s.model, s.status]),
+      [
+        ['local-llama', 'failed'],
+        ['gpt-4.1-nano', 'completed'],
+      ],
+    );
     // gpt-4.1-nano: $0.10 in and $0.40 out per million.
     assert.equal(run.body.cost, '0.00014');
   });
 
   it("puts an attachment's extracted text and, for a vision model, its image into the context", async () => {
-    const text = await stack.tenant.admin.upload({ purpose: 'attachment', file: { data: Buffer.from('The launch code is 7-4-1.'), filename: 'notes.txt', type: 'text/plain' } });
-    const image = await stack.tenant.admin.upload({ purpose: 'attachment', file: { data: png(), filename: 'chart.png', type: 'image/png' } });
+    const text = await stack.tenant.admin.upload({
+      purpose: 'attachment',
+      file: { data: Buffer.from('The launch code is 7-4-1.'), filename: 'notes.txt', type: 'text/plain' },
+    });
+    const image = await stack.tenant.admin.upload({
+      purpose: 'attachment',
+      file: { data: png(), filename: 'chart.png', type: 'image/png' },
+    });
     await stack.tenant.admin.settledFile(text.body.id);
     await stack.tenant.admin.settledFile(image.body.id);
     const agent = await createAgent(stack.tenant.admin);
     stack.openai.enqueue({ text: ['Noted.'], usage: { input: 10, output: 1 } });
-    const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'What is in the files?', file_ids: [text.body.id, image.body.id] });
+    const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, {
+      input: 'What is in the files?',
+      file_ids: [text.body.id, image.body.id],
+    });
     assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
     assert.deepEqual(run.body.file_ids, [text.body.id, image.body.id]);
     const sent = JSON.stringify(lastRequest().messages);
     assert.match(sent, /The launch code is 7-4-1\./);
     assert.match(sent, /data:image\/png;base64,/);
-    assert.ok(lastRequest().tools?.some((t) => t.function.name === 'read_file'), 'read_file is offered with attachments');
+    assert.ok(
+      lastRequest().tools?.some((t) => t.function.name === 'read_file'),
+      'read_file is offered with attachments',
+    );
   });
 
   it('answers 403 naming files:read when a key that may run agents but not read files attaches a file, and starts nothing', async () => {
-    const file = await stack.tenant.admin.upload({ purpose: 'attachment', file: { data: Buffer.from('payroll'), filename: 'p.txt', type: 'text/plain' } });
+    const file = await stack.tenant.admin.upload({
+      purpose: 'attachment',
+      file: { data: Buffer.from('payroll'), filename: 'p.txt', type: 'text/plain' },
+    });
     const agent = await createAgent(stack.tenant.admin);
     const runner = await stack.tenant.keyWith('agents:run', 'agents:read');
     const refused = await runner.post(`/v1/agents/${agent.id}/run`, { input: 'Repeat the file.', file_ids: [file.body.id], wait: false });
@@ -81,7 +99,10 @@ describe('runs: routing, attachments, MCP tools and conversations', function () 
   it('sends a vision model a copy of a large PNG attachment within 2,000 pixels and 3.5 MB, whatever the upload', async () => {
     const large = uncompressedPng(2600, 1400);
     assert.ok(large.length > 3_500_000, `the upload is ${large.length} bytes`);
-    const upload = await stack.tenant.admin.upload({ purpose: 'attachment', file: { data: large, filename: 'scan.png', type: 'image/png' } });
+    const upload = await stack.tenant.admin.upload({
+      purpose: 'attachment',
+      file: { data: large, filename: 'scan.png', type: 'image/png' },
+    });
     assert.equal(upload.status, 200, JSON.stringify(upload.body));
     assert.equal((await stack.tenant.admin.settledFile(upload.body.id)).status, 'processed');
     const agent = await createAgent(stack.tenant.admin);
@@ -100,11 +121,17 @@ describe('runs: routing, attachments, MCP tools and conversations', function () 
 
   it("answers 404 for another project's files, runs and agents, and for a run of another agent to continue", async () => {
     const other = await (await import('../support/api.js')).newTenant(stack.api, 'runs-context-other');
-    const foreign = await other.admin.upload({ purpose: 'attachment', file: { data: Buffer.from('secret'), filename: 's.txt', type: 'text/plain' } });
+    const foreign = await other.admin.upload({
+      purpose: 'attachment',
+      file: { data: Buffer.from('secret'), filename: 's.txt', type: 'text/plain' },
+    });
     const agent = await createAgent(stack.tenant.admin);
     const refused = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Read it.', file_ids: [foreign.body.id] });
     assert.equal(refused.status, 404);
-    const unknownRun = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Go on.', previous_run_id: 'run_doesnotexist' });
+    const unknownRun = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, {
+      input: 'Go on.',
+      previous_run_id: 'run_doesnotexist',
+    });
     assert.equal(unknownRun.status, 404);
 
     stack.openai.enqueue({ text: ['mine'], usage: { input: 1, output: 1 } });
@@ -125,7 +152,10 @@ describe('runs: routing, attachments, MCP tools and conversations', function () 
   });
 
   it('waits for an attachment still being extracted, then runs with its text', async () => {
-    const file = await stack.tenant.admin.upload({ purpose: 'attachment', file: { data: Buffer.from('Late text.'), filename: 'late.txt', type: 'text/plain' } });
+    const file = await stack.tenant.admin.upload({
+      purpose: 'attachment',
+      file: { data: Buffer.from('Late text.'), filename: 'late.txt', type: 'text/plain' },
+    });
     await stack.tenant.admin.settledFile(file.body.id);
     // As if its extraction were still under way.
     await stack.api.services.db.query(`UPDATE files SET status = 'processing' WHERE id = $1`, [file.body.id]);
@@ -134,7 +164,11 @@ describe('runs: routing, attachments, MCP tools and conversations', function () 
     const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Read.', file_ids: [file.body.id], wait: false });
     await runSatisfying(stack.tenant.admin, run.body.id, (r) => r.status === 'in_progress', 'the run did not start');
     const seen = stack.openai.requests.length;
-    assert.equal((await stack.tenant.admin.get(`/v1/runs/${run.body.id}`)).body.steps.length, 0, 'no model call while the attachment is processing');
+    assert.equal(
+      (await stack.tenant.admin.get(`/v1/runs/${run.body.id}`)).body.steps.length,
+      0,
+      'no model call while the attachment is processing',
+    );
     await stack.api.services.db.query(`UPDATE files SET status = 'processed' WHERE id = $1`, [file.body.id]);
     const done = await runSatisfying(stack.tenant.admin, run.body.id, (r) => r.status === 'completed', 'the run did not go on');
     assert.equal(done.output.text, 'Read it.');
@@ -144,10 +178,16 @@ describe('runs: routing, attachments, MCP tools and conversations', function () 
 
   it('lets the model read an attachment further with read_file', async () => {
     const long = `${'filler '.repeat(4000)}The secret word is marmalade.`;
-    const file = await stack.tenant.admin.upload({ purpose: 'attachment', file: { data: Buffer.from(long), filename: 'long.txt', type: 'text/plain' } });
+    const file = await stack.tenant.admin.upload({
+      purpose: 'attachment',
+      file: { data: Buffer.from(long), filename: 'long.txt', type: 'text/plain' },
+    });
     await stack.tenant.admin.settledFile(file.body.id);
     const agent = await createAgent(stack.tenant.admin);
-    stack.openai.enqueue({ tool_calls: [{ name: 'read_file', arguments: JSON.stringify({ file_id: file.body.id, offset: 27_990 }) }], usage: { input: 10, output: 5 } });
+    stack.openai.enqueue({
+      tool_calls: [{ name: 'read_file', arguments: JSON.stringify({ file_id: file.body.id, offset: 27_990 }) }],
+      usage: { input: 10, output: 5 },
+    });
     stack.openai.enqueue({ text: ['marmalade'], usage: { input: 10, output: 1 } });
     const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Find the secret word.', file_ids: [file.body.id] });
     assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
@@ -185,21 +225,32 @@ describe('runs: routing, attachments, MCP tools and conversations', function () 
     stack.openai.enqueue({ text: ['Nice to meet you, Ada.'], usage: { input: 5, output: 5 } });
     const first = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'My name is Ada.' });
     stack.openai.enqueue({ text: ['Your name is Ada.'], usage: { input: 5, output: 5 } });
-    const second = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'What is my name?', previous_run_id: first.body.id });
+    const second = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, {
+      input: 'What is my name?',
+      previous_run_id: first.body.id,
+    });
     assert.equal(second.body.status, 'completed');
     assert.equal(second.body.previous_run_id, first.body.id);
-    assert.deepEqual(lastRequest().messages.map((m) => [m.role, m.content]).slice(1), [
-      ['user', 'My name is Ada.'],
-      ['assistant', 'Nice to meet you, Ada.'],
-      ['user', 'What is my name?'],
-    ]);
+    assert.deepEqual(
+      lastRequest()
+        .messages.map((m) => [m.role, m.content])
+        .slice(1),
+      [
+        ['user', 'My name is Ada.'],
+        ['assistant', 'Nice to meet you, Ada.'],
+        ['user', 'What is my name?'],
+      ],
+    );
   });
 
   it('ends a run that spends its max_steps without a final answer as failed max_steps_reached', async () => {
     const { startToolServer } = await import('../support/http-tool-server.js');
     const tools = await startToolServer();
     try {
-      const agent = await createAgent(stack.tenant.admin, { max_steps: 3, tools: [{ type: 'http', name: 'echo', url: `${tools.url}/echo` }] });
+      const agent = await createAgent(stack.tenant.admin, {
+        max_steps: 3,
+        tools: [{ type: 'http', name: 'echo', url: `${tools.url}/echo` }],
+      });
       stack.openai.enqueue({ tool_calls: [{ name: 'echo', arguments: '{}' }], usage: { input: 1, output: 1 } });
       stack.openai.enqueue({ tool_calls: [{ name: 'echo', arguments: '{}' }], usage: { input: 1, output: 1 } });
       const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Loop.' });
@@ -220,10 +271,16 @@ describe('runs: routing, attachments, MCP tools and conversations', function () 
       ids.push((await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: word })).body.id);
     }
     const page1 = await stack.tenant.admin.get(`/v1/agents/${agent.id}/runs?limit=2&status=completed`);
-    assert.deepEqual(page1.body.data.map((r: { id: string }) => r.id), [ids[2], ids[1]]);
+    assert.deepEqual(
+      page1.body.data.map((r: { id: string }) => r.id),
+      [ids[2], ids[1]],
+    );
     assert.equal(page1.body.has_more, true);
     const page2 = await stack.tenant.admin.get(`/v1/agents/${agent.id}/runs?limit=2&status=completed&after=${page1.body.last_id}`);
-    assert.deepEqual(page2.body.data.map((r: { id: string }) => r.id), [ids[0]]);
+    assert.deepEqual(
+      page2.body.data.map((r: { id: string }) => r.id),
+      [ids[0]],
+    );
     assert.equal((await stack.tenant.admin.get(`/v1/agents/${agent.id}/runs?status=failed`)).body.data.length, 0);
     const future = Math.floor(Date.now() / 1000) + 3600;
     assert.equal((await stack.tenant.admin.get(`/v1/agents/${agent.id}/runs?created_after=${future}`)).body.data.length, 0);

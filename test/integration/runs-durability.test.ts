@@ -27,7 +27,8 @@ const lookupTool = (url: string) => ({
 });
 
 /** The attempts announced for one step, in the order the event log has them. */
-const attemptsOf = (events: SseEvent[], step: number) => events.filter((e) => e.event === 'step.started' && e.data.step === step).map((e) => e.data.attempt);
+const attemptsOf = (events: SseEvent[], step: number) =>
+  events.filter((e) => e.event === 'step.started' && e.data.step === step).map((e) => e.data.attempt);
 
 describe('runs through failures', function () {
   this.timeout(180_000);
@@ -78,7 +79,10 @@ describe('runs through failures', function () {
   }
 
   /** The run's event log from its start (or after `lastEventId`), live, through `through` (this suite's API by default). */
-  function followEvents(runId: string, { lastEventId, through = api }: { lastEventId?: string; through?: TestApi } = {}): Promise<SseReader> {
+  function followEvents(
+    runId: string,
+    { lastEventId, through = api }: { lastEventId?: string; through?: TestApi } = {},
+  ): Promise<SseReader> {
     return SseReader.open(`${through.url}/v1/runs/${runId}/events`, {
       headers: { authorization: `Bearer ${tenant.admin.key}`, ...(lastEventId ? { 'last-event-id': lastEventId } : {}) },
     });
@@ -86,7 +90,13 @@ describe('runs through failures', function () {
 
   /** The run once it has ended, with its whole event log. */
   async function ended(runId: string): Promise<{ run: any; events: SseEvent[] }> {
-    const run = await runSatisfying(tenant.admin, runId, (r) => r.status !== 'queued' && r.status !== 'in_progress', `run ${runId} did not end: ${worker.output()}`, 90_000);
+    const run = await runSatisfying(
+      tenant.admin,
+      runId,
+      (r) => r.status !== 'queued' && r.status !== 'in_progress',
+      `run ${runId} did not end: ${worker.output()}`,
+      90_000,
+    );
     const log = await followEvents(runId);
     await log.done;
     return { run, events: log.events };
@@ -122,11 +132,14 @@ describe('runs through failures', function () {
 
       assert.equal(run.status, 'completed', JSON.stringify(run.error));
       assert.equal(run.output.text, 'High tide is at noon.');
-      assert.deepEqual(run.steps.map((s: { type: string; status: string }) => [s.type, s.status]), [
-        ['model_call', 'completed'],
-        ['tool_call', 'completed'],
-        ['model_call', 'completed'],
-      ]);
+      assert.deepEqual(
+        run.steps.map((s: { type: string; status: string }) => [s.type, s.status]),
+        [
+          ['model_call', 'completed'],
+          ['tool_call', 'completed'],
+          ['model_call', 'completed'],
+        ],
+      );
       // gpt-4.1-mini: $0.40 in and $1.60 out per million tokens.
       assert.deepEqual(run.steps[0].usage, { input_tokens: 1000, output_tokens: 100, cached_tokens: 0 });
       assert.equal(run.steps[0].cost, '0.00056');
@@ -159,7 +172,10 @@ describe('runs through failures', function () {
       assert.equal(openai.requests.length - seen, 4);
       const [rateLimited, next] = openai.arrivals.slice(seen);
       assert.ok(next! - rateLimited! >= 2_000, `asked again ${next! - rateLimited!} ms after a 429 with Retry-After: 2`);
-      assert.deepEqual(run.steps.map((s: { type: string; status: string }) => [s.type, s.status]), [['model_call', 'completed']]);
+      assert.deepEqual(
+        run.steps.map((s: { type: string; status: string }) => [s.type, s.status]),
+        [['model_call', 'completed']],
+      );
       assert.deepEqual(attemptsOf(events, 0), [1, 2, 3, 4]);
       assert.deepEqual(run.usage, { input_tokens: 1000, output_tokens: 100, cached_tokens: 0 });
       assert.equal(run.cost, '0.00056');
@@ -190,7 +206,10 @@ describe('runs through failures', function () {
         assert.equal(run.error.code, 'model_rejected');
         assert.match(run.error.message, /400/);
         assert.equal(openai.requests.length - seen, 1);
-        assert.deepEqual(run.steps.map((s: { type: string; status: string }) => [s.type, s.status]), [['model_call', 'failed']]);
+        assert.deepEqual(
+          run.steps.map((s: { type: string; status: string }) => [s.type, s.status]),
+          [['model_call', 'failed']],
+        );
         assert.equal(run.steps[0].error.code, 'model_rejected');
         assert.deepEqual(attemptsOf(events, 0), [1]);
         assert.deepEqual(run.usage, { input_tokens: 0, output_tokens: 0, cached_tokens: 0 });
@@ -287,7 +306,10 @@ describe('runs through failures', function () {
 
         stopping = leaving.stop();
         // It stops at once; the bound only keeps a failure from waiting for the suite's timeout.
-        const stopped = await Promise.race([stopping.then(() => true), new Promise<boolean>((resolve) => setTimeout(resolve, 30_000, false))]);
+        const stopped = await Promise.race([
+          stopping.then(() => true),
+          new Promise<boolean>((resolve) => setTimeout(resolve, 30_000, false)),
+        ]);
         assert.ok(stopped, 'the API did not stop while a client followed a run still going');
         await stream.done;
 
@@ -296,7 +318,11 @@ describe('runs through failures', function () {
         const resumed = await followEvents(runId, { lastEventId: stream.events.at(-1)!.id! });
         await resumed.done;
         const events = [...stream.events, ...resumed.events];
-        assert.deepEqual(events.map((e) => Number(e.id)), events.map((_, i) => i + 1), 'every event once, in order');
+        assert.deepEqual(
+          events.map((e) => Number(e.id)),
+          events.map((_, i) => i + 1),
+          'every event once, in order',
+        );
         assert.equal(events.at(-1)!.event, 'run.cancelled');
       } finally {
         // Ends the run (again, answered 409, when the test got that far), and with it any stream still open.

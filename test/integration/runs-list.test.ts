@@ -3,7 +3,14 @@ import { newTenant } from '../support/api.js';
 import { createAgent, startRunsStack, type RunsStack } from '../support/runs.js';
 import { addBulkyCopies, addSteps } from '../support/run-steps.js';
 
-type Listed = { id: string; status: string; agent_id: string | null; network_id: string | null; parent_run_id: string | null; hops: unknown[] };
+type Listed = {
+  id: string;
+  status: string;
+  agent_id: string | null;
+  network_id: string | null;
+  parent_run_id: string | null;
+  hops: unknown[];
+};
 
 describe('the project-wide run list', function () {
   this.timeout(120_000);
@@ -95,7 +102,10 @@ describe('the project-wide run list', function () {
       const rest = await bulky.admin.get(`/v1/runs/${original.id}/steps?after=${run.steps.at(-1).index}&limit=100`);
       assert.equal(rest.status, 200, JSON.stringify(rest.body));
       assert.equal(rest.body.object, 'list');
-      assert.deepEqual(rest.body.data.map((s: { index: number }) => s.index), Array.from({ length: 25 }, (_, i) => 20 + i));
+      assert.deepEqual(
+        rest.body.data.map((s: { index: number }) => s.index),
+        Array.from({ length: 25 }, (_, i) => 20 + i),
+      );
       assert.deepEqual([rest.body.first_id, rest.body.last_id, rest.body.has_more], ['20', '44', false]);
       // Steps 19 and 20 are written 5 ms apart, the first ending 4 ms in: the page knows when the one before it ended.
       assert.equal(rest.body.data[0].queued_ms, 1);
@@ -112,7 +122,7 @@ describe('the project-wide run list', function () {
     });
   });
 
-  it('times each step and hop to the millisecond from its run\'s start', async () => {
+  it("times each step and hop to the millisecond from its run's start", async () => {
     const [step] = first.steps;
     assert.equal(typeof step.offset_ms, 'number');
     // The first step waits for nothing but the run's start.
@@ -148,7 +158,7 @@ describe('the project-wide run list', function () {
     const [hop0, hop1] = networkRun.hops.map((h: { child_run_id: string }) => h.child_run_id);
     assert.deepEqual(await get('status=failed'), [failed.id]);
     assert.deepEqual((await get('status=failed,completed')).length, 6);
-    assert.deepEqual((await get('status=failed&status=cancelled')), [failed.id]);
+    assert.deepEqual(await get('status=failed&status=cancelled'), [failed.id]);
     assert.deepEqual(await get('status=queued,in_progress'), []);
     assert.deepEqual(await get(`agent_id=${alpha.id}`), [failed.id, hop0, first.id]);
     assert.deepEqual(await get(`network_id=${net.id}`), [networkRun.id]);

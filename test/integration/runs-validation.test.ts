@@ -15,11 +15,17 @@ describe('run requests the API refuses', () => {
 
   it('answers 400 to a JSON body that is not an object, and 415 to a body that is not JSON', async () => {
     for (const body of ['[]', '[{"input":"hi"}]', '"hi"', '5', 'null', '{"input":"hi"} trailing']) {
-      const refused = await tenant.admin.request('POST', `/v1/agents/${agentId}/run`, { body, headers: { 'content-type': 'application/json' } });
+      const refused = await tenant.admin.request('POST', `/v1/agents/${agentId}/run`, {
+        body,
+        headers: { 'content-type': 'application/json' },
+      });
       assert.equal(refused.status, 400, body);
       assert.match(refused.body.error.code, /^invalid_(json|parameter)$/, body);
     }
-    const notJson = await tenant.admin.request('POST', `/v1/agents/${agentId}/run`, { body: '{"input":"hi"}', headers: { 'content-type': 'text/plain' } });
+    const notJson = await tenant.admin.request('POST', `/v1/agents/${agentId}/run`, {
+      body: '{"input":"hi"}',
+      headers: { 'content-type': 'text/plain' },
+    });
     assert.equal(notJson.status, 415);
     assert.equal(notJson.body.error.code, 'unsupported_content_type');
   });

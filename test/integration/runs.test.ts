@@ -24,7 +24,10 @@ describe('runs', function () {
   it('runs an agent to completion and answers 200 with the output, usage, and cost at the recorded price', async () => {
     const agent = await createAgent(stack.tenant.admin, { instructions: 'You are terse.' });
     stack.openai.enqueue({ text: ['Paris', ' is the capital.'], usage: { input: 1200, output: 300, cached: 200 } });
-    const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'What is the capital of France?', metadata: { team: 'geo' } });
+    const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, {
+      input: 'What is the capital of France?',
+      metadata: { team: 'geo' },
+    });
     assert.equal(run.status, 200, JSON.stringify(run.body));
     assert.equal(run.body.status, 'completed');
     assert.equal(run.body.output.text, 'Paris is the capital.');
@@ -38,10 +41,13 @@ describe('runs', function () {
     assert.equal(run.body.agent_version, 1);
     const sent = stack.openai.requests.at(-1) as { model: string; messages: { role: string; content: unknown }[] };
     assert.equal(sent.model, 'gpt-4.1-mini');
-    assert.deepEqual(sent.messages.slice(0, 2).map((m) => [m.role, m.content]), [
-      ['system', 'You are terse.'],
-      ['user', 'What is the capital of France?'],
-    ]);
+    assert.deepEqual(
+      sent.messages.slice(0, 2).map((m) => [m.role, m.content]),
+      [
+        ['system', 'You are terse.'],
+        ['user', 'What is the capital of France?'],
+      ],
+    );
     const ledger = await stack.api.services.db.query(
       `SELECT u.source, u.step_index, u.agent_id, u.network_id, u.api_key_id IS NOT NULL AND u.api_key_id = r.api_key_id AS by_the_runs_key,
          u.model, u.price_version, u.cost::text, u.metadata
@@ -49,10 +55,23 @@ describe('runs', function () {
       [run.body.id],
     );
     assert.deepEqual(ledger.rows, [
-      { source: 'run', step_index: 0, agent_id: agent.id, network_id: null, by_the_runs_key: true, model: 'gpt-4.1-mini', price_version: '2025-04-14', cost: '0.0009', metadata: { team: 'geo' } },
+      {
+        source: 'run',
+        step_index: 0,
+        agent_id: agent.id,
+        network_id: null,
+        by_the_runs_key: true,
+        model: 'gpt-4.1-mini',
+        price_version: '2025-04-14',
+        cost: '0.0009',
+        metadata: { team: 'geo' },
+      },
     ]);
     const history = await stack.tenant.admin.get(`/v1/agents/${agent.id}/runs?metadata[team]=geo`);
-    assert.deepEqual(history.body.data.map((r: { id: string }) => r.id), [run.body.id]);
+    assert.deepEqual(
+      history.body.data.map((r: { id: string }) => r.id),
+      [run.body.id],
+    );
     assert.equal((await stack.tenant.admin.get(`/v1/agents/${agent.id}/runs?metadata[team]=other`)).body.data.length, 0);
   });
 
@@ -68,18 +87,30 @@ describe('runs', function () {
     assert.match(stream.response.headers.get('content-type') ?? '', /^text\/event-stream/);
     await stream.done;
     const types = stream.events.map((e) => e.event);
-    assert.deepEqual(types.filter((t) => t !== 'output_text.delta'), ['run.created', 'run.in_progress', 'step.started', 'step.completed', 'run.completed']);
-    const text = stream.events.filter((e) => e.event === 'output_text.delta').map((e) => e.data.delta).join('');
+    assert.deepEqual(
+      types.filter((t) => t !== 'output_text.delta'),
+      ['run.created', 'run.in_progress', 'step.started', 'step.completed', 'run.completed'],
+    );
+    const text = stream.events
+      .filter((e) => e.event === 'output_text.delta')
+      .map((e) => e.data.delta)
+      .join('');
     assert.equal(text, 'Once upon a time.');
     const ids = stream.events.map((e) => Number(e.id));
-    assert.deepEqual(ids, ids.map((_, i) => i + 1));
+    assert.deepEqual(
+      ids,
+      ids.map((_, i) => i + 1),
+    );
 
     const runId = stream.events[0]!.data.run_id;
     const resumed = await SseReader.open(`${stack.api.url}/v1/runs/${runId}/events`, {
       headers: { authorization: `Bearer ${stack.tenant.admin.key}`, 'last-event-id': '3' },
     });
     await resumed.done;
-    assert.deepEqual(resumed.events.map((e) => Number(e.id)), ids.slice(3));
+    assert.deepEqual(
+      resumed.events.map((e) => Number(e.id)),
+      ids.slice(3),
+    );
   });
 
   it("names each event's type in its data as in its `event` field, and a step's kind as `step_type`", async () => {
@@ -87,28 +118,41 @@ describe('runs', function () {
     stack.openai.enqueue({ text: ['Hello.'], usage: { input: 2, output: 1 } });
     const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Greet me.' });
     assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
-    const stream = await SseReader.open(`${stack.api.url}/v1/runs/${run.body.id}/events`, { headers: { authorization: `Bearer ${stack.tenant.admin.key}` } });
+    const stream = await SseReader.open(`${stack.api.url}/v1/runs/${run.body.id}/events`, {
+      headers: { authorization: `Bearer ${stack.tenant.admin.key}` },
+    });
     await stream.done;
-    assert.deepEqual(stream.events.map((e) => e.data.type), stream.events.map((e) => e.event));
+    assert.deepEqual(
+      stream.events.map((e) => e.data.type),
+      stream.events.map((e) => e.event),
+    );
     const steps = stream.events.filter((e) => e.event.startsWith('step.'));
-    assert.deepEqual(steps.map((e) => [e.event, e.data.step_type]), [
-      ['step.started', 'model_call'],
-      ['step.completed', 'model_call'],
-    ]);
+    assert.deepEqual(
+      steps.map((e) => [e.event, e.data.step_type]),
+      [
+        ['step.started', 'model_call'],
+        ['step.completed', 'model_call'],
+      ],
+    );
   });
 
   it('resumes after Last-Event-ID when the URL also carries `after`, as an EventSource reconnecting to that URL does', async () => {
     const agent = await createAgent(stack.tenant.admin);
     stack.openai.enqueue({ text: ['One ', 'two.'], usage: { input: 2, output: 2 } });
     const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Count.' });
-    const all = await SseReader.open(`${stack.api.url}/v1/runs/${run.body.id}/events`, { headers: { authorization: `Bearer ${stack.tenant.admin.key}` } });
+    const all = await SseReader.open(`${stack.api.url}/v1/runs/${run.body.id}/events`, {
+      headers: { authorization: `Bearer ${stack.tenant.admin.key}` },
+    });
     await all.done;
     const resumed = await SseReader.open(`${stack.api.url}/v1/runs/${run.body.id}/events?after=1`, {
       headers: { authorization: `Bearer ${stack.tenant.admin.key}`, 'last-event-id': '3' },
     });
     assert.equal(resumed.response.status, 200);
     await resumed.done;
-    assert.deepEqual(resumed.events.map((e) => e.id), all.events.slice(3).map((e) => e.id));
+    assert.deepEqual(
+      resumed.events.map((e) => e.id),
+      all.events.slice(3).map((e) => e.id),
+    );
   });
 
   it('ends the stream of a finished run at once when Last-Event-ID is its last event or beyond', async () => {
@@ -116,7 +160,9 @@ describe('runs', function () {
     stack.openai.enqueue({ text: ['Done.'], usage: { input: 1, output: 1 } });
     const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Finish.' });
     assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
-    const all = await SseReader.open(`${stack.api.url}/v1/runs/${run.body.id}/events`, { headers: { authorization: `Bearer ${stack.tenant.admin.key}` } });
+    const all = await SseReader.open(`${stack.api.url}/v1/runs/${run.body.id}/events`, {
+      headers: { authorization: `Bearer ${stack.tenant.admin.key}` },
+    });
     await all.done;
     const last = Number(all.events.at(-1)!.id);
     for (const lastEventId of [last, last + 5]) {
@@ -126,7 +172,10 @@ describe('runs', function () {
         signal: giveUp.signal,
       });
       try {
-        await eventually(() => assert.ok(resumed.ended, 'the stream is still open'), { timeoutMs: 10_000, message: `the stream after ${lastEventId} did not end` });
+        await eventually(() => assert.ok(resumed.ended, 'the stream is still open'), {
+          timeoutMs: 10_000,
+          message: `the stream after ${lastEventId} did not end`,
+        });
         assert.deepEqual(resumed.events, []);
       } finally {
         giveUp.abort();
@@ -139,18 +188,32 @@ describe('runs', function () {
     const tools = await startToolServer();
     try {
       const agent = await createAgent(stack.tenant.admin, {
-        tools: [{ type: 'http', name: 'weather', url: `${tools.url}/echo`, method: 'POST', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } }],
+        tools: [
+          {
+            type: 'http',
+            name: 'weather',
+            url: `${tools.url}/echo`,
+            method: 'POST',
+            parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+          },
+        ],
       });
       stack.openai.enqueue({ tool_calls: [{ name: 'weather', arguments: '{"city":"Oslo"}' }], usage: { input: 50, output: 10 } });
       stack.openai.enqueue({ text: ['It is sunny in Oslo.'], usage: { input: 80, output: 8 } });
       const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Weather in Oslo?' });
       assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
-      assert.deepEqual(run.body.steps.map((s: { type: string }) => s.type), ['model_call', 'tool_call', 'model_call']);
+      assert.deepEqual(
+        run.body.steps.map((s: { type: string }) => s.type),
+        ['model_call', 'tool_call', 'model_call'],
+      );
       assert.equal(run.body.steps[1].tool_call.name, 'weather');
       assert.match(run.body.steps[1].output, /Oslo/);
       assert.equal(run.body.output.text, 'It is sunny in Oslo.');
       assert.deepEqual(run.body.usage, { input_tokens: 130, output_tokens: 18, cached_tokens: 0 });
-      const second = stack.openai.requests.at(-1) as { messages: { role: string; content: string; tool_call_id?: string }[]; tools: { function: { name: string } }[] };
+      const second = stack.openai.requests.at(-1) as {
+        messages: { role: string; content: string; tool_call_id?: string }[];
+        tools: { function: { name: string } }[];
+      };
       assert.equal(second.tools[0]!.function.name, 'weather');
       const toolMessage = second.messages.find((m) => m.role === 'tool');
       assert.match(toolMessage!.content, /Oslo/);
@@ -163,29 +226,43 @@ describe('runs', function () {
     const { startToolServer } = await import('../support/http-tool-server.js');
     const tools = await startToolServer();
     try {
-      const agent = await createAgent(stack.tenant.admin, { tools: [{ type: 'http', name: 'weather', url: `${tools.url}/echo`, method: 'POST' }] });
+      const agent = await createAgent(stack.tenant.admin, {
+        tools: [{ type: 'http', name: 'weather', url: `${tools.url}/echo`, method: 'POST' }],
+      });
       stack.openai.enqueue({ tool_calls: [{ name: 'weather', arguments: '{"city":"Bergen"}' }] });
       stack.openai.enqueue({ text: ['Rain in Bergen.'] });
       const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Weather in Bergen?' });
       assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
-      const stream = await SseReader.open(`${stack.api.url}/v1/runs/${run.body.id}/events`, { headers: { authorization: `Bearer ${stack.tenant.admin.key}` } });
+      const stream = await SseReader.open(`${stack.api.url}/v1/runs/${run.body.id}/events`, {
+        headers: { authorization: `Bearer ${stack.tenant.admin.key}` },
+      });
       await stream.done;
       const toolDone = stream.events.find((e) => e.event === 'step.completed' && e.data.step_type === 'tool_call');
       assert.equal(toolDone?.data.output, run.body.steps[1].output);
       assert.match(String(toolDone?.data.output), /Bergen/);
-      const { rows } = await stack.api.services.db.query(`SELECT count(*)::int AS copies FROM run_events WHERE run_id = $1 AND data ? 'output'`, [run.body.id]);
+      const { rows } = await stack.api.services.db.query(
+        `SELECT count(*)::int AS copies FROM run_events WHERE run_id = $1 AND data ? 'output'`,
+        [run.body.id],
+      );
       assert.equal(rows[0]?.copies, 0, 'the event log holds a second copy of the tool result');
     } finally {
       await tools.close();
     }
   });
 
-  it("answers a tool call whose argument a pattern with nested quantifiers cannot match with an error result, and the process keeps answering", async () => {
+  it('answers a tool call whose argument a pattern with nested quantifiers cannot match with an error result, and the process keeps answering', async () => {
     const { startToolServer } = await import('../support/http-tool-server.js');
     const tools = await startToolServer();
     try {
       const agent = await createAgent(stack.tenant.admin, {
-        tools: [{ type: 'http', name: 'probe', url: `${tools.url}/echo`, parameters: { type: 'object', properties: { q: { type: 'string', pattern: '^(a+)+$' } } } }],
+        tools: [
+          {
+            type: 'http',
+            name: 'probe',
+            url: `${tools.url}/echo`,
+            parameters: { type: 'object', properties: { q: { type: 'string', pattern: '^(a+)+$' } } },
+          },
+        ],
       });
       // A backtracking engine would take hours over this argument, holding the worker (and here the API) all along.
       stack.openai.enqueue({ tool_calls: [{ name: 'probe', arguments: JSON.stringify({ q: `${'a'.repeat(40)}!` }) }] });
@@ -209,7 +286,10 @@ describe('runs', function () {
       const requests = stack.openai.requests.length;
       const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Use every tool.' });
       assert.equal(run.body.status, 'failed');
-      assert.deepEqual(run.body.error, { code: 'tools_too_large', message: 'The MCP server big lists more than 128 tools; name the ones to offer in allowed_tools.' });
+      assert.deepEqual(run.body.error, {
+        code: 'tools_too_large',
+        message: 'The MCP server big lists more than 128 tools; name the ones to offer in allowed_tools.',
+      });
       assert.equal(stack.openai.requests.length, requests, 'the model was not called');
     } finally {
       await mcp.close();
@@ -221,7 +301,9 @@ describe('runs', function () {
     stack.openai.enqueue({ text: ['Thinking'], hang: true });
     const started = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Think forever.', wait: false });
     assert.equal(started.status, 202);
-    const stream = await SseReader.open(`${stack.api.url}/v1/runs/${started.body.id}/events`, { headers: { authorization: `Bearer ${stack.tenant.admin.key}` } });
+    const stream = await SseReader.open(`${stack.api.url}/v1/runs/${started.body.id}/events`, {
+      headers: { authorization: `Bearer ${stack.tenant.admin.key}` },
+    });
     await stream.next((e) => e.event === 'output_text.delta');
     const abortedBefore = stack.openai.abortedCount;
     const cancelled = await stack.tenant.admin.post(`/v1/runs/${started.body.id}/cancel`, {});
@@ -245,7 +327,11 @@ describe('runs', function () {
     assert.equal(again.headers.get('idempotent-replayed'), 'true');
     const runs = await stack.tenant.admin.get(`/v1/agents/${agent.id}/runs`);
     assert.equal(runs.body.data.length, 1);
-    const conflict = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Something else.' }, { 'Idempotency-Key': 'run-once' });
+    const conflict = await stack.tenant.admin.post(
+      `/v1/agents/${agent.id}/run`,
+      { input: 'Something else.' },
+      { 'Idempotency-Key': 'run-once' },
+    );
     assert.equal(conflict.status, 409);
   });
 

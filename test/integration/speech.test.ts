@@ -6,14 +6,34 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { TranscriptSegment } from '../../workflows/extraction/engines/content.js';
 import { ExtractionError } from '../../workflows/extraction/engines/errors.js';
-import { closeSharedTranscriber, transcribeAudio, Transcriber, useSpeechPython, type Transcript } from '../../workflows/extraction/engines/speech/transcriber.js';
+import {
+  closeSharedTranscriber,
+  transcribeAudio,
+  Transcriber,
+  useSpeechPython,
+  type Transcript,
+} from '../../workflows/extraction/engines/speech/transcriber.js';
 import { findTool } from '../../cli/tools.js';
 import { m4aOf, spokenWav, wavDurationMs } from '../support/audio-fixtures.js';
 import { wav as silentWav } from '../support/fixtures.js';
 import { startTranscriptionServer, type TranscriptionServer } from '../support/model-servers/transcription.js';
 
-const SENTENCE = 'The quarterly report from Acme Corporation was approved in Berlin on Monday. The finance team will meet again in Paris next week.';
-const KEY_WORDS = ['quarterly', 'report', 'acme', 'corporation', 'approved', 'berlin', 'monday', 'finance', 'team', 'meet', 'paris', 'week'];
+const SENTENCE =
+  'The quarterly report from Acme Corporation was approved in Berlin on Monday. The finance team will meet again in Paris next week.';
+const KEY_WORDS = [
+  'quarterly',
+  'report',
+  'acme',
+  'corporation',
+  'approved',
+  'berlin',
+  'monday',
+  'finance',
+  'team',
+  'meet',
+  'paris',
+  'week',
+];
 // Whisper tiny.en hears espeak-ng's "Acme Corporation" as "a declaration": allow a few misses, not many.
 const KEY_WORD_SHARE = 0.8;
 
@@ -29,7 +49,10 @@ function assertPlausibleTimes(segments: TranscriptSegment[], durationMs: number)
   for (const segment of segments) {
     assert.ok(segment.start_ms >= segmentStart, `segment "${segment.text}" starts before the one before it`);
     assert.ok(segment.end_ms > segment.start_ms, `segment "${segment.text}" ends before it starts`);
-    assert.ok(segment.end_ms <= durationMs + 100, `segment "${segment.text}" ends at ${segment.end_ms} ms, past the clip's ${durationMs} ms`);
+    assert.ok(
+      segment.end_ms <= durationMs + 100,
+      `segment "${segment.text}" ends at ${segment.end_ms} ms, past the clip's ${durationMs} ms`,
+    );
     assert.ok(segment.words.length > 0, `segment "${segment.text}" has no words`);
     for (const word of segment.words) {
       assert.ok(word.start_ms >= wordStart, `"${word.word}" starts before the word before it`);
@@ -43,7 +66,10 @@ function assertPlausibleTimes(segments: TranscriptSegment[], durationMs: number)
   }
   const last = segments.at(-1)!;
   // The speech fills the clip: it is espeak-ng's, with no long silence at either end.
-  assert.ok(last.end_ms - segments[0]!.start_ms >= durationMs * 0.7, `the words span ${segments[0]!.start_ms}–${last.end_ms} ms of ${durationMs} ms`);
+  assert.ok(
+    last.end_ms - segments[0]!.start_ms >= durationMs * 0.7,
+    `the words span ${segments[0]!.start_ms}–${last.end_ms} ms of ${durationMs} ms`,
+  );
 }
 
 /** A stand-in for the sidecar's Python that runs `body` (sh) instead, counting its starts in `dir/starts`. */
@@ -80,7 +106,10 @@ describe('speech to text: the faster-whisper sidecar (Whisper tiny.en, offline)'
 
   it('transcribes a spoken WAV: most key words heard, segments and words in time order within the clip', async () => {
     const transcript = await transcribeAudio(wav);
-    assert.ok(keyWordShare(transcript) >= KEY_WORD_SHARE, `heard ${keyWordShare(transcript)} of the key words in: ${transcript.segments.map((s) => s.text).join(' ')}`);
+    assert.ok(
+      keyWordShare(transcript) >= KEY_WORD_SHARE,
+      `heard ${keyWordShare(transcript)} of the key words in: ${transcript.segments.map((s) => s.text).join(' ')}`,
+    );
     assert.ok(Math.abs(transcript.duration_ms - durationMs) <= 50, `duration ${transcript.duration_ms} ms, the WAV's is ${durationMs} ms`);
     assertPlausibleTimes(transcript.segments, transcript.duration_ms);
   });
@@ -93,7 +122,10 @@ describe('speech to text: the faster-whisper sidecar (Whisper tiny.en, offline)'
 
   it('transcribes the same speech from an M4A (AAC), with the same plausibility', async () => {
     const transcript = await transcriber.transcribe(m4a);
-    assert.ok(keyWordShare(transcript) >= KEY_WORD_SHARE, `heard ${keyWordShare(transcript)} of the key words in: ${transcript.segments.map((s) => s.text).join(' ')}`);
+    assert.ok(
+      keyWordShare(transcript) >= KEY_WORD_SHARE,
+      `heard ${keyWordShare(transcript)} of the key words in: ${transcript.segments.map((s) => s.text).join(' ')}`,
+    );
     assert.ok(Math.abs(transcript.duration_ms - durationMs) <= 100, `duration ${transcript.duration_ms} ms, the WAV's is ${durationMs} ms`);
     assertPlausibleTimes(transcript.segments, transcript.duration_ms);
   });
@@ -102,7 +134,10 @@ describe('speech to text: the faster-whisper sidecar (Whisper tiny.en, offline)'
     const garbage = join(dir, 'garbage.wav');
     await writeFile(garbage, Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919) % 251)));
     const pid = transcriber.pid;
-    await assert.rejects(transcriber.transcribe(garbage), (err: unknown) => err instanceof ExtractionError && err.code === 'invalid_file' && /decoded/.test(err.message));
+    await assert.rejects(
+      transcriber.transcribe(garbage),
+      (err: unknown) => err instanceof ExtractionError && err.code === 'invalid_file' && /decoded/.test(err.message),
+    );
     const transcript = await transcriber.transcribe(wav);
     assert.ok(keyWordShare(transcript) >= KEY_WORD_SHARE);
     assert.equal(transcriber.pid, pid, 'the sidecar was not restarted');
@@ -130,7 +165,10 @@ describe('speech to text: the faster-whisper sidecar (Whisper tiny.en, offline)'
     const python = await fakeSidecar(dir, 'dies', 'read request\nexit 3');
     const dying = new Transcriber({ python });
     try {
-      await assert.rejects(dying.transcribe(wav), (err: unknown) => !(err instanceof ExtractionError) && err instanceof Error && /exited with status 3 \(twice/.test(err.message));
+      await assert.rejects(
+        dying.transcribe(wav),
+        (err: unknown) => !(err instanceof ExtractionError) && err instanceof Error && /exited with status 3 \(twice/.test(err.message),
+      );
       assert.equal(await startsOf(dir, 'dies'), 2, 'one retry, on a second sidecar');
       await assert.rejects(dying.transcribe(wav), /exited with status 3/);
       assert.equal(await startsOf(dir, 'dies'), 4);
@@ -145,7 +183,10 @@ describe('speech to text: the faster-whisper sidecar (Whisper tiny.en, offline)'
     try {
       await hanging.start();
       const stuck = hanging.pid;
-      await assert.rejects(hanging.transcribe(wav), (err: unknown) => !(err instanceof ExtractionError) && /took longer than 300 ms/.test((err as Error).message));
+      await assert.rejects(
+        hanging.transcribe(wav),
+        (err: unknown) => !(err instanceof ExtractionError) && /took longer than 300 ms/.test((err as Error).message),
+      );
       await assert.rejects(hanging.transcribe(wav), /took longer than 300 ms/);
       assert.equal(await startsOf(dir, 'hangs'), 2);
       assert.notEqual(hanging.pid, stuck);
@@ -164,7 +205,10 @@ describe('speech to text: the faster-whisper sidecar (Whisper tiny.en, offline)'
 
   it('reports a Python that cannot be started as a retryable error naming `npm run deps`', async () => {
     const missing = new Transcriber({ python: join(dir, 'no-such-python') });
-    await assert.rejects(missing.transcribe(wav), (err: unknown) => !(err instanceof ExtractionError) && /could not be started.*npm run deps/.test((err as Error).message));
+    await assert.rejects(
+      missing.transcribe(wav),
+      (err: unknown) => !(err instanceof ExtractionError) && /could not be started.*npm run deps/.test((err as Error).message),
+    );
     await missing.close();
   });
 });
@@ -183,7 +227,10 @@ describe('speech to text: an OpenAI-compatible server (AGENTPLANE_TRANSCRIPTION_
     process.env.OPENAI_BASE_URL = server.url;
   });
   after(async () => {
-    for (const [name, value] of [['AGENTPLANE_TRANSCRIPTION_MODEL', saved.model], ['OPENAI_BASE_URL', saved.url]] as const) {
+    for (const [name, value] of [
+      ['AGENTPLANE_TRANSCRIPTION_MODEL', saved.model],
+      ['OPENAI_BASE_URL', saved.url],
+    ] as const) {
       if (value === undefined) delete process.env[name];
       else process.env[name] = value;
     }
@@ -199,8 +246,30 @@ describe('speech to text: an OpenAI-compatible server (AGENTPLANE_TRANSCRIPTION_
         duration: 2.1,
         text: 'The report was approved on Monday.',
         segments: [
-          { id: 0, seek: 0, start: 0, end: 0.9, text: ' The report', tokens: [50364, 440, 2275], temperature: 0, avg_logprob: -0.105, compression_ratio: 0.8, no_speech_prob: 0.01 },
-          { id: 1, seek: 0, start: 0.9, end: 2.04, text: ' was approved on Monday.', tokens: [390, 10826, 322, 8138, 13], temperature: 0, avg_logprob: -0.4, compression_ratio: 0.9, no_speech_prob: 0.01 },
+          {
+            id: 0,
+            seek: 0,
+            start: 0,
+            end: 0.9,
+            text: ' The report',
+            tokens: [50364, 440, 2275],
+            temperature: 0,
+            avg_logprob: -0.105,
+            compression_ratio: 0.8,
+            no_speech_prob: 0.01,
+          },
+          {
+            id: 1,
+            seek: 0,
+            start: 0.9,
+            end: 2.04,
+            text: ' was approved on Monday.',
+            tokens: [390, 10826, 322, 8138, 13],
+            temperature: 0,
+            avg_logprob: -0.4,
+            compression_ratio: 0.9,
+            no_speech_prob: 0.01,
+          },
         ],
         words: [
           { word: 'The', start: 0, end: 0.2 },
@@ -236,7 +305,10 @@ describe('speech to text: an OpenAI-compatible server (AGENTPLANE_TRANSCRIPTION_
 
   it('fails with invalid_file when the server cannot decode the file, and with a retryable error when it is down for a moment', async () => {
     server.answer({ status: 400, message: 'Invalid file format. Supported formats: [flac m4a mp3 mp4 mpeg mpga oga ogg wav webm]' });
-    await assert.rejects(transcribeAudio(wav), (err: unknown) => err instanceof ExtractionError && err.code === 'invalid_file' && /Invalid file format/.test(err.message));
+    await assert.rejects(
+      transcribeAudio(wav),
+      (err: unknown) => err instanceof ExtractionError && err.code === 'invalid_file' && /Invalid file format/.test(err.message),
+    );
 
     server.answer({ status: 503, message: 'The server is overloaded.' });
     await assert.rejects(transcribeAudio(wav), (err: unknown) => !(err instanceof ExtractionError) && /503/.test((err as Error).message));

@@ -56,7 +56,9 @@ function exchange(url: string, bytes: string): Promise<{ status: number; headers
       const text = Buffer.concat(chunks).toString('utf8');
       const [head = '', body = ''] = text.split('\r\n\r\n');
       const [statusLine = '', ...fields] = head.split('\r\n');
-      const headers = new Headers(fields.map((field) => [field.slice(0, field.indexOf(':')), field.slice(field.indexOf(':') + 1).trim()] as [string, string]));
+      const headers = new Headers(
+        fields.map((field) => [field.slice(0, field.indexOf(':')), field.slice(field.indexOf(':') + 1).trim()] as [string, string]),
+      );
       resolve({ status: Number(statusLine.split(' ')[1]), headers, body });
     });
   });
@@ -166,7 +168,12 @@ describe('system endpoints and request handling', () => {
     it('answers API requests with 503 dependency_unavailable and Retry-After, not 500, while the database is unreachable', async function () {
       this.timeout(30_000);
       const db = createDb('postgres://agentplane@127.0.0.1:1/agentplane', { log: pino({ level: 'silent' }) });
-      const { client, server } = await serve({ db, blobs: api.services.blobs, temporal: api.services.temporal, log: pino({ level: 'silent' }) });
+      const { client, server } = await serve({
+        db,
+        blobs: api.services.blobs,
+        temporal: api.services.temporal,
+        log: pino({ level: 'silent' }),
+      });
       try {
         const response = await client.withKey(`ap_${'x'.repeat(32)}`).get('/v1/files');
         assertError(response, 503, 'dependency_unavailable', null);
@@ -182,7 +189,12 @@ describe('system endpoints and request handling', () => {
       this.timeout(60_000);
       // The client's own retries are kept: they are what a request must not wait for.
       const connection = Connection.lazy({ address: '127.0.0.1:1' });
-      const { client, server } = await serve({ db: api.services.db, blobs: api.services.blobs, temporal: new Client({ connection }), log: pino({ level: 'silent' }) });
+      const { client, server } = await serve({
+        db: api.services.db,
+        blobs: api.services.blobs,
+        temporal: new Client({ connection }),
+        log: pino({ level: 'silent' }),
+      });
       try {
         const keyed = client.withKey(tenant.admin.key);
         const upload = await keyed.upload({ file: { data: Buffer.from('soon gone'), filename: 'gone.txt' }, purpose: 'attachment' });
@@ -210,7 +222,12 @@ describe('system endpoints and request handling', () => {
       await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
       const { port } = silent.address() as AddressInfo;
       const db = createDb(`postgres://agentplane@127.0.0.1:${port}/agentplane`, { log: pino({ level: 'silent' }) });
-      const { client, server } = await serve({ db, blobs: api.services.blobs, temporal: api.services.temporal, log: pino({ level: 'silent' }) });
+      const { client, server } = await serve({
+        db,
+        blobs: api.services.blobs,
+        temporal: api.services.temporal,
+        log: pino({ level: 'silent' }),
+      });
       try {
         const response = await client.withKey(`ap_${'x'.repeat(32)}`).get('/v1/files');
         assertError(response, 503, 'dependency_unavailable', null);
@@ -235,7 +252,10 @@ describe('system endpoints and request handling', () => {
       assert.match(text, /^# HELP agentplane_http_request_duration_seconds /m);
       assert.match(text, /^# TYPE agentplane_http_request_duration_seconds histogram$/m);
       const counts = text.split('\n').filter((line) => line.startsWith('agentplane_http_request_duration_seconds_count{'));
-      assert.ok(counts.some((l) => l.includes('method="GET"') && l.includes('route="/v1/files/:id"') && l.includes('status="200"')), counts.join('\n'));
+      assert.ok(
+        counts.some((l) => l.includes('method="GET"') && l.includes('route="/v1/files/:id"') && l.includes('status="200"')),
+        counts.join('\n'),
+      );
       assert.ok(!counts.some((l) => l.includes(file.body.id)), 'ids must not become label values');
       assert.match(text, /^agentplane_process_cpu_seconds_total \d/m);
     });
@@ -253,7 +273,8 @@ describe('system endpoints and request handling', () => {
         const scraped = await fetch(separate.metricsUrl);
         assert.equal(scraped.status, 200);
         assert.match(await scraped.text(), /^# TYPE agentplane_http_request_duration_seconds histogram$/m);
-        for (const client of [new ApiClient(separate.url), separate.root]) assertError(await client.get('/metrics'), 404, 'route_not_found');
+        for (const client of [new ApiClient(separate.url), separate.root])
+          assertError(await client.get('/metrics'), 404, 'route_not_found');
       } finally {
         await separate.stop();
       }
@@ -348,12 +369,18 @@ describe('system endpoints and request handling', () => {
 
   describe('requests refused before any route sees them', () => {
     it('answers a URL over the header limit (a 20,000-character query) with 431 request_header_too_large in the one error body', async () => {
-      const answer = await exchange(api.url, `GET /v1/files?after=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${tenant.admin.key}\r\n\r\n`);
+      const answer = await exchange(
+        api.url,
+        `GET /v1/files?after=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${tenant.admin.key}\r\n\r\n`,
+      );
       assert.equal(answer.status, 431, answer.body);
       assert.equal(answer.headers.get('content-type'), 'application/json; charset=utf-8');
       assert.equal(answer.headers.get('content-length'), String(Buffer.byteLength(answer.body)));
       const { error } = JSON.parse(answer.body);
-      assert.deepEqual({ type: error.type, code: error.code, param: error.param }, { type: 'invalid_request_error', code: 'request_header_too_large', param: null });
+      assert.deepEqual(
+        { type: error.type, code: error.code, param: error.param },
+        { type: 'invalid_request_error', code: 'request_header_too_large', param: null },
+      );
       assert.match(error.message, /16384 bytes/);
       assert.equal((await anonymous.get('/healthz')).status, 200);
     });
@@ -373,7 +400,11 @@ describe('system endpoints and request handling', () => {
       for (const query of ['after=', 'before=', 'after=&before=']) {
         const response = await tenant.admin.get(`/v1/api-keys?limit=1&${query}`);
         assert.equal(response.status, 200, `${query}: ${JSON.stringify(response.body)}`);
-        assert.deepEqual(response.body.data.map((key: { id: string }) => key.id), first.body.data.map((key: { id: string }) => key.id), query);
+        assert.deepEqual(
+          response.body.data.map((key: { id: string }) => key.id),
+          first.body.data.map((key: { id: string }) => key.id),
+          query,
+        );
       }
     });
   });
@@ -401,7 +432,10 @@ describe('system endpoints and request handling', () => {
       ['a bare string', '"just a string"'],
     ]) {
       it(`answers ${what} with 400 invalid_json`, async () => {
-        const response = await tenant.admin.request('POST', '/v1/api-keys', { body: body!, headers: { 'content-type': 'application/json' } });
+        const response = await tenant.admin.request('POST', '/v1/api-keys', {
+          body: body!,
+          headers: { 'content-type': 'application/json' },
+        });
         assertError(response, 400, 'invalid_json');
         assert.equal(response.body.error.type, 'invalid_request_error');
       });
@@ -417,8 +451,15 @@ describe('system endpoints and request handling', () => {
       const name = `nul ${Date.now()}\u0000`;
       assertError(await api.root.post('/v1/projects', { name }), 400, 'invalid_parameter', 'name');
       assertError(await tenant.admin.post('/v1/api-keys', { name, scopes: ['files:read'] }), 400, 'invalid_parameter', 'name');
-      assertError(await tenant.admin.post('/v1/api-keys', { name: 'x', scopes: ['files:read'], project_id: 'proj_\u0000' }), 400, 'invalid_parameter', 'project_id');
-      const { rows } = await api.services.db.query("SELECT 1 FROM projects WHERE name LIKE 'nul %' UNION ALL SELECT 1 FROM api_keys WHERE name LIKE 'nul %'");
+      assertError(
+        await tenant.admin.post('/v1/api-keys', { name: 'x', scopes: ['files:read'], project_id: 'proj_\u0000' }),
+        400,
+        'invalid_parameter',
+        'project_id',
+      );
+      const { rows } = await api.services.db.query(
+        "SELECT 1 FROM projects WHERE name LIKE 'nul %' UNION ALL SELECT 1 FROM api_keys WHERE name LIKE 'nul %'",
+      );
       assert.equal(rows.length, 0);
     });
 

@@ -21,11 +21,26 @@ describe('the toolbox a run uses', () => {
     const { db } = await postgres();
     const projectId = (await insertProject(db, 'toolbox')).id;
     fileId = newFileId();
-    await insertFile(db, { id: fileId, projectId, filename: 'brief.txt', bytes: 5, purpose: 'attachment', mimeType: 'text/plain', blobKey: `test/${fileId}`, metadata: {} });
+    await insertFile(db, {
+      id: fileId,
+      projectId,
+      filename: 'brief.txt',
+      bytes: 5,
+      purpose: 'attachment',
+      mimeType: 'text/plain',
+      blobKey: `test/${fileId}`,
+      metadata: {},
+    });
     await storePages(db, fileId, [{ page: 1, text: 'brief', source: 'plain_text' }]);
     await completeExtraction(db, fileId, []);
     definitions = [
-      { type: 'http', name: 'echo', description: 'Echoes its arguments.', url: `${tools.url}/echo`, parameters: { type: 'object', properties: { word: { type: 'string' } } } },
+      {
+        type: 'http',
+        name: 'echo',
+        description: 'Echoes its arguments.',
+        url: `${tools.url}/echo`,
+        parameters: { type: 'object', properties: { word: { type: 'string' } } },
+      },
       { type: 'http', name: 'busy', url: `${tools.url}/status/503` },
       { type: 'mcp', server_label: 'calc', server_url: mcp.url, allowed_tools: ['add', 'fail'] },
     ];
@@ -42,10 +57,20 @@ describe('the toolbox a run uses', () => {
 
   it('offers the HTTP tools, the allowed tools of each MCP server, and read_file when the run has attachments', async () => {
     const offered = await offeredTools(definitions, ctx);
-    assert.deepEqual(offered.map((t) => t.name), ['echo', 'busy', 'calc__add', 'calc__fail', 'read_file']);
-    assert.deepEqual(offered[0], { name: 'echo', description: 'Echoes its arguments.', parameters: { type: 'object', properties: { word: { type: 'string' } } } });
+    assert.deepEqual(
+      offered.map((t) => t.name),
+      ['echo', 'busy', 'calc__add', 'calc__fail', 'read_file'],
+    );
+    assert.deepEqual(offered[0], {
+      name: 'echo',
+      description: 'Echoes its arguments.',
+      parameters: { type: 'object', properties: { word: { type: 'string' } } },
+    });
     assert.deepEqual(offered[1]!.parameters, { type: 'object', properties: {} });
-    assert.deepEqual((await offeredTools(definitions, { ...ctx, attachmentIds: [] })).map((t) => t.name), ['echo', 'busy', 'calc__add', 'calc__fail']);
+    assert.deepEqual(
+      (await offeredTools(definitions, { ...ctx, attachmentIds: [] })).map((t) => t.name),
+      ['echo', 'busy', 'calc__add', 'calc__fail'],
+    );
   });
 
   it('carries each call to its tool by name', async () => {
@@ -71,11 +96,17 @@ describe('the toolbox a run uses', () => {
     const broken = await call('echo', '{"word": "unterminated');
     assert.equal(broken.is_error, true);
     assert.match(broken.content, /^The arguments are not valid JSON \(.*\); send a JSON object\.$/);
-    for (const args of ['[1,2]', 'null', '"word"', '7']) assert.deepEqual(await call('echo', args), { content: 'The arguments must be a JSON object.', is_error: true }, args);
+    for (const args of ['[1,2]', 'null', '"word"', '7'])
+      assert.deepEqual(await call('echo', args), { content: 'The arguments must be a JSON object.', is_error: true }, args);
   });
 
   it('refuses to offer more than 128 tools in all, however they are spread over MCP servers', async () => {
-    const servers: ToolDefinition[] = ['one', 'two'].map((label) => ({ type: 'mcp', server_label: label, server_url: mcp.url, allowed_tools: Array.from({ length: 64 }, (_, i) => `extra_${i}`) }));
+    const servers: ToolDefinition[] = ['one', 'two'].map((label) => ({
+      type: 'mcp',
+      server_label: label,
+      server_url: mcp.url,
+      allowed_tools: Array.from({ length: 64 }, (_, i) => `extra_${i}`),
+    }));
     assert.equal((await offeredTools(servers, { ...ctx, attachmentIds: [] })).length, 128);
     await assert.rejects(offeredTools(servers, ctx), (err: unknown) => {
       assert.ok(err instanceof ToolsTooLargeError);

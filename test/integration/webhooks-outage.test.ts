@@ -124,7 +124,11 @@ describe('webhook deliveries through a PostgreSQL outage', function () {
     });
 
   it('dispatches an event recorded while the worker could not reach PostgreSQL once it can, and sends it once', async () => {
-    const { record, secret } = await insertEndpoint(direct, { projectId, url: `${receiver.url}/after-outage`, eventTypes: ['file.deleted'] });
+    const { record, secret } = await insertEndpoint(direct, {
+      projectId,
+      url: `${receiver.url}/after-outage`,
+      eventTypes: ['file.deleted'],
+    });
     assert.ok(secret);
     const since = logged.length;
     await proxy.cut();
@@ -132,12 +136,18 @@ describe('webhook deliveries through a PostgreSQL outage', function () {
     await outageReported(since);
     assert.equal(receiver.to('/after-outage').length, 0);
     await proxy.open();
-    await eventually(() => assert.equal(receiver.to('/after-outage').length, 1), { timeoutMs: 30_000, message: 'the event was not delivered after the outage' });
+    await eventually(() => assert.equal(receiver.to('/after-outage').length, 1), {
+      timeoutMs: 30_000,
+      message: 'the event was not delivered after the outage',
+    });
     assert.equal(JSON.parse(receiver.to('/after-outage')[0]!.body).data.id, fileId);
     // The attempt is logged after the receiver has answered it.
     await eventually(
       async () => {
-        const { rows } = await direct.query<{ status: string; attempts: number }>('SELECT status, attempts FROM webhook_deliveries WHERE endpoint_id = $1', [record.id]);
+        const { rows } = await direct.query<{ status: string; attempts: number }>(
+          'SELECT status, attempts FROM webhook_deliveries WHERE endpoint_id = $1',
+          [record.id],
+        );
         assert.deepEqual(rows, [{ status: 'succeeded', attempts: 1 }]);
       },
       { timeoutMs: 30_000, message: 'the delivery was not logged as succeeded' },
@@ -158,7 +168,9 @@ describe('webhook deliveries through a PostgreSQL outage', function () {
     await proxy.open();
     await eventually(
       async () => {
-        const { rows } = await direct.query<{ status: string }>('SELECT status FROM webhook_deliveries WHERE endpoint_id = $1', [record.id]);
+        const { rows } = await direct.query<{ status: string }>('SELECT status FROM webhook_deliveries WHERE endpoint_id = $1', [
+          record.id,
+        ]);
         assert.deepEqual(rows, [{ status: 'succeeded' }]);
       },
       { timeoutMs: 30_000, message: 'the delivery did not succeed after the outage' },
@@ -167,7 +179,10 @@ describe('webhook deliveries through a PostgreSQL outage', function () {
       'SELECT a.attempt, a.response_status FROM webhook_delivery_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id WHERE d.endpoint_id = $1 ORDER BY a.attempt',
       [record.id],
     );
-    assert.deepEqual(attempts.map((a) => [a.attempt, a.response_status]), [[1, 204]]);
+    assert.deepEqual(
+      attempts.map((a) => [a.attempt, a.response_status]),
+      [[1, 204]],
+    );
     assert.equal(receiver.to('/mid-outage').length, 1, 'the event was sent again');
   });
 });

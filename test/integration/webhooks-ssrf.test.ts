@@ -68,7 +68,10 @@ describe('webhook targets that are not public', () => {
   }
 
   async function attemptsOf(deliveryId: string): Promise<{ response_status: number | null; error: string | null }[]> {
-    const { rows } = await api.services.db.query<{ response_status: number | null; error: string | null }>('SELECT response_status, error FROM webhook_delivery_attempts WHERE delivery_id = $1 ORDER BY attempt', [deliveryId]);
+    const { rows } = await api.services.db.query<{ response_status: number | null; error: string | null }>(
+      'SELECT response_status, error FROM webhook_delivery_attempts WHERE delivery_id = $1 ORDER BY attempt',
+      [deliveryId],
+    );
     return rows;
   }
 
@@ -89,14 +92,22 @@ describe('webhook targets that are not public', () => {
     for (const url of targets) assertRefused(await tenant.admin.post('/v1/webhooks', { url, event_types: ['*'] }), url);
     const allowed = await tenant.admin.post('/v1/webhooks', { url: 'https://93.184.215.14/hook', event_types: ['*'] });
     assert.equal(allowed.status, 201, JSON.stringify(allowed.body));
-    assertRefused(await tenant.admin.request('PATCH', `/v1/webhooks/${allowed.body.id}`, { json: { url: `http://127.0.0.1:${port}/hook` } }), 'PATCH');
+    assertRefused(
+      await tenant.admin.request('PATCH', `/v1/webhooks/${allowed.body.id}`, { json: { url: `http://127.0.0.1:${port}/hook` } }),
+      'PATCH',
+    );
     assert.equal((await tenant.admin.get(`/v1/webhooks?limit=100`)).body.data.length, 1, 'nothing refused was stored');
   });
 
   it('says in the document it serves that it refuses them, ruling out localhost names and literal non-public IPv4 hosts in the URL schema', async () => {
-    const served = await fetch(`${api.url}/v1/openapi.json`).then((response) => response.json() as Promise<{ components: { schemas: Record<string, any> } }>);
+    const served = await fetch(`${api.url}/v1/openapi.json`).then(
+      (response) => response.json() as Promise<{ components: { schemas: Record<string, any> } }>,
+    );
     const webhookUrl = served.components.schemas.WebhookUrl;
-    assert.match(webhookUrl.description, /This deployment refuses private, loopback, link-local and other non-public targets with 400 `invalid_url`/);
+    assert.match(
+      webhookUrl.description,
+      /This deployment refuses private, loopback, link-local and other non-public targets with 400 `invalid_url`/,
+    );
     const ajv = new Ajv2020({ strict: false });
     ajv.addSchema({ ...served, $id: 'served' });
     const admits = ajv.compile({ $ref: 'served#/components/schemas/WebhookUrl' });
@@ -110,7 +121,10 @@ describe('webhook targets that are not public', () => {
   it('accepts a name at registration, and refuses the delivery when the name resolves to loopback at connect time', async () => {
     const name = hostname();
     const resolved = await lookup(name, { all: true });
-    assert.ok(resolved.every((a) => !isPublicAddress(a.address)), `this machine's name ${name} should resolve to a non-public address: ${JSON.stringify(resolved)}`);
+    assert.ok(
+      resolved.every((a) => !isPublicAddress(a.address)),
+      `this machine's name ${name} should resolve to a non-public address: ${JSON.stringify(resolved)}`,
+    );
     const url = `http://${name}:${new URL(receiver.url).port}/by-name`;
     const registered = await tenant.admin.post('/v1/webhooks', { url, event_types: ['*'] });
     assert.equal(registered.status, 201, 'a name is judged by what it resolves to when a delivery connects');
@@ -134,7 +148,10 @@ describe('webhook targets that are not public', () => {
     const activities = strict({ db: api.services.db, webhooks: { ...TEST_WEBHOOK_SETTINGS, allowPrivate: false } });
     const viaName = await deliveryTo(`http://localhost:${port}/localhost`);
     await assert.rejects(attemptNumber(1).run(activities.attemptWebhookDelivery, viaName));
-    assert.match((await attemptsOf(viaName))[0]!.error!, /^refused: localhost resolves to (127\.0\.0\.1|::1), which is not a public address/);
+    assert.match(
+      (await attemptsOf(viaName))[0]!.error!,
+      /^refused: localhost resolves to (127\.0\.0\.1|::1), which is not a public address/,
+    );
 
     const literal = await deliveryTo(`http://[::1]:${port}/v6`);
     await assert.rejects(attemptNumber(1).run(activities.attemptWebhookDelivery, literal));
@@ -146,7 +163,14 @@ describe('webhook targets that are not public', () => {
     receiver.answer('/bounce', { always: 307 });
     receiver.redirect('/bounce', 'http://169.254.169.254/latest/meta-data');
     // The first hop must be allowed to be reached at all, so this attempt allows private targets; the redirect's target is never asked.
-    const sent = await postSigned({ projectId: 'proj_webhooks', url: `${receiver.url}/bounce`, eventId: newId('evt'), body: '{}', secrets: [`whsec_${Buffer.alloc(32, 1).toString('base64')}`], allowPrivate: true });
+    const sent = await postSigned({
+      projectId: 'proj_webhooks',
+      url: `${receiver.url}/bounce`,
+      eventId: newId('evt'),
+      body: '{}',
+      secrets: [`whsec_${Buffer.alloc(32, 1).toString('base64')}`],
+      allowPrivate: true,
+    });
     assert.equal(sent.delivered, false);
     assert.equal(sent.responseStatus, 307);
     assert.match(sent.error!, /redirects are not followed/);

@@ -47,7 +47,12 @@ describe('events and webhooks', () => {
     await receiver?.close();
   });
 
-  async function register(client: ApiClient, path: string, eventTypes: string[] = ['file.deleted'], extra: Record<string, unknown> = {}): Promise<EndpointWithSecret> {
+  async function register(
+    client: ApiClient,
+    path: string,
+    eventTypes: string[] = ['file.deleted'],
+    extra: Record<string, unknown> = {},
+  ): Promise<EndpointWithSecret> {
     const created = await client.post<EndpointWithSecret>('/v1/webhooks', { url: receiver.url + path, event_types: eventTypes, ...extra });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     return created.body;
@@ -55,7 +60,10 @@ describe('events and webhooks', () => {
 
   /** A file uploaded and deleted at once: one `file.deleted` event. Answers the file's id. */
   async function deleteAFile(client: ApiClient = tenant.admin): Promise<string> {
-    const upload = await client.upload({ file: { data: Buffer.from('short-lived'), filename: 'gone.txt', type: 'text/plain' }, purpose: 'attachment' });
+    const upload = await client.upload({
+      file: { data: Buffer.from('short-lived'), filename: 'gone.txt', type: 'text/plain' },
+      purpose: 'attachment',
+    });
     assert.equal(upload.status, 200, JSON.stringify(upload.body));
     const deleted = await client.delete(`/v1/files/${upload.body.id}`);
     assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
@@ -123,7 +131,10 @@ describe('events and webhooks', () => {
       assertError(await tenant.admin.post('/v1/webhooks', { url: 'ftp://files.example.com/in', event_types: ['*'] }), 400);
       assertError(await tenant.admin.post('/v1/webhooks', { url: `${receiver.url}/x`, event_types: [] }), 400);
       assertError(await tenant.admin.post('/v1/webhooks', { url: `https://user:pw@hooks.example.com/x`, event_types: ['*'] }), 400);
-      assertError(await tenant.admin.post('/v1/webhooks', { url: `https://hooks.example.com/${'a'.repeat(2100)}`, event_types: ['*'] }), 400);
+      assertError(
+        await tenant.admin.post('/v1/webhooks', { url: `https://hooks.example.com/${'a'.repeat(2100)}`, event_types: ['*'] }),
+        400,
+      );
     });
 
     it('changes the URL, types and description; disabling records webhook_endpoint.disabled; enabling starts the count afresh', async () => {
@@ -153,7 +164,11 @@ describe('events and webhooks', () => {
     it('refuses a 51st endpoint in a project with 409 too_many_webhook_endpoints', async () => {
       const crowded = await newTenant(api, 'webhooks-crowded');
       for (let i = 0; i < 50; i++) await register(crowded.admin, `/crowd/${i}`, ['webhook_endpoint.disabled']);
-      assertError(await crowded.admin.post('/v1/webhooks', { url: `${receiver.url}/crowd/50`, event_types: ['*'] }), 409, 'too_many_webhook_endpoints');
+      assertError(
+        await crowded.admin.post('/v1/webhooks', { url: `${receiver.url}/crowd/50`, event_types: ['*'] }),
+        409,
+        'too_many_webhook_endpoints',
+      );
       const listed = await crowded.admin.get<{ data: Endpoint[]; has_more: boolean }>('/v1/webhooks?limit=100');
       assert.equal(listed.body.data.length, 50);
     });
@@ -189,11 +204,14 @@ describe('events and webhooks', () => {
     it('POSTs a file.deleted event with Standard Webhooks headers that the standardwebhooks package verifies', async () => {
       const endpoint = await register(tenant.admin, '/signed');
       const fileId = await deleteAFile();
-      const [request] = await eventually(() => {
-        const got = receiver.to('/signed');
-        assert.equal(got.length, 1);
-        return got;
-      }, { timeoutMs: DELIVERY_TIMEOUT_MS, message: 'the event was not delivered' });
+      const [request] = await eventually(
+        () => {
+          const got = receiver.to('/signed');
+          assert.equal(got.length, 1);
+          return got;
+        },
+        { timeoutMs: DELIVERY_TIMEOUT_MS, message: 'the event was not delivered' },
+      );
       const event = verified(endpoint.secret, request!);
       assert.equal(event.type, 'file.deleted');
       assert.equal(event.object, 'event');
@@ -203,7 +221,9 @@ describe('events and webhooks', () => {
       assert.ok(Math.abs(Number(request!.headers['webhook-timestamp']) - Date.now() / 1000) < 60);
       assert.equal(request!.headers['content-type'], 'application/json');
       assert.match(String(request!.headers['user-agent']), /^Agentplane-Webhooks\//);
-      assert.throws(() => new Webhook(`whsec_${Buffer.alloc(32, 7).toString('base64')}`).verify(request!.body, request!.headers as Record<string, string>));
+      assert.throws(() =>
+        new Webhook(`whsec_${Buffer.alloc(32, 7).toString('base64')}`).verify(request!.body, request!.headers as Record<string, string>),
+      );
 
       // The body is the event as the API shows it.
       const shown = await tenant.admin.get<EventObject>(`/v1/events/${event.id}`);
@@ -221,13 +241,27 @@ describe('events and webhooks', () => {
       receiver.answer('/flaky', [500, 503]);
       const endpoint = await register(tenant.admin, '/flaky');
       await deleteAFile();
-      const delivery = await deliveryWhere(endpoint.id, (d) => d.status === 'succeeded', 'the delivery did not succeed after the receiver recovered');
+      const delivery = await deliveryWhere(
+        endpoint.id,
+        (d) => d.status === 'succeeded',
+        'the delivery did not succeed after the receiver recovered',
+      );
       const requests = receiver.to('/flaky');
-      assert.deepEqual(requests.map((r) => r.answered), [500, 503, 204]);
+      assert.deepEqual(
+        requests.map((r) => r.answered),
+        [500, 503, 204],
+      );
       assert.equal(new Set(requests.map((r) => r.headers['webhook-id'])).size, 1);
       assert.equal(requests[0]!.headers['webhook-id'], delivery.event_id);
       for (const request of requests) verified(endpoint.secret, request);
-      assert.deepEqual(delivery.attempts.map((a) => [a.attempt, a.response_status, a.error]), [[1, 500, 'HTTP 500'], [2, 503, 'HTTP 503'], [3, 204, null]]);
+      assert.deepEqual(
+        delivery.attempts.map((a) => [a.attempt, a.response_status, a.error]),
+        [
+          [1, 500, 'HTTP 500'],
+          [2, 503, 'HTTP 503'],
+          [3, 204, null],
+        ],
+      );
       // Backoff: each wait is at least the one before.
       const times = delivery.attempts.map((a) => a.created_at);
       assert.ok(times[2]! >= times[1]! && times[1]! >= times[0]!);
@@ -236,7 +270,10 @@ describe('events and webhooks', () => {
 
     it('keeps trying a receiver that is down (connection refused) until it comes up', async () => {
       const port = await freePort();
-      const endpoint = await tenant.admin.post<EndpointWithSecret>('/v1/webhooks', { url: `http://127.0.0.1:${port}/later`, event_types: ['file.deleted'] });
+      const endpoint = await tenant.admin.post<EndpointWithSecret>('/v1/webhooks', {
+        url: `http://127.0.0.1:${port}/later`,
+        event_types: ['file.deleted'],
+      });
       assert.equal(endpoint.status, 201);
       await deleteAFile();
       const refused = await deliveryWhere(endpoint.body.id, (d) => d.attempts.length > 0, 'no attempt was made');
@@ -244,7 +281,11 @@ describe('events and webhooks', () => {
       assert.equal(refused.attempts[0]!.response_status, null);
       const late = await startWebhookReceiver(port);
       try {
-        const delivered = await deliveryWhere(endpoint.body.id, (d) => d.status === 'succeeded', 'the delivery did not succeed once the receiver was up');
+        const delivered = await deliveryWhere(
+          endpoint.body.id,
+          (d) => d.status === 'succeeded',
+          'the delivery did not succeed once the receiver was up',
+        );
         assert.equal(late.to('/later').length, 1);
         assert.equal(verified(endpoint.body.secret, late.to('/later')[0]!).id, delivered.event_id);
       } finally {
@@ -287,7 +328,9 @@ describe('events and webhooks', () => {
 
       const events = await tenant.admin.get<{ data: EventObject[] }>(`/v1/events?type=webhook_endpoint.disabled&object_id=${endpoint.id}`);
       assert.equal(events.body.data.length, 1);
-      const audit = await tenant.admin.get<{ data: components['schemas']['AuditLogEntry'][] }>(`/v1/audit-logs?target_id=${endpoint.id}&action=webhook_endpoint.disable`);
+      const audit = await tenant.admin.get<{ data: components['schemas']['AuditLogEntry'][] }>(
+        `/v1/audit-logs?target_id=${endpoint.id}&action=webhook_endpoint.disable`,
+      );
       assert.equal(audit.body.data.length, 1);
       assert.deepEqual(audit.body.data[0]!.actor, { api_key_id: null });
       assert.deepEqual(audit.body.data[0]!.target, { type: 'webhook_endpoint', id: endpoint.id });
@@ -295,13 +338,20 @@ describe('events and webhooks', () => {
       // Disabled: no new deliveries, and none redelivered.
       const before = receiver.to('/down').length;
       const later = await deleteAFile();
-      await eventually(async () => {
-        const { rows } = await api.services.db.query(`SELECT 1 FROM events WHERE data->>'id' = $1 AND delivered_at IS NOT NULL`, [later]);
-        assert.equal(rows.length, 1);
-      }, { timeoutMs: DELIVERY_TIMEOUT_MS, message: 'the event was not dispatched' });
+      await eventually(
+        async () => {
+          const { rows } = await api.services.db.query(`SELECT 1 FROM events WHERE data->>'id' = $1 AND delivered_at IS NOT NULL`, [later]);
+          assert.equal(rows.length, 1);
+        },
+        { timeoutMs: DELIVERY_TIMEOUT_MS, message: 'the event was not dispatched' },
+      );
       assert.equal((await deliveriesOf(endpoint.id)).length, TEST_WEBHOOK_SETTINGS.disableAfter);
       const failed = deliveries[0]!;
-      assertError(await tenant.admin.post(`/v1/webhooks/${endpoint.id}/deliveries/${failed.id}/redeliver`, undefined), 409, 'endpoint_disabled');
+      assertError(
+        await tenant.admin.post(`/v1/webhooks/${endpoint.id}/deliveries/${failed.id}/redeliver`, undefined),
+        409,
+        'endpoint_disabled',
+      );
 
       // The receiver is back; the endpoint is enabled again and a failed delivery sent once more.
       receiver.answer('/down', { always: 200 });
@@ -312,7 +362,11 @@ describe('events and webhooks', () => {
       assert.equal(redelivery.body.status, 'pending');
       assert.equal(redelivery.body.redelivery_of, failed.id);
       assert.equal(redelivery.body.event_id, failed.event_id);
-      const done = await deliveryWhere(endpoint.id, (d) => d.id === redelivery.body.id && d.status === 'succeeded', 'the redelivery did not succeed');
+      const done = await deliveryWhere(
+        endpoint.id,
+        (d) => d.id === redelivery.body.id && d.status === 'succeeded',
+        'the redelivery did not succeed',
+      );
       assert.equal(done.attempts.length, 1);
       const resent = receiver.to('/down').slice(before);
       assert.equal(resent.length, 1);
@@ -336,7 +390,11 @@ describe('events and webhooks', () => {
       assert.equal((await deliveriesOf(endpoint.id)).length, 1 + REDELIVERIES_PER_HOUR);
       // Another event to the same endpoint has an allowance of its own.
       await deleteAFile();
-      const second = await deliveryWhere(endpoint.id, (d) => d.event_id !== first.event_id && d.redelivery_of === null, 'the second event was not delivered');
+      const second = await deliveryWhere(
+        endpoint.id,
+        (d) => d.event_id !== first.event_id && d.redelivery_of === null,
+        'the second event was not delivered',
+      );
       assert.equal((await tenant.admin.post(`/v1/webhooks/${endpoint.id}/deliveries/${second.id}/redeliver`, undefined)).status, 202);
     });
 
@@ -348,11 +406,14 @@ describe('events and webhooks', () => {
       assert.notEqual(rotated.body.secret, endpoint.secret);
       assert.equal('secret' in (await tenant.admin.get(`/v1/webhooks/${endpoint.id}`)).body, false);
       await deleteAFile();
-      const [request] = await eventually(() => {
-        const got = receiver.to('/rotated');
-        assert.equal(got.length, 1);
-        return got;
-      }, { timeoutMs: DELIVERY_TIMEOUT_MS, message: 'the event was not delivered' });
+      const [request] = await eventually(
+        () => {
+          const got = receiver.to('/rotated');
+          assert.equal(got.length, 1);
+          return got;
+        },
+        { timeoutMs: DELIVERY_TIMEOUT_MS, message: 'the event was not delivered' },
+      );
       assert.equal(String(request!.headers['webhook-signature']).split(' ').length, 2);
       assert.equal(verified(rotated.body.secret, request!).type, 'file.deleted');
       assert.equal(verified(endpoint.secret, request!).type, 'file.deleted');
@@ -394,10 +455,15 @@ describe('events and webhooks', () => {
 
       // The other project's events never reach this project's endpoint.
       const theirs = await deleteAFile(other.admin);
-      await eventually(async () => {
-        const { rows } = await api.services.db.query(`SELECT 1 FROM events WHERE data->>'id' = $1 AND delivered_at IS NOT NULL`, [theirs]);
-        assert.equal(rows.length, 1);
-      }, { timeoutMs: DELIVERY_TIMEOUT_MS, message: 'the event was not dispatched' });
+      await eventually(
+        async () => {
+          const { rows } = await api.services.db.query(`SELECT 1 FROM events WHERE data->>'id' = $1 AND delivered_at IS NOT NULL`, [
+            theirs,
+          ]);
+          assert.equal(rows.length, 1);
+        },
+        { timeoutMs: DELIVERY_TIMEOUT_MS, message: 'the event was not dispatched' },
+      );
       assert.ok(!receiver.to('/mine').some((r) => JSON.parse(r.body).data.id === theirs));
     });
   });
@@ -407,7 +473,10 @@ describe('events and webhooks', () => {
       const events = await newTenant(api, 'events');
       const first = await deleteAFile(events.admin);
       const second = await deleteAFile(events.admin);
-      const upload = await events.admin.upload({ file: { data: Buffer.from('kept'), filename: 'kept.txt', type: 'text/plain' }, purpose: 'attachment' });
+      const upload = await events.admin.upload({
+        file: { data: Buffer.from('kept'), filename: 'kept.txt', type: 'text/plain' },
+        purpose: 'attachment',
+      });
       const processed = await events.admin.settledFile<{ status: string }>(upload.body.id);
       assert.equal(processed.status, 'processed');
 
@@ -416,12 +485,19 @@ describe('events and webhooks', () => {
       assert.equal(all.status, 200);
       assert.ok(all.body.data.some((e) => e.type === 'file.processed' && e.data.id === upload.body.id));
       const deleted = await events.admin.get<{ data: EventObject[] }>('/v1/events?type=file.deleted');
-      assert.deepEqual(deleted.body.data.map((e) => e.data.id), [second, first], 'newest first');
+      assert.deepEqual(
+        deleted.body.data.map((e) => e.data.id),
+        [second, first],
+        'newest first',
+      );
       const processedCount = all.body.data.filter((e) => e.type === 'file.processed').length;
       const both = await events.admin.get<{ data: EventObject[] }>('/v1/events?type=file.deleted&type=file.processed&limit=100');
       assert.equal(both.body.data.length, 2 + processedCount);
       const comma = await events.admin.get<{ data: EventObject[] }>('/v1/events?type=file.deleted,file.processed&limit=100');
-      assert.deepEqual(comma.body.data.map((e) => e.id), both.body.data.map((e) => e.id));
+      assert.deepEqual(
+        comma.body.data.map((e) => e.id),
+        both.body.data.map((e) => e.id),
+      );
       for (const bad of ['file.exploded', 'file.deleted,file.exploded', '0']) {
         const refused = await events.admin.get(`/v1/events?type=${bad}`);
         assertError(refused, 400);
@@ -430,18 +506,37 @@ describe('events and webhooks', () => {
       assertError(await events.admin.get('/v1/events?type=file.deleted&type=nope'), 400);
 
       const byObject = await events.admin.get<{ data: EventObject[] }>(`/v1/events?object_id=${first}&type=file.deleted`);
-      assert.deepEqual(byObject.body.data.map((e) => [e.type, e.data.id]), [['file.deleted', first]]);
+      assert.deepEqual(
+        byObject.body.data.map((e) => [e.type, e.data.id]),
+        [['file.deleted', first]],
+      );
 
       const oldest = Math.min(...all.body.data.map((e) => e.created_at));
       assert.equal((await events.admin.get<{ data: EventObject[] }>(`/v1/events?created_before=${oldest}`)).body.data.length, 0);
-      assert.equal((await events.admin.get<{ data: EventObject[] }>(`/v1/events?created_after=${oldest - 1}&limit=100`)).body.data.length, all.body.data.length);
-      assert.equal((await events.admin.get<{ data: EventObject[] }>(`/v1/events?created_after=${Math.floor(Date.now() / 1000) + 5}`)).body.data.length, 0);
+      assert.equal(
+        (await events.admin.get<{ data: EventObject[] }>(`/v1/events?created_after=${oldest - 1}&limit=100`)).body.data.length,
+        all.body.data.length,
+      );
+      assert.equal(
+        (await events.admin.get<{ data: EventObject[] }>(`/v1/events?created_after=${Math.floor(Date.now() / 1000) + 5}`)).body.data.length,
+        0,
+      );
 
-      const page1 = await events.admin.get<{ data: EventObject[]; has_more: boolean; last_id: string }>('/v1/events?type=file.deleted&limit=1&order=asc');
-      assert.deepEqual(page1.body.data.map((e) => e.data.id), [first]);
+      const page1 = await events.admin.get<{ data: EventObject[]; has_more: boolean; last_id: string }>(
+        '/v1/events?type=file.deleted&limit=1&order=asc',
+      );
+      assert.deepEqual(
+        page1.body.data.map((e) => e.data.id),
+        [first],
+      );
       assert.equal(page1.body.has_more, true);
-      const page2 = await events.admin.get<{ data: EventObject[]; has_more: boolean }>(`/v1/events?type=file.deleted&limit=1&order=asc&after=${page1.body.last_id}`);
-      assert.deepEqual(page2.body.data.map((e) => e.data.id), [second]);
+      const page2 = await events.admin.get<{ data: EventObject[]; has_more: boolean }>(
+        `/v1/events?type=file.deleted&limit=1&order=asc&after=${page1.body.last_id}`,
+      );
+      assert.deepEqual(
+        page2.body.data.map((e) => e.data.id),
+        [second],
+      );
       assert.equal(page2.body.has_more, false);
       assertError(await events.admin.get('/v1/events/evt_nothere'), 404);
     });

@@ -49,13 +49,16 @@ describe('a worker killed mid-extraction', function () {
       await blocker.query('BEGIN');
       await blocker.query('SELECT 1 FROM files WHERE id = $1 FOR UPDATE', [fileId]);
       const doomed = await startWorker();
-      await eventually(async () => {
-        const { rows } = await db.query(
-          `SELECT count(*)::int AS waiting FROM pg_stat_activity
+      await eventually(
+        async () => {
+          const { rows } = await db.query(
+            `SELECT count(*)::int AS waiting FROM pg_stat_activity
            WHERE wait_event_type = 'Lock' AND (query LIKE 'INSERT INTO file_pages%' OR query LIKE 'SELECT project_id, purpose FROM files%')`,
-        );
-        assert.equal(rows[0]?.waiting, 1, 'the worker is not yet committing');
-      }, { timeoutMs: 60_000, message: 'the extraction never reached its commit' });
+          );
+          assert.equal(rows[0]?.waiting, 1, 'the worker is not yet committing');
+        },
+        { timeoutMs: 60_000, message: 'the extraction never reached its commit' },
+      );
       doomed.child.kill('SIGKILL');
       assert.equal((await doomed.exited).signal, 'SIGKILL');
       await blocker.query('ROLLBACK');
@@ -67,19 +70,27 @@ describe('a worker killed mid-extraction', function () {
     assert.equal(file.body.status, 'processing', 'nothing was committed by the killed worker');
 
     const replacement = await startWorker();
-    const processed = await eventually(async () => {
-      const current = await tenant.admin.get(`/v1/files/${fileId}`);
-      assert.equal(current.body.status, 'processed', replacement.output());
-      return current.body;
-    }, { timeoutMs: 90_000, message: 'the restarted worker did not finish the extraction' });
+    const processed = await eventually(
+      async () => {
+        const current = await tenant.admin.get(`/v1/files/${fileId}`);
+        assert.equal(current.body.status, 'processed', replacement.output());
+        return current.body;
+      },
+      { timeoutMs: 90_000, message: 'the restarted worker did not finish the extraction' },
+    );
 
     assert.deepEqual(processed.extracted, { pages: 2, tables: 0, graph_items: 0 });
     assert.deepEqual(await pagesOf(db, fileId), ['first', 'second']);
     assert.equal((await eventsFor(db, tenant.projectId, 'file.processed', fileId)).length, 1);
 
     const history = await api.services.temporal.workflow.getHandle(extractionWorkflowId(fileId)).fetchHistory();
-    const attempts = (history.events ?? []).flatMap((e) => (e.activityTaskStartedEventAttributes ? [e.activityTaskStartedEventAttributes.attempt] : []));
-    assert.ok(attempts.some((attempt) => (attempt ?? 0) >= 2), `the activity was retried (attempts seen: ${attempts.join(', ')})`);
+    const attempts = (history.events ?? []).flatMap((e) =>
+      e.activityTaskStartedEventAttributes ? [e.activityTaskStartedEventAttributes.attempt] : [],
+    );
+    assert.ok(
+      attempts.some((attempt) => (attempt ?? 0) >= 2),
+      `the activity was retried (attempts seen: ${attempts.join(', ')})`,
+    );
   });
 
   it('(SIGKILL mid-PDF) resumes after the pages it had stored, on a restarted worker, and yields every page and item once', async function () {
@@ -93,39 +104,57 @@ describe('a worker killed mid-extraction', function () {
     const upload = await tenant.admin.upload({ file: { data, filename: 'long.pdf' }, purpose: 'context' });
     assert.equal(upload.status, 200);
     const fileId: string = upload.body.id;
-    const stored = async () => (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM file_pages WHERE file_id = $1', [fileId])).rows[0]!.n;
+    const stored = async () =>
+      (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM file_pages WHERE file_id = $1', [fileId])).rows[0]!.n;
 
     const doomed = await startWorker();
-    await eventually(async () => assert.ok((await stored()) >= PDF_BATCH_PAGES, 'no batch of pages stored yet'), { timeoutMs: 90_000, intervalMs: 20, message: 'the worker stored no pages' });
+    await eventually(async () => assert.ok((await stored()) >= PDF_BATCH_PAGES, 'no batch of pages stored yet'), {
+      timeoutMs: 90_000,
+      intervalMs: 20,
+      message: 'the worker stored no pages',
+    });
     doomed.child.kill('SIGKILL');
     await doomed.exited;
     const storedBeforeCrash = await stored();
     assert.ok(storedBeforeCrash < pageCount, 'killed mid-document');
-    const firstWrite = (await db.query<{ xmin: string }>('SELECT xmin::text FROM file_pages WHERE file_id = $1 AND page_number = 1', [fileId])).rows[0]!.xmin;
+    const firstWrite = (
+      await db.query<{ xmin: string }>('SELECT xmin::text FROM file_pages WHERE file_id = $1 AND page_number = 1', [fileId])
+    ).rows[0]!.xmin;
 
     const replacement = await startWorker();
-    const processed = await eventually(async () => {
-      const current = await tenant.admin.get(`/v1/files/${fileId}`);
-      assert.equal(current.body.status, 'processed', replacement.output());
-      return current.body;
-    }, { timeoutMs: 300_000, message: 'the restarted worker did not finish the PDF' });
+    const processed = await eventually(
+      async () => {
+        const current = await tenant.admin.get(`/v1/files/${fileId}`);
+        assert.equal(current.body.status, 'processed', replacement.output());
+        return current.body;
+      },
+      { timeoutMs: 300_000, message: 'the restarted worker did not finish the PDF' },
+    );
 
     assert.equal(processed.extracted.pages, pageCount);
     const pages = await pagesOf(db, fileId);
     assert.equal(pages.length, pageCount);
-    assert.ok(pages.every((text, i) => text.startsWith(`Page ${i + 1} line 1:`)), 'every page once, in its place');
-    const rewritten = (await db.query<{ xmin: string }>('SELECT xmin::text FROM file_pages WHERE file_id = $1 AND page_number = 1', [fileId])).rows[0]!.xmin;
+    assert.ok(
+      pages.every((text, i) => text.startsWith(`Page ${i + 1} line 1:`)),
+      'every page once, in its place',
+    );
+    const rewritten = (
+      await db.query<{ xmin: string }>('SELECT xmin::text FROM file_pages WHERE file_id = $1 AND page_number = 1', [fileId])
+    ).rows[0]!.xmin;
     assert.equal(rewritten, firstWrite, 'pages stored before the crash were not written again');
     const items = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM graph_items WHERE file_id = $1', [fileId]);
     assert.equal(processed.extracted.graph_items, items.rows[0]!.n);
 
     // The same bytes extracted without a crash give the same items.
     const reference = await tenant.admin.upload({ file: { data, filename: 'reference.pdf' }, purpose: 'context' });
-    const clean = await eventually(async () => {
-      const current = await tenant.admin.get(`/v1/files/${reference.body.id}`);
-      assert.equal(current.body.status, 'processed');
-      return current.body;
-    }, { timeoutMs: 300_000, message: 'the reference PDF was not processed' });
+    const clean = await eventually(
+      async () => {
+        const current = await tenant.admin.get(`/v1/files/${reference.body.id}`);
+        assert.equal(current.body.status, 'processed');
+        return current.body;
+      },
+      { timeoutMs: 300_000, message: 'the reference PDF was not processed' },
+    );
     assert.deepEqual(clean.extracted, processed.extracted);
     assert.equal((await eventsFor(db, tenant.projectId, 'file.processed', fileId)).length, 1);
   });

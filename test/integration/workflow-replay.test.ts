@@ -33,8 +33,12 @@ import { startToolServer } from '../support/http-tool-server.js';
 import { startWebhookReceiver } from '../support/webhook-receiver.js';
 import { startMcpServer } from '../support/mcp-server.js';
 
-const historiesDir = fileURLToPath(new URL(import.meta.url.includes('/dist/') ? '../../../test/fixtures/histories/' : '../fixtures/histories/', import.meta.url));
-const recorded = readdirSync(historiesDir).filter((name) => name.endsWith('.json')).sort();
+const historiesDir = fileURLToPath(
+  new URL(import.meta.url.includes('/dist/') ? '../../../test/fixtures/histories/' : '../fixtures/histories/', import.meta.url),
+);
+const recorded = readdirSync(historiesDir)
+  .filter((name) => name.endsWith('.json'))
+  .sort();
 
 const { History } = proto.temporal.api.history.v1;
 type History = proto.temporal.api.history.v1.History;
@@ -69,7 +73,11 @@ describe('workflow replay', function () {
 
   it('holds a recorded history of every workflow the worker runs', () => {
     const types = new Set(recorded.map((name) => workflowTypeOf(readRecorded(name))));
-    assert.deepEqual(Object.keys(workflows).filter((type) => !types.has(type)), [], 'workflows with no recorded history');
+    assert.deepEqual(
+      Object.keys(workflows).filter((type) => !types.has(type)),
+      [],
+      'workflows with no recorded history',
+    );
   });
 
   for (const name of recorded) {
@@ -97,9 +105,12 @@ describe('workflow replay', function () {
 
     after(async () => {
       await worker?.stop();
-      await api?.services.temporal.schedule.getHandle(MAINTENANCE_SCHEDULE_ID).delete().catch((err) => {
-        if (!(err instanceof ScheduleNotFoundError)) throw err;
-      });
+      await api?.services.temporal.schedule
+        .getHandle(MAINTENANCE_SCHEDULE_ID)
+        .delete()
+        .catch((err) => {
+          if (!(err instanceof ScheduleNotFoundError)) throw err;
+        });
       await api?.stop();
     });
 
@@ -126,11 +137,14 @@ describe('workflow replay', function () {
     it('replays a maintenance round', async () => {
       const schedule = api.services.temporal.schedule.getHandle(MAINTENANCE_SCHEDULE_ID);
       await schedule.trigger();
-      const workflowId = await eventually(async () => {
-        const [action] = (await schedule.describe()).info.recentActions;
-        assert.ok(action, 'no round started yet');
-        return action.action.workflow.workflowId;
-      }, { message: 'the schedule started no round' });
+      const workflowId = await eventually(
+        async () => {
+          const [action] = (await schedule.describe()).info.recentActions;
+          assert.ok(action, 'no round started yet');
+          return action.action.workflow.workflowId;
+        },
+        { message: 'the schedule started no round' },
+      );
       await api.services.temporal.workflow.getHandle(workflowId).result();
       await replayRun(workflowId, 'maintenance-round.json');
     });
@@ -150,11 +164,14 @@ describe('workflow replay', function () {
         assert.equal((await tenant.admin.delete(`/v1/files/${fileId}`)).status, 200);
         const [succeeded, failed] = await Promise.all(
           endpoints.map((endpointId, i) =>
-            eventually(async () => {
-              const [delivery] = (await tenant.admin.get(`/v1/webhooks/${endpointId}/deliveries`)).body.data;
-              assert.equal(delivery?.status, i === 0 ? 'succeeded' : 'failed');
-              return delivery.id as string;
-            }, { timeoutMs: 30_000, message: 'the deliveries did not end' }),
+            eventually(
+              async () => {
+                const [delivery] = (await tenant.admin.get(`/v1/webhooks/${endpointId}/deliveries`)).body.data;
+                assert.equal(delivery?.status, i === 0 ? 'succeeded' : 'failed');
+                return delivery.id as string;
+              },
+              { timeoutMs: 30_000, message: 'the deliveries did not end' },
+            ),
           ),
         );
         await replayRun(deliveryWorkflowId(succeeded!), 'webhook-delivery-succeeded.json');
@@ -193,7 +210,9 @@ describe('workflow replay', function () {
     it('replays a run whose start asked an MCP server for its tools, in an activity of its own', async () => {
       const mcp = await startMcpServer();
       try {
-        const agent = await createAgent(stack.tenant.admin, { tools: [{ type: 'mcp', server_label: 'calc', server_url: mcp.url, allowed_tools: ['add'] }] });
+        const agent = await createAgent(stack.tenant.admin, {
+          tools: [{ type: 'mcp', server_label: 'calc', server_url: mcp.url, allowed_tools: ['add'] }],
+        });
         stack.openai.enqueue({ text: ['ready'], usage: { input: 1, output: 1 } });
         const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Add nothing.' });
         assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
@@ -206,10 +225,20 @@ describe('workflow replay', function () {
 
     it('replays a supervisor network run with its hop', async () => {
       const writer = await createAgent(stack.tenant.admin, { name: 'writer' });
-      const net = await stack.tenant.admin.post('/v1/networks', { name: 'sup', members: [writer.id], router: { type: 'supervisor', instructions: 'Route.' } });
-      stack.openai.enqueue({ tool_calls: [{ name: 'route', arguments: JSON.stringify({ next: writer.id, reason: 'writing' }) }], usage: { input: 1, output: 1 } });
+      const net = await stack.tenant.admin.post('/v1/networks', {
+        name: 'sup',
+        members: [writer.id],
+        router: { type: 'supervisor', instructions: 'Route.' },
+      });
+      stack.openai.enqueue({
+        tool_calls: [{ name: 'route', arguments: JSON.stringify({ next: writer.id, reason: 'writing' }) }],
+        usage: { input: 1, output: 1 },
+      });
       stack.openai.enqueue({ text: ['written'], usage: { input: 1, output: 1 } });
-      stack.openai.enqueue({ tool_calls: [{ name: 'route', arguments: JSON.stringify({ next: 'finish', reason: 'done' }) }], usage: { input: 1, output: 1 } });
+      stack.openai.enqueue({
+        tool_calls: [{ name: 'route', arguments: JSON.stringify({ next: 'finish', reason: 'done' }) }],
+        usage: { input: 1, output: 1 },
+      });
       const run = await stack.tenant.admin.post(`/v1/networks/${net.body.id}/run`, { input: 'Write.' });
       assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
       await replayAndKeep(stack.api, networkRunWorkflowId(run.body.id), 'network-run-supervisor.json');
@@ -218,14 +247,25 @@ describe('workflow replay', function () {
     it('replays a handoff network run and the hop that handed off', async () => {
       const triage = await createAgent(stack.tenant.admin, { name: 'triage' });
       const expert = await createAgent(stack.tenant.admin, { name: 'expert' });
-      const net = await stack.tenant.admin.post('/v1/networks', { name: 'handoff', members: [triage.id, expert.id], router: { type: 'handoff' } });
-      stack.openai.enqueue({ tool_calls: [{ name: 'handoff', arguments: JSON.stringify({ to: expert.id, reason: 'expertise' }) }], usage: { input: 1, output: 1 } });
+      const net = await stack.tenant.admin.post('/v1/networks', {
+        name: 'handoff',
+        members: [triage.id, expert.id],
+        router: { type: 'handoff' },
+      });
+      stack.openai.enqueue({
+        tool_calls: [{ name: 'handoff', arguments: JSON.stringify({ to: expert.id, reason: 'expertise' }) }],
+        usage: { input: 1, output: 1 },
+      });
       stack.openai.enqueue({ text: ['answered'], usage: { input: 1, output: 1 } });
       const run = await stack.tenant.admin.post(`/v1/networks/${net.body.id}/run`, { input: 'Help.' });
       assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
       await replayAndKeep(stack.api, networkRunWorkflowId(run.body.id), 'network-run-handoff.json');
       // The hop that handed off: an agent run that ended on its handoff call.
-      await replay(History.fromObject(await stack.api.services.temporal.workflow.getHandle(runWorkflowId(run.body.hops[0].child_run_id)).fetchHistory()));
+      await replay(
+        History.fromObject(
+          await stack.api.services.temporal.workflow.getHandle(runWorkflowId(run.body.hops[0].child_run_id)).fetchHistory(),
+        ),
+      );
     });
 
     it('replays a run cancelled during its model call, and the queued run it woke', async () => {
@@ -250,7 +290,11 @@ describe('workflow replay', function () {
 
     before(async () => {
       stack = await startRunsStack('replay-quality', { AGENTPLANE_JUDGE_MODEL: 'gpt-4.1-nano' });
-      stack.openai.setFallback({ model: 'gpt-4.1-nano', tool_calls: [{ name: 'record_verdict', arguments: '{"score":1,"rationale":"Right."}' }], usage: { input: 1, output: 1 } });
+      stack.openai.setFallback({
+        model: 'gpt-4.1-nano',
+        tool_calls: [{ name: 'record_verdict', arguments: '{"score":1,"rationale":"Right."}' }],
+        usage: { input: 1, output: 1 },
+      });
     });
 
     after(async () => {
@@ -266,7 +310,11 @@ describe('workflow replay', function () {
       await stack.api.services.temporal.workflow.getHandle(runWorkflowId(run.body.id)).result();
       await replayAndKeep(stack.api, runWorkflowId(run.body.id), 'agent-run-judged.json');
       await replayAndKeep(stack.api, runJudgeWorkflowId(run.body.id), 'run-judge.json');
-      const backfill = await stack.tenant.admin.post('/v1/analytics/quality/backfill', { start_time: since, end_time: since + 3600, scorers: ['completion', 'judge'] });
+      const backfill = await stack.tenant.admin.post('/v1/analytics/quality/backfill', {
+        start_time: since,
+        end_time: since + 3600,
+        scorers: ['completion', 'judge'],
+      });
       assert.equal(backfill.status, 202);
       await stack.api.services.temporal.workflow.getHandle(backfillWorkflowId(backfill.body.id)).result();
       await replayAndKeep(stack.api, backfillWorkflowId(backfill.body.id), 'quality-backfill.json');

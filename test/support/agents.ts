@@ -9,10 +9,19 @@ export async function createAgent(client: ApiClient, fields: Record<string, unkn
 }
 
 /** Polls a run until `check` holds for it. */
-export function runSatisfying(client: ApiClient, runId: string, check: (run: any) => boolean, message: string, timeoutMs = 30_000): Promise<any> {
-  return eventually(async () => {
-    const run = await client.get(`/v1/runs/${runId}`);
-    if (!check(run.body)) throw new Error(`run is ${run.body.status}`);
-    return run.body;
-  }, { timeoutMs, message });
+export function runSatisfying(
+  client: ApiClient,
+  runId: string,
+  check: (run: any) => boolean,
+  message: string,
+  timeoutMs = 30_000,
+): Promise<any> {
+  return eventually(
+    async () => {
+      const run = await client.get(`/v1/runs/${runId}`);
+      if (!check(run.body)) throw new Error(`run is ${run.body.status}`);
+      return run.body;
+    },
+    { timeoutMs, message },
+  );
 }

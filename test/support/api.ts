@@ -46,7 +46,13 @@ export function quietTemporalRuntime(): void {
  * Receivers listen on loopback, and a delivery's attempts come a fraction of a second apart rather than
  * over hours. Every test API dispatches with these, so whichever worker takes an event, it is sent alike.
  */
-export const TEST_WEBHOOK_SETTINGS: WebhookSettings = { ...DEFAULT_WEBHOOK_SETTINGS, allowPrivate: true, retryInitialMs: 200, maxAttempts: 4, disableAfter: 3 };
+export const TEST_WEBHOOK_SETTINGS: WebhookSettings = {
+  ...DEFAULT_WEBHOOK_SETTINGS,
+  allowPrivate: true,
+  retryInitialMs: 200,
+  maxAttempts: 4,
+  disableAfter: 3,
+};
 
 // One bootstrap key for the whole run: configuring another one revokes the previous, as in production.
 const bootstrapKey = newSecret();
@@ -185,5 +191,12 @@ export async function apiDepsOf(services: Pick<ApiDeps, 'db' | 'blobs' | 'tempor
 
 /** The activities' dependencies of a worker built from a test API's services. */
 export function workerDependenciesOf(services: Services) {
-  return { db: services.db, blobs: services.blobs, models: { catalogue: services.models, gateway: services.gateway, graphModel: services.graphModel, judgeModel: services.judgeModel }, embeddingModelDir: services.embeddingModelDir, toolsAllowPrivate: services.toolsAllowPrivate, webhooks: services.webhooks };
+  return {
+    db: services.db,
+    blobs: services.blobs,
+    models: { catalogue: services.models, gateway: services.gateway, graphModel: services.graphModel, judgeModel: services.judgeModel },
+    embeddingModelDir: services.embeddingModelDir,
+    toolsAllowPrivate: services.toolsAllowPrivate,
+    webhooks: services.webhooks,
+  };
 }

@@ -34,8 +34,13 @@ export interface ConsoleSession {
 }
 
 /** A fresh browser profile on the console's sign-in page. */
-export async function openConsole(apiUrl: string, options: { colorScheme?: 'light' | 'dark'; prefix?: string } = {}): Promise<ConsoleSession> {
-  const context = await (await browser()).newContext({ colorScheme: options.colorScheme ?? 'light', viewport: { width: 1280, height: 900 } });
+export async function openConsole(
+  apiUrl: string,
+  options: { colorScheme?: 'light' | 'dark'; prefix?: string } = {},
+): Promise<ConsoleSession> {
+  const context = await (
+    await browser()
+  ).newContext({ colorScheme: options.colorScheme ?? 'light', viewport: { width: 1280, height: 900 } });
   context.setDefaultTimeout(20_000);
   const page = await context.newPage();
   const errors: string[] = [];
@@ -70,7 +75,13 @@ export async function assertAccessible(page: Page, what: string): Promise<void> 
   const results = await new AxeBuilder({ page }).analyze();
   const grave = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   assert.deepEqual(
-    grave.map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join('; ')}`),
+    grave.map(
+      (v) =>
+        `${v.id} (${v.impact}): ${v.help} — ${v.nodes
+          .map((n) => n.target.join(' '))
+          .slice(0, 3)
+          .join('; ')}`,
+    ),
     [],
     `accessibility violations on ${what}`,
   );

@@ -46,7 +46,11 @@ export class ApiClient {
     return new ApiClient(this.baseUrl, key);
   }
 
-  async request<T = any>(method: string, path: string, init: { json?: unknown; body?: RequestInit['body']; headers?: Record<string, string> } = {}): Promise<ApiResponse<T>> {
+  async request<T = any>(
+    method: string,
+    path: string,
+    init: { json?: unknown; body?: RequestInit['body']; headers?: Record<string, string> } = {},
+  ): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = { ...init.headers };
     if (this.key) headers.authorization = `Bearer ${this.key}`;
     let body = init.body;
@@ -80,21 +84,28 @@ export class ApiClient {
 
   /** Polls a file until its extraction has ended (`processed` or `failed`) and returns it. */
   settledFile<T = any>(id: string, timeoutMs = 30_000): Promise<T> {
-    return eventually(async () => {
-      const file = await this.get(`/v1/files/${id}`);
-      assert.equal(file.status, 200, JSON.stringify(file.body));
-      assert.notEqual(file.body.status, 'processing', 'still processing');
-      return file.body as T;
-    }, { timeoutMs, intervalMs: 100, message: `file ${id} did not leave processing` });
+    return eventually(
+      async () => {
+        const file = await this.get(`/v1/files/${id}`);
+        assert.equal(file.status, 200, JSON.stringify(file.body));
+        assert.notEqual(file.body.status, 'processing', 'still processing');
+        return file.body as T;
+      },
+      { timeoutMs, intervalMs: 100, message: `file ${id} did not leave processing` },
+    );
   }
 
   upload<T = any>(parts: UploadParts, headers?: Record<string, string>) {
     const form = new FormData();
     if (parts.purpose !== undefined) form.append('purpose', parts.purpose);
-    if (parts.metadata !== undefined) form.append('metadata', typeof parts.metadata === 'string' ? parts.metadata : JSON.stringify(parts.metadata));
+    if (parts.metadata !== undefined)
+      form.append('metadata', typeof parts.metadata === 'string' ? parts.metadata : JSON.stringify(parts.metadata));
     for (const [name, value] of parts.fields ?? []) form.append(name, value);
     if (parts.file) {
-      const blob = parts.file.data instanceof Blob ? parts.file.data : new Blob([parts.file.data], { type: parts.file.type ?? 'application/octet-stream' });
+      const blob =
+        parts.file.data instanceof Blob
+          ? parts.file.data
+          : new Blob([parts.file.data], { type: parts.file.type ?? 'application/octet-stream' });
       form.append('file', blob, parts.file.filename ?? 'upload.bin');
     }
     return this.request<T>('POST', '/v1/files', { body: form, headers });

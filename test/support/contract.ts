@@ -38,7 +38,9 @@ export function assertDocumentedResponse(method: string, path: string, status: n
   if (!response.content?.['application/json']) return;
   const check = compiled(schemaRef(documented, pointer));
   if (!check(body)) {
-    throw new Error(`${method} ${template} ${status} does not match api/openapi.yaml: ${ajv.errorsText(check.errors)}\n${JSON.stringify(body)}`);
+    throw new Error(
+      `${method} ${template} ${status} does not match api/openapi.yaml: ${ajv.errorsText(check.errors)}\n${JSON.stringify(body)}`,
+    );
   }
 }
 
@@ -58,19 +60,28 @@ export function assertDocumentedEvent(method: string, path: string, status: numb
   const template = documentedPath(path.split('?')[0]!);
   const lower = method.toLowerCase();
   const documented = template ? openapiDocument.paths[template]![lower]?.responses[String(status)] : undefined;
-  const media = documented ? (resolve(documented) as { content?: Record<string, { schema?: unknown }> }).content?.['text/event-stream'] : undefined;
+  const media = documented
+    ? (resolve(documented) as { content?: Record<string, { schema?: unknown }> }).content?.['text/event-stream']
+    : undefined;
   if (!media?.schema) throw new Error(`${method} ${path} ${status} sent an event, but api/openapi.yaml documents no event stream there`);
   const pointer = `${DOCUMENT_ID}#/paths/${template!.replaceAll('~', '~0').replaceAll('/', '~1')}/${lower}/responses/${status}`;
   const ref = (media.schema as { $ref?: string }).$ref;
   const eventRef = ref ? `${DOCUMENT_ID}${ref}` : schemaRef(documented, pointer, 'text/event-stream');
   const fields = { event: event.event, data: event.data, ...(event.id === null ? {} : { id: event.id }) };
   const checkEvent = compiled(eventRef);
-  if (!checkEvent(fields)) throw new Error(`${method} ${template} sent an event that does not match api/openapi.yaml: ${ajv.errorsText(checkEvent.errors)}\n${JSON.stringify(fields)}`);
-  const data = (resolve(media.schema) as { properties?: { data?: { contentMediaType?: string; contentSchema?: unknown } } }).properties?.data;
+  if (!checkEvent(fields))
+    throw new Error(
+      `${method} ${template} sent an event that does not match api/openapi.yaml: ${ajv.errorsText(checkEvent.errors)}\n${JSON.stringify(fields)}`,
+    );
+  const data = (resolve(media.schema) as { properties?: { data?: { contentMediaType?: string; contentSchema?: unknown } } }).properties
+    ?.data;
   if (data?.contentMediaType !== 'application/json' || data.contentSchema === undefined) return;
   const checkData = compiled(`${eventRef}/properties/data/contentSchema`);
   const parsed: unknown = JSON.parse(event.data);
-  if (!checkData(parsed)) throw new Error(`${method} ${template} sent event data that does not match api/openapi.yaml: ${ajv.errorsText(checkData.errors)}\n${event.data}`);
+  if (!checkData(parsed))
+    throw new Error(
+      `${method} ${template} sent event data that does not match api/openapi.yaml: ${ajv.errorsText(checkData.errors)}\n${event.data}`,
+    );
 }
 
 const cache = new Map<string, ReturnType<typeof ajv.compile>>();

@@ -48,7 +48,13 @@ export async function startClusterWithCrds(name: string): Promise<KubeCluster> {
 
 export function controllerConfig(apiUrl: string, apiKey: string, overrides: Partial<ControllerConfig> = {}): ControllerConfig {
   return {
-    ...controllerConfigFrom({ AGENTPLANE_API_URL: apiUrl, AGENTPLANE_API_KEY: apiKey, AGENTPLANE_LEADER_ELECTION: 'false', AGENTPLANE_PROBE_PORT: '0', HOST: '127.0.0.1' }),
+    ...controllerConfigFrom({
+      AGENTPLANE_API_URL: apiUrl,
+      AGENTPLANE_API_KEY: apiKey,
+      AGENTPLANE_LEADER_ELECTION: 'false',
+      AGENTPLANE_PROBE_PORT: '0',
+      HOST: '127.0.0.1',
+    }),
     resyncMs: 1_000,
     workerImage: 'registry.example.com/agentplane:test',
     ...overrides,
@@ -59,9 +65,16 @@ export function runController(cluster: KubeCluster, config: ControllerConfig): P
   return startController(config, cluster.kubeConfig(), pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }));
 }
 
-export async function getResource(cluster: KubeCluster, plural: string, name: string, namespace = 'default'): Promise<KubeResource | undefined> {
+export async function getResource(
+  cluster: KubeCluster,
+  plural: string,
+  name: string,
+  namespace = 'default',
+): Promise<KubeResource | undefined> {
   const objects = cluster.kubeConfig().makeApiClient(CustomObjectsApi);
-  return (objects.getNamespacedCustomObject({ group: 'agentplane.io', version: 'v1alpha1', namespace, plural, name }) as Promise<KubeResource>).catch((err: { code?: number }) => {
+  return (
+    objects.getNamespacedCustomObject({ group: 'agentplane.io', version: 'v1alpha1', namespace, plural, name }) as Promise<KubeResource>
+  ).catch((err: { code?: number }) => {
     if (err.code === 404) return undefined;
     throw err;
   });
@@ -84,7 +97,8 @@ export function resourceSatisfying(
     async () => {
       const resource = await getResource(cluster, plural, name, namespace);
       if (!resource) throw new Error(`${plural}/${name} does not exist`);
-      if (resource.status?.observedGeneration !== resource.metadata.generation || !check(resource)) throw new Error(`${plural}/${name}: ${JSON.stringify(resource.status)}`);
+      if (resource.status?.observedGeneration !== resource.metadata.generation || !check(resource))
+        throw new Error(`${plural}/${name}: ${JSON.stringify(resource.status)}`);
       return resource;
     },
     { timeoutMs: 30_000, intervalMs: 100, message },
@@ -92,5 +106,12 @@ export function resourceSatisfying(
 }
 
 export function readyResource(cluster: KubeCluster, plural: string, name: string, namespace = 'default'): Promise<KubeResource> {
-  return resourceSatisfying(cluster, plural, name, (r) => condition(r, 'Ready')?.status === 'True' && Boolean(r.status?.id), `${plural}/${name} was not Ready`, namespace);
+  return resourceSatisfying(
+    cluster,
+    plural,
+    name,
+    (r) => condition(r, 'Ready')?.status === 'True' && Boolean(r.status?.id),
+    `${plural}/${name} was not Ready`,
+    namespace,
+  );
 }

@@ -13,7 +13,9 @@ export async function assertMarkedDeprecated(baseUrl: string, path: string, answ
   const document = await fetch(new URL(link[1]!, baseUrl + path));
   assert.equal(document.status, 200);
   const template = path.replace(/\/[^/]+$/, '/{id}');
-  const { paths } = (await document.json()) as { paths: Record<string, { post?: { deprecated?: boolean }; patch?: { deprecated?: boolean } }> };
+  const { paths } = (await document.json()) as {
+    paths: Record<string, { post?: { deprecated?: boolean }; patch?: { deprecated?: boolean } }>;
+  };
   assert.equal(paths[template]?.post?.deprecated, true, `POST ${template} is not marked deprecated`);
   assert.equal(paths[template]?.patch?.deprecated, undefined, `PATCH ${template} is marked deprecated`);
 }

@@ -1,7 +1,11 @@
 /** Polls until `check` passes or the deadline passes; the last failure is what is reported. */
 export async function eventually<T>(
   check: () => Promise<T> | T,
-  { timeoutMs = 30_000, intervalMs = 100, message = 'condition not met' }: { timeoutMs?: number; intervalMs?: number; message?: string } = {},
+  {
+    timeoutMs = 30_000,
+    intervalMs = 100,
+    message = 'condition not met',
+  }: { timeoutMs?: number; intervalMs?: number; message?: string } = {},
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -50,7 +50,9 @@ export async function startToolServer(): Promise<TestToolServer> {
       else answer();
     } else if (route === 'status') {
       const retryAfter = url.searchParams.get('retry-after');
-      res.writeHead(Number(arg), { 'content-type': 'text/plain', ...(retryAfter ? { 'retry-after': retryAfter } : {}) }).end(`status ${arg} on purpose`);
+      res
+        .writeHead(Number(arg), { 'content-type': 'text/plain', ...(retryAfter ? { 'retry-after': retryAfter } : {}) })
+        .end(`status ${arg} on purpose`);
     } else if (route === 'bytes') {
       res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end('é'.repeat(Number(arg) / 2));
     } else if (route === 'picture') {

@@ -34,7 +34,11 @@ export interface TextImageOptions {
 
 /** One line of text per entry, drawn top to bottom. */
 export function textImage(lines: string[], options: TextImageOptions = {}): TextImage {
-  return drawRows(lines.map((line) => [line]), options, 0);
+  return drawRows(
+    lines.map((line) => [line]),
+    options,
+    0,
+  );
 }
 
 /**
@@ -53,7 +57,11 @@ export function a4PageImage(dpi = 150): TextImage {
   const margin = Math.round(dpi * 0.8);
   const linesThatFit = Math.floor((height - 2 * margin) / (fontSize * 1.5));
   const lines = Array.from({ length: linesThatFit }, (_, i) => PROSE[i % PROSE.length]!);
-  return drawRows(lines.map((line) => [line]), { fontSize, margin, width, height }, 0);
+  return drawRows(
+    lines.map((line) => [line]),
+    { fontSize, margin, width, height },
+    0,
+  );
 }
 
 const PROSE = [

@@ -100,11 +100,16 @@ export async function startKubeCluster(name = 'kube'): Promise<KubeCluster> {
 
   await startApiServer();
   const kubeconfig = join(dir, 'admin.kubeconfig');
-  await writeFile(kubeconfig, kubeconfigYaml(server, pki.caPem, { 'client-certificate-data': b64(pki.adminCertPem), 'client-key-data': b64(pki.adminKeyPem) }));
+  await writeFile(
+    kubeconfig,
+    kubeconfigYaml(server, pki.caPem, { 'client-certificate-data': b64(pki.adminCertPem), 'client-key-data': b64(pki.adminKeyPem) }),
+  );
 
   const kubectl = async (args: string[], options: { input?: string; kubeconfig?: string } = {}): Promise<CommandResult> => {
     return new Promise((resolve) => {
-      const child = spawn(findTool('kubectl'), ['--kubeconfig', options.kubeconfig ?? kubeconfig, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+      const child = spawn(findTool('kubectl'), ['--kubeconfig', options.kubeconfig ?? kubeconfig, ...args], {
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -120,7 +125,10 @@ export async function startKubeCluster(name = 'kube'): Promise<KubeCluster> {
     const token = await kubectl(['create', 'token', account, '-n', namespace, '--duration=2h']);
     if (token.code !== 0) throw new Error(`kubectl create token failed: ${token.stderr}`);
     const file = join(dir, `${namespace}-${account}.kubeconfig`);
-    await writeFile(file, kubeconfigYaml(server, pki.caPem, { token: token.stdout.trim() }, `system:serviceaccount:${namespace}:${account}`));
+    await writeFile(
+      file,
+      kubeconfigYaml(server, pki.caPem, { token: token.stdout.trim() }, `system:serviceaccount:${namespace}:${account}`),
+    );
     return file;
   };
 
@@ -208,11 +216,41 @@ async function makeCertificates(dir: string): Promise<Certificates> {
   await mkdir(dir, { recursive: true });
   const at = (file: string) => join(dir, file);
   const openssl = (args: string[]) => run('openssl', args, { cwd: dir });
-  await openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-subj', '/CN=agentplane-test-ca']);
+  await openssl([
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.crt',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=agentplane-test-ca',
+  ]);
   const signed = async (name: string, subject: string, extensions: string) => {
     await openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject]);
     await writeFile(at(`${name}.ext`), extensions);
-    await openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.crt`, '-days', '2', '-extfile', `${name}.ext`]);
+    await openssl([
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      'ca.crt',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      `${name}.crt`,
+      '-days',
+      '2',
+      '-extfile',
+      `${name}.ext`,
+    ]);
   };
   await signed('server', '/CN=kube-apiserver', 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
   await signed('admin', '/O=system:masters/CN=admin', 'extendedKeyUsage=clientAuth\n');

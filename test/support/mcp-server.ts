@@ -33,12 +33,17 @@ export interface ExtraTools {
 function toolServer(waiting: (() => void)[], extra: ExtraTools): McpServer {
   const server = new McpServer({ name: 'agentplane-test-tools', version: '1.0.0' });
   for (let i = 0; i < extra.count; i++) {
-    server.registerTool(`extra_${i}`, { description: 'd'.repeat(extra.descriptionChars ?? 16) }, async () => ({ content: [{ type: 'text', text: `extra ${i}` }] }));
+    server.registerTool(`extra_${i}`, { description: 'd'.repeat(extra.descriptionChars ?? 16) }, async () => ({
+      content: [{ type: 'text', text: `extra ${i}` }],
+    }));
   }
   server.registerTool('add', { description: 'Adds two numbers.', inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => ({
     content: [{ type: 'text', text: String(a + b) }],
   }));
-  server.registerTool('fail', { description: 'Always fails.' }, async () => ({ content: [{ type: 'text', text: 'the tool failed on purpose' }], isError: true }));
+  server.registerTool('fail', { description: 'Always fails.' }, async () => ({
+    content: [{ type: 'text', text: 'the tool failed on purpose' }],
+    isError: true,
+  }));
   server.registerTool('picture', { description: 'A tiny picture and its caption.' }, async () => ({
     content: [
       { type: 'text', text: 'a picture:' },
@@ -48,7 +53,9 @@ function toolServer(waiting: (() => void)[], extra: ExtraTools): McpServer {
   server.registerTool('whoami', { description: 'Says which credentials it was sent.' }, async (extra) => ({
     content: [{ type: 'text', text: String(extra.requestInfo?.headers.authorization ?? 'anonymous') }],
   }));
-  server.registerTool('flood', { description: 'Answers with 5 MB of text.' }, async () => ({ content: [{ type: 'text', text: 'x'.repeat(5 * 1024 * 1024) }] }));
+  server.registerTool('flood', { description: 'Answers with 5 MB of text.' }, async () => ({
+    content: [{ type: 'text', text: 'x'.repeat(5 * 1024 * 1024) }],
+  }));
   server.registerTool('wait', { description: 'Answers when released.' }, async () => {
     await new Promise<void>((resolve) => waiting.push(resolve));
     return { content: [{ type: 'text', text: 'released' }] };
@@ -60,7 +67,10 @@ function toolServer(waiting: (() => void)[], extra: ExtraTools): McpServer {
  * Stateless by default (JSON answers, a server per request); with `sessions`, a server keeps a session per
  * client (answers as event streams, a GET stream for server messages, DELETE to end the session).
  */
-export async function startMcpServer({ sessions = false, extraTools = { count: 0 } }: { sessions?: boolean; extraTools?: ExtraTools } = {}): Promise<TestMcpServer> {
+export async function startMcpServer({
+  sessions = false,
+  extraTools = { count: 0 },
+}: { sessions?: boolean; extraTools?: ExtraTools } = {}): Promise<TestMcpServer> {
   const methods: string[] = [];
   const waiting: (() => void)[] = [];
   const open = new Map<string, StreamableHTTPServerTransport>();
@@ -82,7 +92,11 @@ export async function startMcpServer({ sessions = false, extraTools = { count: 0
     const server = toolServer(waiting, extraTools);
     const transport = new StreamableHTTPServerTransport(
       sessions
-        ? { sessionIdGenerator: randomUUID, onsessioninitialized: (id) => void open.set(id, transport), onsessionclosed: (id) => void open.delete(id) }
+        ? {
+            sessionIdGenerator: randomUUID,
+            onsessioninitialized: (id) => void open.set(id, transport),
+            onsessionclosed: (id) => void open.delete(id),
+          }
         : { sessionIdGenerator: undefined, enableJsonResponse: true },
     );
     if (!sessions) {

@@ -69,7 +69,12 @@ export async function ruledTablePdf(grid: Grid, style: 'stroked' | 'filled'): Pr
   const { xs, ys, cells } = grid;
   const rule = (x1: number, y1: number, x2: number, y2: number) => {
     if (style === 'stroked') {
-      page.drawLine({ start: { x: x1, y: pageSize.height - y1 }, end: { x: x2, y: pageSize.height - y2 }, thickness: 0.75, color: rgb(0, 0, 0) });
+      page.drawLine({
+        start: { x: x1, y: pageSize.height - y1 },
+        end: { x: x2, y: pageSize.height - y2 },
+        thickness: 0.75,
+        color: rgb(0, 0, 0),
+      });
     } else {
       const horizontal = y1 === y2;
       page.drawRectangle({
@@ -169,7 +174,8 @@ export async function scannedPdf(): Promise<Uint8Array> {
 export async function encryptedPdf(): Promise<Uint8Array> {
   const { doc, font } = await newDocument();
   write(doc.addPage([pageSize.width, pageSize.height]), font, 'Secret', 72, 72);
-  const bytes = (seed: number) => PDFHexString.of(Array.from({ length: 32 }, (_, i) => ((seed + i * 37) % 256).toString(16).padStart(2, '0')).join(''));
+  const bytes = (seed: number) =>
+    PDFHexString.of(Array.from({ length: 32 }, (_, i) => ((seed + i * 37) % 256).toString(16).padStart(2, '0')).join(''));
   const encrypt = doc.context.obj({ Filter: 'Standard', V: 1, R: 2, Length: 40, P: PDFNumber.of(-44), O: bytes(11), U: bytes(97) });
   doc.context.trailerInfo.Encrypt = doc.context.register(encrypt);
   const id = PDFHexString.of('0123456789abcdef0123456789abcdef');

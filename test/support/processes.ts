@@ -15,7 +15,11 @@ export interface CliProcess {
  * `processGroup` starts it in a process group of its own, as a shell starts a command in a terminal, so
  * that a test can signal the whole group as the terminal's Ctrl-C does.
  */
-export function runCli(command: string, env: Record<string, string>, options: { cli?: string; processGroup?: boolean; args?: string[] } = {}): CliProcess {
+export function runCli(
+  command: string,
+  env: Record<string, string>,
+  options: { cli?: string; processGroup?: boolean; args?: string[] } = {},
+): CliProcess {
   const child = spawn(process.execPath, [options.cli ?? cliPath, command, ...(options.args ?? [])], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -17,7 +17,11 @@ export interface RunsStack {
   stop(): Promise<void>;
 }
 
-export async function startRunsStack(name: string, modelEnv: NodeJS.ProcessEnv = {}, options: Pick<TestApiOptions, 'rateLimits' | 'workerPools'> = {}): Promise<RunsStack> {
+export async function startRunsStack(
+  name: string,
+  modelEnv: NodeJS.ProcessEnv = {},
+  options: Pick<TestApiOptions, 'rateLimits' | 'workerPools'> = {},
+): Promise<RunsStack> {
   const openai = await startOpenAiServer({ models: ['local-llama'] });
   const anthropic = await startAnthropicServer();
   const api = await startTestApi({
@@ -38,4 +42,3 @@ export async function startRunsStack(name: string, modelEnv: NodeJS.ProcessEnv =
     },
   };
 }
-

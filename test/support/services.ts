@@ -70,14 +70,20 @@ export async function startMinio(dir: string): Promise<MinioServer & { stop(): P
     const started = spawn(
       findTool('minio'),
       ['server', dir, '--address', `127.0.0.1:${port}`, '--console-address', `127.0.0.1:${consolePort}`, '--quiet'],
-      { stdio: 'ignore', env: { ...process.env, MINIO_ROOT_USER: credentials.accessKey, MINIO_ROOT_PASSWORD: credentials.secretKey, MINIO_BROWSER: 'off' } },
+      {
+        stdio: 'ignore',
+        env: { ...process.env, MINIO_ROOT_USER: credentials.accessKey, MINIO_ROOT_PASSWORD: credentials.secretKey, MINIO_BROWSER: 'off' },
+      },
     );
     child = started;
-    await eventually(async () => {
-      if (started.exitCode !== null) throw new Error(`minio exited with ${started.exitCode}`);
-      const response = await fetch(`${endpoint}/minio/health/live`);
-      if (!response.ok) throw new Error(`minio health ${response.status}`);
-    }, { timeoutMs: 60_000, message: 'MinIO did not start' }).catch(async (err) => {
+    await eventually(
+      async () => {
+        if (started.exitCode !== null) throw new Error(`minio exited with ${started.exitCode}`);
+        const response = await fetch(`${endpoint}/minio/health/live`);
+        if (!response.ok) throw new Error(`minio health ${response.status}`);
+      },
+      { timeoutMs: 60_000, message: 'MinIO did not start' },
+    ).catch(async (err) => {
       await stopChild(started);
       throw err;
     });
@@ -100,19 +106,25 @@ export async function isolatedNamespace(name: string): Promise<string> {
   const { address } = await temporal();
   const connection = await Connection.connect({ address });
   try {
-    await connection.workflowService.registerNamespace({ namespace: name, workflowExecutionRetentionPeriod: { seconds: Long.fromNumber(86_400) } });
+    await connection.workflowService.registerNamespace({
+      namespace: name,
+      workflowExecutionRetentionPeriod: { seconds: Long.fromNumber(86_400) },
+    });
   } catch (err) {
     if (!/already exists|AlreadyExists/i.test((err as Error).message)) throw err;
   } finally {
     await connection.close();
   }
-  await eventually(async () => {
-    const check = await Connection.connect({ address });
-    try {
-      await check.workflowService.describeNamespace({ namespace: name });
-    } finally {
-      await check.close();
-    }
-  }, { message: `namespace ${name} was not registered` });
+  await eventually(
+    async () => {
+      const check = await Connection.connect({ address });
+      try {
+        await check.workflowService.describeNamespace({ namespace: name });
+      } finally {
+        await check.close();
+      }
+    },
+    { message: `namespace ${name} was not registered` },
+  );
   return name;
 }

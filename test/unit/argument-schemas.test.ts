@@ -1,8 +1,20 @@
 import assert from 'node:assert/strict';
-import { argumentsValidator, CompiledSchemas, MAX_PARAMETERS_BYTES, MAX_PARAMETERS_DEPTH, MAX_PARAMETERS_NODES, MAX_PARAMETERS_PATTERNS } from '../../tools/argument-schemas.js';
+import {
+  argumentsValidator,
+  CompiledSchemas,
+  MAX_PARAMETERS_BYTES,
+  MAX_PARAMETERS_DEPTH,
+  MAX_PARAMETERS_NODES,
+  MAX_PARAMETERS_PATTERNS,
+} from '../../tools/argument-schemas.js';
 import { toolDefinitionProblems, type HttpToolDefinition } from '../../tools/definitions.js';
 
-const tool = (parameters: Record<string, unknown>, name = 'lookup'): HttpToolDefinition => ({ type: 'http', name, url: 'https://tools.example.com/lookup', parameters });
+const tool = (parameters: Record<string, unknown>, name = 'lookup'): HttpToolDefinition => ({
+  type: 'http',
+  name,
+  url: 'https://tools.example.com/lookup',
+  parameters,
+});
 const problems = (parameters: Record<string, unknown>) => toolDefinitionProblems([tool(parameters)], { allowPrivate: false });
 const withPattern = (pattern: string) => ({ type: 'object', properties: { q: { type: 'string', pattern } } });
 
@@ -23,7 +35,11 @@ describe('tool argument schemas', () => {
   });
 
   it('matches patternProperties and propertyNames patterns in linear time too', () => {
-    const check = argumentsValidator({ type: 'object', patternProperties: { '^(a+)+$': { type: 'integer' } }, propertyNames: { pattern: '^(b|bb)+$' } });
+    const check = argumentsValidator({
+      type: 'object',
+      patternProperties: { '^(a+)+$': { type: 'integer' } },
+      propertyNames: { pattern: '^(b|bb)+$' },
+    });
     assert.notEqual(check({ [`${'b'.repeat(40)}!`]: 1 }), null);
     assert.equal(check({ bbb: 'not checked by patternProperties' }), null);
     assert.notEqual(check({ [`${'a'.repeat(40)}!`]: 1 }), null);
@@ -38,8 +54,16 @@ describe('tool argument schemas', () => {
   it('refuses when saved a pattern with a backreference or lookaround, naming the pattern', () => {
     for (const pattern of ['^(a)\\1$', '^(?=a)a', '(?<!x)y', 'a(?!b)']) {
       const found = problems(withPattern(pattern));
-      assert.deepEqual(found.map((p) => p.param), ['tools[0].parameters'], pattern);
-      assert.match(found[0]!.message, /is not a usable JSON Schema: the pattern .* is not supported \(patterns are matched in linear time, without backreferences or lookaround\)/, pattern);
+      assert.deepEqual(
+        found.map((p) => p.param),
+        ['tools[0].parameters'],
+        pattern,
+      );
+      assert.match(
+        found[0]!.message,
+        /is not a usable JSON Schema: the pattern .* is not supported \(patterns are matched in linear time, without backreferences or lookaround\)/,
+        pattern,
+      );
       assert.ok(found[0]!.message.includes(JSON.stringify(pattern)), found[0]!.message);
     }
     assert.equal(problems({ type: 'object', patternProperties: { '(?=x)': {} } }).length, 1);
@@ -49,7 +73,12 @@ describe('tool argument schemas', () => {
     const wide = (chars: number) => ({ type: 'object', description: 'x'.repeat(chars) });
     const atLimit = MAX_PARAMETERS_BYTES - JSON.stringify(wide(0)).length;
     assert.deepEqual(problems(wide(atLimit)), []);
-    assert.deepEqual(problems(wide(atLimit + 1)), [{ param: 'tools[0].parameters', message: `is ${MAX_PARAMETERS_BYTES + 1} bytes as JSON, more than the ${MAX_PARAMETERS_BYTES} allowed` }]);
+    assert.deepEqual(problems(wide(atLimit + 1)), [
+      {
+        param: 'tools[0].parameters',
+        message: `is ${MAX_PARAMETERS_BYTES + 1} bytes as JSON, more than the ${MAX_PARAMETERS_BYTES} allowed`,
+      },
+    ]);
     assert.deepEqual(problems(nested(MAX_PARAMETERS_DEPTH - 1)), []);
     assert.deepEqual(problems(nested(MAX_PARAMETERS_DEPTH + 1)), [
       { param: 'tools[0].parameters', message: `nests objects and arrays deeper than ${MAX_PARAMETERS_DEPTH} levels, the most allowed` },
@@ -58,7 +87,10 @@ describe('tool argument schemas', () => {
 
   it(`refuses when saved parameters holding more than ${MAX_PARAMETERS_NODES} objects and arrays, which would take long to compile`, () => {
     // The schema and its properties object are two; each property's subschema one more.
-    const wide = (count: number) => ({ type: 'object', properties: Object.fromEntries(Array.from({ length: count }, (_, i) => [`p${i}`, { type: 'string' }])) });
+    const wide = (count: number) => ({
+      type: 'object',
+      properties: Object.fromEntries(Array.from({ length: count }, (_, i) => [`p${i}`, { type: 'string' }])),
+    });
     assert.deepEqual(problems(wide(MAX_PARAMETERS_NODES - 2)), []);
     assert.deepEqual(problems(wide(MAX_PARAMETERS_NODES - 1)), [
       { param: 'tools[0].parameters', message: `holds more than ${MAX_PARAMETERS_NODES} objects and arrays, the most allowed` },
@@ -66,10 +98,16 @@ describe('tool argument schemas', () => {
   });
 
   it(`refuses when saved parameters using more than ${MAX_PARAMETERS_PATTERNS} patterns`, () => {
-    const patterned = (count: number) => ({ type: 'object', properties: Object.fromEntries(Array.from({ length: count }, (_, i) => [`p${i}`, { type: 'string', pattern: `^${i}-[a-z]+$` }])) });
+    const patterned = (count: number) => ({
+      type: 'object',
+      properties: Object.fromEntries(Array.from({ length: count }, (_, i) => [`p${i}`, { type: 'string', pattern: `^${i}-[a-z]+$` }])),
+    });
     assert.deepEqual(problems(patterned(MAX_PARAMETERS_PATTERNS)), []);
     assert.deepEqual(problems(patterned(MAX_PARAMETERS_PATTERNS + 1)), [
-      { param: 'tools[0].parameters', message: `is not a usable JSON Schema: it uses more than ${MAX_PARAMETERS_PATTERNS} patterns, the most allowed` },
+      {
+        param: 'tools[0].parameters',
+        message: `is not a usable JSON Schema: it uses more than ${MAX_PARAMETERS_PATTERNS} patterns, the most allowed`,
+      },
     ]);
   });
 

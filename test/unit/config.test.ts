@@ -88,7 +88,10 @@ describe('configuration from the environment', () => {
       dataDir: resolve('data/here'),
       adminKey: ADMIN_KEY,
       controllerKey: CONTROLLER_KEY,
-      workerPools: [{ queue: 'gpu', projectId: 'proj_a1' }, { queue: 'batch.eu', projectId: 'proj_b2' }],
+      workerPools: [
+        { queue: 'gpu', projectId: 'proj_a1' },
+        { queue: 'batch.eu', projectId: 'proj_b2' },
+      ],
       databaseUrl: 'postgres://db/agentplane',
       temporalAddress: 'temporal:7233',
       temporalNamespace: 'agents',
@@ -110,7 +113,12 @@ describe('configuration from the environment', () => {
   });
 
   describe('PORT', () => {
-    for (const [text, port] of [['0', 0], ['1', 1], ['8080', 8080], ['65535', 65535]] as const) {
+    for (const [text, port] of [
+      ['0', 0],
+      ['1', 1],
+      ['8080', 8080],
+      ['65535', 65535],
+    ] as const) {
       it(`accepts ${text}`, () => {
         assert.equal(readConfig({ PORT: text }).port, port);
       });
@@ -157,7 +165,10 @@ describe('configuration from the environment', () => {
   describe('AGENTPLANE_CONTROLLER_KEY', () => {
     it('refuses a key that does not look like one, or that is the admin key, naming the variable', () => {
       configError(() => readConfig({ AGENTPLANE_CONTROLLER_KEY: 'secret' }), 'AGENTPLANE_CONTROLLER_KEY', 'ap_');
-      configError(() => readConfig({ AGENTPLANE_CONTROLLER_KEY: ADMIN_KEY, AGENTPLANE_ADMIN_KEY: ADMIN_KEY }), 'AGENTPLANE_CONTROLLER_KEY must differ from AGENTPLANE_ADMIN_KEY');
+      configError(
+        () => readConfig({ AGENTPLANE_CONTROLLER_KEY: ADMIN_KEY, AGENTPLANE_ADMIN_KEY: ADMIN_KEY }),
+        'AGENTPLANE_CONTROLLER_KEY must differ from AGENTPLANE_ADMIN_KEY',
+      );
     });
   });
 
@@ -192,10 +203,13 @@ describe('configuration from the environment', () => {
 
   describe('AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE and AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS', () => {
     it('are unlimited when unset or empty, and take whole numbers from 1', () => {
-      assert.deepEqual(readConfig({ AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE: '', AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS: '' }).rateLimits, {
-        requestsPerMinute: undefined,
-        concurrentRuns: undefined,
-      });
+      assert.deepEqual(
+        readConfig({ AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE: '', AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS: '' }).rateLimits,
+        {
+          requestsPerMinute: undefined,
+          concurrentRuns: undefined,
+        },
+      );
       assert.equal(readConfig({ AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE: '1' }).rateLimits.requestsPerMinute, 1);
       assert.equal(readConfig({ AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS: '100000' }).rateLimits.concurrentRuns, 100_000);
     });
@@ -210,7 +224,13 @@ describe('configuration from the environment', () => {
   });
 
   describe('AGENTPLANE_BASE_PATH', () => {
-    for (const [text, path] of [['', ''], ['/', ''], ['agentplane', '/agentplane'], ['/agentplane/', '/agentplane'], ['/tools/agent-plane', '/tools/agent-plane']] as const) {
+    for (const [text, path] of [
+      ['', ''],
+      ['/', ''],
+      ['agentplane', '/agentplane'],
+      ['/agentplane/', '/agentplane'],
+      ['/tools/agent-plane', '/tools/agent-plane'],
+    ] as const) {
       it(`reads '${text}' as '${path}'`, () => {
         assert.equal(readConfig({ AGENTPLANE_BASE_PATH: text }).basePath, path);
       });
@@ -227,7 +247,8 @@ describe('configuration from the environment', () => {
     it('is 8 hours when unset or empty, and takes whole seconds from a minute to 30 days', () => {
       assert.equal(readConfig({ AGENTPLANE_SESSION_TTL_SECONDS: '' }).sessionTtlSeconds, 8 * 3600);
       assert.equal(readConfig({ AGENTPLANE_SESSION_TTL_SECONDS: '60' }).sessionTtlSeconds, 60);
-      for (const text of ['59', '2592001', '1h', '-1']) configError(() => readConfig({ AGENTPLANE_SESSION_TTL_SECONDS: text }), 'AGENTPLANE_SESSION_TTL_SECONDS', `'${text}'`);
+      for (const text of ['59', '2592001', '1h', '-1'])
+        configError(() => readConfig({ AGENTPLANE_SESSION_TTL_SECONDS: text }), 'AGENTPLANE_SESSION_TTL_SECONDS', `'${text}'`);
     });
   });
 
@@ -270,7 +291,13 @@ describe('configuration from the environment', () => {
     });
 
     it('leave the region out when S3_REGION is unset', () => {
-      assert.deepEqual(readConfig(S3).s3, { endpoint: S3.S3_ENDPOINT, bucket: 'agentplane', accessKey: 'access', secretKey: 'secret', region: undefined });
+      assert.deepEqual(readConfig(S3).s3, {
+        endpoint: S3.S3_ENDPOINT,
+        bucket: 'agentplane',
+        accessKey: 'access',
+        secretKey: 'secret',
+        region: undefined,
+      });
     });
 
     for (const given of Object.keys(S3) as (keyof typeof S3)[]) {
@@ -294,7 +321,8 @@ describe('configuration from the environment', () => {
 
   describe('AGENTPLANE_ADMIN_KEY', () => {
     it('accepts ap_ followed by 20 to 120 letters, digits, _ or -', () => {
-      for (const key of [`ap_${'x'.repeat(20)}`, `ap_${'Z9_-'.repeat(30)}`, ADMIN_KEY]) assert.equal(readConfig({ AGENTPLANE_ADMIN_KEY: key }).adminKey, key);
+      for (const key of [`ap_${'x'.repeat(20)}`, `ap_${'Z9_-'.repeat(30)}`, ADMIN_KEY])
+        assert.equal(readConfig({ AGENTPLANE_ADMIN_KEY: key }).adminKey, key);
     });
 
     for (const [what, key] of [
@@ -319,7 +347,10 @@ describe('requireServices', () => {
   const complete = { DATABASE_URL: 'postgres://db/agentplane', TEMPORAL_ADDRESS: 'temporal:7233' };
 
   it('returns the database URL and Temporal address when everything is set (S3 or a blob directory)', () => {
-    assert.deepEqual(requireServices(readConfig({ ...complete, ...S3 })), { databaseUrl: complete.DATABASE_URL, temporalAddress: complete.TEMPORAL_ADDRESS });
+    assert.deepEqual(requireServices(readConfig({ ...complete, ...S3 })), {
+      databaseUrl: complete.DATABASE_URL,
+      temporalAddress: complete.TEMPORAL_ADDRESS,
+    });
     assert.deepEqual(requireServices(readConfig({ ...complete, AGENTPLANE_BLOB_DIR: '/blobs' })), {
       databaseUrl: complete.DATABASE_URL,
       temporalAddress: complete.TEMPORAL_ADDRESS,
@@ -332,7 +363,10 @@ describe('requireServices', () => {
   });
 
   it('names TEMPORAL_ADDRESS when it alone is missing', () => {
-    const error = configError(() => requireServices(readConfig({ DATABASE_URL: 'postgres://db', AGENTPLANE_BLOB_DIR: '/blobs' })), 'TEMPORAL_ADDRESS');
+    const error = configError(
+      () => requireServices(readConfig({ DATABASE_URL: 'postgres://db', AGENTPLANE_BLOB_DIR: '/blobs' })),
+      'TEMPORAL_ADDRESS',
+    );
     assert.ok(!error.message.includes('DATABASE_URL') && !error.message.includes('S3_'));
   });
 
@@ -346,6 +380,11 @@ describe('requireServices', () => {
   });
 
   it('counts empty values as missing', () => {
-    configError(() => requireServices(readConfig({ DATABASE_URL: '', TEMPORAL_ADDRESS: '', AGENTPLANE_BLOB_DIR: '' })), 'DATABASE_URL', 'TEMPORAL_ADDRESS', 'AGENTPLANE_BLOB_DIR');
+    configError(
+      () => requireServices(readConfig({ DATABASE_URL: '', TEMPORAL_ADDRESS: '', AGENTPLANE_BLOB_DIR: '' })),
+      'DATABASE_URL',
+      'TEMPORAL_ADDRESS',
+      'AGENTPLANE_BLOB_DIR',
+    );
   });
 });

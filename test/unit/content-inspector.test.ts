@@ -107,7 +107,13 @@ describe('ContentInspector', () => {
     await assert.rejects(inspect([fixtures.gif()]), /image\/gif/);
   });
 
-  for (const text of ['BMW sales rose this year.\n', 'ID3 tags describe MP3 files.\n', '<?xml version="1.0"?><note>hi</note>\n', 'BEGIN:VCARD\nVERSION:3.0\nFN:Ada\nEND:VCARD\n', 'MZ stands for Mark Zbikowski.\n']) {
+  for (const text of [
+    'BMW sales rose this year.\n',
+    'ID3 tags describe MP3 files.\n',
+    '<?xml version="1.0"?><note>hi</note>\n',
+    'BEGIN:VCARD\nVERSION:3.0\nFN:Ada\nEND:VCARD\n',
+    'MZ stands for Mark Zbikowski.\n',
+  ]) {
     it(`takes UTF-8 text that starts like another format's signature for text: ${JSON.stringify(text.slice(0, 12))}`, async () => {
       const data = Buffer.from(text);
       const { inspector, output } = await inspect([data]);
@@ -173,6 +179,7 @@ describe('declaredTypeAgrees', () => {
       ['video/mp4', 'audio/mp4'],
       ['image/pngx', 'image/png'],
     ];
-    for (const [declared, detected] of disagreeing) assert.equal(declaredTypeAgrees(declared, detected), false, `${declared} for ${detected}`);
+    for (const [declared, detected] of disagreeing)
+      assert.equal(declaredTypeAgrees(declared, detected), false, `${declared} for ${detected}`);
   });
 });

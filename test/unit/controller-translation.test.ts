@@ -49,11 +49,14 @@ async function translate(file: string): Promise<unknown> {
 
 const ajv = new Ajv2020({ strict: false });
 ajv.addSchema({ ...openapiDocument, $id: 'agentplane-openapi' });
-const isBlocked = (translated: unknown) => typeof translated === 'object' && translated !== null && 'reason' in translated && !('name' in translated);
+const isBlocked = (translated: unknown) =>
+  typeof translated === 'object' && translated !== null && 'reason' in translated && !('name' in translated);
 const requestSchemas = { Agent: 'CreateAgentRequest', AgentNetwork: 'CreateNetworkRequest' } as const;
 
 describe('the controller translating resources into API bodies', () => {
-  const files = readdirSync(inputs).filter((file) => file.endsWith('.yaml')).sort();
+  const files = readdirSync(inputs)
+    .filter((file) => file.endsWith('.yaml'))
+    .sort();
 
   for (const file of files) {
     const name = basename(file, '.yaml');
@@ -78,6 +81,9 @@ describe('the controller translating resources into API bodies', () => {
 
   it('has an input for every output', () => {
     const expected = files.map((file) => `${basename(file, '.yaml')}.json`);
-    assert.deepEqual(readdirSync(outputs).filter((file) => !expected.includes(file)), []);
+    assert.deepEqual(
+      readdirSync(outputs).filter((file) => !expected.includes(file)),
+      [],
+    );
   });
 });

@@ -12,6 +12,9 @@ describe("the controller's resource types", () => {
     const generator = (await import(new URL('../../../scripts/generate-crd-types.mjs', import.meta.url).href)) as Generator;
     const generated = await generator.crdTypes();
     assert.ok(generated.includes('AgentSpec: {') && generated.includes('AgentNetworkSpec: {'), 'the generator produced no resource types');
-    assert.ok(generated === readFileSync(generator.generatedFile, 'utf8'), 'controllers/generated/crds.ts is out of date with crds/*.yaml: run `npm run generate`');
+    assert.ok(
+      generated === readFileSync(generator.generatedFile, 'utf8'),
+      'controllers/generated/crds.ts is out of date with crds/*.yaml: run `npm run generate`',
+    );
   });
 });

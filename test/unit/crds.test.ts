@@ -35,7 +35,10 @@ describe('the CRDs', () => {
       assert.equal(crd.spec.scope, 'Namespaced');
       assert.deepEqual(crd.spec.names.categories, ['agentplane']);
       assert.equal(crd.spec.names.shortNames.length, 1);
-      assert.deepEqual(crd.spec.versions.map((v: { name: string }) => v.name), ['v1alpha1']);
+      assert.deepEqual(
+        crd.spec.versions.map((v: { name: string }) => v.name),
+        ['v1alpha1'],
+      );
       assert.deepEqual(crd.spec.versions[0].subresources, { status: {} });
     }
   });

@@ -15,7 +15,10 @@ describe('delimited tables in text', () => {
     assert.equal(tables.length, 2);
     assert.deepEqual([tables[0]!.rows, tables[0]!.columns, tables[0]!.truncated, tables[0]!.cells.length], [1_000, 2, true, 2_000]);
     assert.deepEqual(grid(tables[0]!).at(-1), ['998', '1996']);
-    assert.deepEqual(grid(tables[1]!), [['a', 'b'], ['1', '2']]);
+    assert.deepEqual(grid(tables[1]!), [
+      ['a', 'b'],
+      ['1', '2'],
+    ]);
     assert.equal(tables[1]!.truncated, false);
   });
 
@@ -44,7 +47,13 @@ describe('delimited tables in text', () => {
 
   it('finds a CSV paragraph between prose paragraphs', () => {
     const text = 'Prices, as agreed, are below.\n\nitem,price\napple,1.20\npear,0.80\n\nThat is all, thank you.';
-    assert.deepEqual(findDelimitedTables(text, 1).map(grid), [[['item', 'price'], ['apple', '1.20'], ['pear', '0.80']]]);
+    assert.deepEqual(findDelimitedTables(text, 1).map(grid), [
+      [
+        ['item', 'price'],
+        ['apple', '1.20'],
+        ['pear', '0.80'],
+      ],
+    ]);
   });
 
   it('reads a TSV run, even right under a caption line', () => {
@@ -72,7 +81,12 @@ describe('delimited tables in text', () => {
 
   it('reads a Markdown table without outer pipes', () => {
     const text = 'a | b\n--- | ---\n1 | 2';
-    assert.deepEqual(findDelimitedTables(text, 1).map(grid), [[['a', 'b'], ['1', '2']]]);
+    assert.deepEqual(findDelimitedTables(text, 1).map(grid), [
+      [
+        ['a', 'b'],
+        ['1', '2'],
+      ],
+    ]);
   });
 
   it('finds no table in a sentence with commas', () => {
@@ -99,6 +113,9 @@ describe('delimited tables in text', () => {
     const body = Readable.from([Buffer.from('x,y\n1,2\fno tables here\f| h |\n|---|\n| v |\n')]);
     const result = await extractText(body, () => {});
     assert.deepEqual(result, { pages: ['x,y\n1,2', 'no tables here', '| h |\n|---|\n| v |\n'], tables: 2 });
-    assert.deepEqual(textTables(result.pages).map((table) => table.page), [1, 3]);
+    assert.deepEqual(
+      textTables(result.pages).map((table) => table.page),
+      [1, 3],
+    );
   });
 });

@@ -18,7 +18,9 @@ function names(result: EntityExtraction, type: EntityMention['type']): string[] 
 }
 
 function relation(result: EntityExtraction, type: string, source: string, target: string) {
-  return result.relations.find((r) => r.type === type && result.mentions[r.source]!.canonical === source && result.mentions[r.target]!.canonical === target);
+  return result.relations.find(
+    (r) => r.type === type && result.mentions[r.source]!.canonical === source && result.mentions[r.target]!.canonical === target,
+  );
 }
 
 describe('entity extraction', () => {
@@ -65,10 +67,12 @@ describe('entity extraction', () => {
   });
 
   it('pairs the other entities of a sentence once with co_occurs, in text order, leaving out typed pairs', () => {
-    const pairs = result.relations.filter((r) => r.type === 'co_occurs').map((r) => {
-      assert.ok(result.mentions[r.source]!.start < result.mentions[r.target]!.start);
-      return `${result.mentions[r.source]!.canonical}|${result.mentions[r.target]!.canonical}`;
-    });
+    const pairs = result.relations
+      .filter((r) => r.type === 'co_occurs')
+      .map((r) => {
+        assert.ok(result.mentions[r.source]!.start < result.mentions[r.target]!.start);
+        return `${result.mentions[r.source]!.canonical}|${result.mentions[r.target]!.canonical}`;
+      });
     assert.equal(new Set(pairs).size, pairs.length);
     assert.ok(pairs.includes('maria lopez|globex'));
     assert.ok(!pairs.includes('acme|globex') && !pairs.includes('maria lopez|acme') && !pairs.includes('acme|berlin'));
@@ -93,7 +97,8 @@ describe('entity extraction', () => {
   });
 
   it('reads founders, hires and headquarters', () => {
-    const text = 'Jane Doe founded Hooli Inc. in 2004. Hooli hired Tom Baker last year. Hooli’s headquarters in Paris grew. ' +
+    const text =
+      'Jane Doe founded Hooli Inc. in 2004. Hooli hired Tom Baker last year. Hooli’s headquarters in Paris grew. ' +
       'Umbrella Corp was acquired by Hooli Inc.';
     const found = extractEntities([page(text)]);
     assert.ok(relation(found, 'founded', 'jane doe', 'hooli'));
@@ -104,10 +109,12 @@ describe('entity extraction', () => {
   });
 
   it('takes a name no dictionary knows for an organisation from its role, what it did, or a kind of business', () => {
-    const text = 'Ana Silva, CFO of Northwind Traders, met investors. Peter Gibbons joined Initech. Vandelay, acquired nothing; ' +
+    const text =
+      'Ana Silva, CFO of Northwind Traders, met investors. Peter Gibbons joined Initech. Vandelay, acquired nothing; ' +
       'Soylent announced a recall. The plan of Kessler Robotics stalled.';
     const found = extractEntities([page(text)]);
-    for (const name of ['Northwind Traders', 'Initech', 'Soylent', 'Kessler Robotics']) assert.ok(names(found, 'organization').includes(name), `${name}: ${JSON.stringify(found.mentions)}`);
+    for (const name of ['Northwind Traders', 'Initech', 'Soylent', 'Kessler Robotics'])
+      assert.ok(names(found, 'organization').includes(name), `${name}: ${JSON.stringify(found.mentions)}`);
     assert.ok(relation(found, 'works_for', 'ana silva', 'northwind traders'));
     assert.ok(relation(found, 'works_for', 'peter gibbons', 'initech'));
   });
@@ -115,7 +122,13 @@ describe('entity extraction', () => {
   it('still reads names after an abbreviation or at the start of a sentence, where plain sentences are skipped', () => {
     const text = 'It rained all day and nobody went out. Mr. Holmes laughed. Watson sighed. The fire was warm.';
     const found = extractEntities([page(text)]);
-    assert.deepEqual(found.mentions.map((m) => [m.type, m.name]), [['person', 'Mr. Holmes'], ['person', 'Watson']]);
+    assert.deepEqual(
+      found.mentions.map((m) => [m.type, m.name]),
+      [
+        ['person', 'Mr. Holmes'],
+        ['person', 'Watson'],
+      ],
+    );
     for (const m of found.mentions) assert.equal(text.slice(m.start, m.end), m.name);
   });
 
@@ -139,7 +152,10 @@ describe('entity extraction', () => {
     assert.ok(long.length > 200_000);
     const all = extractEntities([page(long)]);
     assert.ok(all.mentions.length > 900 && all.mentions.length <= 2000, `${all.mentions.length} mentions`);
-    assert.ok(all.mentions.some((m) => m.start > 190_000), 'mentions from the end of the passage');
+    assert.ok(
+      all.mentions.some((m) => m.start > 190_000),
+      'mentions from the end of the passage',
+    );
     for (const m of all.mentions) assert.equal(long.slice(m.start, m.end), m.name);
 
     const capped = extractEntities([page(long), page(NEWS, 2)], { mentionsPerPassage: 500 });

@@ -30,7 +30,10 @@ async function sourcesOf(folder: string): Promise<string[]> {
 
 async function importsOf(file: string): Promise<{ specifier: string; typeOnly: boolean }[]> {
   const text = await readFile(file, 'utf8');
-  return [...text.matchAll(/^\s*(import|export)\s+(type\s+)?[^'"]*?from\s+'(\.[^']+)'/gm)].map((m) => ({ specifier: m[3]!, typeOnly: m[2] !== undefined }));
+  return [...text.matchAll(/^\s*(import|export)\s+(type\s+)?[^'"]*?from\s+'(\.[^']+)'/gm)].map((m) => ({
+    specifier: m[3]!,
+    typeOnly: m[2] !== undefined,
+  }));
 }
 
 describe('the layers of the source tree', () => {
@@ -54,7 +57,8 @@ describe('the layers of the source tree', () => {
     for (const file of await sourcesOf('api')) {
       for (const { specifier } of await importsOf(file)) {
         const target = relative(root, resolve(dirname(file), specifier));
-        if (target.startsWith('workflows/') && !/^workflows\/[a-z-]+\/client\.js$/.test(target)) breaches.push(`${relative(root, file)} imports ${target}`);
+        if (target.startsWith('workflows/') && !/^workflows\/[a-z-]+\/client\.js$/.test(target))
+          breaches.push(`${relative(root, file)} imports ${target}`);
       }
     }
     assert.deepEqual(breaches, []);

@@ -17,7 +17,8 @@ function rejects(fields: [string, string][], code: string, param: string | null 
 }
 
 const asJson = (pairs: Record<string, unknown>): [string, string][] => [['metadata', JSON.stringify(pairs)]];
-const asBrackets = (pairs: Record<string, string>): [string, string][] => Object.entries(pairs).map(([key, value]) => [`metadata[${key}]`, value]);
+const asBrackets = (pairs: Record<string, string>): [string, string][] =>
+  Object.entries(pairs).map(([key, value]) => [`metadata[${key}]`, value]);
 const pairsOf = (count: number) => Object.fromEntries(Array.from({ length: count }, (_, i) => [`key${i}`, `value${i}`]));
 
 describe('parseMetadata', () => {
@@ -30,11 +31,18 @@ describe('parseMetadata', () => {
   });
 
   it('reads `metadata[key]` fields, including keys with brackets and spaces', () => {
-    assert.deepEqual(parseMetadata([['metadata[team]', 'search'], ['metadata[a [b]]', 'x'], ['metadata[ ]', '']]), {
-      team: 'search',
-      'a [b]': 'x',
-      ' ': '',
-    });
+    assert.deepEqual(
+      parseMetadata([
+        ['metadata[team]', 'search'],
+        ['metadata[a [b]]', 'x'],
+        ['metadata[ ]', ''],
+      ]),
+      {
+        team: 'search',
+        'a [b]': 'x',
+        ' ': '',
+      },
+    );
   });
 
   it('returns a plain object whose keys are only the given ones, even `__proto__`', () => {
@@ -45,7 +53,10 @@ describe('parseMetadata', () => {
     assert.equal(JSON.stringify(metadata), '{"__proto__":"x","constructor":"y"}');
   });
 
-  for (const [form, build] of [['a JSON object', asJson], ['`metadata[key]` fields', asBrackets]] as const) {
+  for (const [form, build] of [
+    ['a JSON object', asJson],
+    ['`metadata[key]` fields', asBrackets],
+  ] as const) {
     describe(`given as ${form}`, () => {
       it(`accepts exactly ${MAX_METADATA_PAIRS} pairs`, () => {
         assert.equal(Object.keys(parseMetadata(build(pairsOf(MAX_METADATA_PAIRS)))).length, MAX_METADATA_PAIRS);
@@ -86,7 +97,14 @@ describe('parseMetadata', () => {
   }
 
   it('rejects a key given twice as `metadata[key]` fields', () => {
-    rejects([['metadata[team]', 'search'], ['metadata[team]', 'ads']], 'invalid_metadata', 'metadata[team]');
+    rejects(
+      [
+        ['metadata[team]', 'search'],
+        ['metadata[team]', 'ads'],
+      ],
+      'invalid_metadata',
+      'metadata[team]',
+    );
   });
 
   it('rejects the `metadata` field given twice', () => {

@@ -13,8 +13,20 @@ const haiku = {
   provider_model: 'claude-haiku-4-5',
   capabilities: { tools: true, vision: true, context_window: 200000, max_output_tokens: 64000 },
   prices: [
-    { version: 'v1', effective_from: '2025-10-15', input_per_million: '1.00', output_per_million: '5.00', cached_input_per_million: '0.10' },
-    { version: 'v2', effective_from: '2026-03-01', input_per_million: '0.80', output_per_million: '4.00', cached_input_per_million: '0.08' },
+    {
+      version: 'v1',
+      effective_from: '2025-10-15',
+      input_per_million: '1.00',
+      output_per_million: '5.00',
+      cached_input_per_million: '0.10',
+    },
+    {
+      version: 'v2',
+      effective_from: '2026-03-01',
+      input_per_million: '0.80',
+      output_per_million: '4.00',
+      cached_input_per_million: '0.08',
+    },
   ],
 };
 
@@ -66,7 +78,10 @@ describe('the model catalogue', () => {
 `,
     );
     const catalogue = await ModelCatalogue.load({ AGENTPLANE_MODELS: file }, log);
-    assert.deepEqual(catalogue.list().map((model) => model.id), ['house-haiku', 'llama3.2']);
+    assert.deepEqual(
+      catalogue.list().map((model) => model.id),
+      ['house-haiku', 'llama3.2'],
+    );
     assert.equal(catalogue.find('llama3.2')?.provider_model, 'llama3.2', 'provider_model defaults to the id');
     assert.equal(catalogue.find('gpt-4o-mini'), undefined);
   });
@@ -78,12 +93,36 @@ describe('the model catalogue', () => {
   });
 
   const mistakes: { what: string; models: unknown; says: RegExp }[] = [
-    { what: 'a price given as a number', models: [{ ...haiku, prices: [{ ...haiku.prices[0], input_per_million: 1 }] }], says: /models\[0\]\.prices\[0\]\.input_per_million must be a decimal number of US dollars/ },
-    { what: 'a missing price field', models: [{ ...haiku, prices: [{ ...haiku.prices[0], cached_input_per_million: undefined }] }], says: /models\[0\]\.prices\[0\]\.cached_input_per_million is missing/ },
-    { what: 'an unknown provider', models: [{ ...haiku, provider: 'gemini' }], says: /models\[0\]\.provider must be one of openai, anthropic/ },
-    { what: 'a misspelt field', models: [{ ...haiku, capabilites: haiku.capabilities }], says: /models\[0\]\.capabilites is not a known field/ },
-    { what: 'a date that is not in the calendar', models: [{ ...haiku, prices: [{ ...haiku.prices[0], effective_from: '2025-02-30' }] }], says: /models\[0\]\.prices\[0\]\.effective_from "2025-02-30" is not a calendar date/ },
-    { what: 'prices out of order', models: [{ ...haiku, prices: [haiku.prices[1], haiku.prices[0]] }], says: /models\[0\]\.prices\[1\]\.effective_from must be later than the price before it/ },
+    {
+      what: 'a price given as a number',
+      models: [{ ...haiku, prices: [{ ...haiku.prices[0], input_per_million: 1 }] }],
+      says: /models\[0\]\.prices\[0\]\.input_per_million must be a decimal number of US dollars/,
+    },
+    {
+      what: 'a missing price field',
+      models: [{ ...haiku, prices: [{ ...haiku.prices[0], cached_input_per_million: undefined }] }],
+      says: /models\[0\]\.prices\[0\]\.cached_input_per_million is missing/,
+    },
+    {
+      what: 'an unknown provider',
+      models: [{ ...haiku, provider: 'gemini' }],
+      says: /models\[0\]\.provider must be one of openai, anthropic/,
+    },
+    {
+      what: 'a misspelt field',
+      models: [{ ...haiku, capabilites: haiku.capabilities }],
+      says: /models\[0\]\.capabilites is not a known field/,
+    },
+    {
+      what: 'a date that is not in the calendar',
+      models: [{ ...haiku, prices: [{ ...haiku.prices[0], effective_from: '2025-02-30' }] }],
+      says: /models\[0\]\.prices\[0\]\.effective_from "2025-02-30" is not a calendar date/,
+    },
+    {
+      what: 'prices out of order',
+      models: [{ ...haiku, prices: [haiku.prices[1], haiku.prices[0]] }],
+      says: /models\[0\]\.prices\[1\]\.effective_from must be later than the price before it/,
+    },
     { what: 'a model listed twice', models: [haiku, haiku], says: /models\[1\]\.id "house-haiku" is listed twice/ },
   ];
   for (const { what, models, says } of mistakes) {
@@ -99,9 +138,15 @@ describe('the model catalogue', () => {
 
   it('refuses to load a catalogue file that does not parse or does not exist, naming it', async () => {
     const broken = await fileWith('broken.yaml', 'models: [ { id: x');
-    await assert.rejects(ModelCatalogue.load({ AGENTPLANE_MODELS: broken }, log), new RegExp(`AGENTPLANE_MODELS file ${broken}: cannot be parsed`));
+    await assert.rejects(
+      ModelCatalogue.load({ AGENTPLANE_MODELS: broken }, log),
+      new RegExp(`AGENTPLANE_MODELS file ${broken}: cannot be parsed`),
+    );
     const missing = join(dir, 'missing.yaml');
-    await assert.rejects(ModelCatalogue.load({ AGENTPLANE_MODELS: missing }, log), new RegExp(`AGENTPLANE_MODELS file ${missing}: cannot be read`));
+    await assert.rejects(
+      ModelCatalogue.load({ AGENTPLANE_MODELS: missing }, log),
+      new RegExp(`AGENTPLANE_MODELS file ${missing}: cannot be read`),
+    );
   });
 
   it('prices a call with the version in effect on its (UTC) day, and with the first version before any took effect', async () => {

@@ -30,7 +30,8 @@ describe('the failures that end a model step', () => {
     for (const entry of entries.filter((e) => e.isFile() && e.name.endsWith('.ts'))) {
       const file = join(entry.parentPath, entry.name);
       for (const [, listed] of (await readFile(file, 'utf8')).matchAll(/nonRetryableErrorTypes:\s*\[([^\]]*)\]/g)) {
-        if (MODEL_CALL_ERROR_KINDS.some((kind) => listed!.includes(`'${kind}'`)) || listed!.includes(MODEL_NOT_FOUND)) breaches.push(`${relative(root, file)}: [${listed}]`);
+        if (MODEL_CALL_ERROR_KINDS.some((kind) => listed!.includes(`'${kind}'`)) || listed!.includes(MODEL_NOT_FOUND))
+          breaches.push(`${relative(root, file)}: [${listed}]`);
       }
     }
     assert.deepEqual(breaches, []);

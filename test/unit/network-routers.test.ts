@@ -19,7 +19,11 @@ describe('network routers', () => {
       });
       assert.deepEqual(nextInSequence(atHop(2, { agentId: 'agt_b', handoff: null })), {
         action: 'run',
-        hop: { agentId: 'agt_c', decision: { router: 'sequential', reason: 'Member 3 of 3 in sequence.' }, input: { from: 'previous_hop' } },
+        hop: {
+          agentId: 'agt_c',
+          decision: { router: 'sequential', reason: 'Member 3 of 3 in sequence.' },
+          input: { from: 'previous_hop' },
+        },
       });
     });
 
@@ -39,7 +43,11 @@ describe('network routers', () => {
     it('passes the task to the member the previous one handed it to, with that member’s reason', () => {
       assert.deepEqual(nextByHandoff(atHop(1, { agentId: 'agt_a', handoff: { to: 'agt_c', reason: 'needs an expert' } })), {
         action: 'run',
-        hop: { agentId: 'agt_c', decision: { router: 'handoff', reason: 'Handed over by agt_a: needs an expert' }, input: { from: 'handoff' } },
+        hop: {
+          agentId: 'agt_c',
+          decision: { router: 'handoff', reason: 'Handed over by agt_a: needs an expert' },
+          input: { from: 'handoff' },
+        },
       });
     });
 
@@ -58,7 +66,11 @@ describe('network routers', () => {
       const model = choosing({ next: 'agt_b', reason: 'writes best', input: 'Write the summary.' });
       assert.deepEqual(await nextBySupervisor(atHop(2, { agentId: 'agt_a', handoff: null }), model.supervise), {
         action: 'run',
-        hop: { agentId: 'agt_b', decision: { router: 'supervisor', reason: 'writes best' }, input: { from: 'supervisor', text: 'Write the summary.' } },
+        hop: {
+          agentId: 'agt_b',
+          decision: { router: 'supervisor', reason: 'writes best' },
+          input: { from: 'supervisor', text: 'Write the summary.' },
+        },
       });
       assert.deepEqual(model.asked, [2]);
     });
@@ -69,7 +81,9 @@ describe('network routers', () => {
     });
 
     it('finishes when the supervisor finishes', async () => {
-      assert.deepEqual(await nextBySupervisor(atHop(1), choosing({ next: null, reason: 'done', input: null }).supervise), { action: 'finish' });
+      assert.deepEqual(await nextBySupervisor(atHop(1), choosing({ next: null, reason: 'done', input: null }).supervise), {
+        action: 'finish',
+      });
     });
 
     it('fails the run with invalid_routing_decision when the supervisor named no member', async () => {
@@ -84,7 +98,9 @@ describe('network routers', () => {
   describe('the choice of router', () => {
     it('decides each hop with the network’s router', async () => {
       assert.equal((await nextHop('sequential', atHop(0), { supervise: noSupervisor })).action, 'run');
-      const handedOff = await nextHop('handoff', atHop(1, { agentId: 'agt_a', handoff: { to: 'agt_b', reason: 'r' } }), { supervise: noSupervisor });
+      const handedOff = await nextHop('handoff', atHop(1, { agentId: 'agt_a', handoff: { to: 'agt_b', reason: 'r' } }), {
+        supervise: noSupervisor,
+      });
       assert.equal(handedOff.action === 'run' && handedOff.hop.agentId, 'agt_b');
       const supervised = await nextHop('supervisor', atHop(0), { supervise: async () => ({ next: 'agt_c', reason: 'r', input: null }) });
       assert.equal(supervised.action === 'run' && supervised.hop.agentId, 'agt_c');
@@ -92,7 +108,10 @@ describe('network routers', () => {
 
     it('fails the run with unknown_router for a router type it does not know, instead of running it as another', async () => {
       const decided = await nextHop('round_robin' as never, atHop(0), { supervise: noSupervisor });
-      assert.deepEqual(decided, { action: 'fail', error: { code: 'unknown_router', message: 'The network\'s router type "round_robin" is not one this platform runs.' } });
+      assert.deepEqual(decided, {
+        action: 'fail',
+        error: { code: 'unknown_router', message: 'The network\'s router type "round_robin" is not one this platform runs.' },
+      });
     });
   });
 });

@@ -19,7 +19,11 @@ describe('outbound name lookups', () => {
     const settled: string[] = [];
     for (let i = 0; i < 40; i++) lookups('proj_slow')(`never-${i}.example`, { all: true }, () => settled.push(`never-${i}`));
     lookups('proj_other')('tools.example', { all: true }, (err) => settled.push(err ? `tools: ${err.message}` : 'tools'));
-    assert.deepEqual(resolver.asked, ['never-0.example', 'tools.example'], 'one lookup of the slow project at a time; the other project is asked at once');
+    assert.deepEqual(
+      resolver.asked,
+      ['never-0.example', 'tools.example'],
+      'one lookup of the slow project at a time; the other project is asked at once',
+    );
     resolver.answer('tools.example');
     assert.deepEqual(settled, ['tools']);
   });
@@ -27,7 +31,14 @@ describe('outbound name lookups', () => {
   it('gives waiting projects their turns in order when a lookup ends, each its oldest name first', () => {
     const resolver = heldResolver();
     const lookups = fairLookups(resolver.resolve, { atOnce: 1, perProject: 1, queueLimitMs: 60_000 });
-    for (const [project, name] of [['a', 'a1'], ['a', 'a2'], ['b', 'b1'], ['c', 'c1'], ['b', 'b2']] as const) lookups(project)(`${name}.example`, { all: true }, () => {});
+    for (const [project, name] of [
+      ['a', 'a1'],
+      ['a', 'a2'],
+      ['b', 'b1'],
+      ['c', 'c1'],
+      ['b', 'b2'],
+    ] as const)
+      lookups(project)(`${name}.example`, { all: true }, () => {});
     for (const name of ['a1', 'b1', 'c1', 'a2', 'b2']) {
       assert.equal(resolver.asked.at(-1), `${name}.example`);
       resolver.answer(`${name}.example`);

@@ -23,9 +23,11 @@ import {
 } from '../support/pdf-fixtures.js';
 
 /** The cells as `row,column[ rowSpan×columnSpan]=text`, easy to compare and to read in a failure. */
-const cellsOf = (table: Table) => table.cells.map((c) => `${c.row},${c.column}${c.row_span > 1 || c.column_span > 1 ? ` ${c.row_span}x${c.column_span}` : ''}=${c.text}`);
+const cellsOf = (table: Table) =>
+  table.cells.map((c) => `${c.row},${c.column}${c.row_span > 1 || c.column_span > 1 ? ` ${c.row_span}x${c.column_span}` : ''}=${c.text}`);
 
-const assertNear = (actual: number, expected: number, what: string) => assert.ok(Math.abs(actual - expected) <= 2, `${what}: ${actual} is not within 2 pt of ${expected}`);
+const assertNear = (actual: number, expected: number, what: string) =>
+  assert.ok(Math.abs(actual - expected) <= 2, `${what}: ${actual} is not within 2 pt of ${expected}`);
 
 function assertRuledGrid(table: Table, grid: Grid): void {
   assert.equal(table.detection, 'ruled');
@@ -51,9 +53,19 @@ describe('PDF engine', () => {
     it('reads every page’s text, in order, line by line', async () => {
       const result = await extractPdf(await textPdf(3, 4));
       assert.equal(result.pageCount, 3);
-      assert.deepEqual(result.pages.map((p) => [p.page, p.source]), [[1, 'text_layer'], [2, 'text_layer'], [3, 'text_layer']]);
+      assert.deepEqual(
+        result.pages.map((p) => [p.page, p.source]),
+        [
+          [1, 'text_layer'],
+          [2, 'text_layer'],
+          [3, 'text_layer'],
+        ],
+      );
       const lines = result.pages[1]!.text.split('\n');
-      assert.deepEqual(lines, [1, 2, 3, 4].map((l) => `Page 2 line ${l}: the quick brown fox jumps over the lazy dog`));
+      assert.deepEqual(
+        lines,
+        [1, 2, 3, 4].map((l) => `Page 2 line ${l}: the quick brown fox jumps over the lazy dog`),
+      );
       assert.deepEqual(result.ocrPages, []);
     });
 
@@ -64,7 +76,10 @@ describe('PDF engine', () => {
         await writeFile(path, await textPdf(5, 2));
         const result = await extractPdfPages(path, { from: 2, to: 3 });
         assert.equal(result.pageCount, 5);
-        assert.deepEqual(result.pages.map((p) => p.page), [2, 3]);
+        assert.deepEqual(
+          result.pages.map((p) => p.page),
+          [2, 3],
+        );
         assert.match(result.pages[1]!.text, /^Page 3 line 1:/);
       } finally {
         await rm(dir, { recursive: true });
@@ -81,7 +96,10 @@ describe('PDF engine', () => {
     it('skips the pages before startPage and reports each page done', async () => {
       const done: number[] = [];
       const result = await extractPdf(await textPdf(6, 1), { startPage: 4, onProgress: (n) => done.push(n) });
-      assert.deepEqual(result.pages.map((p) => p.page), [4, 5, 6]);
+      assert.deepEqual(
+        result.pages.map((p) => p.page),
+        [4, 5, 6],
+      );
       assert.deepEqual(done, [1, 2, 3]);
     });
 
@@ -102,7 +120,17 @@ describe('PDF engine', () => {
         const { tables } = await extractPdf(await ruledTablePdf(fruitTable, style));
         assert.equal(tables.length, 1);
         assertRuledGrid(tables[0]!, fruitTable);
-        assert.deepEqual(cellsOf(tables[0]!), ['0,0=Item', '0,1=Quantity', '0,2=Price', '1,0=Apples', '1,1=3', '1,2=1.20', '2,0=Pears', '2,1=12', '2,2=0.80']);
+        assert.deepEqual(cellsOf(tables[0]!), [
+          '0,0=Item',
+          '0,1=Quantity',
+          '0,2=Price',
+          '1,0=Apples',
+          '1,1=3',
+          '1,2=1.20',
+          '2,0=Pears',
+          '2,1=12',
+          '2,2=0.80',
+        ]);
         const apples = tables[0]!.cells[3]!;
         assertNear(apples.box!.x, 72, 'cell left');
         assertNear(apples.box!.y, 124, 'cell top');
@@ -115,7 +143,16 @@ describe('PDF engine', () => {
       const { tables } = await extractPdf(await ruledTablePdf(spanningTable, 'stroked'));
       assert.equal(tables.length, 1);
       assertRuledGrid(tables[0]!, spanningTable);
-      assert.deepEqual(cellsOf(tables[0]!), ['0,0 1x2=Fruit and count', '0,2=Price', '1,0=Apples', '1,1=3', '1,2=1.20', '2,0=Pears', '2,1=12', '2,2=0.80']);
+      assert.deepEqual(cellsOf(tables[0]!), [
+        '0,0 1x2=Fruit and count',
+        '0,2=Price',
+        '1,0=Apples',
+        '1,1=3',
+        '1,2=1.20',
+        '2,0=Pears',
+        '2,1=12',
+        '2,2=0.80',
+      ]);
       assertNear(tables[0]!.cells[0]!.box!.width, 300, 'spanning cell width');
     });
 
@@ -153,7 +190,10 @@ describe('PDF engine', () => {
     it('reports a page with only an image as needing OCR, and not a blank page', async () => {
       const result = await extractPdf(await scannedPdf());
       assert.deepEqual(result.ocrPages, [2]);
-      assert.deepEqual(result.pages.map((p) => p.text), ['A cover page with real text', '', '']);
+      assert.deepEqual(
+        result.pages.map((p) => p.text),
+        ['A cover page with real text', '', ''],
+      );
     });
 
     it('renders that page to a PNG of the page’s size times the scale', async () => {

@@ -43,7 +43,12 @@ describe('the document a deployment serves', () => {
       assert.equal(toolUrl(url), false, url);
       assert.equal(webhookUrl(url), false, url);
     }
-    for (const url of ['http://localhost.example.com/', 'http://mylocalhost/', 'https://hooks.example.com/in', 'http://[2606:4700::1111]/']) {
+    for (const url of [
+      'http://localhost.example.com/',
+      'http://mylocalhost/',
+      'https://hooks.example.com/in',
+      'http://[2606:4700::1111]/',
+    ]) {
       assert.equal(toolUrl(url), true, url);
       assert.equal(webhookUrl(url), true, url);
     }
@@ -65,8 +70,14 @@ describe('the document a deployment serves', () => {
 
   it('states each policy on its own URL: tools may be refused private targets while webhooks are allowed them, and the other way round', () => {
     const toolsOnly = servedDocument({ toolsAllowPrivate: false, webhooksAllowPrivate: true });
-    assert.deepEqual([admits(toolsOnly, 'ToolUrl', 'http://10.0.0.7/'), admits(toolsOnly, 'WebhookUrl', 'http://10.0.0.7/')], [false, true]);
+    assert.deepEqual(
+      [admits(toolsOnly, 'ToolUrl', 'http://10.0.0.7/'), admits(toolsOnly, 'WebhookUrl', 'http://10.0.0.7/')],
+      [false, true],
+    );
     const webhooksOnly = servedDocument({ toolsAllowPrivate: true, webhooksAllowPrivate: false });
-    assert.deepEqual([admits(webhooksOnly, 'ToolUrl', 'http://10.0.0.7/'), admits(webhooksOnly, 'WebhookUrl', 'http://10.0.0.7/')], [true, false]);
+    assert.deepEqual(
+      [admits(webhooksOnly, 'ToolUrl', 'http://10.0.0.7/'), admits(webhooksOnly, 'WebhookUrl', 'http://10.0.0.7/')],
+      [true, false],
+    );
   });
 });

@@ -50,7 +50,7 @@ describe('stopping what a command started', () => {
   it('goes on stopping the rest when one service fails to stop, and reports the failure', async () => {
     const stopped: string[] = [];
     const errors: string[] = [];
-    const stops = new StopList({ info: () => {}, error: (obj) => errors.push(((obj as { err: Error }).err).message) });
+    const stops = new StopList({ info: () => {}, error: (obj) => errors.push((obj as { err: Error }).err.message) });
     stops.add(service('postgres', stopped));
     stops.add(service('temporal', stopped, { fails: true }));
     stops.add(service('api', stopped));

@@ -30,7 +30,10 @@ describe('text extraction', () => {
 
   it('keeps a multi-byte character split between two chunks whole', async () => {
     const euro = Buffer.from('€');
-    const result = await extractText(stream([Buffer.concat([Buffer.from('price: '), euro.subarray(0, 1)]), euro.subarray(1), '5']), ignoreProgress);
+    const result = await extractText(
+      stream([Buffer.concat([Buffer.from('price: '), euro.subarray(0, 1)]), euro.subarray(1), '5']),
+      ignoreProgress,
+    );
     assert.deepEqual(result.pages, ['price: €5']);
   });
 

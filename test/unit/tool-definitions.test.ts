@@ -1,14 +1,31 @@
 import assert from 'node:assert/strict';
 import { toolDefinitionProblems, type HttpToolDefinition, type McpToolDefinition, type ToolDefinition } from '../../tools/definitions.js';
 
-const http = (over: Partial<HttpToolDefinition> = {}): HttpToolDefinition => ({ type: 'http', name: 'lookup', url: 'https://tools.example.com/lookup', ...over });
-const mcp = (over: Partial<McpToolDefinition> = {}): McpToolDefinition => ({ type: 'mcp', server_label: 'docs', server_url: 'https://mcp.example.com/mcp', ...over });
+const http = (over: Partial<HttpToolDefinition> = {}): HttpToolDefinition => ({
+  type: 'http',
+  name: 'lookup',
+  url: 'https://tools.example.com/lookup',
+  ...over,
+});
+const mcp = (over: Partial<McpToolDefinition> = {}): McpToolDefinition => ({
+  type: 'mcp',
+  server_label: 'docs',
+  server_url: 'https://mcp.example.com/mcp',
+  ...over,
+});
 const problems = (tools: ToolDefinition[], allowPrivate = false) => toolDefinitionProblems(tools, { allowPrivate });
 const params = (tools: ToolDefinition[], allowPrivate = false) => problems(tools, allowPrivate).map((p) => p.param);
 
 describe('tool definition problems', () => {
   it('finds none in HTTP tools and MCP servers on public hosts with distinct names', () => {
-    assert.deepEqual(problems([http(), http({ name: 'search', method: 'GET', parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] } }), mcp()]), []);
+    assert.deepEqual(
+      problems([
+        http(),
+        http({ name: 'search', method: 'GET', parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] } }),
+        mcp(),
+      ]),
+      [],
+    );
   });
 
   it('refuses two HTTP tools with one name, and two MCP servers with one label', () => {
@@ -21,7 +38,10 @@ describe('tool definition problems', () => {
   });
 
   it('refuses a server label that would make <label>__<tool> ambiguous', () => {
-    assert.deepEqual(params([mcp({ server_label: 'my__docs' }), mcp({ server_label: 'docs_' })]), ['tools[0].server_label', 'tools[1].server_label']);
+    assert.deepEqual(params([mcp({ server_label: 'my__docs' }), mcp({ server_label: 'docs_' })]), [
+      'tools[0].server_label',
+      'tools[1].server_label',
+    ]);
   });
 
   it('refuses parameters that are not an object schema, or that do not compile', () => {
@@ -31,7 +51,10 @@ describe('tool definition problems', () => {
       http({ name: 'c', parameters: { type: 'object', properties: { q: { $ref: '#/$defs/missing' } } } }),
       http({ name: 'd', parameters: { type: 'object', properties: { q: { type: 'string', 'x-ui': 'wide' } } } }),
     ]);
-    assert.deepEqual(found.map((p) => p.param), ['tools[0].parameters', 'tools[1].parameters', 'tools[2].parameters']);
+    assert.deepEqual(
+      found.map((p) => p.param),
+      ['tools[0].parameters', 'tools[1].parameters', 'tools[2].parameters'],
+    );
     assert.match(found[0]!.message, /type is "object"/);
     assert.match(found[1]!.message, /not a usable JSON Schema/);
   });
@@ -44,7 +67,10 @@ describe('tool definition problems', () => {
       http({ name: 'd', url: 'https://user:secret@tools.example.com/x' }),
       mcp({ server_url: 'gopher://mcp.example.com' }),
     ]);
-    assert.deepEqual(found.map((p) => p.param), ['tools[0].url', 'tools[1].url', 'tools[2].url', 'tools[3].url', 'tools[4].server_url']);
+    assert.deepEqual(
+      found.map((p) => p.param),
+      ['tools[0].url', 'tools[1].url', 'tools[2].url', 'tools[3].url', 'tools[4].server_url'],
+    );
     assert.match(found[3]!.message, /credentials/);
   });
 
@@ -72,7 +98,11 @@ describe('tool definition problems', () => {
   it('refuses literal private, loopback, link-local and metadata addresses and localhost', () => {
     for (const url of privateTargets) {
       const found = problems([http({ url }), mcp({ server_url: url })]);
-      assert.deepEqual(found.map((p) => p.param), ['tools[0].url', 'tools[1].server_url'], url);
+      assert.deepEqual(
+        found.map((p) => p.param),
+        ['tools[0].url', 'tools[1].server_url'],
+        url,
+      );
       assert.match(found[0]!.message, /public addresses/, url);
     }
   });
@@ -87,6 +117,9 @@ describe('tool definition problems', () => {
       http({ headers: { Authorization: 'Bearer t0k3n', 'X-Trace': 'a\r\nInjected: yes' } }),
       mcp({ headers: { Host: 'internal', 'bad name': 'x' } }),
     ]);
-    assert.deepEqual(found.map((p) => p.param), ['tools[0].headers.X-Trace', 'tools[1].headers.Host', 'tools[1].headers']);
+    assert.deepEqual(
+      found.map((p) => p.param),
+      ['tools[0].headers.X-Trace', 'tools[1].headers.Host', 'tools[1].headers'],
+    );
   });
 });

@@ -5,7 +5,13 @@ import { runEndedEventType } from '../../records/events.js';
 import { signatureOf, signedHeaders } from '../../workflows/webhooks/signature.js';
 
 describe('webhook signatures', () => {
-  const body = JSON.stringify({ id: 'evt_1', object: 'event', type: 'file.deleted', created_at: 1_700_000_000, data: { id: 'file_1', object: 'file' } });
+  const body = JSON.stringify({
+    id: 'evt_1',
+    object: 'event',
+    type: 'file.deleted',
+    created_at: 1_700_000_000,
+    data: { id: 'file_1', object: 'file' },
+  });
 
   it('signs exactly as the standardwebhooks package does', () => {
     const secret = newSigningSecret();
@@ -24,7 +30,11 @@ describe('webhook signatures', () => {
   });
 
   it('signs with the previous secret only during its grace period', () => {
-    const endpoint = { secret: 'whsec_new', previous_secret: 'whsec_old', previous_secret_expires_at: new Date(Date.now() + 60_000) } as WebhookEndpointRecord;
+    const endpoint = {
+      secret: 'whsec_new',
+      previous_secret: 'whsec_old',
+      previous_secret_expires_at: new Date(Date.now() + 60_000),
+    } as WebhookEndpointRecord;
     assert.deepEqual(signingSecretsOf(endpoint), ['whsec_new', 'whsec_old']);
     assert.deepEqual(signingSecretsOf({ ...endpoint, previous_secret_expires_at: new Date(Date.now() - 1) }), ['whsec_new']);
     assert.deepEqual(signingSecretsOf({ ...endpoint, previous_secret: null, previous_secret_expires_at: null }), ['whsec_new']);

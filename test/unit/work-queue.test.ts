@@ -37,7 +37,8 @@ describe("the controller's work queue", () => {
     const delays = Array.from({ length: 10 }, (_, i) => queue.retry(`default/key-${i}`));
     assert.deepEqual(delays.slice(0, 5), [1, 1, 1, 1, 1]);
     // Then one every 100 ms.
-    for (const [i, delay] of delays.slice(5).entries()) assert.ok(Math.abs(delay - (i + 1) * 100) <= 10, `retry ${i + 5} after ${delay} ms`);
+    for (const [i, delay] of delays.slice(5).entries())
+      assert.ok(Math.abs(delay - (i + 1) * 100) <= 10, `retry ${i + 5} after ${delay} ms`);
     queue.shutDown();
   });
 

@@ -16,7 +16,11 @@ const newRunId = () => `run_${randomUUID().replaceAll('-', '')}`;
 let worker: SuiteWorker<ReturnType<typeof runActivities>>;
 
 function startRun(runId: string) {
-  return worker.env.client.workflow.start<typeof agentRunWorkflow>('agentRunWorkflow', { taskQueue: worker.taskQueue, workflowId: runWorkflowId(runId), args: [{ runId }] });
+  return worker.env.client.workflow.start<typeof agentRunWorkflow>('agentRunWorkflow', {
+    taskQueue: worker.taskQueue,
+    workflowId: runWorkflowId(runId),
+    args: [{ runId }],
+  });
 }
 
 /** Runs one run to its end with the agent behaving as `behaviour` says; the ledger of what it did. */
@@ -27,7 +31,9 @@ async function runToEnd(behaviour: Partial<AgentBehaviour>, runId = newRunId()):
   return ledger;
 }
 
-const planWith = (changes: Partial<StartedPlan>): AgentBehaviour['begin'] => () => ({ admission: 'start', plan: planOf(changes) });
+const planWith =
+  (changes: Partial<StartedPlan>): AgentBehaviour['begin'] =>
+  () => ({ admission: 'start', plan: planOf(changes) });
 
 describe('the run workflow', () => {
   before(async () => {
@@ -37,16 +43,28 @@ describe('the run workflow', () => {
 
   it('completes with the reply that calls no tool, after calling the tools the model asked for', async () => {
     const runId = newRunId();
-    const ledger = await runToEnd({ reply: ({ stepIndex }) => (stepIndex === 0 ? [toolCall('search_context', { query: 'tides' }), toolCall('calculator')] : null) }, runId);
+    const ledger = await runToEnd(
+      { reply: ({ stepIndex }) => (stepIndex === 0 ? [toolCall('search_context', { query: 'tides' }), toolCall('calculator')] : null) },
+      runId,
+    );
     assert.deepEqual(ledger.endingOf(runId), { status: 'completed' });
     assert.deepEqual(
-      ledger.inputsOf('callTool').map((input) => [input.stepIndex, (input.toolCall as { name: string }).name]).sort(),
-      [[1, 'search_context'], [2, 'calculator']],
+      ledger
+        .inputsOf('callTool')
+        .map((input) => [input.stepIndex, (input.toolCall as { name: string }).name])
+        .sort(),
+      [
+        [1, 'search_context'],
+        [2, 'calculator'],
+      ],
     );
-    assert.deepEqual(ledger.inputsOf('callModel').map((input) => input.stepIndex), [0, 3]);
+    assert.deepEqual(
+      ledger.inputsOf('callModel').map((input) => input.stepIndex),
+      [0, 3],
+    );
   });
 
-  it('records a tool that cannot be reached as that step\'s failure and goes on', async () => {
+  it("records a tool that cannot be reached as that step's failure and goes on", async () => {
     const runId = newRunId();
     const ledger = new Ledger();
     const activities = {
@@ -68,14 +86,20 @@ describe('the run workflow', () => {
       const runId = newRunId();
       const ledger = await runToEnd({ begin: planWith({ maxSteps: 4 }), reply: () => [toolCall('calculator')] }, runId);
       assert.equal(ledger.endingOf(runId).status, 'failed');
-      assert.deepEqual(ledger.endingOf(runId).error, { code: 'max_steps_reached', message: 'The run used its 4 steps without a final answer.' });
+      assert.deepEqual(ledger.endingOf(runId).error, {
+        code: 'max_steps_reached',
+        message: 'The run used its 4 steps without a final answer.',
+      });
       assert.equal(ledger.inputsOf('callModel').length, 2);
       assert.equal(ledger.inputsOf('callTool').length, 2);
     });
 
     it('fails without calling any of them when the tool calls asked for do not fit in the steps left', async () => {
       const runId = newRunId();
-      const ledger = await runToEnd({ begin: planWith({ maxSteps: 3 }), reply: () => [toolCall('calculator'), toolCall('search_context'), toolCall('fetch_url')] }, runId);
+      const ledger = await runToEnd(
+        { begin: planWith({ maxSteps: 3 }), reply: () => [toolCall('calculator'), toolCall('search_context'), toolCall('fetch_url')] },
+        runId,
+      );
       assert.equal(ledger.endingOf(runId).error?.code, 'max_steps_reached');
       assert.match(ledger.endingOf(runId).error!.message, /3 tool call\(s\) with too few of its 3 steps left/);
       assert.deepEqual(ledger.inputsOf('callTool'), []);
@@ -97,10 +121,23 @@ describe('the run workflow', () => {
         },
         runId,
       );
-      assert.deepEqual(ledger.inputsOf('callModel').map((input) => [input.stepIndex, input.model]), [[0, 'model-a'], [0, 'model-a'], [1, 'model-b']]);
-      assert.deepEqual(ledger.inputsOf('abandonStep'), [{ runId, stepIndex: 0, error: { code: 'model_unavailable', message: 'model-a answered 503' } }]);
+      assert.deepEqual(
+        ledger.inputsOf('callModel').map((input) => [input.stepIndex, input.model]),
+        [
+          [0, 'model-a'],
+          [0, 'model-a'],
+          [1, 'model-b'],
+        ],
+      );
+      assert.deepEqual(ledger.inputsOf('abandonStep'), [
+        { runId, stepIndex: 0, error: { code: 'model_unavailable', message: 'model-a answered 503' } },
+      ]);
       assert.deepEqual(ledger.inputsOf('noteFallback'), [
-        { runId, model: 'model-b', reason: 'auto chose model-a for a short text task. Fell back from model-a to model-b: model-a answered 503' },
+        {
+          runId,
+          model: 'model-b',
+          reason: 'auto chose model-a for a short text task. Fell back from model-a to model-b: model-a answered 503',
+        },
       ]);
       assert.deepEqual(ledger.endingOf(runId), { status: 'completed' });
     });
@@ -116,12 +153,18 @@ describe('the run workflow', () => {
         },
         runId,
       );
-      assert.deepEqual(ledger.inputsOf('callModel').map((input) => input.model), ['model-a']);
+      assert.deepEqual(
+        ledger.inputsOf('callModel').map((input) => input.model),
+        ['model-a'],
+      );
       assert.deepEqual(ledger.inputsOf('noteFallback'), []);
-      assert.deepEqual(ledger.endingOf(runId), { status: 'failed', error: { code: 'model_model_not_found', message: 'no such model at the provider' } });
+      assert.deepEqual(ledger.endingOf(runId), {
+        status: 'failed',
+        error: { code: 'model_model_not_found', message: 'no such model at the provider' },
+      });
     });
 
-    it('fails with the last candidate\'s error once every candidate has failed', async () => {
+    it("fails with the last candidate's error once every candidate has failed", async () => {
       const runId = newRunId();
       const ledger = await runToEnd(
         {
@@ -161,7 +204,10 @@ describe('the run workflow', () => {
     await handle.cancel();
     await handle.result();
     assert.deepEqual(ledger.endingOf(runId), { status: 'cancelled' });
-    assert.deepEqual(ledger.inputsOf('endRun').map((input) => input.status), ['cancelled']);
+    assert.deepEqual(
+      ledger.inputsOf('endRun').map((input) => input.status),
+      ['cancelled'],
+    );
   });
 
   it('ends failed, not started, when its plan refuses the run', async () => {
@@ -177,7 +223,8 @@ describe('the run workflow', () => {
       const [ahead, waiting] = [newRunId(), newRunId()];
       const ledger = new Ledger();
       const behaviour: Partial<AgentBehaviour> = {
-        begin: (runId) => (runId === waiting && !ledger.endings.has(ahead) ? { admission: 'wait' } : { admission: 'start', plan: planOf() }),
+        begin: (runId) =>
+          runId === waiting && !ledger.endings.has(ahead) ? { admission: 'wait' } : { admission: 'start', plan: planOf() },
         ending: (runId) => ({ next: runId === ahead ? waiting : null }),
       };
       worker.use(runActivities(ledger, behaviour));
@@ -197,7 +244,10 @@ describe('the run workflow', () => {
     it('ends without starting a run that is gone by its turn', async () => {
       const runId = newRunId();
       const ledger = await runToEnd({ begin: () => ({ admission: 'gone' }) }, runId);
-      assert.deepEqual(ledger.calls.map((call) => call.activity), ['beginRun']);
+      assert.deepEqual(
+        ledger.calls.map((call) => call.activity),
+        ['beginRun'],
+      );
     });
   });
 });

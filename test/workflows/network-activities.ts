@@ -73,7 +73,12 @@ export function networkActivities(ledger: Ledger, behaviour: Partial<NetworkBeha
       ledger.record('hopOutcome', input);
       const ending = ledger.endingOf(input.childRunId);
       const error: RunError | null = ending.error ?? null;
-      return { status: ending.status, agentId: memberOf.get(input.childRunId)!, error, handoff: ledger.handoffs.get(input.childRunId) ?? null };
+      return {
+        status: ending.status,
+        agentId: memberOf.get(input.childRunId)!,
+        error,
+        handoff: ledger.handoffs.get(input.childRunId) ?? null,
+      };
     },
   } satisfies Partial<NetworkActivities> & typeof members;
 }

@@ -42,14 +42,29 @@ describe('the network workflow', () => {
   after(() => worker?.stop());
 
   describe('router `sequential`', () => {
-    it('runs each member once, in order, each with the previous hop\'s answer, then completes', async () => {
+    it("runs each member once, in order, each with the previous hop's answer, then completes", async () => {
       const { runId, ledger } = await networkRunToEnd({ plan: () => networkPlanOf({ members: ['agent_a', 'agent_b', 'agent_c'] }) });
       assert.deepEqual(
         hopsOf(ledger, runId).map(({ hopIndex, agentId, decision, input }) => ({ hopIndex, agentId, decision, input })),
         [
-          { hopIndex: 0, agentId: 'agent_a', decision: { router: 'sequential', reason: 'Member 1 of 3 in sequence.' }, input: { from: 'network' } },
-          { hopIndex: 1, agentId: 'agent_b', decision: { router: 'sequential', reason: 'Member 2 of 3 in sequence.' }, input: { from: 'previous_hop' } },
-          { hopIndex: 2, agentId: 'agent_c', decision: { router: 'sequential', reason: 'Member 3 of 3 in sequence.' }, input: { from: 'previous_hop' } },
+          {
+            hopIndex: 0,
+            agentId: 'agent_a',
+            decision: { router: 'sequential', reason: 'Member 1 of 3 in sequence.' },
+            input: { from: 'network' },
+          },
+          {
+            hopIndex: 1,
+            agentId: 'agent_b',
+            decision: { router: 'sequential', reason: 'Member 2 of 3 in sequence.' },
+            input: { from: 'previous_hop' },
+          },
+          {
+            hopIndex: 2,
+            agentId: 'agent_c',
+            decision: { router: 'sequential', reason: 'Member 3 of 3 in sequence.' },
+            input: { from: 'previous_hop' },
+          },
         ],
       );
       for (const hop of hopsOf(ledger, runId)) assert.deepEqual(ledger.endingOf(hop.childRunId), { status: 'completed' });
@@ -57,8 +72,13 @@ describe('the network workflow', () => {
     });
 
     it('fails with max_hops_exceeded when the members outnumber max_hops, after running max_hops of them', async () => {
-      const { runId, ledger } = await networkRunToEnd({ plan: () => networkPlanOf({ members: ['agent_a', 'agent_b', 'agent_c'], maxHops: 2 }) });
-      assert.deepEqual(hopsOf(ledger, runId).map((hop) => hop.agentId), ['agent_a', 'agent_b']);
+      const { runId, ledger } = await networkRunToEnd({
+        plan: () => networkPlanOf({ members: ['agent_a', 'agent_b', 'agent_c'], maxHops: 2 }),
+      });
+      assert.deepEqual(
+        hopsOf(ledger, runId).map((hop) => hop.agentId),
+        ['agent_a', 'agent_b'],
+      );
       assert.deepEqual(ledger.endingOf(runId), {
         status: 'failed',
         error: { code: 'max_hops_exceeded', message: 'The network run reached its limit of 2 hop(s) before finishing.' },
@@ -71,7 +91,10 @@ describe('the network workflow', () => {
         // agent_a keeps calling tools: its hop runs out of steps.
         reply: (agentId) => (agentId === 'agent_a' ? [toolCall('calculator')] : null),
       });
-      assert.deepEqual(hopsOf(ledger, runId).map((hop) => hop.agentId), ['agent_a']);
+      assert.deepEqual(
+        hopsOf(ledger, runId).map((hop) => hop.agentId),
+        ['agent_a'],
+      );
       assert.deepEqual(ledger.endingOf(runId), {
         status: 'failed',
         error: { code: 'member_failed', message: 'Hop 0 (agent_a) ended failed: The run used its 10 steps without a final answer.' },
@@ -91,12 +114,20 @@ describe('the network workflow', () => {
       const { runId, ledger } = await networkRunToEnd({ plan: supervised, supervise: ({ stepIndex }) => choices[stepIndex]! });
       assert.deepEqual(
         ledger.inputsOf('superviseNext').map(({ stepIndex, model }) => [stepIndex, model]),
-        [[0, 'supervisor-1'], [1, 'supervisor-1'], [2, 'supervisor-1']],
+        [
+          [0, 'supervisor-1'],
+          [1, 'supervisor-1'],
+          [2, 'supervisor-1'],
+        ],
       );
       assert.deepEqual(
         hopsOf(ledger, runId).map(({ agentId, decision, input }) => ({ agentId, decision, input })),
         [
-          { agentId: 'agent_b', decision: { router: 'supervisor', reason: 'Research comes first.' }, input: { from: 'supervisor', text: 'Find three sources on tides.' } },
+          {
+            agentId: 'agent_b',
+            decision: { router: 'supervisor', reason: 'Research comes first.' },
+            input: { from: 'supervisor', text: 'Find three sources on tides.' },
+          },
           { agentId: 'agent_a', decision: { router: 'supervisor', reason: 'Now write it up.' }, input: { from: 'network' } },
         ],
       );
@@ -105,7 +136,10 @@ describe('the network workflow', () => {
 
     it('fails with invalid_routing_decision, starting no hop, when its model names no member', async () => {
       const invalid = 'The supervisor chose agent_z, which is not a member.';
-      const { runId, ledger } = await networkRunToEnd({ plan: supervised, supervise: () => ({ next: null, reason: 'agent_z knows.', input: null, invalid }) });
+      const { runId, ledger } = await networkRunToEnd({
+        plan: supervised,
+        supervise: () => ({ next: null, reason: 'agent_z knows.', input: null, invalid }),
+      });
       assert.deepEqual(hopsOf(ledger, runId), []);
       assert.deepEqual(ledger.endingOf(runId), { status: 'failed', error: { code: 'invalid_routing_decision', message: invalid } });
     });
@@ -121,7 +155,10 @@ describe('the network workflow', () => {
   });
 
   describe('router `handoff`', () => {
-    const handoffPlan = (maxHops = 10) => () => networkPlanOf({ router: 'handoff', members: ['agent_a', 'agent_b', 'agent_c'], maxHops });
+    const handoffPlan =
+      (maxHops = 10) =>
+      () =>
+        networkPlanOf({ router: 'handoff', members: ['agent_a', 'agent_b', 'agent_c'], maxHops });
 
     it('gives the task to the first member, then to whichever member each hop hands it to, until one answers', async () => {
       const { runId, ledger } = await networkRunToEnd({
@@ -132,7 +169,11 @@ describe('the network workflow', () => {
         hopsOf(ledger, runId).map(({ agentId, decision, input }) => ({ agentId, decision, input })),
         [
           { agentId: 'agent_a', decision: { router: 'handoff', reason: 'The first member takes the task.' }, input: { from: 'network' } },
-          { agentId: 'agent_c', decision: { router: 'handoff', reason: 'Handed over by agent_a: It needs a translator.' }, input: { from: 'handoff' } },
+          {
+            agentId: 'agent_c',
+            decision: { router: 'handoff', reason: 'Handed over by agent_a: It needs a translator.' },
+            input: { from: 'handoff' },
+          },
         ],
       );
       assert.deepEqual(ledger.endingOf(runId), { status: 'completed' });
@@ -143,7 +184,10 @@ describe('the network workflow', () => {
         plan: handoffPlan(3),
         reply: (agentId) => [agentId === 'agent_a' ? handoffTo('agent_b', 'Yours.') : handoffTo('agent_a', 'No, yours.')],
       });
-      assert.deepEqual(hopsOf(ledger, runId).map((hop) => hop.agentId), ['agent_a', 'agent_b', 'agent_a']);
+      assert.deepEqual(
+        hopsOf(ledger, runId).map((hop) => hop.agentId),
+        ['agent_a', 'agent_b', 'agent_a'],
+      );
       assert.equal(ledger.endingOf(runId).error?.code, 'max_hops_exceeded');
     });
   });

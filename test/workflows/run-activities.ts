@@ -23,7 +23,9 @@ export class Ledger {
   }
 
   inputsOf(activity: string, runId?: string): Record<string, unknown>[] {
-    return this.calls.filter((call) => call.activity === activity && (runId === undefined || call.input.runId === runId)).map((call) => call.input);
+    return this.calls
+      .filter((call) => call.activity === activity && (runId === undefined || call.input.runId === runId))
+      .map((call) => call.input);
   }
 
   endingOf(runId: string): { status: RunStatus; error?: RunError } {

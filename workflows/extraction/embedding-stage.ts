@@ -22,7 +22,11 @@ export async function embedParts(db: Db, fileId: string, modelDir: string, conte
     if (rows.length === 0) return;
     after = rows.at(-1)!.page_number;
     const vectors = await embedder.embed(rows.map((r) => r.text));
-    await storeEmbeddings(db, fileId, rows.map((r, i) => ({ part: r.page_number, embedding: vectors[i]! })));
+    await storeEmbeddings(
+      db,
+      fileId,
+      rows.map((r, i) => ({ part: r.page_number, embedding: vectors[i]! })),
+    );
     context.heartbeat({ embedded: after });
   }
 }

@@ -70,26 +70,47 @@ export interface ModelSpending {
  * the relations found offline rather than wait on the provider. Once the project's budget is exhausted no more
  * passages are asked: the file goes on with what was answered and the relations found offline.
  */
-export async function modelRelations(db: Db, fileId: string, projectId: string, model: GraphModel, passages: Passage[], mentions: EntityMention[], context: Context, spending: ModelSpending): Promise<ModelRelation[]> {
+export async function modelRelations(
+  db: Db,
+  fileId: string,
+  projectId: string,
+  model: GraphModel,
+  passages: Passage[],
+  mentions: EntityMention[],
+  context: Context,
+  spending: ModelSpending,
+): Promise<ModelRelation[]> {
   const entry = model.catalogue.find(model.id);
   if (!entry) {
     context.log.warn('AGENTPLANE_GRAPH_MODEL names no model of the catalogue; relations are found offline only', { model: model.id });
     return [];
   }
-  const asked = passages.map((passage, index) => {
-    const inPassage = mentions.map((m, i) => ({ m, i })).filter(({ m }) => m.passage === index && m.type !== 'date' && m.type !== 'money');
-    const names = [...new Set(inPassage.map(({ m }) => m.name))];
-    const text = passage.text.slice(0, MAX_PASSAGE_CHARS);
-    return { index, inPassage, names, text, hash: passageHash(text, names) };
-  }).filter(({ names }) => names.length >= 2);
-  const stored = await storedAnswers(db, fileId, entry.id, asked.map((a) => a.hash));
+  const asked = passages
+    .map((passage, index) => {
+      const inPassage = mentions
+        .map((m, i) => ({ m, i }))
+        .filter(({ m }) => m.passage === index && m.type !== 'date' && m.type !== 'money');
+      const names = [...new Set(inPassage.map(({ m }) => m.name))];
+      const text = passage.text.slice(0, MAX_PASSAGE_CHARS);
+      return { index, inPassage, names, text, hash: passageHash(text, names) };
+    })
+    .filter(({ names }) => names.length >= 2);
+  const stored = await storedAnswers(
+    db,
+    fileId,
+    entry.id,
+    asked.map((a) => a.hash),
+  );
   const found: ModelRelation[] = [];
   for (const { index, inPassage, names, text, hash } of asked) {
     let answer = stored.get(hash);
     if (!answer) {
       if (!spending.stopped && (await exhaustedBudget(db, { projectId, apiKeyId: null, agentIds: [] }))) {
         spending.stopped = true;
-        context.log.warn("the project's budget is exhausted; the file's remaining relations are found offline only", { fileId, model: entry.id });
+        context.log.warn("the project's budget is exhausted; the file's remaining relations are found offline only", {
+          fileId,
+          model: entry.id,
+        });
       }
       if (spending.stopped) continue;
       answer = await ask(db, { fileId, projectId, hash }, entry, model, text, names, context);
@@ -113,7 +134,15 @@ interface PassageOf {
   hash: string;
 }
 
-async function ask(db: Db, { fileId, projectId, hash }: PassageOf, entry: CatalogueModel, model: GraphModel, text: string, names: string[], context: Context): Promise<StatedRelation[]> {
+async function ask(
+  db: Db,
+  { fileId, projectId, hash }: PassageOf,
+  entry: CatalogueModel,
+  model: GraphModel,
+  text: string,
+  names: string[],
+  context: Context,
+): Promise<StatedRelation[]> {
   try {
     const answer = await askForToolCall(model, {
       model: entry,
@@ -128,14 +157,26 @@ async function ask(db: Db, { fileId, projectId, hash }: PassageOf, entry: Catalo
     });
     const relations = answer.arguments.called ? relationsIn(answer.arguments.value) : [];
     await transaction(db, async (tx) => {
-      await recordUsage(tx, { projectId, source: 'extraction', fileId, passageHash: hash, model: entry.id, provider: entry.provider, usage: answer.usage, price: answer.price });
+      await recordUsage(tx, {
+        projectId,
+        source: 'extraction',
+        fileId,
+        passageHash: hash,
+        model: entry.id,
+        provider: entry.provider,
+        usage: answer.usage,
+        price: answer.price,
+      });
       await storeAnswer(tx, fileId, entry.id, hash, relations);
     });
     return relations;
   } catch (err) {
     if (!(err instanceof ModelCallError) || context.cancellationSignal.aborted) throw err;
     if (err.retryable && context.info.attempt < MODEL_ATTEMPTS) throw err;
-    context.log.warn('the graph model did not answer a passage; its relations are found offline only', { model: entry.id, error: err.message });
+    context.log.warn('the graph model did not answer a passage; its relations are found offline only', {
+      model: entry.id,
+      error: err.message,
+    });
     return [];
   }
 }
@@ -146,6 +187,8 @@ function relationsIn(parsed: unknown): StatedRelation[] {
   if (!Array.isArray(relations)) return [];
   return relations.filter(
     (r): r is StatedRelation =>
-      typeof r === 'object' && r !== null && ['source', 'relation', 'target', 'evidence'].every((k) => typeof (r as Record<string, unknown>)[k] === 'string'),
+      typeof r === 'object' &&
+      r !== null &&
+      ['source', 'relation', 'target', 'evidence'].every((k) => typeof (r as Record<string, unknown>)[k] === 'string'),
   );
 }

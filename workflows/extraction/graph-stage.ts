@@ -50,7 +50,13 @@ export async function graphItemsOf(db: Db, file: FileRecord, context: Context, m
     for (const row of rows) {
       for (const { start, end } of chunksOf(row.text, WINDOW_CHARS)) {
         if (analysed >= MAX_GRAPH_CHARACTERS) break;
-        slice.push({ text: row.text.slice(start, end), page: row.start_ms === null ? row.page_number : null, start_ms: row.start_ms, end_ms: row.end_ms, offset: start });
+        slice.push({
+          text: row.text.slice(start, end),
+          page: row.start_ms === null ? row.page_number : null,
+          start_ms: row.start_ms,
+          end_ms: row.end_ms,
+          offset: start,
+        });
         sliceChars += end - start;
         analysed += end - start;
         if (sliceChars >= SLICE_CHARS) {
@@ -74,7 +80,11 @@ export async function graphItemsOf(db: Db, file: FileRecord, context: Context, m
       return { page, start_ms, end_ms, start: offset + start, end: offset + end, text, extractor };
     };
     for (const m of mentions) {
-      items.push({ kind: 'entity', node: { type: m.type, canonical: m.canonical, name: m.name }, provenance: where(m.passage, m.start, m.end, m.name, m.extractor) });
+      items.push({
+        kind: 'entity',
+        node: { type: m.type, canonical: m.canonical, name: m.name },
+        provenance: where(m.passage, m.start, m.end, m.name, m.extractor),
+      });
     }
     for (const r of relations) {
       const source = mentions[r.source]!;

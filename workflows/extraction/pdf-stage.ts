@@ -33,12 +33,20 @@ export async function extractPdfInto(file: FileRecord, path: string, { db, conte
 }
 
 /** The document's pages from `startPage` on, batch by batch, scans already read by OCR. */
-export async function* pdfBatches(path: string, startPage: number, onPage: (page: number) => void): AsyncGenerator<{ pages: PageText[]; tables: Table[] }> {
+export async function* pdfBatches(
+  path: string,
+  startPage: number,
+  onPage: (page: number) => void,
+): AsyncGenerator<{ pages: PageText[]; tables: Table[] }> {
   let next = startPage;
   let batchPages = PDF_BATCH_PAGES;
   for (;;) {
     const first = next;
-    const batch = await extractPdf(path, { startPage: first, endPage: first + batchPages - 1, onProgress: (done: number) => onPage(first + done - 1) });
+    const batch = await extractPdf(path, {
+      startPage: first,
+      endPage: first + batchPages - 1,
+      onProgress: (done: number) => onPage(first + done - 1),
+    });
     // One scan at a time: a rendered page is large, and OCR reads one page at a time anyway.
     const pages: PageText[] = [];
     for (const page of batch.pages) pages.push(batch.ocrPages.includes(page.page) ? await readScan(path, page) : page);

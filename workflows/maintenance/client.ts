@@ -4,7 +4,14 @@
  * one whose definition differs (a new release) writes its own. It outlives any worker, as it should.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleDescription, type ScheduleOptions, type ScheduleOptionsStartWorkflowAction } from '@temporalio/client';
+import {
+  ScheduleAlreadyRunning,
+  ScheduleOverlapPolicy,
+  type Client,
+  type ScheduleDescription,
+  type ScheduleOptions,
+  type ScheduleOptionsStartWorkflowAction,
+} from '@temporalio/client';
 import { TASK_QUEUE } from '../names.js';
 import type { maintenanceWorkflow } from './workflow.js';
 
@@ -33,7 +40,7 @@ const definition = {
 function essentials(schedule: ScheduleDescription | typeof definition) {
   return {
     intervals: schedule.spec.intervals,
-    calendars: 'calendars' in schedule.spec ? schedule.spec.calendars?.length ?? 0 : 0,
+    calendars: 'calendars' in schedule.spec ? (schedule.spec.calendars?.length ?? 0) : 0,
     workflowType: schedule.action.workflowType,
     taskQueue: schedule.action.taskQueue,
     workflowExecutionTimeout: schedule.action.workflowExecutionTimeout,

@@ -5,12 +5,13 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { MaintenanceActivities } from './activities.js';
 
-const { restartMissedExtractions, restartMissedRuns, removeDueBlobs, purgeExpiredIdempotencyKeys, removeFinishedConsoleSessions } = proxyActivities<MaintenanceActivities>({
-  // The blob sweep stops itself after 20 s; the others are single queries. A duty still failing after its
-  // retries waits for the next round rather than holding this one (and so the schedule) open.
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3 },
-});
+const { restartMissedExtractions, restartMissedRuns, removeDueBlobs, purgeExpiredIdempotencyKeys, removeFinishedConsoleSessions } =
+  proxyActivities<MaintenanceActivities>({
+    // The blob sweep stops itself after 20 s; the others are single queries. A duty still failing after its
+    // retries waits for the next round rather than holding this one (and so the schedule) open.
+    startToCloseTimeout: '1 minute',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3 },
+  });
 
 export interface MaintenanceReport {
   extractionsRestarted: number;
@@ -23,9 +24,19 @@ export interface MaintenanceReport {
 export async function maintenanceWorkflow(): Promise<MaintenanceReport> {
   // Independent duties: one failing must not keep the others from running.
   const [restarted, removed, purged, runs, sessions] = await Promise.allSettled([
-    restartMissedExtractions(), removeDueBlobs(), purgeExpiredIdempotencyKeys(), restartMissedRuns(), removeFinishedConsoleSessions(),
+    restartMissedExtractions(),
+    removeDueBlobs(),
+    purgeExpiredIdempotencyKeys(),
+    restartMissedRuns(),
+    removeFinishedConsoleSessions(),
   ]);
-  if (restarted.status === 'fulfilled' && removed.status === 'fulfilled' && purged.status === 'fulfilled' && runs.status === 'fulfilled' && sessions.status === 'fulfilled') {
+  if (
+    restarted.status === 'fulfilled' &&
+    removed.status === 'fulfilled' &&
+    purged.status === 'fulfilled' &&
+    runs.status === 'fulfilled' &&
+    sessions.status === 'fulfilled'
+  ) {
     return {
       extractionsRestarted: restarted.value,
       blobsRemoved: removed.value,
@@ -34,7 +45,9 @@ export async function maintenanceWorkflow(): Promise<MaintenanceReport> {
       consoleSessionsRemoved: sessions.value,
     };
   }
-  const failures = [restarted, removed, purged, runs, sessions].flatMap((outcome) => (outcome.status === 'rejected' ? [describeFailure(outcome.reason)] : []));
+  const failures = [restarted, removed, purged, runs, sessions].flatMap((outcome) =>
+    outcome.status === 'rejected' ? [describeFailure(outcome.reason)] : [],
+  );
   // The round shows as failed; the schedule starts the next one all the same.
   throw ApplicationFailure.nonRetryable(`Maintenance duties failed: ${failures.join('; ')}`, 'maintenance_duty_failed');
 }

@@ -7,7 +7,18 @@ import type { Db } from '../../records/db.js';
 import { transaction } from '../../records/db.js';
 import { findAgent, type AgentRecord } from '../../records/agents.js';
 import { findNetworkVersion, type NetworkDefinition } from '../../records/networks.js';
-import { admissionOf, childrenOf, insertChildRun, markRunStarted, recordRouting, runById, type HopDecision, type InputMessage, type RunError, type RunRecord } from '../../records/runs.js';
+import {
+  admissionOf,
+  childrenOf,
+  insertChildRun,
+  markRunStarted,
+  recordRouting,
+  runById,
+  type HopDecision,
+  type InputMessage,
+  type RunError,
+  type RunRecord,
+} from '../../records/runs.js';
 import type { ModelCatalogue } from '../../models/catalogue.js';
 import type { ModelGateway } from '../../models/gateway.js';
 import { routeAuto } from '../../models/routing.js';
@@ -37,9 +48,14 @@ export interface HopOutcome {
 
 async function networkRun(db: Db, runId: string): Promise<{ run: RunRecord; network: NetworkDefinition }> {
   const run = await runById(db, runId);
-  if (!run?.network_id || !run.network_version) throw ApplicationFailure.nonRetryable(`run ${runId} is not a network run`, 'not_a_network_run');
+  if (!run?.network_id || !run.network_version)
+    throw ApplicationFailure.nonRetryable(`run ${runId} is not a network run`, 'not_a_network_run');
   const network = await findNetworkVersion(db, run.network_id, run.network_version);
-  if (!network) throw ApplicationFailure.nonRetryable(`network ${run.network_id} version ${run.network_version} does not exist`, 'network_version_missing');
+  if (!network)
+    throw ApplicationFailure.nonRetryable(
+      `network ${run.network_id} version ${run.network_version} does not exist`,
+      'network_version_missing',
+    );
   return { run, network };
 }
 
@@ -69,7 +85,13 @@ export const createNetworkActivities = ({ db, models }: NetworkActivityDependenc
   async startNetworkRun({ runId }: { runId: string }): Promise<NetworkPlan> {
     const { run, network } = await networkRun(db, runId);
     await transaction(db, (tx) => markRunStarted(tx, runId));
-    const plan = { ok: true as const, router: network.router.type, members: network.members, maxHops: network.max_hops, supervisorModel: null as string | null };
+    const plan = {
+      ok: true as const,
+      router: network.router.type,
+      members: network.members,
+      maxHops: network.max_hops,
+      supervisorModel: null as string | null,
+    };
     if (network.router.type !== 'supervisor') return plan;
 
     const routerAgent = network.router.agent_id ? await findAgent(db, run.project_id, network.router.agent_id) : null;
@@ -78,38 +100,58 @@ export const createNetworkActivities = ({ db, models }: NetworkActivityDependenc
     }
     const asked = run.model !== 'none' ? run.model : (routerAgent?.model ?? 'auto');
     if (asked === 'auto') {
-      const routed = routeAuto(models.catalogue, { tools: true, vision: false, input_tokens: Math.ceil(JSON.stringify(run.input).length / 4) + 1_000 });
+      const routed = routeAuto(models.catalogue, {
+        tools: true,
+        vision: false,
+        input_tokens: Math.ceil(JSON.stringify(run.input).length / 4) + 1_000,
+      });
       if (routed.candidates.length === 0) return { ok: false, error: { code: 'no_model_available', message: routed.reason } };
       await transaction(db, (tx) => recordRouting(tx, runId, routed.candidates[0]!, `supervisor ${routed.reason}`));
       return { ...plan, supervisorModel: routed.candidates[0]! };
     }
     const model = models.catalogue.find(asked);
-    if (!model) return { ok: false, error: { code: 'model_not_found', message: `The supervisor's model ${asked} is not in the catalogue.` } };
+    if (!model)
+      return { ok: false, error: { code: 'model_not_found', message: `The supervisor's model ${asked} is not in the catalogue.` } };
     if (!models.catalogue.configured(model.provider)) {
-      return { ok: false, error: { code: 'provider_not_configured', message: `No ${model.provider} provider is configured for ${model.id}: set ${models.catalogue.missingSetting(model.provider)}.` } };
+      return {
+        ok: false,
+        error: {
+          code: 'provider_not_configured',
+          message: `No ${model.provider} provider is configured for ${model.id}: set ${models.catalogue.missingSetting(model.provider)}.`,
+        },
+      };
     }
-    await transaction(db, (tx) => recordRouting(tx, runId, model.id, `supervisor: ${model.id}, named by the ${routerAgent ? 'router agent' : 'network'}.`));
+    await transaction(db, (tx) =>
+      recordRouting(tx, runId, model.id, `supervisor: ${model.id}, named by the ${routerAgent ? 'router agent' : 'network'}.`),
+    );
     return { ...plan, supervisorModel: model.id };
   },
 
   /** The supervisor's next choice: one model call, recorded on the network run as its step `stepIndex`. */
   async superviseNext({ runId, stepIndex, model }: { runId: string; stepIndex: number; model: string }): Promise<SupervisorChoice> {
-    return runModelStep({ db, models }, {
-      runId,
-      stepIndex,
-      model,
-      read: async () => {
-        const { run, network } = await networkRun(db, runId);
-        return { run, network, members: await liveMembers(db, run, network) };
+    return runModelStep(
+      { db, models },
+      {
+        runId,
+        stepIndex,
+        model,
+        read: async () => {
+          const { run, network } = await networkRun(db, runId);
+          return { run, network, members: await liveMembers(db, run, network) };
+        },
+        call: async ({ run, network, members }) => {
+          const routerAgent = network.router.agent_id ? await findAgent(db, run.project_id, network.router.agent_id) : null;
+          const instructions = routerAgent?.instructions ?? network.router.instructions ?? '';
+          const hops = (await childrenOf(db, runId)).filter((c) => c.status === 'completed');
+          return {
+            messages: supervisorMessages(instructions, members, run, hops),
+            tools: [routeToolSpec(members)],
+            settings: routerAgent?.model_settings ?? {},
+          };
+        },
+        answer: async ({ members }, reply) => choiceOf(reply, members),
       },
-      call: async ({ run, network, members }) => {
-        const routerAgent = network.router.agent_id ? await findAgent(db, run.project_id, network.router.agent_id) : null;
-        const instructions = routerAgent?.instructions ?? network.router.instructions ?? '';
-        const hops = (await childrenOf(db, runId)).filter((c) => c.status === 'completed');
-        return { messages: supervisorMessages(instructions, members, run, hops), tools: [routeToolSpec(members)], settings: routerAgent?.model_settings ?? {} };
-      },
-      answer: async ({ members }, reply) => choiceOf(reply, members),
-    });
+    );
   },
 
   /**
@@ -121,8 +163,13 @@ export const createNetworkActivities = ({ db, models }: NetworkActivityDependenc
     const existing = hops.find((c) => c.hop_index === hop.hopIndex);
     if (existing) return { ok: true, childRunId: existing.id };
     const agent = await findAgent(db, run.project_id, hop.agentId);
-    if (!agent) return { ok: false, error: { code: 'member_deleted', message: `Member agent ${hop.agentId} was deleted while the network ran.` } };
-    const input = hopInput(run, hops.find((c) => c.hop_index === hop.hopIndex - 1), hop.input);
+    if (!agent)
+      return { ok: false, error: { code: 'member_deleted', message: `Member agent ${hop.agentId} was deleted while the network ran.` } };
+    const input = hopInput(
+      run,
+      hops.find((c) => c.hop_index === hop.hopIndex - 1),
+      hop.input,
+    );
     const child = await transaction(db, (tx) =>
       insertChildRun(tx, run, {
         index: hop.hopIndex,

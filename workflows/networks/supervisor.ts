@@ -45,7 +45,10 @@ export function supervisorMessages(instructions: string, members: AgentRecord[],
   ]
     .filter(Boolean)
     .join('\n\n');
-  const done = hops.map((hop) => ({ role: 'user' as const, content: `Member ${hop.agent_id} (hop ${hop.hop_index}) answered:\n${hop.output_text}` }));
+  const done = hops.map((hop) => ({
+    role: 'user' as const,
+    content: `Member ${hop.agent_id} (hop ${hop.hop_index}) answered:\n${hop.output_text}`,
+  }));
   return [{ role: 'system', content: system }, ...parent.input, ...done];
 }
 

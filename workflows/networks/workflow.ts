@@ -3,7 +3,16 @@
  * router (routers/, one module per type) decides each hop with a recorded reason; `max_hops` bounds
  * them all. Cancelling the network run cancels the hop in flight.
  */
-import { CancellationScope, condition, executeChild, getExternalWorkflowHandle, isCancellation, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import {
+  CancellationScope,
+  condition,
+  executeChild,
+  getExternalWorkflowHandle,
+  isCancellation,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+} from '@temporalio/workflow';
 import type { NetworkActivities, HopStart, HopOutcome } from './activities.js';
 import type { RunActivities } from '../runs/activities.js';
 import type { RunError } from '../../records/runs.js';
@@ -30,7 +39,13 @@ const bookkeeping = proxyLocalActivities<RunActivities & NetworkActivities>({
 const supervisor = proxyActivities<NetworkActivities>({
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '5 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: MODEL_RETRY_MAX_INTERVAL_MS, maximumAttempts: 6, nonRetryableErrorTypes: [...FINAL_MODEL_FAILURES] },
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: MODEL_RETRY_MAX_INTERVAL_MS,
+    maximumAttempts: 6,
+    nonRetryableErrorTypes: [...FINAL_MODEL_FAILURES],
+  },
 });
 
 export async function networkRunWorkflow({ runId }: { runId: string }): Promise<void> {
@@ -42,7 +57,10 @@ export async function networkRunWorkflow({ runId }: { runId: string }): Promise<
     CancellationScope.nonCancellable(async () => {
       const ending = await bookkeeping.endRun({ runId, status, error });
       const { next } = ending;
-      if (next && next !== runId) await getExternalWorkflowHandle(networkRunWorkflowId(next)).signal(admitSignal).catch(() => undefined);
+      if (next && next !== runId)
+        await getExternalWorkflowHandle(networkRunWorkflowId(next))
+          .signal(admitSignal)
+          .catch(() => undefined);
       await judgeEndedRun(runId, ending);
     });
 
@@ -66,16 +84,28 @@ export async function networkRunWorkflow({ runId }: { runId: string }): Promise<
       if (decided.action === 'fail') return await end('failed', decided.error);
       const next = decided.hop;
       if (hop >= plan.maxHops) {
-        return await end('failed', { code: 'max_hops_exceeded', message: `The network run reached its limit of ${plan.maxHops} hop(s) before finishing.` });
+        return await end('failed', {
+          code: 'max_hops_exceeded',
+          message: `The network run reached its limit of ${plan.maxHops} hop(s) before finishing.`,
+        });
       }
 
-      const started: HopStart = await bookkeeping.startHop({ runId, hopIndex: hop, agentId: next.agentId, decision: next.decision, input: next.input });
+      const started: HopStart = await bookkeeping.startHop({
+        runId,
+        hopIndex: hop,
+        agentId: next.agentId,
+        decision: next.decision,
+        input: next.input,
+      });
       if (!started.ok) return await end('failed', started.error);
       await executeChild(agentRunWorkflow, { workflowId: runWorkflowId(started.childRunId), args: [{ runId: started.childRunId }] });
       const outcome: HopOutcome = await bookkeeping.hopOutcome({ childRunId: started.childRunId });
       if (outcome.status === 'cancelled') return await end('cancelled');
       if (outcome.status !== 'completed') {
-        return await end('failed', { code: 'member_failed', message: `Hop ${hop} (${outcome.agentId}) ended ${outcome.status}: ${outcome.error?.message ?? 'no reason given'}` });
+        return await end('failed', {
+          code: 'member_failed',
+          message: `Hop ${hop} (${outcome.agentId}) ended ${outcome.status}: ${outcome.error?.message ?? 'no reason given'}`,
+        });
       }
       previous = { agentId: outcome.agentId, handoff: outcome.handoff ? { to: outcome.handoff.to, reason: outcome.handoff.reason } : null };
     }

@@ -26,7 +26,9 @@ export const BACKFILL_BATCH = 50;
 const BACKFILL_JUDGE_ATTEMPTS = 3;
 
 export const createQualityActivities = ({ db, models }: QualityActivityDependencies) => {
-  const judge: Judge | undefined = models.judgeModel ? { catalogue: models.catalogue, gateway: models.gateway, id: models.judgeModel } : undefined;
+  const judge: Judge | undefined = models.judgeModel
+    ? { catalogue: models.catalogue, gateway: models.gateway, id: models.judgeModel }
+    : undefined;
 
   /** The judge's call, its failure as the activity's: retried while trying again can help. */
   const judgeOnce = async (runId: string) => {

@@ -31,7 +31,12 @@ const MAX_RATIONALE_CHARS = 2_000;
 const PARAMETERS = {
   type: 'object',
   properties: {
-    score: { type: 'number', minimum: 0, maximum: 1, description: '0 (useless or wrong) to 1 (correct, complete and supported by the context).' },
+    score: {
+      type: 'number',
+      minimum: 0,
+      maximum: 1,
+      description: '0 (useless or wrong) to 1 (correct, complete and supported by the context).',
+    },
     rationale: { type: 'string', description: 'One to three sentences on why.' },
   },
   required: ['score', 'rationale'],
@@ -57,7 +62,10 @@ export async function judgeRun(db: Db, judge: Judge, runId: string, signal: Abor
   const run = await finishedRunOf(db, runId);
   if (!run) return { scored: false, reason: 'the run is not finished' };
   if (run.outputText.trim() === '') return { scored: false, reason: 'the run gave no answer' };
-  const { rows } = await db.query<{ project_id: string; api_key_id: string | null; agent_id: string | null }>('SELECT project_id, api_key_id, agent_id FROM runs WHERE id = $1', [runId]);
+  const { rows } = await db.query<{ project_id: string; api_key_id: string | null; agent_id: string | null }>(
+    'SELECT project_id, api_key_id, agent_id FROM runs WHERE id = $1',
+    [runId],
+  );
   const { project_id: projectId, api_key_id: apiKeyId, agent_id: agentId } = rows[0]!;
   const exhausted = await exhaustedBudget(db, { projectId, apiKeyId, agentIds: agentId ? [agentId] : [] });
   if (exhausted) return { scored: false, reason: `the budget ${exhausted.id} is exhausted for this period` };
@@ -78,7 +86,15 @@ export async function judgeRun(db: Db, judge: Judge, runId: string, signal: Abor
   });
   const verdict = answer.arguments.called ? verdictIn(answer.arguments.value) : { scored: false as const, reason: answer.arguments.reason };
   await transaction(db, async (tx) => {
-    await recordUsage(tx, { projectId, source: 'judge', runId, model: model.id, provider: model.provider, usage: answer.usage, price: answer.price });
+    await recordUsage(tx, {
+      projectId,
+      source: 'judge',
+      runId,
+      model: model.id,
+      provider: model.provider,
+      usage: answer.usage,
+      price: answer.price,
+    });
     if (verdict.scored) await saveScores(tx, runId, [{ scorer: JUDGE_SCORER, value: verdict.value, explanation: verdict.rationale }]);
   });
   return verdict;
@@ -87,7 +103,8 @@ export async function judgeRun(db: Db, judge: Judge, runId: string, signal: Abor
 /** The verdict in the tool call's arguments: a score in [0, 1] and a rationale; anything else is no verdict. */
 function verdictIn(parsed: unknown): Verdict {
   const { score, rationale } = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as { score?: unknown; rationale?: unknown };
-  if (typeof score !== 'number' || !Number.isFinite(score) || score < 0 || score > 1) return { scored: false, reason: 'the verdict has no score from 0 to 1' };
+  if (typeof score !== 'number' || !Number.isFinite(score) || score < 0 || score > 1)
+    return { scored: false, reason: 'the verdict has no score from 0 to 1' };
   const text = typeof rationale === 'string' ? rationale.trim().slice(0, MAX_RATIONALE_CHARS) : '';
   return { scored: true, value: score, rationale: text || 'The judge gave no rationale.' };
 }

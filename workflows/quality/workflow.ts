@@ -12,7 +12,13 @@ import { failureMessage } from '../failure-message.js';
 // A provider that is down is asked three times in all; after that the run goes without a judge score.
 const judging = proxyActivities<QualityActivities>({
   startToCloseTimeout: '3 minutes',
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: MODEL_RETRY_MAX_INTERVAL_MS, maximumAttempts: 3, nonRetryableErrorTypes: [...FINAL_MODEL_FAILURES] },
+  retry: {
+    initialInterval: '2 seconds',
+    backoffCoefficient: 2,
+    maximumInterval: MODEL_RETRY_MAX_INTERVAL_MS,
+    maximumAttempts: 3,
+    nonRetryableErrorTypes: [...FINAL_MODEL_FAILURES],
+  },
 });
 
 const backfilling = proxyActivities<QualityActivities>({
@@ -28,7 +34,11 @@ const backfilling = proxyActivities<QualityActivities>({
  */
 export async function judgeEndedRun(runId: string, ending: { judge?: boolean }): Promise<void> {
   if (!ending.judge) return;
-  await startChild(runJudgeWorkflow, { workflowId: runJudgeWorkflowId(runId), args: [{ runId }], parentClosePolicy: ParentClosePolicy.ABANDON }).catch(() => {
+  await startChild(runJudgeWorkflow, {
+    workflowId: runJudgeWorkflowId(runId),
+    args: [{ runId }],
+    parentClosePolicy: ParentClosePolicy.ABANDON,
+  }).catch(() => {
     // Already started by an earlier ending of the same run.
   });
 }
@@ -54,6 +64,9 @@ export async function qualityBackfillWorkflow({ backfillId }: { backfillId: stri
     }
     await backfilling.finishBackfill({ backfillId });
   } catch (err) {
-    await backfilling.finishBackfill({ backfillId, error: { code: 'backfill_failed', message: `The backfill could not go on: ${failureMessage(err)}` } });
+    await backfilling.finishBackfill({
+      backfillId,
+      error: { code: 'backfill_failed', message: `The backfill could not go on: ${failureMessage(err)}` },
+    });
   }
 }

@@ -13,7 +13,20 @@ import { attachmentsOf } from '../../records/files.js';
 import { attachedImage } from './attached-images.js';
 import { recordEvent, runEndedEventType } from '../../records/events.js';
 import { appendRunEvent } from '../../records/run-events.js';
-import { admissionOf, childrenOf, finishRun, recordHandoff, markRunStarted, nextQueuedRun, recordPlan, recordRouting, runById, toolSpecsOf, type RunError, type RunRecord } from '../../records/runs.js';
+import {
+  admissionOf,
+  childrenOf,
+  finishRun,
+  recordHandoff,
+  markRunStarted,
+  nextQueuedRun,
+  recordPlan,
+  recordRouting,
+  runById,
+  toolSpecsOf,
+  type RunError,
+  type RunRecord,
+} from '../../records/runs.js';
 import { beginStep, completeToolStep, failStep, findStep } from '../../records/run-steps.js';
 import type { ToolCall, ToolSpec } from '../../models/messages.js';
 import type { ModelCatalogue } from '../../models/catalogue.js';
@@ -67,7 +80,8 @@ function runReader(db: Db): (runId: string) => Promise<{ run: RunRecord; agent: 
     if (!run.agent_id || !run.agent_version) throw ApplicationFailure.nonRetryable(`run ${runId} is not an agent run`, 'not_an_agent_run');
     const key = `${run.agent_id}@${run.agent_version}`;
     const agent = versions.get(key) ?? (await findAgentVersion(db, run.agent_id, run.agent_version));
-    if (!agent) throw ApplicationFailure.nonRetryable(`agent ${run.agent_id} version ${run.agent_version} does not exist`, 'agent_version_missing');
+    if (!agent)
+      throw ApplicationFailure.nonRetryable(`agent ${run.agent_id} version ${run.agent_version} does not exist`, 'agent_version_missing');
     versions.set(key, agent);
     return { run, agent };
   };
@@ -121,7 +135,11 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
   const nextAfter = (run: RunRecord) => (run.parent_run_id ? Promise.resolve(null) : nextQueuedRun(db, run.agent_id ?? run.network_id!));
 
   /** Ends the run once, in `tx`, and records the outbox event. */
-  const endIn = async (tx: Queryable, run: RunRecord, outcome: { status: 'completed' | 'failed' | 'cancelled'; outputText: string; error?: RunError }) => {
+  const endIn = async (
+    tx: Queryable,
+    run: RunRecord,
+    outcome: { status: 'completed' | 'failed' | 'cancelled'; outputText: string; error?: RunError },
+  ) => {
     if (await finishRun(tx, run.id, { status: outcome.status, outputText: outcome.outputText, error: outcome.error ?? null })) {
       await recordEvent(tx, run.project_id, runEndedEventType(run, outcome.status), { object: 'run', id: run.id });
     }
@@ -132,9 +150,13 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
     const run = await runById(db, runId);
     if (!run) return { next: null };
     // A network run answers with its last hop's output.
-    const outputText = run.network_id ? ((await childrenOf(db, runId)).filter((c) => c.status === 'completed').at(-1)?.output_text ?? '') : await finalTextOf(db, runId);
+    const outputText = run.network_id
+      ? ((await childrenOf(db, runId)).filter((c) => c.status === 'completed').at(-1)?.output_text ?? '')
+      : await finalTextOf(db, runId);
     await transaction(db, async (tx) => {
-      await tx.query(`UPDATE run_steps SET status = 'cancelled', completed_at = now() WHERE run_id = $1 AND status = 'in_progress'`, [runId]);
+      await tx.query(`UPDATE run_steps SET status = 'cancelled', completed_at = now() WHERE run_id = $1 AND status = 'in_progress'`, [
+        runId,
+      ]);
       await endIn(tx, run, { status, outputText, error });
     });
     return { next: await nextAfter(run), judge: judging(outputText) };
@@ -163,30 +185,38 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
     /** One model call, streamed into the run's event log; its reply and usage are recorded once. */
     async callModel({ runId, stepIndex, model }: { runId: string; stepIndex: number; model: string }): Promise<ModelReply> {
       const context = Context.current();
-      const deltas = new DeltaBatcher((text) => appendRunEvent(db, runId, 'output_text.delta', { step: stepIndex, delta: text }).then(() => context.heartbeat()));
-      return runModelStep({ db, models }, {
-        runId,
-        stepIndex,
-        model,
-        read: () => runAndAgent(runId),
-        call: async ({ run, agent }, chosen, steps) => ({
-          messages: await conversationFor(db, run, agent, steps, { vision: chosen.capabilities.vision }),
-          tools: ((await toolSpecsOf(db, runId)) ?? []) as ToolSpec[],
-          settings: agent.model_settings,
-          loadImage: (fileId) => attachedImage(db, blobs, fileId),
-          onTextDelta: (text) => deltas.add(text),
-        }),
-        flush: () => deltas.flush(),
-        // A reply that calls no tool is the run's answer: the run ends with it, in the same transaction.
-        recordWith: async (tx, { run }, reply) => {
-          if (!reply.tool_calls?.length) await endIn(tx, run, { status: 'completed', outputText: reply.content });
+      const deltas = new DeltaBatcher((text) =>
+        appendRunEvent(db, runId, 'output_text.delta', { step: stepIndex, delta: text }).then(() => context.heartbeat()),
+      );
+      return runModelStep(
+        { db, models },
+        {
+          runId,
+          stepIndex,
+          model,
+          read: () => runAndAgent(runId),
+          call: async ({ run, agent }, chosen, steps) => ({
+            messages: await conversationFor(db, run, agent, steps, { vision: chosen.capabilities.vision }),
+            tools: ((await toolSpecsOf(db, runId)) ?? []) as ToolSpec[],
+            settings: agent.model_settings,
+            loadImage: (fileId) => attachedImage(db, blobs, fileId),
+            onTextDelta: (text) => deltas.add(text),
+          }),
+          flush: () => deltas.flush(),
+          // A reply that calls no tool is the run's answer: the run ends with it, in the same transaction.
+          recordWith: async (tx, { run }, reply) => {
+            if (!reply.tool_calls?.length) await endIn(tx, run, { status: 'completed', outputText: reply.content });
+          },
+          answer: async ({ run }, reply, recorded) => {
+            const toolCalls = reply.tool_calls ?? [];
+            if (toolCalls.length > 0) return { toolCalls };
+            return {
+              toolCalls,
+              ended: recorded ? await end(runId, 'completed') : { next: await nextAfter(run), judge: judging(reply.content) },
+            };
+          },
         },
-        answer: async ({ run }, reply, recorded) => {
-          const toolCalls = reply.tool_calls ?? [];
-          if (toolCalls.length > 0) return { toolCalls };
-          return { toolCalls, ended: recorded ? await end(runId, 'completed') : { next: await nextAfter(run), judge: judging(reply.content) } };
-        },
-      });
+      );
     },
 
     /** One tool call; its result (an error included) is recorded for the model to read. */
@@ -205,12 +235,19 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
         const result = await invokeTool(call.agent.tools as ToolDefinition[], toolCall, toolContext(call.run));
         await outlastDatabaseOutage(context, () =>
           transaction(db, (tx) =>
-            completeToolStep(tx, runId, stepIndex, { role: 'tool', tool_call_id: toolCall.id, name: toolCall.name, content: result.content, is_error: result.is_error }, result.citations),
+            completeToolStep(
+              tx,
+              runId,
+              stepIndex,
+              { role: 'tool', tool_call_id: toolCall.id, name: toolCall.name, content: result.content, is_error: result.is_error },
+              result.citations,
+            ),
           ),
         );
       } catch (err) {
         if (context.cancellationSignal.aborted) throw new CancelledFailure('the run was cancelled');
-        if (err instanceof ToolUnavailableError) throw ApplicationFailure.create({ message: err.message, type: 'tool_unavailable', nextRetryDelay: err.retryAfterMs });
+        if (err instanceof ToolUnavailableError)
+          throw ApplicationFailure.create({ message: err.message, type: 'tool_unavailable', nextRetryDelay: err.retryAfterMs });
         throw err;
       } finally {
         beat.stop();
@@ -228,18 +265,39 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
       if (!handoff) return false;
       await transaction(db, async (tx) => {
         await beginStep(tx, runId, stepIndex, { type: 'tool_call', toolCall });
-        await completeToolStep(tx, runId, stepIndex, { role: 'tool', tool_call_id: toolCall.id, name: toolCall.name, content: `Handed over to ${handoff.to}.` });
+        await completeToolStep(tx, runId, stepIndex, {
+          role: 'tool',
+          tool_call_id: toolCall.id,
+          name: toolCall.name,
+          content: `Handed over to ${handoff.to}.`,
+        });
         await recordHandoff(tx, runId, handoff);
       });
       return true;
     },
 
     /** A tool that stayed unavailable through every retry: the model is told, and the run goes on. */
-    async recordToolFailure({ runId, stepIndex, toolCall, message }: { runId: string; stepIndex: number; toolCall: ToolCall; message: string }): Promise<void> {
+    async recordToolFailure({
+      runId,
+      stepIndex,
+      toolCall,
+      message,
+    }: {
+      runId: string;
+      stepIndex: number;
+      toolCall: ToolCall;
+      message: string;
+    }): Promise<void> {
       await transaction(db, async (tx) => {
         // Only a step no attempt got as far as starting is started here: giving up is not another attempt.
         if (!(await findStep(tx, runId, stepIndex))) await beginStep(tx, runId, stepIndex, { type: 'tool_call', toolCall });
-        await completeToolStep(tx, runId, stepIndex, { role: 'tool', tool_call_id: toolCall.id, name: toolCall.name, content: message, is_error: true });
+        await completeToolStep(tx, runId, stepIndex, {
+          role: 'tool',
+          tool_call_id: toolCall.id,
+          name: toolCall.name,
+          content: message,
+          is_error: true,
+        });
       });
     },
 
@@ -260,7 +318,15 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
      * Ends the run (once) with its output, marks steps left running as cancelled, records the outbox
      * event; answers the agent's next queued run, which the workflow then wakes.
      */
-    async endRun({ runId, status, error }: { runId: string; status: 'completed' | 'failed' | 'cancelled'; error?: RunError }): Promise<RunEnding> {
+    async endRun({
+      runId,
+      status,
+      error,
+    }: {
+      runId: string;
+      status: 'completed' | 'failed' | 'cancelled';
+      error?: RunError;
+    }): Promise<RunEnding> {
       return end(runId, status, error);
     },
   };

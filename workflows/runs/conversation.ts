@@ -41,7 +41,13 @@ async function attachmentMessage(db: Queryable, run: RunRecord, vision: boolean)
 }
 
 /** `steps` are the run's own, as its caller has just read them. */
-export async function conversationFor(db: Queryable, run: RunRecord, agent: AgentDefinition, steps: RunStepRecord[], options: { vision: boolean }): Promise<ChatMessage[]> {
+export async function conversationFor(
+  db: Queryable,
+  run: RunRecord,
+  agent: AgentDefinition,
+  steps: RunStepRecord[],
+  options: { vision: boolean },
+): Promise<ChatMessage[]> {
   const messages: ChatMessage[] = [];
   if (agent.instructions) messages.push({ role: 'system', content: agent.instructions });
   const earlier = run.previous_run_id ? await runById(db, run.previous_run_id) : null;

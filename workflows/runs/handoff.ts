@@ -47,7 +47,11 @@ export async function handoffOf(db: Queryable, run: RunRecord, call: ToolCall): 
   try {
     const args = JSON.parse(call.arguments) as { to?: unknown; reason?: unknown; message?: unknown };
     if (!teammates.some((m) => m.id === args.to)) return null;
-    return { to: args.to as string, reason: typeof args.reason === 'string' ? args.reason : '', message: typeof args.message === 'string' ? args.message : '' };
+    return {
+      to: args.to as string,
+      reason: typeof args.reason === 'string' ? args.reason : '',
+      message: typeof args.message === 'string' ? args.message : '',
+    };
   } catch {
     return null;
   }

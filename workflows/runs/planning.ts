@@ -26,15 +26,22 @@ export async function readyAttachments(db: Db, run: RunRecord, heartbeat: () => 
   for (;;) {
     const files = await attachmentsOf(db, run.project_id, run.file_ids);
     const missing = run.file_ids.filter((id) => !files.some((f) => f.id === id));
-    if (missing.length > 0) throw new RunRefused({ code: 'attachment_not_found', message: `Attachment ${missing[0]} was deleted before the run started.` });
+    if (missing.length > 0)
+      throw new RunRefused({ code: 'attachment_not_found', message: `Attachment ${missing[0]} was deleted before the run started.` });
     const failed = files.find((f) => f.status === 'failed');
     if (failed) {
-      throw new RunRefused({ code: 'attachment_failed', message: `Attachment ${failed.id} could not be extracted: ${failed.last_error?.message ?? 'unknown error'}.` });
+      throw new RunRefused({
+        code: 'attachment_failed',
+        message: `Attachment ${failed.id} could not be extracted: ${failed.last_error?.message ?? 'unknown error'}.`,
+      });
     }
     const processing = files.find((f) => f.status === 'processing');
     if (!processing) return files;
     if (Date.now() > deadline) {
-      throw new RunRefused({ code: 'attachment_not_ready', message: `Attachment ${processing.id} was still processing after ${ATTACHMENT_WAIT_MS / 1000} s.` });
+      throw new RunRefused({
+        code: 'attachment_not_ready',
+        message: `Attachment ${processing.id} was still processing after ${ATTACHMENT_WAIT_MS / 1000} s.`,
+      });
     }
     heartbeat();
     await delay(ATTACHMENT_POLL_MS, undefined, { signal });
@@ -50,7 +57,8 @@ export interface ModelChoice {
 export function chooseModels(catalogue: ModelCatalogue, run: RunRecord, agent: AgentDefinition, attachments: FileRecord[]): ModelChoice {
   if (run.model !== 'auto') {
     const model = catalogue.find(run.model);
-    if (!model) throw new RunRefused({ code: 'model_not_found', message: `The model ${run.model} is no longer in the catalogue (GET /v1/models).` });
+    if (!model)
+      throw new RunRefused({ code: 'model_not_found', message: `The model ${run.model} is no longer in the catalogue (GET /v1/models).` });
     if (!catalogue.configured(model.provider)) {
       throw new RunRefused({
         code: 'provider_not_configured',
@@ -59,7 +67,8 @@ export function chooseModels(catalogue: ModelCatalogue, run: RunRecord, agent: A
     }
     return { candidates: [model.id], reason: `${model.id}: named by the ${run.model === agent.model ? 'agent' : 'run'}.` };
   }
-  const inputChars = agent.instructions.length + JSON.stringify(run.input).length + attachments.reduce((sum, f) => sum + Math.min(f.bytes, 20_000), 0);
+  const inputChars =
+    agent.instructions.length + JSON.stringify(run.input).length + attachments.reduce((sum, f) => sum + Math.min(f.bytes, 20_000), 0);
   const needs = {
     tools: agent.tools.length > 0 || attachments.length > 0,
     vision: attachments.some((f) => f.mime_type === 'image/png' || f.mime_type === 'image/jpeg'),

@@ -73,7 +73,10 @@ function failureOf(err: unknown): { error: RunError; retryable: boolean } {
   const cause = err instanceof ActivityFailure ? err.cause : err;
   if (cause instanceof ApplicationFailure) {
     const kind = cause.type ?? 'error';
-    return { error: { code: `model_${kind}`, message: cause.message }, retryable: !cause.nonRetryable && !FINAL_MODEL_FAILURES.includes(kind) };
+    return {
+      error: { code: `model_${kind}`, message: cause.message },
+      retryable: !cause.nonRetryable && !FINAL_MODEL_FAILURES.includes(kind),
+    };
   }
   return { error: { code: 'model_unavailable', message: cause instanceof Error ? cause.message : String(cause) }, retryable: true };
 }
@@ -85,7 +88,10 @@ export async function agentRunWorkflow({ runId }: { runId: string }): Promise<vo
   });
   // Wakes the agent's next queued run at once; one that misses this finds its turn on its own.
   const wake = async (next: string | null) => {
-    if (next && next !== runId) await getExternalWorkflowHandle(runWorkflowId(next)).signal(admitSignal).catch(() => undefined);
+    if (next && next !== runId)
+      await getExternalWorkflowHandle(runWorkflowId(next))
+        .signal(admitSignal)
+        .catch(() => undefined);
   };
   // The agent's next run is woken before the judge (if any) reads the answer.
   const settle = (ending: RunEnding) =>
@@ -118,7 +124,10 @@ export async function agentRunWorkflow({ runId }: { runId: string }): Promise<vo
     let candidate = 0;
     for (;;) {
       if (step >= plan.maxSteps) {
-        return await end('failed', { code: 'max_steps_reached', message: `The run used its ${plan.maxSteps} steps without a final answer.` });
+        return await end('failed', {
+          code: 'max_steps_reached',
+          message: `The run used its ${plan.maxSteps} steps without a final answer.`,
+        });
       }
       const model = plan.candidates[candidate]!;
       let reply: ModelReply;
@@ -132,7 +141,11 @@ export async function agentRunWorkflow({ runId }: { runId: string }): Promise<vo
         if (retryable && candidate + 1 < plan.candidates.length) {
           candidate += 1;
           const next = plan.candidates[candidate]!;
-          await bookkeeping.noteFallback({ runId, model: next, reason: `${plan.reason} Fell back from ${model} to ${next}: ${error.message}` });
+          await bookkeeping.noteFallback({
+            runId,
+            model: next,
+            reason: `${plan.reason} Fell back from ${model} to ${next}: ${error.message}`,
+          });
           continue;
         }
         return await end('failed', error);
@@ -142,9 +155,13 @@ export async function agentRunWorkflow({ runId }: { runId: string }): Promise<vo
       if (toolCalls.length === 0) return ended ? await settle(ended) : await end('completed');
       // A member of a handoff network passing the task on: its hop ends here.
       const handoff = toolCalls.findIndex((call) => call.name === HANDOFF_TOOL);
-      if (handoff >= 0 && (await bookkeeping.handOff({ runId, stepIndex: step + handoff, toolCall: toolCalls[handoff]! }))) return await end('completed');
+      if (handoff >= 0 && (await bookkeeping.handOff({ runId, stepIndex: step + handoff, toolCall: toolCalls[handoff]! })))
+        return await end('completed');
       if (step + toolCalls.length > plan.maxSteps) {
-        return await end('failed', { code: 'max_steps_reached', message: `The model asked for ${toolCalls.length} tool call(s) with too few of its ${plan.maxSteps} steps left.` });
+        return await end('failed', {
+          code: 'max_steps_reached',
+          message: `The model asked for ${toolCalls.length} tool call(s) with too few of its ${plan.maxSteps} steps left.`,
+        });
       }
       const first = step;
       await Promise.all(
@@ -153,7 +170,12 @@ export async function agentRunWorkflow({ runId }: { runId: string }): Promise<vo
             await tools.callTool({ runId, stepIndex: first + i, toolCall });
           } catch (err) {
             if (isCancellation(err)) throw err;
-            await bookkeeping.recordToolFailure({ runId, stepIndex: first + i, toolCall, message: `The tool could not be reached: ${failureMessage(err)}` });
+            await bookkeeping.recordToolFailure({
+              runId,
+              stepIndex: first + i,
+              toolCall,
+              message: `The tool could not be reached: ${failureMessage(err)}`,
+            });
           }
         }),
       );

@@ -36,7 +36,12 @@ export async function startDelivery(client: Client, deliveryId: string, settings
     await client.workflow.start<typeof webhookDeliveryWorkflow>('webhookDeliveryWorkflow', {
       taskQueue: TASK_QUEUE,
       workflowId: deliveryWorkflowId(deliveryId),
-      args: [{ deliveryId, retry: { initialIntervalMs: settings.retryInitialMs, maximumAttempts: settings.maxAttempts, disableAfter: settings.disableAfter } }],
+      args: [
+        {
+          deliveryId,
+          retry: { initialIntervalMs: settings.retryInitialMs, maximumAttempts: settings.maxAttempts, disableAfter: settings.disableAfter },
+        },
+      ],
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
     });
   } catch (err) {

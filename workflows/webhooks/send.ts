@@ -42,7 +42,11 @@ export async function postSigned(post: SignedPost): Promise<SentAttempt> {
     const response = await guardedRequest(new URL(post.url), {
       projectId: post.projectId,
       method: 'POST',
-      headers: { ...signedHeaders(post.secrets, post.eventId, timestamp, post.body), 'content-type': 'application/json', 'user-agent': USER_AGENT },
+      headers: {
+        ...signedHeaders(post.secrets, post.eventId, timestamp, post.body),
+        'content-type': 'application/json',
+        'user-agent': USER_AGENT,
+      },
       body: post.body,
       signal,
       allowPrivate: post.allowPrivate,

@@ -26,17 +26,22 @@ export function agentRoutes(router: Router<ApiState>, deps: ApiDeps): void {
       const { projectId } = callerOf(ctx);
       const managed = body.managed_resource ?? null;
       const { created } = await createOnce(ctx, deps, body, async (tx) => {
-        const agent = await insertAgent(tx, projectId, {
-          name: body.name,
-          description: body.description ?? null,
-          model: body.model,
-          instructions: body.instructions ?? '',
-          tools: body.tools ?? [],
-          model_settings: body.model_settings ?? {},
-          concurrency: body.concurrency ?? 'allow',
-          max_steps: body.max_steps ?? DEFAULT_MAX_STEPS,
-          metadata: body.metadata ?? {},
-        }, managed);
+        const agent = await insertAgent(
+          tx,
+          projectId,
+          {
+            name: body.name,
+            description: body.description ?? null,
+            model: body.model,
+            instructions: body.instructions ?? '',
+            tools: body.tools ?? [],
+            model_settings: body.model_settings ?? {},
+            concurrency: body.concurrency ?? 'allow',
+            max_steps: body.max_steps ?? DEFAULT_MAX_STEPS,
+            metadata: body.metadata ?? {},
+          },
+          managed,
+        );
         return { status: 201, body: presentAgent(agent) };
       }).catch(async (err) => {
         if (!managed || !isManagedUidConflict(err)) throw err;

@@ -46,7 +46,8 @@ export function costRoutes(router: Router<ApiState>, deps: ApiDeps): void {
       const apply = body.dry_run === false;
       // Reading what a reprice would change is analysis; changing the ledger is the project's admin's call.
       if (apply && !hasScope(caller, 'admin')) throw PermissionError('admin');
-      if (body.end_time <= body.start_time) throw InvalidRequestError('invalid_range', '`end_time` must be after `start_time`.', 'end_time');
+      if (body.end_time <= body.start_time)
+        throw InvalidRequestError('invalid_range', '`end_time` must be after `start_time`.', 'end_time');
       if (body.end_time - body.start_time > MAX_REPRICE_SECONDS) {
         throw InvalidRequestError('invalid_range', 'Reprice at most 366 days at a time.', 'end_time');
       }
@@ -67,7 +68,13 @@ export function costRoutes(router: Router<ApiState>, deps: ApiDeps): void {
         ctx.body = present(await reprice(deps.db, caller.projectId, range, prices));
         return;
       }
-      respond(ctx, await commitMutation(ctx, deps.db, async (tx) => ({ status: 200, body: present(await reprice(tx, caller.projectId, range, prices)) })));
+      respond(
+        ctx,
+        await commitMutation(ctx, deps.db, async (tx) => ({
+          status: 200,
+          body: present(await reprice(tx, caller.projectId, range, prices)),
+        })),
+      );
     }),
   );
 }

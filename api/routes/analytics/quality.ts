@@ -31,7 +31,11 @@ export function qualityRoutes(router: Router<ApiState>, deps: ApiDeps): void {
       const page = reportPageOf(query);
       const cells = await qualityCells(deps.db, callerOf(ctx).projectId, page.window, { scorer: query.scorer, maxCells: MAX_REPORT_CELLS });
       if (cells.length > MAX_REPORT_CELLS) {
-        throw InvalidRequestError('report_too_large', `This page would hold more than ${MAX_REPORT_CELLS} results; ask for fewer buckets (limit), fewer groups or narrower filters.`, 'limit');
+        throw InvalidRequestError(
+          'report_too_large',
+          `This page would hold more than ${MAX_REPORT_CELLS} results; ask for fewer buckets (limit), fewer groups or narrower filters.`,
+          'limit',
+        );
       }
       ctx.body = presentQualityPage(page.buckets, cells, page.nextPage);
     }),
@@ -43,13 +47,22 @@ export function qualityRoutes(router: Router<ApiState>, deps: ApiDeps): void {
     requireScope('admin'),
     operation('createQualityBackfill', async (ctx, { body }) => {
       const { projectId } = callerOf(ctx);
-      if (body.end_time <= body.start_time) throw InvalidRequestError('invalid_range', '`end_time` must be after `start_time`.', 'end_time');
+      if (body.end_time <= body.start_time)
+        throw InvalidRequestError('invalid_range', '`end_time` must be after `start_time`.', 'end_time');
       if (body.end_time - body.start_time > MAX_BACKFILL_SECONDS) {
-        throw InvalidRequestError('invalid_range', `The range may span at most ${MAX_BACKFILL_SECONDS / 86_400} days; ask for a shorter one.`, 'end_time');
+        throw InvalidRequestError(
+          'invalid_range',
+          `The range may span at most ${MAX_BACKFILL_SECONDS / 86_400} days; ask for a shorter one.`,
+          'end_time',
+        );
       }
       const scorers: string[] = body.scorers ?? [...HEURISTIC_SCORERS];
       if (scorers.includes('judge') && !deps.judgeModel) {
-        throw InvalidRequestError('judge_not_configured', 'No judge model is configured (AGENTPLANE_JUDGE_MODEL), so `judge` cannot score runs.', 'scorers');
+        throw InvalidRequestError(
+          'judge_not_configured',
+          'No judge model is configured (AGENTPLANE_JUDGE_MODEL), so `judge` cannot score runs.',
+          'scorers',
+        );
       }
       const { created, replayed } = await createOnce(ctx, deps, body, async (tx) => {
         const backfill = await insertBackfill(tx, projectId, { start: body.start_time, end: body.end_time }, scorers);
@@ -61,7 +74,10 @@ export function qualityRoutes(router: Router<ApiState>, deps: ApiDeps): void {
           await deps.temporal.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () => startQualityBackfill(deps.temporal, id));
         } catch (err) {
           ctx.state.log.warn({ err, backfill_id: id }, 'backfill start failed');
-          await finishBackfill(deps.db, id, 'failed', { code: 'backfill_not_started', message: 'The backfill could not be started: the workflow service did not answer.' });
+          await finishBackfill(deps.db, id, 'failed', {
+            code: 'backfill_not_started',
+            message: 'The backfill could not be started: the workflow service did not answer.',
+          });
           throw ServiceUnavailableError('The backfill could not be started: the workflow service did not answer. Ask again shortly.');
         }
       }

@@ -47,7 +47,11 @@ export function reportPageOf(query: ReportQuery, now: Date = new Date()): Report
     const match = CURSOR.exec(query.page);
     const at = match ? Number(match[1]) : NaN;
     if (!match || at <= start || at >= end || (at - start) % width !== 0) {
-      throw InvalidRequestError('invalid_cursor', 'This `page` is not one this range and bucket width gave; start again without it.', 'page');
+      throw InvalidRequestError(
+        'invalid_cursor',
+        'This `page` is not one this range and bucket width gave; start again without it.',
+        'page',
+      );
     }
     from = at;
   }

@@ -33,7 +33,12 @@ export function apiKeyRoutes(router: Router<ApiState>, deps: ApiDeps, keys: KeyC
         deps,
         body,
         async (tx) => {
-          const { record, secret } = await insertApiKey(tx, { projectId, name: body.name, scopes: body.scopes, rateLimits: keyLimitsWithinCeilings(body.rate_limits, deps.rateLimits) });
+          const { record, secret } = await insertApiKey(tx, {
+            projectId,
+            name: body.name,
+            scopes: body.scopes,
+            rateLimits: keyLimitsWithinCeilings(body.rate_limits, deps.rateLimits),
+          });
           return { status: 201, body: presentApiKeyWithSecret(record, secret) };
         },
         // The secret is shown once: a replay returns the key without it.

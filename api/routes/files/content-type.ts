@@ -129,5 +129,9 @@ export function declaredTypeAgrees(declared: string | undefined, detected: Suppo
 }
 
 const unsupported = (what: string) =>
-  UnsupportedMediaError('unsupported_file_type', `Files of type ${what} are not supported. Upload PDF, PNG, JPEG, WAV, M4A or UTF-8 plain text.`, 'file');
+  UnsupportedMediaError(
+    'unsupported_file_type',
+    `Files of type ${what} are not supported. Upload PDF, PNG, JPEG, WAV, M4A or UTF-8 plain text.`,
+    'file',
+  );
 const notText = () => unsupported('unknown binary data (not UTF-8 text)');

@@ -34,7 +34,8 @@ export function fileContentRoutes(router: Router<ApiState>, deps: ApiDeps): void
       let after = 0;
       if (given !== undefined) {
         const cursor = new RegExp(`^${kind}-([1-9][0-9]{0,8})$`).exec(given);
-        if (!cursor) throw InvalidRequestError('invalid_cursor', `\`after\` must be the id of a part of this file, such as \`${kind}-1\`.`, 'after');
+        if (!cursor)
+          throw InvalidRequestError('invalid_cursor', `\`after\` must be the id of a part of this file, such as \`${kind}-1\`.`, 'after');
         after = Number(cursor[1]);
       }
       ctx.body = presentList(await contentParts(deps.db, file.id, after, query.limit), presentContentPart);

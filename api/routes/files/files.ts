@@ -46,7 +46,9 @@ export function fileRoutes(router: Router<ApiState>, deps: ApiDeps): void {
       } else {
         await withinDeadline(() => startExtraction(deps.temporal, id))
           .then(() => recordExtractionStarted(deps.db, id))
-          .catch((err) => ctx.state.log.warn({ err, file_id: id }, 'extraction start failed or was not recorded; the maintenance schedule will start it'));
+          .catch((err) =>
+            ctx.state.log.warn({ err, file_id: id }, 'extraction start failed or was not recorded; the maintenance schedule will start it'),
+          );
       }
       respond(ctx, created);
     }),
@@ -82,7 +84,9 @@ export function fileRoutes(router: Router<ApiState>, deps: ApiDeps): void {
         return { status: 200, body: presentDeletedFile(id, removed.graphItemsRemoved), blobKey: removed.blobKey };
       });
       // The deletion is committed with the blob's release; what follows is best-effort and bounded.
-      await withinDeadline(() => cancelExtraction(deps.temporal, id)).catch((err) => ctx.state.log.warn({ err, file_id: id }, 'could not cancel extraction'));
+      await withinDeadline(() => cancelExtraction(deps.temporal, id)).catch((err) =>
+        ctx.state.log.warn({ err, file_id: id }, 'could not cancel extraction'),
+      );
       await discardBlob(deps, answer.blobKey);
       respond(ctx, { status: answer.status, body: answer.body });
     }),

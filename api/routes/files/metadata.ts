@@ -35,18 +35,34 @@ export function parseMetadata(fields: [string, string][]): Record<string, string
     throw InvalidRequestError('invalid_metadata', 'Give `metadata` as one JSON field or as `metadata[key]` fields, not both.', 'metadata');
   }
   if (pairs.length > MAX_METADATA_PAIRS) {
-    throw InvalidRequestError('metadata_too_many_pairs', `\`metadata\` has ${pairs.length} pairs; at most ${MAX_METADATA_PAIRS} are allowed.`, 'metadata');
+    throw InvalidRequestError(
+      'metadata_too_many_pairs',
+      `\`metadata\` has ${pairs.length} pairs; at most ${MAX_METADATA_PAIRS} are allowed.`,
+      'metadata',
+    );
   }
   const metadata: Record<string, string> = Object.create(null);
   for (const [key, value] of pairs) {
     if (typeof key !== 'string' || key.length === 0 || characters(key) > MAX_METADATA_KEY_LENGTH || hasNul(key)) {
-      throw InvalidRequestError('metadata_invalid_key', `Metadata keys are strings of 1 to ${MAX_METADATA_KEY_LENGTH} characters, without the NUL character.`, `metadata`);
+      throw InvalidRequestError(
+        'metadata_invalid_key',
+        `Metadata keys are strings of 1 to ${MAX_METADATA_KEY_LENGTH} characters, without the NUL character.`,
+        `metadata`,
+      );
     }
     if (typeof value !== 'string' || hasNul(value)) {
-      throw InvalidRequestError('metadata_invalid_value', `The value of metadata key '${key}' must be a string without the NUL character.`, `metadata[${key}]`);
+      throw InvalidRequestError(
+        'metadata_invalid_value',
+        `The value of metadata key '${key}' must be a string without the NUL character.`,
+        `metadata[${key}]`,
+      );
     }
     if (characters(value) > MAX_METADATA_VALUE_LENGTH) {
-      throw InvalidRequestError('metadata_value_too_long', `The value of metadata key '${key}' is longer than ${MAX_METADATA_VALUE_LENGTH} characters.`, `metadata[${key}]`);
+      throw InvalidRequestError(
+        'metadata_value_too_long',
+        `The value of metadata key '${key}' is longer than ${MAX_METADATA_VALUE_LENGTH} characters.`,
+        `metadata[${key}]`,
+      );
     }
     if (key in metadata) throw InvalidRequestError('invalid_metadata', `Metadata key '${key}' is given twice.`, `metadata[${key}]`);
     metadata[key] = value;

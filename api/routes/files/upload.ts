@@ -41,7 +41,10 @@ export async function receiveUpload(ctx: ApiContext, deps: ApiDeps, blobKey: str
   } catch (err) {
     if (blob.written) await discardBlob(deps, blobKey);
     // Refused before its bytes were stored, as during a blob-store outage: nothing to remove, nothing to sweep.
-    else await dropUnwrittenUpload(deps.db, blobKey).catch((dropErr) => deps.log.warn({ err: dropErr, blob_key: blobKey }, 'the upload lease stays until it is due'));
+    else
+      await dropUnwrittenUpload(deps.db, blobKey).catch((dropErr) =>
+        deps.log.warn({ err: dropErr, blob_key: blobKey }, 'the upload lease stays until it is due'),
+      );
     throw err;
   }
 }
@@ -115,7 +118,9 @@ function streamParts(ctx: ApiContext, deps: ApiDeps, blobKey: string, blob: { wr
     parser.on('fieldsLimit', () => fail(InvalidRequestError('invalid_parameter', 'Too many form fields.', null)));
     parser.on('partsLimit', () => fail(InvalidRequestError('invalid_parameter', 'Too many form parts.', null)));
     parser.on('error', () => fail(InvalidRequestError('invalid_multipart', 'The multipart body is malformed.')));
-    ctx.req.on('aborted', () => fail(new ApiError(400, 'invalid_request_error', 'upload_aborted', 'The client closed the connection mid-upload.')));
+    ctx.req.on('aborted', () =>
+      fail(new ApiError(400, 'invalid_request_error', 'upload_aborted', 'The client closed the connection mid-upload.')),
+    );
     parser.on('close', () => {
       if (failed) return;
       if (!file) return fail(InvalidRequestError('missing_parameter', 'Missing required parameter `file`.', 'file'));
@@ -145,8 +150,7 @@ function finishUpload(inspector: ContentInspector, filename: string, declared: s
     if (name === 'purpose') {
       if (purpose !== undefined) throw InvalidRequestError('invalid_parameter', 'Give `purpose` once.', 'purpose');
       purpose = value;
-    }
-    else if (name === 'metadata' || name.startsWith('metadata[')) metadataFields.push([name, value]);
+    } else if (name === 'metadata' || name.startsWith('metadata[')) metadataFields.push([name, value]);
     else throw InvalidRequestError('unknown_parameter', `Unknown parameter \`${name}\`.`, name);
   }
   if (purpose === undefined) throw InvalidRequestError('missing_parameter', 'Missing required parameter `purpose`.', 'purpose');
@@ -165,7 +169,8 @@ function finishUpload(inspector: ContentInspector, filename: string, declared: s
 
 function cleanFilename(name: string): string {
   // eslint-disable-next-line no-control-regex
-  const cleaned = basename(name.replaceAll('\\', '/')).replace(/[\u0000-\u001f\u007f]/g, '').slice(0, 255);
+  const cleaned = basename(name.replaceAll('\\', '/'))
+    .replace(/[\u0000-\u001f\u007f]/g, '')
+    .slice(0, 255);
   return cleaned || 'upload';
 }
-

@@ -27,7 +27,11 @@ export function graphRoutes(router: Router<ApiState>, deps: ApiDeps): void {
         matchingNodes(deps.db, projectId, query.q, query.type, query.limit),
         matchingPassages(deps.db, projectId, query.q, query.limit, embedding),
       ]);
-      const relations = await relationsAmong(deps.db, nodes.map((n) => n.id), query.limit);
+      const relations = await relationsAmong(
+        deps.db,
+        nodes.map((n) => n.id),
+        query.limit,
+      );
       ctx.body = {
         object: 'graph.search_result',
         query: query.q,
@@ -44,7 +48,10 @@ export function graphRoutes(router: Router<ApiState>, deps: ApiDeps): void {
     operation('getGraphNode', async (ctx, { path: { id } }) => {
       const node = await findNode(deps.db, callerOf(ctx).projectId, id);
       if (!node) throw NotFoundError('graph node', id);
-      const [mentions, relations] = await Promise.all([mentionsOf(deps.db, id, DETAIL_LIMIT + 1), relationItemsOf(deps.db, id, DETAIL_LIMIT + 1)]);
+      const [mentions, relations] = await Promise.all([
+        mentionsOf(deps.db, id, DETAIL_LIMIT + 1),
+        relationItemsOf(deps.db, id, DETAIL_LIMIT + 1),
+      ]);
       const hasMore = mentions.length > DETAIL_LIMIT || relations.length > DETAIL_LIMIT;
       ctx.body = presentNodeDetail(node, mentions.slice(0, DETAIL_LIMIT), relations.slice(0, DETAIL_LIMIT), hasMore);
     }),

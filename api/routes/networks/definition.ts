@@ -9,7 +9,11 @@ export async function checkMembers(db: Queryable, projectId: string, members: st
   const missing = await missingAgents(db, projectId, members);
   if (missing.length > 0) {
     const index = members.indexOf(missing[0]!);
-    throw InvalidRequestError('unknown_member', `No agent '${missing[0]}' in this project: members must be agent ids of this project.`, `members[${index}]`);
+    throw InvalidRequestError(
+      'unknown_member',
+      `No agent '${missing[0]}' in this project: members must be agent ids of this project.`,
+      `members[${index}]`,
+    );
   }
 }
 

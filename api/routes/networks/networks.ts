@@ -32,16 +32,21 @@ export function networkRoutes(router: Router<ApiState>, deps: ApiDeps): void {
       checkWorkerPool(callerOf(ctx), deps.workerPools ?? [], body.worker_pool);
       const managed = body.managed_resource ?? null;
       const { created } = await createOnce(ctx, deps, body, async (tx) => {
-        const network = await insertNetwork(tx, projectId, {
-          name: body.name,
-          description: body.description ?? null,
-          members: body.members,
-          router: body.router,
-          max_hops: body.max_hops ?? DEFAULT_MAX_HOPS,
-          concurrency: body.concurrency ?? 'allow',
-          metadata: body.metadata ?? {},
-          worker_pool: body.worker_pool ?? null,
-        }, managed);
+        const network = await insertNetwork(
+          tx,
+          projectId,
+          {
+            name: body.name,
+            description: body.description ?? null,
+            members: body.members,
+            router: body.router,
+            max_hops: body.max_hops ?? DEFAULT_MAX_HOPS,
+            concurrency: body.concurrency ?? 'allow',
+            metadata: body.metadata ?? {},
+            worker_pool: body.worker_pool ?? null,
+          },
+          managed,
+        );
         return { status: 201, body: presentNetwork(network) };
       }).catch(async (err) => {
         if (!managed || !isManagedUidConflict(err)) throw err;

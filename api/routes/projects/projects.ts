@@ -14,9 +14,17 @@ export function projectRoutes(router: Router<ApiState>, deps: ApiDeps): void {
     audited(deps.db, 'project.create', 'project'),
     operation('createProject', async (ctx, { body }) => {
       if (!callerOf(ctx).bootstrap) {
-        throw new ApiError(403, 'permission_error', 'bootstrap_key_required', 'Only the bootstrap admin key (AGENTPLANE_ADMIN_KEY) creates projects.');
+        throw new ApiError(
+          403,
+          'permission_error',
+          'bootstrap_key_required',
+          'Only the bootstrap admin key (AGENTPLANE_ADMIN_KEY) creates projects.',
+        );
       }
-      const { created } = await createOnce(ctx, deps, body, async (tx) => ({ status: 201, body: presentProject(await insertProject(tx, body.name)) }));
+      const { created } = await createOnce(ctx, deps, body, async (tx) => ({
+        status: 201,
+        body: presentProject(await insertProject(tx, body.name)),
+      }));
       respond(ctx, created);
     }),
   );

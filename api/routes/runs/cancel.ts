@@ -31,7 +31,9 @@ export async function cancelRun(ctx: ApiContext, deps: ApiDeps, runId: string): 
   if (!run) throw NotFoundError('run', runId);
   if (isFinished(run.status)) throw ConflictError('run_finished', `Run ${runId} has already ended (${run.status}).`);
   const workflowId = run.network_id ? networkRunWorkflowId(runId) : runWorkflowId(runId);
-  const reached = await deps.temporal.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () => cancelRunWorkflow(deps.temporal, runId, workflowId));
+  const reached = await deps.temporal.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () =>
+    cancelRunWorkflow(deps.temporal, runId, workflowId),
+  );
   if (!reached) await endRunNeverStarted(deps, runId);
   const closed = new AbortController();
   ctx.req.on('close', () => closed.abort());

@@ -45,7 +45,13 @@ async function runnableOf(db: Queryable, projectId: string, kind: 'agent' | 'net
   if (kind === 'agent') {
     const agent = await findAgent(db, projectId, id, { lock });
     if (!agent) throw NotFoundError('agent', id);
-    return { target: { agentId: id, agentVersion: agent.version }, concurrency: agent.concurrency, model: agent.model, maxSteps: agent.max_steps, agentIds: [id] };
+    return {
+      target: { agentId: id, agentVersion: agent.version },
+      concurrency: agent.concurrency,
+      model: agent.model,
+      maxSteps: agent.max_steps,
+      agentIds: [id],
+    };
   }
   const network = await findNetwork(db, projectId, id, { lock });
   if (!network) throw NotFoundError('network', id);
@@ -60,13 +66,22 @@ async function runnableOf(db: Queryable, projectId: string, kind: 'agent' | 'net
   };
 }
 
-export async function createRun(ctx: ApiContext, deps: ApiDeps, { path: { id: targetId }, body }: Input<'runAgent'> | Input<'runNetwork'>, kind: 'agent' | 'network' = 'agent'): Promise<void> {
+export async function createRun(
+  ctx: ApiContext,
+  deps: ApiDeps,
+  { path: { id: targetId }, body }: Input<'runAgent'> | Input<'runNetwork'>,
+  kind: 'agent' | 'network' = 'agent',
+): Promise<void> {
   const caller = callerOf(ctx);
   const { projectId } = caller;
   await runnableOf(deps.db, projectId, kind, targetId);
   if (body.model !== undefined) await checkModel(deps.models, body.model);
   if (kind === 'network' && body.previous_run_id !== undefined) {
-    throw InvalidRequestError('unsupported_parameter', '`previous_run_id` continues agent runs; a network run starts its own conversation.', 'previous_run_id');
+    throw InvalidRequestError(
+      'unsupported_parameter',
+      '`previous_run_id` continues agent runs; a network run starts its own conversation.',
+      'previous_run_id',
+    );
   }
 
   const fileIds = body.file_ids ?? [];
@@ -85,7 +100,8 @@ export async function createRun(ctx: ApiContext, deps: ApiDeps, { path: { id: ta
   }
 
   const input: InputMessage[] = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
-  if (input.every((m) => m.role !== 'user')) throw InvalidRequestError('invalid_input', '`input` needs at least one user message.', 'input');
+  if (input.every((m) => m.role !== 'user'))
+    throw InvalidRequestError('invalid_input', '`input` needs at least one user message.', 'input');
   const identity = { ...body, stream: undefined, wait: undefined };
 
   // A streamed run holds an event stream: refused before anything is created when its key holds too many.
@@ -100,7 +116,10 @@ export async function createRun(ctx: ApiContext, deps: ApiDeps, { path: { id: ta
     if (current.concurrency === 'reject' || current.concurrency === 'interrupt') {
       const active = await activeRunsOf(tx, targetId);
       if (current.concurrency === 'reject' && active.length > 0) {
-        throw ConflictError(`${kind}_busy`, `The ${kind} ${targetId} already has a run in progress (${active[0]!.id}) and its concurrency is reject.`);
+        throw ConflictError(
+          `${kind}_busy`,
+          `The ${kind} ${targetId} already has a run in progress (${active[0]!.id}) and its concurrency is reject.`,
+        );
       }
       if (current.concurrency === 'interrupt') interrupted = active.map((r) => r.id);
     }
@@ -127,13 +146,17 @@ export async function createRun(ctx: ApiContext, deps: ApiDeps, { path: { id: ta
     const withinDeadline = (work: () => Promise<unknown>) => deps.temporal.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, work);
     for (const earlier of interrupted) {
       const workflowId = kind === 'agent' ? runWorkflowId(earlier) : networkRunWorkflowId(earlier);
-      await withinDeadline(async () => (await cancelRunWorkflow(deps.temporal, earlier, workflowId)) || (await endRunNeverStarted(deps, earlier))).catch((err) =>
-        ctx.state.log.warn({ err, run_id: earlier }, 'could not interrupt the earlier run'),
-      );
+      await withinDeadline(
+        async () => (await cancelRunWorkflow(deps.temporal, earlier, workflowId)) || (await endRunNeverStarted(deps, earlier)),
+      ).catch((err) => ctx.state.log.warn({ err, run_id: earlier }, 'could not interrupt the earlier run'));
     }
-    await withinDeadline(() => (kind === 'agent' ? startRunWorkflow(deps.temporal, runId) : startNetworkRunWorkflow(deps.temporal, runId, taskQueue)))
+    await withinDeadline(() =>
+      kind === 'agent' ? startRunWorkflow(deps.temporal, runId) : startNetworkRunWorkflow(deps.temporal, runId, taskQueue),
+    )
       .then(() => recordRunWorkflowStarted(deps.db, runId))
-      .catch((err) => ctx.state.log.warn({ err, run_id: runId }, 'run start failed or was not recorded; the maintenance schedule will start it'));
+      .catch((err) =>
+        ctx.state.log.warn({ err, run_id: runId }, 'run start failed or was not recorded; the maintenance schedule will start it'),
+      );
   }
 
   ctx.set('Location', `/v1/runs/${runId}`);

@@ -17,7 +17,11 @@ export async function addRunFeedback(ctx: ApiContext, deps: ApiDeps, { path: { i
   const value = typeof body.score === 'number' ? body.score : body.score === 'thumbs_up' ? 1 : 0;
   const scorer = body.name ? `human:${body.name}` : 'human';
   const comment = body.comment?.trim();
-  const explanation = comment || (typeof body.score === 'string' ? `A person gave it a thumbs ${body.score === 'thumbs_up' ? 'up' : 'down'}.` : `A person scored it ${value}.`);
+  const explanation =
+    comment ||
+    (typeof body.score === 'string'
+      ? `A person gave it a thumbs ${body.score === 'thumbs_up' ? 'up' : 'down'}.`
+      : `A person scored it ${value}.`);
   // The run is part of what the key identifies: the same feedback on another run is another request.
   const { created } = await createOnce(ctx, deps, { ...body, run_id: id }, async (tx) => {
     await saveScores(tx, id, [{ scorer, value, explanation }]);

@@ -15,7 +15,12 @@ import { concurrentRunsOf } from '../../middleware/rate-limit.js';
 // A run's end cannot be foreseen; a client polling this often does not flood the API.
 const CONCURRENT_RETRY_AFTER_SECONDS = 5;
 
-export async function refuseOverLimits(tx: Queryable, deps: Pick<ApiDeps, 'rateLimits'>, caller: Caller, agentIds: string[]): Promise<void> {
+export async function refuseOverLimits(
+  tx: Queryable,
+  deps: Pick<ApiDeps, 'rateLimits'>,
+  caller: Caller,
+  agentIds: string[],
+): Promise<void> {
   const limit = concurrentRunsOf(caller, deps.rateLimits);
   if (limit !== null) {
     const active = await lockActiveRunsOfKey(tx, caller.apiKeyId);

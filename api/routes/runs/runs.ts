@@ -38,7 +38,10 @@ export function runRoutes(router: Router<ApiState>, deps: ApiDeps): void {
         createdBefore: query.created_before,
         metadata: query.metadata,
       });
-      const scores = await scoresOfRuns(deps.db, page.rows.map((r) => r.id));
+      const scores = await scoresOfRuns(
+        deps.db,
+        page.rows.map((r) => r.id),
+      );
       ctx.body = presentList(page, (run) => presentRunSummary(run, [], scores.get(run.id)));
     }),
   );

@@ -11,10 +11,22 @@ import { callerOfKey } from '../../middleware/auth.js';
 import { limitRequests } from '../../middleware/rate-limit.js';
 import { FailedSignIns } from '../../middleware/failed-sign-ins.js';
 import {
-  csrfTokenOf, DEFAULT_SESSION_TTL_SECONDS, NoSessionError, requireSameOrigin, SESSION_COOKIE, sessionCookie,
+  csrfTokenOf,
+  DEFAULT_SESSION_TTL_SECONDS,
+  NoSessionError,
+  requireSameOrigin,
+  SESSION_COOKIE,
+  sessionCookie,
 } from '../../middleware/console-session.js';
 import { findApiKeyBySecret } from '../../../records/api-keys.js';
-import { deleteFinishedConsoleSessions, endConsoleSession, endSessionsBeyond, endConsoleSessionOfToken, insertConsoleSession, newSessionToken } from '../../../records/console-sessions.js';
+import {
+  deleteFinishedConsoleSessions,
+  endConsoleSession,
+  endSessionsBeyond,
+  endConsoleSessionOfToken,
+  insertConsoleSession,
+  newSessionToken,
+} from '../../../records/console-sessions.js';
 import { presentSession } from '../../../presenters/session.js';
 
 /** Sessions one key may hold at once: signing in past it ends the key's oldest. */

@@ -36,7 +36,8 @@ export function webhookDeliveryRoutes(router: Router<ApiState>, deps: ApiDeps): 
         if (!endpoint) throw NotFoundError('webhook endpoint', id);
         const original = await findDelivery(tx, projectId, id, deliveryId);
         if (!original) throw NotFoundError('webhook delivery', deliveryId);
-        if (endpoint.status !== 'enabled') throw ConflictError('endpoint_disabled', `Webhook endpoint ${id} is disabled; enable it first.`, 'id');
+        if (endpoint.status !== 'enabled')
+          throw ConflictError('endpoint_disabled', `Webhook endpoint ${id} is disabled; enable it first.`, 'id');
         // Each redelivery is up to a dozen signed requests to a URL of the caller's choosing: bounded, so the
         // platform cannot be turned into a request reflector.
         const recent = await recentRedeliveries(tx, original);

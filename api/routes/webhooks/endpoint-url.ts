@@ -7,6 +7,10 @@ export function checkEndpointUrl(text: string, allowPrivate: boolean): void {
   if (url.username || url.password) throw InvalidRequestError('invalid_url', 'A webhook URL carries no user name or password.', 'url');
   const problem = allowPrivate ? null : literalHostProblem(url);
   if (problem) {
-    throw InvalidRequestError('invalid_url', `${problem}; webhooks may only be sent to public addresses (AGENTPLANE_WEBHOOK_ALLOW_PRIVATE).`, 'url');
+    throw InvalidRequestError(
+      'invalid_url',
+      `${problem}; webhooks may only be sent to public addresses (AGENTPLANE_WEBHOOK_ALLOW_PRIVATE).`,
+      'url',
+    );
   }
 }

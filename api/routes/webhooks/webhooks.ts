@@ -8,7 +8,16 @@ import { operation } from '../../validation.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
 import { pageRequestOf } from '../../pagination.js';
 import { createOnce } from '../../idempotency.js';
-import { countEndpoints, MAX_ENDPOINTS_PER_PROJECT, deleteEndpoint, findEndpoint, insertEndpoint, listEndpoints, rotateSecret, updateEndpoint } from '../../../records/webhooks.js';
+import {
+  countEndpoints,
+  MAX_ENDPOINTS_PER_PROJECT,
+  deleteEndpoint,
+  findEndpoint,
+  insertEndpoint,
+  listEndpoints,
+  rotateSecret,
+  updateEndpoint,
+} from '../../../records/webhooks.js';
 import { recordEvent } from '../../../records/events.js';
 import { presentDeletedEndpoint, presentEndpoint, presentEndpointWithSecret } from '../../../presenters/webhook.js';
 import { presentList } from '../../../presenters/list.js';
@@ -33,7 +42,10 @@ export function webhookRoutes(router: Router<ApiState>, deps: ApiDeps): void {
           // Serialised per project, so that two registrations at once cannot both take the last place.
           await tx.query(`SELECT pg_advisory_xact_lock(hashtext('webhook_endpoints:' || $1))`, [projectId]);
           if ((await countEndpoints(tx, projectId)) >= MAX_ENDPOINTS_PER_PROJECT) {
-            throw ConflictError('too_many_webhook_endpoints', `A project has at most ${MAX_ENDPOINTS_PER_PROJECT} webhook endpoints; delete one first.`);
+            throw ConflictError(
+              'too_many_webhook_endpoints',
+              `A project has at most ${MAX_ENDPOINTS_PER_PROJECT} webhook endpoints; delete one first.`,
+            );
           }
           const { record, secret } = await insertEndpoint(tx, {
             projectId,

@@ -2,7 +2,13 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 
-export function ConfirmButton({ label, confirmLabel, question, onConfirm, disabled }: {
+export function ConfirmButton({
+  label,
+  confirmLabel,
+  question,
+  onConfirm,
+  disabled,
+}: {
   /** The button's name, e.g. `Delete`. */
   label: string;
   /** The second button's name, e.g. `Delete endpoint`. */

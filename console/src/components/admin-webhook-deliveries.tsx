@@ -13,7 +13,9 @@ export function WebhookDeliveries({ endpoint }: { endpoint: Schemas['WebhookEndp
   const cursor = useCursor();
   const deliveries = useApi(
     (signal) =>
-      api.GET('/v1/webhooks/{id}/deliveries', { params: { path: { id: endpoint.id }, query: { limit: 20, ...cursor } }, signal }).then(unwrap),
+      api
+        .GET('/v1/webhooks/{id}/deliveries', { params: { path: { id: endpoint.id }, query: { limit: 20, ...cursor } }, signal })
+        .then(unwrap),
     [endpoint.id, cursor.after, cursor.before],
   );
   const [status, setStatus] = useState<string>();
@@ -23,7 +25,9 @@ export function WebhookDeliveries({ endpoint }: { endpoint: Schemas['WebhookEndp
     setError(undefined);
     try {
       const sent = unwrap(
-        await api.POST('/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver', { params: { path: { id: endpoint.id, delivery_id: delivery.id } } }),
+        await api.POST('/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver', {
+          params: { path: { id: endpoint.id, delivery_id: delivery.id } },
+        }),
       );
       setStatus(`Event ${delivery.event_id} is being sent again, as delivery ${sent.id}.`);
       deliveries.reload();

@@ -3,7 +3,13 @@ import { useState } from 'preact/hooks';
 import { api, unwrap, type Schemas } from '../api';
 import { EVENT_TYPES, type EventType } from './admin-enums';
 
-export function WebhookForm({ onCreated, onCancel }: { onCreated: (endpoint: Schemas['WebhookEndpointWithSecret']) => void; onCancel: () => void }) {
+export function WebhookForm({
+  onCreated,
+  onCancel,
+}: {
+  onCreated: (endpoint: Schemas['WebhookEndpointWithSecret']) => void;
+  onCancel: () => void;
+}) {
   const [every, setEvery] = useState(false);
   const [chosen, setChosen] = useState<Set<EventType>>(new Set());
   const [error, setError] = useState<string>();
@@ -53,7 +59,12 @@ export function WebhookForm({ onCreated, onCancel }: { onCreated: (endpoint: Sch
         <div class="checks">
           {EVENT_TYPES.map((type) => (
             <label class="check" key={type}>
-              <input type="checkbox" disabled={every} checked={every || chosen.has(type)} onChange={(e) => toggle(type, e.currentTarget.checked)} />{' '}
+              <input
+                type="checkbox"
+                disabled={every}
+                checked={every || chosen.has(type)}
+                onChange={(e) => toggle(type, e.currentTarget.checked)}
+              />{' '}
               <code>{type}</code>
             </label>
           ))}

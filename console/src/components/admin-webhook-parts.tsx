@@ -16,9 +16,5 @@ export function EventTypes({ types }: { types: Schemas['WebhookEventTypes'] }) {
 
 export function EndpointStatus({ endpoint }: { endpoint: Schemas['WebhookEndpoint'] }) {
   if (endpoint.status === 'enabled') return <span class="status status-enabled">enabled</span>;
-  return (
-    <span class="status status-disabled">
-      disabled{endpoint.disabled_reason === 'failing' ? ': deliveries kept failing' : ''}
-    </span>
-  );
+  return <span class="status status-disabled">disabled{endpoint.disabled_reason === 'failing' ? ': deliveries kept failing' : ''}</span>;
 }

@@ -71,7 +71,17 @@ export function ToolsTable({ tools }: { tools: Schemas['AgentTool'][] }) {
  * The API keeps an object's current version, and every run records the version it ran: the versions this
  * shows are the current one and those the recent runs used.
  */
-export function VersionsTable({ current, updatedAt, runs, of }: { current: number; updatedAt: number; runs: Schemas['RunSummary'][]; of: 'agent' | 'network' }) {
+export function VersionsTable({
+  current,
+  updatedAt,
+  runs,
+  of,
+}: {
+  current: number;
+  updatedAt: number;
+  runs: Schemas['RunSummary'][];
+  of: 'agent' | 'network';
+}) {
   const byVersion = new Map<number, Schemas['RunSummary'][]>([[current, []]]);
   for (const run of runs) {
     const version = of === 'agent' ? run.agent_version : run.network_version;
@@ -110,7 +120,17 @@ export function VersionsTable({ current, updatedAt, runs, of }: { current: numbe
 }
 
 /** Delete with a confirmation step in the page (no modal): the runs stay readable. */
-export function DeleteControl({ what, name, remove, back }: { what: 'agent' | 'network'; name: string; remove: () => Promise<unknown>; back: string }) {
+export function DeleteControl({
+  what,
+  name,
+  remove,
+  back,
+}: {
+  what: 'agent' | 'network';
+  name: string;
+  remove: () => Promise<unknown>;
+  back: string;
+}) {
   const [, navigate] = useLocation();
   const [asking, setAsking] = useState(false);
   const [error, setError] = useState<string>();

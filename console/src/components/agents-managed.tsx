@@ -30,7 +30,10 @@ export function ManagedMarker({ resource }: { resource: Schemas['ManagedResource
   if (!resource) return <span class="muted">—</span>;
   return (
     <span class="badge" title={`${resource.kind} ${resource.namespace}/${resource.name}`}>
-      Kubernetes <span class="muted">{resource.namespace}/{resource.name}</span>
+      Kubernetes{' '}
+      <span class="muted">
+        {resource.namespace}/{resource.name}
+      </span>
     </span>
   );
 }

@@ -34,7 +34,8 @@ interface Progress {
 function apply(progress: Progress, event: RunEvent): Progress {
   const hop = event.child_run_id;
   const next = { ...progress, runId: progress.runId ?? event.run_id };
-  if (event.type === 'run.created' && hop) return { ...next, hops: { ...next.hops, [hop]: { agentId: event.agent_id, reason: event.decision?.reason } } };
+  if (event.type === 'run.created' && hop)
+    return { ...next, hops: { ...next.hops, [hop]: { agentId: event.agent_id, reason: event.decision?.reason } } };
   if (endsRun(event)) return { ...next, status: event.type.slice(4) as Progress['status'], error: event.error };
   if (event.type === 'run.in_progress' && !hop) return { ...next, status: 'in_progress' };
   const key = `${hop ?? ''}:${event.step ?? 0}`;
@@ -74,7 +75,12 @@ export function RunBox({ target, onEnded, names = {} }: { target: Runnable; onEn
     setRefusal(undefined);
     setProgress({ status: 'starting', parts: [], hops: {} });
     try {
-      await streamRun(target, input, (runEvent) => setProgress((current) => apply(current ?? { status: 'starting', parts: [], hops: {} }, runEvent)), controller.signal);
+      await streamRun(
+        target,
+        input,
+        (runEvent) => setProgress((current) => apply(current ?? { status: 'starting', parts: [], hops: {} }, runEvent)),
+        controller.signal,
+      );
     } catch (error) {
       if (controller.signal.aborted) return;
       setRefusal(describe(error));
@@ -159,12 +165,8 @@ function HopLabel({ hop, of, names }: { hop: string; of?: Hop; names: Record<str
   const agentId = of?.agentId;
   return (
     <p class="muted run-part-label">
-      {agentId ? (
-        <Link href={`/agents/${encodeURIComponent(agentId)}`}>{names[agentId] ?? agentId}</Link>
-      ) : (
-        'A member'
-      )}{' '}
-      in <IdLink id={hop} />
+      {agentId ? <Link href={`/agents/${encodeURIComponent(agentId)}`}>{names[agentId] ?? agentId}</Link> : 'A member'} in{' '}
+      <IdLink id={hop} />
       {of?.reason && <> · {of.reason}</>}
     </p>
   );

@@ -10,8 +10,18 @@ export type Runnable = { kind: 'agent' | 'network'; id: string };
 
 const TERMINAL = new Set(['run.completed', 'run.failed', 'run.cancelled']);
 const EVENT_TYPES: Schemas['RunEventType'][] = [
-  'run.created', 'run.in_progress', 'run.model_fallback', 'step.started', 'output_text.delta', 'tool_call',
-  'step.completed', 'step.failed', 'step.cancelled', 'run.completed', 'run.failed', 'run.cancelled',
+  'run.created',
+  'run.in_progress',
+  'run.model_fallback',
+  'step.started',
+  'output_text.delta',
+  'tool_call',
+  'step.completed',
+  'step.failed',
+  'step.cancelled',
+  'run.completed',
+  'run.failed',
+  'run.cancelled',
 ];
 
 /** Whether an event is the run's own end (a network run's log also carries its hops' ends). */

@@ -31,7 +31,12 @@ async function activitySince(since: number, signal: AbortSignal): Promise<Activi
   let pages = 0;
   let more = true;
   while (more && pages < MAX_PAGES) {
-    const page = unwrap(await api.GET('/v1/events', { params: { query: { type: TYPES, created_after: since - 1, limit: 100, ...(after ? { after } : {}) } }, signal }));
+    const page = unwrap(
+      await api.GET('/v1/events', {
+        params: { query: { type: TYPES, created_after: since - 1, limit: 100, ...(after ? { after } : {}) } },
+        signal,
+      }),
+    );
     events.push(...(page.data ?? []));
     more = page.has_more && page.last_id !== null;
     after = page.last_id ?? undefined;
@@ -44,7 +49,14 @@ async function activitySince(since: number, signal: AbortSignal): Promise<Activi
     ended[minute]! += 1;
     if (event.type !== 'run.completed') failed[minute]! += 1;
   }
-  return { since, ended, failed, total: events.length, failures: events.filter((e) => e.type !== 'run.completed').slice(0, 5), capped: more };
+  return {
+    since,
+    ended,
+    failed,
+    total: events.length,
+    failures: events.filter((e) => e.type !== 'run.completed').slice(0, 5),
+    capped: more,
+  };
 }
 
 export function RecentActivity() {
@@ -80,7 +92,10 @@ export function RecentActivity() {
                   <div class="muted">{activity.total ? `${Math.round((failures / activity.total) * 100)}% of runs` : '—'}</div>
                 </div>
               </div>
-              <MinuteBars activity={activity} summary={`Runs ended per minute over the last hour: ${atLeast}${activity.total} in all, ${failures} of them failed or cancelled; most in one minute: ${Math.max(...activity.ended)}.`} />
+              <MinuteBars
+                activity={activity}
+                summary={`Runs ended per minute over the last hour: ${atLeast}${activity.total} in all, ${failures} of them failed or cancelled; most in one minute: ${Math.max(...activity.ended)}.`}
+              />
               {activity.failures.length > 0 && (
                 <p>
                   Latest failures:{' '}
@@ -115,7 +130,11 @@ function MinuteBars({ activity, summary }: { activity: Activity; summary: string
   return (
     <div ref={chart} class="minute-bars" role="img" aria-label={summary}>
       {activity.ended.map((n, i) => (
-        <div key={i} class="minute" title={`${new Date((activity.since + i * 60) * 1000).toLocaleTimeString()}: ${n} ended, ${activity.failed[i]} failed`}>
+        <div
+          key={i}
+          class="minute"
+          title={`${new Date((activity.since + i * 60) * 1000).toLocaleTimeString()}: ${n} ended, ${activity.failed[i]} failed`}
+        >
           <span class="minute-failed" />
           <span class="minute-ok" />
         </div>

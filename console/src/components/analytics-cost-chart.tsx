@@ -7,7 +7,14 @@
 import { useEffect, useRef } from 'preact/hooks';
 import { init, use, type ComposeOption, type ECharts } from 'echarts/core';
 import { BarChart, type BarSeriesOption } from 'echarts/charts';
-import { GridComponent, LegendComponent, TooltipComponent, type GridComponentOption, type LegendComponentOption, type TooltipComponentOption } from 'echarts/components';
+import {
+  GridComponent,
+  LegendComponent,
+  TooltipComponent,
+  type GridComponentOption,
+  type LegendComponentOption,
+  type TooltipComponentOption,
+} from 'echarts/components';
 import { CanvasRenderer } from 'echarts/renderers';
 import { groupLabel, type CostTable } from './analytics-cost-report';
 
@@ -40,7 +47,11 @@ function optionOf(table: CostTable, labels: string[], names: Map<string, string>
     legend: { type: 'scroll', bottom: 0, textStyle: { color: fg }, pageTextStyle: { color: fg } },
     grid: { left: 8, right: 16, top: 16, bottom: 48, containLabel: true },
     xAxis: { type: 'category', data: labels, axisLabel: { color: muted }, axisLine: { lineStyle: { color: border } } },
-    yAxis: { type: 'value', axisLabel: { color: muted, formatter: (value: number) => `$${value}` }, splitLine: { lineStyle: { color: border } } },
+    yAxis: {
+      type: 'value',
+      axisLabel: { color: muted, formatter: (value: number) => `$${value}` },
+      splitLine: { lineStyle: { color: border } },
+    },
     series: table.groups.map((group, g) => ({
       type: 'bar',
       stack: 'cost',
@@ -53,7 +64,17 @@ function optionOf(table: CostTable, labels: string[], names: Map<string, string>
   };
 }
 
-export function CostChart({ table, labels, names, summary }: { table: CostTable; labels: string[]; names: Map<string, string>; summary: string }) {
+export function CostChart({
+  table,
+  labels,
+  names,
+  summary,
+}: {
+  table: CostTable;
+  labels: string[];
+  names: Map<string, string>;
+  summary: string;
+}) {
   const container = useRef<HTMLDivElement>(null);
   const chart = useRef<ECharts>();
 

@@ -34,7 +34,10 @@ export interface CostTable {
 }
 
 export function costTable(buckets: CostBucket[], dimension: Dimension | null): CostTable {
-  const groups = new Map<string, { value: string | null; amounts: string[]; requests: number; inputTokens: number; outputTokens: number }>();
+  const groups = new Map<
+    string,
+    { value: string | null; amounts: string[]; requests: number; inputTokens: number; outputTokens: number }
+  >();
   const cells: Map<string, string[]>[] = [];
   for (const bucket of buckets) {
     const inBucket = new Map<string, string[]>();
@@ -52,7 +55,16 @@ export function costTable(buckets: CostBucket[], dimension: Dimension | null): C
     cells.push(inBucket);
   }
   const ordered = [...groups.entries()]
-    .map(([key, g]) => ({ key, group: { value: g.value, total: sumDecimals(g.amounts), requests: g.requests, inputTokens: g.inputTokens, outputTokens: g.outputTokens } }))
+    .map(([key, g]) => ({
+      key,
+      group: {
+        value: g.value,
+        total: sumDecimals(g.amounts),
+        requests: g.requests,
+        inputTokens: g.inputTokens,
+        outputTokens: g.outputTokens,
+      },
+    }))
     .sort((a, b) => compareDecimals(b.group.total, a.group.total) || String(a.group.value).localeCompare(String(b.group.value)));
   const rows = buckets.map((bucket, i) => {
     const amounts = ordered.map(({ key }) => {
@@ -65,7 +77,8 @@ export function costTable(buckets: CostBucket[], dimension: Dimension | null): C
 }
 
 /** Rows worth a line in the table: buckets in which something was spent. */
-export const spendingRows = (table: CostTable) => table.buckets.filter((row) => row.amounts.some((a) => a !== null && !isZero(a)) || !isZero(row.total));
+export const spendingRows = (table: CostTable) =>
+  table.buckets.filter((row) => row.amounts.some((a) => a !== null && !isZero(a)) || !isZero(row.total));
 
 function compareDecimals(a: string, b: string): number {
   const [aw = '0', af = ''] = a.replace(/^-/, '').split('.');

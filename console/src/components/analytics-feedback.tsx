@@ -3,7 +3,11 @@ import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api';
 import { IdLink } from './links';
 
-type Status = { state: 'idle' } | { state: 'sending' } | { state: 'sent'; runId: string; scorer: string; value: number } | { state: 'failed'; message: string };
+type Status =
+  | { state: 'idle' }
+  | { state: 'sending' }
+  | { state: 'sent'; runId: string; scorer: string; value: number }
+  | { state: 'failed'; message: string };
 
 export function FeedbackForm({ onSent }: { onSent: () => void }) {
   const [status, setStatus] = useState<Status>({ state: 'idle' });
@@ -24,7 +28,8 @@ export function FeedbackForm({ onSent }: { onSent: () => void }) {
         }),
       );
       const scorer = name ? `human:${name}` : 'human';
-      const value = run.scores?.find((s) => s.scorer === scorer)?.value ?? (score === 'thumbs_up' ? 1 : score === 'thumbs_down' ? 0 : score);
+      const value =
+        run.scores?.find((s) => s.scorer === scorer)?.value ?? (score === 'thumbs_up' ? 1 : score === 'thumbs_down' ? 0 : score);
       setStatus({ state: 'sent', runId: run.id, scorer, value });
       onSent();
     } catch (error) {

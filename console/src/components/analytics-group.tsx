@@ -19,10 +19,17 @@ export function dimensionOf(value: string | null, fallback: Dimension | null): D
 }
 
 export const dimensionName = (dimension: Dimension | null) =>
-  dimension === null ? 'nothing' : dimension.startsWith('metadata.') ? `tag ${dimension.slice(9)}` : DIMENSIONS.find(([d]) => d === dimension)![1].toLowerCase();
+  dimension === null
+    ? 'nothing'
+    : dimension.startsWith('metadata.')
+      ? `tag ${dimension.slice(9)}`
+      : DIMENSIONS.find(([d]) => d === dimension)![1].toLowerCase();
 
 /** The value a result has for the grouped dimension (null: the call or run had none). */
-export function groupValue(result: { metadata?: Record<string, string | null> } & Partial<Record<string, unknown>>, dimension: Dimension | null): string | null {
+export function groupValue(
+  result: { metadata?: Record<string, string | null> } & Partial<Record<string, unknown>>,
+  dimension: Dimension | null,
+): string | null {
   if (dimension === null) return 'all';
   if (dimension.startsWith('metadata.')) return result.metadata?.[dimension.slice(9)] ?? null;
   const value = result[dimension];
@@ -30,7 +37,15 @@ export function groupValue(result: { metadata?: Record<string, string | null> } 
 }
 
 /** "Group by": a dimension, or a metadata tag whose key is typed in; `allowNone` offers no grouping. */
-export function GroupPicker({ dimension, change, allowNone = false }: { dimension: Dimension | null; change: (group: string) => void; allowNone?: boolean }) {
+export function GroupPicker({
+  dimension,
+  change,
+  allowNone = false,
+}: {
+  dimension: Dimension | null;
+  change: (group: string) => void;
+  allowNone?: boolean;
+}) {
   const tag = dimension?.startsWith('metadata.') ? dimension.slice(9) : null;
   const [choice, setChoice] = useState<string>(tag !== null ? 'metadata' : (dimension ?? 'none'));
   const [key, setKey] = useState(tag ?? '');

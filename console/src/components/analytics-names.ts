@@ -10,7 +10,9 @@ const PAGES = 5;
 
 type Named = { id: string; name: string | null };
 
-async function namesOf(list: (after: string | undefined) => Promise<{ data?: Named[]; has_more: boolean; last_id: string | null }>): Promise<Map<string, string>> {
+async function namesOf(
+  list: (after: string | undefined) => Promise<{ data?: Named[]; has_more: boolean; last_id: string | null }>,
+): Promise<Map<string, string>> {
   const names = new Map<string, string>();
   let after: string | undefined;
   for (let page = 0; page < PAGES; page++) {

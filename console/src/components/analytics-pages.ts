@@ -9,7 +9,10 @@ interface ReportPage<B> {
   next_page: string | null;
 }
 
-export async function allBuckets<B>(read: (page: string | undefined, limit: number) => Promise<ReportPage<B>>, limit: number): Promise<B[]> {
+export async function allBuckets<B>(
+  read: (page: string | undefined, limit: number) => Promise<ReportPage<B>>,
+  limit: number,
+): Promise<B[]> {
   const buckets: B[] = [];
   let page: string | undefined;
   for (;;) {

@@ -23,7 +23,15 @@ export function qualitySeries(buckets: QualityBucket[], dimension: Dimension | n
       const key = JSON.stringify([result.scorer, group]);
       let entry = series.get(key);
       if (!entry) {
-        entry = { scorer: result.scorer, group, means: buckets.map(() => null), count: 0, mean: 0, sum: 0, distribution: Array.from({ length: 10 }, () => 0) };
+        entry = {
+          scorer: result.scorer,
+          group,
+          means: buckets.map(() => null),
+          count: 0,
+          mean: 0,
+          sum: 0,
+          distribution: Array.from({ length: 10 }, () => 0),
+        };
         series.set(key, entry);
       }
       entry.means[b] = result.mean;

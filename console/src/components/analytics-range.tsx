@@ -62,11 +62,23 @@ export function RangePicker({ range, change }: { range: ReportRange; change: (ch
       })}
       <div class="field">
         <label for="range-from">From</label>
-        <input id="range-from" type="date" value={range.from} max={range.to} onChange={(e) => validDay(e.currentTarget.value) && change({ from: e.currentTarget.value })} />
+        <input
+          id="range-from"
+          type="date"
+          value={range.from}
+          max={range.to}
+          onChange={(e) => validDay(e.currentTarget.value) && change({ from: e.currentTarget.value })}
+        />
       </div>
       <div class="field">
         <label for="range-to">To (included)</label>
-        <input id="range-to" type="date" value={range.to} min={range.from} onChange={(e) => validDay(e.currentTarget.value) && change({ to: e.currentTarget.value })} />
+        <input
+          id="range-to"
+          type="date"
+          value={range.to}
+          min={range.from}
+          onChange={(e) => validDay(e.currentTarget.value) && change({ to: e.currentTarget.value })}
+        />
       </div>
       <div class="field">
         <label for="range-width">Bucket</label>

@@ -16,7 +16,14 @@ const COLOURS = ['#3b7dd8', '#d2553f', '#2e9a57', '#9461c9', '#c98a12', '#1c9bb0
 const DASHES: number[][] = [[], [8, 4], [2, 3], [10, 3, 2, 3], [4, 4], [14, 4], [1, 4], [6, 2, 2, 2]];
 const cssVariable = (name: string) => getComputedStyle(document.documentElement).getPropertyValue(name).trim();
 
-export function TimeSeries({ times, step, lines, summary, range, format = (v) => String(v) }: {
+export function TimeSeries({
+  times,
+  step,
+  lines,
+  summary,
+  range,
+  format = (v) => String(v),
+}: {
   /** Unix seconds. */
   times: number[];
   /** Seconds between times: the time axis ticks at multiples of it. */
@@ -42,7 +49,10 @@ export function TimeSeries({ times, step, lines, summary, range, format = (v) =>
           width: Math.max(240, element.clientWidth),
           height: 280,
           scales: { x: { time: true }, y: range ? { range: () => range } : { auto: true } },
-          axes: [{ ...axis, incrs: [1, 2, 3, 6, 12, 24, 48, 168, 336, 720].map((n) => n * step) }, { ...axis, values: (_self, ticks) => ticks.map(format) }],
+          axes: [
+            { ...axis, incrs: [1, 2, 3, 6, 12, 24, 48, 168, 336, 720].map((n) => n * step) },
+            { ...axis, values: (_self, ticks) => ticks.map(format) },
+          ],
           legend: { live: false },
           series: [
             {},

@@ -24,7 +24,10 @@ export function PagesSection({ file, page }: { file: Schemas['File']; page: numb
   const part = useApi(
     (signal) =>
       api
-        .GET('/v1/files/{id}/content', { params: { path: { id: file.id }, query: { limit: 1, after: shown > 1 ? `page-${shown - 1}` : undefined } }, signal })
+        .GET('/v1/files/{id}/content', {
+          params: { path: { id: file.id }, query: { limit: 1, after: shown > 1 ? `page-${shown - 1}` : undefined } },
+          signal,
+        })
         .then(unwrap)
         .then((list) => list.data[0] as Part | undefined),
     [file.id, shown],
@@ -52,9 +55,7 @@ export function PagesSection({ file, page }: { file: Schemas['File']; page: numb
                     Read by {SOURCE[text.source]}
                     {text.confidence !== null && ` (mean word confidence ${Math.round(text.confidence)}%)`}.
                   </p>
-                  <div class="text-block">
-                    {text.text || <span class="muted">This page has no text.</span>}
-                  </div>
+                  <div class="text-block">{text.text || <span class="muted">This page has no text.</span>}</div>
                 </article>
               ) : (
                 <p class="muted">This page has no text.</p>
@@ -105,7 +106,9 @@ export function TranscriptSection({ file }: { file: Schemas['File'] }) {
     <section aria-labelledby="transcript-heading">
       <h2 id="transcript-heading">Transcript</h2>
       {segments.error && <ErrorNotice error={segments.error} />}
-      {segments.items.length === 0 && !segments.loading && !segments.error && <p class="muted">No speech was recognised in this recording.</p>}
+      {segments.items.length === 0 && !segments.loading && !segments.error && (
+        <p class="muted">No speech was recognised in this recording.</p>
+      )}
       {segments.items.length > 0 && (
         <table class="transcript">
           <caption class="visually-hidden">Transcript segments with their time spans</caption>
@@ -179,8 +182,8 @@ export function GraphItemsSection({ file }: { file: Schemas['File'] }) {
         <p class="muted">Attachments add nothing to the context graph.</p>
       ) : (
         <p>
-          {formatCount(items)} graph {items === 1 ? 'item' : 'items'} (entity mentions and the relations among them) were extracted from this
-          file.
+          {formatCount(items)} graph {items === 1 ? 'item' : 'items'} (entity mentions and the relations among them) were extracted from
+          this file.
         </p>
       )}
       {nodes.error && <ErrorNotice error={nodes.error} />}
@@ -191,8 +194,12 @@ export function GraphItemsSection({ file }: { file: Schemas['File'] }) {
             <tr>
               <th scope="col">Entity</th>
               <th scope="col">Type</th>
-              <th scope="col" class="number">Mentions here</th>
-              <th scope="col" class="number">Relations here</th>
+              <th scope="col" class="number">
+                Mentions here
+              </th>
+              <th scope="col" class="number">
+                Relations here
+              </th>
             </tr>
           </thead>
           <tbody>

@@ -35,7 +35,10 @@ export function ExtractedTable({ table, index }: { table: Schemas['FileTable']; 
   const headed = rows.length > 1 && (rows[0] ?? []).every((cell) => !cell || cell.row_span === 1);
   const head = headed ? rows[0] : undefined;
   const body = headed ? rows.slice(1) : rows;
-  const span = (cell: Cell | null) => ({ colSpan: cell && cell.column_span > 1 ? cell.column_span : undefined, rowSpan: cell && cell.row_span > 1 ? cell.row_span : undefined });
+  const span = (cell: Cell | null) => ({
+    colSpan: cell && cell.column_span > 1 ? cell.column_span : undefined,
+    rowSpan: cell && cell.row_span > 1 ? cell.row_span : undefined,
+  });
   return (
     <figure class="extracted-table">
       <table>
@@ -66,7 +69,9 @@ export function ExtractedTable({ table, index }: { table: Schemas['FileTable']; 
           ))}
         </tbody>
       </table>
-      {table.truncated && <figcaption class="notice">This table had more rows than are kept here; the page's text has them all.</figcaption>}
+      {table.truncated && (
+        <figcaption class="notice">This table had more rows than are kept here; the page's text has them all.</figcaption>
+      )}
     </figure>
   );
 }

@@ -23,7 +23,11 @@ interface Upload {
 }
 
 /** Sends one file as `multipart/form-data` with the session's cookie and CSRF token. */
-function sendFile(file: File, purpose: Purpose, onProgress: (fraction: number) => void): { done: Promise<Schemas['File']>; abort: () => void } {
+function sendFile(
+  file: File,
+  purpose: Purpose,
+  onProgress: (fraction: number) => void,
+): { done: Promise<Schemas['File']>; abort: () => void } {
   const request = new XMLHttpRequest();
   const done = new Promise<Schemas['File']>((resolve, reject) => {
     request.open('POST', apiUrl('/v1/files'));
@@ -40,7 +44,9 @@ function sendFile(file: File, purpose: Purpose, onProgress: (fraction: number) =
       if (request.status >= 200 && request.status < 300) return resolve(request.response as Schemas['File']);
       if (request.status === 401) session.ended();
       const body = request.response as { error?: { code?: string; message?: string } } | null;
-      reject(new ApiError(request.status, body?.error?.code ?? 'error', body?.error?.message ?? `The API answered HTTP ${request.status}.`));
+      reject(
+        new ApiError(request.status, body?.error?.code ?? 'error', body?.error?.message ?? `The API answered HTTP ${request.status}.`),
+      );
     };
     request.onerror = () => reject(new Error('The upload did not reach the API. Check the connection and try again.'));
     request.onabort = () => reject(new DOMException('The upload was cancelled.', 'AbortError'));
@@ -92,7 +98,11 @@ export function UploadZone({ onUploaded }: { onUploaded: (file: Schemas['File'])
       <div class="row">
         <div class="field">
           <label for="upload-purpose">Purpose</label>
-          <select id="upload-purpose" value={purpose} onChange={(event) => setPurpose((event.currentTarget as HTMLSelectElement).value as Purpose)}>
+          <select
+            id="upload-purpose"
+            value={purpose}
+            onChange={(event) => setPurpose((event.currentTarget as HTMLSelectElement).value as Purpose)}
+          >
             <option value="context">context — extracted into the graph</option>
             <option value="attachment">attachment — for runs only</option>
           </select>
@@ -119,10 +129,17 @@ export function UploadZone({ onUploaded }: { onUploaded: (file: Schemas['File'])
         <label id="upload-file-label" for="upload-file">
           Choose files or drop them here
         </label>
-        <input id="upload-file" ref={input} type="file" multiple aria-describedby="upload-hint" onChange={(event) => {
-          const files = (event.currentTarget as HTMLInputElement).files;
-          if (files?.length) start(files);
-        }} />
+        <input
+          id="upload-file"
+          ref={input}
+          type="file"
+          multiple
+          aria-describedby="upload-hint"
+          onChange={(event) => {
+            const files = (event.currentTarget as HTMLInputElement).files;
+            if (files?.length) start(files);
+          }}
+        />
         <p id="upload-hint" class="muted">
           PDF, PNG, JPEG, WAV, M4A or plain text, up to 100 MB each. Uploading starts as soon as a file is chosen.
         </p>
@@ -137,8 +154,7 @@ export function UploadZone({ onUploaded }: { onUploaded: (file: Schemas['File'])
               <span class="upload-name">{u.name}</span> <span class="muted">{formatBytes(u.bytes)}</span>{' '}
               {u.state === 'sending' && (
                 <>
-                  <progress max={1} value={u.sent} aria-label={`Upload of ${u.name}`} />{' '}
-                  <span>{Math.round(u.sent * 100)}%</span>{' '}
+                  <progress max={1} value={u.sent} aria-label={`Upload of ${u.name}`} /> <span>{Math.round(u.sent * 100)}%</span>{' '}
                   <button type="button" class="plain" onClick={() => u.abort?.()}>
                     Cancel<span class="visually-hidden"> the upload of {u.name}</span>
                   </button>

@@ -21,10 +21,22 @@ const MAX_NEIGHBOURS = 40;
 function themeColours() {
   const css = getComputedStyle(document.documentElement);
   const read = (name: string, fallback: string) => css.getPropertyValue(name).trim() || fallback;
-  return { fg: read('--fg', '#16181d'), muted: read('--muted', '#555c68'), accent: read('--accent', '#1f5fd1'), bg: read('--bg', '#ffffff'), border: read('--border', '#d5d9e0') };
+  return {
+    fg: read('--fg', '#16181d'),
+    muted: read('--muted', '#555c68'),
+    accent: read('--accent', '#1f5fd1'),
+    bg: read('--bg', '#ffffff'),
+    border: read('--border', '#d5d9e0'),
+  };
 }
 
-export function NeighbourhoodDrawing({ center, neighbours }: { center: { id: string; name: string; type: string }; neighbours: Neighbour[] }) {
+export function NeighbourhoodDrawing({
+  center,
+  neighbours,
+}: {
+  center: { id: string; name: string; type: string };
+  neighbours: Neighbour[];
+}) {
   const container = useRef<HTMLDivElement>(null);
   const [, navigate] = useLocation();
   const [failed, setFailed] = useState(false);
@@ -39,14 +51,40 @@ export function NeighbourhoodDrawing({ center, neighbours }: { center: { id: str
         const style = () => {
           const c = themeColours();
           return [
-            { selector: 'node', style: { label: 'data(label)', 'font-size': 11, color: c.fg, 'background-color': c.bg, 'border-width': 2, 'border-color': c.muted, 'text-valign': 'bottom', 'text-margin-y': 4, width: 18, height: 18 } },
-            { selector: 'node.center', style: { 'border-color': c.accent, 'background-color': c.accent, width: 26, height: 26, 'font-weight': 'bold' } },
+            {
+              selector: 'node',
+              style: {
+                label: 'data(label)',
+                'font-size': 11,
+                color: c.fg,
+                'background-color': c.bg,
+                'border-width': 2,
+                'border-color': c.muted,
+                'text-valign': 'bottom',
+                'text-margin-y': 4,
+                width: 18,
+                height: 18,
+              },
+            },
+            {
+              selector: 'node.center',
+              style: { 'border-color': c.accent, 'background-color': c.accent, width: 26, height: 26, 'font-weight': 'bold' },
+            },
             {
               selector: 'edge',
               style: {
-                width: 1.5, 'line-color': c.muted, 'target-arrow-color': c.muted, 'target-arrow-shape': 'triangle', 'curve-style': 'bezier',
-                label: 'data(label)', 'font-size': 9, color: c.fg, 'text-rotation': 'autorotate',
-                'text-background-color': c.bg, 'text-background-opacity': 1, 'text-background-padding': '2px',
+                width: 1.5,
+                'line-color': c.muted,
+                'target-arrow-color': c.muted,
+                'target-arrow-shape': 'triangle',
+                'curve-style': 'bezier',
+                label: 'data(label)',
+                'font-size': 9,
+                color: c.fg,
+                'text-rotation': 'autorotate',
+                'text-background-color': c.bg,
+                'text-background-opacity': 1,
+                'text-background-padding': '2px',
               },
             },
           ];
@@ -57,13 +95,24 @@ export function NeighbourhoodDrawing({ center, neighbours }: { center: { id: str
             { data: { id: center.id, label: center.name }, classes: 'center' },
             ...shown.map((n) => ({ data: { id: n.id, label: n.name } })),
             ...shown.flatMap((n) => [
-              ...(n.outgoing.length ? [{ data: { id: `${center.id}>${n.id}`, source: center.id, target: n.id, label: n.outgoing.join(', ') } }] : []),
-              ...(n.incoming.length ? [{ data: { id: `${n.id}>${center.id}`, source: n.id, target: center.id, label: n.incoming.join(', ') } }] : []),
+              ...(n.outgoing.length
+                ? [{ data: { id: `${center.id}>${n.id}`, source: center.id, target: n.id, label: n.outgoing.join(', ') } }]
+                : []),
+              ...(n.incoming.length
+                ? [{ data: { id: `${n.id}>${center.id}`, source: n.id, target: center.id, label: n.incoming.join(', ') } }]
+                : []),
             ]),
           ],
           // Cytoscape's style typings lag its stylesheet; the properties above are its documented ones.
           style: style() as never,
-          layout: { name: 'concentric', concentric: (node: { hasClass: (c: string) => boolean }) => (node.hasClass('center') ? 2 : 1), levelWidth: () => 1, minNodeSpacing: 90, padding: 30, animate: false } as never,
+          layout: {
+            name: 'concentric',
+            concentric: (node: { hasClass: (c: string) => boolean }) => (node.hasClass('center') ? 2 : 1),
+            levelWidth: () => 1,
+            minNodeSpacing: 90,
+            padding: 30,
+            animate: false,
+          } as never,
           // Few neighbours would otherwise be blown up to fill the box.
           maxZoom: 1.4,
           minZoom: 0.2,

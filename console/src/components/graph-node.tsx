@@ -68,8 +68,8 @@ function NodeDetail({ node }: { node: Detail }) {
         <dd>{node.canonical_name}</dd>
         <dt>Supported by</dt>
         <dd>
-          {formatCount(node.mentions.length)} {node.mentions.length === 1 ? 'mention' : 'mentions'} and {formatCount(node.relations.length)} relation{' '}
-          {node.relations.length === 1 ? 'item' : 'items'} in {formatCount(files)} {files === 1 ? 'file' : 'files'}
+          {formatCount(node.mentions.length)} {node.mentions.length === 1 ? 'mention' : 'mentions'} and {formatCount(node.relations.length)}{' '}
+          relation {node.relations.length === 1 ? 'item' : 'items'} in {formatCount(files)} {files === 1 ? 'file' : 'files'}
           {node.has_more && ' (the first 1,000 of each are shown)'}
         </dd>
         <dt>First seen</dt>
@@ -89,7 +89,9 @@ function NodeDetail({ node }: { node: Detail }) {
                 <tr>
                   <th scope="col">Relation</th>
                   <th scope="col">Other entity</th>
-                  <th scope="col" class="number">Statements</th>
+                  <th scope="col" class="number">
+                    Statements
+                  </th>
                 </tr>
               </thead>
               <tbody>
@@ -121,14 +123,17 @@ function NodeDetail({ node }: { node: Detail }) {
       <section aria-labelledby="provenance-heading">
         <h2 id="provenance-heading">Provenance</h2>
         <p class="muted">Every item that supports this entity: where it was read, and by which extractor.</p>
-        {node.mentions.length > 0 && <ProvenanceTable caption="Mentions" rows={node.mentions.map((source) => ({ what: 'mention', source }))} />}
+        {node.mentions.length > 0 && (
+          <ProvenanceTable caption="Mentions" rows={node.mentions.map((source) => ({ what: 'mention', source }))} />
+        )}
         {node.relations.length > 0 && (
           <ProvenanceTable
             caption="Relation statements"
             rows={node.relations.map((r) => ({
               what: (
                 <>
-                  {r.direction === 'outgoing' ? `${r.type.replace(/_/g, ' ')} →` : `← ${r.type.replace(/_/g, ' ')}`} <NodeLink node={r.other} />
+                  {r.direction === 'outgoing' ? `${r.type.replace(/_/g, ' ')} →` : `← ${r.type.replace(/_/g, ' ')}`}{' '}
+                  <NodeLink node={r.other} />
                 </>
               ),
               source: r.source,

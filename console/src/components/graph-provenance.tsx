@@ -35,7 +35,9 @@ export function ProvenanceTable({ caption, rows }: { caption: string; rows: { wh
           <th scope="col">Item</th>
           <th scope="col">File</th>
           <th scope="col">Where</th>
-          <th scope="col" class="number">Characters</th>
+          <th scope="col" class="number">
+            Characters
+          </th>
           <th scope="col">Text</th>
           <th scope="col">Extractor</th>
         </tr>

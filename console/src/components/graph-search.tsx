@@ -15,7 +15,8 @@ export function GraphSearch() {
   const type = TYPES.find((t) => t === typeParam);
 
   const result = useApi(
-    (signal) => (q ? api.GET('/v1/graph/search', { params: { query: { q, type, limit: 20 } }, signal }).then(unwrap) : Promise.resolve(undefined)),
+    (signal) =>
+      q ? api.GET('/v1/graph/search', { params: { query: { q, type, limit: 20 } }, signal }).then(unwrap) : Promise.resolve(undefined),
     [q, type],
   );
 
@@ -36,7 +37,16 @@ export function GraphSearch() {
       <form role="search" class="row" onSubmit={submit} aria-label="Search the context graph">
         <div class="field grow">
           <label for="graph-q">Search entities and passages</label>
-          <input id="graph-q" name="q" type="search" key={q} defaultValue={q} maxLength={200} required placeholder="A name, an organisation, a place…" />
+          <input
+            id="graph-q"
+            name="q"
+            type="search"
+            key={q}
+            defaultValue={q}
+            maxLength={200}
+            required
+            placeholder="A name, an organisation, a place…"
+          />
         </div>
         <div class="field">
           <label for="graph-type">Entity type</label>
@@ -87,8 +97,12 @@ function Results({ found }: { found: Schemas['GraphSearchResult'] }) {
               <tr>
                 <th scope="col">Name</th>
                 <th scope="col">Type</th>
-                <th scope="col" class="number">Mentions</th>
-                <th scope="col" class="number">Files</th>
+                <th scope="col" class="number">
+                  Mentions
+                </th>
+                <th scope="col" class="number">
+                  Files
+                </th>
                 <th scope="col">First mentioned in</th>
               </tr>
             </thead>

@@ -6,7 +6,16 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { apiUrl } from '../api';
 
-const STEP_EVENTS = ['run.in_progress', 'step.started', 'step.completed', 'step.failed', 'step.cancelled', 'tool_call', 'run.model_fallback', 'run.created'];
+const STEP_EVENTS = [
+  'run.in_progress',
+  'step.started',
+  'step.completed',
+  'step.failed',
+  'step.cancelled',
+  'tool_call',
+  'run.model_fallback',
+  'run.created',
+];
 const TERMINAL_EVENTS = ['run.completed', 'run.failed', 'run.cancelled'];
 // Reading a long run again on every event would cost more than the events: at most this often.
 const REFRESH_MS = 400;

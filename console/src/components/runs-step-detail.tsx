@@ -10,7 +10,8 @@ type RunMessage = Schemas['RunMessage'];
 /** The message a completed step added to the conversation: a model call's reply, a tool call's result. */
 function messageOf(step: RunStep): RunMessage | undefined {
   if (step.status !== 'completed' || step.output === undefined) return undefined;
-  if (step.type === 'model_call') return { role: 'assistant', content: step.output, ...(step.tool_calls ? { tool_calls: step.tool_calls } : {}) };
+  if (step.type === 'model_call')
+    return { role: 'assistant', content: step.output, ...(step.tool_calls ? { tool_calls: step.tool_calls } : {}) };
   return { role: 'tool', content: step.output, name: step.tool_call?.name, tool_call_id: step.tool_call?.id, is_error: step.is_error };
 }
 
@@ -33,7 +34,10 @@ function Messages({ messages }: { messages: RunMessage[] }) {
     <ol class="messages">
       {messages.map((m, i) => (
         <li key={i}>
-          <span class="muted">{m.role}{m.name ? ` (${m.name})` : ''}</span>
+          <span class="muted">
+            {m.role}
+            {m.name ? ` (${m.name})` : ''}
+          </span>
           <pre>{m.content || (m.tool_calls ? m.tool_calls.map((c) => `${c.name}(${c.arguments})`).join('\n') : '')}</pre>
         </li>
       ))}
@@ -51,9 +55,13 @@ export function StepDetail({ row, run }: { row: StepRow; run: Run }) {
       <h2 id="step-detail-title">{title.charAt(0).toUpperCase() + title.slice(1)}</h2>
       <dl class="facts">
         <dt>Run</dt>
-        <dd><IdLink id={row.runId} /></dd>
+        <dd>
+          <IdLink id={row.runId} />
+        </dd>
         <dt>Status</dt>
-        <dd><StatusBadge status={step.status} /></dd>
+        <dd>
+          <StatusBadge status={step.status} />
+        </dd>
         <dt>Started</dt>
         <dd>{formatTime(step.started_at)}</dd>
         <dt>Queued</dt>
@@ -64,7 +72,8 @@ export function StepDetail({ row, run }: { row: StepRow; run: Run }) {
           <>
             <dt>Tokens</dt>
             <dd>
-              {formatCount(step.usage.input_tokens)} in ({formatCount(step.usage.cached_tokens)} cached), {formatCount(step.usage.output_tokens)} out
+              {formatCount(step.usage.input_tokens)} in ({formatCount(step.usage.cached_tokens)} cached),{' '}
+              {formatCount(step.usage.output_tokens)} out
             </dd>
           </>
         )}
@@ -86,7 +95,9 @@ export function StepDetail({ row, run }: { row: StepRow; run: Run }) {
       {step.type === 'model_call' && (
         <>
           <details>
-            <summary>Input ({prompt.length} {prompt.length === 1 ? 'message' : 'messages'})</summary>
+            <summary>
+              Input ({prompt.length} {prompt.length === 1 ? 'message' : 'messages'})
+            </summary>
             <Messages messages={prompt} />
           </details>
           <h3>Output</h3>

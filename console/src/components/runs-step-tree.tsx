@@ -39,7 +39,13 @@ function HopName({ row, toggle }: { row: HopRow; toggle: () => void }) {
   const { hop } = row;
   return (
     <>
-      <button type="button" class="plain toggle" aria-expanded={row.expanded} onClick={toggle} aria-label={`${row.expanded ? 'Collapse' : 'Expand'} hop ${hop.index}`}>
+      <button
+        type="button"
+        class="plain toggle"
+        aria-expanded={row.expanded}
+        onClick={toggle}
+        aria-label={`${row.expanded ? 'Collapse' : 'Expand'} hop ${hop.index}`}
+      >
         {row.expanded ? '▾' : '▸'}
       </button>
       <span class="hop-name">
@@ -101,15 +107,27 @@ export function StepTree({ runId, rows, total, span, selected, toggleHop }: Prop
                 }}
               >
                 <span role="cell" class="col-step">
-                  {row.kind === 'hop' ? <HopName row={row} toggle={() => toggleHop(row.hop.index)} /> : <StepName row={row} runId={runId} selected={row.key === selected} />}
+                  {row.kind === 'hop' ? (
+                    <HopName row={row} toggle={() => toggleHop(row.hop.index)} />
+                  ) : (
+                    <StepName row={row} runId={runId} selected={row.key === selected} />
+                  )}
                 </span>
                 <span role="cell" class="col-status">
                   <StatusBadge status={row.status} />
                 </span>
-                <span role="cell" class="col-queued number">{row.kind === 'step' ? formatDuration(row.queuedMs) : ''}</span>
-                <span role="cell" class="col-ran number">{duration === null ? 'running' : formatDuration(duration)}</span>
-                <span role="cell" class="col-tokens number">{row.tokens === null ? '' : formatCount(row.tokens)}</span>
-                <span role="cell" class="col-cost number">{row.costText === null ? '' : formatUsd(row.costText)}</span>
+                <span role="cell" class="col-queued number">
+                  {row.kind === 'step' ? formatDuration(row.queuedMs) : ''}
+                </span>
+                <span role="cell" class="col-ran number">
+                  {duration === null ? 'running' : formatDuration(duration)}
+                </span>
+                <span role="cell" class="col-tokens number">
+                  {row.tokens === null ? '' : formatCount(row.tokens)}
+                </span>
+                <span role="cell" class="col-cost number">
+                  {row.costText === null ? '' : formatUsd(row.costText)}
+                </span>
                 <span role="cell" class="col-share">
                   {row.costText === null ? '' : <ShareBar share={share} />}
                 </span>

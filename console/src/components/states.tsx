@@ -22,7 +22,14 @@ export function ErrorNotice({ error }: { error: Error }) {
  * Nothing to show yet, and the command that would change that. `path` is the API path; `body` a JSON body
  * for a POST; `form` curl's -F arguments for an upload.
  */
-export function EmptyState({ title, children, method = 'GET', path, body, form }: {
+export function EmptyState({
+  title,
+  children,
+  method = 'GET',
+  path,
+  body,
+  form,
+}: {
   title: string;
   children?: ComponentChildren;
   method?: 'GET' | 'POST';
@@ -50,7 +57,15 @@ export function EmptyState({ title, children, method = 'GET', path, body, form }
 }
 
 /** The API's answer to a view's load: loading, an error, or the view itself. */
-export function Async<T>({ loaded, what, children }: { loaded: { data?: T; error?: Error }; what: string; children: (data: T) => ComponentChildren }) {
+export function Async<T>({
+  loaded,
+  what,
+  children,
+}: {
+  loaded: { data?: T; error?: Error };
+  what: string;
+  children: (data: T) => ComponentChildren;
+}) {
   if (loaded.error) return <ErrorNotice error={loaded.error} />;
   if (loaded.data === undefined) return <Loading what={what} />;
   return <>{children(loaded.data)}</>;

@@ -30,7 +30,8 @@ export default function AgentView({ params }: { params: { id: string } }) {
 function AgentDetail({ agent }: { agent: Schemas['Agent'] }) {
   const cursor = useCursor('runs_');
   const runs = useApi(
-    (signal) => api.GET('/v1/agents/{id}/runs', { params: { path: { id: agent.id }, query: { limit: 20, ...cursor } }, signal }).then(unwrap),
+    (signal) =>
+      api.GET('/v1/agents/{id}/runs', { params: { path: { id: agent.id }, query: { limit: 20, ...cursor } }, signal }).then(unwrap),
     [agent.id, cursor.after, cursor.before],
   );
   const settings = agent.model_settings ?? {};
@@ -52,7 +53,14 @@ function AgentDetail({ agent }: { agent: Schemas['Agent'] }) {
           ['ID', <code>{agent.id}</code>],
           ['Description', agent.description],
           ['Model', <code>{agent.model}</code>],
-          ['Model settings', Object.keys(settings).length ? Object.entries(settings).map(([k, v]) => `${k} ${v}`).join(', ') : 'The model’s defaults'],
+          [
+            'Model settings',
+            Object.keys(settings).length
+              ? Object.entries(settings)
+                  .map(([k, v]) => `${k} ${v}`)
+                  .join(', ')
+              : 'The model’s defaults',
+          ],
           ['Version', agent.version],
           ['Concurrency', agent.concurrency],
           ['Max steps', agent.max_steps],

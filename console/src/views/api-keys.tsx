@@ -15,7 +15,10 @@ type ApiKey = Schemas['ApiKey'];
 
 export default function ApiKeysView() {
   const cursor = useCursor();
-  const keys = useApi((signal) => api.GET('/v1/api-keys', { params: { query: { limit: 20, ...cursor } }, signal }).then(unwrap), [cursor.after, cursor.before]);
+  const keys = useApi(
+    (signal) => api.GET('/v1/api-keys', { params: { query: { limit: 20, ...cursor } }, signal }).then(unwrap),
+    [cursor.after, cursor.before],
+  );
   const [created, setCreated] = useState<Schemas['ApiKeyWithSecret']>();
   const [adding, setAdding] = useState(false);
   const [status, setStatus] = useState<string>();
@@ -114,7 +117,13 @@ export default function ApiKeysView() {
                         <RateLimits limits={key.rate_limits} />
                       </td>
                       <td>{formatTime(key.created_at)}</td>
-                      <td>{key.revoked_at === null ? <span class="muted">live</span> : <span class="status status-revoked">revoked {formatTime(key.revoked_at)}</span>}</td>
+                      <td>
+                        {key.revoked_at === null ? (
+                          <span class="muted">live</span>
+                        ) : (
+                          <span class="status status-revoked">revoked {formatTime(key.revoked_at)}</span>
+                        )}
+                      </td>
                       <td>
                         {key.revoked_at === null && (
                           <ConfirmButton

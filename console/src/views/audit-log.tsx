@@ -80,10 +80,23 @@ export default function AuditLogView() {
     <>
       <h1>Audit log</h1>
       <p class="muted">Every change made with a key of this project, whatever its outcome, newest first.</p>
-      <form class="row filters" role="search" aria-label="Filter the audit log" onSubmit={filter} key={FILTERS.map((name) => filters[name]).join('|')}>
+      <form
+        class="row filters"
+        role="search"
+        aria-label="Filter the audit log"
+        onSubmit={filter}
+        key={FILTERS.map((name) => filters[name]).join('|')}
+      >
         <div class="field">
           <label for="audit-action">Action</label>
-          <input id="audit-action" name="action" list="audit-actions" defaultValue={action ?? ''} maxLength={64} placeholder="api_key.create" />
+          <input
+            id="audit-action"
+            name="action"
+            list="audit-actions"
+            defaultValue={action ?? ''}
+            maxLength={64}
+            placeholder="api_key.create"
+          />
           <datalist id="audit-actions">
             {AUDIT_ACTIONS.map((name) => (
               <option key={name} value={name} />
@@ -138,7 +151,9 @@ export default function AuditLogView() {
               </EmptyState>
             ) : (
               <EmptyState title="Nothing audited yet" path="/v1/audit-logs">
-                <p>Each request that changes something (creating a key, uploading a file, starting a run) writes an entry. Read them with:</p>
+                <p>
+                  Each request that changes something (creating a key, uploading a file, starting a run) writes an entry. Read them with:
+                </p>
               </EmptyState>
             )
           ) : (

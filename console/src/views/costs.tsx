@@ -27,7 +27,16 @@ export default function CostsView() {
         async (page, limit) =>
           unwrap(
             await api.GET('/v1/analytics/costs', {
-              params: { query: { start_time: range.startTime, end_time: range.endTime, bucket_width: range.width, group_by: dimension ? [dimension] : undefined, limit, page } },
+              params: {
+                query: {
+                  start_time: range.startTime,
+                  end_time: range.endTime,
+                  bucket_width: range.width,
+                  group_by: dimension ? [dimension] : undefined,
+                  limit,
+                  page,
+                },
+              },
               signal,
             }),
           ),
@@ -44,7 +53,11 @@ export default function CostsView() {
       <RangePicker range={range} change={change} />
       <GroupPicker dimension={dimension} change={(group) => change({ group: group === 'agent_id' ? null : group })} />
       <p class="muted" role="status" aria-live="polite">
-        {loaded.loading ? 'Loading costs…' : loaded.data ? `${formatUsd(loaded.data.table.total)} from ${range.from} to ${range.to}, by ${dimensionName(dimension)}.` : ''}
+        {loaded.loading
+          ? 'Loading costs…'
+          : loaded.data
+            ? `${formatUsd(loaded.data.table.total)} from ${range.from} to ${range.to}, by ${dimensionName(dimension)}.`
+            : ''}
       </p>
       <Async loaded={loaded} what="costs">
         {({ table, range: shown, dimension: grouped }) =>
@@ -83,7 +96,8 @@ function CostReport({ table, range, dimension }: { table: CostTable; range: Repo
     setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
   };
   const rows = spendingRows(table);
-  const header = (value: string | null) => (dimension && !dimension.startsWith('metadata.') && dimension !== 'model' && value ? <IdLink id={value} /> : <>{groupLabel(value)}</>);
+  const header = (value: string | null) =>
+    dimension && !dimension.startsWith('metadata.') && dimension !== 'model' && value ? <IdLink id={value} /> : <>{groupLabel(value)}</>;
 
   return (
     <>
@@ -101,10 +115,18 @@ function CostReport({ table, range, dimension }: { table: CostTable; range: Repo
         <thead>
           <tr>
             <th scope="col">{name[0]!.toUpperCase() + name.slice(1)}</th>
-            <th scope="col" class="number">Cost (USD)</th>
-            <th scope="col" class="number">Model requests</th>
-            <th scope="col" class="number">Input tokens</th>
-            <th scope="col" class="number">Output tokens</th>
+            <th scope="col" class="number">
+              Cost (USD)
+            </th>
+            <th scope="col" class="number">
+              Model requests
+            </th>
+            <th scope="col" class="number">
+              Input tokens
+            </th>
+            <th scope="col" class="number">
+              Output tokens
+            </th>
           </tr>
         </thead>
         <tbody>
@@ -134,7 +156,8 @@ function CostReport({ table, range, dimension }: { table: CostTable; range: Repo
       <div class="table-scroll" role="region" aria-label={`Cost per ${range.width === '1d' ? 'day' : 'hour'}`} tabindex={0}>
         <table class="cost-buckets">
           <caption>
-            Cost per {range.width === '1d' ? 'day' : 'hour'} by {name} in USD ({rows.length} of {table.buckets.length} buckets had spend; the others are left out)
+            Cost per {range.width === '1d' ? 'day' : 'hour'} by {name} in USD ({rows.length} of {table.buckets.length} buckets had spend;
+            the others are left out)
           </caption>
           <thead>
             <tr>

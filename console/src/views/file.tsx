@@ -138,9 +138,9 @@ function DeleteSection({ file, onDeleted }: { file: File; onDeleted: (result: Sc
             <strong>Delete {file.filename}?</strong>
           </p>
           <p id="delete-consequence">
-            This removes the file, its text and tables, and {formatCount(items)} graph {items === 1 ? 'item' : 'items'} extracted from it (with
-            every graph node no other file supports).{file.status === 'processing' && ' Extraction still running is cancelled.'} Audit log
-            entries stay.
+            This removes the file, its text and tables, and {formatCount(items)} graph {items === 1 ? 'item' : 'items'} extracted from it
+            (with every graph node no other file supports).{file.status === 'processing' && ' Extraction still running is cancelled.'} Audit
+            log entries stay.
           </p>
           <div class="row">
             <button type="button" class="danger" disabled={busy} onClick={() => void remove()}>

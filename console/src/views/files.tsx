@@ -22,9 +22,7 @@ export default function FilesView() {
 
   const files = useApi(
     (signal) =>
-      api
-        .GET('/v1/files', { params: { query: { limit: PAGE_SIZE, after, before, purpose } }, signal })
-        .then(unwrap) as Promise<FileList>,
+      api.GET('/v1/files', { params: { query: { limit: PAGE_SIZE, after, before, purpose } }, signal }).then(unwrap) as Promise<FileList>,
     [after, before, purpose],
   );
   const processing = files.data?.data.some((f) => f.status === 'processing') ?? false;
@@ -71,7 +69,12 @@ export default function FilesView() {
         <Async loaded={files} what="files">
           {(list) =>
             list.data.length === 0 && !after && !before ? (
-              <EmptyState title={purpose ? `No ${purpose === 'context' ? 'context files' : 'attachments'} yet` : 'No files yet'} method="POST" path="/v1/files" form={['file=@report.pdf', `purpose=${purpose ?? 'context'}`]}>
+              <EmptyState
+                title={purpose ? `No ${purpose === 'context' ? 'context files' : 'attachments'} yet` : 'No files yet'}
+                method="POST"
+                path="/v1/files"
+                form={['file=@report.pdf', `purpose=${purpose ?? 'context'}`]}
+              >
                 <p>Upload a file above, or from a terminal:</p>
               </EmptyState>
             ) : (
@@ -96,7 +99,9 @@ function FilesTable({ files }: { files: Schemas['File'][] }) {
           <th scope="col">Filename</th>
           <th scope="col">Purpose</th>
           <th scope="col">Type</th>
-          <th scope="col" class="number">Size</th>
+          <th scope="col" class="number">
+            Size
+          </th>
           <th scope="col">Status</th>
           <th scope="col">Created</th>
         </tr>

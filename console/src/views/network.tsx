@@ -40,14 +40,17 @@ export default function NetworkView({ params }: { params: { id: string } }) {
 function NetworkDetail({ network }: { network: Network }) {
   const cursor = useCursor('runs_');
   const runs = useApi(
-    (signal) => api.GET('/v1/networks/{id}/runs', { params: { path: { id: network.id }, query: { limit: 20, ...cursor } }, signal }).then(unwrap),
+    (signal) =>
+      api.GET('/v1/networks/{id}/runs', { params: { path: { id: network.id }, query: { limit: 20, ...cursor } }, signal }).then(unwrap),
     [network.id, cursor.after, cursor.before],
   );
   const members = useApi(
     (signal) =>
       Promise.all(
         network.members.map((id) =>
-          api.GET('/v1/agents/{id}', { params: { path: { id } }, signal }).then((result) => (result.response.ok ? unwrap(result) : undefined)),
+          api
+            .GET('/v1/agents/{id}', { params: { path: { id } }, signal })
+            .then((result) => (result.response.ok ? unwrap(result) : undefined)),
         ),
       ),
     [network.members.join(',')],
@@ -142,9 +145,7 @@ function Router({ router }: { router: Network['router'] }) {
   return (
     <>
       <p>{ROUTERS[router.type]}</p>
-      {router.type === 'supervisor' && 'agent_id' in router && (
-        <Facts rows={[['Router agent', <IdLink id={router.agent_id} />]]} />
-      )}
+      {router.type === 'supervisor' && 'agent_id' in router && <Facts rows={[['Router agent', <IdLink id={router.agent_id} />]]} />}
       {router.type === 'supervisor' && 'instructions' in router && (
         <>
           <Facts rows={[['Router model', <code>{router.model ?? 'auto'}</code>]]} />

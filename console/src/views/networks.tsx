@@ -22,8 +22,15 @@ export default function NetworksView() {
       <Async loaded={loaded} what="networks">
         {(page) =>
           page.data.length === 0 && !cursor.after && !cursor.before && !managedBy ? (
-            <EmptyState title="No networks yet" method="POST" path="/v1/networks" body={{ name: 'research-desk', members: ['agent_…', 'agent_…'], router: { type: 'sequential' } }}>
-              <p>A network runs several agents on one task, in order, by a supervisor's choice, or by handoffs. Create one from agents' ids:</p>
+            <EmptyState
+              title="No networks yet"
+              method="POST"
+              path="/v1/networks"
+              body={{ name: 'research-desk', members: ['agent_…', 'agent_…'], router: { type: 'sequential' } }}
+            >
+              <p>
+                A network runs several agents on one task, in order, by a supervisor's choice, or by handoffs. Create one from agents' ids:
+              </p>
             </EmptyState>
           ) : (
             <>

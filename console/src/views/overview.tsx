@@ -33,10 +33,15 @@ export default function OverviewView() {
 function Spend() {
   const today = useApi(async (signal) => {
     const start = todayStart();
-    const report = unwrap(await api.GET('/v1/analytics/costs', { params: { query: { start_time: start, end_time: start + DAY, bucket_width: '1d' } }, signal }));
+    const report = unwrap(
+      await api.GET('/v1/analytics/costs', { params: { query: { start_time: start, end_time: start + DAY, bucket_width: '1d' } }, signal }),
+    );
     return sumDecimals(report.data.flatMap((bucket) => bucket.results.map((r) => r.amount.value)));
   }, []);
-  const budgets = useApi(async (signal) => unwrap(await api.GET('/v1/budgets', { params: { query: { limit: 100 } }, signal })).data ?? [], []);
+  const budgets = useApi(
+    async (signal) => unwrap(await api.GET('/v1/budgets', { params: { query: { limit: 100 } }, signal })).data ?? [],
+    [],
+  );
   return (
     <section aria-labelledby="spend-title">
       <h2 id="spend-title">Spend</h2>
@@ -54,7 +59,12 @@ function Spend() {
       <Async loaded={budgets} what="budgets">
         {(list) =>
           list.length === 0 ? (
-            <EmptyState title="No budgets" method="POST" path="/v1/budgets" body={{ scope: { type: 'project' }, period: 'day', limit_usd: '25.00', name: 'daily' }}>
+            <EmptyState
+              title="No budgets"
+              method="POST"
+              path="/v1/budgets"
+              body={{ scope: { type: 'project' }, period: 'day', limit_usd: '25.00', name: 'daily' }}
+            >
               <p>A budget limits what the project, an API key or an agent may spend in a day or a month.</p>
             </EmptyState>
           ) : (
@@ -101,7 +111,15 @@ function BudgetTable({ budgets }: { budgets: Schemas['Budget'][] }) {
               <td class="number">{budget.spent_usd}</td>
               <td class="number">{budget.limit_usd}</td>
               <td>
-                <meter min={0} max={1} low={0.5} high={0.8} optimum={0} value={Math.min(1, share)} aria-label={`${label}: share of the limit used`} />{' '}
+                <meter
+                  min={0}
+                  max={1}
+                  low={0.5}
+                  high={0.8}
+                  optimum={0}
+                  value={Math.min(1, share)}
+                  aria-label={`${label}: share of the limit used`}
+                />{' '}
                 <span class={share >= 1 ? 'error' : share >= 0.8 ? 'warn' : undefined}>
                   {(share * 100).toFixed(share < 0.1 ? 1 : 0)}%{share >= 1 ? ' — runs are refused' : ''}
                 </span>

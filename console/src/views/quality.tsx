@@ -29,7 +29,16 @@ export default function QualityView() {
         async (page, limit) =>
           unwrap(
             await api.GET('/v1/analytics/quality', {
-              params: { query: { start_time: range.startTime, end_time: range.endTime, bucket_width: range.width, group_by: dimension ? [dimension] : undefined, limit, page } },
+              params: {
+                query: {
+                  start_time: range.startTime,
+                  end_time: range.endTime,
+                  bucket_width: range.width,
+                  group_by: dimension ? [dimension] : undefined,
+                  limit,
+                  page,
+                },
+              },
               signal,
             }),
           ),
@@ -46,13 +55,23 @@ export default function QualityView() {
       <RangePicker range={range} change={change} />
       <GroupPicker allowNone dimension={dimension} change={(group) => change({ group: group === 'none' ? null : group })} />
       <p class="muted" role="status" aria-live="polite">
-        {loaded.loading ? 'Loading scores…' : loaded.data ? `${loaded.data.series.length} scorer series from ${range.from} to ${range.to}.` : ''}
+        {loaded.loading
+          ? 'Loading scores…'
+          : loaded.data
+            ? `${loaded.data.series.length} scorer series from ${range.from} to ${range.to}.`
+            : ''}
       </p>
       <Async loaded={loaded} what="scores">
         {({ times, series, range: shown, dimension: grouped }) =>
           series.length === 0 ? (
-            <EmptyState title="No scored runs in this range" path={`/v1/analytics/quality?start_time=${shown.startTime}&end_time=${shown.endTime}&bucket_width=${shown.width}`}>
-              <p>Every run is scored when it ends (completion, latency, tool errors, a non-empty answer, groundedness); runs that ended in this range appear here.</p>
+            <EmptyState
+              title="No scored runs in this range"
+              path={`/v1/analytics/quality?start_time=${shown.startTime}&end_time=${shown.endTime}&bucket_width=${shown.width}`}
+            >
+              <p>
+                Every run is scored when it ends (completion, latency, tool errors, a non-empty answer, groundedness); runs that ended in
+                this range appear here.
+              </p>
             </EmptyState>
           ) : (
             <QualityReport times={times} series={series} range={shown} dimension={grouped} />
@@ -67,7 +86,17 @@ export default function QualityView() {
 const seriesLabel = (s: ScorerSeries, dimension: Dimension | null, names: Map<string, string>) =>
   dimension ? `${s.scorer} · ${(s.group !== null && names.get(s.group)) || (s.group ?? '(none)')}` : s.scorer;
 
-function QualityReport({ times, series, range, dimension }: { times: number[]; series: ScorerSeries[]; range: ReportRange; dimension: Dimension | null }) {
+function QualityReport({
+  times,
+  series,
+  range,
+  dimension,
+}: {
+  times: number[];
+  series: ScorerSeries[];
+  range: ReportRange;
+  dimension: Dimension | null;
+}) {
   const names = useNames(dimension);
   const lines = useMemo(() => series.map((s) => ({ label: seriesLabel(s, dimension, names), values: s.means })), [series, names]);
   const summary =
@@ -79,10 +108,19 @@ function QualityReport({ times, series, range, dimension }: { times: number[]; s
   const linked = grouped && !dimension.startsWith('metadata.') && dimension !== 'model';
   return (
     <>
-      <TimeSeries times={times} step={range.width === '1d' ? 86_400 : 3600} lines={lines} summary={summary} range={[0, 1]} format={(v) => v.toFixed(1)} />
+      <TimeSeries
+        times={times}
+        step={range.width === '1d' ? 86_400 : 3600}
+        lines={lines}
+        summary={summary}
+        range={[0, 1]}
+        format={(v) => v.toFixed(1)}
+      />
       <div class="table-scroll" role="region" aria-label="Scores per scorer" tabindex={0}>
         <table class="quality-scores">
-          <caption>Scores per scorer{grouped ? ` and ${dimensionName(dimension)}` : ''}: how many, their mean and how many fell in each tenth</caption>
+          <caption>
+            Scores per scorer{grouped ? ` and ${dimensionName(dimension)}` : ''}: how many, their mean and how many fell in each tenth
+          </caption>
           <thead>
             <tr>
               <th scope="col">Scorer</th>

@@ -22,7 +22,7 @@ const isActive = (status: string) => status === 'queued' || status === 'in_progr
 async function readRun(id: string, signal?: AbortSignal): Promise<Run> {
   const run = unwrap(await api.GET('/v1/runs/{id}', { params: { path: { id } }, signal }));
   const steps = [...run.steps];
-  for (let more = run.steps_has_more; more && steps.length > 0; ) {
+  for (let more = run.steps_has_more; more && steps.length > 0;) {
     const after = steps[steps.length - 1]!.index;
     const page = unwrap(await api.GET('/v1/runs/{id}/steps', { params: { path: { id }, query: { after, limit: 100 } }, signal }));
     steps.push(...page.data);
@@ -48,7 +48,9 @@ export default function RunView({ params }: { params: { id: string; step?: strin
 function RunDetail({ run, selected, reload }: { run: Run; selected?: string; reload: () => void }) {
   const active = isActive(run.status);
   const live = useRunEvents(run.id, active, reload);
-  const [expanded, setExpanded] = useState<ReadonlySet<number>>(() => new Set(hopOfKey(selected) === undefined ? [] : [hopOfKey(selected)!]));
+  const [expanded, setExpanded] = useState<ReadonlySet<number>>(
+    () => new Set(hopOfKey(selected) === undefined ? [] : [hopOfKey(selected)!]),
+  );
   const [children, setChildren] = useState<ReadonlyMap<string, Run>>(new Map());
   const [cancelling, setCancelling] = useState(false);
   const [notice, setNotice] = useState<string>();
@@ -76,7 +78,10 @@ function RunDetail({ run, selected, reload }: { run: Run; selected?: string; rel
   const rows = useMemo(() => rowsOf(run, expanded, children), [run, expanded, children]);
   const span = spanOf(run, rows, Date.now());
   // A hop's cost joins its network run's when the hop ends: until then the whole is the sum of the parts.
-  const total = Math.max(Number(run.cost), rows.reduce((sum, row) => (row.depth === 0 ? sum + row.cost : sum), 0));
+  const total = Math.max(
+    Number(run.cost),
+    rows.reduce((sum, row) => (row.depth === 0 ? sum + row.cost : sum), 0),
+  );
   const selectedRow = rows.find((row): row is StepRow => row.kind === 'step' && row.key === selected);
   const selectedRun = selectedRow ? (selectedRow.runId === run.id ? run : children.get(selectedRow.runId)) : undefined;
 
@@ -148,7 +153,9 @@ function RunDetail({ run, selected, reload }: { run: Run; selected?: string; rel
         <dt>Model</dt>
         <dd>
           {model ?? <span class="muted">none of its own (its hops' models are theirs)</span>}
-          {run.resolved_model && run.resolved_model !== run.model && run.model !== 'none' && <span class="muted"> (asked for {run.model})</span>}
+          {run.resolved_model && run.resolved_model !== run.model && run.model !== 'none' && (
+            <span class="muted"> (asked for {run.model})</span>
+          )}
         </dd>
         {run.routing_reason && (
           <>
@@ -158,7 +165,8 @@ function RunDetail({ run, selected, reload }: { run: Run; selected?: string; rel
         )}
         <dt>Tokens</dt>
         <dd>
-          {formatCount(run.usage.input_tokens)} in ({formatCount(run.usage.cached_tokens)} cached), {formatCount(run.usage.output_tokens)} out
+          {formatCount(run.usage.input_tokens)} in ({formatCount(run.usage.cached_tokens)} cached), {formatCount(run.usage.output_tokens)}{' '}
+          out
         </dd>
         <dt>Cost</dt>
         <dd>{formatUsd(run.cost)}</dd>
@@ -184,18 +192,24 @@ function RunDetail({ run, selected, reload }: { run: Run; selected?: string; rel
       </pre>
 
       <h2>
-        {run.hops.length > 0 ? 'Steps and hops' : 'Steps'} <span class="muted">({formatCount(run.steps.length)} steps{run.hops.length > 0 ? `, ${run.hops.length} hops` : ''})</span>
+        {run.hops.length > 0 ? 'Steps and hops' : 'Steps'}{' '}
+        <span class="muted">
+          ({formatCount(run.steps.length)} steps{run.hops.length > 0 ? `, ${run.hops.length} hops` : ''})
+        </span>
       </h2>
       {rows.length === 0 ? (
         <p class="muted">No steps yet.</p>
       ) : (
         <StepTree runId={run.id} rows={rows} total={total} span={span} selected={selected} toggleHop={toggleHop} />
       )}
-      {selected && !selectedRow && rows.length > 0 && (linkedHop === undefined || children.has(run.hops[linkedHop]?.child_run_id ?? '')) && (
-        <p class="notice" role="status">
-          This run has no step {selected}.
-        </p>
-      )}
+      {selected &&
+        !selectedRow &&
+        rows.length > 0 &&
+        (linkedHop === undefined || children.has(run.hops[linkedHop]?.child_run_id ?? '')) && (
+          <p class="notice" role="status">
+            This run has no step {selected}.
+          </p>
+        )}
       {selectedRow && selectedRun && <StepDetail row={selectedRow} run={selectedRun} />}
     </>
   );

@@ -24,7 +24,15 @@ export default function RunsView() {
     async (signal) =>
       unwrap(
         await api.GET('/v1/runs', {
-          params: { query: { limit: PAGE_SIZE, status: status ? [status] : undefined, agent_id: agentId, after, before: after ? undefined : before } },
+          params: {
+            query: {
+              limit: PAGE_SIZE,
+              status: status ? [status] : undefined,
+              agent_id: agentId,
+              after,
+              before: after ? undefined : before,
+            },
+          },
           signal,
         }),
       ),
@@ -58,7 +66,11 @@ export default function RunsView() {
       <form class="row" onSubmit={(event) => event.preventDefault()} aria-label="Filter runs">
         <div class="field">
           <label for="runs-status">Status</label>
-          <select id="runs-status" value={status ?? ''} onChange={(event) => filter('status', (event.currentTarget as HTMLSelectElement).value)}>
+          <select
+            id="runs-status"
+            value={status ?? ''}
+            onChange={(event) => filter('status', (event.currentTarget as HTMLSelectElement).value)}
+          >
             <option value="">Any status</option>
             {STATUSES.map((s) => (
               <option key={s} value={s}>
@@ -69,7 +81,11 @@ export default function RunsView() {
         </div>
         <div class="field">
           <label for="runs-agent">Agent</label>
-          <select id="runs-agent" value={agentId ?? ''} onChange={(event) => filter('agent_id', (event.currentTarget as HTMLSelectElement).value)}>
+          <select
+            id="runs-agent"
+            value={agentId ?? ''}
+            onChange={(event) => filter('agent_id', (event.currentTarget as HTMLSelectElement).value)}
+          >
             <option value="">Any agent</option>
             {agentId && !agents.data?.data.some((a) => a.id === agentId) && <option value={agentId}>{agentId}</option>}
             {(agents.data?.data ?? []).map((agent) => (
@@ -84,11 +100,19 @@ export default function RunsView() {
         {(list) =>
           list.data.length === 0 ? (
             filtered || after || before ? (
-              <EmptyState title="No runs match" path={`/v1/runs?${new URLSearchParams(Object.entries({ status, agent_id: agentId }).filter((e): e is [string, string] => Boolean(e[1]))).toString()}`}>
+              <EmptyState
+                title="No runs match"
+                path={`/v1/runs?${new URLSearchParams(Object.entries({ status, agent_id: agentId }).filter((e): e is [string, string] => Boolean(e[1]))).toString()}`}
+              >
                 <p>No run of this project matches these filters. The API lists them the same way:</p>
               </EmptyState>
             ) : (
-              <EmptyState title="No runs yet" method="POST" path={`/v1/agents/${agents.data?.data[0]?.id ?? 'AGENT_ID'}/run`} body={{ input: 'Hello' }}>
+              <EmptyState
+                title="No runs yet"
+                method="POST"
+                path={`/v1/agents/${agents.data?.data[0]?.id ?? 'AGENT_ID'}/run`}
+                body={{ input: 'Hello' }}
+              >
                 <p>Runs appear here once an agent or a network is run. Start one:</p>
               </EmptyState>
             )
@@ -102,10 +126,16 @@ export default function RunsView() {
                     <th scope="col">Agent or network</th>
                     <th scope="col">Status</th>
                     <th scope="col">Model</th>
-                    <th scope="col" class="number">Tokens</th>
-                    <th scope="col" class="number">Cost</th>
+                    <th scope="col" class="number">
+                      Tokens
+                    </th>
+                    <th scope="col" class="number">
+                      Cost
+                    </th>
                     <th scope="col">Created</th>
-                    <th scope="col" class="number">Duration</th>
+                    <th scope="col" class="number">
+                      Duration
+                    </th>
                   </tr>
                 </thead>
                 <tbody>
@@ -115,10 +145,20 @@ export default function RunsView() {
                 </tbody>
               </table>
               <nav class="pager" aria-label="Pages of runs">
-                <button type="button" class="plain" disabled={!(after || (before && list.has_more))} onClick={() => list.first_id && page('before', list.first_id)}>
+                <button
+                  type="button"
+                  class="plain"
+                  disabled={!(after || (before && list.has_more))}
+                  onClick={() => list.first_id && page('before', list.first_id)}
+                >
                   Newer
                 </button>
-                <button type="button" class="plain" disabled={!(list.has_more || before) || !list.last_id} onClick={() => list.last_id && page('after', list.last_id)}>
+                <button
+                  type="button"
+                  class="plain"
+                  disabled={!(list.has_more || before) || !list.last_id}
+                  onClick={() => list.last_id && page('after', list.last_id)}
+                >
                   Older
                 </button>
               </nav>

@@ -12,7 +12,10 @@ import { useApi } from '../use-api';
 import './admin.css';
 
 export default function WebhookView({ params }: { params: { id: string } }) {
-  const endpoint = useApi((signal) => api.GET('/v1/webhooks/{id}', { params: { path: { id: params.id } }, signal }).then(unwrap), [params.id]);
+  const endpoint = useApi(
+    (signal) => api.GET('/v1/webhooks/{id}', { params: { path: { id: params.id } }, signal }).then(unwrap),
+    [params.id],
+  );
   return (
     <>
       <p>

@@ -23,9 +23,7 @@ export default function WebhooksView() {
   return (
     <>
       <h1>Webhooks</h1>
-      <p class="muted">
-        Endpoints the project's events are POSTed to, signed by each endpoint's secret (Standard Webhooks).
-      </p>
+      <p class="muted">Endpoints the project's events are POSTed to, signed by each endpoint's secret (Standard Webhooks).</p>
       {created?.secret && (
         <SecretOnce label={`Signing secret of ${created.url}`} secret={created.secret} onDone={() => setCreated(undefined)} />
       )}

@@ -47,14 +47,16 @@ export async function createdAgent(client: ApiClient, fields: Record<string, unk
 /** Starts a run without waiting for it; its id. */
 export async function startedRun(client: ApiClient, agentId: string, input: string): Promise<string> {
   const response = await client.post(`/v1/agents/${agentId}/run`, { input, wait: false });
-  if (response.status !== 202 && response.status !== 200) throw new Error(`POST /v1/agents/${agentId}/run answered ${response.status}: ${JSON.stringify(response.body)}`);
+  if (response.status !== 202 && response.status !== 200)
+    throw new Error(`POST /v1/agents/${agentId}/run answered ${response.status}: ${JSON.stringify(response.body)}`);
   return response.body.id as string;
 }
 
 /** A run waited for (as long as the API waits), as it then stood. */
 export async function ranRun(client: ApiClient, agentId: string, input: string): Promise<RunSeen> {
   const response = await client.post(`/v1/agents/${agentId}/run`, { input });
-  if (response.status !== 200 && response.status !== 202) throw new Error(`POST /v1/agents/${agentId}/run answered ${response.status}: ${JSON.stringify(response.body)}`);
+  if (response.status !== 200 && response.status !== 202)
+    throw new Error(`POST /v1/agents/${agentId}/run answered ${response.status}: ${JSON.stringify(response.body)}`);
   return response.body as RunSeen;
 }
 
@@ -69,6 +71,7 @@ export async function inTurns<T, R>(items: T[], atOnce: number, work: (item: T) 
 export async function cancelled(client: ApiClient, runIds: string[]): Promise<void> {
   await inTurns(runIds, 10, async (id) => {
     const response = await client.post(`/v1/runs/${id}/cancel`, {});
-    if (response.status !== 200 && response.status !== 409) throw new Error(`cancelling ${id} answered ${response.status}: ${JSON.stringify(response.body)}`);
+    if (response.status !== 200 && response.status !== 409)
+      throw new Error(`cancelling ${id} answered ${response.status}: ${JSON.stringify(response.body)}`);
   });
 }

@@ -68,7 +68,10 @@ export async function openStreams(ground: Battleground, count: number): Promise<
   const seen: StreamsSeen = { statuses: {}, withRetryAfter: 0 };
   await Promise.all(
     Array.from({ length: count }, async () => {
-      const response = await fetch(`${ground.apiUrl}/v1/runs/${runId}/events`, { headers: { authorization: `Bearer ${ground.hostile.key}` }, signal: giveUp.signal });
+      const response = await fetch(`${ground.apiUrl}/v1/runs/${runId}/events`, {
+        headers: { authorization: `Bearer ${ground.hostile.key}` },
+        signal: giveUp.signal,
+      });
       seen.statuses[response.status] = (seen.statuses[response.status] ?? 0) + 1;
       if (response.status === 200) return;
       if (response.status === 429 && response.headers.get('retry-after')) seen.withRetryAfter++;
@@ -99,7 +102,10 @@ export async function queueBehindSlowRun(ground: Battleground, count: number): P
   return {
     async stop() {
       // The queued ones first: cancelling the slow one first would start them.
-      await cancelled(ground.hostile, answers.map((response) => response.body.id as string));
+      await cancelled(
+        ground.hostile,
+        answers.map((response) => response.body.id as string),
+      );
       await cancelled(ground.hostile, [slow]);
       return { queued: answers.filter((response) => response.body.status === 'queued').length };
     },

@@ -18,7 +18,14 @@ export async function poisonedPattern(ground: Battleground): Promise<Attack<{ ru
   const agent = await createdAgent(ground.hostile, {
     name: 'poisoned pattern',
     model: ground.model,
-    tools: [{ type: 'http', name: 'probe', url: `${ground.hosts.tools.url}/echo`, parameters: { type: 'object', properties: { q: { type: 'string', pattern: '^(a+)+$' } } } }],
+    tools: [
+      {
+        type: 'http',
+        name: 'probe',
+        url: `${ground.hosts.tools.url}/echo`,
+        parameters: { type: 'object', properties: { q: { type: 'string', pattern: '^(a+)+$' } } },
+      },
+    ],
   });
   const input = ordering({ call: { name: 'probe', arguments: { q: POISONED_ARGUMENT } } });
   const runs = repeatedly(() => ranRun(ground.hostile, agent, input), 2);
@@ -30,7 +37,12 @@ export async function poisonedPattern(ground: Battleground): Promise<Attack<{ ru
  * the platform's lookups reach the DNS server.
  */
 export async function silentDns(ground: Battleground): Promise<Attack<{ queries: number }>> {
-  const agent = await createdAgent(ground.hostile, { name: 'silent host', model: ground.model, max_steps: 50, tools: [{ type: 'http', name: 'slow', url: `http://${SILENT_HOST}/` }] });
+  const agent = await createdAgent(ground.hostile, {
+    name: 'silent host',
+    model: ground.model,
+    max_steps: 50,
+    tools: [{ type: 'http', name: 'slow', url: `http://${SILENT_HOST}/` }],
+  });
   const input = ordering({ call: { name: 'slow', arguments: {}, times: SILENT_CALLS_PER_RUN } });
   const runIds: string[] = [];
   for (let i = 0; i < SILENT_RUNS; i++) runIds.push(await startedRun(ground.hostile, agent, input));
@@ -50,7 +62,11 @@ export async function silentDns(ground: Battleground): Promise<Attack<{ queries:
 
 /** Runs, one after another, of an agent whose MCP server lists 40 MiB of tools. */
 export async function floodingMcpListing(ground: Battleground): Promise<Attack<{ runs: RunSeen[] }>> {
-  const agent = await createdAgent(ground.hostile, { name: 'flooding listing', model: ground.model, tools: [{ type: 'mcp', server_label: 'flood', server_url: ground.hosts.mcpFlood.url }] });
+  const agent = await createdAgent(ground.hostile, {
+    name: 'flooding listing',
+    model: ground.model,
+    tools: [{ type: 'mcp', server_label: 'flood', server_url: ground.hosts.mcpFlood.url }],
+  });
   const runs = repeatedly(() => ranRun(ground.hostile, agent, 'Use your tools.'));
   return { stop: async () => ({ runs: await runs.stop() }) };
 }

@@ -4,7 +4,16 @@
  * with usage, `message_stop`), and errors with Anthropic's error body.
  */
 import type { ServerResponse } from 'node:http';
-import { halves, randomId, sendEvent, startScriptedServer, streamText, type Exchange, type ModelServer, type ScriptedReply } from './scripted-server.js';
+import {
+  halves,
+  randomId,
+  sendEvent,
+  startScriptedServer,
+  streamText,
+  type Exchange,
+  type ModelServer,
+  type ScriptedReply,
+} from './scripted-server.js';
 
 export type { ModelServer, ScriptedReply } from './scripted-server.js';
 
@@ -34,7 +43,11 @@ async function streamReply(exchange: Exchange, reply: ScriptedReply): Promise<vo
   const { input = 10, output = 5, cached = 0 } = reply.usage ?? {};
   const event = (data: { type: string } & Record<string, unknown>) => sendEvent(res, data, data.type);
 
-  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'request-id': `req_${randomId(24)}` });
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    'request-id': `req_${randomId(24)}`,
+  });
   event({
     type: 'message_start',
     message: {
@@ -46,7 +59,13 @@ async function streamReply(exchange: Exchange, reply: ScriptedReply): Promise<vo
       stop_reason: null,
       stop_sequence: null,
       // Anthropic counts cached input apart from the rest.
-      usage: { input_tokens: input - cached, cache_creation_input_tokens: 0, cache_read_input_tokens: cached, output_tokens: 1, service_tier: 'standard' },
+      usage: {
+        input_tokens: input - cached,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: cached,
+        output_tokens: 1,
+        service_tier: 'standard',
+      },
     },
   });
   sendEvent(res, { type: 'ping' }, 'ping');
@@ -54,7 +73,8 @@ async function streamReply(exchange: Exchange, reply: ScriptedReply): Promise<vo
   let index = 0;
   if (reply.text?.length) {
     event({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
-    if (!(await streamText(exchange, reply, (text) => event({ type: 'content_block_delta', index, delta: { type: 'text_delta', text } })))) return;
+    if (!(await streamText(exchange, reply, (text) => event({ type: 'content_block_delta', index, delta: { type: 'text_delta', text } }))))
+      return;
     if (reply.hang) return exchange.hold();
     event({ type: 'content_block_stop', index });
     index += 1;
@@ -62,12 +82,21 @@ async function streamReply(exchange: Exchange, reply: ScriptedReply): Promise<vo
     return exchange.hold();
   }
   for (const call of reply.tool_calls ?? []) {
-    event({ type: 'content_block_start', index, content_block: { type: 'tool_use', id: `toolu_${randomId(24)}`, name: call.name, input: {} } });
-    for (const partial_json of ['', ...halves(call.arguments)]) event({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json } });
+    event({
+      type: 'content_block_start',
+      index,
+      content_block: { type: 'tool_use', id: `toolu_${randomId(24)}`, name: call.name, input: {} },
+    });
+    for (const partial_json of ['', ...halves(call.arguments)])
+      event({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json } });
     event({ type: 'content_block_stop', index });
     index += 1;
   }
-  event({ type: 'message_delta', delta: { stop_reason: reply.tool_calls?.length ? 'tool_use' : 'end_turn', stop_sequence: null }, usage: { output_tokens: output } });
+  event({
+    type: 'message_delta',
+    delta: { stop_reason: reply.tool_calls?.length ? 'tool_use' : 'end_turn', stop_sequence: null },
+    usage: { output_tokens: output },
+  });
   event({ type: 'message_stop' });
   res.end();
 }

@@ -4,7 +4,16 @@
  * OpenAI's error body, and `GET /v1/models`.
  */
 import type { ServerResponse } from 'node:http';
-import { halves, randomId, sendEvent, startScriptedServer, streamText, type Exchange, type ModelServer, type ScriptedReply } from './scripted-server.js';
+import {
+  halves,
+  randomId,
+  sendEvent,
+  startScriptedServer,
+  streamText,
+  type Exchange,
+  type ModelServer,
+  type ScriptedReply,
+} from './scripted-server.js';
 
 export type { ModelServer, ScriptedReply } from './scripted-server.js';
 
@@ -15,12 +24,28 @@ export interface OpenAiServer extends ModelServer {
 
 const ERRORS: Record<number, { type: string; code: string | null; message: string }> = {
   400: { type: 'invalid_request_error', code: null, message: "Invalid value for 'max_completion_tokens': must be a positive integer." },
-  401: { type: 'invalid_request_error', code: 'invalid_api_key', message: 'Incorrect API key provided: sk-test. You can find your API key at https://platform.openai.com/account/api-keys.' },
-  403: { type: 'invalid_request_error', code: 'unsupported_country_region_territory', message: 'Country, region, or territory not supported' },
+  401: {
+    type: 'invalid_request_error',
+    code: 'invalid_api_key',
+    message: 'Incorrect API key provided: sk-test. You can find your API key at https://platform.openai.com/account/api-keys.',
+  },
+  403: {
+    type: 'invalid_request_error',
+    code: 'unsupported_country_region_territory',
+    message: 'Country, region, or territory not supported',
+  },
   404: { type: 'invalid_request_error', code: 'model_not_found', message: 'The model does not exist or you do not have access to it.' },
-  429: { type: 'requests', code: 'rate_limit_exceeded', message: 'Rate limit reached for requests per min (RPM): Limit 500, Used 500, Requested 1. Please try again in 120ms.' },
+  429: {
+    type: 'requests',
+    code: 'rate_limit_exceeded',
+    message: 'Rate limit reached for requests per min (RPM): Limit 500, Used 500, Requested 1. Please try again in 120ms.',
+  },
 };
-const SERVER_ERROR = { type: 'server_error', code: null, message: 'The server had an error while processing your request. Sorry about that!' };
+const SERVER_ERROR = {
+  type: 'server_error',
+  code: null,
+  message: 'The server had an error while processing your request. Sorry about that!',
+};
 
 function sendError(res: ServerResponse, status: number, retryAfter?: number, message?: string): void {
   const error = ERRORS[status] ?? SERVER_ERROR;
@@ -38,9 +63,21 @@ async function streamReply(exchange: Exchange, reply: ScriptedReply): Promise<vo
   const model = typeof body.model === 'string' ? body.model : 'unknown';
   const created = Math.floor(Date.now() / 1000);
   const chunk = (delta: Record<string, unknown>, finish_reason: string | null = null) =>
-    sendEvent(res, { id, object: 'chat.completion.chunk', created, model, system_fingerprint: 'fp_loopback', choices: [{ index: 0, delta, logprobs: null, finish_reason }], usage: null });
+    sendEvent(res, {
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model,
+      system_fingerprint: 'fp_loopback',
+      choices: [{ index: 0, delta, logprobs: null, finish_reason }],
+      usage: null,
+    });
 
-  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-request-id': `req_${randomId(32)}` });
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    'x-request-id': `req_${randomId(32)}`,
+  });
   chunk({ role: 'assistant', content: '', refusal: null });
   if (!(await streamText(exchange, reply, (content) => chunk({ content })))) return;
   if (reply.hang) return exchange.hold();
@@ -81,10 +118,16 @@ export async function startOpenAiServer(options: { models?: string[]; port?: num
       const { method, path, body, res } = exchange;
       if (method === 'GET' && path === '/v1/models') {
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ object: 'list', data: models.map((id) => ({ id, object: 'model', created: 1_700_000_000, owned_by: 'library' })) }));
+        res.end(
+          JSON.stringify({
+            object: 'list',
+            data: models.map((id) => ({ id, object: 'model', created: 1_700_000_000, owned_by: 'library' })),
+          }),
+        );
         return;
       }
-      if (method !== 'POST' || path !== '/v1/chat/completions') return sendError(res, 404, undefined, `Unknown request URL: ${method} ${path}.`);
+      if (method !== 'POST' || path !== '/v1/chat/completions')
+        return sendError(res, 404, undefined, `Unknown request URL: ${method} ${path}.`);
       if (body.stream !== true) return sendError(res, 400, undefined, 'this loopback server answers streamed requests only');
       const reply = exchange.takeReply();
       if (!reply) return sendError(res, 500, undefined, `no reply scripted for model ${String(body.model)}`);

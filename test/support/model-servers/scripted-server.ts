@@ -168,4 +168,5 @@ export function halves(text: string): string[] {
   return [text.slice(0, middle), text.slice(middle)].filter(Boolean);
 }
 
-export const randomId = (length = 24) => Array.from({ length }, () => 'abcdefghijklmnopqrstuvwxyz0123456789'[Math.floor(Math.random() * 36)]).join('');
+export const randomId = (length = 24) =>
+  Array.from({ length }, () => 'abcdefghijklmnopqrstuvwxyz0123456789'[Math.floor(Math.random() * 36)]).join('');

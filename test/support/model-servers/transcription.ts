@@ -24,7 +24,11 @@ export interface TranscriptionServer {
 
 function sendError(res: ServerResponse, status: number, message: string): void {
   res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({ error: { message, type: status >= 500 ? 'server_error' : 'invalid_request_error', param: status === 400 ? 'file' : null, code: null } }));
+  res.end(
+    JSON.stringify({
+      error: { message, type: status >= 500 ? 'server_error' : 'invalid_request_error', param: status === 400 ? 'file' : null, code: null },
+    }),
+  );
 }
 
 export async function startTranscriptionServer(): Promise<TranscriptionServer> {

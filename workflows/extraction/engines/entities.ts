@@ -114,11 +114,13 @@ export function* chunksOf(text: string, size: number): Generator<Span> {
 }
 
 // Words that begin sentences without naming anything; any other capitalised first word may be a name.
-const SENTENCE_STARTERS = new Set(`a an the it its it's he she they we i i'm you this that these those there here but and or
+const SENTENCE_STARTERS = new Set(
+  `a an the it its it's he she they we i i'm you this that these those there here but and or
   so yet if when while as at by in on of for to from with after before since because although though however then now
   some many most all no nobody none every each one his her their our my your what which who how why where once even
   still also just only both either neither not such much more less few several another other nothing everyone someone
-  later soon perhaps maybe yes oh well`.split(/\s+/));
+  later soon perhaps maybe yes oh well`.split(/\s+/),
+);
 const SEGMENT = /[^.!?\n]+(?:[.!?]+["'\u201d\u2019)\]]*|\n+|$)/g;
 const CAPITAL_INSIDE = /[\s"'\u201c\u2018([-]\p{Lu}(?=[\p{L}.])/u;
 
@@ -131,7 +133,9 @@ export function blankPlainSentences(text: string): string {
   let previous = '';
   return text.replace(SEGMENT, (segment) => {
     const first = /^[\s"'\u201c\u2018([]*(\p{Lu}[\p{L}'\u2019-]*)/u.exec(segment)?.[1];
-    const likely = /[\d$\u20ac\u00a3\u00a5\u20b9]/.test(segment) || CAPITAL_INSIDE.test(segment.slice(1)) ||
+    const likely =
+      /[\d$\u20ac\u00a3\u00a5\u20b9]/.test(segment) ||
+      CAPITAL_INSIDE.test(segment.slice(1)) ||
       (first !== undefined && !SENTENCE_STARTERS.has(first.toLowerCase().replace('\u2019', "'"))) ||
       /\b\p{Lu}\p{Ll}{0,3}\.$/u.test(previous.trimEnd());
     previous = segment;
@@ -148,7 +152,10 @@ function resolveOverlaps(found: FoundEntity[]): FoundEntity[] {
   const overlaps = (a: Span, b: Span) => a.start < b.end && b.start < a.end;
   const typed: FoundEntity[] = [];
   for (const f of found) {
-    if (f.extractor === 'compromise') { typed.push(f); continue; }
+    if (f.extractor === 'compromise') {
+      typed.push(f);
+      continue;
+    }
     const covered = fromCompromise.filter((c) => overlaps(c, f));
     if (covered.length > 1) continue;
     typed.push(covered[0] ? { ...f, type: covered[0].type } : f);
@@ -185,8 +192,16 @@ function typeCandidates(candidates: Candidate[], passages: readonly Passage[], p
     if (!type) continue;
     counts.set(c.passage, (counts.get(c.passage) ?? 0) + 1);
     mentions.push({
-      type, name, canonical: canonicalName(type, name), passage: c.passage, start: c.start, end: c.end,
-      page, start_ms, end_ms, extractor: c.extractor,
+      type,
+      name,
+      canonical: canonicalName(type, name),
+      passage: c.passage,
+      start: c.start,
+      end: c.end,
+      page,
+      start_ms,
+      end_ms,
+      extractor: c.extractor,
     });
   }
   return mentions;
@@ -197,8 +212,11 @@ function placeMentions(sentences: Omit<Sentence, 'mentions'>[], mentions: Entity
   const placed: Sentence[] = [];
   let m = 0;
   for (const sentence of sentences) {
-    while (m < mentions.length && (mentions[m]!.passage < sentence.passage ||
-      (mentions[m]!.passage === sentence.passage && mentions[m]!.start < sentence.start))) m++;
+    while (
+      m < mentions.length &&
+      (mentions[m]!.passage < sentence.passage || (mentions[m]!.passage === sentence.passage && mentions[m]!.start < sentence.start))
+    )
+      m++;
     const inside: number[] = [];
     for (let k = m; k < mentions.length && mentions[k]!.passage === sentence.passage && mentions[k]!.start < sentence.end; k++) {
       if (mentions[k]!.end <= sentence.end) inside.push(k);

@@ -34,15 +34,66 @@ type PlacedTerm = Term & { offset?: { start: number; length: number } };
 
 /** Words that end organisation names often enough to type a proper-noun run on their own. */
 const ORGANISATION_HEADS = new Set([
-  'inc', 'inc.', 'corp', 'corp.', 'corporation', 'ltd', 'ltd.', 'limited', 'llc', 'plc', 'gmbh', 'ag', 'co.', 'company',
-  'group', 'holdings', 'bank', 'university', 'institute', 'foundation', 'association', 'agency', 'ministry',
-  'council', 'partners', 'technologies', 'systems', 'labs', 'capital', 'ventures', 'industries', 'airlines',
-  'traders', 'trading', 'motors', 'foods', 'energy', 'pharmaceuticals', 'media', 'solutions', 'networks', 'logistics',
-  'airways', 'insurance', 'software', 'studios', 'enterprises', 'associates', 'consulting', 'electronics',
-  'communications', 'robotics', 'dynamics', 'analytics', 'brands', 'stores',
+  'inc',
+  'inc.',
+  'corp',
+  'corp.',
+  'corporation',
+  'ltd',
+  'ltd.',
+  'limited',
+  'llc',
+  'plc',
+  'gmbh',
+  'ag',
+  'co.',
+  'company',
+  'group',
+  'holdings',
+  'bank',
+  'university',
+  'institute',
+  'foundation',
+  'association',
+  'agency',
+  'ministry',
+  'council',
+  'partners',
+  'technologies',
+  'systems',
+  'labs',
+  'capital',
+  'ventures',
+  'industries',
+  'airlines',
+  'traders',
+  'trading',
+  'motors',
+  'foods',
+  'energy',
+  'pharmaceuticals',
+  'media',
+  'solutions',
+  'networks',
+  'logistics',
+  'airways',
+  'insurance',
+  'software',
+  'studios',
+  'enterprises',
+  'associates',
+  'consulting',
+  'electronics',
+  'communications',
+  'robotics',
+  'dynamics',
+  'analytics',
+  'brands',
+  'stores',
 ]);
 // A proper noun right after a role at an organisation, or right before what only organisations do, names one.
-const ORGANISATION_BEFORE = /\b(?:(?:ceo|cfo|coo|cto|chair(?:man|woman)?|president|founder|co-founder|director|head|chief \w+ officer|employee|spokes(?:man|woman|person)) (?:of|at)|works? (?:at|for)|worked (?:at|for)|joined|acquired|acquisition of|invested in|subsidiary of)\s+$/i;
+const ORGANISATION_BEFORE =
+  /\b(?:(?:ceo|cfo|coo|cto|chair(?:man|woman)?|president|founder|co-founder|director|head|chief \w+ officer|employee|spokes(?:man|woman|person)) (?:of|at)|works? (?:at|for)|worked (?:at|for)|joined|acquired|acquisition of|invested in|subsidiary of)\s+$/i;
 const ORGANISATION_AFTER = /^,?\s+(?:acquired|bought|purchased|hired|appointed|announced|reported|merged|raised|launched|sued|agreed)\b/i;
 const DATE_LEAD = new Set(['on', 'in', 'at', 'during', 'of']);
 // Abbreviated suffixes whose full stop belongs to the name ("Acme Corp.").
@@ -100,8 +151,7 @@ function moneyRuns(sentences: PlacedTerm[][]): PlacedTerm[][] {
     for (let i = 0; i < terms.length; i++) {
       if (!isMoneyish(terms[i]!)) continue;
       let j = i;
-      while (j + 1 < terms.length && terms[j]!.post.trim() === '' &&
-        (isMoneyish(terms[j + 1]!) || terms[j + 1]!.tags?.has('Value'))) j++;
+      while (j + 1 < terms.length && terms[j]!.post.trim() === '' && (isMoneyish(terms[j + 1]!) || terms[j + 1]!.tags?.has('Value'))) j++;
       const run = terms.slice(i, j + 1);
       if (run.some((t) => /\d/.test(t.text) || t.tags?.has('NumericValue') || t.tags?.has('TextValue'))) runs.push(run);
       i = j;
@@ -116,7 +166,7 @@ let wink: Wink | undefined;
 function winkEngine(): Wink {
   if (!wink) {
     const require = createRequire(import.meta.url);
-    const interop = <T>(mod: unknown): T => ((mod as { default?: T }).default ?? (mod as T));
+    const interop = <T>(mod: unknown): T => (mod as { default?: T }).default ?? (mod as T);
     const model = interop<Parameters<typeof winkNLP>[0]>(require('wink-eng-lite-web-model'));
     wink = { nlp: interop<typeof winkNLP>(require('wink-nlp'))(model) };
   }

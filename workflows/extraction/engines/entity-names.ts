@@ -18,7 +18,7 @@ let parser: ((text: string) => CompromiseDocument) | undefined;
 export function compromise(): (text: string) => CompromiseDocument {
   if (!parser) {
     const require = createRequire(import.meta.url);
-    const interop = <T>(mod: unknown): T => ((mod as { default?: T }).default ?? (mod as T));
+    const interop = <T>(mod: unknown): T => (mod as { default?: T }).default ?? (mod as T);
     const library = interop<typeof nlp>(require('compromise'));
     library.plugin(interop<typeof datesPlugin>(require('compromise-dates')));
     // Noun and verb phrase chunking costs a sixth of the parse and no entity method reads it. This instance is
@@ -32,8 +32,31 @@ export function compromise(): (text: string) => CompromiseDocument {
 
 /** Legal forms that say nothing about which organisation it is: "Acme Corp." and "Acme Corporation" are "acme". */
 const LEGAL_FORMS = new Set([
-  'inc', 'incorporated', 'corp', 'corporation', 'ltd', 'limited', 'llc', 'llp', 'lp', 'plc', 'co', 'company',
-  'gmbh', 'ag', 'sa', 'sas', 'srl', 'spa', 'nv', 'bv', 'pty', 'oy', 'ab', 'kg', 'se',
+  'inc',
+  'incorporated',
+  'corp',
+  'corporation',
+  'ltd',
+  'limited',
+  'llc',
+  'llp',
+  'lp',
+  'plc',
+  'co',
+  'company',
+  'gmbh',
+  'ag',
+  'sa',
+  'sas',
+  'srl',
+  'spa',
+  'nv',
+  'bv',
+  'pty',
+  'oy',
+  'ab',
+  'kg',
+  'se',
 ]);
 const HONORIFICS = new Set(['mr', 'mrs', 'ms', 'miss', 'dr', 'prof', 'sir', 'dame']);
 
@@ -113,7 +136,20 @@ const CURRENCIES: [RegExp, string][] = [
   [/\b(?:cad|aud|cny|rmb|sek|nok|dkk|brl|mxn|krw|sgd|hkd|nzd|zar)\b/, ''],
 ];
 const MULTIPLIERS: Record<string, number> = {
-  k: 3, thousand: 3, m: 6, mn: 6, mm: 6, million: 6, millions: 6, b: 9, bn: 9, billion: 9, billions: 9, t: 12, tn: 12, trillion: 12,
+  k: 3,
+  thousand: 3,
+  m: 6,
+  mn: 6,
+  mm: 6,
+  million: 6,
+  millions: 6,
+  b: 9,
+  bn: 9,
+  billion: 9,
+  billions: 9,
+  t: 12,
+  tn: 12,
+  trillion: 12,
 };
 
 /** "$1.2 million" → "usd 1200000": the ISO currency code (when it can be told) and the exact amount. */
@@ -131,7 +167,12 @@ function money(text: string): string | null {
 
 /** whole.fraction × 10^exponent, written exactly (no floating point). */
 function decimalShift(whole: string, fraction: string, exponent: number): string {
-  const shifted = fraction.length <= exponent ? `${whole}${fraction}${'0'.repeat(exponent - fraction.length)}` :
-    `${whole}${fraction.slice(0, exponent)}.${fraction.slice(exponent)}`;
-  return shifted.replace(/^0+(?=\d)/, '').replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, '');
+  const shifted =
+    fraction.length <= exponent
+      ? `${whole}${fraction}${'0'.repeat(exponent - fraction.length)}`
+      : `${whole}${fraction.slice(0, exponent)}.${fraction.slice(exponent)}`;
+  return shifted
+    .replace(/^0+(?=\d)/, '')
+    .replace(/(\.\d*?)0+$/, '$1')
+    .replace(/\.$/, '');
 }

@@ -2,7 +2,10 @@ import type { FileErrorCode } from '../../../records/files.js';
 
 /** A failure a retry cannot fix: the file is marked `failed` with this code. */
 export class ExtractionError extends Error {
-  constructor(readonly code: FileErrorCode, message: string) {
+  constructor(
+    readonly code: FileErrorCode,
+    message: string,
+  ) {
     super(message);
   }
 }

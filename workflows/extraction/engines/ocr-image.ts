@@ -28,7 +28,10 @@ export async function prepareForOcr(image: Buffer, maxLongSide: number): Promise
   if (!dimensions) throw new ExtractionError('invalid_file', 'The image is neither a readable PNG nor a readable JPEG.');
   const { width, height } = dimensions;
   if (width * height > MAX_SOURCE_PIXELS) {
-    throw new ExtractionError('ocr_failed', `The image is ${width}×${height} pixels; OCR reads at most ${MAX_SOURCE_PIXELS / 1e6} megapixels.`);
+    throw new ExtractionError(
+      'ocr_failed',
+      `The image is ${width}×${height} pixels; OCR reads at most ${MAX_SOURCE_PIXELS / 1e6} megapixels.`,
+    );
   }
 
   const decoded = await loadImage(image).catch((err: Error) => {
@@ -85,7 +88,8 @@ function pngDimensions(bytes: Buffer): Dimensions | null {
     const end = offset + 12 + length;
     if (end > bytes.length) return null;
     const type = bytes.toString('latin1', offset + 4, offset + 8);
-    if (!/^[A-Za-z]{4}$/.test(type) || bytes.readUInt32BE(offset + 8 + length) !== crc32(bytes.subarray(offset + 4, offset + 8 + length))) return null;
+    if (!/^[A-Za-z]{4}$/.test(type) || bytes.readUInt32BE(offset + 8 + length) !== crc32(bytes.subarray(offset + 4, offset + 8 + length)))
+      return null;
     if (offset === 8) {
       if (type !== 'IHDR' || length !== 13) return null;
       const width = bytes.readUInt32BE(16);

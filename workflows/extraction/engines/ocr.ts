@@ -79,7 +79,11 @@ export class OcrPool {
   async close(): Promise<void> {
     const running = this.#running;
     this.#running = null;
-    if (running) await running.then((r) => r.stop(), () => {});
+    if (running)
+      await running.then(
+        (r) => r.stop(),
+        () => {},
+      );
   }
 
   #start(): Promise<Running> {
@@ -188,7 +192,11 @@ function resultOf(page: Tesseract.Page, scale: number): RecognisedImage {
         for (const word of line.words) {
           if (!word.text.trim()) continue;
           const { x0, y0, x1, y1 } = word.bbox;
-          words.push({ text: word.text, confidence: word.confidence, box: { x: x0 / scale, y: y0 / scale, width: (x1 - x0) / scale, height: (y1 - y0) / scale } });
+          words.push({
+            text: word.text,
+            confidence: word.confidence,
+            box: { x: x0 / scale, y: y0 / scale, width: (x1 - x0) / scale, height: (y1 - y0) / scale },
+          });
         }
       }
     }

@@ -30,9 +30,13 @@ export async function visionImageOf(image: Buffer): Promise<VisionImage> {
   if (!dimensions) throw new ExtractionError('invalid_file', 'The image is neither a readable PNG nor a readable JPEG.');
   const { format, width, height } = dimensions;
   const media_type = format === 'png' ? 'image/png' : 'image/jpeg';
-  if (Math.max(width, height) <= MAX_VISION_LONG_SIDE && image.length <= MAX_VISION_IMAGE_BYTES) return { data: image, media_type, width, height };
+  if (Math.max(width, height) <= MAX_VISION_LONG_SIDE && image.length <= MAX_VISION_IMAGE_BYTES)
+    return { data: image, media_type, width, height };
   if (width * height > MAX_SOURCE_PIXELS) {
-    throw new ExtractionError('invalid_file', `The image is ${width}×${height} pixels; at most ${MAX_SOURCE_PIXELS / 1e6} megapixels are read.`);
+    throw new ExtractionError(
+      'invalid_file',
+      `The image is ${width}×${height} pixels; at most ${MAX_SOURCE_PIXELS / 1e6} megapixels are read.`,
+    );
   }
   const decoded = await loadImage(image).catch((err: Error) => {
     throw new ExtractionError('invalid_file', `The ${format.toUpperCase()} could not be decoded: ${err.message}`);

@@ -6,7 +6,14 @@ import { finish, type RouterDecision, type RouterState } from './hop.js';
 
 export function nextByHandoff({ hop, members, previous }: RouterState): RouterDecision {
   if (hop === 0) {
-    return { action: 'run', hop: { agentId: members[0]!, decision: { router: 'handoff', reason: 'The first member takes the task.' }, input: { from: 'network' } } };
+    return {
+      action: 'run',
+      hop: {
+        agentId: members[0]!,
+        decision: { router: 'handoff', reason: 'The first member takes the task.' },
+        input: { from: 'network' },
+      },
+    };
   }
   if (!previous?.handoff) return finish;
   return {

@@ -32,5 +32,8 @@ export async function nextHop(router: NetworkRouterType, state: RouterState, cal
 }
 
 function unknownRouter(router: never): RouterDecision {
-  return { action: 'fail', error: { code: 'unknown_router', message: `The network's router type ${JSON.stringify(router)} is not one this platform runs.` } };
+  return {
+    action: 'fail',
+    error: { code: 'unknown_router', message: `The network's router type ${JSON.stringify(router)} is not one this platform runs.` },
+  };
 }

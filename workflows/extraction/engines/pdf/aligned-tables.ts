@@ -105,7 +105,12 @@ function tableOf(page: number, rows: Row[]): Table | null {
   const cells: TableCell[] = [];
   slots.forEach((row, r) =>
     row.forEach((words, c) => {
-      const box: Box = { x: columns[c]!.start, y: edges[r]!, width: columns[c]!.end - columns[c]!.start, height: edges[r + 1]! - edges[r]! };
+      const box: Box = {
+        x: columns[c]!.start,
+        y: edges[r]!,
+        width: columns[c]!.end - columns[c]!.start,
+        height: edges[r + 1]! - edges[r]!,
+      };
       cells.push({ row: r, column: c, row_span: 1, column_span: 1, text: lineText(words), box });
     }),
   );

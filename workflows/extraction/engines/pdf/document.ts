@@ -45,7 +45,9 @@ export async function openPdf(source: PdfSource): Promise<PDFDocumentProxy> {
   const file = typeof source === 'string' ? await open(source, 'r') : null;
   const range = file ? new FileRangeTransport(file, (await file.stat()).size) : null;
   const task = getDocument({
-    ...(range ? { range, length: range.length, disableAutoFetch: true, disableStream: true, rangeChunkSize: RANGE_CHUNK_BYTES } : { data: await ownedBytes(source) }),
+    ...(range
+      ? { range, length: range.length, disableAutoFetch: true, disableStream: true, rangeChunkSize: RANGE_CHUNK_BYTES }
+      : { data: await ownedBytes(source) }),
     standardFontDataUrl,
     cMapUrl,
     cMapPacked: true,

@@ -43,7 +43,14 @@ export async function extractPdf(source: PdfSource, options: PdfOptions = {}): P
   }
 }
 
-async function extractInPool(doc: PDFDocumentProxy, source: PdfSource, from: number, to: number, threads: number, options: PdfOptions): Promise<PdfExtraction> {
+async function extractInPool(
+  doc: PDFDocumentProxy,
+  source: PdfSource,
+  from: number,
+  to: number,
+  threads: number,
+  options: PdfOptions,
+): Promise<PdfExtraction> {
   const ranges: { from: number; to: number }[] = [];
   for (let start = from; start <= to; start += pagesPerRange) {
     ranges.push({ from: start, to: Math.min(to, start + pagesPerRange - 1) });
@@ -81,7 +88,13 @@ const idleWorkers: Worker[] = [];
  * Has one worker open the document and take ranges until none are left, then close it and go back to the idle
  * workers. A worker that fails is ended rather than reused.
  */
-function drive(worker: Worker, open: WorkerRequest, ranges: { from: number; to: number }[], results: PdfExtraction[], onPage: () => void): Promise<void> {
+function drive(
+  worker: Worker,
+  open: WorkerRequest,
+  ranges: { from: number; to: number }[],
+  results: PdfExtraction[],
+  onPage: () => void,
+): Promise<void> {
   worker.ref();
   return new Promise<void>((resolve, reject) => {
     const next = () => {

@@ -69,7 +69,9 @@ export async function extractOpenPages(doc: PDFDocumentProxy, range: PageRange =
 const cellGapEms = 0.9;
 
 function mayHoldRuledTable(lines: Line[]): boolean {
-  return lines.some((line) => line.words.some((word, i) => i > 0 && word.x - (line.words[i - 1]!.x + line.words[i - 1]!.width) > line.height * cellGapEms));
+  return lines.some((line) =>
+    line.words.some((word, i) => i > 0 && word.x - (line.words[i - 1]!.x + line.words[i - 1]!.width) > line.height * cellGapEms),
+  );
 }
 
 async function extractPage(doc: PDFDocumentProxy, n: number, findTables: boolean): Promise<PageResult> {

@@ -43,7 +43,10 @@ export function merge(rulings: Ruling[]): Ruling[] {
 }
 
 const crosses = (h: Ruling, v: Ruling) =>
-  v.position >= h.start - tolerance && v.position <= h.end + tolerance && h.position >= v.start - tolerance && h.position <= v.end + tolerance;
+  v.position >= h.start - tolerance &&
+  v.position <= h.end + tolerance &&
+  h.position >= v.start - tolerance &&
+  h.position <= v.end + tolerance;
 
 /** Rulings that touch, directly or through others (union–find over every crossing pair). */
 function connectedGroups(horizontal: Ruling[], vertical: Ruling[]): { horizontal: Ruling[]; vertical: Ruling[] }[] {
@@ -93,7 +96,8 @@ function tableOf(page: number, horizontal: Ruling[], vertical: Ruling[], words: 
       let columnSpan = 1;
       while (c + columnSpan < columns && !ruledRight(r, c + columnSpan - 1) && !taken[r]![c + columnSpan]) columnSpan++;
       let rowSpan = 1;
-      const openBelow = (row: number) => Array.from({ length: columnSpan }, (_, k) => c + k).every((col) => !ruledBelow(row, col) && !taken[row + 1]![col]);
+      const openBelow = (row: number) =>
+        Array.from({ length: columnSpan }, (_, k) => c + k).every((col) => !ruledBelow(row, col) && !taken[row + 1]![col]);
       while (r + rowSpan < rows && openBelow(r + rowSpan - 1)) rowSpan++;
       for (let i = r; i < r + rowSpan; i++) for (let j = c; j < c + columnSpan; j++) taken[i]![j] = true;
       const box: Box = { x: xs[c]!, y: ys[r]!, width: xs[c + columnSpan]! - xs[c]!, height: ys[r + rowSpan]! - ys[r]! };

@@ -28,7 +28,14 @@ const skewTolerance = 1;
 
 // pdfjs ≥ 4.10 records each path as one constructPath op: [paintOp, [Float32Array of DrawOPS], minMax].
 const drawOps = { moveTo: 0, lineTo: 1, curveTo: 2, quadraticCurveTo: 3, closePath: 4 };
-const strokeOps = new Set<number>([OPS.stroke, OPS.closeStroke, OPS.fillStroke, OPS.eoFillStroke, OPS.closeFillStroke, OPS.closeEOFillStroke]);
+const strokeOps = new Set<number>([
+  OPS.stroke,
+  OPS.closeStroke,
+  OPS.fillStroke,
+  OPS.eoFillStroke,
+  OPS.closeFillStroke,
+  OPS.closeEOFillStroke,
+]);
 const fillOps = new Set<number>([OPS.fill, OPS.eoFill, OPS.fillStroke, OPS.eoFillStroke, OPS.closeFillStroke, OPS.closeEOFillStroke]);
 const imageOps = new Set<number>([
   OPS.paintImageXObject,
@@ -83,7 +90,7 @@ function subpathsOf(path: Float32Array, m: Matrix): [number, number][][] {
   const subpaths: [number, number][][] = [];
   let current: [number, number][] = [];
   const point = (x: number, y: number): [number, number] => [m[0] * x + m[2] * y + m[4], m[1] * x + m[3] * y + m[5]];
-  for (let k = 0; k < path.length; ) {
+  for (let k = 0; k < path.length;) {
     const op = path[k++];
     if (op === drawOps.moveTo) {
       if (current.length > 0) subpaths.push(current);

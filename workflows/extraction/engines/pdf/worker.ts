@@ -9,9 +9,7 @@ import { openPdf, type PdfSource } from './document.js';
 import { extractOpenPages, type PdfExtraction } from './pages.js';
 
 export type WorkerRequest =
-  | { type: 'open'; source: PdfSource; tables: boolean }
-  | { type: 'range'; from: number; to: number }
-  | { type: 'close' };
+  { type: 'open'; source: PdfSource; tables: boolean } | { type: 'range'; from: number; to: number } | { type: 'close' };
 
 export type WorkerMessage =
   | { type: 'ready' }
@@ -21,7 +19,8 @@ export type WorkerMessage =
 
 const port = parentPort!;
 const send = (message: WorkerMessage) => port.postMessage(message);
-const fail = (err: unknown) => send({ type: 'failed', code: err instanceof ExtractionError ? err.code : null, message: (err as Error).message });
+const fail = (err: unknown) =>
+  send({ type: 'failed', code: err instanceof ExtractionError ? err.code : null, message: (err as Error).message });
 
 let doc: PDFDocumentProxy | null = null;
 let tables = true;

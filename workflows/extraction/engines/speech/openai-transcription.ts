@@ -25,7 +25,10 @@ export async function transcribeWithServer(path: string, model: string, env: Nod
     if (failure.retryable || failure.kind === 'cancelled') throw failure;
     // OpenAI answers 400 naming the file when it cannot decode it; any other refusal is the request's.
     const undecodable = failure.status === 400 && /file|audio|decod|format/i.test(failure.message);
-    throw new ExtractionError(undecodable ? 'invalid_file' : 'transcription_failed', `The transcription server refused the file: ${failure.message}`);
+    throw new ExtractionError(
+      undecodable ? 'invalid_file' : 'transcription_failed',
+      `The transcription server refused the file: ${failure.message}`,
+    );
   }
   return transcriptOf(verbose);
 }
@@ -44,7 +47,12 @@ export function transcriptOf(verbose: TranscriptionVerbose): Transcript {
       start_ms: ms(span.start),
       end_ms: ms(span.end),
       text: span.text.trim(),
-      words: own.map((word) => ({ word: word.word.trim(), start_ms: ms(word.start), end_ms: ms(word.end), probability: probabilityOf(word, fallback) })),
+      words: own.map((word) => ({
+        word: word.word.trim(),
+        start_ms: ms(word.start),
+        end_ms: ms(word.end),
+        probability: probabilityOf(word, fallback),
+      })),
     };
   });
   // A server that sends only words (or only text) still yields one segment spanning them.
@@ -54,7 +62,12 @@ export function transcriptOf(verbose: TranscriptionVerbose): Transcript {
       start_ms: ms(words[0]?.start ?? 0),
       end_ms: ms(end),
       text: verbose.text.trim(),
-      words: words.map((word) => ({ word: word.word.trim(), start_ms: ms(word.start), end_ms: ms(word.end), probability: probabilityOf(word, 1) })),
+      words: words.map((word) => ({
+        word: word.word.trim(),
+        start_ms: ms(word.start),
+        end_ms: ms(word.end),
+        probability: probabilityOf(word, 1),
+      })),
     });
   }
   return { segments, duration_ms: ms(verbose.duration) };

@@ -111,7 +111,12 @@ export class Sidecar {
   // An idle sidecar does not keep Node running (a command that transcribed one file ends when it is done);
   // one loading its model or working on a file does, since someone awaits it.
   #holdProcessOpen(hold: boolean): void {
-    for (const handle of [this.#child, this.#child.stdin as unknown as Socket, this.#child.stdout as unknown as Socket, this.#child.stderr as unknown as Socket]) {
+    for (const handle of [
+      this.#child,
+      this.#child.stdin as unknown as Socket,
+      this.#child.stdout as unknown as Socket,
+      this.#child.stderr as unknown as Socket,
+    ]) {
       if (hold) handle.ref();
       else handle.unref();
     }
