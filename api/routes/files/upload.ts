@@ -168,8 +168,9 @@ function finishUpload(inspector: ContentInspector, filename: string, declared: s
 }
 
 function cleanFilename(name: string): string {
-  // eslint-disable-next-line no-control-regex
   const cleaned = basename(name.replaceAll('\\', '/'))
+    // Control characters have no place in a stored name.
+    // eslint-disable-next-line no-control-regex
     .replace(/[\u0000-\u001f\u007f]/g, '')
     .slice(0, 255);
   return cleaned || 'upload';
