@@ -29,6 +29,7 @@ interface Answer {
 }
 
 const RESTARTS = 3;
+const LONG_PDF_PAGES = 400;
 // Each client pauses this long between its requests: steady load, not a flood of instant 503s.
 const PACE_MS = 20;
 
@@ -203,9 +204,9 @@ describe('agentplane api and worker while PostgreSQL restarts under load', funct
   });
 
   it('waits out an outage in the middle of a long PDF: every page is kept once, and no attempt is spent on the outage', async function () {
-    // 2,000 pages extracted and embedded on two cores that another test file is using too (npm test runs two at a time).
-    this.timeout(600_000);
-    const data = Buffer.from(await textPdf(2000, 8));
+    // Long enough (several batches of pages, then their embeddings) that the outage begins mid-document.
+    this.timeout(300_000);
+    const data = Buffer.from(await textPdf(LONG_PDF_PAGES, 8));
     const upload = await client.upload({ file: { data, filename: 'long.pdf' }, purpose: 'context' });
     assert.equal(upload.status, 200);
     const fileId: string = upload.body.id;
@@ -238,14 +239,14 @@ describe('agentplane api and worker while PostgreSQL restarts under load', funct
         message: 'the worker did not notice the outage',
       });
       await database.start();
-      const file = await client.settledFile(fileId, 480_000);
+      const file = await client.settledFile(fileId, 240_000);
       assert.equal(file.status, 'processed', JSON.stringify(file.last_error));
-      assert.equal(file.extracted.pages, 2000);
+      assert.equal(file.extracted.pages, LONG_PDF_PAGES);
       const pages = await db.query<{ n: number; distinct: number }>(
         'SELECT count(*)::int AS n, count(DISTINCT page_number)::int AS distinct FROM file_pages WHERE file_id = $1',
         [fileId],
       );
-      assert.deepEqual(pages.rows[0], { n: 2000, distinct: 2000 });
+      assert.deepEqual(pages.rows[0], { n: LONG_PDF_PAGES, distinct: LONG_PDF_PAGES });
     } finally {
       await db.end();
     }

@@ -94,12 +94,11 @@ describe('a worker killed mid-extraction', function () {
   });
 
   it('(SIGKILL mid-PDF) resumes after the pages it had stored, on a restarted worker, and yields every page and item once', async function () {
-    // Two 2,000-page files extracted in full, their pages embedded, on two cores that another test file is
-    // using too (npm test runs two at a time).
-    this.timeout(720_000);
+    // Two files of several batches of pages extracted in full, their pages embedded.
+    this.timeout(300_000);
     const { db } = await postgres();
     const tenant = await newTenant(api, 'worker-crash-pdf');
-    const pageCount = 2000;
+    const pageCount = 400;
     const data = Buffer.from(await textPdf(pageCount, 8));
     const upload = await tenant.admin.upload({ file: { data, filename: 'long.pdf' }, purpose: 'context' });
     assert.equal(upload.status, 200);
@@ -128,7 +127,7 @@ describe('a worker killed mid-extraction', function () {
         assert.equal(current.body.status, 'processed', replacement.output());
         return current.body;
       },
-      { timeoutMs: 300_000, message: 'the restarted worker did not finish the PDF' },
+      { timeoutMs: 120_000, message: 'the restarted worker did not finish the PDF' },
     );
 
     assert.equal(processed.extracted.pages, pageCount);
@@ -153,7 +152,7 @@ describe('a worker killed mid-extraction', function () {
         assert.equal(current.body.status, 'processed');
         return current.body;
       },
-      { timeoutMs: 300_000, message: 'the reference PDF was not processed' },
+      { timeoutMs: 120_000, message: 'the reference PDF was not processed' },
     );
     assert.deepEqual(clean.extracted, processed.extracted);
     assert.equal((await eventsFor(db, tenant.projectId, 'file.processed', fileId)).length, 1);
