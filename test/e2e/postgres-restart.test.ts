@@ -5,7 +5,7 @@ import { setTimeout as pause } from 'node:timers/promises';
 import { freePort, startPostgres, type RunningPostgres } from '../../cli/embedded.js';
 import { Client, Connection } from '@temporalio/client';
 import { extractionWorkflowId } from '../../workflows/extraction/client.js';
-import { textPdf } from '../support/pdf-fixtures.js';
+import { LONG_PDF_PAGES, textPdf } from '../support/pdf-fixtures.js';
 import { newSecret } from '../../records/api-keys.js';
 import { createDb } from '../../records/db.js';
 import { migrate } from '../../records/migrate.js';
@@ -29,7 +29,6 @@ interface Answer {
 }
 
 const RESTARTS = 3;
-const LONG_PDF_PAGES = 400;
 // Each client pauses this long between its requests: steady load, not a flood of instant 503s.
 const PACE_MS = 20;
 
@@ -204,7 +203,6 @@ describe('agentplane api and worker while PostgreSQL restarts under load', funct
   });
 
   it('waits out an outage in the middle of a long PDF: every page is kept once, and no attempt is spent on the outage', async function () {
-    // Long enough (several batches of pages, then their embeddings) that the outage begins mid-document.
     this.timeout(300_000);
     const data = Buffer.from(await textPdf(LONG_PDF_PAGES, 8));
     const upload = await client.upload({ file: { data, filename: 'long.pdf' }, purpose: 'context' });

@@ -7,7 +7,7 @@ import { eventsFor } from '../../records/events.js';
 import { pagesOf } from '../../records/files.js';
 import { extractionWorkflowId } from '../../workflows/extraction/client.js';
 import { PDF_BATCH_PAGES } from '../../workflows/extraction/pdf-stage.js';
-import { textPdf } from '../support/pdf-fixtures.js';
+import { LONG_PDF_PAGES, textPdf } from '../support/pdf-fixtures.js';
 
 describe('a worker killed mid-extraction', function () {
   this.timeout(180_000);
@@ -94,11 +94,11 @@ describe('a worker killed mid-extraction', function () {
   });
 
   it('(SIGKILL mid-PDF) resumes after the pages it had stored, on a restarted worker, and yields every page and item once', async function () {
-    // Two files of several batches of pages extracted in full, their pages embedded.
+    // Two long files extracted in full, their pages embedded.
     this.timeout(300_000);
     const { db } = await postgres();
     const tenant = await newTenant(api, 'worker-crash-pdf');
-    const pageCount = 400;
+    const pageCount = LONG_PDF_PAGES;
     const data = Buffer.from(await textPdf(pageCount, 8));
     const upload = await tenant.admin.upload({ file: { data, filename: 'long.pdf' }, purpose: 'context' });
     assert.equal(upload.status, 200);

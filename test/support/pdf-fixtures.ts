@@ -46,6 +46,12 @@ function write(page: PDFPage, font: PDFFont, text: string, x: number, top: numbe
   page.drawText(text, { x, y: pageSize.height - top - size * 0.8, size, font });
 }
 
+/**
+ * Pages of a PDF long enough that a worker killed, or a database stopped, once its first pages are stored
+ * catches it mid-document: several batches of pages (workflows/extraction/pdf-stage.ts), then their embeddings.
+ */
+export const LONG_PDF_PAGES = 400;
+
 /** Pages whose text is `Page N line L: …`, so a test can check each word landed on its page. */
 export async function textPdf(pageCount: number, linesPerPage = 40): Promise<Uint8Array> {
   const { doc, font } = await newDocument();
