@@ -15,10 +15,14 @@ const LONGEST_WAIT_MS = 2_000;
 
 /**
  * Runs `work` again after each DatabaseUnavailableError until it gets through; anything else it throws is
- * thrown. Ends with the activity: its cancellation rejects the wait, and its timeout bounds it. The
- * activity must keep heartbeating meanwhile.
+ * thrown. Ends with the activity: its cancellation rejects the wait (or `signal`'s, for work that outlives
+ * the attempt), and its timeout bounds it. The activity must keep heartbeating meanwhile.
  */
-export async function outlastDatabaseOutage<T>(context: Context, work: () => Promise<T>): Promise<T> {
+export async function outlastDatabaseOutage<T>(
+  context: Context,
+  work: () => Promise<T>,
+  signal: AbortSignal = context.cancellationSignal,
+): Promise<T> {
   let waiting = false;
   for (let wait = FIRST_WAIT_MS; ; wait = Math.min(wait * 2, LONGEST_WAIT_MS)) {
     try {
@@ -29,7 +33,7 @@ export async function outlastDatabaseOutage<T>(context: Context, work: () => Pro
       if (!(err instanceof DatabaseUnavailableError)) throw err;
       if (!waiting) context.log.warn('the database is unavailable; the activity waits for it', { error: err.message });
       waiting = true;
-      await delay(wait, undefined, { signal: context.cancellationSignal });
+      await delay(wait, undefined, { signal });
     }
   }
 }

@@ -2,7 +2,8 @@
  * A model call recorded as a run's step, the one way an agent's turn and a network supervisor's choice are
  * made. A step already completed is answered as recorded, never asked again; a PostgreSQL outage is waited
  * out before the call and after it (a reply in hand, paid for, is recorded once the database is back); a
- * model failure is recorded on the step when it is final, and becomes the activity's failure either way.
+ * model failure is recorded on the step when it is final, and becomes the activity's failure either way. A call
+ * whose attempt alone is given up goes on and is recorded for the next attempt (calls-in-flight.ts).
  */
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import { transaction, type Db, type Queryable } from '../records/db.js';
@@ -12,6 +13,7 @@ import { MODEL_NOT_FOUND } from '../models/failure-kinds.js';
 import { ModelCallError, type AssistantMessage, type ModelCallRequest, type ModelGateway } from '../models/gateway.js';
 import { outlastDatabaseOutage } from './database-outage.js';
 import { keepBeating } from './heartbeats.js';
+import { callOutlivingAttempt, joinCallInFlight } from './calls-in-flight.js';
 import { modelCallFailure } from './model-failure.js';
 
 export interface ModelStepDependencies {
@@ -50,8 +52,12 @@ async function catalogued(catalogue: ModelCatalogue, id: string): Promise<Catalo
 export async function runModelStep<Read, Answer>({ db, models }: ModelStepDependencies, step: ModelStep<Read, Answer>): Promise<Answer> {
   const { runId, stepIndex } = step;
   const context = Context.current();
+  const key = `model:${runId}:${stepIndex}`;
   const beat = keepBeating();
+  let callSignal: AbortSignal | undefined;
   try {
+    // An earlier attempt's call still in flight on this worker is waited for, and its reply read as recorded.
+    await joinCallInFlight(context, key);
     const ready = await outlastDatabaseOutage(context, async () => {
       const steps = await stepsOf(db, runId);
       const read = await step.read(steps);
@@ -66,19 +72,27 @@ export async function runModelStep<Read, Answer>({ db, models }: ModelStepDepend
     if (ready.recorded) return await outlastDatabaseOutage(context, () => step.answer(ready.read, ready.reply, true));
 
     const { read, model, call } = ready;
-    const result = await models.gateway.call({ ...call, model, signal: context.cancellationSignal });
-    const price = models.catalogue.priceAt(model, new Date());
-    return await outlastDatabaseOutage(context, async () => {
-      await step.flush?.();
-      await transaction(db, async (tx) => {
-        await completeModelStep(tx, runId, stepIndex, result.message, result.usage, price);
-        await step.recordWith?.(tx, read, result.message);
-      });
-      return step.answer(read, result.message, false);
+    const reply = await callOutlivingAttempt(context, key, async (signal) => {
+      callSignal = signal;
+      const result = await models.gateway.call({ ...call, model, signal });
+      const price = models.catalogue.priceAt(model, new Date());
+      await outlastDatabaseOutage(
+        context,
+        async () => {
+          await step.flush?.();
+          await transaction(db, async (tx) => {
+            await completeModelStep(tx, runId, stepIndex, result.message, result.usage, price);
+            await step.recordWith?.(tx, read, result.message);
+          });
+        },
+        signal,
+      );
+      return result.message;
     });
+    return await outlastDatabaseOutage(context, () => step.answer(read, reply, false), callSignal);
   } catch (err) {
     await step.flush?.().catch(() => {});
-    if (context.cancellationSignal.aborted) throw new CancelledFailure('the run was cancelled');
+    if ((callSignal ?? context.cancellationSignal).aborted) throw new CancelledFailure('the run was cancelled');
     if (!(err instanceof ModelCallError)) throw err;
     if (!err.retryable) {
       await outlastDatabaseOutage(context, () =>

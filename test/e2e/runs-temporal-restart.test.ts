@@ -1,6 +1,7 @@
 /**
- * Runs while Temporal restarts: `agentplane api` and `agentplane worker` as processes of their own, on a
- * Temporal server of their own that keeps its state in a file across the restart.
+ * Runs while Temporal restarts, or while the worker cannot reach it: `agentplane api` and `agentplane worker` as
+ * processes of their own, on a Temporal server of their own that keeps its state in a file across the restart.
+ * The worker reaches Temporal through a proxy that a test can cut, as a network partition would.
  */
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
@@ -13,7 +14,8 @@ import { runSatisfying } from '../support/agents.js';
 import { ApiClient } from '../support/client.js';
 import { eventually } from '../support/eventually.js';
 import { startOpenAiServer, type OpenAiServer } from '../support/model-servers/openai.js';
-import { runCli, type CliProcess } from '../support/processes.js';
+import { startPausableProxy, type PausableProxy } from '../support/pausable-proxy.js';
+import { lineSaid, runCli, type CliProcess } from '../support/processes.js';
 import { scratch, testLog } from '../support/services.js';
 import { SseReader } from '../support/sse.js';
 
@@ -26,6 +28,7 @@ describe('agentplane api and worker running agents while Temporal restarts', fun
   let temporal: RunningService & { address: string };
   let temporalFile: string;
   let openai: OpenAiServer;
+  let toTemporal: PausableProxy;
   let api: CliProcess;
   let worker: CliProcess;
   let client: ApiClient;
@@ -39,6 +42,7 @@ describe('agentplane api and worker running agents while Temporal restarts', fun
     temporalFile = join(await scratch, 'runs-temporal-restart.db');
     temporal = await startTemporal({ dbFile: temporalFile });
     openai = await startOpenAiServer({ models: [] });
+    toTemporal = await startPausableProxy(temporal.address);
     const env = {
       DATABASE_URL: database.url,
       TEMPORAL_ADDRESS: temporal.address,
@@ -48,7 +52,7 @@ describe('agentplane api and worker running agents while Temporal restarts', fun
     };
     const port = await freePort();
     api = runCli('api', { ...env, PORT: String(port), HOST: '127.0.0.1' });
-    worker = runCli('worker', env);
+    worker = runCli('worker', { ...env, TEMPORAL_ADDRESS: toTemporal.address });
     processes.push(api, worker);
     client = new ApiClient(`http://127.0.0.1:${port}`, env.AGENTPLANE_ADMIN_KEY);
     await eventually(
@@ -65,10 +69,18 @@ describe('agentplane api and worker running agents while Temporal restarts', fun
       process.child.kill('SIGTERM');
       await process.exited;
     }
+    await toTemporal?.stop();
     await temporal?.stop();
     await database?.stop();
     await openai?.stop();
   });
+
+  const withDeadline = <T>(promise: Promise<T>, ms: number, message: string): Promise<T> =>
+    Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(message)), ms).unref())]);
+
+  /** The user messages the model was asked with, in order. */
+  const askedSoFar = () =>
+    openai.requests.map((r) => ((r as { messages: SentMessage[] }).messages.find((m) => m.role === 'user') as SentMessage).content);
 
   it('finishes a run in flight once Temporal is back, asking the model once; meanwhile runs are read, accepted and started later, and a cancel answers 503 with Retry-After', async () => {
     const created = await client.post('/v1/agents', { name: 'tides', model: 'gpt-4.1-mini', instructions: 'Answer briefly.' });
@@ -122,11 +134,50 @@ describe('agentplane api and worker running agents while Temporal restarts', fun
     );
     assert.equal(later.output.text, 'Low tide is at six.');
 
-    const asked = openai.requests.map(
-      (r) => ((r as { messages: SentMessage[] }).messages.find((m) => m.role === 'user') as SentMessage).content,
-    );
-    assert.deepEqual(asked, ['When is high tide?', 'And low tide?'], 'each run asked the model once');
+    assert.deepEqual(askedSoFar(), ['When is high tide?', 'And low tide?'], 'each run asked the model once');
     assert.equal(api.child.exitCode, null, api.output());
+    assert.equal(worker.child.exitCode, null, worker.output());
+  });
+
+  it('keeps a model call going when the worker gives its attempt up for not reaching Temporal, records the reply, and does not ask the model again once Temporal is reachable', async () => {
+    const created = await client.post('/v1/agents', { name: 'currents', model: 'gpt-4.1-mini', instructions: 'Answer briefly.' });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const askedBefore = askedSoFar().length;
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    openai.enqueue({ text: ['The current ', 'runs north.'], pause: { chunks: 1, until: released }, usage: { input: 700, output: 70 } });
+    openai.enqueue({ text: ['A second answer nobody should have asked for.'], usage: { input: 700, output: 70 } });
+    const run = await client.post(`/v1/agents/${created.body.id}/run`, { input: 'Which way does the current run?', wait: false });
+    assert.equal(run.status, 202, JSON.stringify(run.body));
+    const stream = await SseReader.open(`${client.baseUrl}/v1/runs/${run.body.id}/events`, {
+      headers: { authorization: `Bearer ${client.key}` },
+    });
+    await stream.next((e) => e.event === 'output_text.delta', 60_000);
+
+    // The worker's calls to Temporal now hang: past the heartbeat timeout it gives the attempt up itself.
+    const gaveUp = lineSaid(worker, /its call goes on/);
+    toTemporal.pause();
+    await withDeadline(gaveUp, 60_000, 'the worker never said that it gave the attempt up and kept its call going');
+    release();
+    await eventually(
+      async () => {
+        const read = await client.get(`/v1/runs/${run.body.id}`);
+        assert.equal(read.body.steps?.[0]?.status, 'completed', JSON.stringify(read.body));
+      },
+      { timeoutMs: 30_000, message: 'the reply that came while Temporal was unreachable was not recorded' },
+    );
+    toTemporal.resume();
+
+    const done = await runSatisfying(
+      client,
+      run.body.id,
+      (r) => r.status === 'completed',
+      `the run did not complete: ${worker.output()}`,
+      120_000,
+    );
+    assert.equal(done.output.text, 'The current runs north.');
+    assert.deepEqual(done.usage, { input_tokens: 700, output_tokens: 70, cached_tokens: 0 });
+    assert.deepEqual(askedSoFar().slice(askedBefore), ['Which way does the current run?'], 'the model was asked once');
     assert.equal(worker.child.exitCode, null, worker.output());
   });
 });

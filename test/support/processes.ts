@@ -34,3 +34,23 @@ export function runCli(
   );
   return { child, output: () => output, exited };
 }
+
+/**
+ * Resolves when a line of the process's output from now on matches `pattern`; the output kept by
+ * `output()` is only its tail, which a noisy process can scroll past the line.
+ */
+export function lineSaid(process: CliProcess, pattern: RegExp): Promise<string> {
+  return new Promise((resolve) => {
+    let partial = '';
+    const streams = [process.child.stdout!, process.child.stderr!];
+    const read = (chunk: Buffer) => {
+      const lines = (partial + chunk.toString()).split('\n');
+      partial = lines.pop() ?? '';
+      const line = lines.find((l) => pattern.test(l));
+      if (line === undefined) return;
+      for (const stream of streams) stream.off('data', read);
+      resolve(line);
+    };
+    for (const stream of streams) stream.on('data', read);
+  });
+}

@@ -38,6 +38,7 @@ import { chooseModels, readyAttachments, RunRefused } from './planning.js';
 import { DeltaBatcher } from './deltas.js';
 import { outlastDatabaseOutage } from '../database-outage.js';
 import { heartbeat, keepBeating } from '../heartbeats.js';
+import { callOutlivingAttempt, joinCallInFlight } from '../calls-in-flight.js';
 import { runModelStep } from '../model-step.js';
 import { handoffOf, handoffToolFor } from './handoff.js';
 
@@ -89,8 +90,8 @@ function runReader(db: Db): (runId: string) => Promise<{ run: RunRecord; agent: 
 
 export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embeddingModelDir }: RunActivityDependencies) => {
   const runAndAgent = runReader(db);
-  const toolContext = (run: RunRecord): ToolContext => ({
-    signal: Context.current().cancellationSignal,
+  const toolContext = (run: RunRecord, signal: AbortSignal): ToolContext => ({
+    signal,
     allowPrivate: toolsAllowPrivate,
     db,
     projectId: run.project_id,
@@ -116,7 +117,10 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
       if (run.model !== 'auto' && !models.catalogue.find(run.model)) await models.catalogue.refresh().catch(() => {});
       const choice = chooseModels(models.catalogue, run, agent, attachments);
       const handoff = await handoffToolFor(db, run);
-      const specs = [...(await offeredTools(agent.tools as ToolDefinition[], toolContext(run))), ...(handoff ? [handoff] : [])];
+      const specs = [
+        ...(await offeredTools(agent.tools as ToolDefinition[], toolContext(run, Context.current().cancellationSignal))),
+        ...(handoff ? [handoff] : []),
+      ];
       await recordPlan(db, run.id, { toolSpecs: specs, resolvedModel: choice.candidates[0]!, reason: choice.reason });
       return { ok: true, candidates: choice.candidates, reason: choice.reason, maxSteps: run.max_steps };
     } catch (err) {
@@ -222,8 +226,12 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
     /** One tool call; its result (an error included) is recorded for the model to read. */
     async callTool({ runId, stepIndex, toolCall }: { runId: string; stepIndex: number; toolCall: ToolCall }): Promise<void> {
       const context = Context.current();
+      const key = `tool:${runId}:${stepIndex}`;
       const beat = keepBeating();
+      let callSignal: AbortSignal | undefined;
       try {
+        // An earlier attempt's call still in flight on this worker is waited for: a tool is called once per step.
+        await joinCallInFlight(context, key);
         const call = await outlastDatabaseOutage(context, async () => {
           const done = await findStep(db, runId, stepIndex);
           if (done?.status === 'completed') return null;
@@ -232,20 +240,26 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
           return { run, agent };
         });
         if (!call) return;
-        const result = await invokeTool(call.agent.tools as ToolDefinition[], toolCall, toolContext(call.run));
-        await outlastDatabaseOutage(context, () =>
-          transaction(db, (tx) =>
-            completeToolStep(
-              tx,
-              runId,
-              stepIndex,
-              { role: 'tool', tool_call_id: toolCall.id, name: toolCall.name, content: result.content, is_error: result.is_error },
-              result.citations,
-            ),
-          ),
-        );
+        await callOutlivingAttempt(context, key, async (signal) => {
+          callSignal = signal;
+          const result = await invokeTool(call.agent.tools as ToolDefinition[], toolCall, toolContext(call.run, signal));
+          await outlastDatabaseOutage(
+            context,
+            () =>
+              transaction(db, (tx) =>
+                completeToolStep(
+                  tx,
+                  runId,
+                  stepIndex,
+                  { role: 'tool', tool_call_id: toolCall.id, name: toolCall.name, content: result.content, is_error: result.is_error },
+                  result.citations,
+                ),
+              ),
+            signal,
+          );
+        });
       } catch (err) {
-        if (context.cancellationSignal.aborted) throw new CancelledFailure('the run was cancelled');
+        if ((callSignal ?? context.cancellationSignal).aborted) throw new CancelledFailure('the run was cancelled');
         if (err instanceof ToolUnavailableError)
           throw ApplicationFailure.create({ message: err.message, type: 'tool_unavailable', nextRetryDelay: err.retryAfterMs });
         throw err;

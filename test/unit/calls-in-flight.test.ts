@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import { Context } from '@temporalio/activity';
+import { ActivityCancellationDetails } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { callOutlivingAttempt, joinCallInFlight } from '../../workflows/calls-in-flight.js';
+
+/** A call that ends when told to, or rejects when its signal aborts. */
+function pendingCall() {
+  let finish!: (value: string) => void;
+  let signal: AbortSignal | undefined;
+  const call = (given: AbortSignal) => {
+    signal = given;
+    return new Promise<string>((resolve, reject) => {
+      finish = resolve;
+      given.addEventListener('abort', () => reject(new Error('aborted')), { once: true });
+    });
+  };
+  return { call, finish: (value: string) => finish(value), signal: () => signal! };
+}
+
+/** The attempts' warnings that a call goes on. */
+let warnings: string[] = [];
+const quiet = () => {};
+const logger = {
+  log: quiet,
+  trace: quiet,
+  debug: quiet,
+  info: quiet,
+  error: quiet,
+  warn: (message: string) => {
+    if (message.includes('its call goes on')) warnings.push(message);
+  },
+};
+const attempt = () => new MockActivityEnvironment({ startToCloseTimeoutMs: 60_000 }, { logger });
+
+describe('a step call in flight when its attempt is cancelled', () => {
+  beforeEach(() => (warnings = []));
+
+  it('goes on when only the attempt timed out (the worker timing it out while Temporal is unreachable), and answers', async () => {
+    for (const reason of [{ timedOut: true, notFound: true }, { timedOut: true }]) {
+      const env = attempt();
+      const pending = pendingCall();
+      const answer = env.run(() => callOutlivingAttempt(Context.current(), `step:${JSON.stringify(reason)}`, pending.call));
+      env.cancel('TIMED_OUT', new ActivityCancellationDetails(reason));
+      assert.equal(pending.signal().aborted, false, JSON.stringify(reason));
+      pending.finish('the reply');
+      assert.equal(await answer, 'the reply');
+    }
+    assert.equal(warnings.length, 2, 'the operator is told, once per attempt given up');
+  });
+
+  it('ends when the run is cancelled, its workflow has ended, the activity is paused or reset, or the worker shuts down', async () => {
+    for (const reason of [
+      { cancelRequested: true },
+      { notFound: true },
+      { paused: true },
+      { reset: true },
+      { timedOut: true, workerShutdown: true },
+    ]) {
+      const env = attempt();
+      const pending = pendingCall();
+      const answer = env.run(() => callOutlivingAttempt(Context.current(), `step:${JSON.stringify(reason)}`, pending.call));
+      env.cancel('CANCELLED', new ActivityCancellationDetails(reason));
+      assert.equal(pending.signal().aborted, true, JSON.stringify(reason));
+      await assert.rejects(answer, /aborted/);
+    }
+    assert.deepEqual(warnings, []);
+  });
+
+  it('is joined by the next attempt of the same step, which waits for it rather than calling again', async () => {
+    const first = attempt();
+    const pending = pendingCall();
+    const answer = first.run(() => callOutlivingAttempt(Context.current(), 'step:joined', pending.call));
+    first.cancel('TIMED_OUT', new ActivityCancellationDetails({ timedOut: true, notFound: true }));
+    let joined = false;
+    const second = attempt().run(() => joinCallInFlight(Context.current(), 'step:joined').then(() => (joined = true)));
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(joined, false, 'the next attempt went on while the call was in flight');
+    pending.finish('the reply');
+    await second;
+    assert.equal(await answer, 'the reply');
+    // Nothing is left to join once it has ended.
+    await attempt().run(() => joinCallInFlight(Context.current(), 'step:joined'));
+  });
+
+  it('is ended by the run being cancelled while the next attempt waits for it', async () => {
+    const first = attempt();
+    const pending = pendingCall();
+    const answer = first.run(() => callOutlivingAttempt(Context.current(), 'step:cancelled-later', pending.call));
+    first.cancel('TIMED_OUT', new ActivityCancellationDetails({ timedOut: true, notFound: true }));
+    const next = attempt();
+    const waiting = next.run(() => joinCallInFlight(Context.current(), 'step:cancelled-later'));
+    next.cancel('CANCELLED', new ActivityCancellationDetails({ cancelRequested: true }));
+    await assert.rejects(answer, /aborted/);
+    await waiting;
+  });
+});

@@ -1,0 +1,67 @@
+/**
+ * A model or tool call made for a run's step outlives the attempt that made it when only the attempt is given
+ * up. A worker that cannot reach Temporal for longer than an activity's heartbeat timeout cancels the attempt
+ * itself (Temporal times it out too, and tries again once it is back), but the call in hand is paid for, or
+ * has had its effects: it goes on, its result is recorded, and the next attempt, on this worker, joins it
+ * instead of calling again. A cancellation of the run, Temporal's word that the run's workflow has ended (the
+ * attempt "not found": a cancelled run's workflow ends at once), a pause or reset of the activity, the worker's
+ * shutdown and the activity's start-to-close timeout end the call.
+ */
+import type { Context } from '@temporalio/activity';
+
+interface CallInFlight {
+  /** Settles (never rejects) when the call and what records it have ended. */
+  settled: Promise<void>;
+  abort(reason: unknown): void;
+}
+
+const inFlight = new Map<string, CallInFlight>();
+
+/** Calls `abort` when the attempt is cancelled for a reason that ends its call too. */
+function onCallCancelled(context: Context, abort: (reason: unknown) => void): void {
+  const signal = context.cancellationSignal;
+  const follow = () => {
+    const details = context.cancellationDetails;
+    // The worker's own time-out of the attempt says "timed out" (and "not found"); Temporal's answer that the
+    // attempt is not found, with no time-out, means the run's workflow has ended (a cancelled run's ends at once).
+    const onlyTheAttempt = details !== undefined && details.timedOut && !details.cancelRequested;
+    if (onlyTheAttempt && !details.workerShutdown && !details.paused && !details.reset) {
+      context.log.warn('Temporal gave up this attempt or could not be reached; its call goes on and is recorded for the next attempt');
+      return;
+    }
+    abort(signal.reason);
+  };
+  if (signal.aborted) follow();
+  else signal.addEventListener('abort', follow, { once: true });
+}
+
+/** Waits until the call an earlier attempt on this worker is making for `key` (if any) has ended. */
+export async function joinCallInFlight(context: Context, key: string): Promise<void> {
+  const call = inFlight.get(key);
+  if (!call) return;
+  onCallCancelled(context, (reason) => call.abort(reason));
+  await call.settled;
+}
+
+/**
+ * Makes the call for `key` (a run's step), with a signal that aborts only when the call must end; a later
+ * attempt on this worker joins it (joinCallInFlight) rather than making it again.
+ */
+export function callOutlivingAttempt<T>(context: Context, key: string, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  onCallCancelled(context, (reason) => controller.abort(reason));
+  const signal = AbortSignal.any([controller.signal, AbortSignal.timeout(context.info.startToCloseTimeoutMs)]);
+  const result = call(signal);
+  const entry: CallInFlight = {
+    settled: result.then(
+      () => undefined,
+      () => undefined,
+    ),
+    abort: (reason) => controller.abort(reason),
+  };
+  inFlight.set(key, entry);
+  void entry.settled.then(() => {
+    if (inFlight.get(key) === entry) inFlight.delete(key);
+  });
+  return result;
+}
