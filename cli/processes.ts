@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { createApp } from '../api/app.js';
 import { answerParserRefusals } from '../api/parser-refusals.js';
 import type { ApiMetrics } from '../api/metrics.js';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { WorkflowBundle } from '@temporalio/worker';
 import { createWorker, installRuntimeLogger } from '../workflows/worker.js';
 import { scheduleMaintenance } from '../workflows/maintenance/client.js';
 import { TASK_QUEUE } from '../workflows/names.js';
@@ -111,7 +111,7 @@ export async function serveWorker(
   services: Services,
   temporalAddress: string,
   namespace: string,
-  workflowBundle?: WorkflowBundleWithSourceMap,
+  workflowBundle?: WorkflowBundle,
   taskQueue = TASK_QUEUE,
   extractionConcurrency?: number,
   poolProjectId?: string,

@@ -1,19 +1,11 @@
 /** The worker process: runs the workflows and activities on the `agentplane` task queue, or a network's worker pool's. */
-import {
-  NativeConnection,
-  Runtime,
-  Worker,
-  bundleWorkflowCode,
-  type LogLevel,
-  type LogMetadata,
-  type WorkflowBundleWithSourceMap,
-} from '@temporalio/worker';
+import { NativeConnection, Runtime, Worker, type LogLevel, type LogMetadata, type WorkflowBundle } from '@temporalio/worker';
 import type { Logger } from 'pino';
-import { fileURLToPath } from 'node:url';
 import { availableParallelism } from 'node:os';
 import { createActivities, type ActivityDependencies } from './activities.js';
 import { EXTRACTION_TASK_QUEUE, TASK_QUEUE, WEBHOOK_TASK_QUEUE } from './names.js';
 import { projectGuard } from './pool-guard.js';
+import { workflowBundle } from './bundle.js';
 
 export interface WorkerSettings extends ActivityDependencies {
   temporalAddress: string;
@@ -22,8 +14,8 @@ export interface WorkerSettings extends ActivityDependencies {
   taskQueue?: string;
   /** The project a pool the operator runs is for (AGENTPLANE_WORKER_POOLS): its workers run that project's runs only. */
   poolProjectId?: string;
-  /** A prebuilt workflow bundle; built here when absent. */
-  workflowBundle?: WorkflowBundleWithSourceMap;
+  /** A workflow bundle already loaded; the kept one (bundle.ts) when absent. */
+  workflowBundle?: WorkflowBundle;
   /** How many CPU-heavy extraction stages run at once; default: one per core. */
   extractionConcurrency?: number;
 }
@@ -37,12 +29,6 @@ export interface WorkerGroup {
 
 // Webhook attempts wait on the network (up to 15 s each), not the CPU: many may be in flight at once.
 const WEBHOOK_ATTEMPTS_AT_ONCE = 64;
-
-export const workflowsPath = fileURLToPath(new URL('./index.js', import.meta.url));
-
-export async function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
-  return bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger });
-}
 
 /**
  * The worker for a task queue. The shared queue's worker comes with a second one that runs only the
@@ -60,7 +46,7 @@ export async function createWorker(settings: WorkerSettings): Promise<{ worker: 
         connection,
         namespace: settings.namespace,
         taskQueue,
-        workflowBundle: settings.workflowBundle ?? (await bundleWorkflows()),
+        workflowBundle: settings.workflowBundle ?? (await workflowBundle()),
         activities,
         interceptors: settings.poolProjectId ? { activity: [projectGuard(settings.db, taskQueue, settings.poolProjectId)] } : undefined,
         shutdownGraceTime: '10 seconds',
@@ -116,15 +102,6 @@ function groupOf(workers: Worker[]): WorkerGroup {
     getState: () => workers.find((w) => w.getState() !== 'RUNNING')?.getState() ?? 'RUNNING',
   };
 }
-
-const quietBundlerLogger = {
-  log: () => {},
-  trace: () => {},
-  debug: () => {},
-  info: () => {},
-  warn: (message: string, meta?: unknown) => console.warn(message, meta ?? ''),
-  error: (message: string, meta?: unknown) => console.error(message, meta ?? ''),
-};
 
 let runtimeLoggerInstalled = false;
 

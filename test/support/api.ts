@@ -7,14 +7,15 @@ import type { Server } from 'node:http';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { WorkflowBundle } from '@temporalio/worker';
 import { pino } from 'pino';
 import { serveApi, serveWorker, type Stoppable } from '../../cli/processes.js';
 import { prepareDatabase, type Services } from '../../cli/runtime.js';
 import { newSecret, type Scope } from '../../records/api-keys.js';
 import { ensureControllerKey } from '../../records/controller-key.js';
 import { FilesystemBlobStore } from '../../records/blobs/filesystem.js';
-import { bundleWorkflows, installRuntimeLogger } from '../../workflows/worker.js';
+import { installRuntimeLogger } from '../../workflows/worker.js';
+import { workflowBundle as keptWorkflowBundle } from '../../workflows/bundle.js';
 import { ModelCatalogue } from '../../models/catalogue.js';
 import { ModelGateway } from '../../models/gateway.js';
 import { RunEventFeed } from '../../records/run-event-feed.js';
@@ -57,8 +58,8 @@ export const TEST_WEBHOOK_SETTINGS: WebhookSettings = {
 // One bootstrap key for the whole run: configuring another one revokes the previous, as in production.
 const bootstrapKey = newSecret();
 
-let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
-export const workflowBundle = () => (bundle ??= bundleWorkflows());
+let bundle: Promise<WorkflowBundle> | undefined;
+export const workflowBundle = () => (bundle ??= keptWorkflowBundle());
 
 /** Starts an API (and, unless `worker: false`, a worker) against the shared services. */
 export interface TestApiOptions {
