@@ -13,6 +13,7 @@ import { newSecret } from '../records/api-keys.js';
 import { createLogger } from '../cli/runtime.js';
 import { createDb } from '../records/db.js';
 import { migrate } from '../records/migrate.js';
+import { LOOPBACK_NETWORKS } from '../test/support/processes.js';
 
 const READY_TIMEOUT_MS = 90_000;
 const OUTPUT_TAIL_CHARS = 4000;
@@ -110,8 +111,9 @@ export async function startStack(teardown: Teardown, env: Record<string, string>
     HOST: '127.0.0.1',
     LOG_LEVEL: 'warn',
     OPENAI_BASE_URL: model.url,
-    // The webhooks benchmark's receiver listens on loopback.
+    // The webhooks benchmark's receiver listens on loopback, and nothing else is reached.
     AGENTPLANE_WEBHOOK_ALLOW_PRIVATE: 'true',
+    AGENTPLANE_OUTBOUND_NETWORKS: LOOPBACK_NETWORKS,
     ...env,
   };
   const cli = script('../cli/agentplane.js');

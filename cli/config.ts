@@ -8,6 +8,7 @@ import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../workflows/web
 import { normaliseBasePath } from '../api/base-path.js';
 import { DEFAULT_SESSION_TTL_SECONDS } from '../api/middleware/console-session.js';
 import { dnsServersFromEnv, dnsServersProblem } from '../tools/outbound-lookups.js';
+import { outboundNetworksFromEnv, outboundNetworksProblem } from '../tools/network-guard.js';
 import { CONTROLLER_POOL_PREFIX, type DeclaredWorkerPool } from '../api/routes/networks/worker-pool.js';
 
 export interface Config {
@@ -125,6 +126,13 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (dnsProblem) {
     throw new ConfigError(
       `AGENTPLANE_DNS_SERVERS must be IP addresses with optional ports, separated by commas (10.0.0.10,[2001:db8::53]:5353), not '${env.AGENTPLANE_DNS_SERVERS}': ${dnsProblem}.`,
+    );
+  }
+  // Read where requests are guarded (tools/network-guard.ts); checked here so a bad value stops the start.
+  const networksProblem = outboundNetworksProblem(outboundNetworksFromEnv(env) ?? []);
+  if (networksProblem) {
+    throw new ConfigError(
+      `AGENTPLANE_OUTBOUND_NETWORKS must be CIDR blocks separated by commas (10.20.0.0/16,2001:db8::/32), not '${env.AGENTPLANE_OUTBOUND_NETWORKS}': ${networksProblem}.`,
     );
   }
   const basePath = normaliseBasePath(env.AGENTPLANE_BASE_PATH ?? '');

@@ -96,9 +96,16 @@ export interface AttemptOutcome {
   durationMs: number;
 }
 
-/** Logs an attempt (once per attempt number); a delivered one also ends the delivery and the endpoint's run of failures. */
-export async function recordAttempt(db: Db, deliveryId: string, outcome: AttemptOutcome, delivered: boolean): Promise<void> {
-  await transaction(db, async (tx) => {
+/**
+ * Logs an attempt (once per attempt number); a delivered one also ends the delivery and the endpoint's run of failures.
+ * False when the delivery is gone (its endpoint deleted), with nothing logged.
+ */
+export async function recordAttempt(db: Db, deliveryId: string, outcome: AttemptOutcome, delivered: boolean): Promise<boolean> {
+  return transaction(db, async (tx) => {
+    // The endpoint may have been deleted, its deliveries with it, while the attempt waited for an answer: there
+    // is nothing left to log it on. Held until the end, so that no deletion comes between.
+    const exists = await tx.query('SELECT 1 FROM webhook_deliveries WHERE id = $1 FOR KEY SHARE', [deliveryId]);
+    if (exists.rowCount === 0) return false;
     await tx.query(
       `INSERT INTO webhook_delivery_attempts (delivery_id, attempt, response_status, error, duration_ms) VALUES ($1, $2, $3, $4, $5)
        ON CONFLICT (delivery_id, attempt) DO UPDATE SET response_status = EXCLUDED.response_status, error = EXCLUDED.error, duration_ms = EXCLUDED.duration_ms, created_at = now()`,
@@ -114,6 +121,7 @@ export async function recordAttempt(db: Db, deliveryId: string, outcome: Attempt
       await tx.query('UPDATE webhook_endpoints SET consecutive_failures = 0 WHERE id = $1 AND consecutive_failures <> 0', [
         rows[0].endpoint_id,
       ]);
+    return true;
   });
 }
 

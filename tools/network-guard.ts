@@ -6,6 +6,9 @@
  * The address is checked where the socket gets it: the lookup that the connection itself uses refuses
  * private answers, so a name cannot resolve to a public address for a check and to a private one for
  * the connection (DNS rebinding). Literal IP hosts never reach a lookup and are checked before connecting.
+ *
+ * A deployment may also name the only networks such requests may reach (`AGENTPLANE_OUTBOUND_NETWORKS`, CIDR
+ * blocks): an egress rule of the platform's own, on top of the rule on private addresses, checked the same way.
  */
 import type { LookupAddress } from 'node:dns';
 import http from 'node:http';
@@ -29,21 +32,71 @@ export function allowPrivateFromEnv(env: NodeJS.ProcessEnv = process.env): boole
   return env.AGENTPLANE_TOOLS_ALLOW_PRIVATE === 'true';
 }
 
-/** A target refused because it is (or resolved to) an address that is not public. */
+/**
+ * A target refused because it is (or resolved to) an address that is not public, or one outside the networks
+ * the deployment lets outbound requests reach.
+ */
 export class PrivateTargetError extends Error {
   readonly code = 'ERR_PRIVATE_TARGET';
 
   constructor(
     readonly host: string,
     readonly address: string,
+    rule: 'public' | 'outbound-networks' = 'public',
   ) {
+    const what = address === host ? `${host} is` : `${host} resolves to ${address}, which is`;
     super(
-      address === host
-        ? `${host} is not a public address; only public addresses may be reached`
-        : `${host} resolves to ${address}, which is not a public address; only public addresses may be reached`,
+      rule === 'public'
+        ? `${what} not a public address; only public addresses may be reached`
+        : `${what} outside the networks this deployment reaches (AGENTPLANE_OUTBOUND_NETWORKS)`,
     );
     this.name = 'PrivateTargetError';
   }
+}
+
+type Network = [ipaddr.IPv4 | ipaddr.IPv6, number];
+
+/** `AGENTPLANE_OUTBOUND_NETWORKS` as CIDR blocks, or undefined when unset (any network the other rules allow). */
+export function outboundNetworksFromEnv(env: NodeJS.ProcessEnv = process.env): string[] | undefined {
+  const text = env.AGENTPLANE_OUTBOUND_NETWORKS?.trim();
+  return text ? text.split(',').map((block) => block.trim()) : undefined;
+}
+
+/** Why a list of CIDR blocks is not one; null when it is. */
+export function outboundNetworksProblem(blocks: string[]): string | null {
+  const bad = blocks.find((block) => !ipaddr.isValidCIDR(block));
+  return bad === undefined ? null : `'${bad}' is not a CIDR block`;
+}
+
+let outbound: { text: string | undefined; networks: Network[] | undefined } | undefined;
+
+/**
+ * The deployment's outbound networks, read from the environment where they are used (and again when it
+ * changes). A value that is not a list of CIDR blocks, which the configuration refuses at start, reaches none.
+ */
+function outboundNetworks(): Network[] | undefined {
+  const text = process.env.AGENTPLANE_OUTBOUND_NETWORKS;
+  if (outbound && outbound.text === text) return outbound.networks;
+  const blocks = outboundNetworksFromEnv();
+  const networks = blocks && (outboundNetworksProblem(blocks) === null ? blocks.map((block) => ipaddr.parseCIDR(block)) : []);
+  outbound = { text, networks };
+  return networks;
+}
+
+/** True when the deployment names no outbound networks, or `address` is in one of them. */
+export function isOutboundAllowed(address: string): boolean {
+  const networks = outboundNetworks();
+  if (!networks) return true;
+  if (!ipaddr.isValid(address)) return false;
+  const parsed = ipaddr.process(address);
+  return networks.some(([network, bits]) => parsed.kind() === network.kind() && parsed.match(network, bits));
+}
+
+/** The error refusing `address` (reached as `host`), or undefined when it may be reached. */
+function refusal(host: string, address: string, allowPrivate: boolean): PrivateTargetError | undefined {
+  if (!allowPrivate && !isPublicAddress(address)) return new PrivateTargetError(host, address);
+  if (!isOutboundAllowed(address)) return new PrivateTargetError(host, address, 'outbound-networks');
+  return undefined;
 }
 
 // IPv4-compatible IPv6 (`::a.b.c.d`, deprecated): ipaddr.js counts it as unicast, but a host that still
@@ -82,14 +135,15 @@ export function literalHostProblem(url: URL): string | null {
 
 /**
  * A `lookup` for sockets that fails with PrivateTargetError when any address the name resolves to is not
- * public (one private answer is enough to refuse: the connection may pick any of them).
+ * public, or is outside the outbound networks (one such answer is enough to refuse: the connection may pick
+ * any of them).
  */
 export function guardedLookup(allowPrivate: boolean, resolve: Resolve): LookupFunction {
   return (hostname, options, callback) => {
     resolve(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, '', 0);
-      const refused = allowPrivate ? undefined : addresses.find((a) => !isPublicAddress(a.address));
-      if (refused) return callback(new PrivateTargetError(hostname, refused.address), '', 0);
+      const refused = addresses.map((a) => refusal(hostname, a.address, allowPrivate)).find((error) => error !== undefined);
+      if (refused) return callback(refused, '', 0);
       const first = addresses[0];
       if (!first) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '', 0);
       // Node asks for every address when it tries IPv6 and IPv4 in turn (autoSelectFamily), else for one.
@@ -117,7 +171,8 @@ export interface OutboundRequest {
 export function guardedRequest(url: URL, request: OutboundRequest): Promise<http.IncomingMessage> {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return Promise.reject(new Error(`${url.protocol} URLs are not supported`));
   const host = hostOf(url);
-  if (!request.allowPrivate && isIP(host) !== 0 && !isPublicAddress(host)) return Promise.reject(new PrivateTargetError(host, host));
+  const refused = isIP(host) !== 0 ? refusal(host, host, request.allowPrivate) : undefined;
+  if (refused) return Promise.reject(refused);
   const send = url.protocol === 'https:' ? https.request : http.request;
   return new Promise((resolve, reject) => {
     // Stated for every body: Node frames a DELETE body neither by length nor in chunks on its own.

@@ -7,6 +7,7 @@ import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from
 import type { components } from '../../api/generated/openapi.js';
 import { freePort } from '../../cli/embedded.js';
 import { REDELIVERIES_PER_HOUR } from '../../api/routes/webhooks/deliveries.js';
+import { deliveryWorkflowId } from '../../workflows/webhooks/client.js';
 
 type Endpoint = components['schemas']['WebhookEndpoint'];
 /** As created or rotated: with its secret. */
@@ -291,6 +292,26 @@ describe('events and webhooks', () => {
       } finally {
         await late.close();
       }
+    });
+
+    it('ends an attempt whose endpoint is deleted while it waits for the receiver: it fails nothing and is not made again', async () => {
+      const held = receiver.hold('/deleted-mid-attempt');
+      const endpoint = await register(tenant.admin, '/deleted-mid-attempt');
+      await deleteAFile();
+      const delivery = await deliveryWhere(endpoint.id, () => true, 'no delivery was made');
+      await eventually(() => assert.equal(held.waiting(), 1), {
+        timeoutMs: DELIVERY_TIMEOUT_MS,
+        message: 'the attempt did not reach the receiver',
+      });
+      assert.equal((await tenant.admin.delete(`/v1/webhooks/${endpoint.id}`)).status, 200);
+      held.release();
+      const handle = api.services.temporal.workflow.getHandle(deliveryWorkflowId(delivery.id));
+      await handle.result();
+      const events = (await handle.fetchHistory()).events ?? [];
+      // Temporal records an activity's last attempt: one made again after a failure would say so.
+      const started = events.filter((e) => e.activityTaskStartedEventAttributes).map((e) => e.activityTaskStartedEventAttributes!.attempt);
+      assert.deepEqual(started, [1], 'the attempt failed once its endpoint was gone, and was made again');
+      assert.equal(receiver.to('/deleted-mid-attempt').length, 1);
     });
 
     it('treats a redirect as a failed attempt and never follows it', async () => {

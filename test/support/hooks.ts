@@ -12,6 +12,10 @@ import { stopSharedApi } from './api.js';
 import { closeBrowser } from './browser.js';
 import { scratch, stopServices } from './services.js';
 import { stopWorkflowEnvironment } from './workflow-environment.js';
+import { LOOPBACK_NETWORKS } from './processes.js';
+
+// The workers the tests run in this process reach loopback only.
+process.env.AGENTPLANE_OUTBOUND_NETWORKS = LOOPBACK_NETWORKS;
 
 async function stopEverything(): Promise<void> {
   await closeBrowser();

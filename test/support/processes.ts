@@ -4,6 +4,12 @@ import { fileURLToPath } from 'node:url';
 
 export const cliPath = fileURLToPath(new URL('../../cli/agentplane.js', import.meta.url));
 
+/**
+ * AGENTPLANE_OUTBOUND_NETWORKS of every process the tests and benchmarks run: whatever a test registers as a
+ * tool, an MCP server or a webhook endpoint (the contract fuzz registers any address), no request leaves the machine.
+ */
+export const LOOPBACK_NETWORKS = '127.0.0.0/8,::1/128';
+
 export interface CliProcess {
   child: ChildProcess;
   output(): string;
@@ -21,7 +27,13 @@ export function runCli(
   options: { cli?: string; processGroup?: boolean; args?: string[] } = {},
 ): CliProcess {
   const child = spawn(process.execPath, [options.cli ?? cliPath, command, ...(options.args ?? [])], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      LOG_LEVEL: 'warn',
+      AGENTPLANE_OUTBOUND_NETWORKS: LOOPBACK_NETWORKS,
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: options.processGroup ?? false,
   });

@@ -156,6 +156,13 @@ describe('configuration from the environment', () => {
     });
   });
 
+  describe('AGENTPLANE_OUTBOUND_NETWORKS', () => {
+    it('takes CIDR blocks, and refuses anything else, naming the variable and the value', () => {
+      readConfig({ AGENTPLANE_OUTBOUND_NETWORKS: '127.0.0.0/8, ::1/128,203.0.113.0/24' });
+      configError(() => readConfig({ AGENTPLANE_OUTBOUND_NETWORKS: '10.0.0.1' }), 'AGENTPLANE_OUTBOUND_NETWORKS', `'10.0.0.1'`);
+    });
+  });
+
   describe('AGENTPLANE_TASK_QUEUE', () => {
     it('refuses a name that is not a task queue name, naming the variable and the value', () => {
       configError(() => readConfig({ AGENTPLANE_TASK_QUEUE: 'Not A Queue' }), 'AGENTPLANE_TASK_QUEUE', `'Not A Queue'`);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { LookupAddress } from 'node:dns';
-import { guardedLookup, isPublicAddress, PrivateTargetError } from '../../tools/network-guard.js';
+import { createServer } from 'node:http';
+import { guardedLookup, guardedRequest, isPublicAddress, PrivateTargetError } from '../../tools/network-guard.js';
 
 /** Runs the guard's lookup over a resolver that answers `addresses`, as a socket would call it. */
 function lookUp(allowPrivate: boolean, addresses: LookupAddress[], all: boolean): Promise<unknown> {
@@ -11,6 +12,11 @@ function lookUp(allowPrivate: boolean, addresses: LookupAddress[], all: boolean)
 }
 
 describe('the network guard', () => {
+  // The test processes set loopback only (test/support/hooks.ts); each test here says what it needs.
+  const set = process.env.AGENTPLANE_OUTBOUND_NETWORKS;
+  beforeEach(() => delete process.env.AGENTPLANE_OUTBOUND_NETWORKS);
+  after(() => (process.env.AGENTPLANE_OUTBOUND_NETWORKS = set));
+
   it('counts only globally routable unicast addresses as public', () => {
     for (const a of ['8.8.8.8', '1.1.1.1', '2606:4700::1111', '::ffff:8.8.8.8']) assert.equal(isPublicAddress(a), true, a);
     const refused = [
@@ -67,5 +73,50 @@ describe('the network guard', () => {
 
   it('lets private answers through when private addresses are allowed', async () => {
     assert.equal(await lookUp(true, [{ address: '127.0.0.1', family: 4 }], false), '127.0.0.1');
+  });
+
+  it('refuses an address outside the networks the deployment names, private targets allowed or not, and says which setting refused it', async () => {
+    process.env.AGENTPLANE_OUTBOUND_NETWORKS = '127.0.0.0/8, ::1/128';
+    assert.equal(await lookUp(true, [{ address: '127.0.0.1', family: 4 }], false), '127.0.0.1');
+    assert.equal(await lookUp(true, [{ address: '::1', family: 6 }], false), '::1');
+    assert.equal(await lookUp(true, [{ address: '::ffff:127.0.0.1', family: 6 }], false), '::ffff:127.0.0.1');
+    for (const [allowPrivate, address] of [
+      [true, '10.1.2.3'],
+      [false, '93.184.215.14'],
+      [true, '2606:2800:21f:cb07:6820:80da:af6b:8b2c'],
+    ] as const) {
+      // Where private targets are allowed, one answer outside the networks refuses the name like any other.
+      const answers: LookupAddress[] = [{ address, family: address.includes(':') ? 6 : 4 }];
+      if (allowPrivate) answers.unshift({ address: '127.0.0.1', family: 4 });
+      await assert.rejects(
+        lookUp(allowPrivate, answers, true),
+        (err: unknown) =>
+          err instanceof PrivateTargetError && err.message.includes(address) && err.message.includes('AGENTPLANE_OUTBOUND_NETWORKS'),
+        address,
+      );
+    }
+    // The rule on private addresses still comes first where private targets are refused.
+    await assert.rejects(lookUp(false, [{ address: '127.0.0.1', family: 4 }], false), /not a public address/);
+  });
+
+  it('refuses a literal address outside the outbound networks before connecting to it', async () => {
+    let connections = 0;
+    const server = createServer((_req, res) => res.end('reached'));
+    server.on('connection', () => connections++);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = new URL(`http://127.0.0.1:${(server.address() as { port: number }).port}/`);
+    const request = { projectId: 'proj_guard', method: 'GET', headers: {}, signal: new AbortController().signal, allowPrivate: true };
+    try {
+      process.env.AGENTPLANE_OUTBOUND_NETWORKS = '::1/128';
+      await assert.rejects(guardedRequest(url, request), /127\.0\.0\.1 is outside the networks this deployment reaches/);
+      assert.equal(connections, 0);
+      process.env.AGENTPLANE_OUTBOUND_NETWORKS = '127.0.0.0/8';
+      const response = await guardedRequest(url, request);
+      response.resume();
+      assert.equal(response.statusCode, 200);
+      assert.equal(connections, 1);
+    } finally {
+      server.close();
+    }
   });
 });

@@ -31,8 +31,10 @@ export const createWebhookActivities = ({ db, webhooks }: WebhookActivityDepende
       signal: context.cancellationSignal,
     });
     const attempt = { attempt: context.info.attempt, responseStatus: sent.responseStatus, error: sent.error, durationMs: sent.durationMs };
-    // The attempt was made: it is logged once the database answers, and never made again for it.
-    await outlastDatabaseOutage(context, () => recordAttempt(db, deliveryId, attempt, sent.delivered));
+    // The attempt was made: it is logged once the database answers, and never made again for it. A delivery
+    // whose endpoint was deleted meanwhile has ended with it.
+    const logged = await outlastDatabaseOutage(context, () => recordAttempt(db, deliveryId, attempt, sent.delivered));
+    if (!logged) return;
     if (!sent.delivered) throw ApplicationFailure.retryable(sent.error ?? 'not delivered', 'delivery_failed');
   },
 
