@@ -301,6 +301,25 @@ describe('the Helm chart and the Dockerfile', function () {
     );
   });
 
+  it('limits outbound requests to worker.outboundNetworks when given, and refuses a value that is not a CIDR block', async () => {
+    const config = (manifests: Manifest[]) =>
+      manifests.find((m) => m.kind === 'ConfigMap' && m.metadata.name === 'ap-agentplane-config')!.data as Record<string, string>;
+    assert.equal(config(await render('defaults-values.yaml')).AGENTPLANE_OUTBOUND_NETWORKS, undefined);
+    const set = config(await render('defaults-values.yaml', 'worker.outboundNetworks={10.20.0.0/16,2001:db8::/32}'));
+    assert.equal(set.AGENTPLANE_OUTBOUND_NETWORKS, '10.20.0.0/16,2001:db8::/32');
+    const wrong = await helm([
+      'template',
+      'ap',
+      chart,
+      '-f',
+      join(chart, 'ci', 'defaults-values.yaml'),
+      '--set',
+      'worker.outboundNetworks={10.0.0.1}',
+    ]);
+    assert.notEqual(wrong.code, 0);
+    assert.match(wrong.stderr, /worker\/outboundNetworks\/0/);
+  });
+
   it('points outbound name lookups at worker.dnsServers when given, and leaves them to the system resolver otherwise', async () => {
     const config = (manifests: Manifest[]) =>
       manifests.find((m) => m.kind === 'ConfigMap' && m.metadata.name === 'ap-agentplane-config')!.data as Record<string, string>;
