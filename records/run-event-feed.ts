@@ -130,10 +130,14 @@ export class RunEventFeed {
     let backoff = RECONNECT_MIN_MS;
     while (!this.isStopped) {
       const client = new pg.Client({ connectionString: this.connectionString });
+      // A stop while the connection is still being made finds no client to end: it ends the wait here instead.
+      let onStop = () => {};
       try {
         const ended = new Promise<void>((resolve) => {
           client.on('error', () => resolve());
           client.on('end', () => resolve());
+          onStop = () => resolve();
+          this.stopping.signal.addEventListener('abort', onStop, { once: true });
         });
         client.on('notification', (message) => {
           const { runId, type } = notifiedEvent(message.payload ?? '');
@@ -152,6 +156,7 @@ export class RunEventFeed {
       } catch (err) {
         if (!this.isStopped) this.log.warn({ err }, 'run event notifications unavailable; streams poll until they return');
       } finally {
+        this.stopping.signal.removeEventListener('abort', onStop);
         // Followers asleep until a notification would sleep through the outage: they poll until it is over.
         if (this.isListening) {
           this.isListening = false;

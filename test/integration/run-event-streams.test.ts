@@ -7,6 +7,7 @@ import { eventually } from '../support/eventually.js';
 import type { ApiClient } from '../support/client.js';
 import { testLog } from '../support/services.js';
 import { RunEventFeed } from '../../records/run-event-feed.js';
+import { startPausableProxy } from '../support/pausable-proxy.js';
 import { appendRunEvent } from '../../records/run-events.js';
 
 /** A stream opened with a raw request, so that the test decides when (and whether) its body is read. */
@@ -206,6 +207,25 @@ describe('run event streams under load', function () {
         follower.close();
       } finally {
         await feed.stop();
+      }
+    });
+
+    it('stops at once when stopped while its connection to PostgreSQL is still being made', async function () {
+      this.timeout(30_000);
+      const url = new URL(api.services.db.connectionString);
+      const slow = await startPausableProxy(`${url.hostname}:${url.port}`);
+      try {
+        slow.pause();
+        url.host = slow.address;
+        const feed = new RunEventFeed(url.toString(), testLog).start();
+        const stopped = feed.stop().then(() => true);
+        // The connection is made once the network lets it through, after the stop.
+        slow.letThrough();
+        const answered = await Promise.race([stopped, new Promise<false>((resolve) => setTimeout(() => resolve(false), 10_000).unref())]);
+        assert.equal(answered, true, 'the feed did not stop');
+        assert.equal(feed.listening, false);
+      } finally {
+        await slow.stop();
       }
     });
 
