@@ -301,42 +301,27 @@ describe('the Helm chart and the Dockerfile', function () {
     );
   });
 
-  it('limits outbound requests to worker.outboundNetworks when given, and refuses a value that is not a CIDR block', async () => {
+  /**
+   * A list value of the worker's that reaches every process as one variable, comma-joined, when given, and is
+   * absent otherwise; an item the values schema refuses fails the render, naming the item.
+   */
+  async function assertListSetting(value: string, variable: string, given: string[], refused: string): Promise<void> {
     const config = (manifests: Manifest[]) =>
       manifests.find((m) => m.kind === 'ConfigMap' && m.metadata.name === 'ap-agentplane-config')!.data as Record<string, string>;
-    assert.equal(config(await render('defaults-values.yaml')).AGENTPLANE_OUTBOUND_NETWORKS, undefined);
-    const set = config(await render('defaults-values.yaml', 'worker.outboundNetworks={10.20.0.0/16,2001:db8::/32}'));
-    assert.equal(set.AGENTPLANE_OUTBOUND_NETWORKS, '10.20.0.0/16,2001:db8::/32');
-    const wrong = await helm([
-      'template',
-      'ap',
-      chart,
-      '-f',
-      join(chart, 'ci', 'defaults-values.yaml'),
-      '--set',
-      'worker.outboundNetworks={10.0.0.1}',
-    ]);
+    assert.equal(config(await render('defaults-values.yaml'))[variable], undefined);
+    const set = config(await render('defaults-values.yaml', `${value}={${given.join(',')}}`));
+    assert.equal(set[variable], given.join(','));
+    const wrong = await helm(['template', 'ap', chart, '-f', join(chart, 'ci', 'defaults-values.yaml'), '--set', `${value}={${refused}}`]);
     assert.notEqual(wrong.code, 0);
-    assert.match(wrong.stderr, /worker\/outboundNetworks\/0/);
+    assert.match(wrong.stderr, new RegExp(`${value.replace('.', '/')}/0`));
+  }
+
+  it('limits outbound requests to worker.outboundNetworks when given, and refuses a value that is not a CIDR block', async () => {
+    await assertListSetting('worker.outboundNetworks', 'AGENTPLANE_OUTBOUND_NETWORKS', ['10.20.0.0/16', '2001:db8::/32'], '10.0.0.1');
   });
 
   it('points outbound name lookups at worker.dnsServers when given, and leaves them to the system resolver otherwise', async () => {
-    const config = (manifests: Manifest[]) =>
-      manifests.find((m) => m.kind === 'ConfigMap' && m.metadata.name === 'ap-agentplane-config')!.data as Record<string, string>;
-    assert.equal(config(await render('defaults-values.yaml')).AGENTPLANE_DNS_SERVERS, undefined);
-    const set = config(await render('defaults-values.yaml', 'worker.dnsServers={10.96.0.10,10.96.0.11:5353}'));
-    assert.equal(set.AGENTPLANE_DNS_SERVERS, '10.96.0.10,10.96.0.11:5353');
-    const wrong = await helm([
-      'template',
-      'ap',
-      chart,
-      '-f',
-      join(chart, 'ci', 'defaults-values.yaml'),
-      '--set',
-      'worker.dnsServers={dns.example.com}',
-    ]);
-    assert.notEqual(wrong.code, 0);
-    assert.match(wrong.stderr, /worker\/dnsServers\/0/);
+    await assertListSetting('worker.dnsServers', 'AGENTPLANE_DNS_SERVERS', ['10.96.0.10', '10.96.0.11:5353'], 'dns.example.com');
   });
 
   it('gives the controller a key of its own, which the API registers, never the admin key, and runs worker pools in the release namespace', async () => {
