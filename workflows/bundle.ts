@@ -28,6 +28,8 @@ async function stampOf(path: string): Promise<SourceStamp> {
 async function keptBundle(): Promise<WorkflowBundle | undefined> {
   try {
     const sources = JSON.parse(await readFile(sourcesPath, 'utf8')) as SourceStamp[];
+    // A bundle that names none of its sources could never be found out of date.
+    if (sources.length === 0) return undefined;
     const now = await Promise.all(sources.map((source) => stampOf(source.path)));
     if (now.some((stamp, i) => stamp.size !== sources[i]!.size || stamp.mtimeMs !== sources[i]!.mtimeMs)) return undefined;
     return { code: await readFile(codePath, 'utf8') };
