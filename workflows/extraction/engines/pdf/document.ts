@@ -2,7 +2,7 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { getDocument, PDFDataRangeTransport, VerbosityLevel } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { getDocument, PDFDataRangeTransport, VerbosityLevel } from './pdfjs.js';
 import type { PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { ExtractionError } from '../errors.js';
 

@@ -2,7 +2,7 @@
  * The drawn lines of a page, from its operator list: stroked path segments and filled rectangles at most 3 pt
  * thick (Chrome and Word draw table borders as thin filled rectangles), in page points from the top-left.
  */
-import { OPS } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { OPS } from './pdfjs.js';
 import type { PageViewport, PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 
 /** A horizontal ruling runs from `start` to `end` along x at `position` = y; a vertical one along y at x. */
