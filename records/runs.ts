@@ -440,6 +440,35 @@ export async function staleQueuedRuns(
   return rows;
 }
 
+/**
+ * Queued runs whose turn has come and which still wait for it: each the oldest run of its agent (or network)
+ * still to end, with a workflow started more than `waitedSeconds` ago. The run ahead of an `enqueue` run wakes it
+ * as it ends; these are the ones whose wake was lost (Temporal unreachable at that moment). Taken in turns
+ * across projects, as `staleQueuedRuns` are.
+ */
+export async function waitingQueueHeads(db: Queryable, waitedSeconds: number, limit: number): Promise<{ id: string; network: boolean }[]> {
+  const { rows } = await db.query<{ id: string; network: boolean }>(
+    `SELECT id, network FROM (
+       SELECT r.id, r.created_at, r.network_id IS NOT NULL AS network,
+              row_number() OVER (PARTITION BY r.project_id ORDER BY r.created_at, r.id) AS turn
+       FROM runs r
+       WHERE r.status = 'queued' AND r.parent_run_id IS NULL AND r.workflow_started_at < now() - make_interval(secs => $1)
+         AND NOT EXISTS (
+           SELECT 1 FROM runs a
+           WHERE r.network_id IS NULL AND a.agent_id = r.agent_id AND a.parent_run_id IS NULL
+             AND a.status IN ('queued', 'in_progress') AND (a.created_at, a.id) < (r.created_at, r.id)
+         )
+         AND NOT EXISTS (
+           SELECT 1 FROM runs a
+           WHERE a.network_id = r.network_id AND a.parent_run_id IS NULL
+             AND a.status IN ('queued', 'in_progress') AND (a.created_at, a.id) < (r.created_at, r.id)
+         )
+     ) heads ORDER BY turn, created_at LIMIT $2`,
+    [waitedSeconds, limit],
+  );
+  return rows;
+}
+
 /** The run's workflow is known to exist: maintenance need not start it again. */
 export async function recordRunWorkflowStarted(db: Queryable, runId: string): Promise<void> {
   await db.query('UPDATE runs SET workflow_started_at = now() WHERE id = $1 AND workflow_started_at IS NULL', [runId]);

@@ -133,6 +133,41 @@ describe('maintenance', function () {
       }
     });
 
+    it('wakes a queued run whose turn came while its wake was lost, and not one still behind another', async () => {
+      const tenant = await newTenant(api, 'maintenance-wakes');
+      const agent = await createAgent(tenant.admin, { concurrency: 'enqueue' });
+      // No worker polls this namespace: both runs stay queued, each with its workflow started.
+      const ids: string[] = [];
+      for (const input of ['first', 'second']) {
+        const answer = await tenant.admin.post(`/v1/agents/${agent.id}/run`, { input, wait: false });
+        assert.equal(answer.status, 202, JSON.stringify(answer.body));
+        ids.push(answer.body.id as string);
+      }
+      const [head, behind] = ids as [string, string];
+      const admits = async (runId: string) => {
+        const { events } = await api.services.temporal.workflow.getHandle(runWorkflowId(runId)).fetchHistory();
+        return (events ?? []).filter((event) => event.workflowExecutionSignaledEventAttributes?.signalName === 'admit').length;
+      };
+      const waitedSince = (interval: string) =>
+        api.services.db.query(`UPDATE runs SET workflow_started_at = now() - $2::interval WHERE id = ANY($1)`, [ids, interval]);
+      try {
+        await run(activities.wakeWaitingRuns);
+        assert.deepEqual([await admits(head), await admits(behind)], [0, 0], 'a run that has just started waiting is left to its wake');
+
+        await waitedSince('1 minute');
+        await run(activities.wakeWaitingRuns);
+        assert.deepEqual([await admits(head), await admits(behind)], [1, 0], 'only the run whose turn has come is woken');
+
+        // The run ahead ends, and the wake it sends is lost.
+        await api.services.db.query(`UPDATE runs SET status = 'cancelled' WHERE id = $1`, [head]);
+        await run(activities.wakeWaitingRuns);
+        assert.equal(await admits(behind), 1, 'the next run is woken once its turn has come');
+      } finally {
+        await endWaiting(ids.map(runWorkflowId));
+        await api.services.db.query(`UPDATE runs SET status = 'cancelled' WHERE id = ANY($1)`, [ids]);
+      }
+    });
+
     it('recovers another project’s lost extraction start while one project has more than a round’s worth of files in extraction', async () => {
       const busy = await newTenant(api, 'maintenance-busy-files');
       const quiet = await newTenant(api, 'maintenance-quiet-files');

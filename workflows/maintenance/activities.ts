@@ -1,7 +1,7 @@
 /**
  * Maintenance's I/O: start extraction for any file whose start was missed (the API died between commit
- * and start, or Temporal was briefly down) and likewise any run's, remove blobs whose deletion is due, and forget expired
- * idempotency keys. Each is safe to repeat.
+ * and start, or Temporal was briefly down) and likewise any run's, wake queued runs whose turn has come,
+ * remove blobs whose deletion is due, and forget expired idempotency keys. Each is safe to repeat.
  */
 import { Context } from '@temporalio/activity';
 import type { Db } from '../../records/db.js';
@@ -11,9 +11,11 @@ import { sweepDueBlobs } from '../../records/blob-leases.js';
 import { purgeExpiredResponses } from '../../records/idempotency.js';
 import { sweepFinishedConsoleSessions } from '../../records/console-sessions.js';
 import { startExtraction } from '../extraction/client.js';
-import { recordRunWorkflowStarted, staleQueuedRuns } from '../../records/runs.js';
-import { startRunWorkflow } from '../runs/client.js';
-import { startNetworkRunWorkflow } from '../networks/client.js';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { recordRunWorkflowStarted, staleQueuedRuns, waitingQueueHeads } from '../../records/runs.js';
+import { runWorkflowId, startRunWorkflow } from '../runs/client.js';
+import { networkRunWorkflowId, startNetworkRunWorkflow } from '../networks/client.js';
+import { ADMIT_SIGNAL } from '../runs/ids.js';
 
 /** Files older than this that are still `processing` get their (idempotent) start again. */
 const MISSED_START_AFTER_MS = 60_000;
@@ -61,6 +63,20 @@ export const createMaintenanceActivities = ({ db, blobs }: { db: Db; blobs: Blob
     return startEach(runs, async (run) => {
       await (run.network ? startNetworkRunWorkflow(client, run.id, run.workerPool ?? undefined) : startRunWorkflow(client, run.id));
       await recordRunWorkflowStarted(db, run.id);
+    });
+  },
+
+  /** Wakes each queued run whose turn has come but whose wake was lost; a workflow gone meanwhile is passed over. */
+  async wakeWaitingRuns(): Promise<number> {
+    const { client } = Context.current();
+    const runs = await waitingQueueHeads(db, MISSED_RUN_START_AFTER_S, MISSED_STARTS_PER_ROUND);
+    return startEach(runs, async (run) => {
+      await client.workflow
+        .getHandle(run.network ? networkRunWorkflowId(run.id) : runWorkflowId(run.id))
+        .signal(ADMIT_SIGNAL)
+        .catch((err: unknown) => {
+          if (!(err instanceof WorkflowNotFoundError)) throw err;
+        });
     });
   },
 

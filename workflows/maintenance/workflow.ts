@@ -5,7 +5,7 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { MaintenanceActivities } from './activities.js';
 
-const { restartMissedExtractions, restartMissedRuns, removeDueBlobs, purgeExpiredIdempotencyKeys, removeFinishedConsoleSessions } =
+const { restartMissedExtractions, restartMissedRuns, wakeWaitingRuns, removeDueBlobs, purgeExpiredIdempotencyKeys, removeFinishedConsoleSessions } =
   proxyActivities<MaintenanceActivities>({
     // The blob sweep stops itself after 20 s; the others are single queries. A duty still failing after its
     // retries waits for the next round rather than holding this one (and so the schedule) open.
@@ -18,16 +18,18 @@ export interface MaintenanceReport {
   blobsRemoved: number;
   idempotencyKeysPurged: number;
   runsRestarted: number;
+  runsWoken: number;
   consoleSessionsRemoved: number;
 }
 
 export async function maintenanceWorkflow(): Promise<MaintenanceReport> {
   // Independent duties: one failing must not keep the others from running.
-  const [restarted, removed, purged, runs, sessions] = await Promise.allSettled([
+  const [restarted, removed, purged, runs, woken, sessions] = await Promise.allSettled([
     restartMissedExtractions(),
     removeDueBlobs(),
     purgeExpiredIdempotencyKeys(),
     restartMissedRuns(),
+    wakeWaitingRuns(),
     removeFinishedConsoleSessions(),
   ]);
   if (
@@ -35,6 +37,7 @@ export async function maintenanceWorkflow(): Promise<MaintenanceReport> {
     removed.status === 'fulfilled' &&
     purged.status === 'fulfilled' &&
     runs.status === 'fulfilled' &&
+    woken.status === 'fulfilled' &&
     sessions.status === 'fulfilled'
   ) {
     return {
@@ -42,10 +45,11 @@ export async function maintenanceWorkflow(): Promise<MaintenanceReport> {
       blobsRemoved: removed.value,
       idempotencyKeysPurged: purged.value,
       runsRestarted: runs.value,
+      runsWoken: woken.value,
       consoleSessionsRemoved: sessions.value,
     };
   }
-  const failures = [restarted, removed, purged, runs, sessions].flatMap((outcome) =>
+  const failures = [restarted, removed, purged, runs, woken, sessions].flatMap((outcome) =>
     outcome.status === 'rejected' ? [describeFailure(outcome.reason)] : [],
   );
   // The round shows as failed; the schedule starts the next one all the same.

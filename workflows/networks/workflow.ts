@@ -17,7 +17,7 @@ import type { NetworkActivities, HopStart, HopOutcome } from './activities.js';
 import type { RunActivities } from '../runs/activities.js';
 import type { RunError } from '../../records/runs.js';
 import { admitSignal, agentRunWorkflow } from '../runs/workflow.js';
-import { runWorkflowId } from '../runs/ids.js';
+import { QUEUED_RUN_RECHECK, runWorkflowId } from '../runs/ids.js';
 import { networkRunWorkflowId } from './ids.js';
 import { judgeEndedRun } from '../quality/workflow.js';
 import { MODEL_RETRY_MAX_INTERVAL_MS } from '../../models/retry-interval.js';
@@ -70,7 +70,7 @@ export async function networkRunWorkflow({ runId }: { runId: string }): Promise<
       if (admission === 'gone') return;
       if (admission === 'start') break;
       admitted = false;
-      await condition(() => admitted, '10 seconds');
+      await condition(() => admitted, QUEUED_RUN_RECHECK);
     }
 
     const plan = await bookkeeping.startNetworkRun({ runId });

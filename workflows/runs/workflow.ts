@@ -17,7 +17,7 @@ import {
 } from '@temporalio/workflow';
 import type { ModelReply, RunActivities, RunEnding, RunPlan } from './activities.js';
 import type { RunError } from '../../records/runs.js';
-import { HANDOFF_TOOL, runWorkflowId } from './ids.js';
+import { ADMIT_SIGNAL, HANDOFF_TOOL, QUEUED_RUN_RECHECK, runWorkflowId } from './ids.js';
 import { judgeEndedRun } from '../quality/workflow.js';
 import { MODEL_RETRY_MAX_INTERVAL_MS } from '../../models/retry-interval.js';
 import { TOOL_RETRY_MAX_INTERVAL_MS } from '../../tools/outcomes.js';
@@ -25,7 +25,7 @@ import { FINAL_MODEL_FAILURES } from '../../models/failure-kinds.js';
 import { failureMessage } from '../failure-message.js';
 
 /** Sent by the run before it, when it ends, to an `enqueue` run waiting its turn. */
-export const admitSignal = defineSignal('admit');
+export const admitSignal = defineSignal(ADMIT_SIGNAL);
 
 // Bookkeeping and the start of a run as local activities: run by the worker that runs the workflow,
 // within its workflow task, with no activity task to dispatch and no workflow task to wake afterwards,
@@ -86,7 +86,7 @@ export async function agentRunWorkflow({ runId }: { runId: string }): Promise<vo
   setHandler(admitSignal, () => {
     admitted = true;
   });
-  // Wakes the agent's next queued run at once; one that misses this finds its turn on its own.
+  // Wakes the agent's next queued run at once; one that misses this is woken by maintenance, or looks on its own.
   const wake = async (next: string | null) => {
     if (next && next !== runId)
       await getExternalWorkflowHandle(runWorkflowId(next))
@@ -110,7 +110,7 @@ export async function agentRunWorkflow({ runId }: { runId: string }): Promise<vo
       if (beginning.admission === 'prepare') return remotePlanning.startRun({ runId });
       if (beginning.admission === 'gone') return null;
       admitted = false;
-      await condition(() => admitted, '10 seconds');
+      await condition(() => admitted, QUEUED_RUN_RECHECK);
     }
   };
 
