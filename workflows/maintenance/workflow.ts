@@ -5,13 +5,19 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { MaintenanceActivities } from './activities.js';
 
-const { restartMissedExtractions, restartMissedRuns, wakeWaitingRuns, removeDueBlobs, purgeExpiredIdempotencyKeys, removeFinishedConsoleSessions } =
-  proxyActivities<MaintenanceActivities>({
-    // The blob sweep stops itself after 20 s; the others are single queries. A duty still failing after its
-    // retries waits for the next round rather than holding this one (and so the schedule) open.
-    startToCloseTimeout: '1 minute',
-    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3 },
-  });
+const {
+  restartMissedExtractions,
+  restartMissedRuns,
+  wakeWaitingRuns,
+  removeDueBlobs,
+  purgeExpiredIdempotencyKeys,
+  removeFinishedConsoleSessions,
+} = proxyActivities<MaintenanceActivities>({
+  // The blob sweep stops itself after 20 s; the others are single queries. A duty still failing after its
+  // retries waits for the next round rather than holding this one (and so the schedule) open.
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3 },
+});
 
 export interface MaintenanceReport {
   extractionsRestarted: number;
