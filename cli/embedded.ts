@@ -93,6 +93,19 @@ export async function startPostgres(
   };
 }
 
+/**
+ * The dev server keeps every workflow on one history shard, and by default each of that shard's queues reads
+ * its tasks from the store at most 20 times a second. Every workflow task, child start and fired timer waits
+ * for one of those reads: up to 50 ms each under any steady load, most of a short run's time and most of a
+ * network hop's. The reads are local and cheap; they are left all but unlimited.
+ */
+const TEMPORAL_QUEUE_READS = [
+  'history.transferProcessorMaxPollRPS',
+  'history.timerProcessorMaxPollRPS',
+  'history.visibilityProcessorMaxPollRPS',
+];
+const QUEUE_READS_PER_SECOND = 10_000;
+
 /** Starts `temporal server start-dev` on loopback; with `dbFile` its state survives restarts. */
 export async function startTemporal(options: { dbFile?: string; port?: number } = {}): Promise<RunningService & { address: string }> {
   const port = options.port ?? (await freePort());
@@ -108,6 +121,7 @@ export async function startTemporal(options: { dbFile?: string; port?: number } 
     'error',
     '--namespace',
     'default',
+    ...TEMPORAL_QUEUE_READS.flatMap((setting) => ['--dynamic-config-value', `${setting}=${QUEUE_READS_PER_SECOND}`]),
   ];
   // With a database file, the server's pid is kept beside it, so that a start can stop one left running.
   const pidFile = options.dbFile && `${options.dbFile}.pid`;
