@@ -8,7 +8,7 @@ import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const workflowsPath = fileURLToPath(new URL('./index.js', import.meta.url));
+const workflowsPath = fileURLToPath(new URL('./index.js', import.meta.url));
 const codePath = fileURLToPath(new URL('./bundle/workflows.js', import.meta.url));
 const sourcesPath = fileURLToPath(new URL('./bundle/sources.json', import.meta.url));
 

@@ -12,7 +12,7 @@ import { createDb } from '../../records/db.js';
 import { migrate } from '../../records/migrate.js';
 import { runSatisfying } from '../support/agents.js';
 import { ApiClient } from '../support/client.js';
-import { eventually } from '../support/eventually.js';
+import { eventually, withinDeadline } from '../support/eventually.js';
 import { startOpenAiServer, type OpenAiServer } from '../support/model-servers/openai.js';
 import { startPausableProxy, type PausableProxy } from '../support/pausable-proxy.js';
 import { lineSaid, runCli, type CliProcess } from '../support/processes.js';
@@ -74,9 +74,6 @@ describe('agentplane api and worker running agents while Temporal restarts', fun
     await database?.stop();
     await openai?.stop();
   });
-
-  const withDeadline = <T>(promise: Promise<T>, ms: number, message: string): Promise<T> =>
-    Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(message)), ms).unref())]);
 
   /** The user messages the model was asked with, in order. */
   const askedSoFar = () =>
@@ -157,7 +154,7 @@ describe('agentplane api and worker running agents while Temporal restarts', fun
     // The worker's calls to Temporal now hang: past the heartbeat timeout it gives the attempt up itself.
     const gaveUp = lineSaid(worker, /its call goes on/);
     toTemporal.pause();
-    await withDeadline(gaveUp, 60_000, 'the worker never said that it gave the attempt up and kept its call going');
+    await withinDeadline(gaveUp, 60_000, 'the worker never said that it gave the attempt up and kept its call going');
     release();
     await eventually(
       async () => {

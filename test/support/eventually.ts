@@ -19,3 +19,11 @@ export async function eventually<T>(
     }
   }
 }
+
+/**
+ * `promise`, or a rejection with `message` once `ms` have passed: a bound that only keeps a failure from waiting
+ * for the suite's timeout.
+ */
+export function withinDeadline<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  return Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(message)), ms).unref())]);
+}
