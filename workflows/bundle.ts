@@ -24,6 +24,12 @@ async function stampOf(path: string): Promise<SourceStamp> {
   return { path, size, mtimeMs };
 }
 
+/** The file's stamp; null for a directory (the bundler lists those it looked in, whose times change with any file added). */
+async function fileStampOf(path: string): Promise<SourceStamp | null> {
+  const found = await stat(path).catch(() => null);
+  return found?.isFile() ? { path, size: found.size, mtimeMs: found.mtimeMs } : null;
+}
+
 /** The kept bundle, when every file it was made from is as it was; otherwise undefined. */
 async function keptBundle(): Promise<WorkflowBundle | undefined> {
   try {
@@ -63,7 +69,7 @@ async function makeBundle(): Promise<{ code: string; sources: string[] }> {
 /** Keeps a bundle for the next start; written whole or not at all, so that a start never reads half of one. */
 async function keep(code: string, sources: string[]): Promise<void> {
   // The bundler's own entry point is made in memory and has no file.
-  const stamps = (await Promise.all(sources.map((path) => stampOf(path).catch(() => null)))).filter((stamp) => stamp !== null);
+  const stamps = (await Promise.all(sources.map(fileStampOf))).filter((stamp) => stamp !== null);
   await mkdir(dirname(codePath), { recursive: true });
   const suffix = `.${process.pid}.tmp`;
   await writeFile(codePath + suffix, code);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { readFile, stat, utimes } from 'node:fs/promises';
+import { readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { workflowBundle } from '../../workflows/bundle.js';
 
@@ -22,6 +23,19 @@ describe('the workflow bundle a worker loads', function () {
       sources.some((source) => source.path === aSource),
       'the run workflow is among the sources the bundle was made from',
     );
+  });
+
+  it('is kept while files are added beside its sources, in the folders the bundler looked in', async () => {
+    await workflowBundle();
+    const keptAt = (await stat(keptCode)).mtimeMs;
+    const beside = join(dirname(aSource), `beside-${process.pid}.txt`);
+    await writeFile(beside, 'not a source');
+    try {
+      await workflowBundle();
+      assert.equal((await stat(keptCode)).mtimeMs, keptAt, 'the kept bundle was made again');
+    } finally {
+      await rm(beside, { force: true });
+    }
   });
 
   it('is made again once one of its sources has changed since', async () => {
