@@ -9,7 +9,16 @@ import type { agentRunWorkflow } from '../../workflows/runs/workflow.js';
 import { runWorkflowId } from '../../workflows/runs/ids.js';
 import { eventually } from '../support/eventually.js';
 import { startSuiteWorker, type SuiteWorker } from '../support/workflow-environment.js';
-import { Ledger, planOf, runActivities, toolCall, untilCancelled, type AgentBehaviour, type StartedPlan } from './run-activities.js';
+import {
+  callsStillGoing,
+  Ledger,
+  planOf,
+  runActivities,
+  toolCall,
+  untilCancelled,
+  type AgentBehaviour,
+  type StartedPlan,
+} from './run-activities.js';
 
 const newRunId = () => `run_${randomUUID().replaceAll('-', '')}`;
 
@@ -204,6 +213,7 @@ describe('the run workflow', () => {
     await handle.cancel();
     await handle.result();
     assert.deepEqual(ledger.endingOf(runId), { status: 'cancelled' });
+    await eventually(() => assert.equal(callsStillGoing(), 0, 'the model call was not cancelled'));
     assert.deepEqual(
       ledger.inputsOf('endRun').map((input) => input.status),
       ['cancelled'],
@@ -229,7 +239,7 @@ describe('the run workflow', () => {
       };
       worker.use(runActivities(ledger, behaviour));
       // Neither result is awaited until both runs have ended: no time is skipped, so the waiting run's
-      // 10-second poll cannot be what starts it.
+      // once-a-minute re-check cannot be what starts it.
       const second = await startRun(waiting);
       await eventually(() => assert.equal(ledger.inputsOf('beginRun', waiting).length, 1));
       await startRun(ahead);
@@ -239,6 +249,22 @@ describe('the run workflow', () => {
       assert.equal(events.filter((event) => event.timerFiredEventAttributes).length, 0);
       assert.equal(ledger.inputsOf('beginRun', waiting).length, 2);
       assert.deepEqual(ledger.endingOf(ahead), { status: 'completed' });
+    });
+
+    it('waits a minute for a wake before it looks for its turn again on its own', async () => {
+      const runId = newRunId();
+      const ledger = new Ledger();
+      worker.use(runActivities(ledger, { begin: () => ({ admission: 'wait' }) }));
+      const run = await startRun(runId);
+      const timers = await eventually(async () => {
+        const events = (await run.fetchHistory()).events ?? [];
+        const started = events.flatMap((event) => (event.timerStartedEventAttributes ? [event.timerStartedEventAttributes] : []));
+        assert.equal(started.length, 1, 'no re-check was set');
+        return started;
+      });
+      assert.equal(Number(String(timers[0]!.startToFireTimeout?.seconds)), 60);
+      assert.equal(ledger.inputsOf('beginRun', runId).length, 1);
+      await run.terminate('test over');
     });
 
     it('ends without starting a run that is gone by its turn', async () => {

@@ -61,11 +61,21 @@ export function toolCall(name: string, args: object = {}): ToolCall {
   return { id: `call-${name}`, name, arguments: JSON.stringify(args) };
 }
 
+let callsUntilCancelled = 0;
+
+/** How many calls of `untilCancelled` are still going (each holds the test server's clock while it runs). */
+export const callsStillGoing = () => callsUntilCancelled;
+
 /** A model call that lasts until it is cancelled, heartbeating as the real one does. */
 export async function untilCancelled(): Promise<never> {
-  for (;;) {
-    Context.current().heartbeat();
-    await Context.current().sleep(200);
+  callsUntilCancelled++;
+  try {
+    for (;;) {
+      Context.current().heartbeat();
+      await Context.current().sleep(200);
+    }
+  } finally {
+    callsUntilCancelled--;
   }
 }
 
