@@ -19,13 +19,11 @@ interface SourceStamp {
   mtimeMs: number;
 }
 
-async function stampOf(path: string): Promise<SourceStamp> {
-  const { size, mtimeMs } = await stat(path);
-  return { path, size, mtimeMs };
-}
-
-/** The file's stamp; null for a directory (the bundler lists those it looked in, whose times change with any file added). */
-async function fileStampOf(path: string): Promise<SourceStamp | null> {
+/**
+ * The file's stamp; null when it is gone, or a directory (the bundler lists those it looked in, whose times
+ * change whenever any file is added there).
+ */
+async function stampOf(path: string): Promise<SourceStamp | null> {
   const found = await stat(path).catch(() => null);
   return found?.isFile() ? { path, size: found.size, mtimeMs: found.mtimeMs } : null;
 }
@@ -37,7 +35,7 @@ async function keptBundle(): Promise<WorkflowBundle | undefined> {
     // A bundle that names none of its sources could never be found out of date.
     if (sources.length === 0) return undefined;
     const now = await Promise.all(sources.map((source) => stampOf(source.path)));
-    if (now.some((stamp, i) => stamp.size !== sources[i]!.size || stamp.mtimeMs !== sources[i]!.mtimeMs)) return undefined;
+    if (now.some((stamp, i) => stamp?.size !== sources[i]!.size || stamp?.mtimeMs !== sources[i]!.mtimeMs)) return undefined;
     return { code: await readFile(codePath, 'utf8') };
   } catch {
     return undefined;
@@ -69,7 +67,7 @@ async function makeBundle(): Promise<{ code: string; sources: string[] }> {
 /** Keeps a bundle for the next start; written whole or not at all, so that a start never reads half of one. */
 async function keep(code: string, sources: string[]): Promise<void> {
   // The bundler's own entry point is made in memory and has no file.
-  const stamps = (await Promise.all(sources.map(fileStampOf))).filter((stamp) => stamp !== null);
+  const stamps = (await Promise.all(sources.map(stampOf))).filter((stamp) => stamp !== null);
   await mkdir(dirname(codePath), { recursive: true });
   const suffix = `.${process.pid}.tmp`;
   await writeFile(codePath + suffix, code);

@@ -21,29 +21,32 @@ import { ADMIT_SIGNAL } from '../runs/ids.js';
 const MISSED_START_AFTER_MS = 60_000;
 /** Runs queued longer than this get their (idempotent) start again; a waiting `enqueue` run keeps its workflow. */
 const MISSED_RUN_START_AFTER_S = 15;
+/** Queued runs whose turn came this long ago and still wait get their wake again (the first one was lost). */
+const LOST_WAKE_AFTER_S = 15;
+const MISSED_START_FAILED = 'a missed start failed again; the next round retries it';
 
 /** Starts one round retries at most, of runs and of files each: the rest wait for the next round, 30 s later. */
 export const MISSED_STARTS_PER_ROUND = 100;
 
 /**
- * Starts each item; one that fails (say, Temporal refusing it) is logged and left for the next round, so it
- * cannot keep the items after it from starting. The count is of those started.
+ * Does `act` for each item; one that fails (say, Temporal refusing it) is logged with `failed` and left for the
+ * next round, so it cannot keep the items after it from their turn. The count is of those done.
  */
-async function startEach<T extends { id: string }>(items: T[], start: (item: T) => Promise<void>): Promise<number> {
-  let started = 0;
+async function forEachItem<T extends { id: string }>(items: T[], failed: string, act: (item: T) => Promise<void>): Promise<number> {
+  let done = 0;
   let firstFailure: unknown;
   for (const item of items) {
     try {
-      await start(item);
-      started++;
+      await act(item);
+      done++;
     } catch (err) {
       firstFailure ??= err;
-      Context.current().log.warn('a missed start failed again; the next round retries it', { id: item.id, error: String(err) });
+      Context.current().log.warn(failed, { id: item.id, error: String(err) });
     }
   }
-  // Nothing started at all: the dependency is down, and the round should say so.
-  if (items.length > 0 && started === 0) throw firstFailure;
-  return started;
+  // Nothing done at all: the dependency is down, and the round should say so.
+  if (items.length > 0 && done === 0) throw firstFailure;
+  return done;
 }
 
 export const createMaintenanceActivities = ({ db, blobs }: { db: Db; blobs: BlobStore }) => ({
@@ -51,7 +54,7 @@ export const createMaintenanceActivities = ({ db, blobs }: { db: Db; blobs: Blob
     // The worker's own client: the same Temporal connection and namespace as the worker running this.
     const { client } = Context.current();
     const files = await filesStillProcessing(db, new Date(Date.now() - MISSED_START_AFTER_MS), MISSED_STARTS_PER_ROUND);
-    return startEach(files, async (file) => {
+    return forEachItem(files, MISSED_START_FAILED, async (file) => {
       await startExtraction(client, file.id);
       await recordExtractionStarted(db, file.id);
     });
@@ -60,7 +63,7 @@ export const createMaintenanceActivities = ({ db, blobs }: { db: Db; blobs: Blob
   async restartMissedRuns(): Promise<number> {
     const { client } = Context.current();
     const runs = await staleQueuedRuns(db, MISSED_RUN_START_AFTER_S, MISSED_STARTS_PER_ROUND);
-    return startEach(runs, async (run) => {
+    return forEachItem(runs, MISSED_START_FAILED, async (run) => {
       await (run.network ? startNetworkRunWorkflow(client, run.id, run.workerPool ?? undefined) : startRunWorkflow(client, run.id));
       await recordRunWorkflowStarted(db, run.id);
     });
@@ -69,8 +72,8 @@ export const createMaintenanceActivities = ({ db, blobs }: { db: Db; blobs: Blob
   /** Wakes each queued run whose turn has come but whose wake was lost; a workflow gone meanwhile is passed over. */
   async wakeWaitingRuns(): Promise<number> {
     const { client } = Context.current();
-    const runs = await waitingQueueHeads(db, MISSED_RUN_START_AFTER_S, MISSED_STARTS_PER_ROUND);
-    return startEach(runs, async (run) => {
+    const runs = await waitingQueueHeads(db, LOST_WAKE_AFTER_S, MISSED_STARTS_PER_ROUND);
+    return forEachItem(runs, 'waking a queued run failed; the next round tries again', async (run) => {
       await client.workflow
         .getHandle(run.network ? networkRunWorkflowId(run.id) : runWorkflowId(run.id))
         .signal(ADMIT_SIGNAL)

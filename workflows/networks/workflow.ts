@@ -16,8 +16,8 @@ import {
 import type { NetworkActivities, HopStart, HopOutcome } from './activities.js';
 import type { RunActivities } from '../runs/activities.js';
 import type { RunError } from '../../records/runs.js';
-import { admitSignal, agentRunWorkflow } from '../runs/workflow.js';
-import { QUEUED_RUN_RECHECK, runWorkflowId } from '../runs/ids.js';
+import { admitSignal, agentRunWorkflow, QUEUED_RUN_RECHECK } from '../runs/workflow.js';
+import { runWorkflowId } from '../runs/ids.js';
 import { networkRunWorkflowId } from './ids.js';
 import { judgeEndedRun } from '../quality/workflow.js';
 import { MODEL_RETRY_MAX_INTERVAL_MS } from '../../models/retry-interval.js';

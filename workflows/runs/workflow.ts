@@ -17,7 +17,7 @@ import {
 } from '@temporalio/workflow';
 import type { ModelReply, RunActivities, RunEnding, RunPlan } from './activities.js';
 import type { RunError } from '../../records/runs.js';
-import { ADMIT_SIGNAL, HANDOFF_TOOL, QUEUED_RUN_RECHECK, runWorkflowId } from './ids.js';
+import { ADMIT_SIGNAL, HANDOFF_TOOL, runWorkflowId } from './ids.js';
 import { judgeEndedRun } from '../quality/workflow.js';
 import { MODEL_RETRY_MAX_INTERVAL_MS } from '../../models/retry-interval.js';
 import { TOOL_RETRY_MAX_INTERVAL_MS } from '../../tools/outcomes.js';
@@ -26,6 +26,13 @@ import { failureMessage } from '../failure-message.js';
 
 /** Sent by the run before it, when it ends, to an `enqueue` run waiting its turn. */
 export const admitSignal = defineSignal(ADMIT_SIGNAL);
+
+/**
+ * How long an `enqueue` run waits before looking for its turn on its own. The run ahead of it wakes it when it
+ * ends, and each maintenance round wakes one whose turn has come (a wake lost while Temporal was unreachable);
+ * this is the last resort, kept long so that a queue of waiting runs costs Temporal almost nothing.
+ */
+export const QUEUED_RUN_RECHECK = '1 minute';
 
 // Bookkeeping and the start of a run as local activities: run by the worker that runs the workflow,
 // within its workflow task, with no activity task to dispatch and no workflow task to wake afterwards,
