@@ -8,22 +8,56 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import { Connection } from '@temporalio/client';
 import { findTool } from './tools.js';
 import { guardAgainstOrphaning, stopProcess, stopStaleProcess } from './orphans.js';
 import { letPostgresReach } from './postgres-access.js';
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * The ports the kernel picks from for outgoing connections and for binds to port 0: the Temporal dev server
+ * binds its own internal ports that way, and every client socket takes one. A port chosen there and released
+ * can be taken by any of them before the service it was chosen for binds it.
+ */
+async function kernelPortRange(): Promise<{ low: number; high: number }> {
+  const range = await readFile('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').catch(() => '32768 60999');
+  const [low = NaN, high = NaN] = range.trim().split(/\s+/).map(Number);
+  return Number.isInteger(low) && Number.isInteger(high) ? { low, high } : { low: 32768, high: 60999 };
+}
+
+const LOWEST_CHOSEN_PORT = 10_000;
+const handedOut = new Set<number>();
+
+/** Listens on `port` (0: any) and closes at once: the port it got, or undefined when that one is taken. */
+function listenBriefly(port: number): Promise<number | undefined> {
+  return new Promise((resolve) => {
     const server = createServer();
     server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.on('error', () => resolve(undefined));
+    server.listen(port, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : undefined));
     });
   });
+}
+
+/**
+ * A loopback port nothing listens on, for a service about to be started. It is chosen below the kernel's
+ * own range, so that no socket the kernel numbers takes it in the meantime, and never twice by this process.
+ */
+export async function freePort(): Promise<number> {
+  const { low, high } = await kernelPortRange();
+  const [from, to] = low - LOWEST_CHOSEN_PORT >= 1_000 ? [LOWEST_CHOSEN_PORT, low - 1] : [high + 1, 65_535];
+  for (let attempt = 0; to - from >= 1_000 && attempt < 100; attempt++) {
+    const port = from + randomInt(to - from + 1);
+    if (handedOut.has(port)) continue;
+    if ((await listenBriefly(port)) !== port) continue;
+    handedOut.add(port);
+    return port;
+  }
+  const port = await listenBriefly(0);
+  if (port === undefined) throw new Error('no loopback port is free');
+  return port;
 }
 
 export interface RunningService {
