@@ -1,32 +1,40 @@
 /**
  * Rate limits per API key, counted in PostgreSQL so that every API replica agrees: requests in a one-minute
- * window (one row per key, one upsert per request), and runs still going.
+ * window (one row per key, leased to replicas a few at a time), and runs still going.
  */
 import type { Queryable } from './db.js';
 
-export interface RequestWindow {
-  /** Requests counted in the window, this one included; never more than the limit plus one. */
-  requests: number;
+export interface RequestLease {
+  /** Requests granted to the caller in the key's window, out of those asked for; 0 when the window is spent. */
+  granted: number;
+  /** Requests granted in the window so far, to every replica, these included. */
+  grantedInWindow: number;
   /** Milliseconds until the window closes and the count starts again. */
   resetMs: number;
 }
 
 /**
- * Counts one request of the key against `limit` per minute. A window opens with the first request after the
- * previous one closed and lasts a minute. The count stops at limit + 1 (refused requests count, up to there),
- * so `requests > limit` says this request is over. Time is the database's, the same for every replica.
+ * Grants up to `wanted` of the key's `limit` requests per minute to one API replica, which serves them from
+ * memory. A window opens with the first lease after the previous one closed and lasts a minute. Time is the
+ * database's, the same for every replica; every replica leases from the same row, so together they never
+ * serve more than the limit.
  */
-export async function countRequest(db: Queryable, apiKeyId: string, limit: number): Promise<RequestWindow> {
-  const { rows } = await db.query<{ requests: number; reset_ms: number }>(
-    `INSERT INTO api_key_request_windows AS w (api_key_id, started_at, requests) VALUES ($1, now(), 1)
+export async function leaseRequests(db: Queryable, apiKeyId: string, limit: number, wanted: number): Promise<RequestLease> {
+  // Each SET expression reads the row as it stood under the lock, so concurrent leases never over-grant.
+  const { rows } = await db.query<{ granted: number; requests: number; reset_ms: number }>(
+    `INSERT INTO api_key_request_windows AS w (api_key_id, started_at, requests, last_granted)
+       VALUES ($1, now(), least($3::int, $2::int), least($3::int, $2::int))
      ON CONFLICT (api_key_id) DO UPDATE SET
-       requests = CASE WHEN w.started_at > now() - interval '1 minute' THEN least(w.requests + 1, $2 + 1) ELSE 1 END,
+       last_granted = least($3::int, greatest(0, $2::int - CASE WHEN w.started_at > now() - interval '1 minute' THEN w.requests ELSE 0 END)),
+       requests = CASE WHEN w.started_at > now() - interval '1 minute' THEN w.requests ELSE 0 END
+         + least($3::int, greatest(0, $2::int - CASE WHEN w.started_at > now() - interval '1 minute' THEN w.requests ELSE 0 END)),
        started_at = CASE WHEN w.started_at > now() - interval '1 minute' THEN w.started_at ELSE now() END
-     RETURNING requests, greatest(0, ceil(extract(epoch FROM started_at + interval '1 minute' - clock_timestamp()) * 1000))::int AS reset_ms`,
-    [apiKeyId, limit],
+     RETURNING last_granted AS granted, requests,
+       greatest(0, ceil(extract(epoch FROM started_at + interval '1 minute' - clock_timestamp()) * 1000))::int AS reset_ms`,
+    [apiKeyId, limit, wanted],
   );
   const row = rows[0]!;
-  return { requests: row.requests, resetMs: row.reset_ms };
+  return { granted: row.granted, grantedInWindow: row.requests, resetMs: row.reset_ms };
 }
 
 /**

@@ -1,14 +1,15 @@
 /**
- * Requests per minute per API key: after authentication, one upsert of the key's window row per request of a
- * limited key (none for an unlimited one). The answer carries OpenAI's `x-ratelimit-*-requests` headers;
- * over the limit it is 429 with Retry-After. A database that is down answers 503, as any query would.
+ * Requests per minute per API key, after authentication: a limited key's requests are served from leases on
+ * its window in PostgreSQL (request-leases.ts); an unlimited key's cost nothing. The answer carries OpenAI's
+ * `x-ratelimit-*-requests` headers; over the limit it is 429 with Retry-After. A database that is down when a
+ * lease is needed answers 503, as any query would.
  */
 import type { Middleware } from 'koa';
 import type { Db } from '../../records/db.js';
-import { countRequest } from '../../records/rate-limits.js';
 import type { KeyRateLimits } from '../../records/api-keys.js';
 import { callerOf, type ApiState, type Caller, type RateLimitDefaults } from '../context.js';
 import { RateLimitError } from '../errors.js';
+import { RequestLeases } from './request-leases.js';
 
 /**
  * The deployment's value is a ceiling as well as the default: a key's own limit may be lower, never higher,
@@ -40,18 +41,19 @@ export const concurrentRunsOf = (caller: Caller, defaults: RateLimitDefaults = {
   withinCeiling(caller.rateLimits.concurrent_runs, defaults.concurrentRuns);
 
 export function limitRequests(db: Db, defaults: RateLimitDefaults = {}): Middleware<ApiState> {
+  const leases = new RequestLeases(db);
   return async (ctx, next) => {
     const caller = callerOf(ctx);
     const limit = requestsPerMinuteOf(caller, defaults);
     if (limit !== null) {
-      const window = await countRequest(db, caller.apiKeyId, limit);
-      const resetSeconds = Math.max(1, Math.ceil(window.resetMs / 1000));
+      const allowance = await leases.take(caller.apiKeyId, limit);
+      const resetSeconds = Math.max(1, Math.ceil(allowance.resetMs / 1000));
       ctx.set({
         'x-ratelimit-limit-requests': String(limit),
-        'x-ratelimit-remaining-requests': String(Math.max(0, limit - window.requests)),
+        'x-ratelimit-remaining-requests': String(allowance.remaining),
         'x-ratelimit-reset-requests': `${resetSeconds}s`,
       });
-      if (window.requests > limit) {
+      if (!allowance.allowed) {
         throw RateLimitError(
           'rate_limit_exceeded',
           `This API key may make ${limit} requests per minute; the window resets in ${resetSeconds}s.`,

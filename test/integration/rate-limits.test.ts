@@ -77,6 +77,28 @@ describe('rate limits per API key, across two API processes', function () {
     }
   });
 
+  it('serves a busy key up to its limit across both processes, never past it, and refuses the rest with Retry-After', async () => {
+    const limit = 400;
+    const key = await keyWithLimits({ requests_per_minute: limit });
+    const statuses: number[] = [];
+    const retryAfters: (string | null)[] = [];
+    for (let batch = 0; batch < 22; batch++) {
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? key.first : key.other).get('/v1/agents?limit=1')),
+      );
+      for (const answer of answers) {
+        statuses.push(answer.status);
+        if (answer.status === 429) retryAfters.push(answer.headers.get('retry-after'));
+      }
+    }
+    const served = statuses.filter((status) => status === 200).length;
+    assert.deepEqual(new Set(statuses), new Set([200, 429]));
+    assert.ok(served <= limit, `${served} requests served of a limit of ${limit}`);
+    // Each process may hold a few requests leased and unserved when the other is refused: 1% of the limit.
+    assert.ok(served >= limit - 2 * (limit / 100), `only ${served} requests served of a limit of ${limit}`);
+    for (const retryAfter of retryAfters) assert.match(retryAfter ?? '', /^([1-9]|[1-5][0-9]|60)$/);
+  });
+
   it('keeps each key’s window apart: a key with another limit is counted on its own', async () => {
     const busy = await keyWithLimits({ requests_per_minute: 2 });
     const quiet = await keyWithLimits({ requests_per_minute: 3 });

@@ -23,5 +23,4 @@ describe('the port a service is started on', () => {
     assert.equal(new Set(ports).size, ports.length, 'a port was handed out twice');
     for (const port of ports) await listen(port);
   });
-
 });
