@@ -1,7 +1,7 @@
 /**
- * The delivery side of webhooks: turning recorded events into deliveries (the outbox read once), which
- * deliveries still need their workflow started, each attempt's log row, and a delivery's ending, which
- * counts towards disabling an endpoint that keeps failing.
+ * The delivery side of webhooks: turning recorded events into deliveries (the outbox read once), claiming
+ * deliveries for their first attempt, which deliveries still need their retries' workflow started, each
+ * attempt's log row, and a delivery's ending, which counts towards disabling an endpoint that keeps failing.
  */
 import { newId } from './ids.js';
 import { transaction, type Db, type Queryable } from './db.js';
@@ -50,13 +50,46 @@ export async function dispatchEvents(db: Db, limit: number): Promise<number> {
   });
 }
 
-/** Deliveries whose workflow has not been started yet, oldest first. */
-export async function unstartedDeliveries(db: Queryable, limit: number): Promise<string[]> {
-  const { rows } = await db.query<{ id: string }>(
-    'SELECT id FROM webhook_deliveries WHERE started_at IS NULL ORDER BY created_at, id LIMIT $1',
+/**
+ * A dispatcher holds a delivery this long for its first attempt (at most 15 s) and the attempt's log row;
+ * past it, the dispatcher is taken for dead and another makes the attempt.
+ */
+const FIRST_ATTEMPT_CLAIM = '1 minute';
+
+/**
+ * Claims up to `limit` deliveries not yet attempted, oldest first, none of `busyProjects`: what each
+ * attempt needs, its delivery, endpoint and event. Concurrent dispatchers skip each other's claims.
+ */
+export async function claimFirstAttempts(db: Queryable, limit: number, busyProjects: string[]): Promise<DeliveryTarget[]> {
+  const { rows } = await db.query<TargetRow>(
+    `WITH claimable AS (
+       SELECT id FROM webhook_deliveries
+       WHERE started_at IS NULL AND attempts = 0 AND status = 'pending' AND (claimed_until IS NULL OR claimed_until < now())
+         AND project_id <> ALL($2::text[])
+       ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED
+     )
+     UPDATE webhook_deliveries d SET claimed_until = now() + interval '${FIRST_ATTEMPT_CLAIM}'
+     FROM claimable c, webhook_endpoints w, events e
+     WHERE d.id = c.id AND w.id = d.endpoint_id AND e.id = d.event_id
+     RETURNING json_build_object('id', d.id, 'status', d.status) AS delivery, to_jsonb(w) AS endpoint, to_jsonb(e) AS event`,
+    [limit, busyProjects],
+  );
+  return rows.map(targetOf);
+}
+
+/** Gives claimed deliveries back unattempted, for the next pass of any dispatcher. */
+export async function releaseClaims(db: Queryable, ids: string[]): Promise<void> {
+  await db.query('UPDATE webhook_deliveries SET claimed_until = NULL WHERE id = ANY($1::text[]) AND started_at IS NULL', [ids]);
+}
+
+/** Deliveries that failed their first attempt and whose retries' workflow has not been started yet, oldest first. */
+export async function unstartedRetries(db: Queryable, limit: number): Promise<{ id: string; attempts: number }[]> {
+  const { rows } = await db.query<{ id: string; attempts: number }>(
+    `SELECT id, attempts FROM webhook_deliveries WHERE started_at IS NULL AND attempts > 0 AND status = 'pending'
+     ORDER BY created_at, id LIMIT $1`,
     [limit],
   );
-  return rows.map((r) => r.id);
+  return rows;
 }
 
 export async function markDeliveriesStarted(db: Queryable, ids: string[]): Promise<void> {
@@ -70,14 +103,13 @@ export interface DeliveryTarget {
   event: EventRecord;
 }
 
-export async function deliveryTarget(db: Queryable, deliveryId: string): Promise<DeliveryTarget | null> {
-  const { rows } = await db.query<{ delivery: DeliveryTarget['delivery']; endpoint: WebhookEndpointRecord; event: EventRecord }>(
-    `SELECT json_build_object('id', d.id, 'status', d.status) AS delivery, to_jsonb(w) AS endpoint, to_jsonb(e) AS event
-     FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id JOIN events e ON e.id = d.event_id WHERE d.id = $1`,
-    [deliveryId],
-  );
-  const row = rows[0];
-  if (!row) return null;
+interface TargetRow {
+  delivery: DeliveryTarget['delivery'];
+  endpoint: WebhookEndpointRecord;
+  event: EventRecord;
+}
+
+function targetOf(row: TargetRow): DeliveryTarget {
   const dated = <T>(value: T, keys: (keyof T)[]) => {
     for (const key of keys) if (value[key] !== null) (value as Record<keyof T, unknown>)[key] = new Date(value[key] as string);
     return value;
@@ -87,6 +119,15 @@ export async function deliveryTarget(db: Queryable, deliveryId: string): Promise
     endpoint: dated(row.endpoint, ['created_at', 'updated_at', 'previous_secret_expires_at']),
     event: dated(row.event, ['created_at', 'delivered_at']),
   };
+}
+
+export async function deliveryTarget(db: Queryable, deliveryId: string): Promise<DeliveryTarget | null> {
+  const { rows } = await db.query<TargetRow>(
+    `SELECT json_build_object('id', d.id, 'status', d.status) AS delivery, to_jsonb(w) AS endpoint, to_jsonb(e) AS event
+     FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id JOIN events e ON e.id = d.event_id WHERE d.id = $1`,
+    [deliveryId],
+  );
+  return rows[0] ? targetOf(rows[0]) : null;
 }
 
 export interface AttemptOutcome {
@@ -113,7 +154,8 @@ export async function recordAttempt(db: Db, deliveryId: string, outcome: Attempt
     );
     const { rows } = await tx.query<{ endpoint_id: string }>(
       `UPDATE webhook_deliveries SET attempts = GREATEST(attempts, $2), status = CASE WHEN $3 THEN 'succeeded' ELSE status END,
-         completed_at = CASE WHEN $3 THEN now() ELSE completed_at END
+         completed_at = CASE WHEN $3 THEN now() ELSE completed_at END,
+         started_at = CASE WHEN $3 THEN coalesce(started_at, now()) ELSE started_at END
        WHERE id = $1 AND status = 'pending' RETURNING endpoint_id`,
       [deliveryId, outcome.attempt, delivered],
     );

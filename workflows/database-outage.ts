@@ -2,9 +2,9 @@
  * Activities wait out a PostgreSQL outage rather than fail an attempt over it. A run's model and tool calls:
  * their attempts are for the provider's or the tool's failures, and a reply or a tool result in hand (paid for,
  * its effects had) is recorded once the database is back, never asked for again. Extraction's stages: their
- * attempts are for the engines' failures, so an outage longer than their retries cannot fail a file.
+ * attempts are for the engines' failures, so an outage longer than their retries cannot fail a file. A
+ * webhook's first attempt, made by the dispatcher: answered, it is logged once the database is back.
  */
-import type { Context } from '@temporalio/activity';
 import { setTimeout as delay } from 'node:timers/promises';
 import { DatabaseUnavailableError } from '../records/db.js';
 
@@ -13,13 +13,19 @@ import { DatabaseUnavailableError } from '../records/db.js';
 const FIRST_WAIT_MS = 250;
 const LONGEST_WAIT_MS = 2_000;
 
+/** What waits: an activity's context, or anything with a log and a signal that ends the wait. */
+export interface OutageWaiter {
+  log: { info(message: string): void; warn(message: string, attributes?: Record<string, unknown>): void };
+  cancellationSignal: AbortSignal;
+}
+
 /**
  * Runs `work` again after each DatabaseUnavailableError until it gets through; anything else it throws is
  * thrown. Ends with the activity: its cancellation rejects the wait (or `signal`'s, for work that outlives
  * the attempt), and its timeout bounds it. The activity must keep heartbeating meanwhile.
  */
 export async function outlastDatabaseOutage<T>(
-  context: Context,
+  context: OutageWaiter,
   work: () => Promise<T>,
   signal: AbortSignal = context.cancellationSignal,
 ): Promise<T> {

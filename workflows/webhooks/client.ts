@@ -1,4 +1,4 @@
-/** Webhook delivery settings and how a delivery's workflow is started, for the API, the dispatcher and tests. */
+/** Webhook delivery settings and how a delivery's retries' workflow is started, for the API, the dispatcher and tests. */
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { TASK_QUEUE } from '../names.js';
 import type { webhookDeliveryWorkflow } from './workflow.js';
@@ -23,15 +23,17 @@ export const SECRET_GRACE_SECONDS = 24 * 60 * 60;
 export interface DeliveryInput {
   deliveryId: string;
   retry: { initialIntervalMs: number; maximumAttempts: number; disableAfter: number };
+  /** Attempts made before the workflow: the dispatcher's first. Absent (none) in workflows started before it made them. */
+  attemptsMade?: number;
 }
 
-/** One workflow per delivery: a dispatcher that starts it again (after a restart) finds it there. */
+/** One workflow per delivery that failed its first attempt: a dispatcher that starts it again (after a restart) finds it there. */
 export function deliveryWorkflowId(deliveryId: string): string {
   return `webhook-delivery-${deliveryId}`;
 }
 
 /** Idempotent: a delivery whose workflow exists, running or ended, is left to it. */
-export async function startDelivery(client: Client, deliveryId: string, settings: WebhookSettings): Promise<void> {
+export async function startRetries(client: Client, deliveryId: string, settings: WebhookSettings, attemptsMade: number): Promise<void> {
   try {
     await client.workflow.start<typeof webhookDeliveryWorkflow>('webhookDeliveryWorkflow', {
       taskQueue: TASK_QUEUE,
@@ -40,6 +42,7 @@ export async function startDelivery(client: Client, deliveryId: string, settings
         {
           deliveryId,
           retry: { initialIntervalMs: settings.retryInitialMs, maximumAttempts: settings.maxAttempts, disableAfter: settings.disableAfter },
+          attemptsMade,
         },
       ],
       workflowIdReusePolicy: 'REJECT_DUPLICATE',

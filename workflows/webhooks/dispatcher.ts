@@ -1,22 +1,40 @@
 /**
  * Turns the outbox into deliveries, in each shared worker process: recorded events become one delivery per
- * subscribed endpoint, and each delivery not yet started gets its workflow. Woken by a notification when an
- * event or a delivery is recorded (LISTEN, on a connection of its own), and every POLL_MS regardless, so a
- * lost notification or a PostgreSQL or Temporal outage only delays deliveries. Several dispatchers (one
- * per worker) share the work: events are taken with SKIP LOCKED, and a delivery's workflow id is fixed.
+ * subscribed endpoint, and each delivery gets its first attempt from here at once; only one that fails it
+ * gets a workflow for its retries. Woken by a notification when an event or a delivery is recorded (LISTEN,
+ * on a connection of its own), when an attempt ends, and every POLL_MS regardless, so a lost notification or
+ * a PostgreSQL or Temporal outage only delays deliveries. Several dispatchers (one per worker) share the
+ * work: events and deliveries are claimed with SKIP LOCKED, and a delivery's workflow id is fixed. A
+ * dispatcher that dies mid-attempt leaves its claim to expire, and another makes the attempt again: at least
+ * once, deduplicable by the event's id.
  */
 import pg from 'pg';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Db } from '../../records/db.js';
-import { dispatchEvents, markDeliveriesStarted, unstartedDeliveries, WEBHOOKS_CHANNEL } from '../../records/webhook-deliveries.js';
-import { startDelivery, type WebhookSettings } from './client.js';
+import {
+  claimFirstAttempts,
+  dispatchEvents,
+  failDelivery,
+  markDeliveriesStarted,
+  recordAttempt,
+  releaseClaims,
+  unstartedRetries,
+  WEBHOOKS_CHANNEL,
+  type DeliveryTarget,
+} from '../../records/webhook-deliveries.js';
+import { startRetries, type WebhookSettings } from './client.js';
+import { postEvent } from './send.js';
+import { outlastDatabaseOutage, type OutageWaiter } from '../database-outage.js';
 
 const POLL_MS = 2_000;
 const BATCH = 200;
 // Workflow starts in flight at once: enough to keep up with a burst, few enough not to swamp Temporal.
 const STARTS_AT_ONCE = 64;
+/** First attempts in flight at once in this process, and of them for one project: a slow host holds only its project's. */
+const ATTEMPTS_AT_ONCE = 128;
+const ATTEMPTS_AT_ONCE_PER_PROJECT = 16;
 
 export class WebhookDispatcher {
   private stopped = false;
@@ -30,6 +48,21 @@ export class WebhookDispatcher {
    * connects may never settle its connect(), and stopping must not wait on it.
    */
   private readonly stopping = new Promise<void>((resolve) => (this.stopRequested = resolve));
+  /** Aborts the attempts in flight when the dispatcher stops: their claims expire, and they are made again. */
+  private readonly abandon = new AbortController();
+  private readonly attempts = new Set<Promise<void>>();
+  private readonly attemptsOfProject = new Map<string, number>();
+  private attemptFailing = false;
+  /** How an attempt's logging waits out a database outage, until the dispatcher stops. */
+  private readonly outageWaits: OutageWaiter = {
+    log: {
+      info: (message) => this.log.info(message),
+      warn: (message, attributes) => this.log.warn(attributes ?? {}, message),
+    },
+    cancellationSignal: this.abandon.signal,
+  };
+  /** The last claim took all the room there was: more deliveries may be waiting for an attempt to end. */
+  private backlog = false;
 
   constructor(
     private readonly db: Db,
@@ -48,20 +81,91 @@ export class WebhookDispatcher {
     this.stopRequested();
     this.wake();
     this.listener?.end().catch(() => {});
-    await Promise.all(this.loops);
+    this.abandon.abort();
+    await Promise.all([...this.loops, ...this.attempts]);
   }
 
-  /** One pass: every undispatched event fanned out, every unstarted delivery started. */
+  /**
+   * One pass: every undispatched event fanned out, as many deliveries' first attempts begun as there is room
+   * for (not awaited), every delivery that failed its first attempt given its retries' workflow.
+   */
   async dispatchOnce(): Promise<void> {
     while ((await dispatchEvents(this.db, BATCH)) === BATCH && !this.stopped);
+    await this.beginFirstAttempts();
     for (;;) {
-      const ids = await unstartedDeliveries(this.db, BATCH);
-      for (let i = 0; i < ids.length; i += STARTS_AT_ONCE) {
-        const chunk = ids.slice(i, i + STARTS_AT_ONCE);
-        await Promise.all(chunk.map((id) => startDelivery(this.temporal, id, this.settings)));
-        await markDeliveriesStarted(this.db, chunk);
+      const unstarted = await unstartedRetries(this.db, BATCH);
+      for (let i = 0; i < unstarted.length; i += STARTS_AT_ONCE) {
+        const chunk = unstarted.slice(i, i + STARTS_AT_ONCE);
+        await Promise.all(chunk.map(({ id, attempts }) => startRetries(this.temporal, id, this.settings, attempts)));
+        await markDeliveriesStarted(
+          this.db,
+          chunk.map(({ id }) => id),
+        );
       }
-      if (ids.length < BATCH || this.stopped) return;
+      if (unstarted.length < BATCH || this.stopped) return;
+    }
+  }
+
+  /** Claims deliveries for the room left, skipping projects with all theirs in flight, and begins their attempts. */
+  private async beginFirstAttempts(): Promise<void> {
+    while (!this.stopped && this.attempts.size < ATTEMPTS_AT_ONCE) {
+      const busy = [...this.attemptsOfProject].filter(([, n]) => n >= ATTEMPTS_AT_ONCE_PER_PROJECT).map(([project]) => project);
+      const room = ATTEMPTS_AT_ONCE - this.attempts.size;
+      const claimed = await claimFirstAttempts(this.db, room, busy);
+      const overflow: string[] = [];
+      for (const target of claimed) {
+        const project = target.endpoint.project_id;
+        const inFlight = this.attemptsOfProject.get(project) ?? 0;
+        if (inFlight >= ATTEMPTS_AT_ONCE_PER_PROJECT) {
+          overflow.push(target.delivery.id);
+          continue;
+        }
+        this.attemptsOfProject.set(project, inFlight + 1);
+        const attempt = this.firstAttempt(target).finally(() => {
+          this.attempts.delete(attempt);
+          const left = (this.attemptsOfProject.get(project) ?? 1) - 1;
+          if (left > 0) this.attemptsOfProject.set(project, left);
+          else this.attemptsOfProject.delete(project);
+          if (!this.backlog) return;
+          this.pending = true;
+          this.wake();
+        });
+        this.attempts.add(attempt);
+      }
+      if (overflow.length > 0) await releaseClaims(this.db, overflow);
+      this.backlog = claimed.length === room;
+      if (!this.backlog) return;
+    }
+  }
+
+  /** Posts a claimed delivery's event; a failed attempt is logged and the delivery handed to its retries' workflow. */
+  private async firstAttempt(target: DeliveryTarget): Promise<void> {
+    const deliveryId = target.delivery.id;
+    try {
+      if (target.endpoint.status !== 'enabled') {
+        await failDelivery(this.db, deliveryId, this.settings.disableAfter);
+        return;
+      }
+      const sent = await postEvent(target, this.settings.allowPrivate, this.abandon.signal);
+      // Stopped mid-attempt: nothing is logged, and the claim's expiry has it made again.
+      if (this.stopped) return;
+      const outcome = { attempt: 1, responseStatus: sent.responseStatus, error: sent.error, durationMs: sent.durationMs };
+      // The attempt was made: it is logged once the database answers, and not made again for it. False: the
+      // endpoint was deleted meanwhile, and the delivery with it.
+      const logged = await outlastDatabaseOutage(this.outageWaits, () => recordAttempt(this.db, deliveryId, outcome, sent.delivered));
+      if (this.attemptFailing) this.log.info('webhook attempts are recorded again');
+      this.attemptFailing = false;
+      if (!logged || sent.delivered) return;
+      if (this.settings.maxAttempts <= 1) {
+        await failDelivery(this.db, deliveryId, this.settings.disableAfter);
+        return;
+      }
+      await startRetries(this.temporal, deliveryId, this.settings, 1);
+      await markDeliveriesStarted(this.db, [deliveryId]);
+    } catch (err) {
+      // Left as it stands: the claim expires (no attempt logged) or the next pass starts the retries.
+      if (!this.attemptFailing) this.log.warn({ err, deliveryId }, 'a webhook attempt could not be recorded or handed on; retrying');
+      this.attemptFailing = true;
     }
   }
 

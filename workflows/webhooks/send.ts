@@ -4,6 +4,9 @@
  * timeout, a refused target or a connection failure is a failed attempt, described in a few words.
  */
 import { guardedRequest, PrivateTargetError } from '../../tools/network-guard.js';
+import type { DeliveryTarget } from '../../records/webhook-deliveries.js';
+import { signingSecretsOf } from '../../records/webhooks.js';
+import { presentEvent } from '../../presenters/event.js';
 import { signedHeaders } from './signature.js';
 
 export const ATTEMPT_TIMEOUT_MS = 15_000;
@@ -68,4 +71,17 @@ export async function postSigned(post: SignedPost): Promise<SentAttempt> {
     const code = (err as { code?: string }).code;
     return done(null, code ? `${code}: ${(err as Error).message}` : (err as Error).message);
   }
+}
+
+/** A delivery's event, signed with its endpoint's secrets and posted to it. */
+export function postEvent({ endpoint, event }: DeliveryTarget, allowPrivate: boolean, signal?: AbortSignal): Promise<SentAttempt> {
+  return postSigned({
+    projectId: endpoint.project_id,
+    url: endpoint.url,
+    eventId: event.id,
+    body: JSON.stringify(presentEvent(event)),
+    secrets: signingSecretsOf(endpoint),
+    allowPrivate,
+    signal,
+  });
 }
