@@ -57,29 +57,40 @@ export async function dispatchEvents(db: Db, limit: number): Promise<number> {
 const FIRST_ATTEMPT_CLAIM = '1 minute';
 
 /**
- * Claims up to `limit` deliveries not yet attempted, oldest first, none of `busyProjects`: what each
- * attempt needs, its delivery, endpoint and event. Concurrent dispatchers skip each other's claims.
+ * Claims up to `limit` deliveries not yet attempted, oldest first, and of one project at most its room:
+ * `roomOf` for the projects named there, `room` for any other. What each attempt needs comes with it: its
+ * delivery, endpoint and event. Concurrent dispatchers skip each other's claims.
  */
-export async function claimFirstAttempts(db: Queryable, limit: number, busyProjects: string[]): Promise<DeliveryTarget[]> {
+export async function claimFirstAttempts(
+  db: Queryable,
+  limit: number,
+  room: number,
+  roomOf: Map<string, number>,
+): Promise<DeliveryTarget[]> {
+  // Projects are weighed among the oldest few times `limit` deliveries waiting, not among all of them.
   const { rows } = await db.query<TargetRow>(
-    `WITH claimable AS (
-       SELECT id FROM webhook_deliveries
+    `WITH oldest AS (
+       SELECT id, project_id, created_at FROM webhook_deliveries
        WHERE started_at IS NULL AND attempts = 0 AND status = 'pending' AND (claimed_until IS NULL OR claimed_until < now())
-         AND project_id <> ALL($2::text[])
-       ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED
+       ORDER BY created_at, id LIMIT $1 * 4
+     ), ranked AS (
+       SELECT o.id, o.created_at, row_number() OVER (PARTITION BY o.project_id ORDER BY o.created_at, o.id) AS nth,
+         coalesce(r.room, $2) AS room
+       FROM oldest o LEFT JOIN unnest($3::text[], $4::int[]) AS r(project_id, room) ON r.project_id = o.project_id
+     ), claimable AS (
+       -- The ids as one array: joined instead, the planner may rank them again for every row it locks.
+       SELECT d.id FROM webhook_deliveries d
+       WHERE d.id = ANY(ARRAY(SELECT id FROM ranked WHERE nth <= room ORDER BY created_at, id LIMIT $1))
+         AND d.started_at IS NULL AND (d.claimed_until IS NULL OR d.claimed_until < now())
+       FOR UPDATE SKIP LOCKED
      )
      UPDATE webhook_deliveries d SET claimed_until = now() + interval '${FIRST_ATTEMPT_CLAIM}'
      FROM claimable c, webhook_endpoints w, events e
      WHERE d.id = c.id AND w.id = d.endpoint_id AND e.id = d.event_id
      RETURNING json_build_object('id', d.id, 'status', d.status) AS delivery, to_jsonb(w) AS endpoint, to_jsonb(e) AS event`,
-    [limit, busyProjects],
+    [limit, room, [...roomOf.keys()], [...roomOf.values()]],
   );
   return rows.map(targetOf);
-}
-
-/** Gives claimed deliveries back unattempted, for the next pass of any dispatcher. */
-export async function releaseClaims(db: Queryable, ids: string[]): Promise<void> {
-  await db.query('UPDATE webhook_deliveries SET claimed_until = NULL WHERE id = ANY($1::text[]) AND started_at IS NULL', [ids]);
 }
 
 /** Deliveries that failed their first attempt and whose retries' workflow has not been started yet, oldest first. */
@@ -141,30 +152,30 @@ export interface AttemptOutcome {
  * Logs an attempt (once per attempt number); a delivered one also ends the delivery and the endpoint's run of failures.
  * False when the delivery is gone (its endpoint deleted), with nothing logged.
  */
-export async function recordAttempt(db: Db, deliveryId: string, outcome: AttemptOutcome, delivered: boolean): Promise<boolean> {
-  return transaction(db, async (tx) => {
-    // The endpoint may have been deleted, its deliveries with it, while the attempt waited for an answer: there
-    // is nothing left to log it on. Held until the end, so that no deletion comes between.
-    const exists = await tx.query('SELECT 1 FROM webhook_deliveries WHERE id = $1 FOR KEY SHARE', [deliveryId]);
-    if (exists.rowCount === 0) return false;
-    await tx.query(
-      `INSERT INTO webhook_delivery_attempts (delivery_id, attempt, response_status, error, duration_ms) VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (delivery_id, attempt) DO UPDATE SET response_status = EXCLUDED.response_status, error = EXCLUDED.error, duration_ms = EXCLUDED.duration_ms, created_at = now()`,
-      [deliveryId, outcome.attempt, outcome.responseStatus, outcome.error?.slice(0, 500) ?? null, outcome.durationMs],
-    );
-    const { rows } = await tx.query<{ endpoint_id: string }>(
-      `UPDATE webhook_deliveries SET attempts = GREATEST(attempts, $2), status = CASE WHEN $3 THEN 'succeeded' ELSE status END,
-         completed_at = CASE WHEN $3 THEN now() ELSE completed_at END,
+export async function recordAttempt(db: Queryable, deliveryId: string, outcome: AttemptOutcome, delivered: boolean): Promise<boolean> {
+  // One statement: the delivery's row is locked by its update until the attempt's row is written, so no
+  // deletion of its endpoint comes between, and a delivery already gone logs nothing.
+  const { rows } = await db.query<{ found: number }>(
+    `WITH delivery AS (
+       UPDATE webhook_deliveries SET
+         attempts = CASE WHEN status = 'pending' THEN GREATEST(attempts, $2) ELSE attempts END,
+         status = CASE WHEN $3 AND status = 'pending' THEN 'succeeded' ELSE status END,
+         completed_at = CASE WHEN $3 AND status = 'pending' THEN now() ELSE completed_at END,
          started_at = CASE WHEN $3 THEN coalesce(started_at, now()) ELSE started_at END
-       WHERE id = $1 AND status = 'pending' RETURNING endpoint_id`,
-      [deliveryId, outcome.attempt, delivered],
-    );
-    if (delivered && rows[0])
-      await tx.query('UPDATE webhook_endpoints SET consecutive_failures = 0 WHERE id = $1 AND consecutive_failures <> 0', [
-        rows[0].endpoint_id,
-      ]);
-    return true;
-  });
+       WHERE id = $1 RETURNING id, endpoint_id
+     ), logged AS (
+       INSERT INTO webhook_delivery_attempts (delivery_id, attempt, response_status, error, duration_ms)
+       SELECT id, $2, $4, $5, $6 FROM delivery
+       ON CONFLICT (delivery_id, attempt) DO UPDATE SET response_status = EXCLUDED.response_status, error = EXCLUDED.error,
+         duration_ms = EXCLUDED.duration_ms, created_at = now()
+     ), endpoint AS (
+       UPDATE webhook_endpoints SET consecutive_failures = 0
+       WHERE $3 AND id = (SELECT endpoint_id FROM delivery) AND consecutive_failures <> 0
+     )
+     SELECT count(*)::int AS found FROM delivery`,
+    [deliveryId, outcome.attempt, delivered, outcome.responseStatus, outcome.error?.slice(0, 500) ?? null, outcome.durationMs],
+  );
+  return rows[0]!.found > 0;
 }
 
 /**

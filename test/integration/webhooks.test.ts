@@ -9,6 +9,7 @@ import type { components } from '../../api/generated/openapi.js';
 import { freePort } from '../../cli/embedded.js';
 import { REDELIVERIES_PER_HOUR } from '../../api/routes/webhooks/deliveries.js';
 import { deliveryWorkflowId } from '../../workflows/webhooks/client.js';
+import { ATTEMPTS_AT_ONCE_PER_PROJECT } from '../../workflows/webhooks/dispatcher.js';
 
 type Endpoint = components['schemas']['WebhookEndpoint'];
 /** As created or rotated: with its secret. */
@@ -456,6 +457,33 @@ describe('events and webhooks', () => {
   });
 
   describe('tenants', () => {
+    it("holds no more than a project's share of first attempts on a receiver that does not answer, and another project's deliveries arrive meanwhile", async () => {
+      const slow = await newTenant(api, 'webhooks-slow');
+      const held = receiver.hold('/never-answers');
+      const stuck = await register(slow.admin, '/never-answers');
+      const events = ATTEMPTS_AT_ONCE_PER_PROJECT + 4;
+      for (let i = 0; i < events; i++) await deleteAFile(slow.admin);
+      try {
+        await eventually(() => assert.equal(held.waiting(), ATTEMPTS_AT_ONCE_PER_PROJECT), {
+          timeoutMs: DELIVERY_TIMEOUT_MS,
+          message: 'the first attempts did not reach the receiver',
+        });
+        const endpoint = await register(tenant.admin, '/answers-meanwhile');
+        await deleteAFile();
+        await deliveryWhere(endpoint.id, (d) => d.status === 'succeeded', 'the other project’s delivery did not arrive');
+        assert.equal(held.waiting(), ATTEMPTS_AT_ONCE_PER_PROJECT, 'the held project took more attempts than its share');
+      } finally {
+        held.release();
+      }
+      await eventually(
+        async () => assert.equal((await deliveriesOf(stuck.id, slow.admin)).filter((d) => d.status === 'succeeded').length, events),
+        {
+          timeoutMs: DELIVERY_TIMEOUT_MS,
+          message: 'the held project’s deliveries did not all arrive once its receiver answered',
+        },
+      );
+    });
+
     it("keeps another project from seeing or touching an endpoint, its deliveries or its project's events", async () => {
       const other = await newTenant(api, 'webhooks-other');
       const endpoint = await register(tenant.admin, '/mine', ['*']);

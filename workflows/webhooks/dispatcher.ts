@@ -19,7 +19,6 @@ import {
   failDelivery,
   markDeliveriesStarted,
   recordAttempt,
-  releaseClaims,
   unstartedRetries,
   WEBHOOKS_CHANNEL,
   type DeliveryTarget,
@@ -34,7 +33,7 @@ const BATCH = 200;
 const STARTS_AT_ONCE = 64;
 /** First attempts in flight at once in this process, and of them for one project: a slow host holds only its project's. */
 const ATTEMPTS_AT_ONCE = 128;
-const ATTEMPTS_AT_ONCE_PER_PROJECT = 16;
+export const ATTEMPTS_AT_ONCE_PER_PROJECT = 16;
 
 export class WebhookDispatcher {
   private stopped = false;
@@ -61,8 +60,11 @@ export class WebhookDispatcher {
     },
     cancellationSignal: this.abandon.signal,
   };
-  /** The last claim took all the room there was: more deliveries may be waiting for an attempt to end. */
+  /** The last claim began attempts: more deliveries may be waiting for one of them to end. */
   private backlog = false;
+  /** Claims are made one after another, so that two never count the same room. */
+  private claims: Promise<void> = Promise.resolve();
+  private claimAgain = false;
 
   constructor(
     private readonly db: Db,
@@ -91,7 +93,7 @@ export class WebhookDispatcher {
    */
   async dispatchOnce(): Promise<void> {
     while ((await dispatchEvents(this.db, BATCH)) === BATCH && !this.stopped);
-    await this.beginFirstAttempts();
+    await this.claimForRoom();
     for (;;) {
       const unstarted = await unstartedRetries(this.db, BATCH);
       for (let i = 0; i < unstarted.length; i += STARTS_AT_ONCE) {
@@ -106,36 +108,47 @@ export class WebhookDispatcher {
     }
   }
 
-  /** Claims deliveries for the room left, skipping projects with all theirs in flight, and begins their attempts. */
+  /**
+   * Claims again as soon as the claim in progress is done: a pass calls it, and so does every attempt that
+   * ends while deliveries wait, without the rest of a pass.
+   */
+  private claimForRoom(): Promise<void> {
+    if (this.claimAgain) return this.claims;
+    this.claimAgain = true;
+    this.claims = this.claims
+      .catch(() => {})
+      .then(() => {
+        this.claimAgain = false;
+        return this.beginFirstAttempts();
+      });
+    return this.claims;
+  }
+
+  /** Claims deliveries for the room left, each project's within its own, and begins their attempts. */
   private async beginFirstAttempts(): Promise<void> {
     while (!this.stopped && this.attempts.size < ATTEMPTS_AT_ONCE) {
-      const busy = [...this.attemptsOfProject].filter(([, n]) => n >= ATTEMPTS_AT_ONCE_PER_PROJECT).map(([project]) => project);
       const room = ATTEMPTS_AT_ONCE - this.attempts.size;
-      const claimed = await claimFirstAttempts(this.db, room, busy);
-      const overflow: string[] = [];
-      for (const target of claimed) {
-        const project = target.endpoint.project_id;
-        const inFlight = this.attemptsOfProject.get(project) ?? 0;
-        if (inFlight >= ATTEMPTS_AT_ONCE_PER_PROJECT) {
-          overflow.push(target.delivery.id);
-          continue;
-        }
-        this.attemptsOfProject.set(project, inFlight + 1);
-        const attempt = this.firstAttempt(target).finally(() => {
-          this.attempts.delete(attempt);
-          const left = (this.attemptsOfProject.get(project) ?? 1) - 1;
-          if (left > 0) this.attemptsOfProject.set(project, left);
-          else this.attemptsOfProject.delete(project);
-          if (!this.backlog) return;
-          this.pending = true;
-          this.wake();
-        });
-        this.attempts.add(attempt);
-      }
-      if (overflow.length > 0) await releaseClaims(this.db, overflow);
-      this.backlog = claimed.length === room;
-      if (!this.backlog) return;
+      const roomOf = new Map([...this.attemptsOfProject].map(([project, n]) => [project, ATTEMPTS_AT_ONCE_PER_PROJECT - n]));
+      const claimed = await claimFirstAttempts(this.db, room, ATTEMPTS_AT_ONCE_PER_PROJECT, roomOf);
+      for (const target of claimed) this.begin(target);
+      // Whatever a project could not begin now waits for one of its attempts to end: an end calls for a pass.
+      this.backlog = claimed.length > 0;
+      if (claimed.length < room) return;
     }
+  }
+
+  private begin(target: DeliveryTarget): void {
+    const project = target.endpoint.project_id;
+    this.attemptsOfProject.set(project, (this.attemptsOfProject.get(project) ?? 0) + 1);
+    const attempt = this.firstAttempt(target).finally(() => {
+      this.attempts.delete(attempt);
+      const left = (this.attemptsOfProject.get(project) ?? 1) - 1;
+      if (left > 0) this.attemptsOfProject.set(project, left);
+      else this.attemptsOfProject.delete(project);
+      // A claim that fails here is left to the next pass, which reports it.
+      if (this.backlog && !this.stopped) this.claimForRoom().catch(() => {});
+    });
+    this.attempts.add(attempt);
   }
 
   /** Posts a claimed delivery's event; a failed attempt is logged and the delivery handed to its retries' workflow. */
