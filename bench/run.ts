@@ -53,8 +53,9 @@
  *   the two writes it rests on made straight, and 200 AgentNetworks applied at once until all are Ready
  *   (goal: within 60 s) against 200 POST /v1/networks (bench/kubernetes.ts).
  *
- * Costs — `GET /v1/analytics/costs` grouped by agent over 30 daily buckets on a ledger of 1,000,000 model calls
- *   (goal: p50 under 300 ms), against the same sums made straight from the ledger in SQL (bench/costs.ts).
+ * Costs — `GET /v1/analytics/costs` grouped by agent, and by a metadata key, over 30 daily buckets on a ledger of
+ *   1,000,000 model calls (goal: each p50 under 300 ms), against the same sums made straight from the ledger in SQL
+ *   (bench/costs.ts).
  *
  * Console — in Debian's Chromium, signed in: the run view of a 2,000-step run and of a 20-step run, and the costs
  *   page over 90 daily buckets × 20 agents, each from navigation start to the view's own "rendered" mark,
@@ -518,8 +519,14 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
   if (figures.costs) {
     const { rows, seedSeconds, byAgent, ledgerSql, byMetadata } = figures.costs;
     const met = byAgent.p50Ms < COST_REPORT_GOAL_P50_MS;
+    const metadataMet = byMetadata.p50Ms < COST_REPORT_GOAL_P50_MS;
     if (met) goals.push(`cost report p50 under ${COST_REPORT_GOAL_P50_MS} ms`);
     else missed.push(`costs: the report grouped by agent took ${byAgent.p50Ms} ms at p50 (goal: under ${COST_REPORT_GOAL_P50_MS} ms)`);
+    if (metadataMet) goals.push(`cost report by a metadata key p50 under ${COST_REPORT_GOAL_P50_MS} ms`);
+    else
+      missed.push(
+        `costs: the report grouped by a metadata key took ${byMetadata.p50Ms} ms at p50 (goal: under ${COST_REPORT_GOAL_P50_MS} ms)`,
+      );
     console.log(`\nCosts: 30 daily buckets over ${rows.toLocaleString('en')} model calls (seeded in ${seedSeconds.toFixed(1)} s)`);
     row(['', 'p50 ms', 'p99 ms', 'mean ms', 'samples']);
     row(['ledger summed in SQL', String(ledgerSql.p50Ms), String(ledgerSql.p99Ms), String(ledgerSql.meanMs), String(ledgerSql.samples)]);
@@ -536,7 +543,7 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
       ...COSTS,
       ...figures.costs,
       speedupOverLedgerSql: ledgerSql.p50Ms / byAgent.p50Ms,
-      goal: { p50MsBelow: COST_REPORT_GOAL_P50_MS, met },
+      goal: { p50MsBelow: COST_REPORT_GOAL_P50_MS, met, metadataMet },
     };
   }
   if (figures.console) {
