@@ -69,7 +69,12 @@
  *   p50, p99    of the steady tenant's runs, each waited for until it completes; failures: its runs that did not.
  *   ratio       under all the attacks ÷ alone. Goal: at most 1.5 at p99, and no failure.
  *
- * `npm run bench -- runs` (or `upload`, `reads`, `run-lists`, `networks`, `webhooks`, `kubernetes`, `costs`, `console`, `extraction`, `isolation`) measures only those named. With BENCH_CPU_PROF_DIR set,
+ * Capacity — CPU time per one-step run of the API, the worker, Temporal and PostgreSQL (16 clients), and per
+ *   request of the API and PostgreSQL on the main reads: runs (requests) a second per core of each, and the
+ *   cores each needs at 10, 100 and 1,000 runs a second at 70 % utilisation (bench/capacity.ts); the figures
+ *   behind docs/operations.md's sizing table.
+ *
+ * `npm run bench -- runs` (or `upload`, `reads`, `run-lists`, `networks`, `webhooks`, `kubernetes`, `costs`, `console`, `extraction`, `isolation`, `capacity`) measures only those named. With BENCH_CPU_PROF_DIR set,
  * every server process writes a V8 CPU profile there as it stops (open it in Chrome's DevTools).
  *
  * Every server runs as a Node process of its own; the load comes from this one. On a shared or small
@@ -102,6 +107,7 @@ import { measureWebhooks, type WebhookFigures, type WebhookSettings } from './we
 import { measureExtraction, PDF_MEMORY_GOAL_TIMES, PDF_RATIO_GOAL, type ExtractionFigures } from './extraction.js';
 import { isolationEnv, measureIsolation, type IsolationFigures, type IsolationSettings, type SteadyFigures } from './isolation.js';
 import { startRemoteHosts } from '../test/hostile/battleground.js';
+import { CAPACITY_RATES, measureCapacity, TARGET_UTILISATION, type CapacityFigures, type CapacitySettings } from './capacity.js';
 import { createDb } from '../records/db.js';
 import { createLogger } from '../cli/runtime.js';
 
@@ -126,7 +132,9 @@ const BENCHMARKS = [
   'console',
   'extraction',
   'isolation',
+  'capacity',
 ] as const;
+const CAPACITY: CapacitySettings = { connections: 16, seconds: 5, runSeconds: 10 };
 const ISOLATION: IsolationSettings = { warmups: 10, samples: 100, samplesPerAttack: 30, atOnce: 2, maxFailures: 5 };
 const ISOLATION_P99_GOAL_RATIO = 1.5;
 const CONSOLE: ConsoleSettings = { warmups: 2, samples: 10 };
@@ -159,6 +167,7 @@ interface Figures {
   console?: ConsoleFigures;
   extraction?: ExtractionFigures;
   isolation?: IsolationFigures;
+  capacity?: CapacityFigures;
 }
 
 function fileFrom(response: PostResponse, bytes: number): FileBody {
@@ -243,6 +252,15 @@ async function measure(teardown: Teardown, chosen: Set<Benchmark>): Promise<Figu
     figures.runs = await measureRuns(
       { apiUrl: api.url, apiPid: api.pid, workerPid: worker.pid, modelPid: model.pid, modelUrl: model.url, adminKey },
       RUNS,
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}\nworker output:\n${worker.output()}\napi output:\n${api.output()}`);
+    });
+  }
+  if (chosen.has('capacity')) {
+    console.log(`measuring capacity (${CAPACITY.runSeconds} s of runs, then ${CAPACITY.seconds} s of each main read)`);
+    figures.capacity = await measureCapacity(
+      { apiUrl: api.url, apiPid: api.pid, workerPid: worker.pid, modelPid: model.pid, modelUrl: model.url, adminKey },
+      CAPACITY,
     ).catch((err: Error) => {
       throw new Error(`${err.message}\nworker output:\n${worker.output()}\napi output:\n${api.output()}`);
     });
@@ -426,6 +444,24 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
       throughput,
       goal: { overheadP50MsAtMost: RUN_OVERHEAD_GOAL_MS, runsPerSecondAtLeast: RUNS_PER_SECOND_GOAL, met: overheadMet && throughputMet },
     };
+  }
+
+  if (figures.capacity) {
+    const { runs, runsPerCore, cores, firstToSaturate, endpoints } = figures.capacity;
+    console.log(`\nCapacity: one-step runs, 16 clients (${runs.runsPerSecond} runs/s on this machine)`);
+    row(['', 'ms/run', 'runs/s/core', ...CAPACITY_RATES.map((rate) => `@${rate}/s`)]);
+    for (const component of Object.keys(runsPerCore))
+      row([
+        component,
+        String(runs.cpuMsPerRun[component]),
+        String(runsPerCore[component]),
+        ...CAPACITY_RATES.map((rate) => String(cores[rate]![component])),
+      ]);
+    console.log(`Cores at ${TARGET_UTILISATION * 100} % utilisation. First to saturate on equal cores: ${firstToSaturate}.`);
+    row(['', 'req/s', 'API µs', 'PG µs', 'per API core']);
+    for (const e of endpoints)
+      row([e.endpoint, String(e.requestsPerSecond), String(e.apiCpuUsPerRequest), String(e.postgresCpuUsPerRequest), String(e.perApiCore)]);
+    results.capacity = { ...CAPACITY, ...figures.capacity };
   }
 
   if (figures.runLists) {
