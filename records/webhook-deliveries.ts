@@ -54,7 +54,7 @@ export async function dispatchEvents(db: Db, limit: number): Promise<number> {
  * A dispatcher holds a delivery this long for its first attempt (at most 15 s) and the attempt's log row;
  * past it, the dispatcher is taken for dead and another makes the attempt.
  */
-const FIRST_ATTEMPT_CLAIM = '1 minute';
+const FIRST_ATTEMPT_CLAIM = '30 seconds';
 
 /**
  * Claims up to `limit` deliveries not yet attempted, oldest first, and of one project at most its room:
