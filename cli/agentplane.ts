@@ -59,6 +59,7 @@ async function dev(config: Config): Promise<void> {
       rateLimits: config.rateLimits,
       eventStreamLimits: config.eventStreamLimits,
       webhooks: config.webhooks,
+      retention: config.retention,
       basePath: config.basePath,
       sessionTtlSeconds: config.sessionTtlSeconds,
       metricsPort: config.metricsPort,

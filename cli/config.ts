@@ -5,6 +5,7 @@ import { TASK_QUEUE } from '../workflows/names.js';
 import type { RateLimitDefaults } from '../api/context.js';
 import { DEFAULT_EVENT_STREAM_LIMITS, type EventStreamLimits } from '../api/event-stream-slots.js';
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../workflows/webhooks/client.js';
+import { DEFAULT_RETENTION, type RetentionSettings } from '../records/retention.js';
 import { normaliseBasePath } from '../api/base-path.js';
 import { DEFAULT_SESSION_TTL_SECONDS } from '../api/middleware/console-session.js';
 import { dnsServersFromEnv, dnsServersProblem } from '../tools/outbound-lookups.js';
@@ -31,6 +32,8 @@ export interface Config {
   toolsAllowPrivate: boolean;
   /** AGENTPLANE_WEBHOOK_*: whether endpoints may be private, and the retry schedule and disabling of deliveries. */
   webhooks: WebhookSettings;
+  /** AGENTPLANE_RETENTION_*: how long run event logs and webhook deliveries are kept. */
+  retention: RetentionSettings;
   /** The environment the model providers' settings are read from (OPENAI_*, ANTHROPIC_*, AGENTPLANE_MODELS). */
   modelEnv: NodeJS.ProcessEnv;
   /** Where `worker` answers /healthz and /readyz for a pod's probes; none when unset. */
@@ -121,6 +124,16 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxAttempts: wholeNumber(env, 'AGENTPLANE_WEBHOOK_MAX_ATTEMPTS', 1, 50, DEFAULT_WEBHOOK_SETTINGS.maxAttempts),
     disableAfter: wholeNumber(env, 'AGENTPLANE_WEBHOOK_DISABLE_AFTER', 1, 1000, DEFAULT_WEBHOOK_SETTINGS.disableAfter),
   };
+  const retention: RetentionSettings = {
+    runEventsDays: wholeNumber(env, 'AGENTPLANE_RETENTION_RUN_EVENTS_DAYS', 1, 3650, DEFAULT_RETENTION.runEventsDays),
+    webhookDeliveriesDays: wholeNumber(
+      env,
+      'AGENTPLANE_RETENTION_WEBHOOK_DELIVERIES_DAYS',
+      1,
+      3650,
+      DEFAULT_RETENTION.webhookDeliveriesDays,
+    ),
+  };
   // Read where lookups are made (tools/outbound-lookups.ts); checked here so a bad value stops the start.
   const dnsProblem = dnsServersProblem(dnsServersFromEnv(env) ?? []);
   if (dnsProblem) {
@@ -170,6 +183,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     migrate: migrate === 'true',
     toolsAllowPrivate: allowPrivate === 'true',
     webhooks,
+    retention,
     modelEnv: env,
   };
 }

@@ -133,6 +133,7 @@ export async function serveWorker(
     embeddingModelDir: services.embeddingModelDir,
     toolsAllowPrivate: services.toolsAllowPrivate,
     webhooks: services.webhooks,
+    retention: services.retention,
     temporalAddress,
     namespace,
     taskQueue,

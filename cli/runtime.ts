@@ -15,6 +15,7 @@ import { findTool } from './tools.js';
 import type { RateLimitDefaults } from '../api/context.js';
 import type { EventStreamLimits } from '../api/event-stream-slots.js';
 import type { WebhookSettings } from '../workflows/webhooks/client.js';
+import type { RetentionSettings } from '../records/retention.js';
 import type { DeclaredWorkerPool } from '../api/routes/networks/worker-pool.js';
 
 export interface Services {
@@ -36,6 +37,8 @@ export interface Services {
   eventStreamLimits?: EventStreamLimits;
   /** AGENTPLANE_WEBHOOK_*; the defaults when absent. */
   webhooks?: WebhookSettings;
+  /** AGENTPLANE_RETENTION_*; the defaults when absent. */
+  retention?: RetentionSettings;
   /** AGENTPLANE_BASE_PATH: the path browsers reach the API under; empty at the root. */
   basePath?: string;
   /** AGENTPLANE_SESSION_TTL_SECONDS: a console session's lifetime. */
@@ -60,6 +63,7 @@ export interface ServiceSettings {
   rateLimits?: RateLimitDefaults;
   eventStreamLimits?: EventStreamLimits;
   webhooks?: WebhookSettings;
+  retention?: RetentionSettings;
   basePath?: string;
   sessionTtlSeconds?: number;
   metricsPort?: number;
@@ -95,6 +99,7 @@ export async function openServices(settings: ServiceSettings, log = createLogger
     rateLimits: settings.rateLimits,
     eventStreamLimits: settings.eventStreamLimits,
     webhooks: settings.webhooks,
+    retention: settings.retention,
     basePath: settings.basePath,
     sessionTtlSeconds: settings.sessionTtlSeconds,
     metricsPort: settings.metricsPort,

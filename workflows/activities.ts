@@ -13,6 +13,7 @@ import { createWebhookActivities } from './webhooks/activities.js';
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from './webhooks/client.js';
 import type { ModelCatalogue } from '../models/catalogue.js';
 import type { ModelGateway } from '../models/gateway.js';
+import type { RetentionSettings } from '../records/retention.js';
 
 export interface ActivityDependencies {
   db: Db;
@@ -25,6 +26,8 @@ export interface ActivityDependencies {
   toolsAllowPrivate: boolean;
   /** How webhooks are delivered (AGENTPLANE_WEBHOOK_*); the defaults when absent. */
   webhooks?: WebhookSettings;
+  /** How long run event logs and webhook deliveries are kept (AGENTPLANE_RETENTION_*); the defaults when absent. */
+  retention?: RetentionSettings;
 }
 
 export const createActivities = (dependencies: ActivityDependencies) => ({

@@ -6,7 +6,8 @@ import { newTenant, workerDependenciesOf, startTestApi, workflowBundle, type Tes
 import { isolatedNamespace } from '../support/services.js';
 import { eventually } from '../support/eventually.js';
 import { serveWorker, type Stoppable } from '../../cli/processes.js';
-import { eventsFor } from '../../records/events.js';
+import { eventsFor, recordEvent } from '../../records/events.js';
+import { newId } from '../../records/ids.js';
 import { releaseBlob, stageUpload, sweepDueBlobs } from '../../records/blob-leases.js';
 import type { BlobStore } from '../../records/blobs/store.js';
 import { createWorker } from '../../workflows/worker.js';
@@ -196,6 +197,66 @@ describe('maintenance', function () {
         await endWaiting([...extracting, lost.body.id].map(extractionWorkflowId));
         await api.services.db.query(`UPDATE files SET status = 'failed' WHERE project_id = ANY($1)`, [[busy.projectId, quiet.projectId]]);
       }
+    });
+
+    it('expires the event logs of runs that ended past their retention and the webhook deliveries that ended past theirs, keeping the rest', async () => {
+      const tenant = await newTenant(api, 'maintenance-retention');
+      const agent = await createAgent(tenant.admin, {});
+      const runIds: string[] = [];
+      for (const input of ['long ago', 'lately', 'still going']) {
+        const started = await tenant.admin.post(`/v1/agents/${agent.id}/run`, { input, wait: false });
+        assert.equal(started.status, 202, JSON.stringify(started.body));
+        runIds.push(started.body.id);
+      }
+      const [old, recent, going] = runIds as [string, string, string];
+      await endWaiting(runIds.map(runWorkflowId));
+      const ended = (id: string, daysAgo: number) =>
+        api.services.db.query(`UPDATE runs SET status = 'completed', completed_at = now() - make_interval(days => $2) WHERE id = $1`, [
+          id,
+          daysAgo,
+        ]);
+      await ended(old, 31);
+      await ended(recent, 29);
+      await api.services.db.query(`UPDATE runs SET created_at = now() - interval '40 days' WHERE id = $1`, [going]);
+      const eventsOf = async (id: string) =>
+        (await api.services.db.query('SELECT seq FROM run_events WHERE run_id = $1', [id])).rowCount ?? 0;
+      for (const id of runIds) assert.ok((await eventsOf(id)) > 0, `run ${id} logged nothing`);
+
+      const endpoint = await tenant.admin.post('/v1/webhooks', { url: 'https://hooks.example.com/retention', event_types: ['*'] });
+      assert.equal(endpoint.status, 201, JSON.stringify(endpoint.body));
+      // Disabled: the events below are fanned out to no one, and nothing is sent anywhere.
+      const disabled = await tenant.admin.patch(`/v1/webhooks/${endpoint.body.id}`, { status: 'disabled' });
+      assert.equal(disabled.status, 200, JSON.stringify(disabled.body));
+      const delivery = async (status: string, daysAgo: number) => {
+        const event = await recordEvent(api.services.db, tenant.projectId, 'file.deleted', { object: 'file', id: newId('file') });
+        const id = newId('whd');
+        // Attempted and started already, so that no dispatcher takes it up.
+        await api.services.db.query(
+          `INSERT INTO webhook_deliveries (id, project_id, endpoint_id, event_id, status, attempts, started_at, completed_at, created_at)
+           VALUES ($1, $2, $3, $4, $5, 1, now(), CASE WHEN $5 = 'pending' THEN NULL ELSE now() - make_interval(days => $6) END,
+                   now() - make_interval(days => $6))`,
+          [id, tenant.projectId, endpoint.body.id, event, status, daysAgo],
+        );
+        return id;
+      };
+      const expiring = [await delivery('succeeded', 31), await delivery('failed', 45)];
+      const keeping = [await delivery('succeeded', 29), await delivery('pending', 40)];
+
+      assert.ok((await run(activities.expireRunEventLogs)) >= 1);
+      assert.ok((await run(activities.expireWebhookDeliveries)) >= 2);
+
+      assert.equal(await eventsOf(old), 0);
+      assert.ok((await eventsOf(recent)) > 0, 'the log of a run that ended within the retention went');
+      assert.ok((await eventsOf(going)) > 0, 'the log of a run still going went');
+      for (const id of runIds) assert.equal((await tenant.admin.get(`/v1/runs/${id}`)).status, 200);
+      const { rows } = await api.services.db.query<{ id: string }>('SELECT id FROM webhook_deliveries WHERE id = ANY($1)', [
+        [...expiring, ...keeping],
+      ]);
+      assert.deepEqual(rows.map((r) => r.id).sort(), [...keeping].sort());
+      // The stream of a run whose log expired ends at once, with nothing to replay.
+      const stream = await fetch(`${api.url}/v1/runs/${old}/events`, { headers: { authorization: `Bearer ${tenant.admin.key}` } });
+      assert.equal(stream.status, 200);
+      assert.equal((await stream.text()).replace(/^: .*\n\n/gm, ''), '');
     });
 
     it('removes the blobs whose deletion is due, and keeps those still leased', async () => {

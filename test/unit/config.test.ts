@@ -37,6 +37,7 @@ describe('configuration from the environment', () => {
       migrate: true,
       toolsAllowPrivate: false,
       webhooks: { allowPrivate: false, retryInitialMs: 30_000, maxAttempts: 12, disableAfter: 5 },
+      retention: { runEventsDays: 30, webhookDeliveriesDays: 30 },
       taskQueue: 'agentplane',
       extractionConcurrency: undefined,
       rateLimits: { requestsPerMinute: undefined, concurrentRuns: undefined },
@@ -72,6 +73,8 @@ describe('configuration from the environment', () => {
       AGENTPLANE_WEBHOOK_RETRY_INITIAL_MS: '200',
       AGENTPLANE_WEBHOOK_MAX_ATTEMPTS: '4',
       AGENTPLANE_WEBHOOK_DISABLE_AFTER: '2',
+      AGENTPLANE_RETENTION_RUN_EVENTS_DAYS: '14',
+      AGENTPLANE_RETENTION_WEBHOOK_DELIVERIES_DAYS: '90',
       AGENTPLANE_BASE_PATH: '/agentplane',
       AGENTPLANE_SESSION_TTL_SECONDS: '3600',
       AGENTPLANE_EVENT_STREAMS_PER_KEY: '5',
@@ -101,6 +104,7 @@ describe('configuration from the environment', () => {
       migrate: false,
       toolsAllowPrivate: true,
       webhooks: { allowPrivate: true, retryInitialMs: 200, maxAttempts: 4, disableAfter: 2 },
+      retention: { runEventsDays: 14, webhookDeliveriesDays: 90 },
       taskQueue: 'network.support.desk',
       extractionConcurrency: 3,
       rateLimits: { requestsPerMinute: 600, concurrentRuns: 4 },
@@ -274,6 +278,22 @@ describe('configuration from the environment', () => {
       configError(() => readConfig({ AGENTPLANE_WEBHOOK_RETRY_INITIAL_MS: '0' }), 'AGENTPLANE_WEBHOOK_RETRY_INITIAL_MS', "'0'");
       configError(() => readConfig({ AGENTPLANE_WEBHOOK_MAX_ATTEMPTS: '51' }), 'AGENTPLANE_WEBHOOK_MAX_ATTEMPTS', "'51'");
       configError(() => readConfig({ AGENTPLANE_WEBHOOK_DISABLE_AFTER: '1.5' }), 'AGENTPLANE_WEBHOOK_DISABLE_AFTER', "'1.5'");
+    });
+  });
+
+  describe('AGENTPLANE_RETENTION_*', () => {
+    it('keeps run event logs and webhook deliveries 30 days when unset; takes whole days from 1 to 3650, refusing anything else', () => {
+      assert.deepEqual(readConfig({}).retention, { runEventsDays: 30, webhookDeliveriesDays: 30 });
+      assert.deepEqual(
+        readConfig({ AGENTPLANE_RETENTION_RUN_EVENTS_DAYS: '7', AGENTPLANE_RETENTION_WEBHOOK_DELIVERIES_DAYS: '3650' }).retention,
+        { runEventsDays: 7, webhookDeliveriesDays: 3650 },
+      );
+      configError(() => readConfig({ AGENTPLANE_RETENTION_RUN_EVENTS_DAYS: '0' }), 'AGENTPLANE_RETENTION_RUN_EVENTS_DAYS', "'0'");
+      configError(
+        () => readConfig({ AGENTPLANE_RETENTION_WEBHOOK_DELIVERIES_DAYS: '30d' }),
+        'AGENTPLANE_RETENTION_WEBHOOK_DELIVERIES_DAYS',
+        "'30d'",
+      );
     });
   });
 

@@ -1,7 +1,8 @@
 /**
  * Maintenance's I/O: start extraction for any file whose start was missed (the API died between commit
  * and start, or Temporal was briefly down) and likewise any run's, wake queued runs whose turn has come,
- * remove blobs whose deletion is due, and forget expired idempotency keys. Each is safe to repeat.
+ * remove blobs whose deletion is due, forget expired idempotency keys, and expire what is past its retention.
+ * Each is safe to repeat.
  */
 import { Context } from '@temporalio/activity';
 import type { Db } from '../../records/db.js';
@@ -16,6 +17,12 @@ import { recordRunWorkflowStarted, staleQueuedRuns, waitingQueueHeads } from '..
 import { runWorkflowId, startRunWorkflow } from '../runs/client.js';
 import { networkRunWorkflowId, startNetworkRunWorkflow } from '../networks/client.js';
 import { ADMIT_SIGNAL } from '../runs/ids.js';
+import {
+  DEFAULT_RETENTION,
+  deleteRunEventsOlderThan,
+  deleteWebhookDeliveriesOlderThan,
+  type RetentionSettings,
+} from '../../records/retention.js';
 
 /** Files older than this that are still `processing` get their (idempotent) start again. */
 const MISSED_START_AFTER_MS = 60_000;
@@ -49,7 +56,14 @@ async function forEachItem<T extends { id: string }>(items: T[], failed: string,
   return done;
 }
 
-export const createMaintenanceActivities = ({ db, blobs }: { db: Db; blobs: BlobStore }) => ({
+export interface MaintenanceDependencies {
+  db: Db;
+  blobs: BlobStore;
+  /** AGENTPLANE_RETENTION_*: the defaults when absent. */
+  retention?: RetentionSettings;
+}
+
+export const createMaintenanceActivities = ({ db, blobs, retention = DEFAULT_RETENTION }: MaintenanceDependencies) => ({
   async restartMissedExtractions(): Promise<number> {
     // The worker's own client: the same Temporal connection and namespace as the worker running this.
     const { client } = Context.current();
@@ -95,6 +109,15 @@ export const createMaintenanceActivities = ({ db, blobs }: { db: Db; blobs: Blob
   /** Sessions past their end, of keys that never signed in again (signing in removes a key's own). */
   removeFinishedConsoleSessions(): Promise<number> {
     return sweepFinishedConsoleSessions(db);
+  },
+
+  /** The event logs of runs that ended longer ago than their retention; the runs and their steps stay. */
+  expireRunEventLogs(): Promise<number> {
+    return deleteRunEventsOlderThan(db, retention.runEventsDays);
+  },
+
+  expireWebhookDeliveries(): Promise<number> {
+    return deleteWebhookDeliveriesOlderThan(db, retention.webhookDeliveriesDays);
   },
 });
 

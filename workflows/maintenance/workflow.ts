@@ -2,7 +2,7 @@
  * One round of the cluster's maintenance duties. The maintenance Schedule (client.ts) starts it, so one
  * round at a time runs for the whole cluster however many workers there are.
  */
-import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, patched, proxyActivities } from '@temporalio/workflow';
 import type { MaintenanceActivities } from './activities.js';
 
 const {
@@ -12,6 +12,8 @@ const {
   removeDueBlobs,
   purgeExpiredIdempotencyKeys,
   removeFinishedConsoleSessions,
+  expireRunEventLogs,
+  expireWebhookDeliveries,
 } = proxyActivities<MaintenanceActivities>({
   // The blob sweep stops itself after 20 s; the others are single queries. A duty still failing after its
   // retries waits for the next round rather than holding this one (and so the schedule) open.
@@ -26,38 +28,38 @@ export interface MaintenanceReport {
   runsRestarted: number;
   runsWoken: number;
   consoleSessionsRemoved: number;
+  runEventsExpired: number;
+  webhookDeliveriesExpired: number;
 }
 
 export async function maintenanceWorkflow(): Promise<MaintenanceReport> {
-  // Independent duties: one failing must not keep the others from running.
-  const [restarted, removed, purged, runs, woken, sessions] = await Promise.allSettled([
-    restartMissedExtractions(),
-    removeDueBlobs(),
-    purgeExpiredIdempotencyKeys(),
-    restartMissedRuns(),
-    wakeWaitingRuns(),
-    removeFinishedConsoleSessions(),
-  ]);
-  if (
-    restarted.status === 'fulfilled' &&
-    removed.status === 'fulfilled' &&
-    purged.status === 'fulfilled' &&
-    runs.status === 'fulfilled' &&
-    woken.status === 'fulfilled' &&
-    sessions.status === 'fulfilled'
-  ) {
-    return {
-      extractionsRestarted: restarted.value,
-      blobsRemoved: removed.value,
-      idempotencyKeysPurged: purged.value,
-      runsRestarted: runs.value,
-      runsWoken: woken.value,
-      consoleSessionsRemoved: sessions.value,
+  // Independent duties: one failing must not keep the others from running. In the order rounds before
+  // retention scheduled them, so that their histories replay; retention's come after, in rounds since.
+  const duties: [keyof MaintenanceReport, () => Promise<number>][] = [
+    ['extractionsRestarted', restartMissedExtractions],
+    ['blobsRemoved', removeDueBlobs],
+    ['idempotencyKeysPurged', purgeExpiredIdempotencyKeys],
+    ['runsRestarted', restartMissedRuns],
+    ['runsWoken', wakeWaitingRuns],
+    ['consoleSessionsRemoved', removeFinishedConsoleSessions],
+  ];
+  if (patched('retention')) duties.push(['runEventsExpired', expireRunEventLogs], ['webhookDeliveriesExpired', expireWebhookDeliveries]);
+  const outcomes = await Promise.allSettled(duties.map(([, duty]) => duty()));
+  const failures = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [describeFailure(outcome.reason)] : []));
+  if (failures.length === 0) {
+    const report: MaintenanceReport = {
+      extractionsRestarted: 0,
+      blobsRemoved: 0,
+      idempotencyKeysPurged: 0,
+      runsRestarted: 0,
+      runsWoken: 0,
+      consoleSessionsRemoved: 0,
+      runEventsExpired: 0,
+      webhookDeliveriesExpired: 0,
     };
+    duties.forEach(([name], i) => (report[name] = (outcomes[i] as PromiseFulfilledResult<number>).value));
+    return report;
   }
-  const failures = [restarted, removed, purged, runs, woken, sessions].flatMap((outcome) =>
-    outcome.status === 'rejected' ? [describeFailure(outcome.reason)] : [],
-  );
   // The round shows as failed; the schedule starts the next one all the same.
   throw ApplicationFailure.nonRetryable(`Maintenance duties failed: ${failures.join('; ')}`, 'maintenance_duty_failed');
 }
