@@ -9,7 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chown, mkdir, mkdtemp, readdir, readFile, realpath, rm, rmdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { freePort, stopChild } from '../../cli/embedded.js';
@@ -106,10 +106,15 @@ describe("the chart's evaluation layout, run as its pod runs", function () {
     await writeFile(join(scratch, 'temporal'), '');
     const imageEnv = { NODE_ENV: 'production', AGENTPLANE_TEMPORAL_BIN: join(pod.mounts.tmp!, 'temporal') };
 
+    // The emptyDir goes over /tmp: a checkout under /tmp is mounted again inside it, where its path leads.
+    const checkout = relative(pod.mounts.tmp!, root);
+    const underTmp = !checkout.startsWith('..') && !isAbsolute(checkout);
+    if (underTmp) await mkdir(join(scratch, checkout), { recursive: true });
     const script = [
       `mount --bind ${passwd} /etc/passwd`,
       `mount --bind ${await realpath(findTool('temporal'))} ${join(scratch, 'temporal')}`,
       `mount --bind ${volume} ${pod.mounts.data}`,
+      ...(underTmp ? [`mount --bind ${root} ${join(scratch, checkout)}`] : []),
       `mount --rbind ${scratch} ${pod.mounts.tmp}`,
       'mount -o remount,bind,ro /',
       `exec setpriv --reuid=${pod.user} --regid=${pod.group} --clear-groups --no-new-privs ${process.execPath} dist/cli/agentplane.js ${pod.args.join(' ')}`,
@@ -124,13 +129,19 @@ describe("the chart's evaluation layout, run as its pod runs", function () {
       });
       started.stdout!.on('data', (chunk) => (output = (output + chunk).slice(-20_000)));
       started.stderr!.on('data', (chunk) => (output = (output + chunk).slice(-20_000)));
-      await eventually(
-        async () => {
-          if (started.exitCode !== null) throw new Error(`agentplane dev exited ${started.exitCode}:\n${output}`);
-          assert.equal((await fetch(`${url}/readyz`)).status, 200);
-        },
-        { timeoutMs: 180_000, intervalMs: 500, message: 'the pod did not become ready' },
+      // A process that exits fails the wait at once.
+      const exited = new Promise<never>((_, reject) =>
+        started.once('exit', (code, signal) => reject(new Error(`agentplane dev exited ${code ?? signal}:\n${output}`))),
       );
+      exited.catch(() => undefined);
+      await Promise.race([
+        exited,
+        eventually(async () => assert.equal((await fetch(`${url}/readyz`)).status, 200), {
+          timeoutMs: 180_000,
+          intervalMs: 500,
+          message: 'the pod did not become ready',
+        }),
+      ]);
       // The shell and setpriv exec'd: the pid is agentplane's, and it runs as the pod's user.
       const status = await readFile(`/proc/${started.pid}/status`, 'utf8');
       assert.match(status, new RegExp(`^Uid:\\s+${pod.user}\\s`, 'm'));
