@@ -91,6 +91,38 @@ out once per render and remembered, so the Secret and the API's checksum of it a
 {{- end }}
 {{- end -}}
 
+{{/* The API's own settings, which its pods and the evaluation layout's pod both read. */}}
+{{- define "agentplane.apiEnv" -}}
+- { name: AGENTPLANE_METRICS_PORT, value: {{ .Values.api.metricsPort | quote }} }
+- { name: AGENTPLANE_BASE_PATH, value: {{ .Values.api.basePath | quote }} }
+- { name: AGENTPLANE_SESSION_TTL_SECONDS, value: {{ .Values.api.sessionTtlSeconds | quote }} }
+- { name: AGENTPLANE_EVENT_STREAMS_PER_KEY, value: {{ .Values.api.eventStreams.perKey | quote }} }
+- { name: AGENTPLANE_EVENT_STREAMS_PER_PROCESS, value: {{ .Values.api.eventStreams.perProcess | quote }} }
+- { name: AGENTPLANE_EVENT_STREAM_STALL_SECONDS, value: {{ .Values.api.eventStreams.stallSeconds | quote }} }
+{{- with .Values.api.workerPools }}
+- name: AGENTPLANE_WORKER_POOLS
+  value: "{{ range $i, $pool := . }}{{ if hasPrefix "network." $pool.taskQueue }}{{ fail (printf "api.workerPools: %s starts with network., which the controller's pools use; name it otherwise" $pool.taskQueue) }}{{ end }}{{ if $i }},{{ end }}{{ $pool.taskQueue }}={{ $pool.project }}{{ end }}"
+{{- end }}
+{{- with .Values.api.rateLimits.requestsPerMinute }}
+- { name: AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE, value: {{ . | quote }} }
+{{- end }}
+{{- with .Values.api.rateLimits.concurrentRuns }}
+- { name: AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS, value: {{ . | quote }} }
+{{- end }}
+- name: AGENTPLANE_ADMIN_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "agentplane.adminKeySecretName" . }}
+      key: api-key
+{{- if .Values.controller.enabled }}
+- name: AGENTPLANE_CONTROLLER_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "agentplane.controllerKeySecretName" . }}
+      key: api-key
+{{- end }}
+{{- end -}}
+
 {{- define "agentplane.podSecurity" -}}
 securityContext:
   {{- toYaml .Values.podSecurityContext | nindent 2 }}
