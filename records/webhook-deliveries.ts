@@ -93,6 +93,13 @@ export async function claimFirstAttempts(
   return rows.map(targetOf);
 }
 
+/** Gives back deliveries a stopping dispatcher claimed and did not attempt to the end: the next pass of any takes them. */
+export async function releaseClaims(db: Queryable, ids: string[]): Promise<void> {
+  await db.query(`UPDATE webhook_deliveries SET claimed_until = NULL WHERE id = ANY($1::text[]) AND attempts = 0 AND status = 'pending'`, [
+    ids,
+  ]);
+}
+
 /** Deliveries that failed their first attempt and whose retries' workflow has not been started yet, oldest first. */
 export async function unstartedRetries(db: Queryable, limit: number): Promise<{ id: string; attempts: number }[]> {
   const { rows } = await db.query<{ id: string; attempts: number }>(

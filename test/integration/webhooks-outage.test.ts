@@ -68,6 +68,9 @@ describe('webhook deliveries through a PostgreSQL outage', function () {
   let receiver: WebhookReceiver;
   let projectId: string;
   let connection: Connection;
+  let services: Services;
+  let namespace: string;
+  let temporalAddress: string;
   const logged: string[] = [];
 
   before(async () => {
@@ -85,10 +88,10 @@ describe('webhook deliveries through a PostgreSQL outage', function () {
 
     // The worker's log, read for the dispatcher's report of the outage.
     const log = pino({ level: 'warn' }, new Writable({ write: (chunk, _encoding, done) => (logged.push(String(chunk)), done()) }));
-    const namespace = await isolatedNamespace('webhooks-outage');
+    namespace = await isolatedNamespace('webhooks-outage');
     connection = await Connection.connect({ address: tp.address });
     const models = await ModelCatalogue.load({}, log);
-    const services: Services = {
+    services = {
       db: createDb(viaProxy.toString(), { log }),
       blobs: await new FilesystemBlobStore(`${await scratch}/webhooks-outage-blobs`).init(),
       temporal: new Client({ connection, namespace }),
@@ -99,7 +102,8 @@ describe('webhook deliveries through a PostgreSQL outage', function () {
       webhooks: TEST_WEBHOOK_SETTINGS,
       close: async () => {},
     };
-    worker = await serveWorker(services, tp.address, namespace, await workflowBundle());
+    temporalAddress = tp.address;
+    worker = await serveWorker(services, temporalAddress, namespace, await workflowBundle());
     receiver = await startWebhookReceiver();
     projectId = (await insertProject(direct, 'webhooks-outage')).id;
   });
@@ -184,5 +188,33 @@ describe('webhook deliveries through a PostgreSQL outage', function () {
       [[1, 204]],
     );
     assert.equal(receiver.to('/mid-outage').length, 1, 'the event was sent again');
+  });
+
+  it('gives back the first attempt it was making when it stops, and the worker after it makes it at once', async () => {
+    const held = receiver.hold('/stopping');
+    const { record } = await insertEndpoint(direct, { projectId, url: `${receiver.url}/stopping`, eventTypes: ['file.deleted'] });
+    await recordFileDeleted();
+    await eventually(() => assert.equal(held.waiting(), 1), { timeoutMs: 30_000, message: 'the first attempt was not made' });
+
+    await worker.stop();
+    const { rows } = await direct.query<{ status: string; attempts: number; claimed: boolean }>(
+      'SELECT status, attempts, claimed_until IS NOT NULL AS claimed FROM webhook_deliveries WHERE endpoint_id = $1',
+      [record.id],
+    );
+    assert.deepEqual(rows, [{ status: 'pending', attempts: 0, claimed: false }], 'the stopped worker kept its claim');
+
+    worker = await serveWorker(services, temporalAddress, namespace, await workflowBundle());
+    await eventually(() => assert.equal(held.waiting(), 2), { timeoutMs: 30_000, message: 'the next worker did not make the attempt' });
+    held.release();
+    await eventually(
+      async () => {
+        const { rows: now } = await direct.query<{ status: string; attempts: number }>(
+          'SELECT status, attempts FROM webhook_deliveries WHERE endpoint_id = $1',
+          [record.id],
+        );
+        assert.deepEqual(now, [{ status: 'succeeded', attempts: 1 }]);
+      },
+      { timeoutMs: 30_000, message: 'the delivery did not succeed' },
+    );
   });
 });

@@ -19,6 +19,7 @@ import {
   failDelivery,
   markDeliveriesStarted,
   recordAttempt,
+  releaseClaims,
   unstartedRetries,
   WEBHOOKS_CHANNEL,
   type DeliveryTarget,
@@ -50,6 +51,8 @@ export class WebhookDispatcher {
   /** Aborts the attempts in flight when the dispatcher stops: their claims expire, and they are made again. */
   private readonly abandon = new AbortController();
   private readonly attempts = new Set<Promise<void>>();
+  /** Deliveries whose attempt the stop cut short, given back as it ends. */
+  private readonly abandoned: string[] = [];
   private readonly attemptsOfProject = new Map<string, number>();
   private attemptFailing = false;
   /** How an attempt's logging waits out a database outage, until the dispatcher stops. */
@@ -85,6 +88,8 @@ export class WebhookDispatcher {
     this.listener?.end().catch(() => {});
     this.abandon.abort();
     await Promise.all([...this.loops, ...this.attempts]);
+    // Given back for the other dispatchers at once, rather than when the claims expire; unreachable, they expire.
+    if (this.abandoned.length > 0) await releaseClaims(this.db, this.abandoned).catch(() => undefined);
   }
 
   /**
@@ -160,8 +165,11 @@ export class WebhookDispatcher {
         return;
       }
       const sent = await postEvent(target, this.settings.allowPrivate, this.abandon.signal);
-      // Stopped mid-attempt: nothing is logged, and the claim's expiry has it made again.
-      if (this.stopped) return;
+      // Stopped mid-attempt: nothing is logged, and the delivery is given back to be made again.
+      if (this.stopped) {
+        this.abandoned.push(deliveryId);
+        return;
+      }
       const outcome = { attempt: 1, responseStatus: sent.responseStatus, error: sent.error, durationMs: sent.durationMs };
       // The attempt was made: it is logged once the database answers, and not made again for it. False: the
       // endpoint was deleted meanwhile, and the delivery with it.
