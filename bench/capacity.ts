@@ -10,7 +10,7 @@
  */
 import autocannon from 'autocannon';
 import { cpuMs, descendantsCpuMs } from './proc.js';
-import { BENCH_MODEL, measureRuns, type RunTarget, type ThroughputFigures } from './runs.js';
+import { BENCH_MODEL, measureRuns, type RunTarget } from './runs.js';
 
 export const CAPACITY_RATES = [10, 100, 1_000];
 /** The CPU utilisation the chart's autoscaling aims at: a sized component runs at most this busy. */
@@ -127,12 +127,13 @@ export async function measureCapacity(target: RunTarget, settings: CapacitySetti
     endpoints.push(await endpointCapacity(endpoint, `${target.apiUrl}${path}`, target.apiPid, auth, settings));
 
   return {
-    runs: { runsPerSecond: Math.round(throughput.runsPerSecond * 10) / 10, cpuMsPerRun: pick(throughput) },
+    runs: {
+      runsPerSecond: Math.round(throughput.runsPerSecond * 10) / 10,
+      cpuMsPerRun: Object.fromEntries(COMPONENTS.map((c) => [c, perRun(c)])),
+    },
     runsPerCore,
     cores,
     firstToSaturate,
     endpoints,
   };
 }
-
-const pick = (throughput: ThroughputFigures) => Object.fromEntries(COMPONENTS.map((c) => [c, throughput.cpuMsPerRun[c] ?? 0]));

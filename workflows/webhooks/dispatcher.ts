@@ -48,7 +48,7 @@ export class WebhookDispatcher {
    * connects may never settle its connect(), and stopping must not wait on it.
    */
   private readonly stopping = new Promise<void>((resolve) => (this.stopRequested = resolve));
-  /** Aborts the attempts in flight when the dispatcher stops: their claims expire, and they are made again. */
+  /** Aborts the attempts in flight when the dispatcher stops: their claims are given back, and they are made again. */
   private readonly abandon = new AbortController();
   private readonly attempts = new Set<Promise<void>>();
   /** Deliveries whose attempt the stop cut short, given back as it ends. */
