@@ -113,8 +113,11 @@ describe('a backup taken under load, restored into a fresh database and bucket',
     assert.equal(agent.status, 201, JSON.stringify(agent.body));
     let loading = true;
     const uploaded: string[] = [];
-    // What the checks below look for is never deleted by the load; what came after may be.
+    // What the checks below look for is never deleted by the load; what came after may be. While the checks
+    // take their list, the load deletes nothing, and a deletion under way ends before they start.
     const kept = new Set<string>();
+    let holding = false;
+    let deletion: Promise<void> = Promise.resolve();
     const load = (async () => {
       for (let i = 0; loading; i++) {
         const file = await client.upload({
@@ -124,9 +127,10 @@ describe('a backup taken under load, restored into a fresh database and bucket',
         assert.equal(file.status, 200, JSON.stringify(file.body));
         uploaded.push(file.body.id);
         const doomed = uploaded.find((id) => !kept.has(id));
-        if (i % 3 === 2 && doomed) {
+        if (i % 3 === 2 && doomed && !holding) {
           uploaded.splice(uploaded.indexOf(doomed), 1);
-          assert.equal((await client.delete(`/v1/files/${doomed}`)).status, 200);
+          deletion = (async () => assert.equal((await client.delete(`/v1/files/${doomed}`)).status, 200))();
+          await deletion;
         }
         const run = await client.post(`/v1/agents/${agent.body.id}/run`, { input: `Question ${i}`, wait: false });
         assert.equal(run.status, 202, JSON.stringify(run.body));
@@ -145,8 +149,11 @@ describe('a backup taken under load, restored into a fresh database and bucket',
       timeoutMs: 60_000,
       message: 'no file was extracted under load',
     });
-    for (const id of uploaded) kept.add(id);
+    holding = true;
+    await deletion;
     const before = await shownNow();
+    for (const id of [...uploaded, ...before.files]) kept.add(id);
+    holding = false;
 
     // The base backup, while the load goes on.
     const backupDir = join(dir, 'backup-restored');
