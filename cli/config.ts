@@ -32,7 +32,7 @@ export interface Config {
   toolsAllowPrivate: boolean;
   /** AGENTPLANE_WEBHOOK_*: whether endpoints may be private, and the retry schedule and disabling of deliveries. */
   webhooks: WebhookSettings;
-  /** AGENTPLANE_RETENTION_*: how long run event logs and webhook deliveries are kept. */
+  /** AGENTPLANE_RETENTION_*: how long what ages is kept (records/retention.ts). */
   retention: RetentionSettings;
   /** The environment the model providers' settings are read from (OPENAI_*, ANTHROPIC_*, AGENTPLANE_MODELS). */
   modelEnv: NodeJS.ProcessEnv;
@@ -133,6 +133,16 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
       3650,
       DEFAULT_RETENTION.webhookDeliveriesDays,
     ),
+    usageRecordsDays: wholeNumber(env, 'AGENTPLANE_RETENTION_USAGE_RECORDS_DAYS', 1, 3650, DEFAULT_RETENTION.usageRecordsDays),
+    extractionLeftoversDays: wholeNumber(
+      env,
+      'AGENTPLANE_RETENTION_EXTRACTION_LEFTOVERS_DAYS',
+      1,
+      3650,
+      DEFAULT_RETENTION.extractionLeftoversDays,
+    ),
+    // Unset: the audit log is kept.
+    auditLogsDays: wholeNumber(env, 'AGENTPLANE_RETENTION_AUDIT_LOGS_DAYS', 1, 36500, DEFAULT_RETENTION.auditLogsDays ?? undefined) ?? null,
   };
   // Read where lookups are made (tools/outbound-lookups.ts); checked here so a bad value stops the start.
   const dnsProblem = dnsServersProblem(dnsServersFromEnv(env) ?? []);

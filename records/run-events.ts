@@ -62,7 +62,9 @@ export async function runEventsAfter(db: Queryable, runId: string, afterSeq: num
          LEFT JOIN run_steps s
            ON e.type = 'step.completed' AND e.data->>'step_type' = 'tool_call' AND NOT e.data ? 'output'
           AND s.run_id = coalesce(e.data->>'child_run_id', e.run_id) AND s.index = (e.data->>'step')::int
-         WHERE e.run_id = $1 AND e.seq > $2 ORDER BY e.seq LIMIT $3
+         -- A run's events are written once it is: the days before it are not read.
+         WHERE e.run_id = $1 AND e.seq > $2 AND e.created_at >= (SELECT created_at FROM runs WHERE id = $1)
+         ORDER BY e.seq LIMIT $3
        ) next
      ) page WHERE before < $4 ORDER BY seq`,
     [runId, afterSeq, limit, READ_BYTES],

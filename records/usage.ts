@@ -2,7 +2,9 @@
  * The usage ledger: one row a model call, charged at the price version in effect and attributed to what it
  * was made for. A call made for a run (its own step, or a judge scoring it) takes the run's agent, network
  * (a hop's is its parent's), API key and metadata; a call made while extracting a file takes the file's
- * metadata. Written in the transaction of the work it pays for, so it is counted once.
+ * metadata. Written in the transaction of the work it pays for, so it is counted once; and charged at a time
+ * every retry of the charge shares (a step's start, a passage's file's upload), so that the ledger's unique keys,
+ * which hold its partitions' day, still hold it to one row.
  */
 import type { TokenUsage } from '../models/messages.js';
 import type { Queryable } from './db.js';
@@ -35,15 +37,16 @@ export async function recordUsage(db: Queryable, entry: UsageEntry): Promise<str
   const { usage, price } = entry;
   const { rows } = await db.query<{ cost: string; agent_id: string | null; api_key_id: string | null }>(
     `INSERT INTO usage_records (id, project_id, source, run_id, step_index, file_id, agent_id, network_id, api_key_id, model, provider,
-       price_version, input_tokens, output_tokens, cached_tokens, cost, metadata, passage_hash)
+       price_version, input_tokens, output_tokens, cached_tokens, cost, metadata, passage_hash, created_at)
      SELECT $1, $2, $3, $4, $5, $6, r.agent_id, COALESCE(r.network_id, p.network_id), r.api_key_id, $7, $8, $9::text,
        $10::bigint, $11::bigint, $12::bigint, usage_cost($10::bigint, $12::bigint, $11::bigint, $13::numeric, $14::numeric, $15::numeric),
-       COALESCE(r.metadata, f.metadata, '{}'), $16
+       COALESCE(r.metadata, f.metadata, '{}'), $16, COALESCE(s.started_at, CASE WHEN $16::text IS NOT NULL THEN f.created_at END, now())
      FROM (SELECT 1) one
      LEFT JOIN runs r ON r.id = $4 AND r.project_id = $2
      LEFT JOIN runs p ON p.id = r.parent_run_id
+     LEFT JOIN run_steps s ON s.run_id = r.id AND s.index = $5
      LEFT JOIN files f ON f.id = $6 AND f.project_id = $2
-     ON CONFLICT (file_id, model, passage_hash) WHERE source = 'extraction' DO NOTHING
+     ON CONFLICT DO NOTHING
      RETURNING cost::text AS cost, agent_id, api_key_id`,
     [
       newId('usage'),

@@ -26,7 +26,7 @@ export interface ActivityDependencies {
   toolsAllowPrivate: boolean;
   /** How webhooks are delivered (AGENTPLANE_WEBHOOK_*); the defaults when absent. */
   webhooks?: WebhookSettings;
-  /** How long run event logs and webhook deliveries are kept (AGENTPLANE_RETENTION_*); the defaults when absent. */
+  /** How long what ages is kept (AGENTPLANE_RETENTION_*); the defaults when absent. */
   retention?: RetentionSettings;
 }
 

@@ -9,6 +9,7 @@ import { serveWorker, type Stoppable } from '../../cli/processes.js';
 import { eventsFor, recordEvent } from '../../records/events.js';
 import { newId } from '../../records/ids.js';
 import { releaseBlob, stageUpload, sweepDueBlobs } from '../../records/blob-leases.js';
+import { DEFAULT_RETENTION, makeDayPartitions } from '../../records/retention.js';
 import type { BlobStore } from '../../records/blobs/store.js';
 import { createWorker } from '../../workflows/worker.js';
 import { extractionWorkflowId } from '../../workflows/extraction/client.js';
@@ -199,28 +200,46 @@ describe('maintenance', function () {
       }
     });
 
-    it('expires the event logs of runs that ended past their retention and the webhook deliveries that ended past theirs, keeping the rest', async () => {
+    it('drops the days of the run-event log past their retention and the webhook deliveries that ended past theirs, keeping the rest', async () => {
       const tenant = await newTenant(api, 'maintenance-retention');
       const agent = await createAgent(tenant.admin, {});
       const runIds: string[] = [];
-      for (const input of ['long ago', 'lately', 'still going']) {
+      for (const input of ['long ago', 'lately', 'today']) {
         const started = await tenant.admin.post(`/v1/agents/${agent.id}/run`, { input, wait: false });
         assert.equal(started.status, 202, JSON.stringify(started.body));
         runIds.push(started.body.id);
       }
-      const [old, recent, going] = runIds as [string, string, string];
+      const [old, recent, today] = runIds as [string, string, string];
       await endWaiting(runIds.map(runWorkflowId));
-      const ended = (id: string, daysAgo: number) =>
-        api.services.db.query(`UPDATE runs SET status = 'completed', completed_at = now() - make_interval(days => $2) WHERE id = $1`, [
+      // As if each had run that many days ago: its days' partitions made, its events moved into them.
+      const ranDaysAgo = async (id: string, daysAgo: number) => {
+        const day = new Date(Date.now() - daysAgo * 86_400_000);
+        await makeDayPartitions(api.services.db, 'run_events', day, day);
+        await api.services.db.query(
+          `UPDATE runs SET status = 'completed', created_at = now() - make_interval(days => $2), completed_at = now() - make_interval(days => $2)
+           WHERE id = $1`,
+          [id, daysAgo],
+        );
+        await api.services.db.query(`UPDATE run_events SET created_at = now() - make_interval(days => $2) WHERE run_id = $1`, [
           id,
           daysAgo,
         ]);
-      await ended(old, 31);
-      await ended(recent, 29);
-      await api.services.db.query(`UPDATE runs SET created_at = now() - interval '40 days' WHERE id = $1`, [going]);
+      };
+      await ranDaysAgo(old, 32);
+      await ranDaysAgo(recent, 29);
       const eventsOf = async (id: string) =>
         (await api.services.db.query('SELECT seq FROM run_events WHERE run_id = $1', [id])).rowCount ?? 0;
       for (const id of runIds) assert.ok((await eventsOf(id)) > 0, `run ${id} logged nothing`);
+      const partitionOf = (daysAgo: number) =>
+        `run_events_p${new Date(Date.now() - daysAgo * 86_400_000).toISOString().slice(0, 10).replace(/-/g, '')}`;
+      const { rows: placed } = await api.services.db.query<{ partition: string }>(
+        'SELECT DISTINCT tableoid::regclass::text AS partition FROM run_events WHERE run_id = $1',
+        [old],
+      );
+      assert.deepEqual(
+        placed.map((row) => row.partition),
+        [partitionOf(32)],
+      );
 
       const endpoint = await tenant.admin.post('/v1/webhooks', { url: 'https://hooks.example.com/retention', event_types: ['*'] });
       assert.equal(endpoint.status, 201, JSON.stringify(endpoint.body));
@@ -246,8 +265,9 @@ describe('maintenance', function () {
       assert.ok((await run(activities.expireWebhookDeliveries)) >= 2);
 
       assert.equal(await eventsOf(old), 0);
-      assert.ok((await eventsOf(recent)) > 0, 'the log of a run that ended within the retention went');
-      assert.ok((await eventsOf(going)) > 0, 'the log of a run still going went');
+      assert.equal((await api.services.db.query('SELECT to_regclass($1) AS found', [partitionOf(32)])).rows[0]!.found, null);
+      assert.ok((await eventsOf(recent)) > 0, 'the log of a run within the retention went');
+      assert.ok((await eventsOf(today)) > 0, 'the log of a run of today went');
       for (const id of runIds) assert.equal((await tenant.admin.get(`/v1/runs/${id}`)).status, 200);
       const { rows } = await api.services.db.query<{ id: string }>('SELECT id FROM webhook_deliveries WHERE id = ANY($1)', [
         [...expiring, ...keeping],
@@ -257,6 +277,85 @@ describe('maintenance', function () {
       const stream = await fetch(`${api.url}/v1/runs/${old}/events`, { headers: { authorization: `Bearer ${tenant.admin.key}` } });
       assert.equal(stream.status, 200);
       assert.equal((await stream.text()).replace(/^: .*\n\n/gm, ''), '');
+    });
+
+    it('drops the days of the usage ledger past their retention, their cost still reported from the rollups; a call the default partition took moves to its day, counted once', async () => {
+      const tenant = await newTenant(api, 'maintenance-ledger');
+      const DAY = 86_400;
+      const today = Math.floor(Date.now() / 1000 / DAY) * DAY;
+      const charge = (daysAgo: number, cost: string) =>
+        api.services.db.query(
+          `INSERT INTO usage_records (id, project_id, source, model, provider, price_version, input_tokens, output_tokens, cached_tokens, cost, created_at)
+           VALUES ($1, $2, 'judge', 'gpt-4.1-mini', 'openai', 'test', 10, 1, 0, $3, to_timestamp($4))`,
+          [newId('usage'), tenant.projectId, cost, today - daysAgo * DAY + 3600],
+        );
+      const longAgo = new Date((today - 95 * DAY) * 1000);
+      await makeDayPartitions(api.services.db, 'usage_records', longAgo, longAgo);
+      await charge(95, '0.25');
+      await charge(95, '0.5');
+      // No partition for 40 days ago: the default takes it.
+      await charge(40, '0.125');
+      const report = async () => {
+        const response = await tenant.admin.get(
+          `/v1/analytics/costs?start_time=${today - 100 * DAY}&end_time=${today}&bucket_width=1d&limit=100`,
+        );
+        assert.equal(response.status, 200, JSON.stringify(response.body));
+        return (response.body.data as { start_time: number; results: { amount: { value: string }; num_model_requests: number }[] }[])
+          .filter((bucket) => bucket.results.length > 0)
+          .map((bucket) => [(today - bucket.start_time) / DAY, bucket.results[0]!.amount.value, bucket.results[0]!.num_model_requests]);
+      };
+      const before = await report();
+      assert.deepEqual(before, [
+        [95, '0.75', 2],
+        [40, '0.125', 1],
+      ]);
+      const rowsOf = async (table: string) =>
+        Number((await api.services.db.query(`SELECT count(*) AS n FROM ${table} WHERE project_id = $1`, [tenant.projectId])).rows[0]!.n);
+      assert.equal(await rowsOf('usage_records_default'), 1);
+
+      const fortyDaysAgo = new Date((today - 40 * DAY) * 1000);
+      assert.equal(await makeDayPartitions(api.services.db, 'usage_records', fortyDaysAgo, fortyDaysAgo), 1);
+      assert.equal(await rowsOf('usage_records_default'), 0);
+      assert.equal(await rowsOf(`usage_records_p${fortyDaysAgo.toISOString().slice(0, 10).replace(/-/g, '')}`), 1);
+      assert.deepEqual(await report(), before);
+
+      assert.ok((await run(activities.expireUsageRecords)) >= 1);
+      assert.equal(await rowsOf('usage_records'), 1, 'the call of 40 days ago, within the 90 days kept, went; or the ones before stayed');
+      assert.deepEqual(await report(), before);
+    });
+
+    it('exports each day of the audit log past its retention to the blob store as JSON lines, then deletes it; without a retention keeps it', async () => {
+      const tenant = await newTenant(api, 'maintenance-audit');
+      // Three entries, dated 400 days ago (the log refuses changes, so they are written so).
+      const day = new Date(Date.now() - 400 * 86_400_000).toISOString().slice(0, 10);
+      const ids = [newId('audit'), newId('audit'), newId('audit')];
+      for (const [i, id] of ids.entries())
+        await api.services.db.query(
+          `INSERT INTO audit_logs (id, project_id, action, target_type, status, request_id, created_at)
+           VALUES ($1, $2, 'agent.create', 'agent', 201, $3, $4::date + make_interval(hours => $5))`,
+          [id, tenant.projectId, `req_${i}`, day, i + 1],
+        );
+      const kept = async () =>
+        (await api.services.db.query('SELECT id FROM audit_logs WHERE id = ANY($1) ORDER BY created_at', [ids])).rows.map((row) => row.id);
+
+      assert.equal(await run(activities.expireAuditLogs), 0);
+      assert.deepEqual(await kept(), ids);
+
+      const expiring = createMaintenanceActivities({ ...api.services, retention: { ...DEFAULT_RETENTION, auditLogsDays: 365 } });
+      assert.ok((await run(expiring.expireAuditLogs)) >= 3);
+      assert.deepEqual(await kept(), []);
+      const exported = await api.services.blobs.get(`audit-logs/${day}.jsonl`);
+      const lines = Buffer.concat(await exported.toArray())
+        .toString()
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line));
+      assert.deepEqual(
+        lines.filter((entry) => ids.includes(entry.id)).map((entry) => [entry.id, entry.project_id, entry.action, entry.request_id]),
+        ids.map((id, i) => [id, tenant.projectId, 'agent.create', `req_${i}`]),
+      );
+      const { rows } = await api.services.db.query('SELECT entries FROM audit_log_exports WHERE day = $1::date', [day]);
+      assert.equal(Number(rows[0]!.entries), lines.length);
     });
 
     it('removes the blobs whose deletion is due, and keeps those still leased', async () => {

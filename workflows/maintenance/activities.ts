@@ -19,8 +19,11 @@ import { networkRunWorkflowId, startNetworkRunWorkflow } from '../networks/clien
 import { ADMIT_SIGNAL } from '../runs/ids.js';
 import {
   DEFAULT_RETENTION,
-  deleteRunEventsOlderThan,
+  deleteExtractionLeftoversOlderThan,
   deleteWebhookDeliveriesOlderThan,
+  dropDayPartitionsOlderThan,
+  exportAndExpireAuditLogs,
+  makeComingDayPartitions,
   type RetentionSettings,
 } from '../../records/retention.js';
 
@@ -111,13 +114,32 @@ export const createMaintenanceActivities = ({ db, blobs, retention = DEFAULT_RET
     return sweepFinishedConsoleSessions(db);
   },
 
-  /** The event logs of runs that ended longer ago than their retention; the runs and their steps stay. */
+  /** The days of the run-event log older than its retention, dropped whole; the runs and their steps stay. How many days. */
   expireRunEventLogs(): Promise<number> {
-    return deleteRunEventsOlderThan(db, retention.runEventsDays);
+    return dropDayPartitionsOlderThan(db, 'run_events', retention.runEventsDays);
   },
 
   expireWebhookDeliveries(): Promise<number> {
     return deleteWebhookDeliveriesOlderThan(db, retention.webhookDeliveriesDays);
+  },
+
+  /** The partitions of the days to come, so that no write waits for one; how many were missing. */
+  makeComingPartitions(): Promise<number> {
+    return makeComingDayPartitions(db);
+  },
+
+  /** The days of the usage ledger older than its retention, dropped whole; their hourly rollups stay. How many days. */
+  expireUsageRecords(): Promise<number> {
+    return dropDayPartitionsOlderThan(db, 'usage_records', retention.usageRecordsDays);
+  },
+
+  expireExtractionLeftovers(): Promise<number> {
+    return deleteExtractionLeftoversOlderThan(db, retention.extractionLeftoversDays);
+  },
+
+  /** With a retention set, the audit log's days older than it, each exported to the blob store before it goes. */
+  async expireAuditLogs(): Promise<number> {
+    return retention.auditLogsDays === null ? 0 : exportAndExpireAuditLogs(db, blobs, retention.auditLogsDays);
   },
 });
 

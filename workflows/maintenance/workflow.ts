@@ -14,6 +14,10 @@ const {
   removeFinishedConsoleSessions,
   expireRunEventLogs,
   expireWebhookDeliveries,
+  makeComingPartitions,
+  expireUsageRecords,
+  expireExtractionLeftovers,
+  expireAuditLogs,
 } = proxyActivities<MaintenanceActivities>({
   // The blob sweep stops itself after 20 s; the others are single queries. A duty still failing after its
   // retries waits for the next round rather than holding this one (and so the schedule) open.
@@ -30,6 +34,10 @@ export interface MaintenanceReport {
   consoleSessionsRemoved: number;
   runEventsExpired: number;
   webhookDeliveriesExpired: number;
+  partitionsMade: number;
+  usageDaysExpired: number;
+  extractionLeftoversExpired: number;
+  auditLogsExpired: number;
 }
 
 export async function maintenanceWorkflow(): Promise<MaintenanceReport> {
@@ -44,6 +52,13 @@ export async function maintenanceWorkflow(): Promise<MaintenanceReport> {
     ['consoleSessionsRemoved', removeFinishedConsoleSessions],
   ];
   if (patched('retention')) duties.push(['runEventsExpired', expireRunEventLogs], ['webhookDeliveriesExpired', expireWebhookDeliveries]);
+  if (patched('partitions'))
+    duties.push(
+      ['partitionsMade', makeComingPartitions],
+      ['usageDaysExpired', expireUsageRecords],
+      ['extractionLeftoversExpired', expireExtractionLeftovers],
+      ['auditLogsExpired', expireAuditLogs],
+    );
   const outcomes = await Promise.allSettled(duties.map(([, duty]) => duty()));
   const failures = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [describeFailure(outcome.reason)] : []));
   if (failures.length === 0) {
@@ -56,6 +71,10 @@ export async function maintenanceWorkflow(): Promise<MaintenanceReport> {
       consoleSessionsRemoved: 0,
       runEventsExpired: 0,
       webhookDeliveriesExpired: 0,
+      partitionsMade: 0,
+      usageDaysExpired: 0,
+      extractionLeftoversExpired: 0,
+      auditLogsExpired: 0,
     };
     duties.forEach(([name], i) => (report[name] = (outcomes[i] as PromiseFulfilledResult<number>).value));
     return report;
