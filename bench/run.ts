@@ -57,6 +57,11 @@
  *   1,000,000 model calls (goal: each p50 under 300 ms), against the same sums made straight from the ledger in SQL
  *   (bench/costs.ts).
  *
+ * Retention — a run's events (`GET /v1/runs/{id}/events`, 100 events) and a cost report over 30 days, on an empty
+ *   database and again with 10,000,000 run events and 10,000,000 model calls over those 30 days (goal: p50 within
+ *   1.2× of empty), and the time to expire a day of each, a partition dropped (goal: under a second)
+ *   (bench/retention.ts).
+ *
  * Console — in Debian's Chromium, signed in: the run view of a 2,000-step run and of a 20-step run, and the costs
  *   page over 90 daily buckets × 20 agents, each from navigation start to the view's own "rendered" mark,
  *   against the API requests that render made, made again from the page (the data alone); and the bundle
@@ -74,7 +79,7 @@
  *   cores each needs at 10, 100 and 1,000 runs a second at 70 % utilisation (bench/capacity.ts); the figures
  *   behind docs/operations.md's sizing table.
  *
- * `npm run bench -- runs` (or `upload`, `reads`, `run-lists`, `networks`, `webhooks`, `kubernetes`, `costs`, `console`, `extraction`, `isolation`, `capacity`) measures only those named. With BENCH_CPU_PROF_DIR set,
+ * `npm run bench -- runs` (or `upload`, `reads`, `run-lists`, `networks`, `webhooks`, `kubernetes`, `costs`, `console`, `extraction`, `isolation`, `capacity`, `retention`) measures only those named. With BENCH_CPU_PROF_DIR set,
  * every server process writes a V8 CPU profile there as it stops (open it in Chrome's DevTools).
  *
  * Every server runs as a Node process of its own; the load comes from this one. On a shared or small
@@ -92,6 +97,7 @@ import { measureRuns, type RunFigures, type RunSettings } from './runs.js';
 import { measureNetworks, NETWORK_MEMBERS, type NetworkFigures, type NetworkSettings } from './networks.js';
 import { measureKubernetes, type KubernetesFigures, type KubernetesSettings } from './kubernetes.js';
 import { COST_ROWS, measureCosts, type CostFigures, type CostSettings } from './costs.js';
+import { measureRetention, RETENTION_ROWS, type RetentionFigures, type RetentionSettings } from './retention.js';
 import {
   COST_AGENTS,
   COST_DAYS,
@@ -133,6 +139,7 @@ const BENCHMARKS = [
   'extraction',
   'isolation',
   'capacity',
+  'retention',
 ] as const;
 const CAPACITY: CapacitySettings = { connections: 16, seconds: 5, runSeconds: 10 };
 const ISOLATION: IsolationSettings = { warmups: 10, samples: 100, samplesPerAttack: 30, atOnce: 2, maxFailures: 5 };
@@ -140,6 +147,9 @@ const ISOLATION_P99_GOAL_RATIO = 1.5;
 const CONSOLE: ConsoleSettings = { warmups: 2, samples: 10 };
 const COSTS: CostSettings = { warmups: 3, samples: 50 };
 const COST_REPORT_GOAL_P50_MS = 300;
+const RETENTION: RetentionSettings = { warmups: 5, samples: 50 };
+const RETENTION_READ_GOAL_RATIO = 1.2;
+const RETENTION_EXPIRY_GOAL_MS = 1_000;
 const WEBHOOKS: WebhookSettings = { events: 500, singles: 20, baselineConcurrency: 16 };
 const WEBHOOK_RATIO_GOAL = 0.3;
 const WEBHOOK_FIRST_ATTEMPT_GOAL_MS = 250;
@@ -168,6 +178,7 @@ interface Figures {
   extraction?: ExtractionFigures;
   isolation?: IsolationFigures;
   capacity?: CapacityFigures;
+  retention?: RetentionFigures;
 }
 
 function fileFrom(response: PostResponse, bytes: number): FileBody {
@@ -291,6 +302,14 @@ async function measure(teardown: Teardown, chosen: Set<Benchmark>): Promise<Figu
       `measuring the controller (${KUBERNETES.samples} Agents applied one after another, then ${KUBERNETES.burst} AgentNetworks at once)`,
     );
     figures.kubernetes = await measureKubernetes(teardown, { apiUrl: api.url, adminKey }, KUBERNETES).catch((err: Error) => {
+      throw new Error(`${err.message}\napi output:\n${api.output()}`);
+    });
+  }
+  if (chosen.has('retention')) {
+    console.log(
+      `measuring retention (${RETENTION_ROWS.toLocaleString('en')} run events and as many model calls seeded, after reads of none)`,
+    );
+    figures.retention = await measureRetention({ apiUrl: api.url, adminKey, databaseUrl }, RETENTION).catch((err: Error) => {
       throw new Error(`${err.message}\napi output:\n${api.output()}`);
     });
   }
@@ -580,6 +599,51 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
       ...figures.costs,
       speedupOverLedgerSql: ledgerSql.p50Ms / byAgent.p50Ms,
       goal: { p50MsBelow: COST_REPORT_GOAL_P50_MS, met, metadataMet },
+    };
+  }
+  if (figures.retention) {
+    const { rows, seedSeconds, runEvents, costReport, expireRunEventsDayMs, expireUsageDayMs, rowsPerDay } = figures.retention;
+    const eventsRatio = runEvents.full.p50Ms / runEvents.empty.p50Ms;
+    const reportRatio = costReport.full.p50Ms / costReport.empty.p50Ms;
+    const readsMet = eventsRatio <= RETENTION_READ_GOAL_RATIO && reportRatio <= RETENTION_READ_GOAL_RATIO;
+    const expiryMet = Math.max(expireRunEventsDayMs, expireUsageDayMs) < RETENTION_EXPIRY_GOAL_MS;
+    if (readsMet) goals.push(`hot reads over ${rows.toLocaleString('en')} rows within ${RETENTION_READ_GOAL_RATIO}× of an empty database`);
+    else
+      missed.push(
+        `retention: hot reads over ${rows.toLocaleString('en')} rows at ${eventsRatio.toFixed(2)}× (a run's events) and ${reportRatio.toFixed(2)}× (a cost report) of an empty database (goal: at most ${RETENTION_READ_GOAL_RATIO})`,
+      );
+    if (expiryMet) goals.push(`a day expired in under ${RETENTION_EXPIRY_GOAL_MS} ms`);
+    else
+      missed.push(
+        `retention: expiring a day took ${expireRunEventsDayMs.toFixed(0)} ms (run events) and ${expireUsageDayMs.toFixed(0)} ms (usage) (goal: under ${RETENTION_EXPIRY_GOAL_MS} ms)`,
+      );
+    console.log(
+      `\nRetention: ${rows.toLocaleString('en')} run events and as many model calls over 30 days (seeded in ${seedSeconds.toFixed(1)} s)`,
+    );
+    row(['', 'empty p50', 'full p50', 'full p99', 'ratio p50']);
+    row([
+      "a run's events (100)",
+      String(runEvents.empty.p50Ms),
+      String(runEvents.full.p50Ms),
+      String(runEvents.full.p99Ms),
+      eventsRatio.toFixed(2),
+    ]);
+    row([
+      'cost report, 30 days',
+      String(costReport.empty.p50Ms),
+      String(costReport.full.p50Ms),
+      String(costReport.full.p99Ms),
+      reportRatio.toFixed(2),
+    ]);
+    console.log(
+      `expiring a day (${rowsPerDay.toLocaleString('en')} rows each): run events ${expireRunEventsDayMs.toFixed(0)} ms, usage ${expireUsageDayMs.toFixed(0)} ms`,
+    );
+    results.retention = {
+      ...RETENTION,
+      ...figures.retention,
+      eventsRatio,
+      reportRatio,
+      goal: { readRatioAtMost: RETENTION_READ_GOAL_RATIO, expiryMsBelow: RETENTION_EXPIRY_GOAL_MS, readsMet, expiryMet },
     };
   }
   if (figures.console) {

@@ -77,6 +77,9 @@ function taggedRows(key: string, param: (value: unknown) => string): string {
     WHERE t.project_id = $1 AND t.tag_key = ${k} AND t.hour >= to_timestamp($2) AND t.hour < to_timestamp($3)) tagged`;
 }
 
+/** Whether the report is summed from the ledger's calls, not from its hourly rollups. */
+export const readsLedger = (window: ReportWindow) => sourceOf(window).from === 'ledger';
+
 /** Rows ordered by bucket, then by cost (highest first), then by the dimensions. At most `maxRows` + 1 are read. */
 export async function costReport(db: Queryable, projectId: string, window: ReportWindow, maxRows: number): Promise<CostRow[]> {
   const source = sourceOf(window);

@@ -116,9 +116,26 @@ export async function dropDayPartitionsOlderThan(db: Db, table: DayPartitioned, 
   }
   await transaction(db, async (tx) => {
     await tx.query(`SELECT set_config('agentplane.moving_rows', 'on', true)`);
-    await tx.query(`DELETE FROM ${table}_default WHERE created_at < $1::date::timestamp AT TIME ZONE 'UTC'`, [horizon]);
+    const { rowCount } = await tx.query(`DELETE FROM ${table}_default WHERE created_at < $1::date::timestamp AT TIME ZONE 'UTC'`, [
+      horizon,
+    ]);
+    if (dropped > 0 || (rowCount ?? 0) > 0)
+      await tx.query(
+        `INSERT INTO retention_horizons (table_name, expired_before) VALUES ($1, $2::date::timestamp AT TIME ZONE 'UTC')
+         ON CONFLICT (table_name) DO UPDATE SET expired_before = GREATEST(retention_horizons.expired_before, EXCLUDED.expired_before)`,
+        [table, horizon],
+      );
   });
   return dropped;
+}
+
+/** When the rows of `table` that expiry has removed end, Unix seconds; null while it has removed none. */
+export async function expiredBefore(db: Queryable, table: DayPartitioned): Promise<number | null> {
+  const { rows } = await db.query<{ at: string }>(
+    'SELECT extract(epoch FROM expired_before)::bigint AS at FROM retention_horizons WHERE table_name = $1',
+    [table],
+  );
+  return rows[0] ? Number(rows[0].at) : null;
 }
 
 /** Deletes the webhook deliveries (their attempts with them) that ended more than `days` ago; how many went. */

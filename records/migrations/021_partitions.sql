@@ -144,3 +144,10 @@ CREATE TABLE audit_log_exports (
   entries     bigint NOT NULL,
   exported_at timestamptz NOT NULL DEFAULT now()
 );
+
+-- How far back each table's expiry has gone: what was before is gone (the usage ledger's rows live on only as
+-- their hourly rollups), so what would need it is refused instead of answered short.
+CREATE TABLE retention_horizons (
+  table_name      text PRIMARY KEY,
+  expired_before  timestamptz NOT NULL
+);

@@ -8,8 +8,9 @@ import { builtinModels } from '../../models/builtin-models.js';
 
 const DAY = 86_400;
 const HOUR = 3_600;
-// 2026-09-01T00:00:00Z: the synthetic ledger's ten days start here.
-const BASE = Date.UTC(2026, 8, 1) / 1000;
+// The synthetic ledger's ten days start here: thirty days ago at midnight UTC, well within the usage ledger's
+// retention whenever the suite runs.
+const BASE = Math.floor(Date.now() / 86_400_000) * 86_400 - 30 * 86_400;
 
 interface LedgerRow {
   id: string;
@@ -338,7 +339,7 @@ describe('cost analytics', function () {
                   ...m.prices,
                   {
                     version: 'cut-2026-09',
-                    effective_from: '2026-09-05',
+                    effective_from: new Date((BASE + 4 * DAY) * 1000).toISOString().slice(0, 10),
                     input_per_million: '0.2',
                     cached_input_per_million: '0.05',
                     output_per_million: '0.8',
@@ -373,7 +374,7 @@ describe('cost analytics', function () {
       const before = await total();
       const dry = await priced.admin.post('/v1/analytics/costs/reprice', RANGE);
       assert.equal(dry.status, 200, JSON.stringify(dry.body));
-      // gpt-4.1-mini from 2026-09-05 (days 5 to 10, i = 5…10): 1000i × 0.2 + 100i × 0.8 = 280i millionths instead of 560i.
+      // gpt-4.1-mini from the fifth day (days 5 to 10, i = 5…10): 1000i × 0.2 + 100i × 0.8 = 280i millionths instead of 560i.
       // Σ i for 5…10 = 45: 45 × 280 = 12,600 millionths less.
       assert.equal(dry.body.dry_run, true);
       const mini = dry.body.models.find((m: { model: string }) => m.model === 'gpt-4.1-mini');

@@ -322,6 +322,57 @@ describe('maintenance', function () {
       assert.ok((await run(activities.expireUsageRecords)) >= 1);
       assert.equal(await rowsOf('usage_records'), 1, 'the call of 40 days ago, within the 90 days kept, went; or the ones before stayed');
       assert.deepEqual(await report(), before);
+      // What only the expired calls could answer is refused, not answered short.
+      const unaligned = await tenant.admin.get(
+        `/v1/analytics/costs?start_time=${today - 100 * DAY + 60}&end_time=${today}&bucket_width=1d`,
+      );
+      assert.equal(unaligned.status, 400, JSON.stringify(unaligned.body));
+      assert.equal(unaligned.body.error.code, 'range_expired');
+      assert.equal(unaligned.body.error.param, 'start_time');
+      const repriced = await tenant.admin.post('/v1/analytics/costs/reprice', { start_time: today - 100 * DAY, end_time: today });
+      assert.equal(repriced.status, 400, JSON.stringify(repriced.body));
+      assert.equal(repriced.body.error.code, 'range_expired');
+      // The suite's other reports of the past are not this test's to refuse.
+      await api.services.db.query(`DELETE FROM retention_horizons WHERE table_name = 'usage_records'`);
+    });
+
+    it("deletes the graph model's answers kept for an extraction's retries a week after the file's extraction ended, not while it goes on", async () => {
+      const tenant = await newTenant(api, 'maintenance-leftovers');
+      const files: string[] = [];
+      for (const name of ['ended.txt', 'going.txt']) {
+        const upload = await tenant.admin.upload({
+          file: { data: Buffer.from(`A passage of ${name}.`), filename: name },
+          purpose: 'context',
+        });
+        assert.equal(upload.status, 200, JSON.stringify(upload.body));
+        files.push(upload.body.id);
+      }
+      const [ended, going] = files as [string, string];
+      await endWaiting(files.map(extractionWorkflowId));
+      await api.services.db.query(`UPDATE files SET status = 'processed' WHERE id = $1`, [ended]);
+      const answer = (fileId: string, hash: string, daysAgo: number) =>
+        api.services.db.query(
+          `INSERT INTO graph_model_answers (file_id, passage_hash, model, relations, created_at)
+           VALUES ($1, $2, 'gpt-4.1-mini', '[]', now() - make_interval(days => $3))`,
+          [fileId, hash, daysAgo],
+        );
+      await answer(ended, 'old', 8);
+      await answer(ended, 'recent', 6);
+      await answer(going, 'old', 8);
+
+      assert.ok((await run(activities.expireExtractionLeftovers)) >= 1);
+      const { rows } = await api.services.db.query<{ file_id: string; passage_hash: string }>(
+        'SELECT file_id, passage_hash FROM graph_model_answers WHERE file_id = ANY($1)',
+        [files],
+      );
+      assert.deepEqual(
+        rows.map((row) => [row.file_id, row.passage_hash]).sort(),
+        [
+          [ended, 'recent'],
+          [going, 'old'],
+        ].sort(),
+      );
+      await api.services.db.query(`UPDATE files SET status = 'failed' WHERE id = $1`, [going]);
     });
 
     it('exports each day of the audit log past its retention to the blob store as JSON lines, then deletes it; without a retention keeps it', async () => {

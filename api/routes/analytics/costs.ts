@@ -6,7 +6,8 @@ import { hasScope, requireScope } from '../../middleware/auth.js';
 import { audited, commitMutation, respond } from '../../audit.js';
 import { operation } from '../../validation.js';
 import { ApiError, InvalidRequestError, PermissionError } from '../../errors.js';
-import { costReport } from '../../../records/cost-report.js';
+import { costReport, readsLedger } from '../../../records/cost-report.js';
+import { expiredBefore } from '../../../records/retention.js';
 import { reprice } from '../../../records/reprice.js';
 import { newId } from '../../../records/ids.js';
 import { presentCostReport } from '../../../presenters/cost-report.js';
@@ -23,6 +24,12 @@ export function costRoutes(router: Router<ApiState>, deps: ApiDeps): void {
     requireScope('analytics:read'),
     operation('getCosts', async (ctx, { query }) => {
       const page = reportPageOf(query);
+      const horizon = readsLedger(page.window) ? await expiredBefore(deps.db, 'usage_records') : null;
+      if (horizon !== null && page.window.from < horizon)
+        throw rangeExpired(
+          horizon,
+          'a report over whole hours (start_time, end_time and bucket_width) with at most one metadata key reads them',
+        );
       const rows = await costReport(deps.db, callerOf(ctx).projectId, page.window, MAX_REPORT_RESULTS);
       if (rows.length > MAX_REPORT_RESULTS) {
         throw new ApiError(
@@ -51,6 +58,8 @@ export function costRoutes(router: Router<ApiState>, deps: ApiDeps): void {
       if (body.end_time - body.start_time > MAX_REPRICE_SECONDS) {
         throw InvalidRequestError('invalid_range', 'Reprice at most 366 days at a time.', 'end_time');
       }
+      const horizon = await expiredBefore(deps.db, 'usage_records');
+      if (horizon !== null && body.start_time < horizon) throw rangeExpired(horizon, 'they cannot be repriced');
       const prices = deps.models.list().map((model) => ({ model: model.id, prices: model.prices }));
       const range = { from: body.start_time, to: body.end_time, models: body.models, apply };
       // Each reprice has an id of its own, which the audit log names.
@@ -76,5 +85,15 @@ export function costRoutes(router: Router<ApiState>, deps: ApiDeps): void {
         })),
       );
     }),
+  );
+}
+
+/** The ledger's calls before `horizon` were expired (AGENTPLANE_RETENTION_USAGE_RECORDS_DAYS); their hourly sums stay. */
+function rangeExpired(horizon: number, instead: string): ApiError {
+  const since = new Date(horizon * 1000).toISOString();
+  return InvalidRequestError(
+    'range_expired',
+    `Model calls before ${since} are kept only as hourly sums, and ${instead}; or start at ${since}.`,
+    'start_time',
   );
 }
