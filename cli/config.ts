@@ -133,6 +133,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
       3650,
       DEFAULT_RETENTION.webhookDeliveriesDays,
     ),
+    stepPayloadsDays: wholeNumber(env, 'AGENTPLANE_RETENTION_STEP_PAYLOADS_DAYS', 1, 3650, DEFAULT_RETENTION.stepPayloadsDays),
     usageRecordsDays: wholeNumber(env, 'AGENTPLANE_RETENTION_USAGE_RECORDS_DAYS', 1, 3650, DEFAULT_RETENTION.usageRecordsDays),
     extractionLeftoversDays: wholeNumber(
       env,

@@ -61,6 +61,7 @@ function presentStep(step: RunStepRecord, previous: Pick<RunStepRecord, 'complet
     duration_ms: step.completed_at ? step.completed_at.getTime() - step.started_at.getTime() : null,
     ...timingOf(step, previous, runStart),
     error: step.error,
+    ...(step.payload_expired ? { payload_expired: true } : {}),
   };
   if (step.type === 'model_call') {
     const reply = step.message?.role === 'assistant' ? step.message : null;

@@ -15,6 +15,8 @@ export interface RetentionSettings {
   runEventsDays: number;
   /** AGENTPLANE_RETENTION_WEBHOOK_DELIVERIES_DAYS: a webhook delivery and its attempts, this long after it ended. */
   webhookDeliveriesDays: number;
+  /** AGENTPLANE_RETENTION_STEP_PAYLOADS_DAYS: a run's steps' messages and tool calls, this long after the run ended. */
+  stepPayloadsDays: number;
   /** AGENTPLANE_RETENTION_USAGE_RECORDS_DAYS: the ledger's one row a model call; its hourly rollups stay. */
   usageRecordsDays: number;
   /** AGENTPLANE_RETENTION_EXTRACTION_LEFTOVERS_DAYS: the graph model's answers kept for an extraction's retries. */
@@ -26,6 +28,7 @@ export interface RetentionSettings {
 export const DEFAULT_RETENTION: RetentionSettings = {
   runEventsDays: 30,
   webhookDeliveriesDays: 30,
+  stepPayloadsDays: 90,
   usageRecordsDays: 90,
   extractionLeftoversDays: 7,
   auditLogsDays: null,
@@ -149,6 +152,33 @@ export function deleteWebhookDeliveriesOlderThan(db: Queryable, days: number): P
     );
     return rowCount ?? 0;
   });
+}
+
+/** Runs whose steps' payloads one statement clears: a run may have hundreds of steps. */
+const RUNS_BATCH = 100;
+
+/**
+ * Clears the messages and tool calls of the steps of runs that ended more than `days` ago, marking each step and
+ * run so; the runs, their input and output, and the steps' kind, timing, usage, cost and error stay. How many runs.
+ */
+export async function clearStepPayloadsOlderThan(db: Queryable, days: number): Promise<number> {
+  const deadline = Date.now() + BUDGET_MS;
+  let cleared = 0;
+  for (;;) {
+    const { rows } = await db.query<{ runs: number }>(
+      `WITH due AS (
+         SELECT id FROM runs WHERE payloads_expired_at IS NULL AND completed_at < now() - make_interval(days => $1)
+         ORDER BY completed_at LIMIT $2 FOR UPDATE SKIP LOCKED),
+       steps AS (
+         UPDATE run_steps s SET message = NULL, tool_call = NULL, payload_expired = true
+         FROM due WHERE s.run_id = due.id AND NOT s.payload_expired RETURNING 1),
+       marked AS (UPDATE runs r SET payloads_expired_at = now() FROM due WHERE r.id = due.id RETURNING 1)
+       SELECT (SELECT count(*) FROM marked)::int AS runs, (SELECT count(*) FROM steps) AS steps`,
+      [days, RUNS_BATCH],
+    );
+    cleared += rows[0]!.runs;
+    if (rows[0]!.runs < RUNS_BATCH || Date.now() > deadline) return cleared;
+  }
 }
 
 /**

@@ -38,13 +38,15 @@ export interface RunStepRecord {
   message: ChatMessage | null;
   is_error: boolean;
   citations: Citation[] | null;
+  /** Its message and tool call were cleared past their retention (records/retention.ts). */
+  payload_expired: boolean;
   error: RunError | null;
   started_at: Date;
   completed_at: Date | null;
 }
 
 const COLUMNS = `run_id, index, type, status, attempt, model, provider, price_version, input_tokens, output_tokens, cached_tokens,
-  trim_scale(cost)::text AS cost, tool_call, message, is_error, citations, error, started_at, completed_at`;
+  trim_scale(cost)::text AS cost, tool_call, message, is_error, citations, error, started_at, completed_at, payload_expired`;
 
 export async function stepsOf(db: Queryable, runId: string): Promise<RunStepRecord[]> {
   const { rows } = await db.query<RunStepRecord>(`SELECT ${COLUMNS} FROM run_steps WHERE run_id = $1 ORDER BY index`, [runId]);

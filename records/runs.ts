@@ -49,6 +49,8 @@ export interface RunRecord {
   created_at: Date;
   started_at: Date | null;
   completed_at: Date | null;
+  /** When its steps' messages were cleared past their retention; their conversation is its input and output since. */
+  payloads_expired_at: Date | null;
 }
 
 export interface HopDecision {
@@ -79,7 +81,7 @@ export interface NewRun {
 
 const COLUMNS = `id, project_id, agent_id, agent_version, network_id, network_version, parent_run_id, hop_index, hop_decision, handoff, api_key_id, status, model, resolved_model, routing_reason, input, file_ids,
   previous_run_id, max_steps, output_text, input_tokens, output_tokens, cached_tokens, trim_scale(cost)::text AS cost, error, metadata,
-  created_at, started_at, completed_at`;
+  created_at, started_at, completed_at, payloads_expired_at`;
 
 /**
  * A run as lists show it: its totals and how many steps it has, without its conversation (the input, the
@@ -89,7 +91,7 @@ export type RunSummaryRecord = Omit<RunRecord, 'input' | 'output_text'> & { step
 
 const SUMMARY_COLUMNS = `id, project_id, agent_id, agent_version, network_id, network_version, parent_run_id, hop_index, hop_decision, handoff, api_key_id, status, model, resolved_model, routing_reason, file_ids,
   previous_run_id, max_steps, input_tokens, output_tokens, cached_tokens, trim_scale(cost)::text AS cost, error, metadata,
-  created_at, started_at, completed_at, (SELECT count(*)::int FROM run_steps WHERE run_steps.run_id = runs.id) AS step_count`;
+  created_at, started_at, completed_at, payloads_expired_at, (SELECT count(*)::int FROM run_steps WHERE run_steps.run_id = runs.id) AS step_count`;
 
 /** Inserts a queued run with its first event; answers its id. */
 export async function insertRun(tx: Queryable, run: NewRun): Promise<string> {

@@ -1671,6 +1671,11 @@ export interface components {
             duration_ms: number | null;
             /** @description When it started, in milliseconds from the run's start. */
             offset_ms?: number;
+            /**
+             * @description Present once the step's message and tool call were cleared past their retention (AGENTPLANE_RETENTION_STEP_PAYLOADS_DAYS, 90 days after the run ended by default): `output`, `tool_calls` and `tool_call` are gone; its kind, timing, usage, cost and error stay, as do the run's input and output.
+             * @constant
+             */
+            payload_expired?: true;
             /** @description How long it waited to start, in milliseconds, after the step before it ended (the first step: after the run started): the orchestration's scheduling time. 0 for a step begun while the one before still ran. */
             queued_ms?: number;
             error: null | components["schemas"]["RunError"];

@@ -10,6 +10,9 @@ import { eventsFor, recordEvent } from '../../records/events.js';
 import { newId } from '../../records/ids.js';
 import { releaseBlob, stageUpload, sweepDueBlobs } from '../../records/blob-leases.js';
 import { DEFAULT_RETENTION, makeDayPartitions } from '../../records/retention.js';
+import { runById } from '../../records/runs.js';
+import type { AgentDefinition } from '../../records/agents.js';
+import { conversationFor } from '../../workflows/runs/conversation.js';
 import type { BlobStore } from '../../records/blobs/store.js';
 import { createWorker } from '../../workflows/worker.js';
 import { extractionWorkflowId } from '../../workflows/extraction/client.js';
@@ -334,6 +337,89 @@ describe('maintenance', function () {
       assert.equal(repriced.body.error.code, 'range_expired');
       // The suite's other reports of the past are not this test's to refuse.
       await api.services.db.query(`DELETE FROM retention_horizons WHERE table_name = 'usage_records'`);
+    });
+
+    it("clears the steps' messages and tool calls of runs that ended past their retention, keeping the runs, their totals and a continuation's view of them", async () => {
+      const tenant = await newTenant(api, 'maintenance-payloads');
+      const agent = await createAgent(tenant.admin, {});
+      const runIds: string[] = [];
+      for (const input of ['Capital of France?', 'Capital of Spain?']) {
+        const started = await tenant.admin.post(`/v1/agents/${agent.id}/run`, { input, wait: false });
+        assert.equal(started.status, 202, JSON.stringify(started.body));
+        runIds.push(started.body.id);
+      }
+      const [old, recent] = runIds as [string, string];
+      await endWaiting(runIds.map(runWorkflowId));
+      // Each as if it had run: a model call asking for a tool, the tool's result, then the answer.
+      const ran = async (id: string, daysAgo: number, answer: string) => {
+        const call = { id: 'call_1', name: 'lookup', arguments: '{"country":"France"}' };
+        await api.services.db.query(
+          `INSERT INTO run_steps (run_id, index, type, status, model, tool_call, message, input_tokens, output_tokens, cost, completed_at) VALUES
+             ($1, 0, 'model_call', 'completed', 'gpt-4.1-mini', NULL, $2, 10, 2, 0.001, now()),
+             ($1, 1, 'tool_call', 'completed', NULL, $3, $4, 0, 0, 0, now()),
+             ($1, 2, 'model_call', 'completed', 'gpt-4.1-mini', NULL, $5, 12, 3, 0.002, now())`,
+          [
+            id,
+            { role: 'assistant', content: '', tool_calls: [call] },
+            call,
+            { role: 'tool', content: 'The capital is on the Seine.', tool_call_id: 'call_1', name: 'lookup' },
+            { role: 'assistant', content: answer },
+          ],
+        );
+        await api.services.db.query(
+          `UPDATE runs SET status = 'completed', output_text = $2, cost = 0.003, started_at = now() - make_interval(days => $3),
+             completed_at = now() - make_interval(days => $3) WHERE id = $1`,
+          [id, answer, daysAgo],
+        );
+      };
+      await ran(old, 91, 'Paris.');
+      await ran(recent, 89, 'Madrid.');
+      const before = (await tenant.admin.get(`/v1/runs/${old}`)).body;
+
+      assert.ok((await run(activities.expireStepPayloads)) >= 1);
+      const after = (await tenant.admin.get(`/v1/runs/${old}`)).body;
+      assert.deepEqual(
+        after.steps.map((step: Record<string, unknown>) => [step.type, step.payload_expired, step.output, step.tool_call, step.tool_calls]),
+        [
+          ['model_call', true, undefined, undefined, undefined],
+          ['tool_call', true, undefined, undefined, undefined],
+          ['model_call', true, undefined, undefined, undefined],
+        ],
+      );
+      const kept = (run: any) => ({
+        input: run.input,
+        output: run.output,
+        cost: run.cost,
+        steps: run.steps.map((step: any) => [step.index, step.status, step.usage, step.cost, step.started_at, step.completed_at]),
+      });
+      assert.deepEqual(kept(after), kept(before));
+      const untouched = (await tenant.admin.get(`/v1/runs/${recent}`)).body;
+      assert.deepEqual(
+        untouched.steps.map((step: Record<string, unknown>) => [step.payload_expired, step.output ?? null]),
+        [
+          [undefined, ''],
+          [undefined, 'The capital is on the Seine.'],
+          [undefined, 'Madrid.'],
+        ],
+      );
+
+      // A run that continues it sees its input and its answer, the steps between them gone.
+      const next = await tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'And its river?', previous_run_id: old, wait: false });
+      assert.equal(next.status, 202, JSON.stringify(next.body));
+      await endWaiting([runWorkflowId(next.body.id)]);
+      const conversation = await conversationFor(
+        api.services.db,
+        (await runById(api.services.db, next.body.id))!,
+        { instructions: 'Answer briefly.' } as AgentDefinition,
+        [],
+        { vision: false },
+      );
+      assert.deepEqual(conversation, [
+        { role: 'system', content: 'Answer briefly.' },
+        { role: 'user', content: 'Capital of France?' },
+        { role: 'assistant', content: 'Paris.' },
+        { role: 'user', content: 'And its river?' },
+      ]);
     });
 
     it("deletes the graph model's answers kept for an extraction's retries a week after the file's extraction ended, not while it goes on", async () => {

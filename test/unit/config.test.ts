@@ -37,7 +37,14 @@ describe('configuration from the environment', () => {
       migrate: true,
       toolsAllowPrivate: false,
       webhooks: { allowPrivate: false, retryInitialMs: 30_000, maxAttempts: 12, disableAfter: 5 },
-      retention: { runEventsDays: 30, webhookDeliveriesDays: 30 },
+      retention: {
+        runEventsDays: 30,
+        webhookDeliveriesDays: 30,
+        stepPayloadsDays: 90,
+        usageRecordsDays: 90,
+        extractionLeftoversDays: 7,
+        auditLogsDays: null,
+      },
       taskQueue: 'agentplane',
       extractionConcurrency: undefined,
       rateLimits: { requestsPerMinute: undefined, concurrentRuns: undefined },
@@ -75,6 +82,10 @@ describe('configuration from the environment', () => {
       AGENTPLANE_WEBHOOK_DISABLE_AFTER: '2',
       AGENTPLANE_RETENTION_RUN_EVENTS_DAYS: '14',
       AGENTPLANE_RETENTION_WEBHOOK_DELIVERIES_DAYS: '90',
+      AGENTPLANE_RETENTION_STEP_PAYLOADS_DAYS: '180',
+      AGENTPLANE_RETENTION_USAGE_RECORDS_DAYS: '400',
+      AGENTPLANE_RETENTION_EXTRACTION_LEFTOVERS_DAYS: '2',
+      AGENTPLANE_RETENTION_AUDIT_LOGS_DAYS: '2555',
       AGENTPLANE_BASE_PATH: '/agentplane',
       AGENTPLANE_SESSION_TTL_SECONDS: '3600',
       AGENTPLANE_EVENT_STREAMS_PER_KEY: '5',
@@ -104,7 +115,14 @@ describe('configuration from the environment', () => {
       migrate: false,
       toolsAllowPrivate: true,
       webhooks: { allowPrivate: true, retryInitialMs: 200, maxAttempts: 4, disableAfter: 2 },
-      retention: { runEventsDays: 14, webhookDeliveriesDays: 90 },
+      retention: {
+        runEventsDays: 14,
+        webhookDeliveriesDays: 90,
+        stepPayloadsDays: 180,
+        usageRecordsDays: 400,
+        extractionLeftoversDays: 2,
+        auditLogsDays: 2555,
+      },
       taskQueue: 'network.support.desk',
       extractionConcurrency: 3,
       rateLimits: { requestsPerMinute: 600, concurrentRuns: 4 },
@@ -282,11 +300,18 @@ describe('configuration from the environment', () => {
   });
 
   describe('AGENTPLANE_RETENTION_*', () => {
-    it('keeps run event logs and webhook deliveries 30 days when unset; takes whole days from 1 to 3650, refusing anything else', () => {
-      assert.deepEqual(readConfig({}).retention, { runEventsDays: 30, webhookDeliveriesDays: 30 });
+    it('keeps run event logs and webhook deliveries 30 days, step payloads and usage rows 90, extraction leftovers 7 and the audit log for good when unset; takes whole days, refusing anything else', () => {
+      assert.deepEqual(readConfig({}).retention, {
+        runEventsDays: 30,
+        webhookDeliveriesDays: 30,
+        stepPayloadsDays: 90,
+        usageRecordsDays: 90,
+        extractionLeftoversDays: 7,
+        auditLogsDays: null,
+      });
       assert.deepEqual(
         readConfig({ AGENTPLANE_RETENTION_RUN_EVENTS_DAYS: '7', AGENTPLANE_RETENTION_WEBHOOK_DELIVERIES_DAYS: '3650' }).retention,
-        { runEventsDays: 7, webhookDeliveriesDays: 3650 },
+        { ...readConfig({}).retention, runEventsDays: 7, webhookDeliveriesDays: 3650 },
       );
       configError(() => readConfig({ AGENTPLANE_RETENTION_RUN_EVENTS_DAYS: '0' }), 'AGENTPLANE_RETENTION_RUN_EVENTS_DAYS', "'0'");
       configError(
@@ -294,6 +319,12 @@ describe('configuration from the environment', () => {
         'AGENTPLANE_RETENTION_WEBHOOK_DELIVERIES_DAYS',
         "'30d'",
       );
+      configError(
+        () => readConfig({ AGENTPLANE_RETENTION_USAGE_RECORDS_DAYS: '3651' }),
+        'AGENTPLANE_RETENTION_USAGE_RECORDS_DAYS',
+        "'3651'",
+      );
+      configError(() => readConfig({ AGENTPLANE_RETENTION_AUDIT_LOGS_DAYS: 'never' }), 'AGENTPLANE_RETENTION_AUDIT_LOGS_DAYS', "'never'");
     });
   });
 

@@ -19,6 +19,7 @@ import { networkRunWorkflowId, startNetworkRunWorkflow } from '../networks/clien
 import { ADMIT_SIGNAL } from '../runs/ids.js';
 import {
   DEFAULT_RETENTION,
+  clearStepPayloadsOlderThan,
   deleteExtractionLeftoversOlderThan,
   deleteWebhookDeliveriesOlderThan,
   dropDayPartitionsOlderThan,
@@ -131,6 +132,11 @@ export const createMaintenanceActivities = ({ db, blobs, retention = DEFAULT_RET
   /** The days of the usage ledger older than its retention, dropped whole; their hourly rollups stay. How many days. */
   expireUsageRecords(): Promise<number> {
     return dropDayPartitionsOlderThan(db, 'usage_records', retention.usageRecordsDays);
+  },
+
+  /** Runs whose steps' messages and tool calls were cleared, past their retention; the runs and their steps stay. */
+  expireStepPayloads(): Promise<number> {
+    return clearStepPayloadsOlderThan(db, retention.stepPayloadsDays);
   },
 
   expireExtractionLeftovers(): Promise<number> {

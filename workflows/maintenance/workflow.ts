@@ -18,6 +18,7 @@ const {
   expireUsageRecords,
   expireExtractionLeftovers,
   expireAuditLogs,
+  expireStepPayloads,
 } = proxyActivities<MaintenanceActivities>({
   // The blob sweep stops itself after 20 s; the others are single queries. A duty still failing after its
   // retries waits for the next round rather than holding this one (and so the schedule) open.
@@ -38,6 +39,7 @@ export interface MaintenanceReport {
   usageDaysExpired: number;
   extractionLeftoversExpired: number;
   auditLogsExpired: number;
+  stepPayloadsExpired: number;
 }
 
 export async function maintenanceWorkflow(): Promise<MaintenanceReport> {
@@ -58,6 +60,7 @@ export async function maintenanceWorkflow(): Promise<MaintenanceReport> {
       ['usageDaysExpired', expireUsageRecords],
       ['extractionLeftoversExpired', expireExtractionLeftovers],
       ['auditLogsExpired', expireAuditLogs],
+      ['stepPayloadsExpired', expireStepPayloads],
     );
   const outcomes = await Promise.allSettled(duties.map(([, duty]) => duty()));
   const failures = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [describeFailure(outcome.reason)] : []));
@@ -75,6 +78,7 @@ export async function maintenanceWorkflow(): Promise<MaintenanceReport> {
       usageDaysExpired: 0,
       extractionLeftoversExpired: 0,
       auditLogsExpired: 0,
+      stepPayloadsExpired: 0,
     };
     duties.forEach(([name], i) => (report[name] = (outcomes[i] as PromiseFulfilledResult<number>).value));
     return report;
