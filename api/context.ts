@@ -39,6 +39,8 @@ export interface ApiDeps {
   judgeModel?: string;
   /** AGENTPLANE_BASE_PATH: the path browsers reach the API under (`/agentplane`); empty at the root. */
   basePath?: string;
+  /** AGENTPLANE_IDEMPOTENCY_KEY_HOURS: how long an `Idempotency-Key` replays its answer; 24 when absent. */
+  idempotencyKeyHours?: number;
   /** AGENTPLANE_SESSION_TTL_SECONDS: how long a console session lasts from sign-in. */
   sessionTtlSeconds?: number;
   /**

@@ -32,7 +32,7 @@ function fingerprintOf(ctx: ApiContext, request: unknown): string {
  */
 export async function createOnce<A extends Answer>(
   ctx: ApiContext,
-  deps: Pick<ApiDeps, 'db'>,
+  deps: Pick<ApiDeps, 'db' | 'idempotencyKeyHours'>,
   request: unknown,
   create: (tx: pg.PoolClient) => Promise<A>,
   options: { stored?: (created: A) => Answer } = {},
@@ -57,7 +57,8 @@ export async function createOnce<A extends Answer>(
       const created = await commitMutation(ctx, deps.db, async (tx) => {
         const result = await create(tx);
         const kept = options.stored ? options.stored(result) : result;
-        if (!(await storeResponse(tx, projectId, key, { fingerprint, status: kept.status, body: kept.body }))) throw new KeyTaken();
+        const stored = { fingerprint, status: kept.status, body: kept.body };
+        if (!(await storeResponse(tx, projectId, key, stored, deps.idempotencyKeyHours))) throw new KeyTaken();
         return result;
       });
       return { created, replayed: false };

@@ -62,6 +62,7 @@ async function dev(config: Config): Promise<void> {
       retention: config.retention,
       basePath: config.basePath,
       sessionTtlSeconds: config.sessionTtlSeconds,
+      idempotencyKeyHours: config.idempotencyKeyHours,
       metricsPort: config.metricsPort,
       workerPools: config.workerPools,
       modelEnv: config.modelEnv,

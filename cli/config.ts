@@ -6,6 +6,7 @@ import type { RateLimitDefaults } from '../api/context.js';
 import { DEFAULT_EVENT_STREAM_LIMITS, type EventStreamLimits } from '../api/event-stream-slots.js';
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../workflows/webhooks/client.js';
 import { DEFAULT_RETENTION, type RetentionSettings } from '../records/retention.js';
+import { DEFAULT_IDEMPOTENCY_KEY_HOURS } from '../records/idempotency.js';
 import { normaliseBasePath } from '../api/base-path.js';
 import { DEFAULT_SESSION_TTL_SECONDS } from '../api/middleware/console-session.js';
 import { dnsServersFromEnv, dnsServersProblem } from '../tools/outbound-lookups.js';
@@ -52,6 +53,8 @@ export interface Config {
   basePath: string;
   /** AGENTPLANE_SESSION_TTL_SECONDS: how long a console session lasts from sign-in; 8 hours by default. */
   sessionTtlSeconds: number;
+  /** AGENTPLANE_IDEMPOTENCY_KEY_HOURS: how long an `Idempotency-Key` replays its answer. */
+  idempotencyKeyHours: number;
   /** False: `api` leaves migrations to `agentplane migrate` (a deploy step) and refuses a schema that is behind. */
   migrate: boolean;
 }
@@ -175,6 +178,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimits,
     eventStreamLimits,
     basePath,
+    idempotencyKeyHours: wholeNumber(env, 'AGENTPLANE_IDEMPOTENCY_KEY_HOURS', 1, 720, DEFAULT_IDEMPOTENCY_KEY_HOURS),
     sessionTtlSeconds: wholeNumber(env, 'AGENTPLANE_SESSION_TTL_SECONDS', 60, 30 * 24 * 60 * 60, DEFAULT_SESSION_TTL_SECONDS),
     host: env.HOST || undefined,
     probePort: probePortText === undefined ? undefined : Number(probePortText),

@@ -43,6 +43,8 @@ export interface Services {
   basePath?: string;
   /** AGENTPLANE_SESSION_TTL_SECONDS: a console session's lifetime. */
   sessionTtlSeconds?: number;
+  /** AGENTPLANE_IDEMPOTENCY_KEY_HOURS: how long an `Idempotency-Key` replays its answer. */
+  idempotencyKeyHours?: number;
   /** AGENTPLANE_METRICS_PORT: where the API serves /metrics without a key; unset, on its own port to the bootstrap key. */
   metricsPort?: number;
   /** The built console's folder; dist/console by default (tests serve one of their own). */
@@ -66,6 +68,7 @@ export interface ServiceSettings {
   retention?: RetentionSettings;
   basePath?: string;
   sessionTtlSeconds?: number;
+  idempotencyKeyHours?: number;
   metricsPort?: number;
   workerPools?: readonly DeclaredWorkerPool[];
   /** Where OPENAI_*, ANTHROPIC_* and AGENTPLANE_MODELS are read; the process's environment when absent. */
@@ -102,6 +105,7 @@ export async function openServices(settings: ServiceSettings, log = createLogger
     retention: settings.retention,
     basePath: settings.basePath,
     sessionTtlSeconds: settings.sessionTtlSeconds,
+    idempotencyKeyHours: settings.idempotencyKeyHours,
     metricsPort: settings.metricsPort,
     workerPools: settings.workerPools,
     async close() {

@@ -38,6 +38,25 @@ describe('Idempotency-Key', () => {
     assert.equal(second.headers.get('idempotent-replayed'), 'true');
   });
 
+  it('keeps a key for the hours the API is set to (AGENTPLANE_IDEMPOTENCY_KEY_HOURS, 24 by default), then creates anew', async () => {
+    const key = { 'Idempotency-Key': `hours-${Date.now()}` };
+    const first = await tenant.admin.post('/v1/api-keys', { name: 'kept', scopes: ['files:read'] }, key);
+    assert.equal(first.status, 201, JSON.stringify(first.body));
+    const { rows } = await api.services.db.query<{ hours: number }>(
+      `SELECT extract(epoch FROM expires_at - created_at) / 3600 AS hours FROM idempotency_keys WHERE project_id = $1 AND key = $2`,
+      [tenant.projectId, key['Idempotency-Key']],
+    );
+    assert.equal(Number(rows[0]!.hours), 24);
+    await api.services.db.query(`UPDATE idempotency_keys SET expires_at = now() WHERE project_id = $1 AND key = $2`, [
+      tenant.projectId,
+      key['Idempotency-Key'],
+    ]);
+    const again = await tenant.admin.post('/v1/api-keys', { name: 'kept', scopes: ['files:read'] }, key);
+    assert.equal(again.status, 201, JSON.stringify(again.body));
+    assert.notEqual(again.body.id, first.body.id);
+    assert.equal(again.headers.get('idempotent-replayed'), null);
+  });
+
   describe('the same key sent to two endpoints with the same body', () => {
     let server: Server;
     let client: ApiClient;
@@ -103,9 +122,9 @@ describe('Idempotency-Key', () => {
     try {
       await other.query('BEGIN');
       const { rows } = await other.query<{ expires: Date }>(
-        `INSERT INTO idempotency_keys (project_id, key, fingerprint, response_status, response_body, created_at)
-         VALUES ($1, $2, 'other', 201, '{"id":"key_other"}', now() - interval '24 hours' + interval '3 seconds')
-         RETURNING created_at + interval '24 hours' AS expires`,
+        `INSERT INTO idempotency_keys (project_id, key, fingerprint, response_status, response_body, created_at, expires_at)
+         VALUES ($1, $2, 'other', 201, '{"id":"key_other"}', now() - interval '24 hours' + interval '3 seconds', now() + interval '3 seconds')
+         RETURNING expires_at AS expires`,
         [tenant.projectId, key],
       );
       const pending = tenant.admin.post('/v1/api-keys', { name: 'after expiry', scopes: ['files:read'] }, { 'Idempotency-Key': key });

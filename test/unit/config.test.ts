@@ -50,6 +50,7 @@ describe('configuration from the environment', () => {
       rateLimits: { requestsPerMinute: undefined, concurrentRuns: undefined },
       basePath: '',
       sessionTtlSeconds: 28_800,
+      idempotencyKeyHours: 24,
       eventStreamLimits: { perKey: 20, perProcess: 1000, stallSeconds: 30 },
       modelEnv: {},
     });
@@ -88,6 +89,7 @@ describe('configuration from the environment', () => {
       AGENTPLANE_RETENTION_AUDIT_LOGS_DAYS: '2555',
       AGENTPLANE_BASE_PATH: '/agentplane',
       AGENTPLANE_SESSION_TTL_SECONDS: '3600',
+      AGENTPLANE_IDEMPOTENCY_KEY_HOURS: '72',
       AGENTPLANE_EVENT_STREAMS_PER_KEY: '5',
       AGENTPLANE_EVENT_STREAMS_PER_PROCESS: '50',
       AGENTPLANE_EVENT_STREAM_STALL_SECONDS: '10',
@@ -128,6 +130,7 @@ describe('configuration from the environment', () => {
       rateLimits: { requestsPerMinute: 600, concurrentRuns: 4 },
       basePath: '/agentplane',
       sessionTtlSeconds: 3600,
+      idempotencyKeyHours: 72,
       eventStreamLimits: { perKey: 5, perProcess: 50, stallSeconds: 10 },
       modelEnv: config.modelEnv,
     });
@@ -270,6 +273,15 @@ describe('configuration from the environment', () => {
         configError(() => readConfig({ AGENTPLANE_BASE_PATH: text }), 'AGENTPLANE_BASE_PATH', `'${text}'`);
       });
     }
+  });
+
+  describe('AGENTPLANE_IDEMPOTENCY_KEY_HOURS', () => {
+    it('keeps a key 24 hours when unset; takes whole hours from 1 to 720, refusing anything else', () => {
+      assert.equal(readConfig({}).idempotencyKeyHours, 24);
+      assert.equal(readConfig({ AGENTPLANE_IDEMPOTENCY_KEY_HOURS: '720' }).idempotencyKeyHours, 720);
+      for (const text of ['0', '721', '1.5', '24h'])
+        configError(() => readConfig({ AGENTPLANE_IDEMPOTENCY_KEY_HOURS: text }), 'AGENTPLANE_IDEMPOTENCY_KEY_HOURS', `'${text}'`);
+    });
   });
 
   describe('AGENTPLANE_SESSION_TTL_SECONDS', () => {
