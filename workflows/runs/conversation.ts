@@ -20,7 +20,8 @@ async function turnsOf(db: Queryable, run: RunRecord, depth = 0): Promise<ChatMe
   const earlier = run.previous_run_id && depth < MAX_CONTINUATION_DEPTH ? await runById(db, run.previous_run_id) : null;
   const before = earlier ? await turnsOf(db, earlier, depth + 1) : [];
   // A run whose steps' messages expired is its input and its output, the steps between them gone.
-  if (run.payloads_expired_at) return [...before, ...run.input, ...(run.output_text ? [{ role: 'assistant' as const, content: run.output_text }] : [])];
+  if (run.payloads_expired_at)
+    return [...before, ...run.input, ...(run.output_text ? [{ role: 'assistant' as const, content: run.output_text }] : [])];
   const steps = await stepsOf(db, run.id);
   const added = steps.filter((s) => s.status === 'completed' && s.message).map((s) => s.message!);
   return [...before, ...run.input, ...added];
