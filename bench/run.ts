@@ -2,12 +2,13 @@
  * `npm run bench`: benchmarks of the API and its engines, each against a baseline measured in the same run on the
  * same machine, so the ratios mean something even where the absolute figures do not.
  *
- * Upload — one 100 MB (104,857,600-byte) WAV through `POST /v1/files` to the API in its own process.
+ * Upload — a 100 MB (104,857,600-byte) WAV through `POST /v1/files` to the API in its own process, five times,
+ *   each after one to the baseline; the figures are the median's.
  *   MB/s        the file's size over the time from the first byte sent to the end of the response
  *               (MB = 1,048,576 bytes). The API parses multipart, sniffs the type, hashes, writes the blob,
  *               inserts the record and starts extraction, so it is expected to be slower than the baseline.
  *   ratio       API MB/s ÷ baseline MB/s; the baseline is a bare node:http server on loopback that streams
- *               the same bytes to a file.
+ *               the same bytes to a file. Goal: at least 0.8.
  *   RSS +MB     the process's peak resident memory during the upload minus its resident memory just
  *               before (VmRSS sampled every 20 ms, and VmHWM after resetting it). Goal for the API: under
  *               64 MB, i.e. the file streams through instead of being held. Socket and stream buffers
@@ -147,6 +148,16 @@ const ISOLATION_P99_GOAL_RATIO = 1.5;
 const CONSOLE: ConsoleSettings = { warmups: 2, samples: 10 };
 const COSTS: CostSettings = { warmups: 3, samples: 50 };
 const COST_REPORT_GOAL_P50_MS = 300;
+/** Uploads of each, interleaved: one 100 MB upload's time varies with the page cache's writeback from one to the next. */
+const UPLOAD_SAMPLES = 5;
+const UPLOAD_RATIO_GOAL = 0.8;
+
+/** The sample of median time, with the largest RSS growth of them all. */
+function medianUpload(samples: UploadFigures[]): UploadFigures {
+  const middle = [...samples].sort((a, b) => a.seconds - b.seconds)[Math.floor(samples.length / 2)]!;
+  return { ...middle, rssGrowthMb: Math.max(...samples.map((sample) => sample.rssGrowthMb)) };
+}
+
 const RETENTION: RetentionSettings = { warmups: 5, samples: 50 };
 const RETENTION_READ_GOAL_RATIO = 1.2;
 const RETENTION_EXPIRY_GOAL_MS = 1_000;
@@ -221,20 +232,25 @@ async function measure(teardown: Teardown, chosen: Set<Benchmark>): Promise<Figu
     await processed(api, worker, readTarget.id, auth);
 
     if (chosen.has('upload')) {
-      console.log('measuring uploads');
-      const baseline = await measureUpload(bareUpload.url, bareUpload.pid, {}, (response) => {
-        if (response.status !== 200) throw new Error(`the bare upload server answered ${response.status}: ${response.text}`);
-      });
-      let uploaded: FileBody | undefined;
-      const uploadApi = await measureUpload(
-        `${api.url}/v1/files`,
-        api.pid,
-        auth,
-        (response) => (uploaded = fileFrom(response, UPLOAD_BYTES)),
-      );
-      // Its extraction (an hour of silence to transcribe) would load the machine under the next benchmarks.
-      const deleted = await fetch(`${api.url}/v1/files/${uploaded!.id}`, { method: 'DELETE', headers: auth });
-      if (deleted.status !== 200) throw new Error(`deleting the uploaded file answered ${deleted.status}`);
+      console.log(`measuring uploads (${UPLOAD_SAMPLES} of each, one after the other)`);
+      const baselines: UploadFigures[] = [];
+      const uploads: UploadFigures[] = [];
+      for (let i = 0; i < UPLOAD_SAMPLES; i++) {
+        baselines.push(
+          await measureUpload(bareUpload.url, bareUpload.pid, {}, (response) => {
+            if (response.status !== 200) throw new Error(`the bare upload server answered ${response.status}: ${response.text}`);
+          }),
+        );
+        let uploaded: FileBody | undefined;
+        uploads.push(
+          await measureUpload(`${api.url}/v1/files`, api.pid, auth, (response) => (uploaded = fileFrom(response, UPLOAD_BYTES))),
+        );
+        // Its extraction (an hour of silence to transcribe) would load the machine under the next samples.
+        const deleted = await fetch(`${api.url}/v1/files/${uploaded!.id}`, { method: 'DELETE', headers: auth });
+        if (deleted.status !== 200) throw new Error(`deleting the uploaded file answered ${deleted.status}`);
+      }
+      const baseline = medianUpload(baselines);
+      const uploadApi = medianUpload(uploads);
       figures.upload = { baseline, api: uploadApi };
     }
 
@@ -363,7 +379,10 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
     const met = api.rssGrowthMb < RSS_GROWTH_GOAL_MB;
     if (met) goals.push(`upload RSS growth under ${RSS_GROWTH_GOAL_MB} MB`);
     else missed.push(`upload: the API's RSS grew ${api.rssGrowthMb.toFixed(1)} MB (goal: under ${RSS_GROWTH_GOAL_MB} MB)`);
-    console.log(`\nUpload: one ${UPLOAD_BYTES.toLocaleString('en')}-byte WAV`);
+    const ratioMet = throughputRatio >= UPLOAD_RATIO_GOAL;
+    if (ratioMet) goals.push(`upload at least ${UPLOAD_RATIO_GOAL} of the bare server`);
+    else missed.push(`upload: ${throughputRatio.toFixed(2)} of the bare server's MB/s (goal: at least ${UPLOAD_RATIO_GOAL})`);
+    console.log(`\nUpload: one ${UPLOAD_BYTES.toLocaleString('en')}-byte WAV, the median of ${UPLOAD_SAMPLES} (RSS: the largest)`);
     row(['', 'MB/s', 'ratio', 'seconds', 'RSS +MB']);
     row(['bare node:http → file', baseline.mbPerSecond.toFixed(1), '1.00', baseline.seconds.toFixed(2), baseline.rssGrowthMb.toFixed(1)]);
     row([
@@ -378,7 +397,8 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
       baseline,
       agentplane: api,
       throughputRatio,
-      goal: { rssGrowthMbBelow: RSS_GROWTH_GOAL_MB, met },
+      samples: UPLOAD_SAMPLES,
+      goal: { rssGrowthMbBelow: RSS_GROWTH_GOAL_MB, met, ratioAtLeast: UPLOAD_RATIO_GOAL, ratioMet },
     };
   }
 
