@@ -12,7 +12,9 @@ import { startPostgres, startTemporal } from './embedded.js';
 import { isAlive } from './orphans.js';
 import { newSecret, retireOtherBootstrapKeys } from '../records/api-keys.js';
 import { createDb } from '../records/db.js';
-import { migrate } from '../records/migrate.js';
+import { migrate, pendingMigrations } from '../records/migrate.js';
+import { Client, Connection } from '@temporalio/client';
+import { restartLostWork } from '../workflows/recovery.js';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ControllerConfigError, controllerConfigFrom, loadKubeConfig, type ControllerConfig } from '../controllers/config.js';
 import { startController } from '../controllers/controller.js';
@@ -31,6 +33,9 @@ const USAGE = `Usage: agentplane <command>
   retire-admin-keys
             revoke every bootstrap admin key but AGENTPLANE_ADMIN_KEY at once, instead of letting
             them lapse (needs DATABASE_URL and AGENTPLANE_ADMIN_KEY)
+  recover   after a restore onto a Temporal namespace without the database's work in flight: start
+            again each file, run and webhook retry whose workflow the namespace lacks; safe to
+            repeat (needs DATABASE_URL and TEMPORAL_ADDRESS)
   echo-model [--port ${ECHO_MODEL_PORT}] [--word-ms ${ECHO_WORD_MS}]
             a model server for trying agents without a provider: OpenAI's protocol on loopback, one
             model, "${ECHO_MODEL}", which streams the last user message back a word every --word-ms
@@ -165,6 +170,25 @@ async function retireAdminKeys(config: Config): Promise<void> {
   }
 }
 
+async function recover(config: Config): Promise<void> {
+  if (!config.databaseUrl || !config.temporalAddress)
+    throw new ConfigError('Missing configuration: set DATABASE_URL and TEMPORAL_ADDRESS (and TEMPORAL_NAMESPACE, if not default).');
+  const db = createDb(config.databaseUrl, { max: 1, log: createLogger(config.logLevel) });
+  const connection = await Connection.connect({ address: config.temporalAddress });
+  try {
+    const pending = await pendingMigrations(db);
+    if (pending.length > 0) throw new ConfigError(`the database schema is behind this version (${pending.join(', ')}): migrate it first.`);
+    const recovered = await restartLostWork(db, new Client({ connection, namespace: config.temporalNamespace }));
+    console.log(
+      `looked for the workflows of ${recovered.checked} files, runs and webhook retries in flight; started again ` +
+        `${recovered.files} extractions and ${recovered.runs} runs, and handed ${recovered.webhookDeliveries} webhook deliveries back to the dispatcher`,
+    );
+  } finally {
+    await connection.close();
+    await db.end();
+  }
+}
+
 /** A whole number within bounds, from a command-line option. */
 function wholeNumber(option: string, text: string | undefined, fallback: number, min: number, max: number): number {
   if (text === undefined) return fallback;
@@ -232,6 +256,7 @@ const commands: Record<string, (args: string[]) => Promise<void>> = {
   migrate: withConfig(migrateOnly),
   controller,
   'retire-admin-keys': withConfig(retireAdminKeys),
+  recover: withConfig(recover),
   'echo-model': echoModel,
 };
 

@@ -60,9 +60,9 @@ describe('a backup taken under load, restored into a fresh database and bucket',
     return client;
   };
 
-  const stopPlatform = async () => {
+  const stopPlatform = async (signal: NodeJS.Signals = 'SIGTERM') => {
     for (const process of processes.splice(0)) {
-      process.child.kill('SIGTERM');
+      process.child.kill(signal);
       await process.exited;
     }
   };
@@ -155,6 +155,16 @@ describe('a backup taken under load, restored into a fresh database and bucket',
     for (const id of [...uploaded, ...before.files]) kept.add(id);
     holding = false;
 
+    // Work in flight at the backup: a run whose model call is still streaming when it is taken.
+    openai.enqueue({ text: ['Still '], hang: true });
+    await eventually(
+      async () => {
+        const { rows } = await sourceDb.query(`SELECT 1 FROM run_steps WHERE status = 'in_progress' AND type = 'model_call'`);
+        assert.ok(rows.length > 0);
+      },
+      { timeoutMs: 30_000, message: 'no model call was under way' },
+    );
+
     // The base backup, while the load goes on.
     const backupDir = join(dir, 'backup-restored');
     const walDir = join(dir, 'backup-wal');
@@ -211,7 +221,8 @@ describe('a backup taken under load, restored into a fresh database and bucket',
       const bytes = await s3.getObject('agentplane-backup-source', version.name, { versionId: version.versionId });
       await s3.putObject('agentplane-backup-restored', version.name, bytes);
     }
-    await stopPlatform();
+    // The site the backup came from is gone, its model call in the middle.
+    await stopPlatform('SIGKILL');
     await sourceDb.end();
 
     // The restore: recovery to the point in time, then the platform on the restored database and bucket.
@@ -228,6 +239,26 @@ describe('a backup taken under load, restored into a fresh database and bucket',
     try {
       base.TEMPORAL_NAMESPACE = await isolatedNamespace('backup-restored');
       const after = await startPlatform(restored.url, 'agentplane-backup-restored');
+      // The fresh namespace has none of the work in flight at the backup: `agentplane recover` starts it again,
+      // and every run and file ends.
+      const { rows: inFlight } = await restoredDb.query(`SELECT id FROM runs WHERE status IN ('queued', 'in_progress')`);
+      assert.ok(inFlight.length > 0, 'no run was in flight at the backup');
+      const recovering = runCli('recover', { ...base, DATABASE_URL: restored.url, S3_BUCKET: 'agentplane-backup-restored' });
+      assert.equal((await recovering.exited).code, 0, recovering.output());
+      assert.match(recovering.output(), /started again \d+ extractions and [1-9]\d* runs/);
+      await eventually(
+        async () => {
+          const { rows } = await restoredDb.query<{ kind: string; id: string }>(
+            `SELECT 'run' AS kind, id FROM runs WHERE status IN ('queued', 'in_progress')
+             UNION ALL SELECT 'file', id FROM files WHERE status = 'processing'`,
+          );
+          assert.deepEqual(rows, []);
+        },
+        { timeoutMs: 90_000, message: 'work in flight at the backup did not end after recover' },
+      );
+      const again = runCli('recover', { ...base, DATABASE_URL: restored.url, S3_BUCKET: 'agentplane-backup-restored' });
+      assert.equal((await again.exited).code, 0, again.output());
+      assert.match(again.output(), /started again 0 extractions and 0 runs, and handed 0 webhook deliveries/);
       for (const id of before.runs) assert.equal((await after.get(`/v1/runs/${id}`)).status, 200, `run ${id}`);
       for (const id of before.files) {
         const file = await after.get(`/v1/files/${id}`);
