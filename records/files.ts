@@ -153,10 +153,10 @@ export async function failExtraction(db: Db, fileId: string, error: { code: File
  * for a missed workflow start. Files in a long extraction are not. Taken in turns across projects, as runs are
  * (`staleQueuedRuns`).
  */
-export async function filesStillProcessing(db: Queryable, olderThan: Date, limit = 100): Promise<{ id: string }[]> {
-  const { rows } = await db.query<{ id: string }>(
-    `SELECT id FROM (
-       SELECT id, created_at, row_number() OVER (PARTITION BY project_id ORDER BY created_at, id) AS turn
+export async function filesStillProcessing(db: Queryable, olderThan: Date, limit = 100): Promise<{ id: string; projectId: string }[]> {
+  const { rows } = await db.query<{ id: string; projectId: string }>(
+    `SELECT id, project_id AS "projectId" FROM (
+       SELECT id, project_id, created_at, row_number() OVER (PARTITION BY project_id ORDER BY created_at, id) AS turn
        FROM files WHERE status = 'processing' AND workflow_started_at IS NULL AND created_at < $1
      ) candidates ORDER BY turn, created_at LIMIT $2`,
     [olderThan, limit],

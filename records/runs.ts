@@ -428,10 +428,10 @@ export async function staleQueuedRuns(
   db: Queryable,
   olderThanSeconds: number,
   limit: number,
-): Promise<{ id: string; network: boolean; workerPool: string | null }[]> {
-  const { rows } = await db.query<{ id: string; network: boolean; workerPool: string | null }>(
-    `SELECT id, network, "workerPool" FROM (
-       SELECT r.id, r.created_at, r.network_id IS NOT NULL AS network, v.worker_pool AS "workerPool",
+): Promise<{ id: string; projectId: string; network: boolean; workerPool: string | null }[]> {
+  const { rows } = await db.query<{ id: string; projectId: string; network: boolean; workerPool: string | null }>(
+    `SELECT id, project_id AS "projectId", network, "workerPool" FROM (
+       SELECT r.id, r.project_id, r.created_at, r.network_id IS NOT NULL AS network, v.worker_pool AS "workerPool",
               row_number() OVER (PARTITION BY r.project_id ORDER BY r.created_at, r.id) AS turn
        FROM runs r LEFT JOIN network_versions v ON v.network_id = r.network_id AND v.version = r.network_version
        WHERE r.status = 'queued' AND r.parent_run_id IS NULL AND r.workflow_started_at IS NULL

@@ -4,3 +4,11 @@ export const TASK_QUEUE = 'agentplane';
 export const EXTRACTION_TASK_QUEUE = 'agentplane.extraction';
 /** Webhook delivery attempts run here, so that receivers slow to answer never hold the slots runs need. */
 export const WEBHOOK_TASK_QUEUE = 'agentplane.webhooks';
+
+/**
+ * A workflow's priority: its project as the fairness key, which its activities and child workflows inherit.
+ * With fairness on in Temporal's matching service (`matching.enableFairness`, as `agentplane dev` runs it),
+ * each task queue dispatches to projects in turn, so one project's backlog of runs or extractions waits behind
+ * itself and not in front of another's. Without it, the key is carried and ignored.
+ */
+export const fairAmongProjects = (projectId: string) => ({ fairnessKey: projectId });

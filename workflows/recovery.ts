@@ -40,25 +40,29 @@ async function exists(client: Client, workflowId: string): Promise<boolean> {
 export async function restartLostWork(db: Queryable, client: Client): Promise<Recovered> {
   const recovered: Recovered = { checked: 0, files: 0, runs: 0, webhookDeliveries: 0 };
 
-  const { rows: files } = await db.query<{ id: string }>(`SELECT id FROM files WHERE status = 'processing' ORDER BY created_at, id`);
-  for (const { id } of files) {
+  const { rows: files } = await db.query<{ id: string; project_id: string }>(
+    `SELECT id, project_id FROM files WHERE status = 'processing' ORDER BY created_at, id`,
+  );
+  for (const { id, project_id } of files) {
     recovered.checked++;
     if (await exists(client, extractionWorkflowId(id))) continue;
-    await startExtraction(client, id);
+    await startExtraction(client, id, project_id);
     await recordExtractionStarted(db, id);
     recovered.files++;
   }
 
   // A network's hops are its network run's to start again.
-  const { rows: runs } = await db.query<{ id: string; network: boolean; worker_pool: string | null }>(
-    `SELECT r.id, r.network_id IS NOT NULL AS network, v.worker_pool
+  const { rows: runs } = await db.query<{ id: string; project_id: string; network: boolean; worker_pool: string | null }>(
+    `SELECT r.id, r.project_id, r.network_id IS NOT NULL AS network, v.worker_pool
      FROM runs r LEFT JOIN network_versions v ON v.network_id = r.network_id AND v.version = r.network_version
      WHERE r.status IN ('queued', 'in_progress') AND r.parent_run_id IS NULL ORDER BY r.created_at, r.id`,
   );
   for (const run of runs) {
     recovered.checked++;
     if (await exists(client, run.network ? networkRunWorkflowId(run.id) : runWorkflowId(run.id))) continue;
-    await (run.network ? startNetworkRunWorkflow(client, run.id, run.worker_pool ?? undefined) : startRunWorkflow(client, run.id));
+    await (run.network
+      ? startNetworkRunWorkflow(client, run.id, run.project_id, run.worker_pool ?? undefined)
+      : startRunWorkflow(client, run.id, run.project_id));
     await recordRunWorkflowStarted(db, run.id);
     recovered.runs++;
   }

@@ -10,10 +10,12 @@ import { spawn } from 'node:child_process';
 import { appendFile, chmod, copyFile, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as Minio from 'minio';
+import { Client, Connection } from '@temporalio/client';
 import { freePort, startPostgres, type RunningPostgres } from '../../cli/embedded.js';
 import { newSecret } from '../../records/api-keys.js';
 import { createDb, type Db } from '../../records/db.js';
 import { migrate } from '../../records/migrate.js';
+import { restartLostWork } from '../../workflows/recovery.js';
 import { ApiClient } from '../support/client.js';
 import { eventually } from '../support/eventually.js';
 import { startOpenAiServer, type OpenAiServer } from '../support/model-servers/openai.js';
@@ -256,9 +258,14 @@ describe('a backup taken under load, restored into a fresh database and bucket',
         },
         { timeoutMs: 90_000, message: 'work in flight at the backup did not end after recover' },
       );
-      const again = runCli('recover', { ...base, DATABASE_URL: restored.url, S3_BUCKET: 'agentplane-backup-restored' });
-      assert.equal((await again.exited).code, 0, again.output());
-      assert.match(again.output(), /started again 0 extractions and 0 runs, and handed 0 webhook deliveries/);
+      // Again, it finds nothing to do.
+      const connection = await Connection.connect({ address: base.TEMPORAL_ADDRESS! });
+      try {
+        const again = await restartLostWork(restoredDb, new Client({ connection, namespace: base.TEMPORAL_NAMESPACE }));
+        assert.deepEqual({ ...again, checked: 0 }, { checked: 0, files: 0, runs: 0, webhookDeliveries: 0 });
+      } finally {
+        await connection.close();
+      }
       for (const id of before.runs) assert.equal((await after.get(`/v1/runs/${id}`)).status, 200, `run ${id}`);
       for (const id of before.files) {
         const file = await after.get(`/v1/files/${id}`);

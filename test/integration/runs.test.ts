@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { SseReader } from '../support/sse.js';
 import { eventually } from '../support/eventually.js';
+import { runWorkflowId } from '../../workflows/runs/client.js';
 import type { ModelServer } from '../support/model-servers/scripted-server.js';
 import { createAgent, runSatisfying, startRunsStack, type RunsStack } from '../support/runs.js';
 
@@ -73,6 +74,9 @@ describe('runs', function () {
       [run.body.id],
     );
     assert.equal((await stack.tenant.admin.get(`/v1/agents/${agent.id}/runs?metadata[team]=other`)).body.data.length, 0);
+    // Its workflow is dispatched fairly among projects: the project is its fairness key.
+    const workflow = await stack.api.services.temporal.workflow.getHandle(runWorkflowId(run.body.id)).describe();
+    assert.equal(workflow.priority?.fairnessKey, stack.tenant.projectId);
   });
 
   it('streams the run as Server-Sent Events whose deltas add up to the output, and replays them after any event', async () => {

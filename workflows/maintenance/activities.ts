@@ -73,7 +73,7 @@ export const createMaintenanceActivities = ({ db, blobs, retention = DEFAULT_RET
     const { client } = Context.current();
     const files = await filesStillProcessing(db, new Date(Date.now() - MISSED_START_AFTER_MS), MISSED_STARTS_PER_ROUND);
     return forEachItem(files, MISSED_START_FAILED, async (file) => {
-      await startExtraction(client, file.id);
+      await startExtraction(client, file.id, file.projectId);
       await recordExtractionStarted(db, file.id);
     });
   },
@@ -82,7 +82,9 @@ export const createMaintenanceActivities = ({ db, blobs, retention = DEFAULT_RET
     const { client } = Context.current();
     const runs = await staleQueuedRuns(db, MISSED_RUN_START_AFTER_S, MISSED_STARTS_PER_ROUND);
     return forEachItem(runs, MISSED_START_FAILED, async (run) => {
-      await (run.network ? startNetworkRunWorkflow(client, run.id, run.workerPool ?? undefined) : startRunWorkflow(client, run.id));
+      await (run.network
+        ? startNetworkRunWorkflow(client, run.id, run.projectId, run.workerPool ?? undefined)
+        : startRunWorkflow(client, run.id, run.projectId));
       await recordRunWorkflowStarted(db, run.id);
     });
   },

@@ -1,18 +1,22 @@
 /** Starting and cancelling run workflows, for the API and the maintenance duties. */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { TASK_QUEUE } from '../names.js';
+import { fairAmongProjects, TASK_QUEUE } from '../names.js';
 import type { agentRunWorkflow } from './workflow.js';
 import { runWorkflowId } from './ids.js';
 
 export { runWorkflowId };
 
-/** Idempotent: a run whose workflow already exists keeps it. */
-export async function startRunWorkflow(client: Client, runId: string): Promise<void> {
+/**
+ * Idempotent: a run whose workflow already exists keeps it. Its tasks, and its activities', are dispatched
+ * fairly among projects (the project is the fairness key), so one project's backlog does not hold another's.
+ */
+export async function startRunWorkflow(client: Client, runId: string, projectId: string): Promise<void> {
   await client.workflow.start<typeof agentRunWorkflow>('agentRunWorkflow', {
     taskQueue: TASK_QUEUE,
     workflowId: runWorkflowId(runId),
     args: [{ runId }],
     workflowIdConflictPolicy: 'USE_EXISTING',
+    priority: fairAmongProjects(projectId),
   });
 }
 

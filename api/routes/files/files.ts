@@ -44,7 +44,7 @@ export function fileRoutes(router: Router<ApiState>, deps: ApiDeps): void {
         // The earlier request stored these bytes already.
         await discardBlob(deps, blobKey);
       } else {
-        await withinDeadline(() => startExtraction(deps.temporal, id))
+        await withinDeadline(() => startExtraction(deps.temporal, id, projectId))
           .then(() => recordExtractionStarted(deps.db, id))
           .catch((err) =>
             ctx.state.log.warn({ err, file_id: id }, 'extraction start failed or was not recorded; the maintenance schedule will start it'),

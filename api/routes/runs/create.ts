@@ -151,7 +151,9 @@ export async function createRun(
       ).catch((err) => ctx.state.log.warn({ err, run_id: earlier }, 'could not interrupt the earlier run'));
     }
     await withinDeadline(() =>
-      kind === 'agent' ? startRunWorkflow(deps.temporal, runId) : startNetworkRunWorkflow(deps.temporal, runId, taskQueue),
+      kind === 'agent'
+        ? startRunWorkflow(deps.temporal, runId, projectId)
+        : startNetworkRunWorkflow(deps.temporal, runId, projectId, taskQueue),
     )
       .then(() => recordRunWorkflowStarted(deps.db, runId))
       .catch((err) =>
