@@ -139,11 +139,6 @@ const TEMPORAL_QUEUE_READS = [
   'history.visibilityProcessorMaxPollRPS',
 ];
 const QUEUE_READS_PER_SECOND = 10_000;
-/**
- * Fair dispatch among the fairness keys of a task queue's tasks: each project's runs and extractions carry
- * their project as the key (workflows/names.ts), so one project's backlog waits behind itself.
- */
-const TEMPORAL_FAIRNESS = 'matching.enableFairness=true';
 
 /** Starts `temporal server start-dev` on loopback; with `dbFile` its state survives restarts. */
 export async function startTemporal(options: { dbFile?: string; port?: number } = {}): Promise<RunningService & { address: string }> {
@@ -161,8 +156,6 @@ export async function startTemporal(options: { dbFile?: string; port?: number } 
     '--namespace',
     'default',
     ...TEMPORAL_QUEUE_READS.flatMap((setting) => ['--dynamic-config-value', `${setting}=${QUEUE_READS_PER_SECOND}`]),
-    '--dynamic-config-value',
-    TEMPORAL_FAIRNESS,
   ];
   // With a database file, the server's pid is kept beside it, so that a start can stop one left running.
   const pidFile = options.dbFile && `${options.dbFile}.pid`;
