@@ -17,6 +17,7 @@ import { createDb, type Db } from '../records/db.js';
 import { CHROMIUM } from '../test/support/browser.js';
 import { addSteps } from '../test/support/run-steps.js';
 import { BENCH_MODEL, latencyOf, type LatencyFigures } from './runs.js';
+import { callApi as call, type BenchTarget } from './stack.js';
 
 export const MANY_STEPS = 2_000;
 export const FEW_STEPS = 20;
@@ -44,24 +45,8 @@ export interface ConsoleFigures {
   costs: RenderFigures;
 }
 
-interface Target {
-  apiUrl: string;
-  adminKey: string;
-  databaseUrl: string;
-}
-
-async function call(url: string, key: string, init: RequestInit = {}): Promise<any> {
-  const response = await fetch(url, {
-    ...init,
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...init.headers },
-  });
-  const body = await response.json();
-  if (!response.ok) throw new Error(`${init.method ?? 'GET'} ${url} answered ${response.status}: ${JSON.stringify(body).slice(0, 500)}`);
-  return body;
-}
-
 /** A completed one-step run of a new agent, grown to `steps` steps. */
-async function runWithSteps(target: Target, key: string, db: Db, steps: number): Promise<string> {
+async function runWithSteps(target: BenchTarget, key: string, db: Db, steps: number): Promise<string> {
   const agent = await call(`${target.apiUrl}/v1/agents`, key, {
     method: 'POST',
     body: JSON.stringify({ name: `bench ${steps}`, model: BENCH_MODEL, instructions: 'Answer briefly.' }),
@@ -111,7 +96,7 @@ async function rendering(
   return { render: latencyOf(ms), data: latencyOf(data), requests: requests.length, domRows };
 }
 
-export async function measureConsole(target: Target, settings: ConsoleSettings): Promise<ConsoleFigures> {
+export async function measureConsole(target: BenchTarget, settings: ConsoleSettings): Promise<ConsoleFigures> {
   const bundle = JSON.parse(await readFile(fileURLToPath(new URL('../console/bundle-size.json', import.meta.url)), 'utf8'));
   const project = await call(`${target.apiUrl}/v1/projects`, target.adminKey, {
     method: 'POST',

@@ -8,6 +8,7 @@
 import { createLogger } from '../cli/runtime.js';
 import { createDb } from '../records/db.js';
 import { latencyOf, timed, type LatencyFigures } from './runs.js';
+import { callApi as call, type BenchTarget } from './stack.js';
 
 export const COST_ROWS = 1_000_000;
 const DAYS = 30;
@@ -29,23 +30,7 @@ export interface CostFigures {
   byMetadata: LatencyFigures;
 }
 
-interface Target {
-  apiUrl: string;
-  adminKey: string;
-  databaseUrl: string;
-}
-
-async function call(url: string, key: string, init: RequestInit = {}): Promise<any> {
-  const response = await fetch(url, {
-    ...init,
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...init.headers },
-  });
-  const body = await response.json();
-  if (!response.ok) throw new Error(`${init.method ?? 'GET'} ${url} answered ${response.status}: ${JSON.stringify(body).slice(0, 500)}`);
-  return body;
-}
-
-export async function measureCosts(target: Target, settings: CostSettings): Promise<CostFigures> {
+export async function measureCosts(target: BenchTarget, settings: CostSettings): Promise<CostFigures> {
   const project = await call(`${target.apiUrl}/v1/projects`, target.adminKey, {
     method: 'POST',
     body: JSON.stringify({ name: 'cost bench' }),

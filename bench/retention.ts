@@ -15,6 +15,7 @@ import { createLogger } from '../cli/runtime.js';
 import { createDb, type Db } from '../records/db.js';
 import { dropDayPartitionsOlderThan, makeDayPartitions } from '../records/retention.js';
 import { latencyOf, timed, type LatencyFigures } from './runs.js';
+import { callApi as call, type BenchTarget } from './stack.js';
 
 export const RETENTION_ROWS = 10_000_000;
 const EVENTS_PER_RUN = 100;
@@ -39,22 +40,6 @@ export interface RetentionFigures {
   rowsPerDay: number;
 }
 
-interface Target {
-  apiUrl: string;
-  adminKey: string;
-  databaseUrl: string;
-}
-
-async function call(url: string, key: string, init: RequestInit = {}): Promise<any> {
-  const response = await fetch(url, {
-    ...init,
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...init.headers },
-  });
-  const body = await response.json();
-  if (!response.ok) throw new Error(`${init.method ?? 'GET'} ${url} answered ${response.status}: ${JSON.stringify(body).slice(0, 500)}`);
-  return body;
-}
-
 /** `count` completed runs of `agentId`, `first` onwards, each with EVENTS_PER_RUN events, spread evenly from `start`. */
 async function seedRuns(db: Db, projectId: string, agentId: string, first: number, count: number, start: number): Promise<void> {
   const spacing = (DAYS * DAY) / count;
@@ -77,7 +62,7 @@ async function seedRuns(db: Db, projectId: string, agentId: string, first: numbe
   );
 }
 
-export async function measureRetention(target: Target, settings: RetentionSettings): Promise<RetentionFigures> {
+export async function measureRetention(target: BenchTarget, settings: RetentionSettings): Promise<RetentionFigures> {
   const project = await call(`${target.apiUrl}/v1/projects`, target.adminKey, {
     method: 'POST',
     body: JSON.stringify({ name: 'retention bench' }),

@@ -10,6 +10,7 @@ import { createDb } from '../records/db.js';
 import { addBulkyCopies } from '../test/support/run-steps.js';
 import { watchRss } from './proc.js';
 import { BENCH_MODEL } from './runs.js';
+import { callApi as call, type BenchTarget } from './stack.js';
 
 const RUNS = 100;
 const LARGE_OUTPUT_BYTES = 1024 * 1024;
@@ -29,21 +30,8 @@ export interface RunListFigures {
   small: ListFigures;
 }
 
-interface Target {
-  apiUrl: string;
+interface Target extends BenchTarget {
   apiPid: number;
-  adminKey: string;
-  databaseUrl: string;
-}
-
-async function call(url: string, key: string, init: RequestInit = {}): Promise<any> {
-  const response = await fetch(url, {
-    ...init,
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...init.headers },
-  });
-  const body = await response.json();
-  if (!response.ok) throw new Error(`${init.method ?? 'GET'} ${url} answered ${response.status}: ${JSON.stringify(body).slice(0, 500)}`);
-  return body;
 }
 
 /** A project with `RUNS` finished runs, each with one tool result of `outputBytes`; its admin key. */

@@ -194,3 +194,21 @@ async function whenReady(name: string, url: string, readyPath: string, child: Ch
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
+
+/** What a benchmark that seeds the database and reads through the API is given. */
+export interface BenchTarget {
+  apiUrl: string;
+  adminKey: string;
+  databaseUrl: string;
+}
+
+/** A JSON request to the API with `key`; its body, or an error naming the request and the answer. */
+export async function callApi(url: string, key: string, init: RequestInit = {}): Promise<any> {
+  const response = await fetch(url, {
+    ...init,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...init.headers },
+  });
+  const body = await response.json();
+  if (!response.ok) throw new Error(`${init.method ?? 'GET'} ${url} answered ${response.status}: ${JSON.stringify(body).slice(0, 500)}`);
+  return body;
+}
