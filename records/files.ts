@@ -164,6 +164,14 @@ export async function filesStillProcessing(db: Queryable, olderThan: Date, limit
   return rows;
 }
 
+/** Every file still processing, oldest first. */
+export async function filesInFlight(db: Queryable): Promise<{ id: string; projectId: string }[]> {
+  const { rows } = await db.query<{ id: string; projectId: string }>(
+    `SELECT id, project_id AS "projectId" FROM files WHERE status = 'processing' ORDER BY created_at, id`,
+  );
+  return rows;
+}
+
 /** The file's extraction workflow is known to exist: maintenance need not start it again. */
 export async function recordExtractionStarted(db: Queryable, fileId: string): Promise<void> {
   await db.query('UPDATE files SET workflow_started_at = now() WHERE id = $1 AND workflow_started_at IS NULL', [fileId]);

@@ -39,7 +39,7 @@ export type DayPartitioned = 'run_events' | 'usage_records';
 const PARTITIONED: DayPartitioned[] = ['run_events', 'usage_records'];
 
 /** The days ahead whose partitions exist: a week of maintenance rounds can be missed before the default takes rows. */
-export const DAYS_AHEAD = 7;
+const DAYS_AHEAD = 7;
 /** A drop waits this long for its lock, then waits for the next round instead of queueing the table's readers. */
 const LOCK_TIMEOUT = '2s';
 
@@ -51,14 +51,14 @@ const DAY_MS = 86_400_000;
 /** The UTC day of `at`, as YYYY-MM-DD. */
 const dayOf = (at: Date) => at.toISOString().slice(0, 10);
 
-/** Runs `expireBatch` until it expires fewer than a batch or the budget is spent; how many it expired. */
-async function inBatches(expireBatch: () => Promise<number>): Promise<number> {
+/** Runs `expireBatch` until it expires fewer than `size` or the budget is spent; how many it expired. */
+async function inBatches(expireBatch: () => Promise<number>, size = BATCH): Promise<number> {
   const deadline = Date.now() + BUDGET_MS;
   let expired = 0;
   for (;;) {
     const batch = await expireBatch();
     expired += batch;
-    if (batch < BATCH || Date.now() > deadline) return expired;
+    if (batch < size || Date.now() > deadline) return expired;
   }
 }
 
@@ -88,7 +88,7 @@ export async function makeComingDayPartitions(db: Db): Promise<number> {
 }
 
 /** The day partitions of `table`, oldest first, each with its UTC day. */
-export async function dayPartitions(db: Queryable, table: DayPartitioned): Promise<{ name: string; day: string }[]> {
+async function dayPartitions(db: Queryable, table: DayPartitioned): Promise<{ name: string; day: string }[]> {
   const { rows } = await db.query<{ name: string }>(
     `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
      WHERE i.inhparent = $1::regclass AND c.relname ~ ('^' || $1 || '_p[0-9]{8}$') ORDER BY c.relname`,
@@ -161,24 +161,21 @@ const RUNS_BATCH = 100;
  * Clears the messages and tool calls of the steps of runs that ended more than `days` ago, marking each step and
  * run so; the runs, their input and output, and the steps' kind, timing, usage, cost and error stay. How many runs.
  */
-export async function clearStepPayloadsOlderThan(db: Queryable, days: number): Promise<number> {
-  const deadline = Date.now() + BUDGET_MS;
-  let cleared = 0;
-  for (;;) {
+export function clearStepPayloadsOlderThan(db: Queryable, days: number): Promise<number> {
+  return inBatches(async () => {
     const { rows } = await db.query<{ runs: number }>(
       `WITH due AS (
          SELECT id FROM runs WHERE payloads_expired_at IS NULL AND completed_at < now() - make_interval(days => $1)
          ORDER BY completed_at LIMIT $2 FOR UPDATE SKIP LOCKED),
-       steps AS (
+       cleared AS (
          UPDATE run_steps s SET message = NULL, tool_call = NULL, payload_expired = true
-         FROM due WHERE s.run_id = due.id AND NOT s.payload_expired RETURNING 1),
+         FROM due WHERE s.run_id = due.id AND NOT s.payload_expired),
        marked AS (UPDATE runs r SET payloads_expired_at = now() FROM due WHERE r.id = due.id RETURNING 1)
-       SELECT (SELECT count(*) FROM marked)::int AS runs, (SELECT count(*) FROM steps) AS steps`,
+       SELECT count(*)::int AS runs FROM marked`,
       [days, RUNS_BATCH],
     );
-    cleared += rows[0]!.runs;
-    if (rows[0]!.runs < RUNS_BATCH || Date.now() > deadline) return cleared;
-  }
+    return rows[0]!.runs;
+  }, RUNS_BATCH);
 }
 
 /**
@@ -199,7 +196,7 @@ export function deleteExtractionLeftoversOlderThan(db: Queryable, days: number):
 }
 
 /** Where the audit log's entries of a UTC day are exported. */
-export const auditExportKey = (day: string) => `audit-logs/${day}.jsonl`;
+const auditExportKey = (day: string) => `audit-logs/${day}.jsonl`;
 
 /**
  * Exports each UTC day of the audit log older than `days` days, as JSON lines (one entry a line, oldest first)

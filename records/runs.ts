@@ -416,6 +416,14 @@ export async function nextQueuedRun(db: Queryable, targetId: string): Promise<st
   return rows[0]?.concurrency === 'enqueue' ? rows[0].id : null;
 }
 
+/** What starting a run's workflow takes: `workerPool`, the task queue of its network's dedicated workers, if any. */
+export interface RunToStart {
+  id: string;
+  projectId: string;
+  network: boolean;
+  workerPool: string | null;
+}
+
 /**
  * Runs queued for longer than `olderThanSeconds` whose workflow was never known to start: the API may have
  * died between commit and start, or Temporal been down. Runs waiting with a workflow of their own are not
@@ -424,12 +432,8 @@ export async function nextQueuedRun(db: Queryable, targetId: string): Promise<st
  * out: their network run starts them. `workerPool`: the task queue of the network's dedicated workers, for a
  * network run whose network has one.
  */
-export async function staleQueuedRuns(
-  db: Queryable,
-  olderThanSeconds: number,
-  limit: number,
-): Promise<{ id: string; projectId: string; network: boolean; workerPool: string | null }[]> {
-  const { rows } = await db.query<{ id: string; projectId: string; network: boolean; workerPool: string | null }>(
+export async function staleQueuedRuns(db: Queryable, olderThanSeconds: number, limit: number): Promise<RunToStart[]> {
+  const { rows } = await db.query<RunToStart>(
     `SELECT id, project_id AS "projectId", network, "workerPool" FROM (
        SELECT r.id, r.project_id, r.created_at, r.network_id IS NOT NULL AS network, v.worker_pool AS "workerPool",
               row_number() OVER (PARTITION BY r.project_id ORDER BY r.created_at, r.id) AS turn
@@ -438,6 +442,19 @@ export async function staleQueuedRuns(
          AND r.created_at < now() - make_interval(secs => $1)
      ) candidates ORDER BY turn, created_at LIMIT $2`,
     [olderThanSeconds, limit],
+  );
+  return rows;
+}
+
+/**
+ * Every top-level run still queued or in progress, oldest first, as its workflow would be started. A network's
+ * hops are left out: their network run starts them.
+ */
+export async function runsInFlight(db: Queryable): Promise<RunToStart[]> {
+  const { rows } = await db.query<RunToStart>(
+    `SELECT r.id, r.project_id AS "projectId", r.network_id IS NOT NULL AS network, v.worker_pool AS "workerPool"
+     FROM runs r LEFT JOIN network_versions v ON v.network_id = r.network_id AND v.version = r.network_version
+     WHERE r.status IN ('queued', 'in_progress') AND r.parent_run_id IS NULL ORDER BY r.created_at, r.id`,
   );
   return rows;
 }

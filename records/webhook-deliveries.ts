@@ -100,6 +100,19 @@ export async function releaseClaims(db: Queryable, ids: string[]): Promise<void>
   ]);
 }
 
+/** Pending deliveries whose retries' workflow was started, oldest first. */
+export async function retriesStarted(db: Queryable): Promise<{ id: string }[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT id FROM webhook_deliveries WHERE status = 'pending' AND started_at IS NOT NULL ORDER BY created_at, id`,
+  );
+  return rows;
+}
+
+/** A pending delivery whose retries' workflow is gone: `unstartedRetries` lists it again, for the dispatcher. */
+export async function forgetRetriesStarted(db: Queryable, deliveryId: string): Promise<void> {
+  await db.query(`UPDATE webhook_deliveries SET started_at = NULL WHERE id = $1 AND status = 'pending'`, [deliveryId]);
+}
+
 /** Deliveries that failed their first attempt and whose retries' workflow has not been started yet, oldest first. */
 export async function unstartedRetries(db: Queryable, limit: number): Promise<{ id: string; attempts: number }[]> {
   const { rows } = await db.query<{ id: string; attempts: number }>(

@@ -10,11 +10,12 @@
  */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Queryable } from '../records/db.js';
-import { recordExtractionStarted } from '../records/files.js';
-import { recordRunWorkflowStarted } from '../records/runs.js';
+import { filesInFlight, recordExtractionStarted } from '../records/files.js';
+import { recordRunWorkflowStarted, runsInFlight } from '../records/runs.js';
+import { forgetRetriesStarted, retriesStarted } from '../records/webhook-deliveries.js';
 import { extractionWorkflowId, startExtraction } from './extraction/client.js';
-import { networkRunWorkflowId, startNetworkRunWorkflow } from './networks/client.js';
-import { runWorkflowId, startRunWorkflow } from './runs/client.js';
+import { networkRunWorkflowId } from './networks/client.js';
+import { runWorkflowId, startRunOf } from './runs/client.js';
 import { deliveryWorkflowId } from './webhooks/client.js';
 
 export interface Recovered {
@@ -40,41 +41,27 @@ async function exists(client: Client, workflowId: string): Promise<boolean> {
 export async function restartLostWork(db: Queryable, client: Client): Promise<Recovered> {
   const recovered: Recovered = { checked: 0, files: 0, runs: 0, webhookDeliveries: 0 };
 
-  const { rows: files } = await db.query<{ id: string; project_id: string }>(
-    `SELECT id, project_id FROM files WHERE status = 'processing' ORDER BY created_at, id`,
-  );
-  for (const { id, project_id } of files) {
+  for (const file of await filesInFlight(db)) {
     recovered.checked++;
-    if (await exists(client, extractionWorkflowId(id))) continue;
-    await startExtraction(client, id, project_id);
-    await recordExtractionStarted(db, id);
+    if (await exists(client, extractionWorkflowId(file.id))) continue;
+    await startExtraction(client, file.id, file.projectId);
+    await recordExtractionStarted(db, file.id);
     recovered.files++;
   }
 
-  // A network's hops are its network run's to start again.
-  const { rows: runs } = await db.query<{ id: string; project_id: string; network: boolean; worker_pool: string | null }>(
-    `SELECT r.id, r.project_id, r.network_id IS NOT NULL AS network, v.worker_pool
-     FROM runs r LEFT JOIN network_versions v ON v.network_id = r.network_id AND v.version = r.network_version
-     WHERE r.status IN ('queued', 'in_progress') AND r.parent_run_id IS NULL ORDER BY r.created_at, r.id`,
-  );
-  for (const run of runs) {
+  for (const run of await runsInFlight(db)) {
     recovered.checked++;
     if (await exists(client, run.network ? networkRunWorkflowId(run.id) : runWorkflowId(run.id))) continue;
-    await (run.network
-      ? startNetworkRunWorkflow(client, run.id, run.project_id, run.worker_pool ?? undefined)
-      : startRunWorkflow(client, run.id, run.project_id));
+    await startRunOf(client, run);
     await recordRunWorkflowStarted(db, run.id);
     recovered.runs++;
   }
 
   // A delivery whose first attempt failed and whose retries' workflow is gone goes back to the dispatcher.
-  const { rows: deliveries } = await db.query<{ id: string }>(
-    `SELECT id FROM webhook_deliveries WHERE status = 'pending' AND started_at IS NOT NULL ORDER BY created_at, id`,
-  );
-  for (const { id } of deliveries) {
+  for (const { id } of await retriesStarted(db)) {
     recovered.checked++;
     if (await exists(client, deliveryWorkflowId(id))) continue;
-    await db.query(`UPDATE webhook_deliveries SET started_at = NULL WHERE id = $1 AND status = 'pending'`, [id]);
+    await forgetRetriesStarted(db, id);
     recovered.webhookDeliveries++;
   }
   return recovered;

@@ -14,8 +14,8 @@ import { sweepFinishedConsoleSessions } from '../../records/console-sessions.js'
 import { startExtraction } from '../extraction/client.js';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { recordRunWorkflowStarted, staleQueuedRuns, waitingQueueHeads } from '../../records/runs.js';
-import { runWorkflowId, startRunWorkflow } from '../runs/client.js';
-import { networkRunWorkflowId, startNetworkRunWorkflow } from '../networks/client.js';
+import { runWorkflowId, startRunOf } from '../runs/client.js';
+import { networkRunWorkflowId } from '../networks/client.js';
 import { ADMIT_SIGNAL } from '../runs/ids.js';
 import {
   DEFAULT_RETENTION,
@@ -82,9 +82,7 @@ export const createMaintenanceActivities = ({ db, blobs, retention = DEFAULT_RET
     const { client } = Context.current();
     const runs = await staleQueuedRuns(db, MISSED_RUN_START_AFTER_S, MISSED_STARTS_PER_ROUND);
     return forEachItem(runs, MISSED_START_FAILED, async (run) => {
-      await (run.network
-        ? startNetworkRunWorkflow(client, run.id, run.projectId, run.workerPool ?? undefined)
-        : startRunWorkflow(client, run.id, run.projectId));
+      await startRunOf(client, run);
       await recordRunWorkflowStarted(db, run.id);
     });
   },

@@ -3,6 +3,8 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { fairAmongProjects, TASK_QUEUE } from '../names.js';
 import type { agentRunWorkflow } from './workflow.js';
 import { runWorkflowId } from './ids.js';
+import { startNetworkRunWorkflow } from '../networks/client.js';
+import type { RunToStart } from '../../records/runs.js';
 
 export { runWorkflowId };
 
@@ -18,6 +20,13 @@ export async function startRunWorkflow(client: Client, runId: string, projectId:
     workflowIdConflictPolicy: 'USE_EXISTING',
     priority: fairAmongProjects(projectId),
   });
+}
+
+/** Starts a top-level run's workflow, an agent run's or a network run's (on its worker pool, if it has one). */
+export function startRunOf(client: Client, run: RunToStart): Promise<void> {
+  return run.network
+    ? startNetworkRunWorkflow(client, run.id, run.projectId, run.workerPool ?? undefined)
+    : startRunWorkflow(client, run.id, run.projectId);
 }
 
 /**
