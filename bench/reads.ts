@@ -1,11 +1,14 @@
-/** The reads benchmark: a fixed number of keep-alive connections hammering one URL with autocannon. */
+/** The reads benchmark: a fixed number of keep-alive connections hammering a URL with autocannon. */
 import autocannon from 'autocannon';
 import { cpuMs } from './proc.js';
 
 export interface ReadSettings {
   connections: number;
+  /** Each target's warm-up, once. */
   warmupSeconds: number;
+  /** Each sample's length. */
   seconds: number;
+  rounds: number;
 }
 
 export interface ReadFigures {
@@ -27,21 +30,44 @@ async function load(url: string, headers: Record<string, string>, connections: n
   return result;
 }
 
-/** Warms the server (process `pid`) up, then measures. */
-export async function measureReads(
-  url: string,
-  pid: number,
-  headers: Record<string, string>,
+export interface ReadTarget {
+  url: string;
+  /** The server's process, whose CPU time is counted. */
+  pid: number;
+  headers: Record<string, string>;
+}
+
+/**
+ * Warms each target up, then measures them in turn, `settings.rounds` times over, and gives each target's sample
+ * of median req/s. Taking the targets in turn, round after round, spreads whatever else the machine is doing
+ * evenly over them, where one long sample of each in a row would hand it all to whichever ran at the time.
+ */
+export async function measureReads<Name extends string>(
+  targets: Record<Name, ReadTarget>,
   settings: ReadSettings,
-): Promise<ReadFigures> {
-  await load(url, headers, settings.connections, settings.warmupSeconds);
-  const cpuBefore = cpuMs(pid);
-  const result = await load(url, headers, settings.connections, settings.seconds);
+): Promise<Record<Name, ReadFigures>> {
+  const entries = Object.entries(targets) as [Name, ReadTarget][];
+  for (const [, target] of entries) await load(target.url, target.headers, settings.connections, settings.warmupSeconds);
+  const samples = new Map<Name, ReadFigures[]>(entries.map(([name]) => [name, []]));
+  for (let round = 0; round < settings.rounds; round++) {
+    for (const [name, target] of entries) samples.get(name)!.push(await sample(target, settings));
+  }
+  return Object.fromEntries(
+    entries.map(([name]) => {
+      const sorted = samples.get(name)!.sort((a, b) => a.requestsPerSecond - b.requestsPerSecond);
+      return [name, sorted[Math.floor(sorted.length / 2)]!];
+    }),
+  ) as Record<Name, ReadFigures>;
+}
+
+async function sample(target: ReadTarget, settings: ReadSettings): Promise<ReadFigures> {
+  const cpuBefore = cpuMs(target.pid);
+  const result = await load(target.url, target.headers, settings.connections, settings.seconds);
   return {
     requestsPerSecond: result['2xx'] / result.duration,
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
     requests: result['2xx'],
-    cpuUsPerRequest: ((cpuMs(pid) - cpuBefore) * 1000) / result['2xx'],
+    cpuUsPerRequest: ((cpuMs(target.pid) - cpuBefore) * 1000) / result['2xx'],
   };
 }

@@ -1,5 +1,5 @@
 /** Builds the shared dependencies (database, blob store, Temporal client) from resolved settings. */
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { pino, type Logger } from 'pino';
 import { createDb, type Db } from '../records/db.js';
 import { migrate, pendingMigrations } from '../records/migrate.js';
@@ -17,6 +17,7 @@ import type { EventStreamLimits } from '../api/event-stream-slots.js';
 import type { WebhookSettings } from '../workflows/webhooks/client.js';
 import type { RetentionSettings } from '../records/retention.js';
 import type { DeclaredWorkerPool } from '../api/routes/networks/worker-pool.js';
+import { temporalConnection } from '../workflows/temporal-connection.js';
 
 export interface Services {
   db: Db;
@@ -84,7 +85,7 @@ export async function openServices(settings: ServiceSettings, log = createLogger
   const blobs = settings.s3 ? await new S3BlobStore(settings.s3).init() : await new FilesystemBlobStore(settings.blobDir!).init();
   // Lazy: the API starts while Temporal is still coming up, answers /readyz 503 meanwhile, and keeps
   // accepting uploads, whose extractions the worker's reconciler starts once Temporal answers.
-  const connection = Connection.lazy({ address: settings.temporalAddress });
+  const connection = temporalConnection(settings.temporalAddress);
   const temporal = new Client({ connection, namespace: settings.temporalNamespace });
   const modelEnv = settings.modelEnv ?? process.env;
   const models = await ModelCatalogue.load(modelEnv, log);

@@ -6,7 +6,7 @@ import { findTool } from '../../cli/tools.js';
 import type { Server } from 'node:http';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import type { WorkflowBundle } from '@temporalio/worker';
 import { pino } from 'pino';
 import { serveApi, serveWorker, type Stoppable } from '../../cli/processes.js';
@@ -24,6 +24,7 @@ import type { ApiDeps, RateLimitDefaults } from '../../api/context.js';
 import { ApiClient } from './client.js';
 import type { DeclaredWorkerPool } from '../../api/routes/networks/worker-pool.js';
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../../workflows/webhooks/client.js';
+import { temporalConnection } from '../../workflows/temporal-connection.js';
 import { postgres, scratch, temporal, testLog } from './services.js';
 
 export interface TestApi {
@@ -91,7 +92,8 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
   const blobDir = join(await scratch, 'blobs');
   await mkdir(blobDir, { recursive: true });
   const namespace = options.namespace ?? 'default';
-  const connection = await Connection.connect({ address: tp.address });
+  const connection = temporalConnection(tp.address);
+  await connection.ensureConnected();
   const log = testLog;
   const modelEnv = options.modelEnv ?? {};
   const models = await ModelCatalogue.load(modelEnv, log);

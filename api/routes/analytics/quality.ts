@@ -17,7 +17,6 @@ import { presentBackfill, presentQualityPage } from '../../../presenters/quality
 import { startQualityBackfill } from '../../../workflows/quality/client.js';
 import { reportPageOf } from './report-parameters.js';
 
-const TEMPORAL_DEADLINE_MS = 2_000;
 /** Score cells (bucket, scorer, group, tenth) a page reads at most. */
 const MAX_REPORT_CELLS = 50_000;
 /** A backfill covers at most this long a range. */
@@ -71,7 +70,7 @@ export function qualityRoutes(router: Router<ApiState>, deps: ApiDeps): void {
       const id = created.body.id;
       if (!replayed) {
         try {
-          await deps.temporal.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () => startQualityBackfill(deps.temporal, id));
+          await startQualityBackfill(deps.temporal, id);
         } catch (err) {
           ctx.state.log.warn({ err, backfill_id: id }, 'backfill start failed');
           await finishBackfill(deps.db, id, 'failed', {

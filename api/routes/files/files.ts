@@ -14,13 +14,10 @@ import { presentDeletedFile, presentFile } from '../../../presenters/file.js';
 import { presentList } from '../../../presenters/list.js';
 import { discardBlob, receiveUpload } from './upload.js';
 
-// With Temporal unreachable its client retries for many seconds; a request waits this long at most. The
-// record is committed either way: the maintenance schedule starts a missed extraction, and an extraction
-// whose file is gone ends without effect.
-const TEMPORAL_DEADLINE_MS = 2_000;
-
+// With Temporal unreachable, a request waits for it no longer than the connection's deadline for a call
+// (workflows/call-deadline.ts). The record is committed either way: the maintenance schedule starts a missed
+// extraction, and an extraction whose file is gone ends without effect.
 export function fileRoutes(router: Router<ApiState>, deps: ApiDeps): void {
-  const withinDeadline = (work: () => Promise<void>) => deps.temporal.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, work);
 
   router.post(
     '/v1/files',
@@ -44,7 +41,7 @@ export function fileRoutes(router: Router<ApiState>, deps: ApiDeps): void {
         // The earlier request stored these bytes already.
         await discardBlob(deps, blobKey);
       } else {
-        await withinDeadline(() => startExtraction(deps.temporal, id, projectId))
+        await startExtraction(deps.temporal, id, projectId)
           .then(() => recordExtractionStarted(deps.db, id))
           .catch((err) =>
             ctx.state.log.warn({ err, file_id: id }, 'extraction start failed or was not recorded; the maintenance schedule will start it'),
@@ -84,7 +81,7 @@ export function fileRoutes(router: Router<ApiState>, deps: ApiDeps): void {
         return { status: 200, body: presentDeletedFile(id, removed.graphItemsRemoved), blobKey: removed.blobKey };
       });
       // The deletion is committed with the blob's release; what follows is best-effort and bounded.
-      await withinDeadline(() => cancelExtraction(deps.temporal, id)).catch((err) =>
+      await cancelExtraction(deps.temporal, id).catch((err) =>
         ctx.state.log.warn({ err, file_id: id }, 'could not cancel extraction'),
       );
       await discardBlob(deps, answer.blobKey);

@@ -12,7 +12,6 @@ import { runWhenEnded } from './run-log.js';
 import { presentRunOf } from './run-object.js';
 
 const CANCEL_WAIT_MS = 10_000;
-const TEMPORAL_DEADLINE_MS = 2_000;
 
 /** A run whose workflow was never started (Temporal was down) is ended here; true if it was. */
 export async function endRunNeverStarted(deps: ApiDeps, runId: string): Promise<boolean> {
@@ -31,9 +30,8 @@ export async function cancelRun(ctx: ApiContext, deps: ApiDeps, runId: string): 
   if (!run) throw NotFoundError('run', runId);
   if (isFinished(run.status)) throw ConflictError('run_finished', `Run ${runId} has already ended (${run.status}).`);
   const workflowId = run.network_id ? networkRunWorkflowId(runId) : runWorkflowId(runId);
-  const reached = await deps.temporal.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () =>
-    cancelRunWorkflow(deps.temporal, runId, workflowId),
-  );
+  // Bounded by the connection's deadline for a call (workflows/call-deadline.ts).
+  const reached = await cancelRunWorkflow(deps.temporal, runId, workflowId);
   if (!reached) await endRunNeverStarted(deps, runId);
   const closed = new AbortController();
   ctx.req.on('close', () => closed.abort());

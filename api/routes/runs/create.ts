@@ -27,7 +27,6 @@ import { endRunNeverStarted } from './cancel.js';
 
 // The longest a request waits for its run to end before answering 202.
 const WAIT_MS = 30_000;
-const TEMPORAL_DEADLINE_MS = 2_000;
 
 /** What is run, as the run needs it: its current version, concurrency, model and step budget. */
 interface Runnable {
@@ -143,17 +142,17 @@ export async function createRun(
   const runId = created.body.id;
 
   if (!replayed) {
-    const withinDeadline = (work: () => Promise<unknown>) => deps.temporal.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, work);
+    // Each Temporal call waits no longer than the connection's deadline (workflows/call-deadline.ts).
     for (const earlier of interrupted) {
       const workflowId = kind === 'agent' ? runWorkflowId(earlier) : networkRunWorkflowId(earlier);
-      await withinDeadline(
-        async () => (await cancelRunWorkflow(deps.temporal, earlier, workflowId)) || (await endRunNeverStarted(deps, earlier)),
-      ).catch((err) => ctx.state.log.warn({ err, run_id: earlier }, 'could not interrupt the earlier run'));
+      const interrupt = async () =>
+        (await cancelRunWorkflow(deps.temporal, earlier, workflowId)) || (await endRunNeverStarted(deps, earlier));
+      await interrupt().catch((err) => ctx.state.log.warn({ err, run_id: earlier }, 'could not interrupt the earlier run'));
     }
-    await withinDeadline(() =>
+    await (
       kind === 'agent'
         ? startRunWorkflow(deps.temporal, runId, projectId)
-        : startNetworkRunWorkflow(deps.temporal, runId, projectId, taskQueue),
+        : startNetworkRunWorkflow(deps.temporal, runId, projectId, taskQueue)
     )
       .then(() => recordRunWorkflowStarted(deps.db, runId))
       .catch((err) =>
