@@ -1,7 +1,7 @@
 /** Agent records and their versions: an update writes a new version; runs read the version they started with. */
 import type { components } from '../api/generated/openapi.js';
 import { newId } from './ids.js';
-import type { Queryable } from './db.js';
+import { statement, type Queryable } from './db.js';
 import { selectPage, type Page, type PageRequest } from './pagination.js';
 import { managedConditions, type ManagedFilter, type ManagedResource } from './managed-resources.js';
 
@@ -74,16 +74,17 @@ export async function insertAgent(
   return (await findAgent(tx, projectId, id))!;
 }
 
+const FIND_AGENT_TEXT = `SELECT ${COLUMNS} FROM ${CURRENT} WHERE a.id = $1 AND a.project_id = $2 AND a.deleted_at IS NULL`;
+const FIND_AGENT = statement('find_agent', FIND_AGENT_TEXT);
+const FIND_AGENT_FOR_UPDATE = statement('find_agent_for_update', `${FIND_AGENT_TEXT} FOR UPDATE OF a`);
+
 export async function findAgent(
   db: Queryable,
   projectId: string,
   id: string,
   options: { lock?: boolean } = {},
 ): Promise<AgentRecord | null> {
-  const { rows } = await db.query<AgentRecord>(
-    `SELECT ${COLUMNS} FROM ${CURRENT} WHERE a.id = $1 AND a.project_id = $2 AND a.deleted_at IS NULL${options.lock ? ' FOR UPDATE OF a' : ''}`,
-    [id, projectId],
-  );
+  const { rows } = await db.query<AgentRecord>(options.lock ? FIND_AGENT_FOR_UPDATE : FIND_AGENT, [id, projectId]);
   return rows[0] ?? null;
 }
 

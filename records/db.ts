@@ -6,7 +6,26 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 
 export interface Queryable {
-  query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string | Statement, values?: unknown[]): Promise<pg.QueryResult<R>>;
+}
+
+/**
+ * A statement PostgreSQL parses and plans once per connection instead of at every call. For the reads nearly
+ * every request makes (a record by its id), where parsing and planning are much of the database's work.
+ */
+export interface Statement {
+  readonly name: string;
+  readonly text: string;
+}
+
+const statements = new Map<string, string>();
+
+/** Names are checked as modules load: a connection refuses a known name given another text. */
+export function statement(name: string, text: string): Statement {
+  const known = statements.get(name);
+  if (known !== undefined && known !== text) throw new Error(`two statements are named ${name}`);
+  statements.set(name, text);
+  return { name, text };
 }
 
 /** PostgreSQL could not be reached, or lost the connection mid-way: the same work may succeed later. */
@@ -72,7 +91,7 @@ export class Db implements Queryable {
     }
   }
 
-  async query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
+  async query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string | Statement, values?: unknown[]): Promise<pg.QueryResult<R>> {
     const client = await this.connect();
     let result: pg.QueryResult<R>;
     try {

@@ -1,7 +1,7 @@
 /** File records, their derived pages, and the transitions of extraction. */
 import type { components } from '../api/generated/openapi.js';
 import { newId } from './ids.js';
-import { transaction, type Db, type Queryable } from './db.js';
+import { statement, transaction, type Db, type Queryable } from './db.js';
 import { selectPage, type Page, type PageRequest } from './pagination.js';
 import { releaseBlob } from './blob-leases.js';
 import { recordEvent } from './events.js';
@@ -60,8 +60,10 @@ export async function insertFile(db: Queryable, file: NewFile): Promise<FileReco
   return rows[0]!;
 }
 
+const FIND_FILE = statement('find_file', `SELECT ${COLUMNS} FROM files WHERE id = $1 AND project_id = $2`);
+
 export async function findFile(db: Queryable, projectId: string, id: string): Promise<FileRecord | null> {
-  const { rows } = await db.query<FileRecord>(`SELECT ${COLUMNS} FROM files WHERE id = $1 AND project_id = $2`, [id, projectId]);
+  const { rows } = await db.query<FileRecord>(FIND_FILE, [id, projectId]);
   return rows[0] ?? null;
 }
 

@@ -4,7 +4,7 @@ import type { ChatMessage } from '../models/messages.js';
 import { newId } from './ids.js';
 import type { Concurrency } from './agents.js';
 import type { NetworkRouterType } from './networks.js';
-import type { Queryable } from './db.js';
+import { statement, type Queryable } from './db.js';
 import { selectPage, type Page, type PageRequest } from './pagination.js';
 import { appendRunEvent, RUN_EVENTS_CHANNEL } from './run-events.js';
 import { scoreFinishedRun } from './run-scores.js';
@@ -120,8 +120,10 @@ export async function insertRun(tx: Queryable, run: NewRun): Promise<string> {
   return id;
 }
 
+const FIND_RUN = statement('find_run', `SELECT ${COLUMNS} FROM runs WHERE id = $1 AND project_id = $2`);
+
 export async function findRun(db: Queryable, projectId: string, id: string): Promise<RunRecord | null> {
-  const { rows } = await db.query<RunRecord>(`SELECT ${COLUMNS} FROM runs WHERE id = $1 AND project_id = $2`, [id, projectId]);
+  const { rows } = await db.query<RunRecord>(FIND_RUN, [id, projectId]);
   return rows[0] ?? null;
 }
 

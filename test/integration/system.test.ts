@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, request, type Server } from 'node:http';
 import { connect, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
+import { temporalConnection } from '../../workflows/temporal-connection.js';
 import { pino } from 'pino';
 import { createApp } from '../../api/app.js';
 import type { ApiDeps } from '../../api/context.js';
@@ -187,8 +188,8 @@ describe('system endpoints and request handling', () => {
 
     it('deletes a file without waiting out the Temporal client when Temporal is unreachable', async function () {
       this.timeout(60_000);
-      // The client's own retries are kept: they are what a request must not wait for.
-      const connection = Connection.lazy({ address: '127.0.0.1:1' });
+      // The API's own connection, retries included: they are what a request must not wait for.
+      const connection = temporalConnection('127.0.0.1:1');
       const { client, server } = await serve({
         db: api.services.db,
         blobs: api.services.blobs,
