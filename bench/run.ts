@@ -122,7 +122,7 @@ const RSS_GROWTH_GOAL_MB = 64;
 const READ_RATIO_GOAL = 0.85;
 /** A rate-limited key's reads ÷ the same reads by a key without a limit. */
 const LIMITED_READ_RATIO_GOAL = 0.9;
-const READS: ReadSettings = { connections: 32, warmupSeconds: 3, seconds: 5, rounds: 3 };
+const READS: ReadSettings = { connections: 32, warmupSeconds: 3, seconds: 4, rounds: 5 };
 const RUN_OVERHEAD_GOAL_MS = 150;
 const RUNS_PER_SECOND_GOAL = 20;
 const RUNS: RunSettings = { warmups: 20, samples: 200, concurrency: 16, warmupSeconds: 3, seconds: 10 };

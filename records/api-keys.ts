@@ -1,5 +1,5 @@
 /** API keys: `ap_` + 32 random base62 characters. Only the SHA-256 of the secret is stored. */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { components } from '../api/generated/openapi.js';
 import { newId } from './ids.js';
 import { transaction, type Db, type Queryable } from './db.js';
@@ -34,7 +34,7 @@ const COLUMNS = 'id, project_id, name, prefix, scopes, bootstrap, controller, cr
 
 // A SHA-256 suffices: the secrets are 190-bit random strings, so there is nothing to brute-force.
 export function hashSecret(secret: string): Buffer {
-  return createHash('sha256').update(secret).digest();
+  return hash('sha256', secret, 'buffer');
 }
 
 export function newSecret(): string {
