@@ -18,7 +18,6 @@ import { discardBlob, receiveUpload } from './upload.js';
 // (workflows/call-deadline.ts). The record is committed either way: the maintenance schedule starts a missed
 // extraction, and an extraction whose file is gone ends without effect.
 export function fileRoutes(router: Router<ApiState>, deps: ApiDeps): void {
-
   router.post(
     '/v1/files',
     audited(deps.db, 'file.create', 'file'),
@@ -81,9 +80,7 @@ export function fileRoutes(router: Router<ApiState>, deps: ApiDeps): void {
         return { status: 200, body: presentDeletedFile(id, removed.graphItemsRemoved), blobKey: removed.blobKey };
       });
       // The deletion is committed with the blob's release; what follows is best-effort and bounded.
-      await cancelExtraction(deps.temporal, id).catch((err) =>
-        ctx.state.log.warn({ err, file_id: id }, 'could not cancel extraction'),
-      );
+      await cancelExtraction(deps.temporal, id).catch((err) => ctx.state.log.warn({ err, file_id: id }, 'could not cancel extraction'));
       await discardBlob(deps, answer.blobKey);
       respond(ctx, { status: answer.status, body: answer.body });
     }),
