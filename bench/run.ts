@@ -75,12 +75,16 @@
  *   p50, p99    of the steady tenant's runs, each waited for until it completes; failures: its runs that did not.
  *   ratio       under all the attacks ÷ alone. Goal: at most 1.5 at p99, and no failure.
  *
+ * Approvals — a tool call that waits for a person, from the decision (`POST /v1/approvals/{id}`) to its request at a
+ *   loopback tool, against a new run's tool call from the run's request (its start and one model call included), 50
+ *   of each one after another (goal: the approved call no later at p50) (bench/approvals.ts).
+ *
  * Capacity — CPU time per one-step run of the API, the worker, Temporal and PostgreSQL (16 clients), and per
  *   request of the API and PostgreSQL on the main reads: runs (requests) a second per core of each, and the
  *   cores each needs at 10, 100 and 1,000 runs a second at 70 % utilisation (bench/capacity.ts); the figures
  *   behind docs/operations.md's sizing table.
  *
- * `npm run bench -- runs` (or `upload`, `reads`, `run-lists`, `networks`, `webhooks`, `kubernetes`, `costs`, `console`, `extraction`, `isolation`, `capacity`, `retention`) measures only those named. With BENCH_CPU_PROF_DIR set,
+ * `npm run bench -- runs` (or `upload`, `reads`, `run-lists`, `networks`, `webhooks`, `kubernetes`, `costs`, `console`, `extraction`, `isolation`, `capacity`, `retention`, `approvals`) measures only those named. With BENCH_CPU_PROF_DIR set,
  * every server process writes a V8 CPU profile there as it stops (open it in Chrome's DevTools).
  *
  * Every server runs as a Node process of its own; the load comes from this one. On a shared or small
@@ -94,6 +98,7 @@ import { fileURLToPath } from 'node:url';
 import { startStack, Teardown, type ServerProcess } from './stack.js';
 import { measureUpload, post, UPLOAD_BYTES, wavUpload, type PostResponse, type UploadFigures } from './upload.js';
 import { measureReads, type ReadFigures, type ReadSettings } from './reads.js';
+import { measureApprovals, type ApprovalFigures, type ApprovalSettings } from './approvals.js';
 import { measureRuns, type RunFigures, type RunSettings } from './runs.js';
 import { measureNetworks, NETWORK_MEMBERS, type NetworkFigures, type NetworkSettings } from './networks.js';
 import { measureKubernetes, type KubernetesFigures, type KubernetesSettings } from './kubernetes.js';
@@ -141,7 +146,11 @@ const BENCHMARKS = [
   'isolation',
   'capacity',
   'retention',
+  'approvals',
 ] as const;
+const APPROVALS: ApprovalSettings = { warmups: 5, samples: 50 };
+/** An approved call in flight no later after its decision than a new run's call after the run was asked for. */
+const APPROVAL_DECISION_GOAL_RATIO = 1;
 const CAPACITY: CapacitySettings = { connections: 16, seconds: 5, runSeconds: 10 };
 const ISOLATION: IsolationSettings = { warmups: 10, samples: 100, samplesPerAttack: 30, atOnce: 2, maxFailures: 5 };
 const ISOLATION_P99_GOAL_RATIO = 1.5;
@@ -190,6 +199,7 @@ interface Figures {
   isolation?: IsolationFigures;
   capacity?: CapacityFigures;
   retention?: RetentionFigures;
+  approvals?: ApprovalFigures;
 }
 
 function fileFrom(response: PostResponse, bytes: number): FileBody {
@@ -218,7 +228,9 @@ async function measure(teardown: Teardown, chosen: Set<Benchmark>): Promise<Figu
   // The isolation benchmark's remote hosts come first: the API and the worker look names up at its DNS server.
   const hosts = chosen.has('isolation') ? await startRemoteHosts() : undefined;
   if (hosts) teardown.add('the remote hosts', () => hosts.close());
-  const { api, bareUpload, bareKoaPg, model, worker, adminKey, databaseUrl } = await startStack(teardown, hosts ? isolationEnv(hosts) : {});
+  // The approvals benchmark's tool listens on loopback.
+  const env = { ...(hosts ? isolationEnv(hosts) : {}), ...(chosen.has('approvals') ? { AGENTPLANE_TOOLS_ALLOW_PRIVATE: 'true' } : {}) };
+  const { api, bareUpload, bareKoaPg, model, worker, adminKey, databaseUrl } = await startStack(teardown, env);
   const auth = { authorization: `Bearer ${adminKey}` };
   console.log(`services up in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   const figures: Figures = {};
@@ -322,6 +334,12 @@ async function measure(teardown: Teardown, chosen: Set<Benchmark>): Promise<Figu
         throw new Error(`${err.message}\nworker output:\n${worker.output()}`);
       },
     );
+  }
+  if (chosen.has('approvals')) {
+    console.log(`measuring approvals (${APPROVALS.samples} decided calls, and as many new runs' calls)`);
+    figures.approvals = await measureApprovals({ apiUrl: api.url, adminKey, databaseUrl }, APPROVALS).catch((err: Error) => {
+      throw new Error(`${err.message}\nworker output:\n${worker.output()}`);
+    });
   }
   if (chosen.has('kubernetes')) {
     console.log(
@@ -574,6 +592,22 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
       ...figures.webhooks,
       goal: { ratioAtLeast: WEBHOOK_RATIO_GOAL, ratioMet, firstAttemptP50MsUnder: WEBHOOK_FIRST_ATTEMPT_GOAL_MS, firstAttemptMet },
     };
+  }
+
+  if (figures.approvals) {
+    const { decision, start } = figures.approvals;
+    console.log(`\nApprovals: until the tool call is in flight, ${decision.samples} of each, one after another`);
+    row(['', 'p50 ms', 'p99 ms', 'mean ms']);
+    row(['a new run, from its request', start.p50Ms.toFixed(1), start.p99Ms.toFixed(1), start.meanMs.toFixed(1)]);
+    row(['an approved call, from decision', decision.p50Ms.toFixed(1), decision.p99Ms.toFixed(1), decision.meanMs.toFixed(1)]);
+    const ratio = decision.p50Ms / start.p50Ms;
+    const met = ratio <= APPROVAL_DECISION_GOAL_RATIO;
+    if (met) goals.push(`an approved call in flight no later than a new run's call, at p50 (${ratio.toFixed(2)}×)`);
+    else
+      missed.push(
+        `approvals: an approved call is in flight ${ratio.toFixed(2)}× as late as a new run's call at p50 (goal: at most ${APPROVAL_DECISION_GOAL_RATIO}×)`,
+      );
+    results.approvals = { ...APPROVALS, ...figures.approvals, goal: { p50RatioAtMost: APPROVAL_DECISION_GOAL_RATIO, met } };
   }
 
   if (figures.kubernetes) {

@@ -15,6 +15,7 @@ export function toolBody(tool: AgentToolSpec): Tool {
       server_url: tool.serverUrl!,
       ...(tool.allowedTools ? { allowed_tools: tool.allowedTools } : {}),
       timeout_ms: tool.timeoutMs ?? 30_000,
+      ...guardsOf(tool),
     };
   }
   return {
@@ -26,7 +27,19 @@ export function toolBody(tool: AgentToolSpec): Tool {
     ...(tool.parameters ? { parameters: tool.parameters as { type: 'object' } } : {}),
     timeout_ms: tool.timeoutMs ?? 10_000,
     max_response_bytes: tool.maxResponseBytes ?? 65_536,
+    ...guardsOf(tool),
   } as Tool;
+}
+
+/** A tool's approval and policy, in the API's words. */
+function guardsOf(tool: AgentToolSpec): { approval?: Tool['approval']; policy?: Tool['policy'] } {
+  const approval = tool.approval;
+  return {
+    ...(approval
+      ? { approval: approval.mode === 'when' ? { mode: 'when', arguments: approval.arguments ?? {} } : { mode: approval.mode } }
+      : {}),
+    ...(tool.policy ? { policy: { deny_when: tool.policy.denyWhen } } : {}),
+  };
 }
 
 /** The request body for an Agent's spec; the platform agent is named after the resource. */
@@ -45,6 +58,7 @@ export function agentBody(name: string, spec: AgentSpec): Body {
     },
     concurrency: spec.concurrency ?? 'allow',
     max_steps: spec.maxSteps ?? 10,
+    approval_timeout_seconds: spec.approvalTimeoutSeconds ?? 604_800,
     metadata: spec.metadata ?? {},
   };
 }

@@ -24,6 +24,7 @@ export function presentAgent(agent: AgentRecord): AgentObject {
     model_settings: agent.model_settings,
     concurrency: agent.concurrency,
     max_steps: agent.max_steps,
+    approval_timeout_seconds: agent.approval_timeout_seconds,
     metadata: agent.metadata,
     managed_by: agent.managed_resource ? 'kubernetes' : null,
     managed_resource: agent.managed_resource,

@@ -77,6 +77,9 @@ function presentStep(step: RunStepRecord, previous: Pick<RunStepRecord, 'complet
   }
   return {
     ...base,
+    // Its step runs once the approval is decided: until then, it waits for it.
+    ...(step.approval?.status === 'pending' && step.status === 'in_progress' ? { status: 'awaiting_approval' as const } : {}),
+    ...(step.approval ? { approval_id: step.approval.id } : {}),
     ...(step.tool_call ? { tool_call: step.tool_call } : {}),
     ...(step.message?.role === 'tool' ? { output: step.message.content } : {}),
     ...(step.citations ? { citations: step.citations } : {}),
@@ -120,7 +123,7 @@ function presentSummaryFields(run: RunSummaryRecord, children: RunSummaryRecord[
     network_id: run.network_id,
     network_version: run.network_version,
     parent_run_id: run.parent_run_id,
-    status: run.status,
+    status: run.status === 'in_progress' && run.pending_approvals > 0 ? ('requires_action' as const) : run.status,
     model: run.model,
     resolved_model: run.resolved_model,
     routing_reason: run.routing_reason,

@@ -19,6 +19,8 @@ export interface AgentDefinition {
   model_settings: AgentModelSettings;
   concurrency: Concurrency;
   max_steps: number;
+  /** How long a tool call waits for a decision before it expires (a rejection). */
+  approval_timeout_seconds: number;
   metadata: Record<string, string>;
 }
 
@@ -32,9 +34,10 @@ export interface AgentRecord extends AgentDefinition {
 }
 
 export const DEFAULT_MAX_STEPS = 10;
+export const DEFAULT_APPROVAL_TIMEOUT_SECONDS = 7 * 86_400;
 
 const DEFINITION_COLUMNS =
-  'v.name, v.description, v.model, v.instructions, v.tools, v.model_settings, v.concurrency, v.max_steps, v.metadata';
+  'v.name, v.description, v.model, v.instructions, v.tools, v.model_settings, v.concurrency, v.max_steps, v.approval_timeout_seconds, v.metadata';
 const COLUMNS = `a.id, a.project_id, a.managed_resource, a.version, a.created_at, a.updated_at, ${DEFINITION_COLUMNS}`;
 const CURRENT = 'agents a JOIN agent_versions v ON v.agent_id = a.id AND v.version = a.version';
 
@@ -44,8 +47,8 @@ export function newAgentId(): string {
 
 async function insertVersion(tx: Queryable, agentId: string, version: number, d: AgentDefinition): Promise<void> {
   await tx.query(
-    `INSERT INTO agent_versions (agent_id, version, name, description, model, instructions, tools, model_settings, concurrency, max_steps, metadata)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+    `INSERT INTO agent_versions (agent_id, version, name, description, model, instructions, tools, model_settings, concurrency, max_steps, approval_timeout_seconds, metadata)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
     [
       agentId,
       version,
@@ -57,6 +60,7 @@ async function insertVersion(tx: Queryable, agentId: string, version: number, d:
       d.model_settings,
       d.concurrency,
       d.max_steps,
+      d.approval_timeout_seconds,
       d.metadata,
     ],
   );
@@ -139,6 +143,7 @@ export async function listAgents(
 }
 
 export function definitionOf(agent: AgentDefinition): AgentDefinition {
-  const { name, description, model, instructions, tools, model_settings, concurrency, max_steps, metadata } = agent;
-  return { name, description, model, instructions, tools, model_settings, concurrency, max_steps, metadata };
+  const { name, description, model, instructions, tools, model_settings, concurrency, max_steps, approval_timeout_seconds, metadata } =
+    agent;
+  return { name, description, model, instructions, tools, model_settings, concurrency, max_steps, approval_timeout_seconds, metadata };
 }

@@ -19,6 +19,8 @@ export const EVENT_TYPES = [
   'network_run.cancelled',
   'webhook_endpoint.disabled',
   'budget.threshold_reached',
+  'approval.requested',
+  'approval.resolved',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -43,6 +43,8 @@ export interface RunStepRecord {
   error: RunError | null;
   started_at: Date;
   completed_at: Date | null;
+  /** A tool call that needed approval: its approval (read with a page of steps only). */
+  approval?: { id: string; status: string } | null;
 }
 
 const COLUMNS = `run_id, index, type, status, attempt, model, provider, price_version, input_tokens, output_tokens, cached_tokens,
@@ -198,7 +200,9 @@ export interface StepPage {
 /** A page of a run's steps in order: those after step `afterIndex` (from the first when undefined). */
 export async function stepPage(db: Queryable, runId: string, afterIndex: number | undefined, limit: number): Promise<StepPage> {
   const { rows } = await db.query<RunStepRecord>(
-    `SELECT ${COLUMNS} FROM run_steps WHERE run_id = $1 AND index > $2 ORDER BY index LIMIT $3`,
+    `SELECT ${COLUMNS},
+       (SELECT jsonb_build_object('id', a.id, 'status', a.status) FROM approvals a WHERE a.run_id = s.run_id AND a.step_index = s.index) AS approval
+     FROM run_steps s WHERE run_id = $1 AND index > $2 ORDER BY index LIMIT $3`,
     [runId, afterIndex ?? -1, limit + 1],
   );
   const page: StepPage = { steps: rows.slice(0, limit), hasMore: rows.length > limit };

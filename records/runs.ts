@@ -8,6 +8,7 @@ import { statement, type Queryable } from './db.js';
 import { selectPage, type Page, type PageRequest } from './pagination.js';
 import { appendRunEvent, RUN_EVENTS_CHANNEL } from './run-events.js';
 import { scoreFinishedRun } from './run-scores.js';
+import { cancelPendingApprovals } from './approvals.js';
 
 export type RunStatus = components['schemas']['RunStatus'];
 export type RunError = components['schemas']['RunError'];
@@ -51,6 +52,8 @@ export interface RunRecord {
   completed_at: Date | null;
   /** When its steps' messages were cleared past their retention; their conversation is its input and output since. */
   payloads_expired_at: Date | null;
+  /** Its tool calls (and its hops') waiting for a decision: while any do, it is shown as `requires_action`. */
+  pending_approvals: number;
 }
 
 export interface HopDecision {
@@ -81,7 +84,7 @@ export interface NewRun {
 
 const COLUMNS = `id, project_id, agent_id, agent_version, network_id, network_version, parent_run_id, hop_index, hop_decision, handoff, api_key_id, status, model, resolved_model, routing_reason, input, file_ids,
   previous_run_id, max_steps, output_text, input_tokens, output_tokens, cached_tokens, trim_scale(cost)::text AS cost, error, metadata,
-  created_at, started_at, completed_at, payloads_expired_at`;
+  created_at, started_at, completed_at, payloads_expired_at, pending_approvals`;
 
 /**
  * A run as lists show it: its totals and how many steps it has, without its conversation (the input, the
@@ -91,7 +94,20 @@ export type RunSummaryRecord = Omit<RunRecord, 'input' | 'output_text'> & { step
 
 const SUMMARY_COLUMNS = `id, project_id, agent_id, agent_version, network_id, network_version, parent_run_id, hop_index, hop_decision, handoff, api_key_id, status, model, resolved_model, routing_reason, file_ids,
   previous_run_id, max_steps, input_tokens, output_tokens, cached_tokens, trim_scale(cost)::text AS cost, error, metadata,
-  created_at, started_at, completed_at, payloads_expired_at, (SELECT count(*)::int FROM run_steps WHERE run_steps.run_id = runs.id) AS step_count`;
+  created_at, started_at, completed_at, payloads_expired_at, pending_approvals, (SELECT count(*)::int FROM run_steps WHERE run_steps.run_id = runs.id) AS step_count`;
+
+/**
+ * The condition for runs in any of `statuses` as the API shows them: `requires_action` is a run in progress with
+ * a call waiting for approval, and `in_progress` one without.
+ */
+function statusCondition(statuses: RunStatus[]): [string, ...unknown[]] {
+  const stored = statuses.filter((status) => status !== 'in_progress' && status !== 'requires_action');
+  const parts: [string, ...unknown[]][] = [];
+  if (stored.length > 0) parts.push(['status = ANY(?::text[])', stored]);
+  if (statuses.includes('in_progress')) parts.push(["(status = 'in_progress' AND pending_approvals = 0)"]);
+  if (statuses.includes('requires_action')) parts.push(["(status = 'in_progress' AND pending_approvals > 0)"]);
+  return [`(${parts.map(([sql]) => sql).join(' OR ')})`, ...parts.flatMap(([, ...values]) => values)];
+}
 
 /** Inserts a queued run with its first event; answers its id. */
 export async function insertRun(tx: Queryable, run: NewRun): Promise<string> {
@@ -148,6 +164,7 @@ export async function listAgentRuns(
   filters: RunFilters,
 ): Promise<Page<RunSummaryRecord>> {
   const conditions: [string, ...unknown[]][] = [];
+  if (filters.status !== undefined) conditions.push(statusCondition([filters.status]));
   if (filters.createdAfter !== undefined) conditions.push(['created_at >= to_timestamp(?)', filters.createdAfter]);
   if (filters.createdBefore !== undefined) conditions.push(['created_at < to_timestamp(?)', filters.createdBefore]);
   if (filters.metadata && Object.keys(filters.metadata).length > 0)
@@ -156,7 +173,7 @@ export async function listAgentRuns(
     table: 'runs',
     columns: SUMMARY_COLUMNS,
     projectId,
-    where: { agent_id: agentId, status: filters.status },
+    where: { agent_id: agentId },
     conditions,
     page,
   });
@@ -180,7 +197,7 @@ export async function listProjectRuns(
   filters: ProjectRunFilters,
 ): Promise<Page<RunSummaryRecord>> {
   const conditions: [string, ...unknown[]][] = [];
-  if (filters.statuses && filters.statuses.length > 0) conditions.push(['status = ANY(?::text[])', filters.statuses]);
+  if (filters.statuses && filters.statuses.length > 0) conditions.push(statusCondition(filters.statuses));
   if (filters.parentRunId === 'none') conditions.push(['parent_run_id IS NULL']);
   else if (filters.parentRunId !== undefined) conditions.push(['parent_run_id = ?', filters.parentRunId]);
   if (filters.createdAfter !== undefined) conditions.push(['created_at >= to_timestamp(?)', filters.createdAfter]);
@@ -206,7 +223,8 @@ export async function listNetworkRuns(
     table: 'runs',
     columns: SUMMARY_COLUMNS,
     projectId,
-    where: { network_id: networkId, status },
+    where: { network_id: networkId },
+    conditions: status === undefined ? [] : [statusCondition([status])],
     page,
   });
 }
@@ -373,6 +391,7 @@ export async function finishRun(
     [runId, outcome.status, outcome.outputText ?? null, outcome.error ?? null],
   );
   if (rowCount !== 1) return false;
+  await cancelPendingApprovals(tx, runId);
   // A hop's usage and cost join its parent's in the transaction that ends it: once, and exactly.
   await tx.query(
     `UPDATE runs p SET input_tokens = p.input_tokens + c.input_tokens, output_tokens = p.output_tokens + c.output_tokens,

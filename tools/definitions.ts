@@ -6,7 +6,21 @@
 import { parametersProblem } from './argument-schemas.js';
 import { literalHostProblem } from './network-guard.js';
 
-export interface HttpToolDefinition {
+/** Whether a call waits for a person's decision before it runs (tools/guards.ts). */
+export type ToolApproval = { mode: 'never' | 'always' } | { mode: 'when'; arguments: Record<string, unknown> };
+
+/** Calls whose arguments match `deny_when` are refused without running. */
+export interface ToolPolicy {
+  deny_when: Record<string, unknown>;
+}
+
+/** What any tool may carry besides what it calls. */
+interface Guarded {
+  approval?: ToolApproval;
+  policy?: ToolPolicy;
+}
+
+export interface HttpToolDefinition extends Guarded {
   type: 'http';
   /** ^[a-zA-Z0-9_-]{1,64}$ */
   name: string;
@@ -25,7 +39,7 @@ export interface HttpToolDefinition {
   max_response_bytes?: number;
 }
 
-export interface McpToolDefinition {
+export interface McpToolDefinition extends Guarded {
   type: 'mcp';
   /** ^[a-zA-Z0-9_-]{1,32}$; its tools are offered as `<server_label>__<tool>`. */
   server_label: string;
@@ -100,6 +114,8 @@ export function toolDefinitionProblems(tools: ToolDefinition[], options: { allow
       problems.push(...urlProblems(tool.server_url, `${at}.server_url`, options));
       problems.push(...headerProblems(tool.headers, `${at}.headers`));
     }
+    if (tool.approval?.mode === 'when') problems.push(...schemaProblems(tool.approval.arguments, `${at}.approval.arguments`));
+    if (tool.policy) problems.push(...schemaProblems(tool.policy.deny_when, `${at}.policy.deny_when`));
   });
   return problems;
 }
@@ -130,6 +146,11 @@ function headerProblems(headers: Record<string, string> | undefined, param: stri
 
 function parametersProblems(schema: Record<string, unknown>, param: string): DefinitionProblem[] {
   if (schema.type !== 'object') return [{ param, message: 'must be a JSON Schema whose type is "object"' }];
+  return schemaProblems(schema, param);
+}
+
+/** A schema matched against arguments (parameters, an approval's or a policy's): the same limits hold for each. */
+function schemaProblems(schema: Record<string, unknown>, param: string): DefinitionProblem[] {
   const problem = parametersProblem(schema);
   return problem ? [{ param, message: problem }] : [];
 }

@@ -19,7 +19,12 @@ import { isPassingConnectionFailure, retryAfterMs, ToolUnavailableError, type To
 
 const TEXTUAL = /^(text\/|application\/([\w.+-]*\+)?(json|xml)\b|application\/(javascript|x-www-form-urlencoded|x-ndjson|yaml|x-yaml)\b)/i;
 
-export async function callHttpTool(def: HttpToolDefinition, args: Record<string, unknown>, reach: Reach): Promise<ToolResult> {
+export async function callHttpTool(
+  def: HttpToolDefinition,
+  args: Record<string, unknown>,
+  reach: Reach,
+  idempotencyKey?: string,
+): Promise<ToolResult> {
   const schema = compiledSchema(def.parameters ?? DEFAULT_PARAMETERS);
   // A version stored before these limits applied may hold a schema they refuse: the model is told, nothing is sent.
   if ('problem' in schema) return { content: `The tool cannot be called: its parameters schema ${schema.problem}`, is_error: true };
@@ -35,6 +40,11 @@ export async function callHttpTool(def: HttpToolDefinition, args: Record<string,
     accept: 'application/json, text/*;q=0.9, */*;q=0.5',
     ...def.headers,
   };
+  if (idempotencyKey) {
+    // The call's own key, in place of any the definition sets: every attempt at this call, and only those, carry it.
+    for (const name of Object.keys(headers)) if (name.toLowerCase() === 'idempotency-key') delete headers[name];
+    headers['idempotency-key'] = idempotencyKey;
+  }
   let body: string | undefined;
   if (method === 'GET') {
     for (const [key, value] of Object.entries(args)) appendQuery(url.searchParams, key, value);

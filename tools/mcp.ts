@@ -23,6 +23,8 @@ const SESSION_END_MS = 1_000;
 const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 // Pages of tools/list read before the listing is taken as complete.
 const MAX_LIST_PAGES = 20;
+/** Where a call's idempotency key goes in its `_meta`. */
+export const IDEMPOTENCY_META_KEY = 'agentplane/idempotency-key';
 
 /** The name a server's tool is offered under. */
 export const offeredMcpName = (def: McpToolDefinition, tool: string) => `${def.server_label}${MCP_NAME_SEPARATOR}${tool}`;
@@ -67,12 +69,18 @@ export async function callMcpTool(
   toolName: string,
   args: Record<string, unknown>,
   reach: Reach,
+  idempotencyKey?: string,
 ): Promise<ToolResult> {
   if (def.allowed_tools && !def.allowed_tools.includes(toolName))
     return { content: `There is no tool named ${offeredMcpName(def, toolName)}.`, is_error: true };
   try {
     return await withClient(def, reach, { maxResponseBytes: MAX_RESPONSE_BYTES }, async (client, options) => {
-      const result = (await client.callTool({ name: toolName, arguments: args }, undefined, options)) as CallToolResult;
+      const _meta = idempotencyKey ? { [IDEMPOTENCY_META_KEY]: idempotencyKey } : undefined;
+      const result = (await client.callTool(
+        { name: toolName, arguments: args, ...(_meta ? { _meta } : {}) },
+        undefined,
+        options,
+      )) as CallToolResult;
       return { content: bounded(resultText(result)), is_error: result.isError === true };
     });
   } catch (err) {

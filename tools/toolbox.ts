@@ -11,6 +11,7 @@ import { callHttpTool } from './http-tool.js';
 import { callMcpTool, listMcpTools } from './mcp.js';
 import type { Reach } from './network-guard.js';
 import { checkOffered } from './offer-limits.js';
+import { definitionOfCall } from './guards.js';
 import type { ToolResult } from './outcomes.js';
 import { readFile, readFileSpec } from './read-file.js';
 
@@ -24,6 +25,11 @@ export interface ToolContext extends Reach {
   attachmentIds: string[];
   /** The embedding model's folder, if installed: search_context ranks by meaning as well as words. */
   embeddingModelDir?: string;
+  /**
+   * The same for every attempt at one call, and no other: sent as HTTP tools' `Idempotency-Key` header and in MCP
+   * calls' `_meta`, so that a tool which honours it performs a call once however often a retry sends it.
+   */
+  idempotencyKey?: string;
 }
 
 /**
@@ -51,13 +57,10 @@ export async function invokeTool(definitions: ToolDefinition[], call: ToolCall, 
   if (call.name === READ_FILE_TOOL && ctx.attachmentIds.length > 0) return readFile(args, ctx);
   if (call.name === SEARCH_CONTEXT_TOOL) return searchContext(args, ctx);
   // Labels neither contain "__" nor end with "_" (toolDefinitionProblems), so the first "__" ends the label.
-  const separator = call.name.indexOf(MCP_NAME_SEPARATOR);
-  const label = separator > 0 ? call.name.slice(0, separator) : undefined;
-  for (const def of definitions) {
-    if (def.type === 'http' && def.name === call.name) return callHttpTool(def, args, ctx);
-    if (def.type === 'mcp' && def.server_label === label)
-      return callMcpTool(def, call.name.slice(separator + MCP_NAME_SEPARATOR.length), args, ctx);
-  }
+  const def = definitionOfCall(definitions, call.name);
+  if (def?.type === 'http') return callHttpTool(def, args, ctx, ctx.idempotencyKey);
+  if (def?.type === 'mcp')
+    return callMcpTool(def, call.name.slice(def.server_label.length + MCP_NAME_SEPARATOR.length), args, ctx, ctx.idempotencyKey);
   return { content: `There is no tool named ${call.name}.`, is_error: true };
 }
 

@@ -349,6 +349,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the project's approvals: tool calls that waited, or wait, for a person's decision. Needs `approvals:read` (or `approvals:write`). */
+        get: operations["listApprovals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/approvals/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve an approval. Needs `approvals:read` (or `approvals:write`). */
+        get: operations["getApproval"];
+        put?: never;
+        /** Approve or reject a waiting tool call, once: the run goes on at once. Approving with `arguments` runs the call with them instead of the model's; they are checked against the tool's parameters and policy (400 `invalid_arguments`). A decided or expired approval answers 409 `approval_decided`. Needs `approvals:write`; the decision is in the audit log with the key that made it. */
+        post: operations["decideApproval"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/budgets": {
         parameters: {
             query?: never;
@@ -1071,7 +1106,7 @@ export interface components {
             graph_items_removed: number;
         };
         /** @enum {string} */
-        Scope: "admin" | "agents:read" | "agents:write" | "agents:run" | "files:read" | "files:write" | "analytics:read" | "events:read" | "webhooks:read" | "webhooks:write";
+        Scope: "admin" | "agents:read" | "agents:write" | "agents:run" | "files:read" | "files:write" | "analytics:read" | "events:read" | "webhooks:read" | "webhooks:write" | "approvals:read" | "approvals:write";
         ReportIdList: string[];
         CostReport: {
             /** @constant */
@@ -1217,6 +1252,50 @@ export interface components {
             /** @description When the session ends at the latest */
             expires_at: number;
         };
+        /**
+         * @description `expired`: nobody decided in time (a rejection); `cancelled`: the run ended first.
+         * @enum {string}
+         */
+        ApprovalStatus: "pending" | "approved" | "rejected" | "expired" | "cancelled";
+        /** @description A rejection carries no `arguments`. */
+        ApprovalDecisionRequest: {
+            /** @enum {string} */
+            decision: "approve" | "reject";
+            /** @description `approve` only: the arguments to call the tool with instead of the model's. */
+            arguments?: {
+                [key: string]: unknown;
+            };
+            /** @description Told to the model with a rejection, and kept on the approval. */
+            reason?: components["schemas"]["Text"];
+        };
+        Approval: {
+            id: string;
+            /** @constant */
+            object: "approval";
+            status: components["schemas"]["ApprovalStatus"];
+            /** @description The run that made the call (a hop's run in a network run). */
+            run_id: string;
+            /** @description The tool call's step in that run. */
+            step: number;
+            agent_id: string;
+            network_id: string | null;
+            tool_name: string;
+            /** @description The arguments as the model asked for them. */
+            arguments: {
+                [key: string]: unknown;
+            };
+            /** @description The arguments an approver gave instead, if any. */
+            decided_arguments: {
+                [key: string]: unknown;
+            } | null;
+            reason: string | null;
+            /** @description The API key that decided; null while pending or once expired. */
+            decided_by: string | null;
+            created_at: number;
+            /** @description When it counts as rejected if nobody has decided. */
+            expires_at: number;
+            decided_at: number | null;
+        };
         /** @description Decimal USD, more than zero, at most 12 digits either side of the point. */
         BudgetLimit: string;
         /** @description Fractions of the limit; when the period's spend first reaches one, the event `budget.threshold_reached` is recorded (once per budget, period and threshold). Default `[0.5, 0.8, 1]`. */
@@ -1277,7 +1356,7 @@ export interface components {
             deleted: true;
         };
         /** @enum {string} */
-        EventType: "file.processed" | "file.failed" | "file.deleted" | "run.completed" | "run.failed" | "run.cancelled" | "network_run.completed" | "network_run.failed" | "network_run.cancelled" | "webhook_endpoint.disabled" | "budget.threshold_reached";
+        EventType: "file.processed" | "file.failed" | "file.deleted" | "run.completed" | "run.failed" | "run.cancelled" | "network_run.completed" | "network_run.failed" | "network_run.cancelled" | "webhook_endpoint.disabled" | "budget.threshold_reached" | "approval.requested" | "approval.resolved";
         /** @description A thin event: `data` names the object it is about; read the object's current state from the API. The same body is what a webhook delivers. */
         Event: {
             id: string;
@@ -1459,6 +1538,8 @@ export interface components {
             timeout_ms: number;
             /** @default 65536 */
             max_response_bytes: number;
+            approval?: components["schemas"]["ToolApproval"];
+            policy?: components["schemas"]["ToolPolicy"];
         };
         /** @description The server's tools are listed when a run starts: at most 128 per server (after `allowed_tools`) and 2 MiB of answers per listing, descriptions of at most 8,192 characters, input schemas within the limits of an HTTP tool's `parameters`, and at most 128 tools (1 MiB as JSON) offered by a run in all; past them the run fails with `tools_too_large`. */
         McpTool: {
@@ -1474,6 +1555,25 @@ export interface components {
             allowed_tools?: string[];
             /** @default 30000 */
             timeout_ms: number;
+            approval?: components["schemas"]["ToolApproval"];
+            policy?: components["schemas"]["ToolPolicy"];
+        };
+        /** @description A JSON Schema (2020-12) matched against the model's arguments, within the limits of an HTTP tool's `parameters` (a schema past them answers 400 `invalid_tool`). */
+        ToolArgumentsSchema: {
+            [key: string]: unknown;
+        };
+        /** @description Whether a call of the tool waits for a person to approve, reject or edit it (`POST /v1/approvals/{id}`) before it runs: `never` (the default), `always`, or `when` the model's arguments match `arguments`. For an MCP server, each of its tools. A call waits at most the agent's `approval_timeout_seconds`, then counts as rejected. */
+        ToolApproval: {
+            /** @enum {string} */
+            mode: "never" | "always";
+        } | {
+            /** @constant */
+            mode: "when";
+            arguments: components["schemas"]["ToolArgumentsSchema"];
+        };
+        /** @description A call whose arguments match `deny_when` is refused without running and without asking anyone (policy is checked before approval), and the model is told why. */
+        ToolPolicy: {
+            deny_when: components["schemas"]["ToolArgumentsSchema"];
         };
         /** @description A tool the agent's model may call: an HTTP endpoint, or the tools of a remote MCP server (offered as `<server_label>__<tool>`). Every run with attachments also has the built-in `read_file`. */
         AgentTool: components["schemas"]["HttpTool"] | components["schemas"]["McpTool"];
@@ -1488,6 +1588,8 @@ export interface components {
             concurrency?: components["schemas"]["Concurrency"];
             /** @description Model and tool calls a run may make; default 10. */
             max_steps?: number;
+            /** @description How long a tool call waits for a decision before it expires (a rejection); default 7 days, at most 30. */
+            approval_timeout_seconds?: number;
             metadata?: components["schemas"]["Metadata"];
         };
         /** @description The Kubernetes resource that manages a record: the platform refuses changes that do not come from it (409 `managed_by_kubernetes`); edit the resource instead. */
@@ -1524,6 +1626,7 @@ export interface components {
             model_settings: components["schemas"]["ModelSettings"];
             concurrency: components["schemas"]["Concurrency"];
             max_steps: number;
+            approval_timeout_seconds: number;
             metadata: components["schemas"]["Metadata"];
             /** @description Starts at 1; each update adds one. */
             version: number;
@@ -1557,13 +1660,16 @@ export interface components {
             /** @default true */
             wait: boolean;
         };
-        /** @enum {string} */
-        RunStatus: "queued" | "in_progress" | "completed" | "failed" | "cancelled";
+        /**
+         * @description `requires_action`: in progress, with a tool call (its own, or a hop's) waiting for approval.
+         * @enum {string}
+         */
+        RunStatus: "queued" | "in_progress" | "requires_action" | "completed" | "failed" | "cancelled";
         /**
          * @description A run's log begins with `run.created` and ends with one of `run.completed`, `run.failed`, `run.cancelled`.
          * @enum {string}
          */
-        RunEventType: "run.created" | "run.in_progress" | "run.model_fallback" | "step.started" | "output_text.delta" | "tool_call" | "step.completed" | "step.failed" | "step.cancelled" | "run.completed" | "run.failed" | "run.cancelled";
+        RunEventType: "run.created" | "run.in_progress" | "run.model_fallback" | "step.started" | "output_text.delta" | "tool_call" | "step.completed" | "step.failed" | "step.cancelled" | "run.completed" | "run.failed" | "run.cancelled" | "approval.requested" | "approval.resolved";
         /** @description One Server-Sent Event of a run's log (OpenAPI 3.1 describes each event of a `text/event-stream`, as `itemSchema` does in 3.2). Comment lines (`: keep-alive`) are sent when the log is quiet. */
         RunStreamEvent: {
             /** @description The sequence number, for `Last-Event-ID`. */
@@ -1607,6 +1713,14 @@ export interface components {
             is_error?: boolean;
             /** @description `step.failed`, `step.cancelled`, `run.failed`, and `run.cancelled` when a cause is known. */
             error?: components["schemas"]["RunError"];
+            /** @description `approval.requested`, `approval.resolved`. */
+            approval_id?: string;
+            /** @description `approval.requested`: the tool the call waits to run. */
+            tool_name?: string;
+            /** @description `approval.requested`: when the call counts as rejected if nobody decides. */
+            expires_at?: number;
+            /** @description `approval.resolved`: the decision. */
+            approval_status?: components["schemas"]["ApprovalStatus"];
             /** @description In a network run's log: the hop whose event this is (absent on the network run's own events). */
             child_run_id?: string;
             /** @description `run.created` of a hop: its number in the network run. */
@@ -1649,8 +1763,13 @@ export interface components {
             index: number;
             /** @enum {string} */
             type: "model_call" | "tool_call";
-            /** @enum {string} */
-            status: "in_progress" | "completed" | "failed" | "cancelled";
+            /**
+             * @description `awaiting_approval`: a tool call waiting for its approval's decision (`approval_id`).
+             * @enum {string}
+             */
+            status: "in_progress" | "awaiting_approval" | "completed" | "failed" | "cancelled";
+            /** @description A tool call that needed approval: its approval. */
+            approval_id?: string;
             /** @description A model call's model. */
             model?: string;
             usage?: components["schemas"]["TokenUsage"];
@@ -2785,6 +2904,110 @@ export interface operations {
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    listApprovals: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["Limit"];
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. Empty (`after=`) is no cursor: the first page. */
+                after?: components["parameters"]["After"];
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. Empty (`before=`) is no cursor. */
+                before?: components["parameters"]["Before"];
+                order?: components["parameters"]["Order"];
+                status?: components["schemas"]["ApprovalStatus"];
+                /** @description Only calls this agent's runs made, its hops in network runs included. */
+                agent_id?: components["schemas"]["ObjectId"];
+                /** @description Only calls made in this network's runs. */
+                network_id?: components["schemas"]["ObjectId"];
+                /** @description Only this run's calls (a hop's run, for a call made in a network run). */
+                run_id?: components["schemas"]["ObjectId"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of approvals. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListEnvelope"] & {
+                        data?: components["schemas"]["Approval"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getApproval: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The approval. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Approval"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    decideApproval: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApprovalDecisionRequest"];
+            };
+        };
+        responses: {
+            /** @description The approval, decided. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Approval"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+            415: components["responses"]["Error"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };

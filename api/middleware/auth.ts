@@ -106,6 +106,14 @@ export function hasScope(caller: Caller, scope: string): boolean {
   return caller.scopes.includes(scope) || caller.scopes.includes('admin');
 }
 
+/** Any one of `scopes` will do (a write scope that also reads, say). */
+export function requireAnyScope(...scopes: string[]): Middleware<ApiState> {
+  return async (ctx, next) => {
+    if (!ctx.state.caller || !scopes.some((scope) => hasScope(ctx.state.caller!, scope))) throw PermissionError(scopes[0]!);
+    await next();
+  };
+}
+
 export function requireScope(scope: string): Middleware<ApiState> {
   return async (ctx, next) => {
     if (!ctx.state.caller || !hasScope(ctx.state.caller, scope)) throw PermissionError(scope);

@@ -144,6 +144,22 @@ export interface components {
                 serverUrl?: string;
                 /** @description (mcp) Only these of the server's tools are offered; all of them when unset. */
                 allowedTools?: string[];
+                /** @description Whether a call waits for a person to approve, reject or edit it (POST /v1/approvals/{id}) before it runs: never (default), always, or when the model's arguments match the JSON Schema in arguments. */
+                approval?: {
+                    /** @enum {string} */
+                    mode: "never" | "always" | "when";
+                    /** @description (mode when) A JSON Schema (2020-12) the arguments are matched against. */
+                    arguments?: {
+                        [key: string]: unknown;
+                    };
+                };
+                /** @description A call whose arguments match denyWhen is refused without running or asking anyone. */
+                policy?: {
+                    /** @description A JSON Schema (2020-12) the arguments are matched against. */
+                    denyWhen: {
+                        [key: string]: unknown;
+                    };
+                };
             }[];
             /** @description Sampling settings sent with every model call; the model's own defaults when unset. */
             modelSettings?: {
@@ -165,6 +181,11 @@ export interface components {
              * @default 10
              */
             maxSteps?: number;
+            /**
+             * @description How long a tool call waits for a decision before it expires, counting as a rejection (7 days by default).
+             * @default 604800
+             */
+            approvalTimeoutSeconds?: number;
             /** @description Up to 16 string pairs stored with the platform's agent (keys up to 64 characters, values up to 512). */
             metadata?: {
                 [key: string]: string;

@@ -48,8 +48,8 @@ def error_code(response):
 TOOL_CLASH = re.compile(r"is already used by tools\[\d+\]$|belong to the tools of the MCP server ")
 # How the network guard words a literal host that is not public, for an IPv6 one (tools/network-guard.ts).
 IPV6_NOT_PUBLIC = re.compile(r"(^|\s)[0-9A-Fa-f.]*:[0-9A-Fa-f:.]* is not a public address")
-# Where a tool's parameters schema is, in the name of a parameter.
-TOOL_PARAMETERS = re.compile(r"tools\.\d+\.parameters\.")
+# Where free-form JSON is, in the name of a parameter: a tool's schemas, an approver's edited arguments.
+TOOL_PARAMETERS = re.compile(r"tools\.\d+\.(parameters|approval\.arguments|policy\.deny_when)\.|arguments\.")
 
 
 # How schemathesis names the query parameter a request it expected refused got wrong.
@@ -102,9 +102,10 @@ def filter_failure(context, failure, case, response):
         #   is the JSON Schema meta-schema's to say, and the document does not embed it.
         if error_code(response) == "invalid_tool" and "is not a usable JSON Schema" in error_of(response).get("message", ""):
             return False
-        # - no string in a request may hold NUL (the document's description): a tool's `parameters` is a free-form
-        #   JSON Schema, with no schema of its own for the strings inside it. (A recursive one would state it, but
-        #   openapi-typescript cannot type a recursive union.)
+        # - no string in a request may hold NUL (the document's description): a tool's `parameters` (and its
+        #   approval's and policy's schemas, and an approver's edited `arguments`) are free-form JSON, with no schema
+        #   of their own for the strings inside them. (A recursive one would state it, but openapi-typescript cannot
+        #   type a recursive union.)
         if error_code(response) == "invalid_parameter" and TOOL_PARAMETERS.match(error_of(response).get("param") or ""):
             if "NUL character" in error_of(response).get("message", ""):
                 return False

@@ -78,7 +78,7 @@ describe('the run workflow', () => {
     const ledger = new Ledger();
     const activities = {
       ...runActivities(ledger, { reply: ({ stepIndex }) => (stepIndex === 0 ? [toolCall('fetch_url')] : null) }),
-      async callTool(): Promise<void> {
+      async callTool(): Promise<Record<string, never>> {
         throw ApplicationFailure.nonRetryable('connection refused', 'ToolUnreachable');
       },
     };

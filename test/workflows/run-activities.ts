@@ -4,7 +4,7 @@
  * workflow asked for. A test replaces the answers it is about.
  */
 import { Context } from '@temporalio/activity';
-import type { Beginning, ModelReply, RunActivities, RunEnding, RunPlan } from '../../workflows/runs/activities.js';
+import type { Beginning, ModelReply, ToolOutcome, RunActivities, RunEnding, RunPlan } from '../../workflows/runs/activities.js';
 import type { RunError } from '../../records/runs.js';
 import type { ToolCall } from '../../models/messages.js';
 
@@ -97,8 +97,9 @@ export function runActivities(ledger: Ledger, behaviour: Partial<AgentBehaviour>
       // The real activity ends the run when the reply is its answer.
       return toolCalls ? { toolCalls } : { toolCalls: [], ended: end(input.runId, 'completed') };
     },
-    async callTool(input: { runId: string; stepIndex: number; toolCall: ToolCall }): Promise<void> {
+    async callTool(input: { runId: string; stepIndex: number; toolCall: ToolCall }): Promise<ToolOutcome> {
       ledger.record('callTool', input);
+      return {};
     },
     async handOff(input: { runId: string; stepIndex: number; toolCall: ToolCall }): Promise<boolean> {
       ledger.record('handOff', input);

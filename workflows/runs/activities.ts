@@ -34,6 +34,7 @@ import type { ModelGateway } from '../../models/gateway.js';
 import { invokeTool, offeredTools, ToolsTooLargeError, ToolUnavailableError, type ToolContext } from '../../tools/toolbox.js';
 import type { ToolDefinition } from '../../tools/definitions.js';
 import { conversationFor, finalTextOf } from './conversation.js';
+import { passGate } from './tool-gate.js';
 import { chooseModels, readyAttachments, RunRefused } from './planning.js';
 import { DeltaBatcher } from './deltas.js';
 import { outlastDatabaseOutage } from '../database-outage.js';
@@ -66,6 +67,11 @@ export interface RunEnding {
   /** The run has an answer for the judge to score (a judge is configured). */
   judge?: boolean;
 }
+/** A tool call's outcome for the workflow: whether it waits for a person's decision, and until when. */
+export interface ToolOutcome {
+  awaitingApproval?: { approvalId: string; expiresAtMs: number };
+}
+
 export interface ModelReply {
   toolCalls: ToolCall[];
   /** Present when the reply called no tool: it was the run's answer, and the run ended with it. */
@@ -223,8 +229,12 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
       );
     },
 
-    /** One tool call; its result (an error included) is recorded for the model to read. */
-    async callTool({ runId, stepIndex, toolCall }: { runId: string; stepIndex: number; toolCall: ToolCall }): Promise<void> {
+    /**
+     * One tool call, past the tool's policy and approval (tool-gate.ts); its result (an error included) is recorded
+     * for the model to read. A call waiting for a person's decision returns at once, saying until when it waits:
+     * the workflow calls again once the decision comes, or its time is up.
+     */
+    async callTool({ runId, stepIndex, toolCall }: { runId: string; stepIndex: number; toolCall: ToolCall }): Promise<ToolOutcome> {
       const context = Context.current();
       const key = `tool:${runId}:${stepIndex}`;
       const beat = keepBeating();
@@ -236,13 +246,20 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
           const done = await findStep(db, runId, stepIndex);
           if (done?.status === 'completed') return null;
           const { run, agent } = await runAndAgent(runId);
-          await transaction(db, (tx) => beginStep(tx, runId, stepIndex, { type: 'tool_call', toolCall }));
-          return { run, agent };
+          const gate = await transaction(db, (tx) => passGate(tx, run, agent, stepIndex, toolCall));
+          return { run, agent, gate };
         });
-        if (!call) return;
+        if (!call) return {};
+        if ('awaiting' in call.gate) return { awaitingApproval: call.gate.awaiting };
+        if (!('go' in call.gate)) return {};
+        const approved = call.gate.go;
         await callOutlivingAttempt(context, key, async (signal) => {
           callSignal = signal;
-          const result = await invokeTool(call.agent.tools as ToolDefinition[], toolCall, toolContext(call.run, signal));
+          // One key per call, the same for each attempt at it.
+          const result = await invokeTool(call.agent.tools as ToolDefinition[], approved, {
+            ...toolContext(call.run, signal),
+            idempotencyKey: `${runId}-${stepIndex}`,
+          });
           await outlastDatabaseOutage(
             context,
             () =>
@@ -258,6 +275,7 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
             signal,
           );
         });
+        return {};
       } catch (err) {
         if ((callSignal ?? context.cancellationSignal).aborted) throw new CancelledFailure('the run was cancelled');
         if (err instanceof ToolUnavailableError)

@@ -2,7 +2,7 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { fairAmongProjects, TASK_QUEUE } from '../names.js';
 import type { agentRunWorkflow } from './workflow.js';
-import { runWorkflowId } from './ids.js';
+import { APPROVAL_SIGNAL, runWorkflowId } from './ids.js';
 import { startNetworkRunWorkflow } from '../networks/client.js';
 import type { RunToStart } from '../../records/runs.js';
 
@@ -41,4 +41,9 @@ export async function cancelRunWorkflow(client: Client, runId: string, workflowI
     if (err instanceof WorkflowNotFoundError) return false;
     throw err;
   }
+}
+
+/** Tells the run's workflow one of its approvals was decided, so that its call goes on at once. */
+export async function signalApprovalDecided(client: Client, runId: string, approvalId: string): Promise<void> {
+  await client.workflow.getHandle(runWorkflowId(runId)).signal<[string]>(APPROVAL_SIGNAL, approvalId);
 }

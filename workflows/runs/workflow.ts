@@ -17,7 +17,7 @@ import {
 } from '@temporalio/workflow';
 import type { ModelReply, RunActivities, RunEnding, RunPlan } from './activities.js';
 import type { RunError } from '../../records/runs.js';
-import { ADMIT_SIGNAL, HANDOFF_TOOL, runWorkflowId } from './ids.js';
+import { ADMIT_SIGNAL, APPROVAL_SIGNAL, HANDOFF_TOOL, runWorkflowId } from './ids.js';
 import { judgeEndedRun } from '../quality/workflow.js';
 import { MODEL_RETRY_MAX_INTERVAL_MS } from '../../models/retry-interval.js';
 import { TOOL_RETRY_MAX_INTERVAL_MS } from '../../tools/outcomes.js';
@@ -26,6 +26,17 @@ import { failureMessage } from '../failure-message.js';
 
 /** Sent by the run before it, when it ends, to an `enqueue` run waiting its turn. */
 export const admitSignal = defineSignal(ADMIT_SIGNAL);
+
+/** Sent by the API once a person decided on one of the run's approvals (its id). */
+export const approvalSignal = defineSignal<[string]>(APPROVAL_SIGNAL);
+
+/**
+ * How long a tool call waiting for a decision waits before it looks on its own: the API signals each decision, and
+ * this only makes up for a signal lost while Temporal was unreachable. Between looks, a waiting run costs no worker.
+ */
+export const APPROVAL_RECHECK_MS = 5 * 60_000;
+// Past an approval's end by this much, so that the database, whose clock decides, finds it ended.
+const APPROVAL_EXPIRY_MARGIN_MS = 1_000;
 
 /**
  * How long an `enqueue` run waits before looking for its turn on its own. The run ahead of it wakes it when it
@@ -92,6 +103,10 @@ export async function agentRunWorkflow({ runId }: { runId: string }): Promise<vo
   let admitted = false;
   setHandler(admitSignal, () => {
     admitted = true;
+  });
+  const decided = new Set<string>();
+  setHandler(approvalSignal, (approvalId) => {
+    decided.add(approvalId);
   });
   // Wakes the agent's next queued run at once; one that misses this is woken by maintenance, or looks on its own.
   const wake = async (next: string | null) => {
@@ -174,7 +189,16 @@ export async function agentRunWorkflow({ runId }: { runId: string }): Promise<vo
       await Promise.all(
         toolCalls.map(async (toolCall, i) => {
           try {
-            await tools.callTool({ runId, stepIndex: first + i, toolCall });
+            let outcome = await tools.callTool({ runId, stepIndex: first + i, toolCall });
+            // A call waiting for a person: until the decision comes or its time is up, then the call is made again.
+            for (let waiting = outcome?.awaitingApproval; waiting; waiting = outcome?.awaitingApproval) {
+              const { approvalId, expiresAtMs } = waiting;
+              await condition(
+                () => decided.has(approvalId),
+                Math.max(1, Math.min(expiresAtMs + APPROVAL_EXPIRY_MARGIN_MS - Date.now(), APPROVAL_RECHECK_MS)),
+              );
+              outcome = await tools.callTool({ runId, stepIndex: first + i, toolCall });
+            }
           } catch (err) {
             if (isCancellation(err)) throw err;
             await bookkeeping.recordToolFailure({

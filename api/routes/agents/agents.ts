@@ -8,7 +8,15 @@ import { deprecatedUpdateByPost } from '../../middleware/deprecated-update.js';
 import { NotFoundError } from '../../errors.js';
 import { pageRequestOf } from '../../pagination.js';
 import { createOnce } from '../../idempotency.js';
-import { DEFAULT_MAX_STEPS, deleteAgent, findAgent, insertAgent, listAgents, updateAgent } from '../../../records/agents.js';
+import {
+  DEFAULT_APPROVAL_TIMEOUT_SECONDS,
+  DEFAULT_MAX_STEPS,
+  deleteAgent,
+  findAgent,
+  insertAgent,
+  listAgents,
+  updateAgent,
+} from '../../../records/agents.js';
 import { presentAgent, presentDeletedAgent } from '../../../presenters/agent.js';
 import { presentList } from '../../../presenters/list.js';
 import { checkModel, checkTools } from './definition.js';
@@ -38,6 +46,7 @@ export function agentRoutes(router: Router<ApiState>, deps: ApiDeps): void {
             model_settings: body.model_settings ?? {},
             concurrency: body.concurrency ?? 'allow',
             max_steps: body.max_steps ?? DEFAULT_MAX_STEPS,
+            approval_timeout_seconds: body.approval_timeout_seconds ?? DEFAULT_APPROVAL_TIMEOUT_SECONDS,
             metadata: body.metadata ?? {},
           },
           managed,

@@ -167,6 +167,7 @@ export async function createRun(
   }
   const closed = new AbortController();
   ctx.req.on('close', () => closed.abort());
-  const run = await runWhenEnded(deps, projectId, runId, body.wait === false ? 0 : WAIT_MS, closed.signal);
+  // A run that needs a person's approval answers 202 `requires_action` then, rather than when the wait is over.
+  const run = await runWhenEnded(deps, projectId, runId, body.wait === false ? 0 : WAIT_MS, closed.signal, { orAsking: true });
   respond(ctx, { status: isFinished(run.status) ? 200 : 202, body: await presentRunOf(deps, run) });
 }

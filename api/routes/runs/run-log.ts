@@ -12,17 +12,29 @@ import { endsRun, presentRunEvent, TERMINAL_RUN_EVENTS } from '../../../presente
 // A comment line this often keeps proxies from closing a quiet stream.
 const KEEPALIVE_MS = 15_000;
 
-/** The run once it has ended, or as it stands after `ms` (sooner when `signal` aborts or this process stops). */
-export async function runWhenEnded(deps: ApiDeps, projectId: string, runId: string, ms: number, signal?: AbortSignal): Promise<RunRecord> {
+const ENDING_OR_ASKING = new Set([...TERMINAL_RUN_EVENTS, 'approval.requested']);
+
+/**
+ * The run once it has ended (or, `orAsking`, once a tool call of it waits for approval), or as it stands after
+ * `ms` (sooner when `signal` aborts or this process stops).
+ */
+export async function runWhenEnded(
+  deps: ApiDeps,
+  projectId: string,
+  runId: string,
+  ms: number,
+  signal?: AbortSignal,
+  { orAsking = false } = {},
+): Promise<RunRecord> {
   const deadline = Date.now() + ms;
   const ended = signal ? AbortSignal.any([signal, deps.runEvents.closing]) : deps.runEvents.closing;
-  // Only the run's end is of interest here: the events before it need no look at the run.
-  const follower = deps.runEvents.follow(runId, TERMINAL_RUN_EVENTS);
+  // Only the run's end (or request) is of interest here: the events before it need no look at the run.
+  const follower = deps.runEvents.follow(runId, orAsking ? ENDING_OR_ASKING : TERMINAL_RUN_EVENTS);
   try {
     for (;;) {
       const run = await findRun(deps.db, projectId, runId);
       if (!run) throw new Error(`run ${runId} vanished`);
-      if (isFinished(run.status) || Date.now() >= deadline || ended.aborted) return run;
+      if (isFinished(run.status) || (orAsking && run.pending_approvals > 0) || Date.now() >= deadline || ended.aborted) return run;
       await follower.next(deadline - Date.now(), ended);
     }
   } finally {

@@ -19,6 +19,8 @@ export const EVENT_TYPES = [
   'network_run.cancelled',
   'webhook_endpoint.disabled',
   'budget.threshold_reached',
+  'approval.requested',
+  'approval.resolved',
 ] as const satisfies readonly EventType[];
 
 export const SCOPES = [
@@ -32,6 +34,8 @@ export const SCOPES = [
   'events:read',
   'webhooks:read',
   'webhooks:write',
+  'approvals:read',
+  'approvals:write',
 ] as const satisfies readonly Scope[];
 
 /** What the scopes docs/api.md explains allow; the others say it in their names. */
@@ -40,6 +44,8 @@ export const SCOPE_HELP: Partial<Record<Scope, string>> = {
   'events:read': 'the event log',
   'webhooks:read': 'endpoints and their delivery logs',
   'webhooks:write': 'register, change, delete, rotate, redeliver',
+  'approvals:read': 'tool calls waiting for a person, and the decisions',
+  'approvals:write': 'decide waiting tool calls',
 };
 
 /** The audit log's actions (docs/api.md, "Audit log"), offered as suggestions for its filter. */
@@ -50,6 +56,7 @@ export const AUDIT_ACTIONS = [
   'api_key.create',
   'api_key.revoke',
   'api_key.update',
+  'approval.decide',
   'budget.create',
   'budget.delete',
   'budget.update',

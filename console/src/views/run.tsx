@@ -16,7 +16,7 @@ import { StepDetail } from '../components/runs-step-detail';
 import { useRunEvents } from '../components/runs-live';
 import './runs.css';
 
-const isActive = (status: string) => status === 'queued' || status === 'in_progress';
+const isActive = (status: string) => status === 'queued' || status === 'in_progress' || status === 'requires_action';
 
 /** A run with all its steps: the run carries the first of them, and the rest are read a page at a time. */
 async function readRun(id: string, signal?: AbortSignal): Promise<Run> {

@@ -10,7 +10,7 @@ import { modelOf, runDurationMs } from '../components/runs-tree';
 import './runs.css';
 
 type RunStatus = Schemas['RunStatus'];
-const STATUSES: RunStatus[] = ['queued', 'in_progress', 'completed', 'failed', 'cancelled'];
+const STATUSES: RunStatus[] = ['queued', 'in_progress', 'requires_action', 'completed', 'failed', 'cancelled'];
 const PAGE_SIZE = 50;
 
 export default function RunsView() {
