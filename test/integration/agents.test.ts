@@ -27,6 +27,7 @@ describe('agents', () => {
         model_settings: {},
         concurrency: 'allow',
         max_steps: 10,
+        approval_timeout_seconds: 604800,
         metadata: {},
         managed_by: null,
         managed_resource: null,

@@ -154,7 +154,22 @@ describe('the controller', function () {
     await apply(agentManifest('editor', { model: 'auto', instructions: 'Fix typos.' }));
     const first = await readyResource(cluster, 'agents', 'editor');
     assert.equal((await client.get(`/v1/agents/${first.status!.id}`)).body.version, 1);
-    await apply(agentManifest('editor', { model: 'auto', instructions: 'Fix typos and grammar.', maxSteps: 3 }));
+    const pay = {
+      type: 'http',
+      name: 'pay',
+      url: 'https://pay.example.com/pay',
+      approval: { mode: 'when', arguments: { properties: { amount: { minimum: 100 } } } },
+      policy: { denyWhen: { required: ['iban'] } },
+    };
+    await apply(
+      agentManifest('editor', {
+        model: 'auto',
+        instructions: 'Fix typos and grammar.',
+        maxSteps: 3,
+        tools: [pay],
+        approvalTimeoutSeconds: 3600,
+      }),
+    );
     const second = await resourceSatisfying(
       cluster,
       'agents',
@@ -166,6 +181,11 @@ describe('the controller', function () {
     const agent = (await client.get(`/v1/agents/${first.status!.id}`)).body;
     assert.equal(agent.instructions, 'Fix typos and grammar.');
     assert.equal(agent.max_steps, 3);
+    assert.equal(agent.approval_timeout_seconds, 3600);
+    assert.deepEqual(
+      { approval: agent.tools[0].approval, policy: agent.tools[0].policy },
+      { approval: pay.approval, policy: { deny_when: { required: ['iban'] } } },
+    );
     assert.equal(agent.version, 2);
   });
 

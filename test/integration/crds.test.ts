@@ -44,7 +44,14 @@ describe('the CRDs on a real API server', function () {
     const applied = await cluster.kubectl(['apply', '-f', '-', '-o', 'json'], { input: agent({ model: 'auto' }, 'defaults') });
     assert.equal(applied.code, 0, applied.stderr);
     const { spec } = JSON.parse(applied.stdout);
-    assert.deepEqual(spec, { model: 'auto', instructions: '', tools: [], concurrency: 'allow', maxSteps: 10 });
+    assert.deepEqual(spec, {
+      model: 'auto',
+      instructions: '',
+      tools: [],
+      concurrency: 'allow',
+      maxSteps: 10,
+      approvalTimeoutSeconds: 604800,
+    });
   });
 
   const rejected: [string, string, RegExp][] = [
@@ -99,6 +106,16 @@ describe('the CRDs on a real API server', function () {
       'an mcp tool with an http tool field',
       agent({ model: 'auto', tools: [{ type: 'mcp', serverLabel: 'docs', serverUrl: 'https://mcp.example.com/mcp', method: 'GET' }] }),
       /belong to http tools, not mcp tools/,
+    ],
+    [
+      'an approval `when` without the arguments to match',
+      agent({ model: 'auto', tools: [{ type: 'http', name: 'pay', url: 'https://pay.example.com', approval: { mode: 'when' } }] }),
+      /arguments is required with mode when, and belongs to it only/,
+    ],
+    [
+      'a policy without denyWhen',
+      agent({ model: 'auto', tools: [{ type: 'http', name: 'pay', url: 'https://pay.example.com', policy: {} }] }),
+      /spec.tools\[0\].policy.denyWhen: Required value/,
     ],
     [
       'a temperature above 2',
