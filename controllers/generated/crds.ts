@@ -146,7 +146,10 @@ export interface components {
                 allowedTools?: string[];
                 /** @description Whether a call waits for a person to approve, reject or edit it (POST /v1/approvals/{id}) before it runs: never (default), always, or when the model's arguments match the JSON Schema in arguments. */
                 approval?: {
-                    /** @enum {string} */
+                    /**
+                     * @description never (the default), always, or when the arguments match arguments.
+                     * @enum {string}
+                     */
                     mode: "never" | "always" | "when";
                     /** @description (mode when) A JSON Schema (2020-12) the arguments are matched against. */
                     arguments?: {

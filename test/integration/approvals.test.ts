@@ -187,6 +187,27 @@ describe('approvals and tool policy', () => {
     assert.equal(approval.status, 'cancelled');
   });
 
+  it("shows a hop's waiting call on its network run, in the network run's stream and by network, and finishes both once approved", async () => {
+    const member = await createAgent(stack.tenant.admin, { tools: [payments({ approval: { mode: 'always' } })] });
+    const network = await stack.tenant.admin.post('/v1/networks', { name: 'payers', members: [member.id], router: { type: 'sequential' } });
+    stack.openai.enqueue({ tool_calls: [{ name: 'pay', arguments: '{"amount":1,"to":"team"}' }] });
+    stack.openai.enqueue({ text: ['Paid the team.'] });
+    const created = await stack.tenant.admin.post(`/v1/networks/${network.body.id}/run`, { input: 'Pay the team.' });
+    assert.equal(created.status, 202, JSON.stringify(created.body));
+    assert.equal(created.body.status, 'requires_action');
+    const hopId = created.body.hops[0].child_run_id;
+    const [approval] = (await stack.tenant.admin.get(`/v1/approvals?network_id=${network.body.id}`)).body.data;
+    assert.deepEqual([approval.run_id, approval.agent_id, approval.network_id], [hopId, member.id, network.body.id]);
+    assert.equal((await stack.tenant.admin.post(`/v1/approvals/${approval.id}`, { decision: 'approve' })).status, 200);
+    await runSatisfying(stack.tenant.admin, created.body.id, (r) => r.status === 'completed', 'the network run completes');
+    const stream = await SseReader.open(`${stack.api.url}/v1/runs/${created.body.id}/events`, {
+      headers: { authorization: `Bearer ${stack.tenant.admin.key}` },
+    });
+    await stream.done;
+    const requested = stream.events.find((e) => e.event === 'approval.requested');
+    assert.deepEqual([requested?.data.approval_id, requested?.data.child_run_id], [approval.id, hopId]);
+  });
+
   it('refuses an agent whose approval or policy schema cannot be used, with 400 invalid_tool naming it', async () => {
     const refused = await stack.tenant.admin.post('/v1/agents', {
       name: 'bad',

@@ -157,6 +157,95 @@ describe('runs through failures', function () {
     });
   });
 
+  describe('an approved tool call and a worker killed around it', () => {
+    /** A run of an agent whose `pay` tool (at `path`) needs approval, waiting for it: the run, and the approval's id. */
+    async function waitingPayment(path: string): Promise<{ runId: string; approvalId: string; key: string }> {
+      const agent = await createAgent(tenant.admin, {
+        tools: [{ ...lookupTool(`${tools.url}${path}`), name: 'pay', approval: { mode: 'always' } }],
+      });
+      openai.enqueue({ tool_calls: [{ name: 'pay', arguments: '{"q":"invoice 7"}' }] });
+      openai.enqueue({ text: ['Paid.'] });
+      const created = await tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Pay invoice 7.' });
+      assert.equal(created.body.status, 'requires_action', JSON.stringify(created.body));
+      const [approval] = (await tenant.admin.get(`/v1/approvals?run_id=${created.body.id}`)).body.data;
+      return { runId: created.body.id, approvalId: approval.id, key: `${created.body.id}-${approval.step}` };
+    }
+
+    const requestsOf = (key: string) => tools.keys.filter((sent) => sent === key).length;
+
+    /** The run, completed, with one tool step, completed, for the call. */
+    async function completedOnce(runId: string): Promise<void> {
+      const { run } = await ended(runId);
+      assert.equal(run.status, 'completed', JSON.stringify(run.error));
+      assert.deepEqual(
+        run.steps.map((s: { type: string; status: string }) => [s.type, s.status]),
+        [
+          ['model_call', 'completed'],
+          ['tool_call', 'completed'],
+          ['model_call', 'completed'],
+        ],
+      );
+    }
+
+    async function killWorker(): Promise<void> {
+      worker.child.kill('SIGKILL');
+      assert.equal((await worker.exited).signal, 'SIGKILL');
+    }
+
+    it('decided while no worker runs: the call is sent once, when a worker is back', async () => {
+      const { runId, approvalId, key } = await waitingPayment('/echo');
+      await killWorker();
+      assert.equal((await tenant.admin.post(`/v1/approvals/${approvalId}`, { decision: 'approve' })).status, 200);
+      worker = await startWorker();
+      await completedOnce(runId);
+      assert.equal(requestsOf(key), 1);
+    });
+
+    it('killed while the call is in flight: it is sent again with the same Idempotency-Key, and the run records it once', async () => {
+      const { runId, approvalId, key } = await waitingPayment('/held');
+      assert.equal((await tenant.admin.post(`/v1/approvals/${approvalId}`, { decision: 'approve' })).status, 200);
+      await eventually(() => assert.equal(requestsOf(key), 1), { timeoutMs: 30_000, message: 'the approved call never reached the tool' });
+      await killWorker();
+      worker = await startWorker();
+      await eventually(() => assert.equal(requestsOf(key), 2), { timeoutMs: 60_000, message: 'the call was not sent again' });
+      tools.releaseHeld();
+      await completedOnce(runId);
+      assert.equal(requestsOf(key), 2, 'every request for the call carries its key, and no other call carries it');
+    });
+
+    it('killed after the tool answered and before the answer was recorded: it is sent again with the same Idempotency-Key, and recorded once', async () => {
+      const { db } = await postgres();
+      const { runId, approvalId, key } = await waitingPayment('/held');
+      assert.equal((await tenant.admin.post(`/v1/approvals/${approvalId}`, { decision: 'approve' })).status, 200);
+      await eventually(() => assert.equal(requestsOf(key), 1), { timeoutMs: 30_000, message: 'the approved call never reached the tool' });
+      // The run's row held: recording the answer (its event) waits, after the tool has answered.
+      const blocker = await db.connect();
+      try {
+        await blocker.query('BEGIN');
+        await blocker.query('SELECT 1 FROM runs WHERE id = $1 FOR UPDATE', [runId]);
+        tools.releaseHeld();
+        await eventually(
+          async () => {
+            const { rows } = await db.query(
+              `SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%UPDATE runs SET event_seq%'`,
+            );
+            assert.equal(rows[0]?.waiting, 1);
+          },
+          { timeoutMs: 30_000, message: "the tool's answer was never being recorded" },
+        );
+        await killWorker();
+        await blocker.query('ROLLBACK');
+      } finally {
+        blocker.release();
+      }
+      worker = await startWorker();
+      await eventually(() => assert.equal(requestsOf(key), 2), { timeoutMs: 60_000, message: 'the call was not sent again' });
+      tools.releaseHeld();
+      await completedOnce(runId);
+      assert.equal(requestsOf(key), 2);
+    });
+  });
+
   describe('a model provider that fails', () => {
     it('is asked again after a 429 (no sooner than its Retry-After) and after 503s, and the run completes with the call that answered counted once', async () => {
       const agent = await createAgent(tenant.admin);

@@ -22,6 +22,8 @@ export interface TestToolServer {
   hanging: number;
   /** The path of every request received, oldest first. */
   received: string[];
+  /** The `Idempotency-Key` of each of `received`, in the same order. */
+  keys: (string | undefined)[];
   /** Answers every request to `/held` that is waiting; how many there were. */
   releaseHeld(): number;
   close(): Promise<void>;
@@ -30,10 +32,12 @@ export interface TestToolServer {
 export async function startToolServer(): Promise<TestToolServer> {
   const state = { hanging: 0 };
   const received: string[] = [];
+  const keys: (string | undefined)[] = [];
   let held: (() => void)[] = [];
   const server = createServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     received.push(url.pathname);
+    keys.push(req.headers['idempotency-key'] as string | undefined);
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks).toString('utf8');
@@ -73,6 +77,7 @@ export async function startToolServer(): Promise<TestToolServer> {
       return state.hanging;
     },
     received,
+    keys,
     releaseHeld() {
       const waiting = held;
       held = [];
