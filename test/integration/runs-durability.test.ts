@@ -205,8 +205,10 @@ describe('runs through failures', function () {
       const { runId, approvalId, key } = await waitingPayment('/held');
       assert.equal((await tenant.admin.post(`/v1/approvals/${approvalId}`, { decision: 'approve' })).status, 200);
       await eventually(() => assert.equal(requestsOf(key), 1), { timeoutMs: 30_000, message: 'the approved call never reached the tool' });
+      // The replacement starts first, so that it is up by the time the killed worker's attempt times out.
+      const replacement = await startWorker();
       await killWorker();
-      worker = await startWorker();
+      worker = replacement;
       await eventually(() => assert.equal(requestsOf(key), 2), { timeoutMs: 60_000, message: 'the call was not sent again' });
       tools.releaseHeld();
       await completedOnce(runId);
@@ -233,12 +235,13 @@ describe('runs through failures', function () {
           },
           { timeoutMs: 30_000, message: "the tool's answer was never being recorded" },
         );
+        const replacement = await startWorker();
         await killWorker();
+        worker = replacement;
         await blocker.query('ROLLBACK');
       } finally {
         blocker.release();
       }
-      worker = await startWorker();
       await eventually(() => assert.equal(requestsOf(key), 2), { timeoutMs: 60_000, message: 'the call was not sent again' });
       tools.releaseHeld();
       await completedOnce(runId);
