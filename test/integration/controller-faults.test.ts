@@ -197,7 +197,16 @@ describe('the controller under faults', function () {
       await apply(agentManifest('before-compaction'));
       await readyResource(cluster, 'agents', 'before-compaction');
       await cluster.stopApiServer();
-      // Everything the controller's watch could resume from is compacted away in etcd.
+      // A write of etcd's own moves its revision past the last the controller's watch saw (which the API
+      // server could otherwise resume from, were nothing written since); then everything up to it is compacted.
+      const put = await fetch(`${cluster.etcdUrl}/v3/kv/put`, {
+        method: 'POST',
+        body: JSON.stringify({
+          key: Buffer.from('/agentplane-test/revision').toString('base64'),
+          value: Buffer.from('1').toString('base64'),
+        }),
+      });
+      assert.equal(put.status, 200, await put.text());
       const range = await fetch(`${cluster.etcdUrl}/v3/kv/range`, {
         method: 'POST',
         body: JSON.stringify({ key: Buffer.from('/').toString('base64'), limit: 1 }),

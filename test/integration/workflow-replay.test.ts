@@ -241,6 +241,24 @@ describe('workflow replay', function () {
       }
     });
 
+    it('replays a run whose tool call waited for approval, then ran', async () => {
+      const tools = await startToolServer();
+      try {
+        const agent = await createAgent(stack.tenant.admin, {
+          tools: [{ type: 'http', name: 'echo', url: `${tools.url}/echo`, approval: { mode: 'always' } }],
+        });
+        stack.openai.enqueue({ tool_calls: [{ name: 'echo', arguments: '{"say":"hi"}' }], usage: { input: 3, output: 2 } });
+        stack.openai.enqueue({ text: ['done'], usage: { input: 4, output: 1 } });
+        const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Echo hi.' });
+        assert.equal(run.body.status, 'requires_action');
+        const [approval] = (await stack.tenant.admin.get(`/v1/approvals?run_id=${run.body.id}`)).body.data;
+        assert.equal((await stack.tenant.admin.post(`/v1/approvals/${approval.id}`, { decision: 'approve' })).status, 200);
+        await replayAndKeep(stack.api, runWorkflowId(run.body.id), 'agent-run-approval.json');
+      } finally {
+        await tools.close();
+      }
+    });
+
     it('replays a run whose start asked an MCP server for its tools, in an activity of its own', async () => {
       const mcp = await startMcpServer();
       try {
