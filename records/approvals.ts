@@ -38,7 +38,7 @@ const RUN_AND_ANCESTORS = `WITH RECURSIVE tree AS (
     UNION ALL SELECT r.id, r.parent_run_id FROM runs r JOIN tree t ON r.id = t.parent_run_id
   )`;
 
-async function countPending(tx: Queryable, runId: string, delta: 1 | -1): Promise<void> {
+async function countPending(tx: Queryable, runId: string, delta: number): Promise<void> {
   await tx.query(
     `${RUN_AND_ANCESTORS} UPDATE runs SET pending_approvals = greatest(0, pending_approvals + $2) WHERE id IN (SELECT id FROM tree)`,
     [runId, delta],
@@ -165,9 +165,5 @@ export async function cancelPendingApprovals(tx: Queryable, runId: string): Prom
     `UPDATE approvals SET status = 'cancelled', decided_at = now() WHERE run_id = $1 AND status = 'pending'`,
     [runId],
   );
-  if (!rowCount) return;
-  await tx.query(
-    `${RUN_AND_ANCESTORS} UPDATE runs SET pending_approvals = greatest(0, pending_approvals - $2) WHERE id IN (SELECT id FROM tree)`,
-    [runId, rowCount],
-  );
+  if (rowCount) await countPending(tx, runId, -rowCount);
 }

@@ -33,13 +33,16 @@ export function needsApproval(def: ToolDefinition | undefined, args: Record<stri
   return matches(approval.arguments, args);
 }
 
-/** The call's arguments as an object; null when they are not one (the tool's own call tells the model so). */
-export function argumentsObject(call: ToolCall): Record<string, unknown> | null {
+/** The call's arguments as an object, or what to tell the model when they are not one. */
+export function argumentsOf(call: ToolCall): Record<string, unknown> | string {
+  // Some models send nothing at all for a tool without parameters.
   if (call.arguments.trim() === '') return {};
+  let parsed: unknown;
   try {
-    const parsed: unknown = JSON.parse(call.arguments);
-    return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : null;
-  } catch {
-    return null;
+    parsed = JSON.parse(call.arguments);
+  } catch (err) {
+    return `The arguments are not valid JSON (${(err as Error).message}); send a JSON object.`;
   }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return 'The arguments must be a JSON object.';
+  return parsed as Record<string, unknown>;
 }

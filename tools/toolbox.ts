@@ -11,7 +11,7 @@ import { callHttpTool } from './http-tool.js';
 import { callMcpTool, listMcpTools } from './mcp.js';
 import type { Reach } from './network-guard.js';
 import { checkOffered } from './offer-limits.js';
-import { definitionOfCall } from './guards.js';
+import { argumentsOf, definitionOfCall } from './guards.js';
 import type { ToolResult } from './outcomes.js';
 import { readFile, readFileSpec } from './read-file.js';
 
@@ -62,18 +62,4 @@ export async function invokeTool(definitions: ToolDefinition[], call: ToolCall, 
   if (def?.type === 'mcp')
     return callMcpTool(def, call.name.slice(def.server_label.length + MCP_NAME_SEPARATOR.length), args, ctx, ctx.idempotencyKey);
   return { content: `There is no tool named ${call.name}.`, is_error: true };
-}
-
-/** The call's arguments as an object, or what to tell the model when they are not one. */
-function argumentsOf(call: ToolCall): Record<string, unknown> | string {
-  // Some models send nothing at all for a tool without parameters.
-  if (call.arguments.trim() === '') return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(call.arguments);
-  } catch (err) {
-    return `The arguments are not valid JSON (${(err as Error).message}); send a JSON object.`;
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return 'The arguments must be a JSON object.';
-  return parsed as Record<string, unknown>;
 }

@@ -11,7 +11,7 @@ import type { Queryable } from '../../records/db.js';
 import { beginStep, completeToolStep } from '../../records/run-steps.js';
 import { runById, type RunRecord } from '../../records/runs.js';
 import type { ToolDefinition } from '../../tools/definitions.js';
-import { argumentsObject, definitionOfCall, needsApproval, policyRefusal } from '../../tools/guards.js';
+import { argumentsOf, definitionOfCall, needsApproval, policyRefusal } from '../../tools/guards.js';
 
 export type Gate =
   /** Run the tool with this call. */
@@ -29,9 +29,9 @@ export async function passGate(
   toolCall: ToolCall,
 ): Promise<Gate> {
   const def = definitionOfCall(agent.tools as ToolDefinition[], toolCall.name);
-  const args = argumentsObject(toolCall);
+  const args = argumentsOf(toolCall);
   // Arguments that are not an object are the tool call's own to refuse, with what the model should send instead.
-  if (args) {
+  if (typeof args !== 'string') {
     const refusal = policyRefusal(def, toolCall.name, args);
     if (refusal) return refuse(tx, run.id, stepIndex, toolCall, refusal);
     if (needsApproval(def, args)) {
