@@ -171,6 +171,10 @@ describe('a backup taken under load, restored into a fresh database and bucket',
     const backupDir = join(dir, 'backup-restored');
     const walDir = join(dir, 'backup-wal');
     await mkdir(walDir, { recursive: true });
+    // And a blob whose removal is pending at the backup, as a file's is between its deletion and its blob's.
+    const pending = 'files/proj_backup/file_removal_pending';
+    await s3.putObject('agentplane-backup-source', pending, Buffer.from('deleted, not yet removed'));
+    await sourceDb.query(`INSERT INTO blob_deletions (blob_key, due_at) VALUES ($1, now())`, [pending]);
     const session = await sourceDb.connect();
     let pointInTime: string;
     try {
@@ -282,12 +286,22 @@ describe('a backup taken under load, restored into a fresh database and bucket',
       ]);
       assert.equal(audited.length, before.audit.length, 'audit entries shown before the backup are missing');
 
-      // Every file's bytes are in the bucket; every blob there is a file's, or one whose removal is pending.
+      // Every file's bytes are in the bucket; every blob there is a file's, or one whose removal is pending. The
+      // records are read first: the restored platform's sweep may meanwhile remove a blob whose removal was
+      // pending at the backup, and its pending row with it, so the bucket is listed after, as it stands then.
       const { rows: owned } = await restoredDb.query<{ blob_key: string }>(
         'SELECT blob_key FROM files UNION SELECT blob_key FROM blob_deletions',
       );
       const { rows: fileBlobs } = await restoredDb.query<{ blob_key: string }>('SELECT blob_key FROM files');
-      const inBucket = new Set([...asOf.values()].filter((v) => !v.isDeleteMarker).map((v) => v.name));
+      const inBucket = new Set(
+        await new Promise<string[]>((resolve, reject) => {
+          const found: string[] = [];
+          s3.listObjects('agentplane-backup-restored', '', true)
+            .on('data', (item) => found.push(item.name!))
+            .on('error', reject)
+            .on('end', () => resolve(found));
+        }),
+      );
       for (const { blob_key } of fileBlobs) assert.ok(inBucket.has(blob_key), `the bytes of ${blob_key} are missing`);
       const accounted = new Set(owned.map((row) => row.blob_key));
       assert.deepEqual(
