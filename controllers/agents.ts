@@ -59,6 +59,7 @@ export function agentBody(name: string, spec: AgentSpec): Body {
     concurrency: spec.concurrency ?? 'allow',
     max_steps: spec.maxSteps ?? 10,
     approval_timeout_seconds: spec.approvalTimeoutSeconds ?? 604_800,
+    max_cost_usd: spec.maxCostUsd ?? null,
     metadata: spec.metadata ?? {},
   };
 }

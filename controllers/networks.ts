@@ -65,6 +65,7 @@ export async function networkBody(
     concurrency: spec.concurrency ?? 'allow',
     metadata: spec.metadata ?? {},
     worker_pool: spec.workerPool ? workerPoolQueue(namespace, name) : null,
+    max_cost_usd: spec.maxCostUsd ?? null,
   };
 }
 

@@ -81,3 +81,38 @@ export function imageOf(
     };
   return { base64: image.data.toString('base64'), media_type: image.media_type || part.media_type };
 }
+
+// Anthropic requires max_tokens; without a setting, a model's full output allowance (64K and more) would
+// let one call run for many minutes, so its default is capped.
+const ANTHROPIC_DEFAULT_MAX_TOKENS = 4_096;
+
+/** The most output tokens a call may bring: its setting, or what its provider allows without one. */
+export function outputAllowance(model: CatalogueModel, settings: ModelSettings): number {
+  if (settings.max_output_tokens !== undefined) return settings.max_output_tokens;
+  const most = model.capabilities.max_output_tokens;
+  return model.provider === 'anthropic' ? Math.min(most, ANTHROPIC_DEFAULT_MAX_TOKENS) : most;
+}
+
+/** What a provider may count for an image part, at most (the largest any of them charges). */
+export const IMAGE_INPUT_TOKENS = 6_000;
+// A message's or tool's framing in the provider's template, and the text a provider adds when tools are offered.
+const FRAMING_TOKENS = 16;
+const TOOLS_PREAMBLE_TOKENS = 1_000;
+
+/**
+ * The most input tokens a call may count: a token stands for at least one byte of text, so the bytes of the
+ * messages and tools as JSON (their quoting more than covers the names a template adds), plus each one's framing
+ * and each image's most.
+ */
+export function inputTokenBound(messages: ChatMessage[], tools: ToolSpec[]): number {
+  let images = 0;
+  for (const message of messages)
+    if (message.role === 'user' && Array.isArray(message.content)) images += message.content.filter((part) => part.type === 'image').length;
+  return (
+    Buffer.byteLength(JSON.stringify(messages)) +
+    Buffer.byteLength(JSON.stringify(tools)) +
+    FRAMING_TOKENS * (messages.length + tools.length) +
+    (tools.length > 0 ? TOOLS_PREAMBLE_TOKENS : 0) +
+    images * IMAGE_INPUT_TOKENS
+  );
+}

@@ -25,6 +25,7 @@ export function presentAgent(agent: AgentRecord): AgentObject {
     concurrency: agent.concurrency,
     max_steps: agent.max_steps,
     approval_timeout_seconds: agent.approval_timeout_seconds,
+    max_cost_usd: agent.max_cost_usd,
     metadata: agent.metadata,
     managed_by: agent.managed_resource ? 'kubernetes' : null,
     managed_resource: agent.managed_resource,

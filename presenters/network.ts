@@ -14,6 +14,7 @@ export function presentNetwork(network: NetworkRecord): NetworkObject {
     // Stored only after the request was checked against the same schema.
     router: network.router as NetworkObject['router'],
     max_hops: network.max_hops,
+    max_cost_usd: network.max_cost_usd,
     concurrency: network.concurrency,
     metadata: network.metadata,
     worker_pool: network.worker_pool,

@@ -133,6 +133,7 @@ function presentSummaryFields(run: RunSummaryRecord, children: RunSummaryRecord[
     hops: children.map((child) => presentHop(child, runStart)),
     usage: { input_tokens: run.input_tokens, output_tokens: run.output_tokens, cached_tokens: run.cached_tokens },
     cost: run.cost,
+    max_cost_usd: run.max_cost_usd,
     error: run.error,
     scores: scores.map(presentScore),
     metadata: run.metadata,

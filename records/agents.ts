@@ -21,6 +21,8 @@ export interface AgentDefinition {
   max_steps: number;
   /** How long a tool call waits for a decision before it expires (a rejection). */
   approval_timeout_seconds: number;
+  /** The cap on each of its runs' cost, decimal USD; null for none. */
+  max_cost_usd: string | null;
   metadata: Record<string, string>;
 }
 
@@ -37,7 +39,7 @@ export const DEFAULT_MAX_STEPS = 10;
 export const DEFAULT_APPROVAL_TIMEOUT_SECONDS = 7 * 86_400;
 
 const DEFINITION_COLUMNS =
-  'v.name, v.description, v.model, v.instructions, v.tools, v.model_settings, v.concurrency, v.max_steps, v.approval_timeout_seconds, v.metadata';
+  'v.name, v.description, v.model, v.instructions, v.tools, v.model_settings, v.concurrency, v.max_steps, v.approval_timeout_seconds, trim_scale(v.max_cost_usd)::text AS max_cost_usd, v.metadata';
 const COLUMNS = `a.id, a.project_id, a.managed_resource, a.version, a.created_at, a.updated_at, ${DEFINITION_COLUMNS}`;
 const CURRENT = 'agents a JOIN agent_versions v ON v.agent_id = a.id AND v.version = a.version';
 
@@ -47,8 +49,8 @@ export function newAgentId(): string {
 
 async function insertVersion(tx: Queryable, agentId: string, version: number, d: AgentDefinition): Promise<void> {
   await tx.query(
-    `INSERT INTO agent_versions (agent_id, version, name, description, model, instructions, tools, model_settings, concurrency, max_steps, approval_timeout_seconds, metadata)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+    `INSERT INTO agent_versions (agent_id, version, name, description, model, instructions, tools, model_settings, concurrency, max_steps, approval_timeout_seconds, metadata, max_cost_usd)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::numeric)`,
     [
       agentId,
       version,
@@ -62,6 +64,7 @@ async function insertVersion(tx: Queryable, agentId: string, version: number, d:
       d.max_steps,
       d.approval_timeout_seconds,
       d.metadata,
+      d.max_cost_usd,
     ],
   );
 }
@@ -143,7 +146,30 @@ export async function listAgents(
 }
 
 export function definitionOf(agent: AgentDefinition): AgentDefinition {
-  const { name, description, model, instructions, tools, model_settings, concurrency, max_steps, approval_timeout_seconds, metadata } =
-    agent;
-  return { name, description, model, instructions, tools, model_settings, concurrency, max_steps, approval_timeout_seconds, metadata };
+  const {
+    name,
+    description,
+    model,
+    instructions,
+    tools,
+    model_settings,
+    concurrency,
+    max_steps,
+    approval_timeout_seconds,
+    max_cost_usd,
+    metadata,
+  } = agent;
+  return {
+    name,
+    description,
+    model,
+    instructions,
+    tools,
+    model_settings,
+    concurrency,
+    max_steps,
+    approval_timeout_seconds,
+    max_cost_usd,
+    metadata,
+  };
 }

@@ -38,7 +38,7 @@ const PERIOD_END = (b: string) =>
  * What a budget `b` counts in its current period. Periods start on whole UTC hours, so the ledger's hourly
  * rollups give the exact sum, reading hours rather than calls.
  */
-const SPENT = (b: string) => `(
+export const SPENT = (b: string) => `(
   SELECT coalesce(sum(u.cost), 0) FROM usage_rollups u
   WHERE u.project_id = ${b}.project_id AND u.hour >= ${PERIOD(b)} AND u.hour < ${PERIOD_END(b)}
     AND CASE ${b}.scope_type WHEN 'api_key' THEN u.api_key_id = ${b}.scope_id WHEN 'agent' THEN u.agent_id = ${b}.scope_id ELSE true END
@@ -115,7 +115,7 @@ export interface Chargeable {
   agentIds: string[];
 }
 
-const MATCHING = `b.project_id = $1 AND (b.scope_type = 'project'
+export const MATCHING = `b.project_id = $1 AND (b.scope_type = 'project'
   OR (b.scope_type = 'api_key' AND b.scope_id = $2) OR (b.scope_type = 'agent' AND b.scope_id = ANY($3::text[])))`;
 
 /** The first budget (oldest) of those that apply whose period's spend has reached its limit; null if none has. */

@@ -27,6 +27,8 @@ export interface NetworkDefinition {
   metadata: Record<string, string>;
   /** The task queue of the network's dedicated workers; null: the shared workers run it. */
   worker_pool: string | null;
+  /** The cap on each of its runs' cost, hops included, decimal USD; null for none. */
+  max_cost_usd: string | null;
 }
 
 export interface NetworkRecord extends NetworkDefinition {
@@ -40,15 +42,16 @@ export interface NetworkRecord extends NetworkDefinition {
 
 export const DEFAULT_MAX_HOPS = 10;
 
-const DEFINITION_COLUMNS = 'v.name, v.description, v.members, v.router, v.max_hops, v.concurrency, v.metadata, v.worker_pool';
+const DEFINITION_COLUMNS =
+  'v.name, v.description, v.members, v.router, v.max_hops, v.concurrency, v.metadata, v.worker_pool, trim_scale(v.max_cost_usd)::text AS max_cost_usd';
 const COLUMNS = `n.id, n.project_id, n.managed_resource, n.version, n.created_at, n.updated_at, ${DEFINITION_COLUMNS}`;
 const CURRENT = 'networks n JOIN network_versions v ON v.network_id = n.id AND v.version = n.version';
 
 async function insertVersion(tx: Queryable, networkId: string, version: number, d: NetworkDefinition): Promise<void> {
   await tx.query(
-    `INSERT INTO network_versions (network_id, version, name, description, members, router, max_hops, concurrency, metadata, worker_pool)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-    [networkId, version, d.name, d.description, d.members, d.router, d.max_hops, d.concurrency, d.metadata, d.worker_pool],
+    `INSERT INTO network_versions (network_id, version, name, description, members, router, max_hops, concurrency, metadata, worker_pool, max_cost_usd)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::numeric)`,
+    [networkId, version, d.name, d.description, d.members, d.router, d.max_hops, d.concurrency, d.metadata, d.worker_pool, d.max_cost_usd],
   );
 }
 
@@ -93,9 +96,20 @@ export async function updateNetwork(
 ): Promise<NetworkRecord | null> {
   const current = await findNetwork(tx, projectId, id, { lock: true });
   if (!current) return null;
-  const { name, description, members, router, max_hops, concurrency, metadata, worker_pool } = current;
+  const { name, description, members, router, max_hops, concurrency, metadata, worker_pool, max_cost_usd } = current;
   const version = current.version + 1;
-  await insertVersion(tx, id, version, { name, description, members, router, max_hops, concurrency, metadata, worker_pool, ...changes });
+  await insertVersion(tx, id, version, {
+    name,
+    description,
+    members,
+    router,
+    max_hops,
+    concurrency,
+    metadata,
+    worker_pool,
+    max_cost_usd,
+    ...changes,
+  });
   await tx.query('UPDATE networks SET version = $2, updated_at = now() WHERE id = $1', [id, version]);
   return findNetwork(tx, projectId, id);
 }

@@ -6,6 +6,7 @@
 import type { ChatMessage, TokenUsage, ToolCall } from '../models/messages.js';
 import type { Queryable } from './db.js';
 import { appendRunEvent } from './run-events.js';
+import { releaseReservation } from './cost-caps.js';
 import { recordUsage } from './usage.js';
 import type { RunError } from './runs.js';
 
@@ -130,6 +131,7 @@ export async function completeModelStep(
   );
   const charged = rows[0];
   if (!charged) return false;
+  await releaseReservation(tx, runId, index);
   await recordUsage(tx, {
     projectId: charged.project_id,
     source: 'run',
@@ -187,7 +189,9 @@ export async function failStep(
     `UPDATE run_steps SET status = $3, completed_at = now(), error = $4 WHERE run_id = $1 AND index = $2 AND status = 'in_progress'`,
     [runId, index, status, error],
   );
-  if (rowCount === 1) await appendRunEvent(tx, runId, status === 'failed' ? 'step.failed' : 'step.cancelled', { step: index, error });
+  if (rowCount !== 1) return;
+  await releaseReservation(tx, runId, index);
+  await appendRunEvent(tx, runId, status === 'failed' ? 'step.failed' : 'step.cancelled', { step: index, error });
 }
 
 export interface StepPage {

@@ -9,6 +9,7 @@ import { selectPage, type Page, type PageRequest } from './pagination.js';
 import { appendRunEvent, RUN_EVENTS_CHANNEL } from './run-events.js';
 import { scoreFinishedRun } from './run-scores.js';
 import { cancelPendingApprovals } from './approvals.js';
+import { releaseReservationsOf } from './cost-caps.js';
 
 export type RunStatus = components['schemas']['RunStatus'];
 export type RunError = components['schemas']['RunError'];
@@ -54,6 +55,8 @@ export interface RunRecord {
   payloads_expired_at: Date | null;
   /** Its tool calls (and its hops') waiting for a decision: while any do, it is shown as `requires_action`. */
   pending_approvals: number;
+  /** The cap on its cost, decimal USD (a network run's covers its hops); null when it has none. */
+  max_cost_usd: string | null;
 }
 
 export interface HopDecision {
@@ -79,12 +82,14 @@ export interface NewRun {
   fileIds: string[];
   previousRunId: string | null;
   maxSteps: number;
+  /** Decimal USD; null for none. */
+  maxCostUsd: string | null;
   metadata: Record<string, string>;
 }
 
 const COLUMNS = `id, project_id, agent_id, agent_version, network_id, network_version, parent_run_id, hop_index, hop_decision, handoff, api_key_id, status, model, resolved_model, routing_reason, input, file_ids,
   previous_run_id, max_steps, output_text, input_tokens, output_tokens, cached_tokens, trim_scale(cost)::text AS cost, error, metadata,
-  created_at, started_at, completed_at, payloads_expired_at, pending_approvals`;
+  created_at, started_at, completed_at, payloads_expired_at, pending_approvals, trim_scale(max_cost_usd)::text AS max_cost_usd`;
 
 /**
  * A run as lists show it: its totals and how many steps it has, without its conversation (the input, the
@@ -94,7 +99,7 @@ export type RunSummaryRecord = Omit<RunRecord, 'input' | 'output_text'> & { step
 
 const SUMMARY_COLUMNS = `id, project_id, agent_id, agent_version, network_id, network_version, parent_run_id, hop_index, hop_decision, handoff, api_key_id, status, model, resolved_model, routing_reason, file_ids,
   previous_run_id, max_steps, input_tokens, output_tokens, cached_tokens, trim_scale(cost)::text AS cost, error, metadata,
-  created_at, started_at, completed_at, payloads_expired_at, pending_approvals, (SELECT count(*)::int FROM run_steps WHERE run_steps.run_id = runs.id) AS step_count`;
+  created_at, started_at, completed_at, payloads_expired_at, pending_approvals, trim_scale(max_cost_usd)::text AS max_cost_usd, (SELECT count(*)::int FROM run_steps WHERE run_steps.run_id = runs.id) AS step_count`;
 
 /**
  * The condition for runs in any of `statuses` as the API shows them: `requires_action` is a run in progress with
@@ -114,8 +119,8 @@ export async function insertRun(tx: Queryable, run: NewRun): Promise<string> {
   const id = newId('run');
   await tx.query(
     `INSERT INTO runs (id, project_id, agent_id, agent_version, network_id, network_version, api_key_id, status, model, input, file_ids, previous_run_id,
-       max_steps, metadata)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $9, $10, $11, $12, $13)`,
+       max_steps, metadata, max_cost_usd)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $9, $10, $11, $12, $13, $14::numeric)`,
     [
       id,
       run.projectId,
@@ -130,6 +135,7 @@ export async function insertRun(tx: Queryable, run: NewRun): Promise<string> {
       run.previousRunId,
       run.maxSteps,
       run.metadata,
+      run.maxCostUsd,
     ],
   );
   await appendRunEvent(tx, id, 'run.created', {});
@@ -267,6 +273,8 @@ export async function insertChildRun(
     agentId: string;
     agentVersion: number;
     maxSteps: number;
+    /** The member agent's cap on each of its runs; the network run's covers the hop as well. */
+    maxCostUsd: string | null;
     model: string;
     input: InputMessage[];
     decision: HopDecision;
@@ -275,8 +283,8 @@ export async function insertChildRun(
   const id = newId('run');
   const { rowCount } = await tx.query(
     `INSERT INTO runs (id, project_id, agent_id, agent_version, parent_run_id, hop_index, hop_decision, api_key_id, status, model, input, file_ids,
-       max_steps, metadata)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'queued', $9, $10, $11, $12, $13)
+       max_steps, metadata, max_cost_usd)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'queued', $9, $10, $11, $12, $13, $14::numeric)
      ON CONFLICT (parent_run_id, hop_index) DO NOTHING`,
     [
       id,
@@ -292,6 +300,7 @@ export async function insertChildRun(
       parent.file_ids,
       hop.maxSteps,
       parent.metadata,
+      hop.maxCostUsd,
     ],
   );
   if (rowCount === 1) await appendRunEvent(tx, id, 'run.created', { hop: hop.index, agent_id: hop.agentId, decision: hop.decision });
@@ -392,6 +401,7 @@ export async function finishRun(
   );
   if (rowCount !== 1) return false;
   await cancelPendingApprovals(tx, runId);
+  await releaseReservationsOf(tx, runId);
   // A hop's usage and cost join its parent's in the transaction that ends it: once, and exactly.
   await tx.query(
     `UPDATE runs p SET input_tokens = p.input_tokens + c.input_tokens, output_tokens = p.output_tokens + c.output_tokens,

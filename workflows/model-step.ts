@@ -9,8 +9,11 @@ import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activ
 import { transaction, type Db, type Queryable } from '../records/db.js';
 import { beginStep, completeModelStep, failStep, stepsOf, type RunStepRecord } from '../records/run-steps.js';
 import type { CatalogueModel, ModelCatalogue } from '../models/catalogue.js';
-import { MODEL_NOT_FOUND } from '../models/failure-kinds.js';
+import { COST_LIMIT_REACHED, MODEL_NOT_FOUND } from '../models/failure-kinds.js';
 import { ModelCallError, type AssistantMessage, type ModelCallRequest, type ModelGateway } from '../models/gateway.js';
+import { inputTokenBound, outputAllowance } from '../models/model-call.js';
+import { reserveModelCall } from '../records/cost-caps.js';
+import type { PriceApplied } from '../records/run-steps.js';
 import { outlastDatabaseOutage } from './database-outage.js';
 import { keepBeating } from './heartbeats.js';
 import { callOutlivingAttempt, joinCallInFlight } from './calls-in-flight.js';
@@ -49,6 +52,22 @@ async function catalogued(catalogue: ModelCatalogue, id: string): Promise<Catalo
   return model;
 }
 
+// A call is charged at the price in effect when its reply is recorded: it reserves at the dearer of that now and
+// that by the longest a call may last (a new day's price may start in between).
+const LONGEST_CALL_MS = 10 * 60_000;
+
+function dearestPrice(catalogue: ModelCatalogue, model: CatalogueModel): PriceApplied {
+  const now = catalogue.priceAt(model, new Date());
+  const later = catalogue.priceAt(model, new Date(Date.now() + LONGEST_CALL_MS));
+  const dearer = (a: string, b: string) => (Number(b) > Number(a) ? b : a);
+  return {
+    version: now.version,
+    input_per_million: dearer(now.input_per_million, later.input_per_million),
+    cached_input_per_million: dearer(now.cached_input_per_million, later.cached_input_per_million),
+    output_per_million: dearer(now.output_per_million, later.output_per_million),
+  };
+}
+
 export async function runModelStep<Read, Answer>({ db, models }: ModelStepDependencies, step: ModelStep<Read, Answer>): Promise<Answer> {
   const { runId, stepIndex } = step;
   const context = Context.current();
@@ -65,8 +84,24 @@ export async function runModelStep<Read, Answer>({ db, models }: ModelStepDepend
       if (done?.status === 'completed' && done.message?.role === 'assistant') return { recorded: true as const, read, reply: done.message };
       const model = await catalogued(models.catalogue, step.model);
       const call = await step.call(read, model, steps);
-      // Last, so that only a start that failed itself is made again (and counted as another attempt).
-      await transaction(db, (tx) => beginStep(tx, runId, stepIndex, { type: 'model_call', model: model.id, provider: model.provider }));
+      const outputTokens = outputAllowance(model, call.settings);
+      // Last, so that only a start that failed itself is made again (and counted as another attempt). The call's
+      // worst case is reserved against the run's caps and budgets first, in the same transaction.
+      const reserved = await transaction(db, async (tx) => {
+        const reservation = await reserveModelCall(tx, {
+          runId,
+          stepIndex,
+          model: model.id,
+          inputTokens: inputTokenBound(call.messages, call.tools),
+          outputTokens,
+          price: dearestPrice(models.catalogue, model),
+        });
+        if ('refused' in reservation) throw ApplicationFailure.nonRetryable(reservation.refused, COST_LIMIT_REACHED);
+        await beginStep(tx, runId, stepIndex, { type: 'model_call', model: model.id, provider: model.provider });
+        return reservation.reserved;
+      });
+      // A reserved call is held to the output it reserved, whatever the provider would allow.
+      if (reserved) call.settings = { ...call.settings, max_output_tokens: outputTokens };
       return { recorded: false as const, read, model, call };
     });
     if (ready.recorded) return await outlastDatabaseOutage(context, () => step.answer(ready.read, ready.reply, true));

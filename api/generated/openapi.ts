@@ -1298,6 +1298,8 @@ export interface components {
         };
         /** @description Decimal USD, more than zero, at most 12 digits either side of the point. */
         BudgetLimit: string;
+        /** @description A hard cap on a run's cost, decimal USD (more than zero, at most 12 digits either side of the point), or null for none. Before each model call its worst case (the input, and the output allowance: `max_output_tokens`, or the model's most, at the model's price) is reserved against the cap and against every budget that applies; a call that would not fit is not made, and the run ends `failed` with the code `cost_limit_reached`, keeping its output so far. A network's cap (or a network run's) covers its whole tree: its supervisor's calls and every hop's. */
+        CostCap: components["schemas"]["BudgetLimit"] | null;
         /** @description Fractions of the limit; when the period's spend first reaches one, the event `budget.threshold_reached` is recorded (once per budget, period and threshold). Default `[0.5, 0.8, 1]`. */
         BudgetThresholds: number[];
         CreateBudgetRequest: {
@@ -1590,6 +1592,8 @@ export interface components {
             max_steps?: number;
             /** @description How long a tool call waits for a decision before it expires (a rejection); default 7 days, at most 30. */
             approval_timeout_seconds?: number;
+            /** @description The cap on each of its runs, unless a run sets its own; default none. */
+            max_cost_usd?: components["schemas"]["CostCap"];
             metadata?: components["schemas"]["Metadata"];
         };
         /** @description The Kubernetes resource that manages a record: the platform refuses changes that do not come from it (409 `managed_by_kubernetes`); edit the resource instead. */
@@ -1627,6 +1631,8 @@ export interface components {
             concurrency: components["schemas"]["Concurrency"];
             max_steps: number;
             approval_timeout_seconds: number;
+            /** @description The cap on each of its runs, decimal USD; null for none. */
+            max_cost_usd: string | null;
             metadata: components["schemas"]["Metadata"];
             /** @description Starts at 1; each update adds one. */
             version: number;
@@ -1655,6 +1661,8 @@ export interface components {
             /** @description A finished run of this agent to continue: its conversation comes before `input`. */
             previous_run_id?: components["schemas"]["ObjectId"];
             max_steps?: number;
+            /** @description This run's cap, in place of its agent's (or network's, which then covers every hop): see CostCap. */
+            max_cost_usd?: components["schemas"]["BudgetLimit"];
             /** @default false */
             stream: boolean;
             /** @default true */
@@ -1755,7 +1763,7 @@ export interface components {
             is_error?: boolean;
         };
         RunError: {
-            /** @description For example `provider_not_configured`, `model_unavailable`, `model_rejected`, `max_steps_reached`, `attachment_not_ready`, `tools_too_large` (the MCP servers listed more tools than a run may offer). */
+            /** @description For example `provider_not_configured`, `model_unavailable`, `model_rejected`, `max_steps_reached`, `cost_limit_reached` (the next model call's worst case would not fit a cap or budget), `attachment_not_ready`, `tools_too_large` (the MCP servers listed more tools than a run may offer). */
             code: string;
             message: string;
         };
@@ -1849,6 +1857,8 @@ export interface components {
             usage: components["schemas"]["TokenUsage"];
             /** @description Decimal USD, the sum of the model calls' costs at the price versions they recorded. */
             cost: string;
+            /** @description The cap the run runs under (its own, or its agent's or network's), decimal USD; null for none. A network run's covers its hops. */
+            max_cost_usd: string | null;
             error: null | components["schemas"]["RunError"];
             /** @description The run's quality scores, each in [0, 1] with its explanation; empty until the run has ended. */
             scores: components["schemas"]["RunScore"][];
@@ -1878,6 +1888,7 @@ export interface components {
             step_count: number;
             usage: components["schemas"]["TokenUsage"];
             cost: string;
+            max_cost_usd: string | null;
             error: null | components["schemas"]["RunError"];
             scores: components["schemas"]["RunScore"][];
             metadata: components["schemas"]["Metadata"];
@@ -1980,6 +1991,8 @@ export interface components {
             concurrency?: components["schemas"]["Concurrency"];
             metadata?: components["schemas"]["Metadata"];
             worker_pool?: components["schemas"]["WorkerPool"];
+            /** @description The cap on each of its runs, hops included, unless a run sets its own; default none. */
+            max_cost_usd?: components["schemas"]["CostCap"];
         };
         /** @description The task queue of workers dedicated to this network (`agentplane worker` with AGENTPLANE_TASK_QUEUE set to it): its runs and every hop of them run there. `null`: the shared workers. Until a worker polls the queue, runs stay queued. Only a pool the operator runs for the caller's project (AGENTPLANE_WORKER_POOLS) is accepted, or, from the Kubernetes controller's key, one of its `network.…` pools; any other answers 400 `unknown_worker_pool`. */
         WorkerPool: string | null;
@@ -2001,6 +2014,8 @@ export interface components {
             members: string[];
             router: components["schemas"]["NetworkRouter"];
             max_hops: number;
+            /** @description The cap on each of its runs, hops included, decimal USD; null for none. */
+            max_cost_usd: string | null;
             concurrency: components["schemas"]["Concurrency"];
             metadata: components["schemas"]["Metadata"];
             version: number;

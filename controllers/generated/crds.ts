@@ -30,6 +30,8 @@ export interface components {
              * @default 10
              */
             maxHops?: number;
+            /** @description A hard cap on each network run's cost, its hops included, decimal USD as a quoted string ("2.00"). A model call whose worst case would not fit is not made and the run fails with cost_limit_reached. Unset, none. */
+            maxCostUsd?: string;
             /**
              * @description What a new network run does while another is queued or in progress (as for an Agent).
              * @default allow
@@ -189,6 +191,8 @@ export interface components {
              * @default 604800
              */
             approvalTimeoutSeconds?: number;
+            /** @description A hard cap on each run's cost, decimal USD as a quoted string ("0.50"). Before each model call its worst case is reserved against it; a call that would not fit is not made and the run fails with cost_limit_reached. Unset, none. */
+            maxCostUsd?: string;
             /** @description Up to 16 string pairs stored with the platform's agent (keys up to 64 characters, values up to 512). */
             metadata?: {
                 [key: string]: string;

@@ -11,11 +11,14 @@ import type {
 } from '@anthropic-ai/sdk/resources/messages';
 import { ModelCallError } from '../call-error.js';
 import type { ChatMessage, ToolCall, ToolSpec } from '../messages.js';
-import { imageOf, type FinishReason, type LoadedImages, type ModelCallRequest, type ModelCallResult } from '../model-call.js';
-
-// Anthropic requires max_tokens; without a setting, a model's full output allowance (64K and more) would
-// let one call run for many minutes, so the default is capped.
-const DEFAULT_MAX_TOKENS = 4_096;
+import {
+  imageOf,
+  outputAllowance,
+  type FinishReason,
+  type LoadedImages,
+  type ModelCallRequest,
+  type ModelCallResult,
+} from '../model-call.js';
 
 function parsedArguments(text: string): unknown {
   try {
@@ -114,7 +117,7 @@ export async function callAnthropic(
     .create(
       {
         model: model.provider_model,
-        max_tokens: settings.max_output_tokens ?? Math.min(model.capabilities.max_output_tokens, DEFAULT_MAX_TOKENS),
+        max_tokens: outputAllowance(model, settings),
         messages: conversation.messages,
         ...(conversation.system === undefined ? {} : { system: conversation.system }),
         ...(request.tools.length ? { tools: request.tools.map(toAnthropicTool) } : {}),

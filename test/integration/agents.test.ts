@@ -28,6 +28,7 @@ describe('agents', () => {
         concurrency: 'allow',
         max_steps: 10,
         approval_timeout_seconds: 604800,
+        max_cost_usd: null,
         metadata: {},
         managed_by: null,
         managed_resource: null,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { newTenant, type Tenant } from '../support/api.js';
 import type { ApiClient } from '../support/client.js';
 import { assertMarkedDeprecated } from '../support/deprecated-update.js';
-import { createAgent, startRunsStack, type RunsStack } from '../support/runs.js';
+import { createAgent as createAnyAgent, startRunsStack, type RunsStack } from '../support/runs.js';
 import { eventsFor } from '../../records/events.js';
 import { recordUsage } from '../../records/usage.js';
 import { eventually } from '../support/eventually.js';
@@ -10,6 +10,9 @@ import { eventually } from '../support/eventually.js';
 // gpt-4.1-mini: $0.40 per million input tokens, $1.60 per million output: (1000 × 0.40 + 250 × 1.60) / 10⁶.
 const RUN_COST = '0.0008';
 const DAY = 86_400;
+
+// Each model call's worst case is reserved against the budgets first: 250 output tokens keep it within them.
+const createAgent = (client: ApiClient) => createAnyAgent(client, { model_settings: { max_output_tokens: 250 } });
 
 describe('budgets', function () {
   this.timeout(120_000);
@@ -192,12 +195,17 @@ describe('budgets', function () {
     // The budget is the agent's: another agent of the project still runs.
     await completedRun(tenant.admin, bystander.id);
 
-    // A trillionth of a dollar under the limit is under it.
+    // A trillionth of a dollar under the limit is under it: the run starts, but its model call, whose worst case
+    // would not fit, is not made.
     const raised = await tenant.admin.patch(`/v1/budgets/${budgetId}`, { limit_usd: '0.001600000001' });
     assert.equal(raised.status, 200, JSON.stringify(raised.body));
-    await completedRun(tenant.admin, agent.id);
-    assertRefused(await run(tenant.admin, agent.id), budgetId, '0.0024', '0.001600000001');
-    assert.equal((await thresholdEvents(tenant, budgetId)).length, 2, 'each threshold once per period, however far past it');
+    const starved = await run(tenant.admin, agent.id);
+    assert.equal(starved.status, 200, JSON.stringify(starved.body));
+    assert.deepEqual([starved.body.status, starved.body.error?.code, starved.body.cost], ['failed', 'cost_limit_reached', '0']);
+    assert.equal((await tenant.admin.get(`/v1/budgets/${budgetId}`)).body.spent_usd, '0.0016');
+    assert.equal((await thresholdEvents(tenant, budgetId)).length, 2, 'each threshold once per period');
+    await tenant.admin.patch(`/v1/budgets/${budgetId}`, { limit_usd: '0.0016' });
+    assertRefused(await run(tenant.admin, agent.id), budgetId, '0.0016', '0.0016');
 
     const audit = await tenant.admin.get(`/v1/audit-logs?action=run.create&order=desc&limit=1`);
     assert.deepEqual([audit.body.data[0]?.outcome.status, audit.body.data[0]?.outcome.error_code], [429, 'budget_exceeded']);

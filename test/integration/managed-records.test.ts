@@ -223,6 +223,7 @@ describe("a network's worker pool", function () {
       description: null,
       members: [member.id],
       router: { type: 'sequential' },
+      max_cost_usd: null,
       max_hops: 10,
       concurrency: 'allow',
       metadata: {},

@@ -247,12 +247,24 @@ describe('quality: run scores, the judge, feedback, analytics and backfill', fun
 
     it("does not ask the judge once the run has spent its project's budget, and keeps the other scores", async () => {
       const tenant = await newTenant(stack.api, 'quality-judge-budget');
+      const agent = await createAgent(tenant.admin);
+      // The budget comes while the run's model call is under way, so the call is made and its cost spends it.
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      stack.openai.enqueue({
+        model: AGENT_MODEL,
+        text: ['An answer ', 'that spends the budget.'],
+        usage: { input: 10, output: 3 },
+        pause: { chunks: 1, until: held },
+      });
+      const before = stack.openai.requests.filter((r) => r.model === JUDGE).length;
+      const asked = stack.openai.requests.length;
+      const running = run(tenant, agent.id, { input: 'Hi.' });
+      await eventually(() => assert.ok(stack.openai.requests.length > asked), { timeoutMs: 30_000, message: 'the model was not asked' });
       const budget = await tenant.admin.post('/v1/budgets', { scope: { type: 'project' }, period: 'month', limit_usd: '0.000001' });
       assert.equal(budget.status, 201, JSON.stringify(budget.body));
-      const agent = await createAgent(tenant.admin);
-      answer('An answer that spends the budget.');
-      const before = stack.openai.requests.filter((r) => r.model === JUDGE).length;
-      const done = await run(tenant, agent.id, { input: 'Hi.' });
+      release();
+      const done = await running;
       assert.equal(done.status, 'completed');
       assert.equal(stack.openai.requests.filter((r) => r.model === JUDGE).length - before, 0, 'the judge was not asked');
       assert.equal(scoreOf(done, 'judge'), undefined);

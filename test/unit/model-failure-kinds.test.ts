@@ -3,15 +3,15 @@ import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ModelCallError } from '../../models/call-error.js';
-import { FINAL_MODEL_FAILURES, MODEL_CALL_ERROR_KINDS, MODEL_NOT_FOUND } from '../../models/failure-kinds.js';
+import { COST_LIMIT_REACHED, FINAL_MODEL_FAILURES, MODEL_CALL_ERROR_KINDS, MODEL_NOT_FOUND } from '../../models/failure-kinds.js';
 import { modelCallFailure } from '../../workflows/model-failure.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
 describe('the failures that end a model step', () => {
-  it('are the model call errors trying again cannot help with, and a model missing from the catalogue', () => {
+  it('are the model call errors trying again cannot help with, a model missing from the catalogue, and a call a cost cap has no room for', () => {
     const final = MODEL_CALL_ERROR_KINDS.filter((kind) => kind !== 'cancelled' && !new ModelCallError(kind, 'failed').retryable);
-    assert.deepEqual([...FINAL_MODEL_FAILURES].sort(), [...final, MODEL_NOT_FOUND].sort());
+    assert.deepEqual([...FINAL_MODEL_FAILURES].sort(), [...final, MODEL_NOT_FOUND, COST_LIMIT_REACHED].sort());
   });
 
   it('reach the workflows as final activity failures typed with their kind; the others are retried when the provider asked', () => {

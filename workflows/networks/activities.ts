@@ -176,6 +176,7 @@ export const createNetworkActivities = ({ db, models }: NetworkActivityDependenc
         agentId: agent.id,
         agentVersion: agent.version,
         maxSteps: agent.max_steps,
+        maxCostUsd: agent.max_cost_usd,
         model: agent.model,
         input,
         decision: hop.decision,

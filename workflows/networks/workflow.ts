@@ -4,6 +4,8 @@
  * them all. Cancelling the network run cancels the hop in flight.
  */
 import {
+  ActivityFailure,
+  ApplicationFailure,
   CancellationScope,
   condition,
   executeChild,
@@ -21,7 +23,7 @@ import { runWorkflowId } from '../runs/ids.js';
 import { networkRunWorkflowId } from './ids.js';
 import { judgeEndedRun } from '../quality/workflow.js';
 import { MODEL_RETRY_MAX_INTERVAL_MS } from '../../models/retry-interval.js';
-import { FINAL_MODEL_FAILURES } from '../../models/failure-kinds.js';
+import { COST_LIMIT_REACHED, FINAL_MODEL_FAILURES } from '../../models/failure-kinds.js';
 import { failureMessage } from '../failure-message.js';
 import { nextHop, type RouterCalls } from './routers/next-hop.js';
 import type { RouterState } from './routers/hop.js';
@@ -102,8 +104,9 @@ export async function networkRunWorkflow({ runId }: { runId: string }): Promise<
       const outcome: HopOutcome = await bookkeeping.hopOutcome({ childRunId: started.childRunId });
       if (outcome.status === 'cancelled') return await end('cancelled');
       if (outcome.status !== 'completed') {
+        // A hop stopped by a cost cap stops its network for the same reason.
         return await end('failed', {
-          code: 'member_failed',
+          code: outcome.error?.code === COST_LIMIT_REACHED ? COST_LIMIT_REACHED : 'member_failed',
           message: `Hop ${hop} (${outcome.agentId}) ended ${outcome.status}: ${outcome.error?.message ?? 'no reason given'}`,
         });
       }
@@ -111,6 +114,10 @@ export async function networkRunWorkflow({ runId }: { runId: string }): Promise<
     }
   } catch (err) {
     if (isCancellation(err)) return await end('cancelled');
+    // The supervisor's call not made: its worst case would not fit the network run's cap or a budget.
+    const cause = err instanceof ActivityFailure ? err.cause : err;
+    if (cause instanceof ApplicationFailure && cause.type === COST_LIMIT_REACHED)
+      return await end('failed', { code: COST_LIMIT_REACHED, message: cause.message });
     await end('failed', { code: 'internal_error', message: `The network run could not go on: ${failureMessage(err)}` });
   }
 }

@@ -21,7 +21,7 @@ import { ADMIT_SIGNAL, APPROVAL_SIGNAL, HANDOFF_TOOL, runWorkflowId } from './id
 import { judgeEndedRun } from '../quality/workflow.js';
 import { MODEL_RETRY_MAX_INTERVAL_MS } from '../../models/retry-interval.js';
 import { TOOL_RETRY_MAX_INTERVAL_MS } from '../../tools/outcomes.js';
-import { FINAL_MODEL_FAILURES } from '../../models/failure-kinds.js';
+import { COST_LIMIT_REACHED, FINAL_MODEL_FAILURES } from '../../models/failure-kinds.js';
 import { failureMessage } from '../failure-message.js';
 
 /** Sent by the run before it, when it ends, to an `enqueue` run waiting its turn. */
@@ -92,7 +92,8 @@ function failureOf(err: unknown): { error: RunError; retryable: boolean } {
   if (cause instanceof ApplicationFailure) {
     const kind = cause.type ?? 'error';
     return {
-      error: { code: `model_${kind}`, message: cause.message },
+      // A call its cost cap or a budget left no room for was not made: the run ends for that, not for its model.
+      error: { code: kind === COST_LIMIT_REACHED ? kind : `model_${kind}`, message: cause.message },
       retryable: !cause.nonRetryable && !FINAL_MODEL_FAILURES.includes(kind),
     };
   }

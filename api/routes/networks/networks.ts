@@ -44,6 +44,7 @@ export function networkRoutes(router: Router<ApiState>, deps: ApiDeps): void {
             concurrency: body.concurrency ?? 'allow',
             metadata: body.metadata ?? {},
             worker_pool: body.worker_pool ?? null,
+            max_cost_usd: body.max_cost_usd ?? null,
           },
           managed,
         );

@@ -34,6 +34,8 @@ interface Runnable {
   concurrency: 'allow' | 'reject' | 'enqueue' | 'interrupt';
   model: string;
   maxSteps: number;
+  /** The cap on each of its runs' cost (a network's covers the hops), decimal USD; null for none. */
+  maxCostUsd: string | null;
   /** A network's dedicated workers' task queue; the shared one when unset. */
   taskQueue?: string;
   /** The agents whose model calls the run is charged for: the agent, or the network's members (its hops). */
@@ -49,6 +51,7 @@ async function runnableOf(db: Queryable, projectId: string, kind: 'agent' | 'net
       concurrency: agent.concurrency,
       model: agent.model,
       maxSteps: agent.max_steps,
+      maxCostUsd: agent.max_cost_usd,
       agentIds: [id],
     };
   }
@@ -60,6 +63,7 @@ async function runnableOf(db: Queryable, projectId: string, kind: 'agent' | 'net
     concurrency: network.concurrency,
     model: network.router.model ?? 'none',
     maxSteps: network.max_hops,
+    maxCostUsd: network.max_cost_usd,
     taskQueue: network.worker_pool ?? undefined,
     agentIds: network.members,
   };
@@ -132,6 +136,7 @@ export async function createRun(
       fileIds,
       previousRunId: body.previous_run_id ?? null,
       maxSteps: kind === 'agent' ? (body.max_steps ?? current.maxSteps) : current.maxSteps,
+      maxCostUsd: body.max_cost_usd ?? current.maxCostUsd,
       metadata: body.metadata ?? {},
     });
     return { status: 202, body: { id: runId } };
