@@ -8,6 +8,7 @@ type Body = Omit<AgentBody, 'managed_by' | 'managed_resource'>;
 
 /** The API's tool for the spec's, with the API's defaults filled in, as the API returns it. */
 export function toolBody(tool: AgentToolSpec): Tool {
+  if (tool.type === 'builtin') return { type: 'builtin', name: tool.name as 'read_file' | 'search_context', ...guardsOf(tool) };
   if (tool.type === 'mcp') {
     return {
       type: 'mcp',

@@ -8,7 +8,7 @@ export type AgentObject = components['schemas']['Agent'];
 export const HIDDEN_HEADER_VALUE = '********';
 
 function presentTool(tool: AgentTool): AgentTool {
-  if (!tool.headers) return tool;
+  if (tool.type === 'builtin' || !tool.headers) return tool;
   return { ...tool, headers: Object.fromEntries(Object.keys(tool.headers).map((name) => [name, HIDDEN_HEADER_VALUE])) };
 }
 

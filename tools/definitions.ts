@@ -51,7 +51,13 @@ export interface McpToolDefinition extends Guarded {
   timeout_ms?: number;
 }
 
-export type ToolDefinition = HttpToolDefinition | McpToolDefinition;
+/** The guards of a built-in tool, offered as it would be without them. */
+export interface BuiltinToolDefinition extends Guarded {
+  type: 'builtin';
+  name: typeof READ_FILE_TOOL | typeof SEARCH_CONTEXT_TOOL;
+}
+
+export type ToolDefinition = HttpToolDefinition | McpToolDefinition | BuiltinToolDefinition;
 
 export interface DefinitionProblem {
   /** Where the problem is, e.g. `tools[2].url`. */
@@ -59,10 +65,10 @@ export interface DefinitionProblem {
   message: string;
 }
 
-/** The built-in tool offered to runs with attachments; no HTTP tool may take its name. */
-export const READ_FILE_TOOL = 'read_file';
-export const SEARCH_CONTEXT_TOOL = 'search_context';
-const BUILT_IN_TOOLS = [READ_FILE_TOOL, SEARCH_CONTEXT_TOOL];
+/** The built-in tools, offered to runs with attachments and to projects with context; no HTTP tool may take their names. */
+export const READ_FILE_TOOL = 'read_file' as const;
+export const SEARCH_CONTEXT_TOOL = 'search_context' as const;
+const BUILT_IN_TOOLS: string[] = [READ_FILE_TOOL, SEARCH_CONTEXT_TOOL];
 /** Between an MCP server's label and its tool's name in the name offered to the model. */
 export const MCP_NAME_SEPARATOR = '__';
 
@@ -102,6 +108,11 @@ export function toolDefinitionProblems(tools: ToolDefinition[], options: { allow
       problems.push(...urlProblems(tool.url, `${at}.url`, options));
       problems.push(...headerProblems(tool.headers, `${at}.headers`));
       if (tool.parameters !== undefined) problems.push(...parametersProblems(tool.parameters, `${at}.parameters`));
+    } else if (tool.type === 'builtin') {
+      const earlier = seen.get(`builtin:${tool.name}`);
+      if (earlier !== undefined)
+        problems.push({ param: `${at}.name`, message: `the built-in tool ${tool.name} is already listed by tools[${earlier}]` });
+      else seen.set(`builtin:${tool.name}`, i);
     } else {
       const earlier = seen.get(`mcp:${tool.server_label}`);
       if (earlier !== undefined) {

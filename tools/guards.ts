@@ -7,11 +7,14 @@ import type { ToolCall } from '../models/messages.js';
 import { compiledSchema } from './argument-schemas.js';
 import { MCP_NAME_SEPARATOR, type ToolDefinition } from './definitions.js';
 
-/** The definition a call names: an HTTP tool by its name, an MCP server's tool by the server's label. */
+/**
+ * The definition a call names: an HTTP tool, or a built-in tool's guards, by its name; an MCP server's tool by the
+ * server's label.
+ */
 export function definitionOfCall(definitions: ToolDefinition[], name: string): ToolDefinition | undefined {
   const separator = name.indexOf(MCP_NAME_SEPARATOR);
   const label = separator > 0 ? name.slice(0, separator) : undefined;
-  return definitions.find((def) => (def.type === 'http' ? def.name === name : def.server_label === label));
+  return definitions.find((def) => (def.type === 'mcp' ? def.server_label === label : def.name === name));
 }
 
 /** Whether `args` match `schema`; a schema that cannot be used matches everything, so that it never lets a call by. */

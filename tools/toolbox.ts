@@ -41,6 +41,8 @@ export async function offeredTools(definitions: ToolDefinition[], ctx: ToolConte
   const offered = await Promise.all(
     definitions.map(async (def): Promise<ToolSpec[]> => {
       if (def.type === 'mcp') return listMcpTools(def, ctx);
+      // A built-in tool's guards: the tool itself is offered below, when the run has what it reads.
+      if (def.type === 'builtin') return [];
       return [{ name: def.name, description: def.description ?? '', parameters: def.parameters ?? DEFAULT_PARAMETERS }];
     }),
   );

@@ -1560,6 +1560,18 @@ export interface components {
             approval?: components["schemas"]["ToolApproval"];
             policy?: components["schemas"]["ToolPolicy"];
         };
+        /** @description Guards for a built-in tool: `read_file` (offered to runs with attachments) or `search_context` (offered when the project has context files). It is offered as before, whether listed or not; listed, its calls pass its `policy` and `approval` as any tool's do. Each at most once. */
+        BuiltinTool: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "builtin";
+            /** @enum {string} */
+            name: "read_file" | "search_context";
+            approval?: components["schemas"]["ToolApproval"];
+            policy?: components["schemas"]["ToolPolicy"];
+        };
         /** @description A JSON Schema (2020-12) matched against the model's arguments, within the limits of an HTTP tool's `parameters` (a schema past them answers 400 `invalid_tool`). */
         ToolArgumentsSchema: {
             [key: string]: unknown;
@@ -1577,8 +1589,8 @@ export interface components {
         ToolPolicy: {
             deny_when: components["schemas"]["ToolArgumentsSchema"];
         };
-        /** @description A tool the agent's model may call: an HTTP endpoint, or the tools of a remote MCP server (offered as `<server_label>__<tool>`). Every run with attachments also has the built-in `read_file`. */
-        AgentTool: components["schemas"]["HttpTool"] | components["schemas"]["McpTool"];
+        /** @description A tool the agent's model may call: an HTTP endpoint, or the tools of a remote MCP server (offered as `<server_label>__<tool>`), or the guards of a built-in tool. Every run with attachments also has the built-in `read_file`, and every run of a project with context files `search_context`. */
+        AgentTool: components["schemas"]["HttpTool"] | components["schemas"]["McpTool"] | components["schemas"]["BuiltinTool"];
         AgentFields: {
             name?: components["schemas"]["Text"];
             description?: components["schemas"]["Text"];

@@ -112,16 +112,16 @@ export interface components {
             /** @description What the agent is for, shown to people and to a supervisor router choosing among members. */
             description?: string;
             /**
-             * @description Tools the model may call: HTTP endpoints (type http) or the tools of a remote MCP server (type mcp). HTTP tool names and MCP server labels are unique within the agent.
+             * @description Tools the model may call: HTTP endpoints (type http) or the tools of a remote MCP server (type mcp); or the approval and policy of a built-in tool, read_file or search_context (type builtin). HTTP tool names, MCP server labels and built-in names are unique within the agent.
              * @default []
              */
             tools?: {
                 /**
-                 * @description http (one HTTP endpoint) or mcp (every tool of a remote MCP server, offered as <serverLabel>__<tool>).
+                 * @description http (one HTTP endpoint), mcp (every tool of a remote MCP server, offered as <serverLabel>__<tool>), or builtin (the guards of read_file or search_context).
                  * @enum {string}
                  */
-                type: "http" | "mcp";
-                /** @description (http) The tool's name as the model sees it; not read_file, the built-in tool. */
+                type: "http" | "mcp" | "builtin";
+                /** @description (http) The tool's name as the model sees it; not read_file or search_context, the built-in tools. (builtin) Which built-in tool. */
                 name?: string;
                 /** @description What the tool does, as the model reads it. */
                 description?: string;

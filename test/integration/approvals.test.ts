@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createAgent, runSatisfying, startRunsStack, type RunsStack } from '../support/runs.js';
 import { startToolServer, type EchoedRequest, type TestToolServer } from '../support/http-tool-server.js';
 import { SseReader } from '../support/sse.js';
+import { eventually } from '../support/eventually.js';
 import type { ApiResponse } from '../support/client.js';
 
 function assertError(response: ApiResponse, status: number, code: string, param: string | null) {
@@ -206,6 +207,58 @@ describe('approvals and tool policy', () => {
     await stream.done;
     const requested = stream.events.find((e) => e.event === 'approval.requested');
     assert.deepEqual([requested?.data.approval_id, requested?.data.child_run_id], [approval.id, hopId]);
+  });
+
+  it('guards the built-in tools too: read_file waits for approval and then reads, search_context is refused by its policy', async () => {
+    const upload = await stack.tenant.admin.upload({
+      file: { data: Buffer.from('Payroll: Ada earns 120 guineas a year.'), filename: 'payroll.txt' },
+      purpose: 'attachment',
+    });
+    assert.equal(upload.status, 200, JSON.stringify(upload.body));
+    await eventually(async () => assert.equal((await stack.tenant.admin.get(`/v1/files/${upload.body.id}`)).body.status, 'processed'), {
+      timeoutMs: 30_000,
+      message: 'the attachment was not extracted',
+    });
+    const agent = await createAgent(stack.tenant.admin, {
+      tools: [
+        { type: 'builtin', name: 'read_file', approval: { mode: 'always' } },
+        {
+          type: 'builtin',
+          name: 'search_context',
+          policy: { deny_when: { properties: { query: { pattern: 'salar' } }, required: ['query'] } },
+        },
+      ],
+    });
+    assert.deepEqual(
+      agent.tools.map((tool: { type: string; name: string }) => `${tool.type}:${tool.name}`),
+      ['builtin:read_file', 'builtin:search_context'],
+    );
+    stack.openai.enqueue({ tool_calls: [{ name: 'search_context', arguments: '{"query":"salaries"}' }] });
+    stack.openai.enqueue({ tool_calls: [{ name: 'read_file', arguments: JSON.stringify({ file_id: upload.body.id }) }] });
+    stack.openai.enqueue({ text: ['120 guineas.'] });
+    const created = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, {
+      input: 'What does Ada earn?',
+      file_ids: [upload.body.id],
+    });
+    assert.equal(created.body.status, 'requires_action', JSON.stringify(created.body.error));
+    const [approval] = (await stack.tenant.admin.get(`/v1/approvals?run_id=${created.body.id}&status=pending`)).body.data;
+    assert.deepEqual([approval.tool_name, approval.arguments], ['read_file', { file_id: upload.body.id }]);
+    assert.equal((await stack.tenant.admin.post(`/v1/approvals/${approval.id}`, { decision: 'approve' })).status, 200);
+    const run = await runSatisfying(stack.tenant.admin, created.body.id, (r) => r.status === 'completed', 'the run completes');
+    const [search, read] = run.steps.filter((step: { type: string }) => step.type === 'tool_call');
+    assert.match(search.output, /refused by the tool's policy/);
+    assert.equal(read.is_error, false);
+    assert.match(read.output, /Ada earns 120 guineas/);
+
+    const twice = await stack.tenant.admin.post('/v1/agents', {
+      name: 'twice',
+      model: 'gpt-4.1-mini',
+      tools: [
+        { type: 'builtin', name: 'read_file' },
+        { type: 'builtin', name: 'read_file', approval: { mode: 'always' } },
+      ],
+    });
+    assertError(twice, 400, 'invalid_tool', 'tools[1].name');
   });
 
   it('refuses an agent whose approval or policy schema cannot be used, with 400 invalid_tool naming it', async () => {

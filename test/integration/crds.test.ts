@@ -118,6 +118,16 @@ describe('the CRDs on a real API server', function () {
       /spec.tools\[0\].policy.denyWhen: Required value/,
     ],
     [
+      'a builtin tool that is not one',
+      agent({ model: 'auto', tools: [{ type: 'builtin', name: 'send_mail' }] }),
+      /a builtin tool is named read_file or search_context/,
+    ],
+    [
+      'a cost cap that is not a decimal',
+      agent({ model: 'auto', maxCostUsd: 'ten dollars' }),
+      /spec.maxCostUsd: Invalid value: "ten dollars"/,
+    ],
+    [
       'a temperature above 2',
       agent({ model: 'auto', modelSettings: { temperature: 3 } }),
       /spec.modelSettings.temperature: Invalid value: 3/,

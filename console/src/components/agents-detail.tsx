@@ -51,6 +51,15 @@ export function ToolsTable({ tools }: { tools: Schemas['AgentTool'][] }) {
               </td>
               <td>{tool.description ?? <span class="muted">—</span>}</td>
             </tr>
+          ) : tool.type === 'builtin' ? (
+            <tr key={`builtin:${tool.name}`}>
+              <th scope="row">{tool.name}</th>
+              <td>Built-in</td>
+              <td>
+                <span class="muted">—</span>
+              </td>
+              <td>{tool.approval && tool.approval.mode !== 'never' ? `Approval: ${tool.approval.mode}` : 'Guards only'}</td>
+            </tr>
           ) : (
             <tr key={tool.server_label}>
               <th scope="row">{tool.server_label}</th>
