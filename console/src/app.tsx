@@ -12,6 +12,7 @@ const views = {
   agent: lazyView(() => import('./views/agent'), 'the agent'),
   runs: lazyView(() => import('./views/runs'), 'runs'),
   run: lazyView(() => import('./views/run'), 'the run'),
+  approvals: lazyView(() => import('./views/approvals'), 'approvals'),
   networks: lazyView(() => import('./views/networks'), 'networks'),
   network: lazyView(() => import('./views/network'), 'the network'),
   files: lazyView(() => import('./views/files'), 'files'),
@@ -29,6 +30,7 @@ const NAVIGATION: [string, string][] = [
   ['/', 'Overview'],
   ['/agents', 'Agents'],
   ['/runs', 'Runs'],
+  ['/approvals', 'Approvals'],
   ['/networks', 'Networks'],
   ['/files', 'Files'],
   ['/graph', 'Graph'],
@@ -85,6 +87,7 @@ export function App() {
             <Route path="/runs" component={views.runs} />
             <Route path="/runs/:id" component={views.run} />
             <Route path="/runs/:id/steps/:step" component={views.run} />
+            <Route path="/approvals" component={views.approvals} />
             <Route path="/networks" component={views.networks} />
             <Route path="/networks/:id" component={views.network} />
             <Route path="/files" component={views.files} />

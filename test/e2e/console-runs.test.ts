@@ -184,6 +184,53 @@ describe('console: runs', function () {
       .waitFor();
   });
 
+  it("decides a waiting tool call on the live Approvals page, its arguments edited as JSON, and shows the decision on the run's step", async () => {
+    const payer = await createAgent(stack.tenant.admin, {
+      name: 'payer',
+      tools: [
+        {
+          type: 'http',
+          name: 'pay',
+          url: `${tools.url}/echo`,
+          parameters: { type: 'object', properties: { amount: { type: 'number' }, to: { type: 'string' } }, required: ['amount', 'to'] },
+          approval: { mode: 'always' },
+        },
+      ],
+    });
+    await visit(session, '/approvals');
+    await page.getByRole('heading', { level: 1, name: 'Approvals' }).waitFor();
+    const waiting = page.getByRole('region', { name: 'Waiting for a decision' });
+    await waiting.getByText('No tool call is waiting.').waitFor();
+
+    // The call starts waiting while the page is open, and shows up without a reload.
+    stack.openai.enqueue({ tool_calls: [{ name: 'pay', arguments: '{"amount":250,"to":"acme"}' }] });
+    stack.openai.enqueue({ text: ['Paid 200.'] });
+    const run = (await stack.tenant.admin.post(`/v1/agents/${payer.id}/run`, { input: 'Pay acme.' })).body;
+    assert.equal(run.status, 'requires_action');
+    const card = waiting.getByRole('article', { name: `pay for ${run.id}` });
+    await card.waitFor();
+    await assertAccessible(page, 'the approvals page');
+    await screenshot(page, 'approvals');
+    const editor = card.getByLabel('Arguments (JSON; edit them to approve the call with yours)');
+    assert.deepEqual(JSON.parse(await editor.inputValue()), { amount: 250, to: 'acme' });
+    await editor.fill('{"amount": 200, "to": "acme"}');
+    await card.getByLabel('Reason (optional; the model reads it)').fill('Capped at 200.');
+    await card.getByRole('button', { name: 'Approve with these arguments' }).click();
+    await page
+      .getByRole('region', { name: 'Decided lately' })
+      .getByRole('article', { name: `pay for ${run.id}` })
+      .getByText(/^Approved by .*, with edited arguments: Capped at 200\.$/)
+      .waitFor();
+
+    const done = await runSatisfying(stack.tenant.admin, run.id, (r) => r.status === 'completed', 'the run did not go on');
+    const step = done.steps.find((s: { type: string }) => s.type === 'tool_call');
+    assert.deepEqual(JSON.parse(JSON.parse(step.output).body), { amount: 200, to: 'acme' });
+    await visit(session, `/runs/${run.id}/steps/${step.index}`);
+    const decision = page.getByRole('region', { name: 'Approval' });
+    await decision.getByText(/^Approved by .*, with edited arguments: Capped at 200\.$/).waitFor();
+    assert.deepEqual(JSON.parse(await decision.getByLabel('Arguments as approved').innerText()), { amount: 200, to: 'acme' });
+  });
+
   it('reads as well in dark mode', async () => {
     const dark = await openConsole(stack.api.url, { colorScheme: 'dark' });
     try {

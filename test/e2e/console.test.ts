@@ -13,6 +13,7 @@ const NAVIGATION: [name: string, path: string][] = [
   ['Overview', '/console/'],
   ['Agents', '/console/agents'],
   ['Runs', '/console/runs'],
+  ['Approvals', '/console/approvals'],
   ['Networks', '/console/networks'],
   ['Files', '/console/files'],
   ['Graph', '/console/graph'],

@@ -15,6 +15,8 @@ const STEP_EVENTS = [
   'tool_call',
   'run.model_fallback',
   'run.created',
+  'approval.requested',
+  'approval.resolved',
 ];
 const TERMINAL_EVENTS = ['run.completed', 'run.failed', 'run.cancelled'];
 // Reading a long run again on every event would cost more than the events: at most this often.

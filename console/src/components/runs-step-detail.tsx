@@ -2,6 +2,7 @@
 import type { Schemas } from '../api';
 import { formatCount, formatDuration, formatTime, formatUsd } from '../format';
 import { IdLink } from './links';
+import { StepApproval } from './approvals-step';
 import { StatusBadge } from './runs-bars';
 import type { Run, RunStep, StepRow } from './runs-tree';
 
@@ -108,6 +109,7 @@ export function StepDetail({ row, run }: { row: StepRow; run: Run }) {
         <>
           <h3>Arguments</h3>
           <pre>{step.tool_call ? prettyJson(step.tool_call.arguments) : '—'}</pre>
+          {step.approval_id && <StepApproval id={step.approval_id} stepStatus={step.status} />}
           <h3>Result{step.is_error ? ' (an error, shown to the model)' : ''}</h3>
           <pre>{step.output ?? (step.status === 'in_progress' ? 'Running…' : '—')}</pre>
           {step.citations && step.citations.length > 0 && (
