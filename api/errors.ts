@@ -53,6 +53,9 @@ export const ServiceUnavailableError = (message: string) =>
 function fromLibraryError(err: { status?: number; type?: string; message?: string }): ApiError | null {
   if (err.status === 413) return new ApiError(413, 'invalid_request_error', 'body_too_large', 'The request body is too large.');
   if (err.status === 415) return UnsupportedMediaError('unsupported_content_type', 'Send the body as application/json.');
+  // The JSON parser refuses an object key that would reach a prototype, at any depth (prototype poisoning).
+  if (err.status === 400 && err.message?.includes('forbidden prototype property'))
+    return InvalidRequestError('invalid_json', 'The body holds the object key "__proto__", which is refused at any depth: rename it.');
   if (err.status === 400 || err.type === 'entity.parse.failed') return InvalidRequestError('invalid_json', 'The body is not valid JSON.');
   if (err.status !== undefined && err.status >= 400 && err.status < 500) {
     return new ApiError(err.status, 'invalid_request_error', 'invalid_request', err.message ?? 'Invalid request.');

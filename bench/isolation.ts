@@ -3,15 +3,21 @@
  * abusive thing of the hostile-tenant suite (test/hostile) in turn, then all of them at once, in the same
  * stack and the same run of the benchmark. What the hostile tenant does to the steady one is the ratio of
  * the steady tenant's latencies under attack to its latencies alone.
+ *
+ * The hostile tenant's client and the MCP server it floods from run in a process of their own at the lowest CPU
+ * priority (hostile-tenant.ts): on a real deployment they are the tenant's machines, not the platform's, and
+ * what the benchmark measures is what the platform lets the tenant take from the others.
  */
+import { fork, type ChildProcess } from 'node:child_process';
+import { setPriority } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { newTenant } from '../test/support/api.js';
 import { ApiClient } from '../test/support/client.js';
 import type { Queryable } from '../records/db.js';
 import type { Battleground, RemoteHosts } from '../test/hostile/battleground.js';
 import { prepareSteadyTenant } from '../test/hostile/steady-tenant.js';
-import type { Attack } from '../test/hostile/attacks/attack.js';
-import { hugeRunLists, openStreams, queueBehindSlowRun } from '../test/hostile/attacks/run-abuse.js';
-import { floodingMcpListing, poisonedPattern, silentDns } from '../test/hostile/attacks/tool-abuse.js';
+import { ABUSES } from './isolation-abuses.js';
+import type { HostileAnswer, HostileCommand } from './hostile-tenant.js';
 import { BENCH_MODEL, latencyOf, type LatencyFigures } from './runs.js';
 
 export interface IsolationSettings {
@@ -45,6 +51,8 @@ export interface IsolationTarget {
   apiUrl: string;
   adminKey: string;
   db: Queryable;
+  /** The same database, for the hostile tenant's process. */
+  databaseUrl: string;
   hosts: RemoteHosts;
 }
 
@@ -53,17 +61,42 @@ export function isolationEnv(hosts: RemoteHosts): Record<string, string> {
   return { AGENTPLANE_TOOLS_ALLOW_PRIVATE: 'true', AGENTPLANE_DNS_SERVERS: hosts.dns.address };
 }
 
-type Abuse = (ground: Battleground) => Promise<Attack<unknown>>;
+// Lowest priority: what is left of the machine once the platform and the steady tenant have had theirs.
+const HOSTILE_NICENESS = 19;
 
-// The pattern last: should it still hold the worker, nothing after it would measure anything.
-const ABUSES: [string, Abuse][] = [
-  ['100 runs of 1 MiB tool outputs listed', hugeRunLists],
-  ['300 open event streams', (ground) => openStreams(ground, 300)],
-  ['100 runs queued behind a slow one', (ground) => queueBehindSlowRun(ground, 100)],
-  ['tool host whose DNS never answers', silentDns],
-  ['MCP listing of 40 MiB', floodingMcpListing],
-  ['backtracking tool pattern', poisonedPattern],
-];
+/** The hostile tenant's process: each command answered in turn, an error as a rejection. */
+interface HostileTenant {
+  command(command: HostileCommand): Promise<void>;
+  end(): Promise<void>;
+}
+
+async function hostileProcess(begin: Extract<HostileCommand, { type: 'begin' }>): Promise<HostileTenant> {
+  const child: ChildProcess = fork(fileURLToPath(new URL('./hostile-tenant.js', import.meta.url)), [], { stdio: 'inherit' });
+  setPriority(child.pid!, HOSTILE_NICENESS);
+  const waiting: { resolve: () => void; reject: (err: Error) => void }[] = [];
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.on('message', (answer: HostileAnswer) => {
+    const next = waiting.shift();
+    if (answer.error) next?.reject(new Error(answer.error));
+    else next?.resolve();
+  });
+  child.once('exit', (code) => {
+    for (const next of waiting.splice(0)) next.reject(new Error(`the hostile tenant's process exited (${code})`));
+  });
+  const command = (sent: HostileCommand) =>
+    new Promise<void>((resolve, reject) => {
+      waiting.push({ resolve, reject });
+      child.send(sent);
+    });
+  await command(begin);
+  return {
+    command,
+    async end() {
+      await command({ type: 'end' }).catch(() => undefined);
+      await exited;
+    },
+  };
+}
 
 export async function measureIsolation(target: IsolationTarget, settings: IsolationSettings): Promise<IsolationFigures> {
   const root = new ApiClient(target.apiUrl, target.adminKey);
@@ -80,6 +113,28 @@ export async function measureIsolation(target: IsolationTarget, settings: Isolat
     steady: steadyTenant.admin,
   };
   const steady = await prepareSteadyTenant(ground);
+  const attacker = await hostileProcess({
+    type: 'begin',
+    apiUrl: target.apiUrl,
+    key: hostile.admin.key!,
+    model: BENCH_MODEL,
+    databaseUrl: target.databaseUrl,
+    toolsUrl: target.hosts.tools.url,
+  });
+  try {
+    return await measureWith(steady, attacker, settings, target.hosts);
+  } finally {
+    await attacker.end();
+  }
+}
+
+async function measureWith(
+  steady: Awaited<ReturnType<typeof prepareSteadyTenant>>,
+  attacker: HostileTenant,
+  settings: IsolationSettings,
+  hosts: RemoteHosts,
+): Promise<IsolationFigures> {
+  const stop = (name: string) => attacker.command({ type: 'stop', name, dnsAsked: hosts.dns.asked });
   const measured = async (samples: number): Promise<SteadyFigures> => {
     const { latenciesMs, failures } = await steady.work(samples, {
       atOnce: settings.atOnce,
@@ -92,20 +147,31 @@ export async function measureIsolation(target: IsolationTarget, settings: Isolat
   await steady.work(settings.warmups, { atOnce: settings.atOnce, webhooks: false });
   const alone = await measured(settings.samples);
   const byAttack: Record<string, SteadyFigures> = {};
-  for (const [name, abuse] of ABUSES) {
+  for (const [name] of ABUSES) {
     console.log(`  under: ${name}`);
     // An abuse that cannot be set up (the platform lacks what it needs) is reported, and the others measured.
-    const attack = await abuse(ground).catch((err: Error) => err);
-    if (attack instanceof Error) {
-      byAttack[name] = { ...latencyOf([]), failures: [`the attack could not begin: ${attack.message}`] };
+    const failed = await attacker.command({ type: 'start', name }).then(
+      () => null,
+      (err: Error) => err,
+    );
+    if (failed) {
+      byAttack[name] = { ...latencyOf([]), failures: [`the attack could not begin: ${failed.message}`] };
       continue;
     }
     byAttack[name] = await measured(settings.samplesPerAttack);
-    await attack.stop();
+    await stop(name);
   }
   console.log('  under all attacks at once');
-  const attacks = await Promise.allSettled(ABUSES.map(([, abuse]) => abuse(ground)));
+  const begun: string[] = [];
+  for (const [name] of ABUSES)
+    if (
+      await attacker.command({ type: 'start', name }).then(
+        () => true,
+        () => false,
+      )
+    )
+      begun.push(name);
   const underAll = await measured(settings.samples);
-  for (const attack of attacks) if (attack.status === 'fulfilled') await attack.value.stop();
+  for (const name of begun) await stop(name);
   return { alone, byAttack, underAll, p50Ratio: underAll.p50Ms / alone.p50Ms, p99Ratio: underAll.p99Ms / alone.p99Ms };
 }

@@ -377,7 +377,7 @@ async function measure(teardown: Teardown, chosen: Set<Benchmark>): Promise<Figu
     );
     const db = createDb(databaseUrl, { max: 2, log: createLogger('warn') });
     teardown.add('the isolation benchmark database pool', () => db.end());
-    figures.isolation = await measureIsolation({ apiUrl: api.url, adminKey, db, hosts }, ISOLATION).catch((err: Error) => {
+    figures.isolation = await measureIsolation({ apiUrl: api.url, adminKey, db, databaseUrl, hosts }, ISOLATION).catch((err: Error) => {
       throw new Error(`${err.message}\nworker output:\n${worker.output()}\napi output:\n${api.output()}`);
     });
   }

@@ -111,7 +111,7 @@ export function toolDefinitionProblems(tools: ToolDefinition[], options: { allow
     } else if (tool.type === 'builtin') {
       const earlier = seen.get(`builtin:${tool.name}`);
       if (earlier !== undefined)
-        problems.push({ param: `${at}.name`, message: `the built-in tool ${tool.name} is already listed by tools[${earlier}]` });
+        problems.push({ param: `${at}.name`, message: `the built-in tool ${tool.name} is already used by tools[${earlier}]` });
       else seen.set(`builtin:${tool.name}`, i);
     } else {
       const earlier = seen.get(`mcp:${tool.server_label}`);

@@ -1596,7 +1596,7 @@ export interface components {
             description?: components["schemas"]["Text"];
             model?: components["schemas"]["ModelName"];
             instructions?: components["schemas"]["Text"];
-            /** @description No two tools alike. Beyond that, HTTP tool names are unique among the agent's tools, and so are MCP server labels; an HTTP tool's name may not begin with `<server_label>__` of one of them. A clash answers 400 `invalid_tool` (a schema cannot compare one field of an array's items, so this is said in words only). */
+            /** @description No two tools alike. Beyond that, HTTP tool names are unique among the agent's tools, and so are MCP server labels and built-in tools' names; an HTTP tool's name may not begin with `<server_label>__` of one of them. A clash answers 400 `invalid_tool` (a schema cannot compare one field of an array's items, so this is said in words only). */
             tools?: components["schemas"]["AgentTool"][];
             model_settings?: components["schemas"]["ModelSettings"];
             concurrency?: components["schemas"]["Concurrency"];

@@ -34,7 +34,7 @@ export interface RemoteHosts {
  * Pages of 2 MiB (four tools with 512 KiB descriptions), 20 of them: what a server answers within the
  * per-response limit, page after page, to make every run that lists it carry 40 MiB of tools.
  */
-const FLOOD = { pages: 20, toolsPerPage: 4, descriptionBytes: 512 * 1024 };
+export const FLOOD = { pages: 20, toolsPerPage: 4, descriptionBytes: 512 * 1024 };
 
 export async function startRemoteHosts(): Promise<RemoteHosts> {
   const [tools, receiver, mcpFlood] = await Promise.all([startToolServer(), startWebhookReceiver(), startMcpFloodServer(FLOOD)]);

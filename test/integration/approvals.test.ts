@@ -259,6 +259,7 @@ describe('approvals and tool policy', () => {
       ],
     });
     assertError(twice, 400, 'invalid_tool', 'tools[1].name');
+    assert.match(twice.body.error.message, /is already used by tools\[0\]$/);
   });
 
   it('refuses an agent whose approval or policy schema cannot be used, with 400 invalid_tool naming it', async () => {

@@ -442,6 +442,15 @@ describe('system endpoints and request handling', () => {
       });
     }
 
+    it('answers a body holding a __proto__ key with 400 invalid_json that names the key, as valid JSON is not', async () => {
+      const response = await tenant.admin.request('POST', '/v1/agents', {
+        body: '{"name": "x", "model": "gpt-4.1-mini", "tools": [{"type": "builtin", "name": "read_file", "policy": {"deny_when": {"__proto__": {}}}}]}',
+        headers: { 'content-type': 'application/json' },
+      });
+      assertError(response, 400, 'invalid_json');
+      assert.match(response.body.error.message, /__proto__/);
+    });
+
     it('answers an unknown field with 400 unknown_parameter naming it', async () => {
       const response = await tenant.admin.post('/v1/api-keys', { name: 'x', scopes: ['files:read'], expires: 'never' });
       assertError(response, 400, 'unknown_parameter', 'expires');
