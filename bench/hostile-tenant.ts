@@ -16,14 +16,16 @@ import { ABUSES } from './isolation-abuses.js';
 export type HostileCommand =
   | { type: 'begin'; apiUrl: string; key: string; model: string; databaseUrl: string; toolsUrl: string }
   | { type: 'start'; name: string }
-  /** `dnsAsked`: the names the benchmark's DNS server was asked, for the abuse that checks it reached it. */
-  | { type: 'stop'; name: string; dnsAsked: string[] }
-  | { type: 'end' };
+  | { type: 'stop'; name: string }
+  | { type: 'end' }
+  /** The names the benchmark's DNS server has been asked, for the abuse that checks its lookups reach it; not answered. */
+  | { type: 'dns'; asked: string[] };
 
 /** What it answers, once per command. */
 export type HostileAnswer = { type: 'done'; error?: string };
 
-const send = (answer: HostileAnswer): void => void process.send!(answer);
+const send = (answer: HostileAnswer): Promise<void> =>
+  new Promise((resolve) => process.send!(answer, undefined, undefined, () => resolve()));
 
 let ground: Battleground | undefined;
 let closeFlood: (() => Promise<void>) | undefined;
@@ -49,7 +51,6 @@ async function handle(command: HostileCommand): Promise<void> {
       return;
     }
     case 'stop': {
-      ground!.hosts.dns.asked.splice(0, Infinity, ...command.dnsAsked);
       const attack = attacks.get(command.name);
       attacks.delete(command.name);
       await attack?.stop();
@@ -58,17 +59,23 @@ async function handle(command: HostileCommand): Promise<void> {
     case 'end':
       await closeFlood?.();
       await closeDb?.();
-      process.disconnect();
+      return;
   }
 }
 
 // One command at a time, in order.
 let queue = Promise.resolve();
 process.on('message', (command: HostileCommand) => {
+  if (command.type === 'dns') {
+    ground?.hosts.dns.asked.splice(0, Infinity, ...command.asked);
+    return;
+  }
   queue = queue.then(() =>
     handle(command).then(
       () => send({ type: 'done' }),
       (err: Error) => send({ type: 'done', error: err.message }),
     ),
   );
+  // Its last answer sent, it lets go of the channel, and so ends.
+  if (command.type === 'end') void queue.then(() => process.disconnect());
 });

@@ -70,7 +70,10 @@ interface HostileTenant {
   end(): Promise<void>;
 }
 
-async function hostileProcess(begin: Extract<HostileCommand, { type: 'begin' }>): Promise<HostileTenant> {
+// How often the hostile tenant's process hears which names the DNS server was asked.
+const DNS_NEWS_MS = 250;
+
+async function hostileProcess(begin: Extract<HostileCommand, { type: 'begin' }>, hosts: RemoteHosts): Promise<HostileTenant> {
   const child: ChildProcess = fork(fileURLToPath(new URL('./hostile-tenant.js', import.meta.url)), [], { stdio: 'inherit' });
   setPriority(child.pid!, HOSTILE_NICENESS);
   const waiting: { resolve: () => void; reject: (err: Error) => void }[] = [];
@@ -89,9 +92,14 @@ async function hostileProcess(begin: Extract<HostileCommand, { type: 'begin' }>)
       child.send(sent);
     });
   await command(begin);
+  const news = setInterval(
+    () => child.connected && child.send({ type: 'dns', asked: hosts.dns.asked } satisfies HostileCommand),
+    DNS_NEWS_MS,
+  );
   return {
     command,
     async end() {
+      clearInterval(news);
       await command({ type: 'end' }).catch(() => undefined);
       await exited;
     },
@@ -113,16 +121,19 @@ export async function measureIsolation(target: IsolationTarget, settings: Isolat
     steady: steadyTenant.admin,
   };
   const steady = await prepareSteadyTenant(ground);
-  const attacker = await hostileProcess({
-    type: 'begin',
-    apiUrl: target.apiUrl,
-    key: hostile.admin.key!,
-    model: BENCH_MODEL,
-    databaseUrl: target.databaseUrl,
-    toolsUrl: target.hosts.tools.url,
-  });
+  const attacker = await hostileProcess(
+    {
+      type: 'begin',
+      apiUrl: target.apiUrl,
+      key: hostile.admin.key!,
+      model: BENCH_MODEL,
+      databaseUrl: target.databaseUrl,
+      toolsUrl: target.hosts.tools.url,
+    },
+    target.hosts,
+  );
   try {
-    return await measureWith(steady, attacker, settings, target.hosts);
+    return await measureWith(steady, attacker, settings);
   } finally {
     await attacker.end();
   }
@@ -132,9 +143,8 @@ async function measureWith(
   steady: Awaited<ReturnType<typeof prepareSteadyTenant>>,
   attacker: HostileTenant,
   settings: IsolationSettings,
-  hosts: RemoteHosts,
 ): Promise<IsolationFigures> {
-  const stop = (name: string) => attacker.command({ type: 'stop', name, dnsAsked: hosts.dns.asked });
+  const stop = (name: string) => attacker.command({ type: 'stop', name });
   const measured = async (samples: number): Promise<SteadyFigures> => {
     const { latenciesMs, failures } = await steady.work(samples, {
       atOnce: settings.atOnce,
