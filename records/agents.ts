@@ -145,31 +145,21 @@ export async function listAgents(
   });
 }
 
+// Every field of a definition, once: `satisfies` refuses a list with one missing or one too many.
+const DEFINITION_FIELDS = Object.keys({
+  name: true,
+  description: true,
+  model: true,
+  instructions: true,
+  tools: true,
+  model_settings: true,
+  concurrency: true,
+  max_steps: true,
+  approval_timeout_seconds: true,
+  max_cost_usd: true,
+  metadata: true,
+} satisfies Record<keyof AgentDefinition, true>) as (keyof AgentDefinition)[];
+
 export function definitionOf(agent: AgentDefinition): AgentDefinition {
-  const {
-    name,
-    description,
-    model,
-    instructions,
-    tools,
-    model_settings,
-    concurrency,
-    max_steps,
-    approval_timeout_seconds,
-    max_cost_usd,
-    metadata,
-  } = agent;
-  return {
-    name,
-    description,
-    model,
-    instructions,
-    tools,
-    model_settings,
-    concurrency,
-    max_steps,
-    approval_timeout_seconds,
-    max_cost_usd,
-    metadata,
-  };
+  return Object.fromEntries(DEFINITION_FIELDS.map((field) => [field, agent[field]])) as unknown as AgentDefinition;
 }

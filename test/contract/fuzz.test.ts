@@ -112,7 +112,7 @@ describe('the API against its OpenAPI document (schemathesis)', () => {
       '--seed',
       String(SEED),
       '--workers',
-      '1',
+      '2',
       '--request-timeout',
       String(REQUEST_TIMEOUT_SECONDS),
       '--max-response-time',
