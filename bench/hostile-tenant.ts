@@ -41,6 +41,7 @@ async function handle(command: HostileCommand): Promise<void> {
       closeDb = () => db.end();
       const hosts = { tools: { url: command.toolsUrl }, mcpFlood: flood, dns: { asked: [] as string[] } } as unknown as RemoteHosts;
       const hostile = new ApiClient(command.apiUrl, command.key);
+      // No abuse reads the steady tenant, which is the benchmark's own: the field holds the hostile client.
       ground = { apiUrl: command.apiUrl, db, model: command.model, hosts, hostile, steady: hostile };
       return;
     }

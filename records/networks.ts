@@ -96,20 +96,9 @@ export async function updateNetwork(
 ): Promise<NetworkRecord | null> {
   const current = await findNetwork(tx, projectId, id, { lock: true });
   if (!current) return null;
-  const { name, description, members, router, max_hops, concurrency, metadata, worker_pool, max_cost_usd } = current;
   const version = current.version + 1;
-  await insertVersion(tx, id, version, {
-    name,
-    description,
-    members,
-    router,
-    max_hops,
-    concurrency,
-    metadata,
-    worker_pool,
-    max_cost_usd,
-    ...changes,
-  });
+  // The version is written from the definition's fields alone; the record's others are not read.
+  await insertVersion(tx, id, version, { ...current, ...changes });
   await tx.query('UPDATE networks SET version = $2, updated_at = now() WHERE id = $1', [id, version]);
   return findNetwork(tx, projectId, id);
 }

@@ -13,7 +13,6 @@ import { COST_LIMIT_REACHED, MODEL_NOT_FOUND } from '../models/failure-kinds.js'
 import { ModelCallError, type AssistantMessage, type ModelCallRequest, type ModelGateway } from '../models/gateway.js';
 import { inputTokenBound, outputAllowance } from '../models/model-call.js';
 import { reserveModelCall } from '../records/cost-caps.js';
-import type { PriceApplied } from '../records/run-steps.js';
 import { outlastDatabaseOutage } from './database-outage.js';
 import { keepBeating } from './heartbeats.js';
 import { callOutlivingAttempt, joinCallInFlight } from './calls-in-flight.js';
@@ -52,21 +51,9 @@ async function catalogued(catalogue: ModelCatalogue, id: string): Promise<Catalo
   return model;
 }
 
-// A call is charged at the price in effect when its reply is recorded: it reserves at the dearer of that now and
-// that by the longest a call may last (a new day's price may start in between).
+// A call is charged at the price in effect when its reply is recorded: it reserves at the dearest price in effect
+// over the longest a call may last.
 const LONGEST_CALL_MS = 10 * 60_000;
-
-function dearestPrice(catalogue: ModelCatalogue, model: CatalogueModel): PriceApplied {
-  const now = catalogue.priceAt(model, new Date());
-  const later = catalogue.priceAt(model, new Date(Date.now() + LONGEST_CALL_MS));
-  const dearer = (a: string, b: string) => (Number(b) > Number(a) ? b : a);
-  return {
-    version: now.version,
-    input_per_million: dearer(now.input_per_million, later.input_per_million),
-    cached_input_per_million: dearer(now.cached_input_per_million, later.cached_input_per_million),
-    output_per_million: dearer(now.output_per_million, later.output_per_million),
-  };
-}
 
 export async function runModelStep<Read, Answer>({ db, models }: ModelStepDependencies, step: ModelStep<Read, Answer>): Promise<Answer> {
   const { runId, stepIndex } = step;
@@ -94,7 +81,7 @@ export async function runModelStep<Read, Answer>({ db, models }: ModelStepDepend
           model: model.id,
           inputTokens: inputTokenBound(call.messages, call.tools),
           outputTokens,
-          price: dearestPrice(models.catalogue, model),
+          price: models.catalogue.dearestPriceWithin(model, new Date(), LONGEST_CALL_MS),
         });
         if ('refused' in reservation) throw ApplicationFailure.nonRetryable(reservation.refused, COST_LIMIT_REACHED);
         await beginStep(tx, runId, stepIndex, { type: 'model_call', model: model.id, provider: model.provider });
