@@ -22,6 +22,7 @@ import { modelRoutes } from './routes/models/models.js';
 import { networkRoutes } from './routes/networks/networks.js';
 import { budgetRoutes } from './routes/budgets/budgets.js';
 import { approvalRoutes } from './routes/approvals/approvals.js';
+import { threadRoutes } from './routes/threads/threads.js';
 import { costRoutes } from './routes/analytics/costs.js';
 import { qualityRoutes } from './routes/analytics/quality.js';
 import { eventRoutes } from './routes/events/events.js';
@@ -72,6 +73,7 @@ export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<A
   networkRoutes(v1, deps);
   budgetRoutes(v1, deps);
   approvalRoutes(v1, deps);
+  threadRoutes(v1, deps);
   costRoutes(v1, deps);
   qualityRoutes(v1, deps);
   eventRoutes(v1, deps);

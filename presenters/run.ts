@@ -129,6 +129,8 @@ function presentSummaryFields(run: RunSummaryRecord, children: RunSummaryRecord[
     routing_reason: run.routing_reason,
     file_ids: run.file_ids,
     previous_run_id: run.previous_run_id,
+    thread_id: run.thread_id,
+    subject_id: run.subject_id,
     step_count: run.step_count,
     hops: children.map((child) => presentHop(child, runStart)),
     usage: { input_tokens: run.input_tokens, output_tokens: run.output_tokens, cached_tokens: run.cached_tokens },

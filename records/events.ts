@@ -21,6 +21,9 @@ export const EVENT_TYPES = [
   'budget.threshold_reached',
   'approval.requested',
   'approval.resolved',
+  'thread.created',
+  'thread.updated',
+  'thread.deleted',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -10,6 +10,7 @@ import { appendRunEvent, RUN_EVENTS_CHANNEL } from './run-events.js';
 import { scoreFinishedRun } from './run-scores.js';
 import { cancelPendingApprovals } from './approvals.js';
 import { releaseReservationsOf } from './cost-caps.js';
+import { activeRunsOnThread, appendTurn } from './threads.js';
 
 export type RunStatus = components['schemas']['RunStatus'];
 export type RunError = components['schemas']['RunError'];
@@ -39,6 +40,10 @@ export interface RunRecord {
   input: InputMessage[];
   file_ids: string[];
   previous_run_id: string | null;
+  /** The thread it runs on; its turn is added to the thread when it completes. */
+  thread_id: string | null;
+  /** Whom it runs for (an end user, customer or account). */
+  subject_id: string | null;
   max_steps: number;
   output_text: string;
   input_tokens: number;
@@ -81,6 +86,8 @@ export interface NewRun {
   input: InputMessage[];
   fileIds: string[];
   previousRunId: string | null;
+  threadId: string | null;
+  subjectId: string | null;
   maxSteps: number;
   /** Decimal USD; null for none. */
   maxCostUsd: string | null;
@@ -88,7 +95,7 @@ export interface NewRun {
 }
 
 const COLUMNS = `id, project_id, agent_id, agent_version, network_id, network_version, parent_run_id, hop_index, hop_decision, handoff, api_key_id, status, model, resolved_model, routing_reason, input, file_ids,
-  previous_run_id, max_steps, output_text, input_tokens, output_tokens, cached_tokens, trim_scale(cost)::text AS cost, error, metadata,
+  previous_run_id, thread_id, subject_id, max_steps, output_text, input_tokens, output_tokens, cached_tokens, trim_scale(cost)::text AS cost, error, metadata,
   created_at, started_at, completed_at, payloads_expired_at, pending_approvals, trim_scale(max_cost_usd)::text AS max_cost_usd`;
 
 /**
@@ -98,7 +105,7 @@ const COLUMNS = `id, project_id, agent_id, agent_version, network_id, network_ve
 export type RunSummaryRecord = Omit<RunRecord, 'input' | 'output_text'> & { step_count: number };
 
 const SUMMARY_COLUMNS = `id, project_id, agent_id, agent_version, network_id, network_version, parent_run_id, hop_index, hop_decision, handoff, api_key_id, status, model, resolved_model, routing_reason, file_ids,
-  previous_run_id, max_steps, input_tokens, output_tokens, cached_tokens, trim_scale(cost)::text AS cost, error, metadata,
+  previous_run_id, thread_id, subject_id, max_steps, input_tokens, output_tokens, cached_tokens, trim_scale(cost)::text AS cost, error, metadata,
   created_at, started_at, completed_at, payloads_expired_at, pending_approvals, trim_scale(max_cost_usd)::text AS max_cost_usd, (SELECT count(*)::int FROM run_steps WHERE run_steps.run_id = runs.id) AS step_count`;
 
 /**
@@ -119,8 +126,8 @@ export async function insertRun(tx: Queryable, run: NewRun): Promise<string> {
   const id = newId('run');
   await tx.query(
     `INSERT INTO runs (id, project_id, agent_id, agent_version, network_id, network_version, api_key_id, status, model, input, file_ids, previous_run_id,
-       max_steps, metadata, max_cost_usd)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $9, $10, $11, $12, $13, $14::numeric)`,
+       max_steps, metadata, max_cost_usd, thread_id, subject_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $9, $10, $11, $12, $13, $14::numeric, $15, $16)`,
     [
       id,
       run.projectId,
@@ -136,6 +143,8 @@ export async function insertRun(tx: Queryable, run: NewRun): Promise<string> {
       run.maxSteps,
       run.metadata,
       run.maxCostUsd,
+      run.threadId,
+      run.subjectId,
     ],
   );
   await appendRunEvent(tx, id, 'run.created', {});
@@ -329,18 +338,22 @@ export async function activeRunsOf(db: Queryable, targetId: string): Promise<Pic
 }
 
 /**
- * Whether a queued run may start now: an `enqueue` run waits for every earlier run of its agent (or
- * network) to end; any other starts at once, as does a network's hop (its network run decides when).
+ * Whether a queued run may start now: a run on a thread waits for every earlier run on the thread to end, and an
+ * `enqueue` run for every earlier run of its agent (or network); any other starts at once, as does a network's hop
+ * (its network run decides when).
  * `gone` when the run has ended meanwhile (cancelled before it started).
  */
 export async function admissionOf(db: Queryable, run: RunRecord, concurrency: Concurrency | undefined): Promise<'start' | 'wait' | 'gone'> {
   if (run.status === 'in_progress') return 'start';
   if (run.status !== 'queued') return 'gone';
-  if (run.parent_run_id || concurrency !== 'enqueue') return 'start';
-  const ahead = (await activeRunsOf(db, run.agent_id ?? run.network_id!)).filter(
-    (r) => r.id !== run.id && (r.status === 'in_progress' || r.created_at <= run.created_at),
-  );
-  return ahead.length === 0 ? 'start' : 'wait';
+  if (run.parent_run_id) return 'start';
+  const isAhead = (r: { id: string; status: string; created_at: Date }) =>
+    r.id !== run.id &&
+    (r.status === 'in_progress' || r.created_at < run.created_at || (+r.created_at === +run.created_at && r.id < run.id));
+  // A run on a thread waits for every earlier run on the thread, whatever its agent's policy.
+  if (run.thread_id && (await activeRunsOnThread(db, run.thread_id)).some(isAhead)) return 'wait';
+  if (concurrency !== 'enqueue') return 'start';
+  return (await activeRunsOf(db, run.agent_id ?? run.network_id!)).some(isAhead) ? 'wait' : 'start';
 }
 
 /**
@@ -394,12 +407,15 @@ export async function finishRun(
   runId: string,
   outcome: { status: 'completed' | 'failed' | 'cancelled'; outputText?: string; error?: RunError | null },
 ): Promise<boolean> {
-  const { rowCount } = await tx.query(
+  const { rows } = await tx.query<Pick<RunRecord, 'id' | 'project_id' | 'thread_id' | 'input' | 'output_text'>>(
     `UPDATE runs SET status = $2, output_text = coalesce($3, output_text), error = $4, completed_at = now()
-     WHERE id = $1 AND status IN ('queued', 'in_progress')`,
+     WHERE id = $1 AND status IN ('queued', 'in_progress') RETURNING id, project_id, thread_id, input, output_text`,
     [runId, outcome.status, outcome.outputText ?? null, outcome.error ?? null],
   );
-  if (rowCount !== 1) return false;
+  const ended = rows[0];
+  if (!ended) return false;
+  // A completed run's turn joins its thread with its ending; a run that failed or was cancelled adds nothing to it.
+  if (ended.thread_id && outcome.status === 'completed') await appendTurn(tx, { ...ended, thread_id: ended.thread_id });
   await cancelPendingApprovals(tx, runId);
   await releaseReservationsOf(tx, runId);
   // A hop's usage and cost join its parent's in the transaction that ends it: once, and exactly.
@@ -491,8 +507,8 @@ export async function runsInFlight(db: Queryable): Promise<RunToStart[]> {
 }
 
 /**
- * Queued runs whose turn has come and which still wait for it: each the oldest run of its agent (or network)
- * still to end, with a workflow started more than `waitedSeconds` ago. The run ahead of an `enqueue` run wakes it
+ * Queued runs whose turn has come and which still wait for it: each the oldest run of its agent (or network), and
+ * of its thread, still to end, with a workflow started more than `waitedSeconds` ago. The run ahead of an `enqueue` run wakes it
  * as it ends; these are the ones whose wake was lost (Temporal unreachable at that moment). Taken in turns
  * across projects, as `staleQueuedRuns` are.
  */
@@ -512,6 +528,10 @@ export async function waitingQueueHeads(db: Queryable, waitedSeconds: number, li
            SELECT 1 FROM runs a
            WHERE a.network_id = r.network_id AND a.parent_run_id IS NULL
              AND a.status IN ('queued', 'in_progress') AND (a.created_at, a.id) < (r.created_at, r.id)
+         )
+         AND NOT EXISTS (
+           SELECT 1 FROM runs a
+           WHERE a.thread_id = r.thread_id AND a.status IN ('queued', 'in_progress') AND (a.created_at, a.id) < (r.created_at, r.id)
          )
      ) heads ORDER BY turn, created_at LIMIT $2`,
     [waitedSeconds, limit],

@@ -349,6 +349,59 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/threads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The project's threads, newest first by default. Needs `agents:read`. */
+        get: operations["listThreads"];
+        put?: never;
+        /** Create a thread: a conversation that lasts. Runs of agents and networks made with its `thread_id` read its messages as their context and add their turn (input, then output) to it when they complete. Needs `agents:run`. */
+        post: operations["createThread"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/threads/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a thread. Needs `agents:read`. */
+        get: operations["getThread"];
+        put?: never;
+        post?: never;
+        /** Delete a thread and its messages, and clear the conversation its runs hold (their input, output and steps' messages; the runs stay, with their usage and cost, as `payload_expired` steps). A thread with a run still to end answers 409 `thread_busy`. Needs `agents:run`; the audit log keeps the deletion. */
+        delete: operations["deleteThread"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/threads/{id}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A thread's messages, oldest first by default; `after` and `before` take a message id. Needs `agents:read`. */
+        get: operations["listThreadMessages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/approvals": {
         parameters: {
             query?: never;
@@ -1097,6 +1150,48 @@ export interface components {
             /** @description More than 1 */
             has_more: boolean;
         };
+        /** @description The end user, customer or account a thread or run is with (any string of yours); memories are kept per subject. */
+        SubjectId: components["schemas"]["Text"];
+        CreateThreadRequest: {
+            subject_id?: components["schemas"]["SubjectId"];
+            metadata?: components["schemas"]["Metadata"];
+        };
+        Thread: {
+            id: string;
+            /** @constant */
+            object: "thread";
+            subject_id: string | null;
+            metadata: components["schemas"]["Metadata"];
+            message_count: number;
+            /** @description The run that added the latest turn; null before the first. */
+            last_run_id: string | null;
+            created_at: number;
+            /** @description When the latest turn was added (or the thread created). */
+            updated_at: number;
+        };
+        ThreadMessage: {
+            id: string;
+            /** @constant */
+            object: "thread.message";
+            thread_id: string;
+            /** @description The run whose turn it is. */
+            run_id: string | null;
+            /** @enum {string} */
+            role: "user" | "assistant";
+            /** @description Its text (images a run was given are not kept in the thread). */
+            content: string;
+            created_at: number;
+        };
+        DeletedThread: {
+            id: string;
+            /** @constant */
+            object: "thread";
+            /** @constant */
+            deleted: true;
+            messages_removed: number;
+            /** @description Runs on the thread whose conversation was cleared. */
+            runs_cleared: number;
+        };
         DeletedFile: {
             id: string;
             /** @constant */
@@ -1358,7 +1453,7 @@ export interface components {
             deleted: true;
         };
         /** @enum {string} */
-        EventType: "file.processed" | "file.failed" | "file.deleted" | "run.completed" | "run.failed" | "run.cancelled" | "network_run.completed" | "network_run.failed" | "network_run.cancelled" | "webhook_endpoint.disabled" | "budget.threshold_reached" | "approval.requested" | "approval.resolved";
+        EventType: "file.processed" | "file.failed" | "file.deleted" | "run.completed" | "run.failed" | "run.cancelled" | "network_run.completed" | "network_run.failed" | "network_run.cancelled" | "webhook_endpoint.disabled" | "budget.threshold_reached" | "approval.requested" | "approval.resolved" | "thread.created" | "thread.updated" | "thread.deleted";
         /** @description A thin event: `data` names the object it is about; read the object's current state from the API. The same body is what a webhook delivers. */
         Event: {
             id: string;
@@ -1672,6 +1767,15 @@ export interface components {
             model?: components["schemas"]["ModelName"];
             /** @description A finished run of this agent to continue: its conversation comes before `input`. */
             previous_run_id?: components["schemas"]["ObjectId"];
+            /** @description A thread to run on: its messages (as many of the newest as the model's window leaves room for, whole) come before `input`, and the run's input and output are added to it when it completes. Not with `previous_run_id`. While another run on the thread is still to end, 409 `thread_busy`, unless `on_thread_busy` is `wait`. */
+            thread_id?: components["schemas"]["ObjectId"];
+            /**
+             * @description `reject` (when absent): 409 `thread_busy`. `wait`: the run is queued and starts once every earlier run on the thread has ended.
+             * @enum {string}
+             */
+            on_thread_busy?: "reject" | "wait";
+            /** @description Whom the run is for; on a thread, the thread's subject unless it has none (a different one answers 400 `subject_mismatch`). */
+            subject_id?: components["schemas"]["SubjectId"];
             max_steps?: number;
             /** @description This run's cap, in place of its agent's (or network's, which then covers every hop): see CostCap. */
             max_cost_usd?: components["schemas"]["BudgetLimit"];
@@ -1854,6 +1958,10 @@ export interface components {
             input: components["schemas"]["RunMessage"][];
             file_ids: string[];
             previous_run_id: string | null;
+            /** @description The thread the run ran on. */
+            thread_id: string | null;
+            /** @description Whom the run was for. */
+            subject_id: string | null;
             output: {
                 /** @description The final assistant message's text. */
                 text: string;
@@ -1896,6 +2004,10 @@ export interface components {
             routing_reason: string | null;
             file_ids: string[];
             previous_run_id: string | null;
+            /** @description The thread the run ran on. */
+            thread_id: string | null;
+            /** @description Whom the run was for. */
+            subject_id: string | null;
             /** @description How many steps the run has (so far). */
             step_count: number;
             usage: components["schemas"]["TokenUsage"];
@@ -2931,6 +3043,182 @@ export interface operations {
             400: components["responses"]["Error"];
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    listThreads: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["Limit"];
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. Empty (`after=`) is no cursor: the first page. */
+                after?: components["parameters"]["After"];
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. Empty (`before=`) is no cursor. */
+                before?: components["parameters"]["Before"];
+                order?: components["parameters"]["Order"];
+                /** @description Only threads this agent has run on. */
+                agent_id?: components["schemas"]["ObjectId"];
+                /** @description Only threads this network has run on. */
+                network_id?: components["schemas"]["ObjectId"];
+                subject_id?: components["schemas"]["SubjectId"];
+                /** @description Only threads created at or after this time (Unix seconds). */
+                created_after?: number;
+                /** @description Only threads created before this time (Unix seconds). */
+                created_before?: number;
+                /** @description Only threads with a message holding every word given (whole words, any case; punctuation ignored). Words that are all punctuation match every thread. */
+                q?: components["schemas"]["Text"];
+                /** @description Only threads whose metadata holds every pair given, e.g. `metadata[channel]=email`. */
+                metadata?: {
+                    [key: string]: components["schemas"]["Text"];
+                };
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of threads. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListEnvelope"] & {
+                        data?: components["schemas"]["Thread"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    createThread: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Same key and same body within 24 hours returns the original response; same key and another body answers 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateThreadRequest"];
+            };
+        };
+        responses: {
+            /** @description The thread. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Thread"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getThread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The thread. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Thread"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    deleteThread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What was removed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedThread"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    listThreadMessages: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["Limit"];
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. Empty (`after=`) is no cursor: the first page. */
+                after?: components["parameters"]["After"];
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. Empty (`before=`) is no cursor. */
+                before?: components["parameters"]["Before"];
+                order?: "asc" | "desc";
+            };
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of messages. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListEnvelope"] & {
+                        data?: components["schemas"]["ThreadMessage"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };

@@ -412,7 +412,7 @@ describe('maintenance', function () {
         (await runById(api.services.db, next.body.id))!,
         { instructions: 'Answer briefly.' } as AgentDefinition,
         [],
-        { vision: false },
+        { vision: false, window: 100_000, outputAllowance: 1_000, toolTokens: 0 },
       );
       assert.deepEqual(conversation, [
         { role: 'system', content: 'Answer briefly.' },

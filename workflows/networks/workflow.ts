@@ -22,6 +22,7 @@ import { admitSignal, agentRunWorkflow, QUEUED_RUN_RECHECK } from '../runs/workf
 import { runWorkflowId } from '../runs/ids.js';
 import { networkRunWorkflowId } from './ids.js';
 import { judgeEndedRun } from '../quality/workflow.js';
+import { wakeOnThread } from '../runs/thread-turn.js';
 import { MODEL_RETRY_MAX_INTERVAL_MS } from '../../models/retry-interval.js';
 import { COST_LIMIT_REACHED, FINAL_MODEL_FAILURES } from '../../models/failure-kinds.js';
 import { failureMessage } from '../failure-message.js';
@@ -63,6 +64,7 @@ export async function networkRunWorkflow({ runId }: { runId: string }): Promise<
         await getExternalWorkflowHandle(networkRunWorkflowId(next))
           .signal(admitSignal)
           .catch(() => undefined);
+      await wakeOnThread(ending);
       await judgeEndedRun(runId, ending);
     });
 

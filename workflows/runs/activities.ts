@@ -41,7 +41,11 @@ import { outlastDatabaseOutage } from '../database-outage.js';
 import { heartbeat, keepBeating } from '../heartbeats.js';
 import { callOutlivingAttempt, joinCallInFlight } from '../calls-in-flight.js';
 import { runModelStep } from '../model-step.js';
+import { outputAllowance } from '../../models/model-call.js';
 import { handoffOf, handoffToolFor } from './handoff.js';
+import { messageTokens, nextRunOnThread } from '../../records/threads.js';
+import { runWorkflowId } from './ids.js';
+import { networkRunWorkflowId } from '../networks/ids.js';
 
 export interface RunActivityDependencies {
   db: Db;
@@ -64,6 +68,8 @@ export type Beginning = { admission: 'wait' | 'gone' | 'prepare' } | { admission
 export interface RunEnding {
   /** The agent's next queued run, for the workflow to wake. */
   next: string | null;
+  /** The workflow of the thread's next run waiting its turn, for the workflow to wake (an agent's or a network's). */
+  threadNext?: string | null;
   /** The run has an answer for the judge to score (a judge is configured). */
   judge?: boolean;
 }
@@ -144,6 +150,12 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
   /** The run to wake when `run` ends: its agent's (or network's) next queued run; none for a network's hop. */
   const nextAfter = (run: RunRecord) => (run.parent_run_id ? Promise.resolve(null) : nextQueuedRun(db, run.agent_id ?? run.network_id!));
 
+  /** The workflow of the run to wake on `run`'s thread when it ends, if any. */
+  const threadNextAfter = async (run: RunRecord) => {
+    const next = run.thread_id && !run.parent_run_id ? await nextRunOnThread(db, run.thread_id) : null;
+    return next ? (next.network ? networkRunWorkflowId(next.id) : runWorkflowId(next.id)) : null;
+  };
+
   /** Ends the run once, in `tx`, and records the outbox event. */
   const endIn = async (
     tx: Queryable,
@@ -169,7 +181,7 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
       ]);
       await endIn(tx, run, { status, outputText, error });
     });
-    return { next: await nextAfter(run), judge: judging(outputText) };
+    return { next: await nextAfter(run), threadNext: await threadNextAfter(run), judge: judging(outputText) };
   };
 
   return {
@@ -205,13 +217,22 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
           stepIndex,
           model,
           read: () => runAndAgent(runId),
-          call: async ({ run, agent }, chosen, steps) => ({
-            messages: await conversationFor(db, run, agent, steps, { vision: chosen.capabilities.vision }),
-            tools: ((await toolSpecsOf(db, runId)) ?? []) as ToolSpec[],
-            settings: agent.model_settings,
-            loadImage: (fileId) => attachedImage(db, blobs, fileId),
-            onTextDelta: (text) => deltas.add(text),
-          }),
+          call: async ({ run, agent }, chosen, steps) => {
+            const tools = ((await toolSpecsOf(db, runId)) ?? []) as ToolSpec[];
+            const messages = await conversationFor(db, run, agent, steps, {
+              vision: chosen.capabilities.vision,
+              window: chosen.capabilities.context_window,
+              outputAllowance: outputAllowance(chosen, agent.model_settings),
+              toolTokens: messageTokens(JSON.stringify(tools)),
+            });
+            return {
+              messages,
+              tools,
+              settings: agent.model_settings,
+              loadImage: (fileId) => attachedImage(db, blobs, fileId),
+              onTextDelta: (text) => deltas.add(text),
+            };
+          },
           flush: () => deltas.flush(),
           // A reply that calls no tool is the run's answer: the run ends with it, in the same transaction.
           recordWith: async (tx, { run }, reply) => {
@@ -222,7 +243,9 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
             if (toolCalls.length > 0) return { toolCalls };
             return {
               toolCalls,
-              ended: recorded ? await end(runId, 'completed') : { next: await nextAfter(run), judge: judging(reply.content) },
+              ended: recorded
+                ? await end(runId, 'completed')
+                : { next: await nextAfter(run), threadNext: await threadNextAfter(run), judge: judging(reply.content) },
             };
           },
         },

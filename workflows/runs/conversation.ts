@@ -1,7 +1,7 @@
 /**
  * The conversation a model call sees, rebuilt from PostgreSQL each time: the agent's instructions, the
- * conversation of the run it continues, the attachments, this run's input, then every message its
- * completed steps added. Nothing of it travels through the workflow's history.
+ * conversation of the run it continues (or as much of its thread as fits), the attachments, this run's input, then
+ * every message its completed steps added. Nothing of it travels through the workflow's history.
  */
 import type { Queryable } from '../../records/db.js';
 import type { ChatMessage, ContentPart } from '../../models/messages.js';
@@ -9,6 +9,7 @@ import { attachmentsOf, textPreviewOf } from '../../records/files.js';
 import { runById, type RunRecord } from '../../records/runs.js';
 import { stepsOf, type RunStepRecord } from '../../records/run-steps.js';
 import type { AgentDefinition } from '../../records/agents.js';
+import { historyWithin, messageTokens } from '../../records/threads.js';
 
 // How much of each attachment's text goes into the context; the model reads further with `read_file`.
 const ATTACHMENT_PREVIEW_CHARS = 20_000;
@@ -43,23 +44,62 @@ async function attachmentMessage(db: Queryable, run: RunRecord, vision: boolean)
   return { role: 'user', content: parts };
 }
 
+const omissionNote = (omitted: number) => `${omitted} earlier message(s) of this conversation are not shown.`;
+// More than any thread holds: the note's longest count.
+const MAX_THREAD_MESSAGES = 999_999_999;
+
+/** The thread a run's conversation continues: its own, or, for a network's hop, its network run's. */
+async function threadOf(db: Queryable, run: RunRecord): Promise<string | null> {
+  if (run.thread_id || !run.parent_run_id) return run.thread_id;
+  return (await runById(db, run.parent_run_id))?.thread_id ?? null;
+}
+
+/**
+ * The window rule: a thread's history gets what the model's context window leaves once the rest of the call
+ * (instructions, attachments, input, the run's own steps, tools) and its output allowance are counted, and keeps the
+ * newest messages that fit whole (records/threads.ts `historyWithin`). The older ones are dropped, and the model is
+ * told how many.
+ */
+async function threadHistory(
+  db: Queryable,
+  threadId: string,
+  rest: ChatMessage[],
+  room: { window: number; output: number; tools: number },
+): Promise<ChatMessage[]> {
+  const used = rest.reduce((sum, message) => sum + messageTokens(JSON.stringify(message.content)), 0);
+  // Room is kept for the note, counted at its longest.
+  const left = room.window - room.output - room.tools - used - messageTokens(JSON.stringify(omissionNote(MAX_THREAD_MESSAGES)));
+  const { messages, omitted } = await historyWithin(db, threadId, Math.max(0, left));
+  const note: ChatMessage[] = omitted > 0 ? [{ role: 'system', content: omissionNote(omitted) }] : [];
+  return [...note, ...messages];
+}
+
 /** `steps` are the run's own, as its caller has just read them. */
 export async function conversationFor(
   db: Queryable,
   run: RunRecord,
   agent: AgentDefinition,
   steps: RunStepRecord[],
-  options: { vision: boolean },
+  options: { vision: boolean; window: number; outputAllowance: number; toolTokens: number },
 ): Promise<ChatMessage[]> {
-  const messages: ChatMessage[] = [];
-  if (agent.instructions) messages.push({ role: 'system', content: agent.instructions });
+  const head: ChatMessage[] = [];
+  if (agent.instructions) head.push({ role: 'system', content: agent.instructions });
   const earlier = run.previous_run_id ? await runById(db, run.previous_run_id) : null;
-  if (earlier) messages.push(...(await turnsOf(db, earlier)));
+  if (earlier) head.push(...(await turnsOf(db, earlier)));
+  const tail: ChatMessage[] = [];
   const attachments = await attachmentMessage(db, run, options.vision);
-  if (attachments) messages.push(attachments);
-  messages.push(...run.input);
-  messages.push(...steps.filter((s) => s.status === 'completed' && s.message).map((s) => s.message!));
-  return messages;
+  if (attachments) tail.push(attachments);
+  tail.push(...run.input);
+  tail.push(...steps.filter((s) => s.status === 'completed' && s.message).map((s) => s.message!));
+  const threadId = await threadOf(db, run);
+  const history = threadId
+    ? await threadHistory(db, threadId, [...head, ...tail], {
+        window: options.window,
+        output: options.outputAllowance,
+        tools: options.toolTokens,
+      })
+    : [];
+  return [...head, ...history, ...tail];
 }
 
 /** The text of the run's last assistant message: the run's output. */

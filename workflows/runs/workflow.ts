@@ -19,6 +19,7 @@ import type { ModelReply, RunActivities, RunEnding, RunPlan } from './activities
 import type { RunError } from '../../records/runs.js';
 import { ADMIT_SIGNAL, APPROVAL_SIGNAL, HANDOFF_TOOL, runWorkflowId } from './ids.js';
 import { judgeEndedRun } from '../quality/workflow.js';
+import { wakeOnThread } from './thread-turn.js';
 import { MODEL_RETRY_MAX_INTERVAL_MS } from '../../models/retry-interval.js';
 import { TOOL_RETRY_MAX_INTERVAL_MS } from '../../tools/outcomes.js';
 import { COST_LIMIT_REACHED, FINAL_MODEL_FAILURES } from '../../models/failure-kinds.js';
@@ -120,6 +121,7 @@ export async function agentRunWorkflow({ runId }: { runId: string }): Promise<vo
   const settle = (ending: RunEnding) =>
     CancellationScope.nonCancellable(async () => {
       await wake(ending.next);
+      await wakeOnThread(ending);
       await judgeEndedRun(runId, ending);
     });
   const end = (status: 'completed' | 'failed' | 'cancelled', error?: RunError) =>

@@ -17,6 +17,7 @@ import { findNetwork } from '../../../records/networks.js';
 import type { Queryable } from '../../../records/db.js';
 import type { RunTarget } from '../../../records/runs.js';
 import { attachmentsOf } from '../../../records/files.js';
+import { activeRunsOnThread, findThread } from '../../../records/threads.js';
 import { activeRunsOf, findRun, insertRun, isFinished, recordRunWorkflowStarted, type InputMessage } from '../../../records/runs.js';
 import { cancelRunWorkflow, runWorkflowId, startRunWorkflow } from '../../../workflows/runs/client.js';
 import { networkRunWorkflowId, startNetworkRunWorkflow } from '../../../workflows/networks/client.js';
@@ -69,6 +70,20 @@ async function runnableOf(db: Queryable, projectId: string, kind: 'agent' | 'net
   };
 }
 
+/** A run on a thread waits for the thread's earlier runs when asked to; otherwise, while one is still to end, 409. */
+async function refuseBusyThread(tx: Queryable, projectId: string, threadId: string, onBusy: 'reject' | 'wait'): Promise<void> {
+  if (!(await findThread(tx, projectId, threadId, { lock: true }))) throw NotFoundError('thread', threadId);
+  if (onBusy === 'wait') return;
+  const [active] = await activeRunsOnThread(tx, threadId);
+  if (active) {
+    throw ConflictError(
+      'thread_busy',
+      `The thread ${threadId} has a run still to end (${active.id}); run again once it has, or set on_thread_busy to wait.`,
+      'thread_id',
+    );
+  }
+}
+
 export async function createRun(
   ctx: ApiContext,
   deps: ApiDeps,
@@ -102,6 +117,23 @@ export async function createRun(
     }
   }
 
+  if (body.thread_id !== undefined && body.previous_run_id !== undefined) {
+    throw InvalidRequestError(
+      'invalid_parameter',
+      'Give `thread_id` or `previous_run_id`, not both: a thread is the conversation.',
+      'thread_id',
+    );
+  }
+  const thread = body.thread_id === undefined ? null : await findThread(deps.db, projectId, body.thread_id);
+  if (body.thread_id !== undefined && !thread) throw NotFoundError('thread', body.thread_id);
+  if (thread?.subject_id && body.subject_id !== undefined && body.subject_id !== thread.subject_id) {
+    throw InvalidRequestError(
+      'subject_mismatch',
+      `The thread ${thread.id} is with the subject ${JSON.stringify(thread.subject_id)}; a run on it is for the same subject.`,
+      'subject_id',
+    );
+  }
+
   const input: InputMessage[] = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
   if (input.every((m) => m.role !== 'user'))
     throw InvalidRequestError('invalid_input', '`input` needs at least one user message.', 'input');
@@ -126,6 +158,8 @@ export async function createRun(
       }
       if (current.concurrency === 'interrupt') interrupted = active.map((r) => r.id);
     }
+    // The thread's row is locked while its runs are looked at, so that two runs cannot both find it free.
+    if (thread) await refuseBusyThread(tx, projectId, thread.id, body.on_thread_busy ?? 'reject');
     await refuseOverLimits(tx, deps, caller, current.agentIds);
     const runId = await insertRun(tx, {
       projectId,
@@ -135,6 +169,8 @@ export async function createRun(
       input,
       fileIds,
       previousRunId: body.previous_run_id ?? null,
+      threadId: thread?.id ?? null,
+      subjectId: body.subject_id ?? thread?.subject_id ?? null,
       maxSteps: kind === 'agent' ? (body.max_steps ?? current.maxSteps) : current.maxSteps,
       maxCostUsd: body.max_cost_usd ?? current.maxCostUsd,
       metadata: body.metadata ?? {},

@@ -21,6 +21,9 @@ export const EVENT_TYPES = [
   'budget.threshold_reached',
   'approval.requested',
   'approval.resolved',
+  'thread.created',
+  'thread.updated',
+  'thread.deleted',
 ] as const satisfies readonly EventType[];
 
 export const SCOPES = [
@@ -70,6 +73,8 @@ export const AUDIT_ACTIONS = [
   'run.create',
   'session.create',
   'session.end',
+  'thread.create',
+  'thread.delete',
   'webhook_delivery.redeliver',
   'webhook_endpoint.create',
   'webhook_endpoint.delete',
