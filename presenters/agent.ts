@@ -26,6 +26,7 @@ export function presentAgent(agent: AgentRecord): AgentObject {
     max_steps: agent.max_steps,
     approval_timeout_seconds: agent.approval_timeout_seconds,
     max_cost_usd: agent.max_cost_usd,
+    memory: agent.memory,
     metadata: agent.metadata,
     managed_by: agent.managed_resource ? 'kubernetes' : null,
     managed_resource: agent.managed_resource,

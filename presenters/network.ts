@@ -15,6 +15,7 @@ export function presentNetwork(network: NetworkRecord): NetworkObject {
     router: network.router as NetworkObject['router'],
     max_hops: network.max_hops,
     max_cost_usd: network.max_cost_usd,
+    memory: network.memory,
     concurrency: network.concurrency,
     metadata: network.metadata,
     worker_pool: network.worker_pool,

@@ -28,5 +28,12 @@ export function presentThreadMessage(message: ThreadMessageRecord): components['
 }
 
 export function presentDeletedThread(id: string, removed: ThreadDeletion): components['schemas']['DeletedThread'] {
-  return { id, object: 'thread', deleted: true, messages_removed: removed.messages, runs_cleared: removed.runs };
+  return {
+    id,
+    object: 'thread',
+    deleted: true,
+    messages_removed: removed.messages,
+    memories_removed: removed.memories,
+    runs_cleared: removed.runs,
+  };
 }

@@ -8,6 +8,7 @@ import { managedConditions, type ManagedFilter, type ManagedResource } from './m
 export type AgentTool = components['schemas']['AgentTool'];
 export type Concurrency = components['schemas']['Concurrency'];
 export type AgentModelSettings = components['schemas']['ModelSettings'];
+export type MemorySettings = components['schemas']['MemorySettings'];
 
 /** What a version of an agent is: everything a run needs to know about it. */
 export interface AgentDefinition {
@@ -23,6 +24,8 @@ export interface AgentDefinition {
   approval_timeout_seconds: number;
   /** The cap on each of its runs' cost, decimal USD; null for none. */
   max_cost_usd: string | null;
+  /** Whether its runs for a subject on a thread keep memories of it, and are given them. */
+  memory: MemorySettings;
   metadata: Record<string, string>;
 }
 
@@ -39,7 +42,7 @@ export const DEFAULT_MAX_STEPS = 10;
 export const DEFAULT_APPROVAL_TIMEOUT_SECONDS = 7 * 86_400;
 
 const DEFINITION_COLUMNS =
-  'v.name, v.description, v.model, v.instructions, v.tools, v.model_settings, v.concurrency, v.max_steps, v.approval_timeout_seconds, trim_scale(v.max_cost_usd)::text AS max_cost_usd, v.metadata';
+  'v.name, v.description, v.model, v.instructions, v.tools, v.model_settings, v.concurrency, v.max_steps, v.approval_timeout_seconds, trim_scale(v.max_cost_usd)::text AS max_cost_usd, v.memory, v.metadata';
 const COLUMNS = `a.id, a.project_id, a.managed_resource, a.version, a.created_at, a.updated_at, ${DEFINITION_COLUMNS}`;
 const CURRENT = 'agents a JOIN agent_versions v ON v.agent_id = a.id AND v.version = a.version';
 
@@ -49,8 +52,8 @@ export function newAgentId(): string {
 
 async function insertVersion(tx: Queryable, agentId: string, version: number, d: AgentDefinition): Promise<void> {
   await tx.query(
-    `INSERT INTO agent_versions (agent_id, version, name, description, model, instructions, tools, model_settings, concurrency, max_steps, approval_timeout_seconds, metadata, max_cost_usd)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::numeric)`,
+    `INSERT INTO agent_versions (agent_id, version, name, description, model, instructions, tools, model_settings, concurrency, max_steps, approval_timeout_seconds, metadata, max_cost_usd, memory)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::numeric, $14)`,
     [
       agentId,
       version,
@@ -65,6 +68,7 @@ async function insertVersion(tx: Queryable, agentId: string, version: number, d:
       d.approval_timeout_seconds,
       d.metadata,
       d.max_cost_usd,
+      d.memory,
     ],
   );
 }

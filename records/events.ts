@@ -24,6 +24,9 @@ export const EVENT_TYPES = [
   'thread.created',
   'thread.updated',
   'thread.deleted',
+  'memory.created',
+  'memory.superseded',
+  'memory.deleted',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

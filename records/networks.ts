@@ -1,4 +1,5 @@
 /** Network records and their versions, as agents: an update writes a new version; runs keep the one they started with. */
+import type { MemorySettings } from './agents.js';
 import type { components } from '../api/generated/openapi.js';
 import { newId } from './ids.js';
 import type { Queryable } from './db.js';
@@ -29,6 +30,8 @@ export interface NetworkDefinition {
   worker_pool: string | null;
   /** The cap on each of its runs' cost, hops included, decimal USD; null for none. */
   max_cost_usd: string | null;
+  /** Whether its runs for a subject on a thread keep memories of it, and its hops are given them. */
+  memory: MemorySettings;
 }
 
 export interface NetworkRecord extends NetworkDefinition {
@@ -43,15 +46,28 @@ export interface NetworkRecord extends NetworkDefinition {
 export const DEFAULT_MAX_HOPS = 10;
 
 const DEFINITION_COLUMNS =
-  'v.name, v.description, v.members, v.router, v.max_hops, v.concurrency, v.metadata, v.worker_pool, trim_scale(v.max_cost_usd)::text AS max_cost_usd';
+  'v.name, v.description, v.members, v.router, v.max_hops, v.concurrency, v.metadata, v.worker_pool, trim_scale(v.max_cost_usd)::text AS max_cost_usd, v.memory';
 const COLUMNS = `n.id, n.project_id, n.managed_resource, n.version, n.created_at, n.updated_at, ${DEFINITION_COLUMNS}`;
 const CURRENT = 'networks n JOIN network_versions v ON v.network_id = n.id AND v.version = n.version';
 
 async function insertVersion(tx: Queryable, networkId: string, version: number, d: NetworkDefinition): Promise<void> {
   await tx.query(
-    `INSERT INTO network_versions (network_id, version, name, description, members, router, max_hops, concurrency, metadata, worker_pool, max_cost_usd)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::numeric)`,
-    [networkId, version, d.name, d.description, d.members, d.router, d.max_hops, d.concurrency, d.metadata, d.worker_pool, d.max_cost_usd],
+    `INSERT INTO network_versions (network_id, version, name, description, members, router, max_hops, concurrency, metadata, worker_pool, max_cost_usd, memory)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::numeric, $12)`,
+    [
+      networkId,
+      version,
+      d.name,
+      d.description,
+      d.members,
+      d.router,
+      d.max_hops,
+      d.concurrency,
+      d.metadata,
+      d.worker_pool,
+      d.max_cost_usd,
+      d.memory,
+    ],
   );
 }
 

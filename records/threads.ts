@@ -8,6 +8,7 @@ import { newId } from './ids.js';
 import type { Queryable } from './db.js';
 import { selectPage, type Page, type PageRequest } from './pagination.js';
 import { recordEvent } from './events.js';
+import { forgetThread } from './memories.js';
 
 export interface ThreadRecord {
   id: string;
@@ -243,13 +244,17 @@ export async function nextRunOnThread(db: Queryable, threadId: string): Promise<
 export interface ThreadDeletion {
   messages: number;
   runs: number;
+  /** Memories learned only from the thread. */
+  memories: number;
 }
 
 /**
- * Deletes a thread and its messages, and clears the conversation its runs hold (their input, output and steps'
+ * Deletes a thread and its messages and the memories learned only from it, and clears the conversation its runs hold (their input, output and steps'
  * messages, as retention clears them; a network run's hops too), keeping what they cost. In one transaction, with its event.
  */
 export async function deleteThread(tx: Queryable, projectId: string, threadId: string): Promise<ThreadDeletion | null> {
+  // What was learned from the thread goes with it: a memory it alone supports is deleted, and the subject's others settled.
+  const memories = await forgetThread(tx, projectId, threadId);
   const { rows } = await tx.query<{ message_count: number }>(
     'DELETE FROM threads WHERE id = $1 AND project_id = $2 RETURNING message_count',
     [threadId, projectId],
@@ -263,5 +268,5 @@ export async function deleteThread(tx: Queryable, projectId: string, threadId: s
     [threadId, projectId],
   );
   await recordEvent(tx, projectId, 'thread.deleted', { object: 'thread', id: threadId });
-  return { messages: rows[0]!.message_count, runs: cleared.rowCount ?? 0 };
+  return { messages: rows[0]!.message_count, runs: cleared.rowCount ?? 0, memories };
 }

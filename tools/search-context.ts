@@ -6,6 +6,7 @@
 import type { ToolSpec } from '../models/messages.js';
 import type { Queryable } from '../records/db.js';
 import { matchingNodes, matchingPassages, relationsAmong } from '../records/graph-search.js';
+import { searchMemories } from '../records/memories.js';
 import type { Citation } from '../records/run-steps.js';
 import { embedQuery } from '../models/embeddings.js';
 import { argumentsValidator } from './argument-schemas.js';
@@ -17,6 +18,8 @@ export interface ContextScope {
   projectId: string;
   /** The embedding model's folder, if installed: passages are found by meaning as well as words. */
   embeddingModelDir?: string;
+  /** The subject whose memories are searched too, when the run is given them. */
+  memorySubject?: string | null;
 }
 
 const PARAMETERS = {
@@ -51,16 +54,17 @@ export async function searchContext(args: Record<string, unknown>, scope: Contex
   if (problem) return { content: `The arguments do not match the tool's parameters: ${problem}`, is_error: true };
   const query = (args.query as string).replaceAll('\u0000', '');
   const limit = (args.limit as number | undefined) ?? 5;
-  const [passages, nodes] = await Promise.all([
+  const [passages, nodes, memories] = await Promise.all([
     matchingPassages(scope.db, scope.projectId, query, limit, await embedQuery(scope.embeddingModelDir, query).catch(() => undefined)),
     matchingNodes(scope.db, scope.projectId, query, undefined, limit),
+    scope.memorySubject ? searchMemories(scope.db, scope.projectId, scope.memorySubject, query, limit) : Promise.resolve([]),
   ]);
   const relations = await relationsAmong(
     scope.db,
     nodes.map((n) => n.id),
     limit,
   );
-  if (passages.length === 0 && nodes.length === 0)
+  if (passages.length === 0 && nodes.length === 0 && memories.length === 0)
     return { content: `Nothing in the project's context matches ${JSON.stringify(query)}.`, is_error: false };
 
   const citations: Citation[] = passages.map((p) => ({
@@ -86,6 +90,17 @@ export async function searchContext(args: Record<string, unknown>, scope: Contex
       const source = r.sources[0];
       lines.push(
         `- ${r.source.name} ${r.relation.replaceAll('_', ' ')} ${r.target.name}${source ? ` (${JSON.stringify(source.filename)}, ${where(source)})` : ''}`,
+      );
+    }
+  }
+  if (memories.length > 0) {
+    if (lines.length > 0) lines.push('');
+    lines.push('What the user said before:');
+    for (const m of memories) {
+      const said = m.sources.at(-1);
+      const superseded = m.status === 'superseded' ? ' (no longer true: superseded by a later statement)' : '';
+      lines.push(
+        `- ${m.statement}${superseded}${said ? `, in their words: ${JSON.stringify(said.quote)} (${said.learned_at.toISOString().slice(0, 10)})` : ''}`,
       );
     }
   }

@@ -30,6 +30,8 @@ export interface ToolContext extends Reach {
    * calls' `_meta`, so that a tool which honours it performs a call once however often a retry sends it.
    */
   idempotencyKey?: string;
+  /** The subject whose memories the run is given, if any: `search_context` searches them too. */
+  memorySubject?: string | null;
 }
 
 /**
@@ -47,7 +49,7 @@ export async function offeredTools(definitions: ToolDefinition[], ctx: ToolConte
     }),
   );
   if (ctx.attachmentIds.length > 0) offered.push([await readFileSpec(ctx)]);
-  if (await hasContext(ctx)) offered.push([searchContextSpec]);
+  if (ctx.memorySubject || (await hasContext(ctx))) offered.push([searchContextSpec]);
   const specs = offered.flat();
   checkOffered(specs);
   return specs;

@@ -9,6 +9,7 @@ import { createMaintenanceActivities } from './maintenance/activities.js';
 import { createRunActivities } from './runs/activities.js';
 import { createNetworkActivities } from './networks/activities.js';
 import { createQualityActivities } from './quality/activities.js';
+import { createMemoryActivities } from './memory/activities.js';
 import { createWebhookActivities } from './webhooks/activities.js';
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from './webhooks/client.js';
 import type { ModelCatalogue } from '../models/catalogue.js';
@@ -36,5 +37,6 @@ export const createActivities = (dependencies: ActivityDependencies) => ({
   ...createRunActivities(dependencies),
   ...createNetworkActivities(dependencies),
   ...createQualityActivities(dependencies),
+  ...createMemoryActivities(dependencies),
   ...createWebhookActivities({ db: dependencies.db, webhooks: dependencies.webhooks ?? DEFAULT_WEBHOOK_SETTINGS }),
 });

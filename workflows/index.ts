@@ -13,4 +13,5 @@ export { maintenanceWorkflow } from './maintenance/workflow.js';
 export { agentRunWorkflow } from './runs/workflow.js';
 export { networkRunWorkflow } from './networks/workflow.js';
 export { qualityBackfillWorkflow, runJudgeWorkflow } from './quality/workflow.js';
+export { memoryWorkflow } from './memory/workflow.js';
 export { webhookDeliveryWorkflow } from './webhooks/workflow.js';

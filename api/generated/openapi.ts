@@ -402,6 +402,42 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/memories": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Memories, newest first by default, each with its sources: the thread, run and message it was stated in, and the span of that message (character offsets, end exclusive, and the words themselves). Needs `agents:read`. */
+        get: operations["listMemories"];
+        put?: never;
+        post?: never;
+        /** Forget a subject: its memories and their sources, its threads and their messages, and the conversation of every run made for it (input, output and steps' messages, its network runs' hops too; the runs stay, with their usage and cost). One transaction; the answer counts what was removed, by kind, and the audit log keeps the request. While a run for the subject is still to end, 409 `subject_busy`. Needs `agents:run`. */
+        delete: operations["forgetSubject"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/memories/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a memory with its sources. Needs `agents:read`. */
+        get: operations["getMemory"];
+        put?: never;
+        post?: never;
+        /** Delete a memory. Were it the current one of its attribute, the one it superseded (if any) is current again. Needs `agents:run`. */
+        delete: operations["deleteMemory"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/approvals": {
         parameters: {
             query?: never;
@@ -1150,6 +1186,10 @@ export interface components {
             /** @description More than 1 */
             has_more: boolean;
         };
+        /** @description Memory (default off). When enabled, a completed run on a thread for a subject (`subject_id`) has the facts the subject stated stored as memories, each citing its message; later runs for the subject are given its current memories, and `search_context` searches them. A network's setting covers its runs and their hops. */
+        MemorySettings: {
+            enabled: boolean;
+        };
         /** @description The end user, customer or account a thread or run is with (any string of yours); memories are kept per subject. */
         SubjectId: components["schemas"]["Text"];
         CreateThreadRequest: {
@@ -1189,8 +1229,76 @@ export interface components {
             /** @constant */
             deleted: true;
             messages_removed: number;
+            /** @description Memories learned only from the thread. */
+            memories_removed: number;
             /** @description Runs on the thread whose conversation was cleared. */
             runs_cleared: number;
+        };
+        Memory: {
+            id: string;
+            /** @constant */
+            object: "memory";
+            subject_id: string;
+            /** @description What the fact is about (`name`, `email`, `lives in`, `opinion of tea`): one value at a time. */
+            attribute: string;
+            value: string;
+            /** @description The fact in words, as runs are given it. */
+            statement: string;
+            confidence: number;
+            /** @description `rules`, the offline engine, or the model that read it. */
+            extractor: string;
+            /**
+             * @description `superseded`: a later statement of the same attribute contradicts it (kept, with the reason).
+             * @enum {string}
+             */
+            status: "current" | "superseded";
+            superseded_by: string | null;
+            superseded_reason: string | null;
+            superseded_at: number | null;
+            /** @description When it was first stated. */
+            learned_at: number;
+            /** @description Every statement of it, oldest first: a memory lives while it has one. */
+            sources: {
+                thread_id: string;
+                run_id: string;
+                message_id: string;
+                /** @description Where the statement starts in the message, in characters (Unicode code points). */
+                start: number;
+                /** @description Where it ends (exclusive). */
+                end: number;
+                /** @description The words of the statement. */
+                quote: string;
+                learned_at: number;
+            }[];
+        };
+        DeletedMemory: {
+            id: string;
+            /** @constant */
+            object: "memory";
+            /** @constant */
+            deleted: true;
+        };
+        ForgottenSubject: {
+            /** @description The subject. */
+            id: string;
+            /** @constant */
+            object: "subject";
+            /** @constant */
+            forgotten: true;
+            removed: {
+                memories: {
+                    current: number;
+                    superseded: number;
+                };
+                memory_sources: number;
+                threads: number;
+                thread_messages: {
+                    user: number;
+                    assistant: number;
+                };
+                /** @description Runs for the subject (and their hops) whose conversation was cleared. */
+                runs_cleared: number;
+            };
         };
         DeletedFile: {
             id: string;
@@ -1453,7 +1561,7 @@ export interface components {
             deleted: true;
         };
         /** @enum {string} */
-        EventType: "file.processed" | "file.failed" | "file.deleted" | "run.completed" | "run.failed" | "run.cancelled" | "network_run.completed" | "network_run.failed" | "network_run.cancelled" | "webhook_endpoint.disabled" | "budget.threshold_reached" | "approval.requested" | "approval.resolved" | "thread.created" | "thread.updated" | "thread.deleted";
+        EventType: "file.processed" | "file.failed" | "file.deleted" | "run.completed" | "run.failed" | "run.cancelled" | "network_run.completed" | "network_run.failed" | "network_run.cancelled" | "webhook_endpoint.disabled" | "budget.threshold_reached" | "approval.requested" | "approval.resolved" | "thread.created" | "thread.updated" | "thread.deleted" | "memory.created" | "memory.superseded" | "memory.deleted";
         /** @description A thin event: `data` names the object it is about; read the object's current state from the API. The same body is what a webhook delivers. */
         Event: {
             id: string;
@@ -1701,6 +1809,7 @@ export interface components {
             approval_timeout_seconds?: number;
             /** @description The cap on each of its runs, unless a run sets its own; default none. */
             max_cost_usd?: components["schemas"]["CostCap"];
+            memory?: components["schemas"]["MemorySettings"];
             metadata?: components["schemas"]["Metadata"];
         };
         /** @description The Kubernetes resource that manages a record: the platform refuses changes that do not come from it (409 `managed_by_kubernetes`); edit the resource instead. */
@@ -1740,6 +1849,7 @@ export interface components {
             approval_timeout_seconds: number;
             /** @description The cap on each of its runs, decimal USD; null for none. */
             max_cost_usd: string | null;
+            memory: components["schemas"]["MemorySettings"];
             metadata: components["schemas"]["Metadata"];
             /** @description Starts at 1; each update adds one. */
             version: number;
@@ -2117,6 +2227,7 @@ export interface components {
             worker_pool?: components["schemas"]["WorkerPool"];
             /** @description The cap on each of its runs, hops included, unless a run sets its own; default none. */
             max_cost_usd?: components["schemas"]["CostCap"];
+            memory?: components["schemas"]["MemorySettings"];
         };
         /** @description The task queue of workers dedicated to this network (`agentplane worker` with AGENTPLANE_TASK_QUEUE set to it): its runs and every hop of them run there. `null`: the shared workers. Until a worker polls the queue, runs stay queued. Only a pool the operator runs for the caller's project (AGENTPLANE_WORKER_POOLS) is accepted, or, from the Kubernetes controller's key, one of its `network.…` pools; any other answers 400 `unknown_worker_pool`. */
         WorkerPool: string | null;
@@ -2140,6 +2251,7 @@ export interface components {
             max_hops: number;
             /** @description The cap on each of its runs, hops included, decimal USD; null for none. */
             max_cost_usd: string | null;
+            memory: components["schemas"]["MemorySettings"];
             concurrency: components["schemas"]["Concurrency"];
             metadata: components["schemas"]["Metadata"];
             version: number;
@@ -3125,6 +3237,7 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };
@@ -3213,6 +3326,128 @@ export interface operations {
                     "application/json": components["schemas"]["ListEnvelope"] & {
                         data?: components["schemas"]["ThreadMessage"][];
                     };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    listMemories: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["Limit"];
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. Empty (`after=`) is no cursor: the first page. */
+                after?: components["parameters"]["After"];
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. Empty (`before=`) is no cursor. */
+                before?: components["parameters"]["Before"];
+                order?: components["parameters"]["Order"];
+                subject_id?: components["schemas"]["SubjectId"];
+                status?: "current" | "superseded";
+                /** @description Only memories with a source in this thread. */
+                thread_id?: components["schemas"]["ObjectId"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of memories. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListEnvelope"] & {
+                        data?: components["schemas"]["Memory"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    forgetSubject: {
+        parameters: {
+            query: {
+                subject_id: components["schemas"]["SubjectId"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What was removed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForgottenSubject"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getMemory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The memory. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Memory"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    deleteMemory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The memory, deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedMemory"];
                 };
             };
             400: components["responses"]["Error"];

@@ -37,3 +37,4 @@ CREATE INDEX thread_messages_project ON thread_messages (project_id);
 ALTER TABLE runs ADD COLUMN thread_id text;
 ALTER TABLE runs ADD COLUMN subject_id text;
 CREATE INDEX runs_thread ON runs (thread_id, created_at, id) WHERE thread_id IS NOT NULL;
+CREATE INDEX runs_subject ON runs (project_id, subject_id) WHERE subject_id IS NOT NULL;

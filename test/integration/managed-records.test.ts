@@ -221,6 +221,7 @@ describe("a network's worker pool", function () {
     const network = await insertNetwork(stack.api.services.db, other.projectId, {
       name: 'stowaway',
       description: null,
+      memory: { enabled: false },
       members: [member.id],
       router: { type: 'sequential' },
       max_cost_usd: null,

@@ -207,7 +207,14 @@ describe('threads: conversations that last', function () {
 
     const deleted = await client.delete(`/v1/threads/${thread.id}`);
     assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
-    assert.deepEqual(deleted.body, { id: thread.id, object: 'thread', deleted: true, messages_removed: 4, runs_cleared: 3 });
+    assert.deepEqual(deleted.body, {
+      id: thread.id,
+      object: 'thread',
+      deleted: true,
+      messages_removed: 4,
+      memories_removed: 0,
+      runs_cleared: 3,
+    });
     assert.equal((await client.get(`/v1/threads/${thread.id}`)).status, 404);
     const after = (await client.get(`/v1/runs/${run.body.id}`)).body;
     assert.deepEqual(after.input, []);

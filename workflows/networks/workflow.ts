@@ -23,6 +23,7 @@ import { runWorkflowId } from '../runs/ids.js';
 import { networkRunWorkflowId } from './ids.js';
 import { judgeEndedRun } from '../quality/workflow.js';
 import { wakeOnThread } from '../runs/thread-turn.js';
+import { learnFromEndedRun } from '../memory/workflow.js';
 import { MODEL_RETRY_MAX_INTERVAL_MS } from '../../models/retry-interval.js';
 import { COST_LIMIT_REACHED, FINAL_MODEL_FAILURES } from '../../models/failure-kinds.js';
 import { failureMessage } from '../failure-message.js';
@@ -65,6 +66,7 @@ export async function networkRunWorkflow({ runId }: { runId: string }): Promise<
           .signal(admitSignal)
           .catch(() => undefined);
       await wakeOnThread(ending);
+      await learnFromEndedRun(runId, ending);
       await judgeEndedRun(runId, ending);
     });
 

@@ -44,6 +44,7 @@ import { runModelStep } from '../model-step.js';
 import { outputAllowance } from '../../models/model-call.js';
 import { handoffOf, handoffToolFor } from './handoff.js';
 import { messageTokens, nextRunOnThread } from '../../records/threads.js';
+import { keepsMemories, rememberedSubject } from '../../records/memories.js';
 import { runWorkflowId } from './ids.js';
 import { networkRunWorkflowId } from '../networks/ids.js';
 
@@ -70,6 +71,8 @@ export interface RunEnding {
   next: string | null;
   /** The workflow of the thread's next run waiting its turn, for the workflow to wake (an agent's or a network's). */
   threadNext?: string | null;
+  /** The run completed on a thread for a subject, with memory on: what the subject stated is to be learned. */
+  memory?: boolean;
   /** The run has an answer for the judge to score (a judge is configured). */
   judge?: boolean;
 }
@@ -102,13 +105,14 @@ function runReader(db: Db): (runId: string) => Promise<{ run: RunRecord; agent: 
 
 export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embeddingModelDir }: RunActivityDependencies) => {
   const runAndAgent = runReader(db);
-  const toolContext = (run: RunRecord, signal: AbortSignal): ToolContext => ({
+  const toolContext = async (run: RunRecord, agent: AgentDefinition, signal: AbortSignal): Promise<ToolContext> => ({
     signal,
     allowPrivate: toolsAllowPrivate,
     db,
     projectId: run.project_id,
     attachmentIds: run.file_ids,
     embeddingModelDir,
+    memorySubject: await rememberedSubject(db, run, agent.memory.enabled),
   });
 
   /**
@@ -130,7 +134,7 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
       const choice = chooseModels(models.catalogue, run, agent, attachments);
       const handoff = await handoffToolFor(db, run);
       const specs = [
-        ...(await offeredTools(agent.tools as ToolDefinition[], toolContext(run, Context.current().cancellationSignal))),
+        ...(await offeredTools(agent.tools as ToolDefinition[], await toolContext(run, agent, Context.current().cancellationSignal))),
         ...(handoff ? [handoff] : []),
       ];
       await recordPlan(db, run.id, { toolSpecs: specs, resolvedModel: choice.candidates[0]!, reason: choice.reason });
@@ -181,7 +185,12 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
       ]);
       await endIn(tx, run, { status, outputText, error });
     });
-    return { next: await nextAfter(run), threadNext: await threadNextAfter(run), judge: judging(outputText) };
+    return {
+      next: await nextAfter(run),
+      threadNext: await threadNextAfter(run),
+      memory: status === 'completed' && (await keepsMemories(db, run)),
+      judge: judging(outputText),
+    };
   };
 
   return {
@@ -245,7 +254,12 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
               toolCalls,
               ended: recorded
                 ? await end(runId, 'completed')
-                : { next: await nextAfter(run), threadNext: await threadNextAfter(run), judge: judging(reply.content) },
+                : {
+                    next: await nextAfter(run),
+                    threadNext: await threadNextAfter(run),
+                    memory: await keepsMemories(db, run),
+                    judge: judging(reply.content),
+                  },
             };
           },
         },
@@ -280,7 +294,7 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
           callSignal = signal;
           // One key per call, the same for each attempt at it.
           const result = await invokeTool(call.agent.tools as ToolDefinition[], approved, {
-            ...toolContext(call.run, signal),
+            ...(await toolContext(call.run, call.agent, signal)),
             idempotencyKey: `${runId}-${stepIndex}`,
           });
           await outlastDatabaseOutage(

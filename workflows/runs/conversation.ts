@@ -10,6 +10,7 @@ import { runById, type RunRecord } from '../../records/runs.js';
 import { stepsOf, type RunStepRecord } from '../../records/run-steps.js';
 import type { AgentDefinition } from '../../records/agents.js';
 import { historyWithin, messageTokens } from '../../records/threads.js';
+import { currentMemories, rememberedSubject, type MemoryRecord } from '../../records/memories.js';
 
 // How much of each attachment's text goes into the context; the model reads further with `read_file`.
 const ATTACHMENT_PREVIEW_CHARS = 20_000;
@@ -42,6 +43,12 @@ async function attachmentMessage(db: Queryable, run: RunRecord, vision: boolean)
     }
   }
   return { role: 'user', content: parts };
+}
+
+/** The subject's current memories as the model reads them: each fact, and when it was stated. */
+function memoryMessage(memories: MemoryRecord[]): string {
+  const lines = memories.map((m) => `- ${m.statement} (stated ${m.learned_at.toISOString().slice(0, 10)})`);
+  return `What the user has told you before, in earlier conversations (newest first; search_context finds more):\n${lines.join('\n')}`;
 }
 
 const omissionNote = (omitted: number) => `${omitted} earlier message(s) of this conversation are not shown.`;
@@ -84,6 +91,9 @@ export async function conversationFor(
 ): Promise<ChatMessage[]> {
   const head: ChatMessage[] = [];
   if (agent.instructions) head.push({ role: 'system', content: agent.instructions });
+  const subject = await rememberedSubject(db, run, agent.memory.enabled);
+  const memories = subject ? await currentMemories(db, run.project_id, subject) : [];
+  if (memories.length > 0) head.push({ role: 'system', content: memoryMessage(memories) });
   const earlier = run.previous_run_id ? await runById(db, run.previous_run_id) : null;
   if (earlier) head.push(...(await turnsOf(db, earlier)));
   const tail: ChatMessage[] = [];

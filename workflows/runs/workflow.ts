@@ -20,6 +20,7 @@ import type { RunError } from '../../records/runs.js';
 import { ADMIT_SIGNAL, APPROVAL_SIGNAL, HANDOFF_TOOL, runWorkflowId } from './ids.js';
 import { judgeEndedRun } from '../quality/workflow.js';
 import { wakeOnThread } from './thread-turn.js';
+import { learnFromEndedRun } from '../memory/workflow.js';
 import { MODEL_RETRY_MAX_INTERVAL_MS } from '../../models/retry-interval.js';
 import { TOOL_RETRY_MAX_INTERVAL_MS } from '../../tools/outcomes.js';
 import { COST_LIMIT_REACHED, FINAL_MODEL_FAILURES } from '../../models/failure-kinds.js';
@@ -122,6 +123,7 @@ export async function agentRunWorkflow({ runId }: { runId: string }): Promise<vo
     CancellationScope.nonCancellable(async () => {
       await wake(ending.next);
       await wakeOnThread(ending);
+      await learnFromEndedRun(runId, ending);
       await judgeEndedRun(runId, ending);
     });
   const end = (status: 'completed' | 'failed' | 'cancelled', error?: RunError) =>

@@ -48,6 +48,7 @@ export function agentRoutes(router: Router<ApiState>, deps: ApiDeps): void {
             max_steps: body.max_steps ?? DEFAULT_MAX_STEPS,
             approval_timeout_seconds: body.approval_timeout_seconds ?? DEFAULT_APPROVAL_TIMEOUT_SECONDS,
             max_cost_usd: body.max_cost_usd ?? null,
+            memory: body.memory ?? { enabled: false },
             metadata: body.metadata ?? {},
           },
           managed,

@@ -45,6 +45,7 @@ export function networkRoutes(router: Router<ApiState>, deps: ApiDeps): void {
             metadata: body.metadata ?? {},
             worker_pool: body.worker_pool ?? null,
             max_cost_usd: body.max_cost_usd ?? null,
+            memory: body.memory ?? { enabled: false },
           },
           managed,
         );

@@ -24,6 +24,9 @@ export const EVENT_TYPES = [
   'thread.created',
   'thread.updated',
   'thread.deleted',
+  'memory.created',
+  'memory.superseded',
+  'memory.deleted',
 ] as const satisfies readonly EventType[];
 
 export const SCOPES = [
@@ -65,6 +68,7 @@ export const AUDIT_ACTIONS = [
   'budget.update',
   'file.create',
   'file.delete',
+  'memory.delete',
   'network.create',
   'network.delete',
   'network.update',
@@ -73,6 +77,7 @@ export const AUDIT_ACTIONS = [
   'run.create',
   'session.create',
   'session.end',
+  'subject.forget',
   'thread.create',
   'thread.delete',
   'webhook_delivery.redeliver',

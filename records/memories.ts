@@ -1,0 +1,429 @@
+/**
+ * Memories: facts learned about a subject, each supported by the spans of the thread messages that stated it. A
+ * memory lives exactly as long as one of its sources does, so deleting a thread deletes what was learned only
+ * from it and nothing else. Of the memories of one subject and attribute, the one stated last is `current`; the
+ * others are `superseded` by it, with the reason, and come back should it go.
+ */
+import { newId } from './ids.js';
+import type { Queryable } from './db.js';
+import { selectPage, type Page, type PageRequest } from './pagination.js';
+import { recordEvent } from './events.js';
+
+export interface MemorySource {
+  thread_id: string;
+  run_id: string;
+  message_id: string;
+  start: number;
+  end: number;
+  quote: string;
+  learned_at: Date;
+}
+
+export interface MemoryRecord {
+  id: string;
+  project_id: string;
+  subject_id: string;
+  attribute: string;
+  value: string;
+  statement: string;
+  confidence: number;
+  extractor: string;
+  status: 'current' | 'superseded';
+  superseded_by: string | null;
+  superseded_reason: string | null;
+  superseded_at: Date | null;
+  learned_at: Date;
+  created_at: Date;
+  sources: MemorySource[];
+}
+
+/** A fact as the engine read it from one message of a thread. */
+export interface LearnedFact {
+  attribute: string;
+  value: string;
+  valueKey: string;
+  statement: string;
+  confidence: number;
+  extractor: string;
+  source: {
+    threadId: string;
+    runId: string;
+    messageId: string;
+    messageSeq: number;
+    start: number;
+    end: number;
+    quote: string;
+    learnedAt: Date;
+  };
+}
+
+const COLUMNS = `id, project_id, subject_id, attribute, value, statement, confidence, extractor, status, superseded_by, superseded_reason,
+  superseded_at, learned_at, created_at,
+  (SELECT coalesce(jsonb_agg(jsonb_build_object('thread_id', s.thread_id, 'run_id', s.run_id, 'message_id', s.message_id,
+     'start', s.start_offset, 'end', s.end_offset, 'quote', s.quote, 'learned_at', s.learned_at) ORDER BY s.learned_at, s.message_seq, s.start_offset), '[]')
+   FROM memory_sources s WHERE s.memory_id = memories.id) AS sources`;
+
+/** Sources come back as JSON: their times as text. */
+function withDates(record: MemoryRecord): MemoryRecord {
+  return { ...record, sources: record.sources.map((s) => ({ ...s, learned_at: new Date(s.learned_at) })) };
+}
+
+/**
+ * Holds the subjects' memories until the transaction ends (in one order, so that two transactions cannot wait on
+ * each other): what is learned about a subject, and what is forgotten of it, are settled one at a time.
+ */
+async function lockSubjects(tx: Queryable, projectId: string, subjectIds: string[]): Promise<void> {
+  for (const subjectId of [...new Set(subjectIds)].sort())
+    await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`memories:${projectId}:${subjectId}`]);
+}
+
+/**
+ * Stores what a run's messages stated about `subjectId`: a new memory per new fact, a further source for a fact
+ * already known, then the subject's current memory of each attribute touched chosen again. In the caller's
+ * transaction, which holds the thread's row: a thread deleted meanwhile has no messages left to cite, and nothing
+ * is stored. Storing the same facts again adds nothing (a worker that dies mid-way runs this again).
+ */
+export async function learnFacts(
+  tx: Queryable,
+  projectId: string,
+  subjectId: string,
+  facts: LearnedFact[],
+): Promise<{ created: string[] }> {
+  const created: string[] = [];
+  const attributes = new Set<string>();
+  await lockSubjects(tx, projectId, [subjectId]);
+  for (const fact of facts) {
+    const { rows } = await tx.query<{ id: string; inserted: boolean }>(
+      `INSERT INTO memories (id, project_id, subject_id, attribute, value, value_key, statement, confidence, extractor, learned_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+       ON CONFLICT (project_id, subject_id, attribute, value_key) DO UPDATE SET confidence = greatest(memories.confidence, EXCLUDED.confidence)
+       RETURNING id, (xmax = 0) AS inserted`,
+      [
+        newId('mem'),
+        projectId,
+        subjectId,
+        fact.attribute,
+        fact.value,
+        fact.valueKey,
+        fact.statement,
+        fact.confidence,
+        fact.extractor,
+        fact.source.learnedAt,
+      ],
+    );
+    const memory = rows[0]!;
+    const source = fact.source;
+    const added = await tx.query(
+      `INSERT INTO memory_sources (memory_id, project_id, thread_id, run_id, message_id, message_seq, start_offset, end_offset, quote, learned_at)
+       SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 WHERE EXISTS (SELECT 1 FROM thread_messages WHERE id = $5)
+       ON CONFLICT DO NOTHING`,
+      [
+        memory.id,
+        projectId,
+        source.threadId,
+        source.runId,
+        source.messageId,
+        source.messageSeq,
+        source.start,
+        source.end,
+        source.quote,
+        source.learnedAt,
+      ],
+    );
+    if (memory.inserted && added.rowCount === 0) {
+      // Its message is gone: a memory without a source is not kept.
+      await tx.query('DELETE FROM memories WHERE id = $1', [memory.id]);
+      continue;
+    }
+    if (memory.inserted) {
+      created.push(memory.id);
+      await recordEvent(tx, projectId, 'memory.created', { object: 'memory', id: memory.id });
+    }
+    attributes.add(fact.attribute);
+  }
+  await settle(tx, projectId, subjectId, [...attributes]);
+  return { created };
+}
+
+/**
+ * Chooses again, for each attribute, which of the subject's memories is current: the one stated last (by its
+ * latest source). The others are marked superseded by it, with the reason; one it had superseded that is now the
+ * latest (the later statement's thread was deleted) is current again.
+ */
+async function settle(tx: Queryable, projectId: string, subjectId: string, attributes: string[]): Promise<void> {
+  if (attributes.length === 0) return;
+  const { rows } = await tx.query<{
+    id: string;
+    attribute: string;
+    status: string;
+    superseded_by: string | null;
+    statement: string;
+    latest: string;
+  }>(
+    `SELECT m.id, m.attribute, m.status, m.superseded_by, m.statement, l.message_id AS latest
+     FROM memories m
+     CROSS JOIN LATERAL (
+       SELECT s.message_id, s.learned_at, s.message_seq, s.start_offset FROM memory_sources s WHERE s.memory_id = m.id
+       ORDER BY s.learned_at DESC, s.message_seq DESC, s.start_offset DESC LIMIT 1
+     ) l
+     WHERE m.project_id = $1 AND m.subject_id = $2 AND m.attribute = ANY($3::text[])
+     ORDER BY m.attribute, l.learned_at DESC, l.message_seq DESC, l.start_offset DESC, m.id`,
+    [projectId, subjectId, attributes],
+  );
+  const byAttribute = new Map<string, typeof rows>();
+  for (const row of rows) byAttribute.set(row.attribute, [...(byAttribute.get(row.attribute) ?? []), row]);
+  for (const [, memories] of byAttribute) {
+    const [winner, ...older] = memories;
+    if (winner!.status !== 'current') {
+      await tx.query(
+        `UPDATE memories SET status = 'current', superseded_by = NULL, superseded_reason = NULL, superseded_at = NULL WHERE id = $1`,
+        [winner!.id],
+      );
+    }
+    for (const memory of older) {
+      if (memory.status === 'superseded' && memory.superseded_by === winner!.id) continue;
+      await tx.query(
+        `UPDATE memories SET status = 'superseded', superseded_by = $2, superseded_reason = $3, superseded_at = now() WHERE id = $1`,
+        [memory.id, winner!.id, `Contradicted by a later statement, ${JSON.stringify(winner!.statement)} (message ${winner!.latest}).`],
+      );
+      if (memory.status === 'current') await recordEvent(tx, projectId, 'memory.superseded', { object: 'memory', id: memory.id });
+    }
+  }
+}
+
+/** Deletes those of `candidates` left without a source, with their events, and settles what is left. */
+async function dropUnsupported(
+  tx: Queryable,
+  projectId: string,
+  candidates: { id: string; subject_id: string; attribute: string }[],
+): Promise<number> {
+  if (candidates.length === 0) return 0;
+  const { rows } = await tx.query<{ id: string; subject_id: string; attribute: string }>(
+    `DELETE FROM memories m WHERE m.id = ANY($1::text[]) AND NOT EXISTS (SELECT 1 FROM memory_sources s WHERE s.memory_id = m.id)
+     RETURNING id, subject_id, attribute`,
+    [candidates.map((c) => c.id)],
+  );
+  for (const row of rows) await recordEvent(tx, projectId, 'memory.deleted', { object: 'memory', id: row.id });
+  const touched = new Map<string, Set<string>>();
+  for (const c of candidates) touched.set(c.subject_id, (touched.get(c.subject_id) ?? new Set()).add(c.attribute));
+  for (const [subject, attributes] of touched) await settle(tx, projectId, subject, [...attributes]);
+  return rows.length;
+}
+
+/** Removes a thread's sources, and the memories learned only from it; answers how many memories went. */
+export async function forgetThread(tx: Queryable, projectId: string, threadId: string): Promise<number> {
+  const subjects = await tx.query<{ subject_id: string }>(
+    'SELECT DISTINCT m.subject_id FROM memory_sources s JOIN memories m ON m.id = s.memory_id WHERE s.thread_id = $1 AND s.project_id = $2',
+    [threadId, projectId],
+  );
+  await lockSubjects(
+    tx,
+    projectId,
+    subjects.rows.map((r) => r.subject_id),
+  );
+  const { rows } = await tx.query<{ id: string; subject_id: string; attribute: string }>(
+    `WITH gone AS (DELETE FROM memory_sources WHERE thread_id = $1 AND project_id = $2 RETURNING memory_id)
+     SELECT DISTINCT m.id, m.subject_id, m.attribute FROM memories m JOIN gone ON gone.memory_id = m.id`,
+    [threadId, projectId],
+  );
+  return dropUnsupported(tx, projectId, rows);
+}
+
+export async function deleteMemory(tx: Queryable, projectId: string, id: string): Promise<boolean> {
+  const subject = await tx.query<{ subject_id: string }>('SELECT subject_id FROM memories WHERE id = $1 AND project_id = $2', [
+    id,
+    projectId,
+  ]);
+  if (subject.rows.length === 0) return false;
+  await lockSubjects(tx, projectId, [subject.rows[0]!.subject_id]);
+  const { rows } = await tx.query<{ subject_id: string; attribute: string }>(
+    'DELETE FROM memories WHERE id = $1 AND project_id = $2 RETURNING subject_id, attribute',
+    [id, projectId],
+  );
+  if (rows.length === 0) return false;
+  await recordEvent(tx, projectId, 'memory.deleted', { object: 'memory', id });
+  await settle(tx, projectId, rows[0]!.subject_id, [rows[0]!.attribute]);
+  return true;
+}
+
+export async function findMemory(db: Queryable, projectId: string, id: string): Promise<MemoryRecord | null> {
+  const { rows } = await db.query<MemoryRecord>(`SELECT ${COLUMNS} FROM memories WHERE id = $1 AND project_id = $2`, [id, projectId]);
+  return rows[0] ? withDates(rows[0]) : null;
+}
+
+export interface MemoryFilters {
+  subjectId?: string;
+  status?: 'current' | 'superseded';
+  threadId?: string;
+}
+
+export async function listMemories(
+  db: Queryable,
+  projectId: string,
+  page: PageRequest,
+  filters: MemoryFilters,
+): Promise<Page<MemoryRecord>> {
+  const conditions: [string, ...unknown[]][] = [];
+  if (filters.threadId !== undefined)
+    conditions.push(['EXISTS (SELECT 1 FROM memory_sources s WHERE s.memory_id = memories.id AND s.thread_id = ?)', filters.threadId]);
+  const found = await selectPage<MemoryRecord>(db, {
+    table: 'memories',
+    columns: COLUMNS,
+    projectId,
+    where: { subject_id: filters.subjectId, status: filters.status },
+    conditions,
+    page,
+  });
+  return { ...found, rows: found.rows.map(withDates) };
+}
+
+// The most a run is given: the subject's newest current memories.
+export const MEMORIES_IN_CONTEXT = 50;
+
+/**
+ * Whether the run's subject is remembered: a run (not a hop) on a thread for a subject, of an agent or network with
+ * memory on.
+ */
+export async function keepsMemories(
+  db: Queryable,
+  run: {
+    thread_id: string | null;
+    subject_id: string | null;
+    parent_run_id: string | null;
+    agent_id: string | null;
+    agent_version: number | null;
+    network_id: string | null;
+    network_version: number | null;
+  },
+): Promise<boolean> {
+  if (!run.thread_id || !run.subject_id || run.parent_run_id) return false;
+  const { rows } = await db.query<{ enabled: boolean }>(
+    run.network_id
+      ? `SELECT (memory->>'enabled')::boolean AS enabled FROM network_versions WHERE network_id = $1 AND version = $2`
+      : `SELECT (memory->>'enabled')::boolean AS enabled FROM agent_versions WHERE agent_id = $1 AND version = $2`,
+    run.network_id ? [run.network_id, run.network_version] : [run.agent_id, run.agent_version],
+  );
+  return rows[0]?.enabled === true;
+}
+
+/**
+ * The subject a run is given memories of, if any: its own (or, for a network's hop, its network run's) subject, when
+ * its agent keeps memories, or the hop's network does.
+ */
+export async function rememberedSubject(
+  db: Queryable,
+  run: { subject_id: string | null; parent_run_id: string | null },
+  agentRemembers: boolean,
+): Promise<string | null> {
+  if (!run.parent_run_id) return agentRemembers ? run.subject_id : null;
+  const { rows } = await db.query<{ subject_id: string | null; enabled: boolean | null }>(
+    `SELECT p.subject_id, (v.memory->>'enabled')::boolean AS enabled FROM runs p
+     LEFT JOIN network_versions v ON v.network_id = p.network_id AND v.version = p.network_version WHERE p.id = $1`,
+    [run.parent_run_id],
+  );
+  const parent = rows[0];
+  return parent && (agentRemembers || parent.enabled === true) ? parent.subject_id : null;
+}
+
+/** The subject's current memories, newest first, for a run's context. */
+export async function currentMemories(
+  db: Queryable,
+  projectId: string,
+  subjectId: string,
+  limit = MEMORIES_IN_CONTEXT,
+): Promise<MemoryRecord[]> {
+  const { rows } = await db.query<MemoryRecord>(
+    `SELECT ${COLUMNS} FROM memories WHERE project_id = $1 AND subject_id = $2 AND status = 'current' ORDER BY learned_at DESC, id LIMIT $3`,
+    [projectId, subjectId, limit],
+  );
+  return rows.map(withDates);
+}
+
+/** The subject's memories (current first) matching any word of `query`, best first. */
+export async function searchMemories(
+  db: Queryable,
+  projectId: string,
+  subjectId: string,
+  query: string,
+  limit: number,
+): Promise<MemoryRecord[]> {
+  const words = (query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).slice(0, 32);
+  if (words.length === 0) return [];
+  const { rows } = await db.query<MemoryRecord>(
+    `SELECT ${COLUMNS} FROM memories
+     WHERE project_id = $1 AND subject_id = $2 AND search @@ to_tsquery('simple', $3)
+     ORDER BY status = 'current' DESC, ts_rank(search, to_tsquery('simple', $3)) DESC, learned_at DESC LIMIT $4`,
+    [projectId, subjectId, words.map((w) => `'${w}'`).join(' | '), limit],
+  );
+  return rows.map(withDates);
+}
+
+export interface SubjectForgotten {
+  memories: { current: number; superseded: number };
+  memory_sources: number;
+  threads: number;
+  thread_messages: { user: number; assistant: number };
+  runs_cleared: number;
+}
+
+/**
+ * Forgets a subject: its memories and their sources, its threads and their messages (through `deleteThread`, so that
+ * each goes as a thread deletion does), and the conversation of every run made for it (input, output, steps'
+ * messages, their hops' too; the runs stay with their usage and cost). One transaction; what was removed, by kind.
+ */
+export async function forgetSubject(
+  tx: Queryable,
+  projectId: string,
+  subjectId: string,
+  deleteThread: (threadId: string) => Promise<unknown>,
+): Promise<SubjectForgotten> {
+  // Its threads first, then its memories: the order every writer of both takes them in.
+  const threads = await tx.query<{ id: string }>(
+    'SELECT id FROM threads WHERE project_id = $1 AND subject_id = $2 ORDER BY id FOR UPDATE',
+    [projectId, subjectId],
+  );
+  await lockSubjects(tx, projectId, [subjectId]);
+  const sources = await tx.query(
+    'DELETE FROM memory_sources s USING memories m WHERE s.memory_id = m.id AND m.project_id = $1 AND m.subject_id = $2',
+    [projectId, subjectId],
+  );
+  const memories = await tx.query<{ id: string; status: 'current' | 'superseded' }>(
+    'DELETE FROM memories WHERE project_id = $1 AND subject_id = $2 RETURNING id, status',
+    [projectId, subjectId],
+  );
+  for (const memory of memories.rows) await recordEvent(tx, projectId, 'memory.deleted', { object: 'memory', id: memory.id });
+  const threadIds = threads.rows.map((t) => t.id);
+  const { rows: roles } = await tx.query<{ role: 'user' | 'assistant'; count: number }>(
+    'SELECT role, count(*)::int AS count FROM thread_messages WHERE thread_id = ANY($1::text[]) GROUP BY role',
+    [threadIds],
+  );
+  for (const threadId of threadIds) await deleteThread(threadId);
+  const runs = await tx.query(
+    `WITH theirs AS (
+       SELECT id FROM runs WHERE project_id = $1 AND (subject_id = $2 OR parent_run_id IN (SELECT id FROM runs WHERE project_id = $1 AND subject_id = $2))),
+     steps AS (UPDATE run_steps s SET message = NULL, tool_call = NULL, payload_expired = true FROM theirs WHERE s.run_id = theirs.id AND NOT s.payload_expired)
+     UPDATE runs r SET input = '[]', output_text = '', payloads_expired_at = coalesce(payloads_expired_at, now())
+     FROM theirs WHERE r.id = theirs.id`,
+    [projectId, subjectId],
+  );
+  const count = (role: string) => roles.find((r) => r.role === role)?.count ?? 0;
+  return {
+    memories: {
+      current: memories.rows.filter((m) => m.status === 'current').length,
+      superseded: memories.rows.filter((m) => m.status === 'superseded').length,
+    },
+    memory_sources: sources.rowCount ?? 0,
+    threads: threadIds.length,
+    thread_messages: { user: count('user'), assistant: count('assistant') },
+    runs_cleared: runs.rowCount ?? 0,
+  };
+}
+
+/** The subject's runs still to end: while one is, the subject cannot be forgotten (its turn would add what was forgotten). */
+export async function activeRunsForSubject(db: Queryable, projectId: string, subjectId: string): Promise<{ id: string }[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT id FROM runs WHERE project_id = $1 AND subject_id = $2 AND status IN ('queued', 'in_progress') ORDER BY created_at LIMIT 1`,
+    [projectId, subjectId],
+  );
+  return rows;
+}

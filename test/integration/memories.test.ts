@@ -1,0 +1,206 @@
+import assert from 'node:assert/strict';
+import { createAgent, runSatisfying, startRunsStack, type RunsStack } from '../support/runs.js';
+import { eventually } from '../support/eventually.js';
+import type { ApiClient } from '../support/client.js';
+
+type SentRequest = { messages: { role: string; content: unknown }[] };
+type Memory = {
+  id: string;
+  attribute: string;
+  value: string;
+  status: string;
+  superseded_by: string | null;
+  superseded_reason: string | null;
+  sources: { thread_id: string; run_id: string; message_id: string; start: number; end: number; quote: string }[];
+};
+
+describe('memory: facts learned about a subject, with their sources, deleted exactly', function () {
+  this.timeout(120_000);
+  let stack: RunsStack;
+  let client: ApiClient;
+  let agent: { id: string };
+  const lastRequest = () => stack.openai.requests.at(-1) as unknown as SentRequest;
+
+  before(async () => {
+    stack = await startRunsStack('memories');
+    client = stack.tenant.admin;
+    agent = await createAgent(client, { memory: { enabled: true } });
+  });
+  after(async () => {
+    await stack?.stop();
+  });
+
+  /** A completed run on a new thread (or `threadId`) for `subject`, saying `input`; its thread's id. */
+  async function said(subject: string, input: string, threadId?: string): Promise<{ threadId: string; runId: string }> {
+    const thread = threadId ?? (await client.post('/v1/threads', { subject_id: subject })).body.id;
+    stack.openai.enqueue({ text: ['Noted.'], usage: { input: 5, output: 5 } });
+    const run = await client.post(`/v1/agents/${agent.id}/run`, { input, thread_id: thread });
+    assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
+    return { threadId: thread, runId: run.body.id };
+  }
+
+  const memoriesOf = async (subject: string, status?: string): Promise<Memory[]> =>
+    (await client.get(`/v1/memories?subject_id=${subject}&limit=100${status ? `&status=${status}` : ''}`)).body.data;
+
+  /** Waits until the subject's memories, as `attribute: value (status)`, are `expected` (in any order). */
+  async function memoriesBecome(subject: string, expected: string[]): Promise<Memory[]> {
+    return eventually(
+      async () => {
+        const memories = await memoriesOf(subject);
+        assert.deepEqual(memories.map((m) => `${m.attribute}: ${m.value} (${m.status})`).sort(), [...expected].sort());
+        return memories;
+      },
+      { timeoutMs: 20_000, message: `the memories of ${subject} did not become ${expected.join(', ')}` },
+    );
+  }
+
+  it('stores what a subject states, citing the message and its span; a later contradiction supersedes, both kept', async () => {
+    const first = await said('ada', 'Hello! My name is Ada, and I live in Paris.');
+    const learned = await memoriesBecome('ada', ['name: Ada (current)', 'lives in: Paris (current)']);
+    const messages = (await client.get(`/v1/threads/${first.threadId}/messages`)).body.data;
+    const paris = learned.find((m) => m.attribute === 'lives in')!;
+    assert.equal(paris.sources.length, 1);
+    const [source] = paris.sources;
+    assert.equal(source!.thread_id, first.threadId);
+    assert.equal(source!.run_id, first.runId);
+    assert.equal(source!.message_id, messages[0].id);
+    assert.equal([...messages[0].content].slice(source!.start, source!.end).join(''), 'I live in Paris');
+    assert.equal(source!.quote, 'I live in Paris');
+
+    const second = await said('ada', 'Update: I moved to Berlin last week.');
+    const settled = await memoriesBecome('ada', ['name: Ada (current)', 'lives in: Paris (superseded)', 'lives in: Berlin (current)']);
+    const berlin = settled.find((m) => m.value === 'Berlin')!;
+    const older = settled.find((m) => m.value === 'Paris')!;
+    assert.equal(older.superseded_by, berlin.id);
+    assert.match(older.superseded_reason!, /Contradicted by a later statement, "lives in: Berlin"/);
+
+    // A later run for the subject is told what is current, and not what was superseded.
+    stack.openai.enqueue({ text: ['You live in Berlin.'], usage: { input: 5, output: 5 } });
+    const asked = await client.post(`/v1/agents/${agent.id}/run`, { input: 'Where do I live?', subject_id: 'ada' });
+    assert.equal(asked.body.status, 'completed');
+    const told = lastRequest().messages.find((m) => m.role === 'system' && String(m.content).startsWith('What the user has told you'));
+    assert.ok(told, 'the run was not given the memories');
+    assert.match(String(told.content), /lives in: Berlin/);
+    assert.match(String(told.content), /name: Ada/);
+    assert.doesNotMatch(String(told.content), /Paris/);
+
+    // Deleting the thread that said Berlin deletes that memory, exactly, and Paris is current again.
+    const deleted = await client.delete(`/v1/threads/${second.threadId}`);
+    assert.equal(deleted.body.memories_removed, 1);
+    await memoriesBecome('ada', ['name: Ada (current)', 'lives in: Paris (current)']);
+    const types = (await client.get(`/v1/events?type=memory.created,memory.superseded,memory.deleted&limit=100`)).body.data.map(
+      (e: { type: string; data: { id: string } }) => `${e.type} ${e.data.id}`,
+    );
+    assert.ok(types.includes(`memory.superseded ${older.id}`));
+    assert.ok(types.includes(`memory.deleted ${berlin.id}`));
+  });
+
+  it('keeps a memory two threads support until both are gone, and searches memories with search_context', async () => {
+    const a = await said('bo', 'My email is bo@example.com.');
+    const b = await said('bo', 'Again, my email is BO@example.com');
+    const [memory] = await eventually(
+      async () => {
+        const found = await memoriesOf('bo');
+        assert.deepEqual(
+          found.map((m) => m.sources.length),
+          [2],
+        );
+        return found;
+      },
+      { timeoutMs: 20_000, message: 'the second statement did not join the first as a source' },
+    );
+    assert.equal(memory!.value, 'bo@example.com');
+
+    stack.openai.enqueue({
+      tool_calls: [{ name: 'search_context', arguments: JSON.stringify({ query: 'email address' }) }],
+      usage: { input: 5, output: 5 },
+    });
+    stack.openai.enqueue({ text: ['It is bo@example.com.'], usage: { input: 5, output: 5 } });
+    const searched = await client.post(`/v1/agents/${agent.id}/run`, { input: 'What is my email?', subject_id: 'bo' });
+    assert.equal(searched.body.status, 'completed', JSON.stringify(searched.body.error));
+    const found = searched.body.steps.find((s: { type: string }) => s.type === 'tool_call');
+    assert.match(found.output, /email: bo@example\.com, in their words: "my email is BO@example\.com"/);
+
+    assert.equal((await client.delete(`/v1/threads/${a.threadId}`)).body.memories_removed, 0);
+    const left = await memoriesOf('bo');
+    assert.deepEqual(
+      left.map((m) => m.sources.map((s) => s.thread_id)),
+      [[b.threadId]],
+    );
+    assert.equal((await client.delete(`/v1/threads/${b.threadId}`)).body.memories_removed, 1);
+    assert.deepEqual(await memoriesOf('bo'), []);
+  });
+
+  it('forgets a subject: memories, threads, messages and the conversation of its runs, with a receipt by kind', async () => {
+    const one = await said('cy', 'My name is Cy. I like green tea.');
+    await said('cy', "I don't like green tea any more.", one.threadId);
+    await said('cy', 'I work at Initech.');
+    await memoriesBecome('cy', [
+      'name: Cy (current)',
+      'opinion of green tea: likes (superseded)',
+      'opinion of green tea: dislikes (current)',
+      'works at: Initech (current)',
+    ]);
+    stack.openai.enqueue({ text: ['Hi Cy.'], usage: { input: 5, output: 5 } });
+    const loose = await client.post(`/v1/agents/${agent.id}/run`, { input: 'Remember me?', subject_id: 'cy' });
+    // Another subject's memories are not touched.
+    await said('dee', 'My name is Dee.');
+    await memoriesBecome('dee', ['name: Dee (current)']);
+
+    stack.openai.enqueue({ text: ['Hmm'], hang: true });
+    const busy = await client.post(`/v1/agents/${agent.id}/run`, { input: 'Wait.', subject_id: 'cy', wait: false });
+    await runSatisfying(client, busy.body.id, (run) => run.status === 'in_progress', 'the run did not start');
+    const refused = await client.delete('/v1/memories?subject_id=cy');
+    assert.equal(refused.status, 409);
+    assert.equal(refused.body.error.code, 'subject_busy');
+    await client.post(`/v1/runs/${busy.body.id}/cancel`, {});
+    await runSatisfying(client, busy.body.id, (run) => run.status === 'cancelled', 'the run was not cancelled');
+
+    const forgotten = await client.delete('/v1/memories?subject_id=cy');
+    assert.equal(forgotten.status, 200, JSON.stringify(forgotten.body));
+    assert.deepEqual(forgotten.body, {
+      id: 'cy',
+      object: 'subject',
+      forgotten: true,
+      removed: {
+        memories: { current: 3, superseded: 1 },
+        memory_sources: 4,
+        threads: 2,
+        thread_messages: { user: 3, assistant: 3 },
+        runs_cleared: 5,
+      },
+    });
+    assert.deepEqual(await memoriesOf('cy'), []);
+    assert.deepEqual((await client.get('/v1/threads?subject_id=cy')).body.data, []);
+    const cleared = (await client.get(`/v1/runs/${loose.body.id}`)).body;
+    assert.deepEqual([cleared.input, cleared.output.text], [[], '']);
+    await memoriesBecome('dee', ['name: Dee (current)']);
+    const audit = (await client.get('/v1/audit-logs?target_id=cy')).body.data;
+    assert.deepEqual(
+      audit.map((e: { action: string; outcome: { status: number } }) => `${e.action} ${e.outcome.status}`),
+      ['subject.forget 200', 'subject.forget 409'],
+    );
+    // Forgetting again finds nothing; a subject_id is required.
+    assert.deepEqual((await client.delete('/v1/memories?subject_id=cy')).body.removed.memories, { current: 0, superseded: 0 });
+    assert.equal((await client.delete('/v1/memories')).status, 400);
+  });
+
+  it('learns nothing for agents without memory, and gives their runs none', async () => {
+    const plain = await createAgent(client);
+    const thread = (await client.post('/v1/threads', { subject_id: 'ada' })).body.id;
+    stack.openai.enqueue({ text: ['Ok.'], usage: { input: 5, output: 5 } });
+    const run = await client.post(`/v1/agents/${plain.id}/run`, { input: 'My favourite colour is teal.', thread_id: thread });
+    assert.equal(run.body.status, 'completed');
+    assert.equal(
+      lastRequest().messages.some((m) => String(m.content).startsWith('What the user has told you')),
+      false,
+    );
+    // Another run for the subject, by the agent with memory, after the first one's ending has been handled.
+    await said('ada', 'Thanks.');
+    assert.equal(
+      (await memoriesOf('ada')).some((m) => m.attribute === 'favourite colour'),
+      false,
+    );
+    assert.equal((await client.get(`/v1/memories?thread_id=${thread}`)).body.data.length, 0);
+  });
+});

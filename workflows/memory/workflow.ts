@@ -1,0 +1,31 @@
+/**
+ * Memory's workflow: after a run on a thread for a subject ends, what the subject stated in the run's messages is
+ * stored as memories. It outlives the run's workflow, and nothing waits for it: neither the thread's next run nor
+ * the run's caller.
+ */
+import { proxyActivities, startChild, ParentClosePolicy } from '@temporalio/workflow';
+import type { MemoryActivities } from './activities.js';
+import { memoryWorkflowId } from './ids.js';
+
+// A worker that dies mid-way is replaced within the heartbeat timeout; storing the facts again adds nothing.
+const learning = proxyActivities<MemoryActivities>({
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 20 },
+});
+
+/** Called by the run and network workflows as a run ends: starts the reading of its messages when its ending asks for it. */
+export async function learnFromEndedRun(runId: string, ending: { memory?: boolean }): Promise<void> {
+  if (!ending.memory) return;
+  await startChild(memoryWorkflow, {
+    workflowId: memoryWorkflowId(runId),
+    args: [{ runId }],
+    parentClosePolicy: ParentClosePolicy.ABANDON,
+  }).catch(() => {
+    // Already started by an earlier ending of the same run.
+  });
+}
+
+export async function memoryWorkflow({ runId }: { runId: string }): Promise<void> {
+  await learning.learnFromRun({ runId });
+}
