@@ -7,6 +7,7 @@ import { transaction } from '../../records/db.js';
 import { runById } from '../../records/runs.js';
 import { learnFacts, type LearnedFact } from '../../records/memories.js';
 import { factsIn, valueKey } from './statements.js';
+import { keepBeating } from '../heartbeats.js';
 
 export interface MemoryActivityDependencies {
   db: Db;
@@ -46,13 +47,19 @@ export const createMemoryActivities = ({ db }: MemoryActivityDependencies) => ({
       })),
     );
     if (facts.length === 0) return { created: 0 };
-    return transaction(db, async (tx) => {
-      // The thread is held until the memories are stored: its deletion waits, or came first and there is nothing to cite.
-      const held = await tx.query('SELECT 1 FROM threads WHERE id = $1 FOR SHARE', [threadId]);
-      if (held.rowCount === 0) return { created: 0 };
-      const { created } = await learnFacts(tx, run.project_id, subjectId, facts);
-      return { created: created.length };
-    });
+    // Beats while it waits (for the thread, say), so that a worker that dies is noticed within the heartbeat timeout.
+    const beat = keepBeating();
+    try {
+      return await transaction(db, async (tx) => {
+        // The thread is held until the memories are stored: its deletion waits, or came first and there is nothing to cite.
+        const held = await tx.query('SELECT 1 FROM threads WHERE id = $1 FOR SHARE', [threadId]);
+        if (held.rowCount === 0) return { created: 0 };
+        const { created } = await learnFacts(tx, run.project_id, subjectId, facts);
+        return { created: created.length };
+      });
+    } finally {
+      beat.stop();
+    }
   },
 });
 

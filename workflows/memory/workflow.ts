@@ -7,10 +7,11 @@ import { proxyActivities, startChild, ParentClosePolicy } from '@temporalio/work
 import type { MemoryActivities } from './activities.js';
 import { memoryWorkflowId } from './ids.js';
 
-// A worker that dies mid-way is replaced within the heartbeat timeout; storing the facts again adds nothing.
+// A worker that dies mid-way is noticed within the heartbeat timeout and the call made again elsewhere; storing the
+// facts again adds nothing.
 const learning = proxyActivities<MemoryActivities>({
   startToCloseTimeout: '2 minutes',
-  heartbeatTimeout: '30 seconds',
+  heartbeatTimeout: '5 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 20 },
 });
 
