@@ -61,6 +61,7 @@ export function agentBody(name: string, spec: AgentSpec): Body {
     max_steps: spec.maxSteps ?? 10,
     approval_timeout_seconds: spec.approvalTimeoutSeconds ?? 604_800,
     max_cost_usd: spec.maxCostUsd ?? null,
+    memory: { enabled: spec.memory?.enabled ?? false },
     metadata: spec.metadata ?? {},
   };
 }

@@ -66,6 +66,7 @@ export async function networkBody(
     metadata: spec.metadata ?? {},
     worker_pool: spec.workerPool ? workerPoolQueue(namespace, name) : null,
     max_cost_usd: spec.maxCostUsd ?? null,
+    memory: { enabled: spec.memory?.enabled ?? false },
   };
 }
 

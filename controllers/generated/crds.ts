@@ -32,6 +32,11 @@ export interface components {
             maxHops?: number;
             /** @description A hard cap on each network run's cost, its hops included, decimal USD as a quoted string ("2.00"). A model call whose worst case would not fit is not made and the run fails with cost_limit_reached. Unset, none. */
             maxCostUsd?: string;
+            /** @description Keep memories of the subjects runs are for (runs on a thread with a subject_id), each citing the message it was stated in, and give its hops the current memories of the subject. Unset, off. */
+            memory?: {
+                /** @description Whether memory is on. */
+                enabled: boolean;
+            };
             /**
              * @description What a new network run does while another is queued or in progress (as for an Agent).
              * @default allow
@@ -193,6 +198,11 @@ export interface components {
             approvalTimeoutSeconds?: number;
             /** @description A hard cap on each run's cost, decimal USD as a quoted string ("0.50"). Before each model call its worst case is reserved against it; a call that would not fit is not made and the run fails with cost_limit_reached. Unset, none. */
             maxCostUsd?: string;
+            /** @description Keep memories of the subjects runs are for (runs on a thread with a subject_id), each citing the message it was stated in, and give runs for a subject its current memories. Unset, off. */
+            memory?: {
+                /** @description Whether memory is on. */
+                enabled: boolean;
+            };
             /** @description Up to 16 string pairs stored with the platform's agent (keys up to 64 characters, values up to 512). */
             metadata?: {
                 [key: string]: string;
