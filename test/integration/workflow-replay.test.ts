@@ -26,6 +26,7 @@ import { runWorkflowId } from '../../workflows/runs/client.js';
 import { networkRunWorkflowId } from '../../workflows/networks/client.js';
 import { backfillWorkflowId } from '../../workflows/quality/client.js';
 import { runJudgeWorkflowId } from '../../workflows/quality/ids.js';
+import { memoryWorkflowId } from '../../workflows/memory/ids.js';
 import { deliveryWorkflowId } from '../../workflows/webhooks/client.js';
 import * as workflows from '../../workflows/index.js';
 import { createAgent, startRunsStack, type RunsStack } from '../support/runs.js';
@@ -351,6 +352,16 @@ describe('workflow replay', function () {
 
     after(async () => {
       await stack?.stop();
+    });
+
+    it('replays a run on a thread for a subject, and the memory workflow it started', async () => {
+      const agent = await createAgent(stack.tenant.admin, { memory: { enabled: true } });
+      const thread = await stack.tenant.admin.post('/v1/threads', { subject_id: 'replayed' });
+      stack.openai.enqueue({ text: ['Hello Ada.'], usage: { input: 1, output: 1 } });
+      const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'My name is Ada.', thread_id: thread.body.id });
+      assert.equal(run.body.status, 'completed');
+      await replayAndKeep(stack.api, runWorkflowId(run.body.id), 'agent-run-memory.json');
+      await replayAndKeep(stack.api, memoryWorkflowId(run.body.id), 'memory.json');
     });
 
     it('replays a run the judge scored, the judge run it started, and a backfill', async () => {
