@@ -202,6 +202,8 @@ export interface ProjectRunFilters {
   parentRunId?: string;
   createdAfter?: number;
   createdBefore?: number;
+  threadId?: string;
+  subjectId?: string;
 }
 
 /** Every run of a project, hops included unless `parentRunId` says otherwise; paged on runs_project_page. */
@@ -221,7 +223,7 @@ export async function listProjectRuns(
     table: 'runs',
     columns: SUMMARY_COLUMNS,
     projectId,
-    where: { agent_id: filters.agentId, network_id: filters.networkId },
+    where: { agent_id: filters.agentId, network_id: filters.networkId, thread_id: filters.threadId, subject_id: filters.subjectId },
     conditions,
     page,
   });

@@ -4431,6 +4431,10 @@ export interface operations {
                 network_id?: components["schemas"]["ObjectId"];
                 /** @description Only the hops of this network run; `none`: only runs that are no hop (agent and network runs started by a client). */
                 parent_run_id?: components["schemas"]["ObjectId"];
+                /** @description Only runs made on this thread. */
+                thread_id?: components["schemas"]["ObjectId"];
+                /** @description Only runs made for this subject. */
+                subject_id?: components["schemas"]["SubjectId"];
                 /** @description Only runs created at or after this time (Unix seconds). */
                 created_after?: number;
                 /** @description Only runs created before this time (Unix seconds). */

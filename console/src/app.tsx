@@ -13,6 +13,9 @@ const views = {
   runs: lazyView(() => import('./views/runs'), 'runs'),
   run: lazyView(() => import('./views/run'), 'the run'),
   approvals: lazyView(() => import('./views/approvals'), 'approvals'),
+  threads: lazyView(() => import('./views/threads'), 'threads'),
+  thread: lazyView(() => import('./views/thread'), 'the thread'),
+  memories: lazyView(() => import('./views/memories'), 'memories'),
   networks: lazyView(() => import('./views/networks'), 'networks'),
   network: lazyView(() => import('./views/network'), 'the network'),
   files: lazyView(() => import('./views/files'), 'files'),
@@ -31,6 +34,8 @@ const NAVIGATION: [string, string][] = [
   ['/agents', 'Agents'],
   ['/runs', 'Runs'],
   ['/approvals', 'Approvals'],
+  ['/threads', 'Threads'],
+  ['/memories', 'Memories'],
   ['/networks', 'Networks'],
   ['/files', 'Files'],
   ['/graph', 'Graph'],
@@ -88,6 +93,9 @@ export function App() {
             <Route path="/runs/:id" component={views.run} />
             <Route path="/runs/:id/steps/:step" component={views.run} />
             <Route path="/approvals" component={views.approvals} />
+            <Route path="/threads" component={views.threads} />
+            <Route path="/threads/:id" component={views.thread} />
+            <Route path="/memories" component={views.memories} />
             <Route path="/networks" component={views.networks} />
             <Route path="/networks/:id" component={views.network} />
             <Route path="/files" component={views.files} />

@@ -231,6 +231,46 @@ describe('console: runs', function () {
     assert.deepEqual(JSON.parse(await decision.getByLabel('Arguments as approved').innerText()), { amount: 200, to: 'acme' });
   });
 
+  it("shows a thread's messages and runs, a subject's memories with the words they came from, and forgets the subject", async () => {
+    const admin = stack.tenant.admin;
+    const concierge = await createAgent(admin, { name: 'concierge', memory: { enabled: true } });
+    const thread = (await admin.post('/v1/threads', { subject_id: 'guest-7' })).body;
+    stack.openai.enqueue({ text: ['Welcome, Mira.'] });
+    const run = (
+      await admin.post(`/v1/agents/${concierge.id}/run`, { input: 'My name is Mira and I live in Lisbon.', thread_id: thread.id })
+    ).body;
+    assert.equal(run.status, 'completed', JSON.stringify(run.error));
+
+    await visit(session, '/threads');
+    await page.getByLabel('Messages containing').fill('Lisbon');
+    await page.getByRole('button', { name: 'Find' }).click();
+    await page.getByRole('link', { name: thread.id }).click();
+    await page.getByRole('heading', { level: 1, name: `Thread ${thread.id}` }).waitFor();
+    await page.getByText('My name is Mira and I live in Lisbon.').waitFor();
+    await page.getByText('Welcome, Mira.').waitFor();
+    await page.getByRole('region', { name: 'Runs on this thread' }).getByRole('link', { name: run.id }).waitFor();
+    await assertAccessible(page, 'a thread');
+    await screenshot(page, 'thread');
+
+    await eventually(async () => assert.equal((await admin.get('/v1/memories?subject_id=guest-7')).body.data.length, 2), {
+      timeoutMs: 20_000,
+      message: 'the memories were not stored',
+    });
+    await page.getByRole('link', { name: 'guest-7' }).first().click();
+    await page.getByRole('heading', { level: 1, name: 'Memories' }).waitFor();
+    await page.getByText('lives in: Lisbon').waitFor();
+    await page.getByText('“I live in Lisbon”', { exact: false }).waitFor();
+    await assertAccessible(page, 'a subject’s memories');
+    await screenshot(page, 'memories');
+    await page.getByRole('button', { name: 'Forget subject' }).click();
+    await page.getByRole('button', { name: 'Forget guest-7' }).click();
+    const receipt = page.getByRole('status', { name: 'What was forgotten' });
+    await receipt.getByText('2 current and 0 superseded memories, with 2 sources').waitFor();
+    await receipt.getByText('1 threads, with 1 user and 1 assistant messages').waitFor();
+    await page.getByText('Nothing is remembered about guest-7.').waitFor();
+    assert.equal((await admin.get(`/v1/threads/${thread.id}`)).status, 404);
+  });
+
   it('reads as well in dark mode', async () => {
     const dark = await openConsole(stack.api.url, { colorScheme: 'dark' });
     try {

@@ -57,6 +57,8 @@ export function runRoutes(router: Router<ApiState>, deps: ApiDeps): void {
         parentRunId: query.parent_run_id,
         createdAfter: query.created_after,
         createdBefore: query.created_before,
+        threadId: query.thread_id,
+        subjectId: query.subject_id,
       });
       const ids = page.rows.map((r) => r.id);
       const [hops, scores] = await Promise.all([childrenOfRuns(deps.db, ids), scoresOfRuns(deps.db, ids)]);

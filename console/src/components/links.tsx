@@ -8,6 +8,7 @@ const VIEW_OF: Record<string, string> = {
   file: 'files',
   node: 'graph/nodes',
   whk: 'webhooks',
+  thread: 'threads',
 };
 
 /** A link to the object an id names (by its prefix), or the id as text when the console has no view of it. */

@@ -4,6 +4,7 @@
  * and cancel.
  */
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { Link } from 'wouter-preact';
 import { api, unwrap } from '../api';
 import { useApi } from '../use-api';
 import { Async } from '../components/states';
@@ -176,6 +177,22 @@ function RunDetail({ run, selected, reload }: { run: Run; selected?: string; rel
         <dd>{run.started_at === null ? 'not started' : formatDuration((run.started_at - run.created_at) * 1000)}</dd>
         <dt>Duration</dt>
         <dd>{duration === null ? '—' : `${formatDuration(duration)}${active ? ' so far' : ''}`}</dd>
+        {run.thread_id && (
+          <>
+            <dt>Thread</dt>
+            <dd>
+              <IdLink id={run.thread_id} />
+            </dd>
+          </>
+        )}
+        {run.subject_id && (
+          <>
+            <dt>Subject</dt>
+            <dd>
+              <Link href={`/memories?subject_id=${encodeURIComponent(run.subject_id)}`}>{run.subject_id}</Link>
+            </dd>
+          </>
+        )}
         {run.previous_run_id && (
           <>
             <dt>Continues</dt>
