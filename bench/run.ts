@@ -84,7 +84,10 @@
  *   cores each needs at 10, 100 and 1,000 runs a second at 70 % utilisation (bench/capacity.ts); the figures
  *   behind docs/operations.md's sizing table.
  *
- * `npm run bench -- runs` (or `upload`, `reads`, `run-lists`, `networks`, `webhooks`, `kubernetes`, `costs`, `console`, `extraction`, `isolation`, `capacity`, `retention`, `approvals`) measures only those named. With BENCH_CPU_PROF_DIR set,
+ * Threads — a one-step run on a thread of 1,000 messages against one with no history, in turns (goal: at most 50 ms more
+ *   at p50), and `GET /v1/threads?q=` over 100,000 messages (goal: p50 under 100 ms) (bench/threads.ts).
+ *
+ * `npm run bench -- runs` (or `upload`, `reads`, `run-lists`, `networks`, `webhooks`, `kubernetes`, `costs`, `console`, `extraction`, `isolation`, `capacity`, `retention`, `approvals`, `threads`) measures only those named. With BENCH_CPU_PROF_DIR set,
  * every server process writes a V8 CPU profile there as it stops (open it in Chrome's DevTools).
  *
  * Every server runs as a Node process of its own; the load comes from this one. On a shared or small
@@ -99,6 +102,7 @@ import { startStack, Teardown, type ServerProcess } from './stack.js';
 import { measureUpload, post, UPLOAD_BYTES, wavUpload, type PostResponse, type UploadFigures } from './upload.js';
 import { measureReads, type ReadFigures, type ReadSettings } from './reads.js';
 import { measureApprovals, type ApprovalFigures, type ApprovalSettings } from './approvals.js';
+import { measureThreads, type ThreadFigures, type ThreadSettings } from './threads.js';
 import { measureRuns, type RunFigures, type RunSettings } from './runs.js';
 import { measureNetworks, NETWORK_MEMBERS, type NetworkFigures, type NetworkSettings } from './networks.js';
 import { measureKubernetes, type KubernetesFigures, type KubernetesSettings } from './kubernetes.js';
@@ -147,6 +151,7 @@ const BENCHMARKS = [
   'capacity',
   'retention',
   'approvals',
+  'threads',
 ] as const;
 const APPROVALS: ApprovalSettings = { warmups: 5, samples: 50 };
 /** An approved call in flight no later after its decision than a new run's call after the run was asked for. */
@@ -154,6 +159,16 @@ const APPROVAL_DECISION_GOAL_RATIO = 1;
 const CAPACITY: CapacitySettings = { connections: 16, seconds: 5, runSeconds: 10 };
 const ISOLATION: IsolationSettings = { warmups: 10, samples: 100, samplesPerAttack: 30, atOnce: 2, maxFailures: 5 };
 const ISOLATION_P99_GOAL_RATIO = 1.5;
+const THREADS: ThreadSettings = {
+  warmups: 5,
+  samples: 50,
+  historyMessages: 1_000,
+  searchMessages: 100_000,
+  messagesPerThread: 100,
+  searches: 100,
+};
+const THREAD_OVERHEAD_GOAL_MS = 50;
+const THREAD_SEARCH_GOAL_MS = 100;
 const CONSOLE: ConsoleSettings = { warmups: 2, samples: 10 };
 const COSTS: CostSettings = { warmups: 3, samples: 50 };
 const COST_REPORT_GOAL_P50_MS = 300;
@@ -200,6 +215,7 @@ interface Figures {
   capacity?: CapacityFigures;
   retention?: RetentionFigures;
   approvals?: ApprovalFigures;
+  threads?: ThreadFigures;
 }
 
 function fileFrom(response: PostResponse, bytes: number): FileBody {
@@ -338,6 +354,14 @@ async function measure(teardown: Teardown, chosen: Set<Benchmark>): Promise<Figu
   if (chosen.has('approvals')) {
     console.log(`measuring approvals (${APPROVALS.samples} decided calls, and as many new runs' calls)`);
     figures.approvals = await measureApprovals({ apiUrl: api.url, adminKey, databaseUrl }, APPROVALS).catch((err: Error) => {
+      throw new Error(`${err.message}\nworker output:\n${worker.output()}`);
+    });
+  }
+  if (chosen.has('threads')) {
+    console.log(
+      `measuring threads (${THREADS.samples} runs on a thread of ${THREADS.historyMessages} messages and as many with none, in turns; then ${THREADS.searches} searches over ${THREADS.searchMessages} messages)`,
+    );
+    figures.threads = await measureThreads({ apiUrl: api.url, adminKey, databaseUrl }, THREADS).catch((err: Error) => {
       throw new Error(`${err.message}\nworker output:\n${worker.output()}`);
     });
   }
@@ -608,6 +632,42 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
         `approvals: an approved call is in flight ${ratio.toFixed(2)}× as late as a new run's call at p50 (goal: at most ${APPROVAL_DECISION_GOAL_RATIO}×)`,
       );
     results.approvals = { ...APPROVALS, ...figures.approvals, goal: { p50RatioAtMost: APPROVAL_DECISION_GOAL_RATIO, met } };
+  }
+
+  if (figures.threads) {
+    const { noHistory, longThread, overheadP50Ms, search } = figures.threads;
+    console.log(`\nThreads: one-step runs, ${noHistory.samples} of each in turns; thread search`);
+    row(['', 'p50 ms', 'p99 ms', 'mean ms']);
+    row(['a run with no history', noHistory.p50Ms.toFixed(1), noHistory.p99Ms.toFixed(1), noHistory.meanMs.toFixed(1)]);
+    row([
+      `a run on ${longThread.messages} messages`,
+      longThread.p50Ms.toFixed(1),
+      longThread.p99Ms.toFixed(1),
+      longThread.meanMs.toFixed(1),
+    ]);
+    row([`search over ${search.messages} messages`, search.p50Ms.toFixed(1), search.p99Ms.toFixed(1), search.meanMs.toFixed(1)]);
+    console.log(`  (${search.messages} messages seeded in ${search.seedSeconds.toFixed(1)} s)`);
+    const overheadMet = overheadP50Ms <= THREAD_OVERHEAD_GOAL_MS;
+    const searchMet = search.p50Ms < THREAD_SEARCH_GOAL_MS;
+    if (overheadMet)
+      goals.push(
+        `a run on a ${longThread.messages}-message thread within ${THREAD_OVERHEAD_GOAL_MS} ms of one with none at p50 (+${overheadP50Ms.toFixed(1)} ms)`,
+      );
+    else
+      missed.push(
+        `threads: a run on a ${longThread.messages}-message thread takes ${overheadP50Ms.toFixed(1)} ms more at p50 (goal: at most ${THREAD_OVERHEAD_GOAL_MS} ms)`,
+      );
+    if (searchMet)
+      goals.push(`thread search over ${search.messages} messages under ${THREAD_SEARCH_GOAL_MS} ms at p50 (${search.p50Ms.toFixed(1)} ms)`);
+    else
+      missed.push(
+        `threads: search over ${search.messages} messages takes ${search.p50Ms.toFixed(1)} ms at p50 (goal: under ${THREAD_SEARCH_GOAL_MS} ms)`,
+      );
+    results.threads = {
+      ...THREADS,
+      ...figures.threads,
+      goal: { overheadP50MsAtMost: THREAD_OVERHEAD_GOAL_MS, overheadMet, searchP50MsUnder: THREAD_SEARCH_GOAL_MS, searchMet },
+    };
   }
 
   if (figures.kubernetes) {

@@ -1,0 +1,166 @@
+/**
+ * The threads benchmark. A run on a thread of 1,000 messages against a run with no history, one after another in
+ * turns, in the same stack (the difference is what the thread costs the platform: reading the window, building the
+ * call, and sending the longer conversation to a model that answers at once); and `GET /v1/threads?q=` over
+ * 100,000 messages in 1,000 threads.
+ */
+import { newId } from '../records/ids.js';
+import { createDb } from '../records/db.js';
+import { messageTokens } from '../records/threads.js';
+import { createLogger } from '../cli/runtime.js';
+import { callApi, type BenchTarget } from './stack.js';
+import { latencyOf, timed, type LatencyFigures } from './runs.js';
+
+export interface ThreadSettings {
+  warmups: number;
+  /** Runs of each kind measured. */
+  samples: number;
+  /** The long thread's messages. */
+  historyMessages: number;
+  /** Messages searched, in threads of `messagesPerThread`. */
+  searchMessages: number;
+  messagesPerThread: number;
+  searches: number;
+}
+
+export interface ThreadFigures {
+  noHistory: LatencyFigures;
+  longThread: LatencyFigures & { messages: number };
+  /** longThread p50 − noHistory p50. */
+  overheadP50Ms: number;
+  search: LatencyFigures & { messages: number; seedSeconds: number };
+}
+
+// A model with a window that holds the whole thread: the built-in catalogue's, answered by the bench's model server.
+const LONG_WINDOW_MODEL = 'gpt-4.1-mini';
+
+const SYLLABLES = ['ka', 'lo', 'mi', 'ne', 'ru', 'sa', 'ti', 'vo', 'ze', 'pa', 'do', 'fe', 'gu', 'hi', 'ja', 'be'];
+
+/** A word of the seeded vocabulary: two or three syllables, 4,096 + 65,536 of them. */
+function word(n: number): string {
+  const parts = [SYLLABLES[n % 16]!, SYLLABLES[(n >> 4) % 16]!, SYLLABLES[(n >> 8) % 16]!];
+  if (n >= 4096) parts.push(SYLLABLES[(n >> 12) % 16]!);
+  return parts.join('');
+}
+
+/** A message of `words` words drawn from the vocabulary, as a support conversation's turn is long. */
+function sentence(random: () => number, words: number): string {
+  return Array.from({ length: words }, () => word(Math.floor(random() * 20_000))).join(' ') + '.';
+}
+
+function seeded(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (Math.imul(state, 1_664_525) + 1_013_904_223) >>> 0;
+    return state / 4_294_967_296;
+  };
+}
+
+/** Threads of messages written straight to the database, `messagesPerThread` each, in batches. */
+async function seedThreads(
+  databaseUrl: string,
+  projectId: string,
+  threads: number,
+  messagesPerThread: number,
+  random: () => number,
+): Promise<string[]> {
+  const db = createDb(databaseUrl, { max: 2, log: createLogger('warn') });
+  try {
+    const ids = Array.from({ length: threads }, () => newId('thread'));
+    await db.query(`INSERT INTO threads (id, project_id, message_count) SELECT id, $2, $3 FROM unnest($1::text[]) AS t(id)`, [
+      ids,
+      projectId,
+      messagesPerThread,
+    ]);
+    const BATCH = 5_000;
+    const rows: { id: string; thread: string; seq: number; role: string; content: string }[] = [];
+    const flush = async () => {
+      await db.query(
+        `INSERT INTO thread_messages (id, thread_id, project_id, seq, role, content, tokens)
+         SELECT id, thread, $1, seq, role, content, tokens FROM unnest($2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::int[])
+           AS m(id, thread, seq, role, content, tokens)`,
+        [
+          projectId,
+          rows.map((r) => r.id),
+          rows.map((r) => r.thread),
+          rows.map((r) => r.seq),
+          rows.map((r) => r.role),
+          rows.map((r) => r.content),
+          rows.map((r) => messageTokens(r.content)),
+        ],
+      );
+      rows.length = 0;
+    };
+    for (const thread of ids)
+      for (let seq = 1; seq <= messagesPerThread; seq++) {
+        rows.push({ id: newId('msg'), thread, seq, role: seq % 2 ? 'user' : 'assistant', content: sentence(random, 25) });
+        if (rows.length === BATCH) await flush();
+      }
+    if (rows.length > 0) await flush();
+    await db.query('ANALYZE thread_messages');
+    return ids;
+  } finally {
+    await db.end();
+  }
+}
+
+export async function measureThreads(target: BenchTarget, settings: ThreadSettings): Promise<ThreadFigures> {
+  const api = (path: string, init?: RequestInit) => callApi(`${target.apiUrl}${path}`, target.adminKey, init);
+  const random = seeded(7);
+  const { id: agentId } = await api('/v1/agents', {
+    method: 'POST',
+    body: JSON.stringify({ name: 'threads bench', model: LONG_WINDOW_MODEL }),
+  });
+  const project = await projectOf(target, agentId);
+  const [longThread] = await seedThreads(target.databaseUrl, project, 1, settings.historyMessages, random);
+
+  const run = (body: Record<string, unknown>) =>
+    timed(async () => {
+      const ended = await api(`/v1/agents/${agentId}/run`, {
+        method: 'POST',
+        body: JSON.stringify({ input: 'And what about my order?', ...body }),
+      });
+      if (ended.status !== 'completed') throw new Error(`a threads bench run ended ${ended.status}: ${JSON.stringify(ended.error)}`);
+    });
+  const plain: number[] = [];
+  const threaded: number[] = [];
+  for (let i = 0; i < settings.warmups + settings.samples; i++) {
+    const a = await run({});
+    const b = await run({ thread_id: longThread });
+    if (i >= settings.warmups) {
+      plain.push(a);
+      threaded.push(b);
+    }
+  }
+  const noHistory = latencyOf(plain);
+  const longFigures = latencyOf(threaded);
+
+  const seedStarted = performance.now();
+  await seedThreads(target.databaseUrl, project, settings.searchMessages / settings.messagesPerThread, settings.messagesPerThread, random);
+  const seedSeconds = (performance.now() - seedStarted) / 1000;
+  const searches: number[] = [];
+  for (let i = 0; i < settings.warmups + settings.searches; i++) {
+    // One word, then two: a word is in about 125 messages; two together, in few or none.
+    const words = Array.from({ length: 1 + (i % 2) }, () => word(Math.floor(random() * 20_000)));
+    const q = words.join(' ');
+    const took = await timed(async () => void (await api(`/v1/threads?q=${encodeURIComponent(q)}&limit=20`)));
+    if (i >= settings.warmups) searches.push(took);
+  }
+  return {
+    noHistory,
+    longThread: { ...longFigures, messages: settings.historyMessages },
+    overheadP50Ms: longFigures.p50Ms - noHistory.p50Ms,
+    search: { ...latencyOf(searches), messages: settings.searchMessages, seedSeconds },
+  };
+}
+
+/** The project the bench's agent was made in. */
+async function projectOf(target: BenchTarget, agentId: string): Promise<string> {
+  const db = createDb(target.databaseUrl, { max: 1, log: createLogger('warn') });
+  try {
+    const { rows } = await db.query<{ project_id: string }>('SELECT project_id FROM agents WHERE id = $1', [agentId]);
+    return rows[0]!.project_id;
+  } finally {
+    await db.end();
+  }
+}
