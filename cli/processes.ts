@@ -129,7 +129,13 @@ export async function serveWorker(
   const { worker, connection } = await createWorker({
     db: services.db,
     blobs: services.blobs,
-    models: { catalogue: services.models, gateway: services.gateway, graphModel: services.graphModel, judgeModel: services.judgeModel },
+    models: {
+      catalogue: services.models,
+      gateway: services.gateway,
+      graphModel: services.graphModel,
+      judgeModel: services.judgeModel,
+      memoryModel: services.memoryModel,
+    },
     embeddingModelDir: services.embeddingModelDir,
     toolsAllowPrivate: services.toolsAllowPrivate,
     webhooks: services.webhooks,

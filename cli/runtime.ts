@@ -30,6 +30,8 @@ export interface Services {
   graphModel?: string;
   /** AGENTPLANE_JUDGE_MODEL: the model that judges finished runs (an LLM-as-judge score); none, heuristics only. */
   judgeModel?: string;
+  /** AGENTPLANE_MEMORY_MODEL: the model that reads what subjects state into memories; none, the offline engine only. */
+  memoryModel?: string;
   /** The embedding model's folder: context search ranks by meaning as well as words; none, words only. */
   embeddingModelDir?: string;
   toolsAllowPrivate: boolean;
@@ -98,6 +100,7 @@ export async function openServices(settings: ServiceSettings, log = createLogger
     gateway: new ModelGateway(models, modelEnv),
     graphModel: modelEnv.AGENTPLANE_GRAPH_MODEL || undefined,
     judgeModel: modelEnv.AGENTPLANE_JUDGE_MODEL || undefined,
+    memoryModel: modelEnv.AGENTPLANE_MEMORY_MODEL || undefined,
     embeddingModelDir: embeddingModelDir(log),
     toolsAllowPrivate: settings.toolsAllowPrivate ?? false,
     rateLimits: settings.rateLimits,

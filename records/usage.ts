@@ -1,6 +1,6 @@
 /**
  * The usage ledger: one row a model call, charged at the price version in effect and attributed to what it
- * was made for. A call made for a run (its own step, or a judge scoring it) takes the run's agent, network
+ * was made for. A call made for a run (its own step, a judge scoring it, or the memory model reading it) takes the run's agent, network
  * (a hop's is its parent's), API key and metadata; a call made while extracting a file takes the file's
  * metadata. Written in the transaction of the work it pays for, so it is counted once; and charged at a time
  * every retry of the charge shares (a step's start, a passage's file's upload), so that the ledger's unique keys,
@@ -12,7 +12,7 @@ import { newId } from './ids.js';
 import type { PriceApplied } from './run-steps.js';
 import { announceThresholds } from './budgets.js';
 
-export type UsageSource = 'run' | 'extraction' | 'judge';
+export type UsageSource = 'run' | 'extraction' | 'judge' | 'memory';
 
 export interface UsageEntry {
   projectId: string;

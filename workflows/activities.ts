@@ -19,8 +19,11 @@ import type { RetentionSettings } from '../records/retention.js';
 export interface ActivityDependencies {
   db: Db;
   blobs: BlobStore;
-  /** `graphModel`: AGENTPLANE_GRAPH_MODEL, the model that reads relations from context files; `judgeModel`: AGENTPLANE_JUDGE_MODEL, the one that judges runs. */
-  models: { catalogue: ModelCatalogue; gateway: ModelGateway; graphModel?: string; judgeModel?: string };
+  /**
+   * `graphModel`: AGENTPLANE_GRAPH_MODEL, the model that reads relations from context files; `judgeModel`: AGENTPLANE_JUDGE_MODEL, the one
+   * that judges runs; `memoryModel`: AGENTPLANE_MEMORY_MODEL, the one that reads what subjects state into memories.
+   */
+  models: { catalogue: ModelCatalogue; gateway: ModelGateway; graphModel?: string; judgeModel?: string; memoryModel?: string };
   /** The embedding model's folder, if installed: context pages are embedded and searched by meaning. */
   embeddingModelDir?: string;
   /** AGENTPLANE_TOOLS_ALLOW_PRIVATE: tools may call private and loopback addresses. */

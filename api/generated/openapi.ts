@@ -2362,8 +2362,8 @@ export interface components {
         ReportModelFilter: components["schemas"]["ReportIdList"];
         /** @description Only calls made for these API keys (comma-separated). */
         ReportApiKeyFilter: components["schemas"]["ReportIdList"];
-        /** @description Only calls made for these (comma-separated): `run` (a run's steps), `extraction`, `judge` (quality scoring). */
-        ReportSourceFilter: ("run" | "extraction" | "judge")[];
+        /** @description Only calls made for these (comma-separated): `run` (a run's steps), `extraction`, `judge` (quality scoring), `memory` (reading what a run's subject stated). */
+        ReportSourceFilter: ("run" | "extraction" | "judge" | "memory")[];
         /** @description Only calls whose run's (or file's) metadata holds every pair given, e.g. `metadata[team]=search`. */
         ReportMetadataFilter: {
             [key: string]: components["schemas"]["Text"];
@@ -3060,7 +3060,7 @@ export interface operations {
                 model?: components["parameters"]["ReportModelFilter"];
                 /** @description Only calls made for these API keys (comma-separated). */
                 api_key_id?: components["parameters"]["ReportApiKeyFilter"];
-                /** @description Only calls made for these (comma-separated): `run` (a run's steps), `extraction`, `judge` (quality scoring). */
+                /** @description Only calls made for these (comma-separated): `run` (a run's steps), `extraction`, `judge` (quality scoring), `memory` (reading what a run's subject stated). */
                 source?: components["parameters"]["ReportSourceFilter"];
                 /** @description Only calls whose run's (or file's) metadata holds every pair given, e.g. `metadata[team]=search`. */
                 metadata?: components["parameters"]["ReportMetadataFilter"];

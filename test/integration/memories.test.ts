@@ -204,3 +204,89 @@ describe('memory: facts learned about a subject, with their sources, deleted exa
     assert.equal((await client.get(`/v1/memories?thread_id=${thread}`)).body.data.length, 0);
   });
 });
+
+describe('memory read by a model (AGENTPLANE_MEMORY_MODEL)', function () {
+  this.timeout(120_000);
+  let stack: RunsStack;
+  const MEMORY_MODEL = 'gpt-4.1-nano';
+
+  before(async () => {
+    stack = await startRunsStack('memories-model', { AGENTPLANE_MEMORY_MODEL: MEMORY_MODEL });
+  });
+  after(async () => {
+    await stack?.stop();
+  });
+
+  it("keeps the model's facts whose words are in the message, cites them, and charges its call to the run as memory", async () => {
+    const client = stack.tenant.admin;
+    const agent = await createAgent(client, { memory: { enabled: true } });
+    const thread = (await client.post('/v1/threads', { subject_id: 'zed' })).body.id;
+    const said = 'Hi there, call me Zed. These days I mostly drink oolong.';
+    stack.openai.enqueue({ model: 'gpt-4.1-mini', text: ['Hello Zed.'], usage: { input: 20, output: 3 } });
+    stack.openai.enqueue({
+      model: MEMORY_MODEL,
+      tool_calls: [
+        {
+          name: 'record_facts',
+          arguments: JSON.stringify({
+            facts: [
+              { message: 1, attribute: 'Name', value: 'Zed', quote: 'call me Zed', confidence: 0.95 },
+              { message: 1, attribute: 'opinion of oolong', value: 'likes', quote: 'I mostly drink oolong', confidence: 0.7 },
+              { message: 1, attribute: 'email', value: 'zed@example.com', quote: 'my email is zed@example.com', confidence: 0.9 },
+              { message: 2, attribute: 'age', value: '40', quote: 'Hi there', confidence: 0.9 },
+            ],
+          }),
+        },
+      ],
+      usage: { input: 1000, output: 100 },
+    });
+    const run = await client.post(`/v1/agents/${agent.id}/run`, { input: said, thread_id: thread });
+    assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
+    const memories: Memory[] = await eventually(
+      async () => {
+        const found = (await client.get('/v1/memories?subject_id=zed')).body.data;
+        assert.equal(found.length, 2);
+        return found;
+      },
+      { timeoutMs: 20_000, message: "the model's facts were not stored" },
+    );
+    const byAttribute = Object.fromEntries(memories.map((m) => [m.attribute, m]));
+    assert.deepEqual(Object.keys(byAttribute).sort(), ['name', 'opinion of oolong']);
+    const name = byAttribute.name as Memory & { extractor: string };
+    assert.equal(name.extractor, MEMORY_MODEL);
+    assert.equal(name.sources[0]!.quote, 'call me Zed');
+    assert.equal([...said].slice(name.sources[0]!.start, name.sources[0]!.end).join(''), 'call me Zed');
+    // The model was asked once, with the subject's message, and its call is in the ledger as the run's memory reading.
+    const asked = stack.openai.requests.filter((r) => r.model === MEMORY_MODEL);
+    assert.equal(asked.length, 1);
+    assert.match(JSON.stringify(asked[0]), /Message 1:\\nHi there, call me Zed/);
+    const { rows } = await stack.api.services.db.query<{ cost: string; agent_id: string }>(
+      `SELECT cost::text AS cost, agent_id FROM usage_records WHERE source = 'memory' AND run_id = $1`,
+      [run.body.id],
+    );
+    assert.deepEqual(rows, [{ cost: '0.00014', agent_id: agent.id }]);
+  });
+
+  it('reads with the offline engine, making no call, while a budget the call would count for is exhausted', async () => {
+    const client = stack.tenant.admin;
+    const agent = await createAgent(client, { memory: { enabled: true }, model_settings: { max_output_tokens: 10 } });
+    const budget = await client.post('/v1/budgets', { scope: { type: 'agent', id: agent.id }, period: 'day', limit_usd: '0.0005' });
+    assert.equal(budget.status, 201, JSON.stringify(budget.body));
+    const thread = (await client.post('/v1/threads', { subject_id: 'yan' })).body.id;
+    const asked = stack.openai.requests.filter((r) => r.model === MEMORY_MODEL).length;
+    // The run's own call spends the budget whole.
+    stack.openai.enqueue({ model: 'gpt-4.1-mini', text: ['Hi Yan.'], usage: { input: 2000, output: 10 } });
+    const run = await client.post(`/v1/agents/${agent.id}/run`, { input: 'My name is Yan.', thread_id: thread });
+    assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
+    const [memory] = await eventually(
+      async () => {
+        const found = (await client.get('/v1/memories?subject_id=yan')).body.data;
+        assert.equal(found.length, 1);
+        return found;
+      },
+      { timeoutMs: 20_000, message: 'the offline engine did not read the message' },
+    );
+    assert.equal(memory.extractor, 'rules');
+    assert.equal(stack.openai.requests.filter((r) => r.model === MEMORY_MODEL).length, asked);
+  });
+});

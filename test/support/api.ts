@@ -106,6 +106,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     gateway: new ModelGateway(models, modelEnv),
     graphModel: modelEnv.AGENTPLANE_GRAPH_MODEL || undefined,
     judgeModel: modelEnv.AGENTPLANE_JUDGE_MODEL || undefined,
+    memoryModel: modelEnv.AGENTPLANE_MEMORY_MODEL || undefined,
     embeddingModelDir: findTool('embedding-model'),
     // Test tool and model servers listen on loopback.
     toolsAllowPrivate: true,
