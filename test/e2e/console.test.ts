@@ -14,6 +14,8 @@ const NAVIGATION: [name: string, path: string][] = [
   ['Agents', '/console/agents'],
   ['Runs', '/console/runs'],
   ['Approvals', '/console/approvals'],
+  ['Threads', '/console/threads'],
+  ['Memories', '/console/memories'],
   ['Networks', '/console/networks'],
   ['Files', '/console/files'],
   ['Graph', '/console/graph'],

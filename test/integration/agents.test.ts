@@ -29,6 +29,7 @@ describe('agents', () => {
         max_steps: 10,
         approval_timeout_seconds: 604800,
         max_cost_usd: null,
+        memory: { enabled: false },
         metadata: {},
         managed_by: null,
         managed_resource: null,

@@ -410,7 +410,7 @@ describe('maintenance', function () {
       const conversation = await conversationFor(
         api.services.db,
         (await runById(api.services.db, next.body.id))!,
-        { instructions: 'Answer briefly.' } as AgentDefinition,
+        { instructions: 'Answer briefly.', memory: { enabled: false } } as AgentDefinition,
         [],
         { vision: false, window: 100_000, outputAllowance: 1_000, toolTokens: 0 },
       );

@@ -270,12 +270,12 @@ describe('memory read by a model (AGENTPLANE_MEMORY_MODEL)', function () {
   it('reads with the offline engine, making no call, while a budget the call would count for is exhausted', async () => {
     const client = stack.tenant.admin;
     const agent = await createAgent(client, { memory: { enabled: true }, model_settings: { max_output_tokens: 10 } });
-    const budget = await client.post('/v1/budgets', { scope: { type: 'agent', id: agent.id }, period: 'day', limit_usd: '0.0005' });
+    const budget = await client.post('/v1/budgets', { scope: { type: 'agent', id: agent.id }, period: 'day', limit_usd: '0.001' });
     assert.equal(budget.status, 201, JSON.stringify(budget.body));
     const thread = (await client.post('/v1/threads', { subject_id: 'yan' })).body.id;
     const asked = stack.openai.requests.filter((r) => r.model === MEMORY_MODEL).length;
     // The run's own call spends the budget whole.
-    stack.openai.enqueue({ model: 'gpt-4.1-mini', text: ['Hi Yan.'], usage: { input: 2000, output: 10 } });
+    stack.openai.enqueue({ model: 'gpt-4.1-mini', text: ['Hi Yan.'], usage: { input: 3000, output: 10 } });
     const run = await client.post(`/v1/agents/${agent.id}/run`, { input: 'My name is Yan.', thread_id: thread });
     assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
     const [memory] = await eventually(
