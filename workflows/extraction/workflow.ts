@@ -7,18 +7,19 @@ import { failureMessage } from '../failure-message.js';
 const RETRY = { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 6 } as const;
 
 // The CPU-heavy stages run on their own queue. A worker that dies mid-stage is noticed within the heartbeat
-// timeout and the stage runs again elsewhere, resuming from what it had stored.
+// timeout and the stage runs again elsewhere, resuming from what it had stored. A stage beats every second, and its
+// longest synchronous stretch (a 200,000-character slice of entity analysis) takes a small part of the timeout.
 const { extractFileContent } = proxyActivities<ExtractionActivities>({
   taskQueue: EXTRACTION_TASK_QUEUE,
   startToCloseTimeout: '2 hours',
-  heartbeatTimeout: '30 seconds',
+  heartbeatTimeout: '10 seconds',
   retry: RETRY,
 });
 
 const { completeFileExtraction } = proxyActivities<ExtractionActivities>({
   taskQueue: EXTRACTION_TASK_QUEUE,
   startToCloseTimeout: '1 hour',
-  heartbeatTimeout: '30 seconds',
+  heartbeatTimeout: '10 seconds',
   retry: RETRY,
 });
 
