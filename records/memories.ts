@@ -368,7 +368,7 @@ export interface SubjectForgotten {
 
 /**
  * Forgets a subject: its memories and their sources, its threads and their messages (through `deleteThread`, so that
- * each goes as a thread deletion does), and the conversation of every run made for it (input, output, steps'
+ * each goes as a thread deletion does), its runs' messages on other threads, and the conversation of every run made for it (input, output, steps'
  * messages, their hops' too; the runs stay with their usage and cost). One transaction; what was removed, by kind.
  */
 export async function forgetSubject(
@@ -398,6 +398,16 @@ export async function forgetSubject(
     [threadIds],
   );
   for (const threadId of threadIds) await deleteThread(threadId);
+  // Its turns on threads that are not its own (a thread with no subject, or another's): those messages go, the rest stay.
+  const { rows: stray } = await tx.query<{ thread_id: string; role: 'user' | 'assistant' }>(
+    `DELETE FROM thread_messages WHERE project_id = $1 AND run_id IN (SELECT id FROM runs WHERE project_id = $1 AND subject_id = $2)
+     RETURNING thread_id, role`,
+    [projectId, subjectId],
+  );
+  const fewer = new Map<string, number>();
+  for (const message of stray) fewer.set(message.thread_id, (fewer.get(message.thread_id) ?? 0) + 1);
+  for (const [threadId, count] of fewer)
+    await tx.query('UPDATE threads SET message_count = message_count - $2, updated_at = now() WHERE id = $1', [threadId, count]);
   const runs = await tx.query(
     `WITH theirs AS (
        SELECT id FROM runs WHERE project_id = $1 AND (subject_id = $2 OR parent_run_id IN (SELECT id FROM runs WHERE project_id = $1 AND subject_id = $2))),
@@ -406,7 +416,7 @@ export async function forgetSubject(
      FROM theirs WHERE r.id = theirs.id`,
     [projectId, subjectId],
   );
-  const count = (role: string) => roles.find((r) => r.role === role)?.count ?? 0;
+  const count = (role: string) => (roles.find((r) => r.role === role)?.count ?? 0) + stray.filter((m) => m.role === role).length;
   return {
     memories: {
       current: memories.rows.filter((m) => m.status === 'current').length,

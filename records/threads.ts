@@ -150,20 +150,25 @@ export async function messageSeq(db: Queryable, threadId: string, messageId: str
 }
 
 /**
- * The thread's history for a run, as the window rule keeps it: the newest messages whose sizes add up to at most
- * `tokens`, whole, oldest first; and how many older ones that left out. A message is never cut: one that does not
- * fit whole is left out with everything before it. Run while the run runs: its own turn is not in the thread yet.
+ * The thread's history for a run, as the window rule keeps it: the newest turns (each run's messages) whose sizes add
+ * up to at most `tokens`, whole, oldest first; and how many older messages that left out. Neither a message nor a
+ * turn is cut: one that does not fit whole is left out with everything before it. Run while the run runs: its own
+ * turn is not in the thread yet.
  */
 export async function historyWithin(
   db: Queryable,
   threadId: string,
   tokens: number,
 ): Promise<{ messages: ChatMessage[]; omitted: number }> {
+  // A turn (a run's messages) is kept whole or not at all: it fits when the sum up to its oldest message does.
   const { rows } = await db.query<{ role: 'user' | 'assistant'; content: string; total: number }>(
     `SELECT role, content, total FROM (
-       SELECT seq, role, content, sum(tokens) OVER (ORDER BY seq DESC) AS upto, count(*) OVER ()::int AS total
-       FROM thread_messages WHERE thread_id = $1
-     ) m WHERE upto <= $2 ORDER BY seq`,
+       SELECT seq, role, content, max(upto) OVER (PARTITION BY turn) AS turn_upto, total FROM (
+         SELECT seq, role, content, coalesce(run_id, id) AS turn, sum(tokens) OVER (ORDER BY seq DESC) AS upto,
+                count(*) OVER ()::int AS total
+         FROM thread_messages WHERE thread_id = $1
+       ) counted
+     ) m WHERE turn_upto <= $2 ORDER BY seq`,
     [threadId, tokens],
   );
   const total =

@@ -413,7 +413,7 @@ export interface paths {
         get: operations["listMemories"];
         put?: never;
         post?: never;
-        /** Forget a subject: its memories and their sources, its threads and their messages, and the conversation of every run made for it (input, output and steps' messages, its network runs' hops too; the runs stay, with their usage and cost). One transaction; the answer counts what was removed, by kind, and the audit log keeps the request. While a run for the subject is still to end, 409 `subject_busy`. Needs `agents:run`. */
+        /** Forget a subject: its memories and their sources, its threads and their messages, its runs' messages on other threads, and the conversation of every run made for it (input, output and steps' messages, its network runs' hops too; the runs stay, with their usage and cost). One transaction; the answer counts what was removed, by kind, and the audit log keeps the request. While a run for the subject is still to end, 409 `subject_busy`. Needs `agents:run`. */
         delete: operations["forgetSubject"];
         options?: never;
         head?: never;
@@ -1877,7 +1877,7 @@ export interface components {
             model?: components["schemas"]["ModelName"];
             /** @description A finished run of this agent to continue: its conversation comes before `input`. */
             previous_run_id?: components["schemas"]["ObjectId"];
-            /** @description A thread to run on: its messages (as many of the newest as the model's window leaves room for, whole) come before `input`, and the run's input and output are added to it when it completes. Not with `previous_run_id`. While another run on the thread is still to end, 409 `thread_busy`, unless `on_thread_busy` is `wait`. */
+            /** @description A thread to run on: its messages (as many of the newest turns as the model's window leaves room for, whole) come before `input`, and the run's input and output are added to it when it completes. Not with `previous_run_id`. While another run on the thread is still to end, 409 `thread_busy`, unless `on_thread_busy` is `wait`. */
             thread_id?: components["schemas"]["ObjectId"];
             /**
              * @description `reject` (when absent): 409 `thread_busy`. `wait`: the run is queued and starts once every earlier run on the thread has ended.

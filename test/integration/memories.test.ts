@@ -143,6 +143,12 @@ describe('memory: facts learned about a subject, with their sources, deleted exa
     ]);
     stack.openai.enqueue({ text: ['Hi Cy.'], usage: { input: 5, output: 5 } });
     const loose = await client.post(`/v1/agents/${agent.id}/run`, { input: 'Remember me?', subject_id: 'cy' });
+    // A turn of Cy's on a thread that is nobody's in particular, beside another's.
+    const shared = (await client.post('/v1/threads', {})).body.id;
+    stack.openai.enqueue({ text: ['Noted, Cy.'], usage: { input: 5, output: 5 } });
+    await client.post(`/v1/agents/${agent.id}/run`, { input: 'It is Cy here.', thread_id: shared, subject_id: 'cy' });
+    stack.openai.enqueue({ text: ['Hello.'], usage: { input: 5, output: 5 } });
+    await client.post(`/v1/agents/${agent.id}/run`, { input: 'Someone else here.', thread_id: shared });
     // Another subject's memories are not touched.
     await said('dee', 'My name is Dee.');
     await memoriesBecome('dee', ['name: Dee (current)']);
@@ -166,12 +172,18 @@ describe('memory: facts learned about a subject, with their sources, deleted exa
         memories: { current: 3, superseded: 1 },
         memory_sources: 4,
         threads: 2,
-        thread_messages: { user: 3, assistant: 3 },
-        runs_cleared: 5,
+        thread_messages: { user: 4, assistant: 4 },
+        runs_cleared: 6,
       },
     });
     assert.deepEqual(await memoriesOf('cy'), []);
     assert.deepEqual((await client.get('/v1/threads?subject_id=cy')).body.data, []);
+    const left = await client.get(`/v1/threads/${shared}/messages`);
+    assert.deepEqual(
+      left.body.data.map((m: { content: string }) => m.content),
+      ['Someone else here.', 'Hello.'],
+    );
+    assert.equal((await client.get(`/v1/threads/${shared}`)).body.message_count, 2);
     const cleared = (await client.get(`/v1/runs/${loose.body.id}`)).body;
     assert.deepEqual([cleared.input, cleared.output.text], [[], '']);
     await memoriesBecome('dee', ['name: Dee (current)']);

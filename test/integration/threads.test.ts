@@ -118,7 +118,7 @@ describe('threads: conversations that last', function () {
     );
   });
 
-  it('keeps the newest messages whole within the model window and says how many older ones it left out', async () => {
+  it('keeps the newest turns whole within the model window and says how many older messages it left out', async () => {
     const client = stack.tenant.admin;
     // A model found on a local server: an 8,192-token window, 4,096 of it kept for the answer.
     const agent = await createAgent(client, { model: 'local-llama' });
@@ -146,15 +146,16 @@ describe('threads: conversations that last', function () {
       history.map((m) => m.content),
       expected,
     );
-    // As many as fit: the call counted as the window rule counts it fits what the answer leaves, and one more would not.
+    // As many as fit: the call counted as the window rule counts it fits what the answer leaves, and one more turn would not.
     const counted = messages.reduce((sum, m) => sum + messageTokens(JSON.stringify(m.content)), 0);
-    const nextOlder = messageTokens(
-      JSON.stringify(expected.length === 24 ? '' : said(Math.floor((omitted - 1) / 2), omitted % 2 ? 'question' : 'answer')),
-    );
+    // Whole turns: a question is never kept without its answer, nor an answer without its question.
+    assert.equal(omitted % 2, 0, `${omitted} messages left out: a turn was cut`);
+    const turn = omitted / 2 - 1;
+    const nextOlder = messageTokens(JSON.stringify(said(turn, 'question'))) + messageTokens(JSON.stringify(said(turn, 'answer')));
     // The window, less the answer's allowance and the (empty) tools; the note is counted at its longest, a token or two more.
     const room = 8_192 - 4_096 - messageTokens('[]');
     assert.ok(counted <= room, `the call's messages count ${counted} tokens, more than ${room}`);
-    assert.ok(counted + nextOlder > room - 3, `one more message (${nextOlder} tokens) would have fit beside ${counted}`);
+    assert.ok(counted + nextOlder > room - 3, `one more turn (${nextOlder} tokens) would have fit beside ${counted}`);
   });
 
   it('refuses what does not fit a thread with a clear 4xx, and keeps threads to their project', async () => {
