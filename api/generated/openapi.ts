@@ -1190,8 +1190,8 @@ export interface components {
         MemorySettings: {
             enabled: boolean;
         };
-        /** @description The end user, customer or account a thread or run is with (any string of yours); memories are kept per subject. */
-        SubjectId: components["schemas"]["Text"];
+        /** @description The end user, customer or account a thread or run is with (any string of yours, without NUL); memories are kept per subject. */
+        SubjectId: string;
         CreateThreadRequest: {
             subject_id?: components["schemas"]["SubjectId"];
             metadata?: components["schemas"]["Metadata"];
@@ -3178,7 +3178,7 @@ export interface operations {
                 /** @description Only threads created before this time (Unix seconds). */
                 created_before?: number;
                 /** @description Only threads with a message holding every word given (whole words, any case; punctuation ignored). Words that are all punctuation match every thread. */
-                q?: components["schemas"]["Text"];
+                q?: string;
                 /** @description Only threads whose metadata holds every pair given, e.g. `metadata[channel]=email`. */
                 metadata?: {
                     [key: string]: components["schemas"]["Text"];
