@@ -17,6 +17,7 @@ export function presentMemory(memory: MemoryRecord): components['schemas']['Memo
     superseded_reason: memory.superseded_reason,
     superseded_at: unixSeconds(memory.superseded_at),
     learned_at: unixSeconds(memory.learned_at),
+    source_count: memory.source_count,
     sources: memory.sources.map((source) => ({
       thread_id: source.thread_id,
       run_id: source.run_id,

@@ -34,7 +34,9 @@ export interface MemoryRecord {
   superseded_at: Date | null;
   learned_at: Date;
   created_at: Date;
+  /** The newest SOURCES_SHOWN of its sources, newest first. */
   sources: MemorySource[];
+  source_count: number;
 }
 
 /** A fact as the engine read it from one message of a thread. */
@@ -57,11 +59,17 @@ export interface LearnedFact {
   };
 }
 
+// The sources a memory shows, newest first: a fact stated in thousands of runs still reads as one small object.
+export const SOURCES_SHOWN = 20;
+
 const COLUMNS = `id, project_id, subject_id, attribute, value, statement, confidence, extractor, status, superseded_by, superseded_reason,
   superseded_at, learned_at, created_at,
   (SELECT coalesce(jsonb_agg(jsonb_build_object('thread_id', s.thread_id, 'run_id', s.run_id, 'message_id', s.message_id,
-     'start', s.start_offset, 'end', s.end_offset, 'quote', s.quote, 'learned_at', s.learned_at) ORDER BY s.learned_at, s.message_seq, s.start_offset), '[]')
-   FROM memory_sources s WHERE s.memory_id = memories.id) AS sources`;
+     'start', s.start_offset, 'end', s.end_offset, 'quote', s.quote, 'learned_at', s.learned_at)
+     ORDER BY s.learned_at DESC, s.message_seq DESC, s.start_offset DESC), '[]')
+   FROM (SELECT * FROM memory_sources s WHERE s.memory_id = memories.id
+         ORDER BY s.learned_at DESC, s.message_seq DESC, s.start_offset DESC LIMIT ${SOURCES_SHOWN}) s) AS sources,
+  (SELECT count(*)::int FROM memory_sources s WHERE s.memory_id = memories.id) AS source_count`;
 
 /** Sources come back as JSON: their times as text. */
 function withDates(record: MemoryRecord): MemoryRecord {

@@ -97,7 +97,7 @@ export async function searchContext(args: Record<string, unknown>, scope: Contex
     if (lines.length > 0) lines.push('');
     lines.push('What the user said before:');
     for (const m of memories) {
-      const said = m.sources.at(-1);
+      const said = m.sources[0];
       const superseded = m.status === 'superseded' ? ' (no longer true: superseded by a later statement)' : '';
       lines.push(
         `- ${m.statement}${superseded}${said ? `, in their words: ${JSON.stringify(said.quote)} (${said.learned_at.toISOString().slice(0, 10)})` : ''}`,

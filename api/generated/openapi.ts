@@ -1257,7 +1257,9 @@ export interface components {
             superseded_at: number | null;
             /** @description When it was first stated. */
             learned_at: number;
-            /** @description Every statement of it, oldest first: a memory lives while it has one. */
+            /** @description How many times it was stated: a memory lives while it has a source. */
+            source_count: number;
+            /** @description Its newest 20 sources, newest first. */
             sources: {
                 thread_id: string;
                 run_id: string;

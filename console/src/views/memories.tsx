@@ -103,6 +103,9 @@ export default function MemoriesView() {
                           <IdLink id={source.run_id} />
                         </li>
                       ))}
+                      {memory.source_count > memory.sources.length && (
+                        <li class="muted">and {formatCount(memory.source_count - memory.sources.length)} earlier statements</li>
+                      )}
                     </ul>
                     <ConfirmButton
                       label="Delete"
