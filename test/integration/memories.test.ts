@@ -110,6 +110,12 @@ describe('memory: facts learned about a subject, with their sources, deleted exa
       { timeoutMs: 20_000, message: 'the second statement did not join the first as a source' },
     );
     assert.equal(memory!.value, 'bo@example.com');
+    assert.equal((memory as Memory & { source_count: number }).source_count, 2);
+    // Newest first: the second statement, then the first.
+    assert.deepEqual(
+      memory!.sources.map((s) => s.thread_id),
+      [b.threadId, a.threadId],
+    );
 
     stack.openai.enqueue({
       tool_calls: [{ name: 'search_context', arguments: JSON.stringify({ query: 'email address' }) }],
