@@ -107,6 +107,39 @@ async function untilTemporalAnswers(services: Services): Promise<void> {
   }
 }
 
+// How long the worker's calls that set up the maintenance Schedule may take: a Temporal just started again on its data
+// can take seconds over its first answers.
+const SCHEDULE_SETUP_DEADLINE_MS = 15_000;
+
+/** Whether Temporal did not answer in time or could not be reached (gRPC DEADLINE_EXCEEDED, UNAVAILABLE): asking again can help. */
+function temporalDidNotAnswer(err: unknown): boolean {
+  // The Temporal client wraps the gRPC error in one of its own, as its cause.
+  for (let e: unknown = err, depth = 0; typeof e === 'object' && e !== null && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const { code } = e as { code?: unknown };
+    if (code === 4 || code === 14) return true;
+  }
+  return false;
+}
+
+/** Creates or updates the maintenance Schedule, asking again for as long as Temporal is slow to answer or unreachable. */
+async function scheduleMaintenanceOnceTemporalAnswers(services: Services): Promise<void> {
+  let waiting = false;
+  for (;;) {
+    try {
+      await services.temporal.connection.withDeadline(Date.now() + SCHEDULE_SETUP_DEADLINE_MS, () =>
+        scheduleMaintenance(services.temporal),
+      );
+      if (waiting) services.log.info('the maintenance schedule is set up');
+      return;
+    } catch (err) {
+      if (!temporalDidNotAnswer(err)) throw err;
+      if (!waiting) services.log.warn({ err }, 'Temporal did not answer while the maintenance schedule was set up; asking again');
+      waiting = true;
+      await new Promise((resolve) => setTimeout(resolve, TEMPORAL_WAIT_STEP_MS));
+    }
+  }
+}
+
 export async function serveWorker(
   services: Services,
   temporalAddress: string,
@@ -125,7 +158,7 @@ export async function serveWorker(
   await untilTemporalAnswers(services);
   // Once per cluster, not per worker: the schedule runs each round on whichever shared worker takes it. A
   // network's dedicated workers run that network's runs only.
-  if (taskQueue === TASK_QUEUE) await scheduleMaintenance(services.temporal);
+  if (taskQueue === TASK_QUEUE) await scheduleMaintenanceOnceTemporalAnswers(services);
   const { worker, connection } = await createWorker({
     db: services.db,
     blobs: services.blobs,
