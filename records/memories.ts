@@ -8,6 +8,7 @@ import { newId } from './ids.js';
 import type { Queryable } from './db.js';
 import { selectPage, type Page, type PageRequest } from './pagination.js';
 import { recordEvent } from './events.js';
+import { clearConversations } from './run-steps.js';
 
 export interface MemorySource {
   thread_id: string;
@@ -416,14 +417,7 @@ export async function forgetSubject(
   for (const message of stray) fewer.set(message.thread_id, (fewer.get(message.thread_id) ?? 0) + 1);
   for (const [threadId, count] of fewer)
     await tx.query('UPDATE threads SET message_count = message_count - $2, updated_at = now() WHERE id = $1', [threadId, count]);
-  const runs = await tx.query(
-    `WITH theirs AS (
-       SELECT id FROM runs WHERE project_id = $1 AND (subject_id = $2 OR parent_run_id IN (SELECT id FROM runs WHERE project_id = $1 AND subject_id = $2))),
-     steps AS (UPDATE run_steps s SET message = NULL, tool_call = NULL, payload_expired = true FROM theirs WHERE s.run_id = theirs.id AND NOT s.payload_expired)
-     UPDATE runs r SET input = '[]', output_text = '', payloads_expired_at = coalesce(payloads_expired_at, now())
-     FROM theirs WHERE r.id = theirs.id`,
-    [projectId, subjectId],
-  );
+  const runsCleared = await clearConversations(tx, projectId, { subjectId });
   const count = (role: string) => (roles.find((r) => r.role === role)?.count ?? 0) + stray.filter((m) => m.role === role).length;
   return {
     memories: {
@@ -433,7 +427,7 @@ export async function forgetSubject(
     memory_sources: sources.rowCount ?? 0,
     threads: threadIds.length,
     thread_messages: { user: count('user'), assistant: count('assistant') },
-    runs_cleared: runs.rowCount ?? 0,
+    runs_cleared: runsCleared,
   };
 }
 

@@ -234,3 +234,25 @@ export async function citationsOfSteps(db: Queryable, runId: string): Promise<Ci
   );
   return rows.map((r) => r.citations);
 }
+
+/**
+ * Clears the conversation of the runs made on a thread, or for a subject, and of their network runs' hops: their
+ * input, output and steps' messages and tool calls, as retention clears step payloads. The runs stay, with their
+ * usage, cost, timing and scores. How many runs.
+ */
+export async function clearConversations(
+  tx: Queryable,
+  projectId: string,
+  made: { threadId: string } | { subjectId: string },
+): Promise<number> {
+  // A trusted column name: which runs are meant.
+  const column = 'threadId' in made ? 'thread_id' : 'subject_id';
+  const { rowCount } = await tx.query(
+    `WITH theirs AS (
+       SELECT id FROM runs WHERE project_id = $1 AND (${column} = $2 OR parent_run_id IN (SELECT id FROM runs WHERE project_id = $1 AND ${column} = $2))),
+     steps AS (UPDATE run_steps s SET message = NULL, tool_call = NULL, payload_expired = true FROM theirs WHERE s.run_id = theirs.id AND NOT s.payload_expired)
+     UPDATE runs r SET input = '[]', output_text = '', payloads_expired_at = coalesce(payloads_expired_at, now()) FROM theirs WHERE r.id = theirs.id`,
+    [projectId, 'threadId' in made ? made.threadId : made.subjectId],
+  );
+  return rowCount ?? 0;
+}

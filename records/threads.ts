@@ -9,6 +9,7 @@ import type { Queryable } from './db.js';
 import { selectPage, type Page, type PageRequest } from './pagination.js';
 import { recordEvent } from './events.js';
 import { forgetThread } from './memories.js';
+import { clearConversations } from './run-steps.js';
 
 export interface ThreadRecord {
   id: string;
@@ -227,9 +228,13 @@ export async function appendTurn(
 }
 
 /** The thread's runs still to end, oldest first: while there is one, another run on the thread waits or is refused. */
-export async function activeRunsOnThread(db: Queryable, threadId: string): Promise<{ id: string; created_at: Date; status: string }[]> {
-  const { rows } = await db.query<{ id: string; created_at: Date; status: string }>(
-    `SELECT id, created_at, status FROM runs WHERE thread_id = $1 AND status IN ('queued', 'in_progress') ORDER BY created_at, id`,
+export async function activeRunsOnThread(
+  db: Queryable,
+  threadId: string,
+): Promise<{ id: string; created_at: Date; status: string; network: boolean }[]> {
+  const { rows } = await db.query<{ id: string; created_at: Date; status: string; network: boolean }>(
+    `SELECT id, created_at, status, network_id IS NOT NULL AS network FROM runs
+     WHERE thread_id = $1 AND status IN ('queued', 'in_progress') ORDER BY created_at, id`,
     [threadId],
   );
   return rows;
@@ -237,13 +242,9 @@ export async function activeRunsOnThread(db: Queryable, threadId: string): Promi
 
 /** The thread's next run waiting its turn, once none is in progress: null while one is. */
 export async function nextRunOnThread(db: Queryable, threadId: string): Promise<{ id: string; network: boolean } | null> {
-  const { rows } = await db.query<{ id: string; status: string; network: boolean }>(
-    `SELECT id, status, network_id IS NOT NULL AS network FROM runs
-     WHERE thread_id = $1 AND status IN ('queued', 'in_progress') ORDER BY created_at, id`,
-    [threadId],
-  );
-  if (rows.length === 0 || rows.some((r) => r.status === 'in_progress')) return null;
-  return { id: rows[0]!.id, network: rows[0]!.network };
+  const active = await activeRunsOnThread(db, threadId);
+  if (active.length === 0 || active.some((r) => r.status === 'in_progress')) return null;
+  return { id: active[0]!.id, network: active[0]!.network };
 }
 
 export interface ThreadDeletion {
@@ -265,13 +266,7 @@ export async function deleteThread(tx: Queryable, projectId: string, threadId: s
     [threadId, projectId],
   );
   if (rows.length === 0) return null;
-  const cleared = await tx.query(
-    `WITH ended AS (
-       SELECT id FROM runs WHERE project_id = $2 AND (thread_id = $1 OR parent_run_id IN (SELECT id FROM runs WHERE thread_id = $1))),
-     steps AS (UPDATE run_steps s SET message = NULL, tool_call = NULL, payload_expired = true FROM ended WHERE s.run_id = ended.id AND NOT s.payload_expired)
-     UPDATE runs r SET input = '[]', output_text = '', payloads_expired_at = coalesce(payloads_expired_at, now()) FROM ended WHERE r.id = ended.id`,
-    [threadId, projectId],
-  );
+  const runs = await clearConversations(tx, projectId, { threadId });
   await recordEvent(tx, projectId, 'thread.deleted', { object: 'thread', id: threadId });
-  return { messages: rows[0]!.message_count, runs: cleared.rowCount ?? 0, memories };
+  return { messages: rows[0]!.message_count, runs, memories };
 }
