@@ -1,0 +1,248 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { findTool } from '../../cli/tools.js';
+import { createAgent, startRunsStack, type RunsStack } from '../support/runs.js';
+import { newTenant, type Tenant } from '../support/api.js';
+import { eventually } from '../support/eventually.js';
+
+const COST = 'https://agentplane.io/a2a/extensions/cost/v1';
+const CLIENT_SCRIPT = fileURLToPath(new URL('../../../test/support/a2a_client.py', import.meta.url));
+const run = promisify(execFile);
+
+type Json = any;
+
+describe('A2A server: agents and networks as A2A agents, driven by the official Python SDK', function () {
+  this.timeout(60_000);
+  let stack: RunsStack;
+  let python: string;
+  let agent: Json;
+  let url: string;
+  let key: string;
+
+  /** One operation of the official A2A Python client against this server (test/support/a2a_client.py). */
+  async function a2a(request: Record<string, unknown>): Promise<Json> {
+    const { stdout } = await run(python, [CLIENT_SCRIPT, JSON.stringify({ url, key, ...request })], { timeout: 45_000 });
+    return JSON.parse(stdout);
+  }
+
+  /** A JSON-RPC request as curl would send it. */
+  async function rpc(
+    body: unknown,
+    headers: Record<string, string> = {},
+    target = url,
+  ): Promise<{ status: number; headers: Headers; body: Json }> {
+    const response = await fetch(target, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'a2a-version': '1.0', ...headers },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const text = await response.text();
+    return { status: response.status, headers: response.headers, body: JSON.parse(text) };
+  }
+
+  before(async () => {
+    python = findTool('a2a-python');
+    stack = await startRunsStack('a2a-server');
+    agent = await createAgent(stack.tenant.admin, { name: 'Support desk', description: 'Answers questions about orders.' });
+    url = `${stack.api.url}/a2a/${agent.id}`;
+    key = stack.tenant.admin.key!;
+  });
+  after(async () => {
+    await stack?.stop();
+  });
+
+  it('serves an Agent Card with its skill, both protocol versions, streaming, the bearer scheme and the cost extension', async () => {
+    const card = await a2a({ op: 'card' });
+    assert.equal(card.name, 'Support desk');
+    assert.equal(card.description, 'Answers questions about orders.');
+    assert.deepEqual(card.supportedInterfaces, [
+      { url, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+      { url, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+    ]);
+    assert.equal(card.capabilities.streaming, true);
+    assert.equal(card.capabilities.pushNotifications ?? false, false);
+    assert.deepEqual(card.capabilities.extensions, [{ uri: COST, description: 'Cost of the task in USD.' }]);
+    assert.equal(card.securitySchemes.bearer.httpAuthSecurityScheme.scheme, 'Bearer');
+    assert.deepEqual(card.securityRequirements, [{ schemes: { bearer: {} } }]);
+    assert.deepEqual(
+      card.skills.map((s: Json) => [s.id, s.name]),
+      [[agent.id, 'Support desk']],
+    );
+    assert.deepEqual(card.defaultInputModes, ['text/plain']);
+
+    // A 0.3 client sends no A2A-Version and reads the card as 0.3 wrote it.
+    const legacy = await fetch(`${url}/.well-known/agent-card.json`, { headers: { authorization: `Bearer ${key}` } });
+    const legacyCard: Json = await legacy.json();
+    assert.deepEqual([legacyCard.protocolVersion, legacyCard.url, legacyCard.preferredTransport], ['0.3', url, 'JSONRPC']);
+    assert.deepEqual(legacyCard.securitySchemes.bearer, {
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'Agentplane API key',
+      description: 'An Agentplane API key of the project.',
+    });
+    assert.match(legacy.headers.get('vary') ?? '', /A2A-Version/);
+    const etag = legacy.headers.get('etag')!;
+    // (fetch adds `Cache-Control: no-cache` to a conditional request unless it is given one: that would ask past the cache.)
+    const again = await fetch(`${url}/.well-known/agent-card.json`, {
+      headers: { authorization: `Bearer ${key}`, 'if-none-match': etag, 'cache-control': 'max-age=0' },
+    });
+    assert.equal(again.status, 304);
+
+    // Behind the ingress, the card names the address the client used.
+    const forwarded = await fetch(`${url}/.well-known/agent-card.json`, {
+      headers: {
+        authorization: `Bearer ${key}`,
+        'a2a-version': '1.0',
+        'x-forwarded-proto': 'https',
+        'x-forwarded-host': 'agents.example.com',
+      },
+    });
+    assert.equal(((await forwarded.json()) as Json).supportedInterfaces[0].url, `https://agents.example.com/a2a/${agent.id}`);
+  });
+
+  it('answers without a key 401 with the bearer challenge, and another project’s key 404 for the card and the endpoint', async () => {
+    const anonymous = await fetch(`${url}/.well-known/agent-card.json`);
+    assert.equal(anonymous.status, 401);
+    assert.match(anonymous.headers.get('www-authenticate') ?? '', /^Bearer /);
+    const unauthenticated = await rpc({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: 'run_x' } }, { authorization: '' });
+    assert.equal(unauthenticated.status, 401);
+    // Refused before its body is read: the request's id is not known, so the answer's is null (JSON-RPC 2.0, 5).
+    assert.deepEqual([unauthenticated.body.jsonrpc, unauthenticated.body.id, unauthenticated.body.error.code], ['2.0', null, -32000]);
+
+    const other: Tenant = await newTenant(stack.api, 'a2a-other');
+    const otherKey = other.admin.key!;
+    const card = await fetch(`${url}/.well-known/agent-card.json`, { headers: { authorization: `Bearer ${otherKey}` } });
+    assert.equal(card.status, 404);
+    const resolved = await a2a({ op: 'card', key: otherKey });
+    assert.equal(resolved.error, 'AgentCardResolutionError');
+    const call = await rpc({ jsonrpc: '2.0', id: 2, method: 'GetTask', params: { id: 'run_x' } }, { authorization: `Bearer ${otherKey}` });
+    assert.equal(call.status, 404);
+    assert.equal(call.body.error.code, -32000);
+  });
+
+  it('runs a blocking message/send as a task: the answer as artifact, a thread as context, the cost; the context continues the thread', async () => {
+    stack.openai.enqueue({ text: ['Order 1234 ', 'ships tomorrow.'], usage: { input: 1000, output: 300 } });
+    const sent = await a2a({ op: 'send', text: 'When does order 1234 ship?' });
+    assert.equal(sent.events.length, 1, JSON.stringify(sent));
+    const task = sent.events[0].task;
+    assert.equal(task.status.state, 'TASK_STATE_COMPLETED');
+    assert.match(task.id, /^run_/);
+    assert.match(task.contextId, /^thread_/);
+    assert.deepEqual(task.artifacts[0].parts, [{ text: 'Order 1234 ships tomorrow.', mediaType: 'text/plain' }]);
+    assert.deepEqual(
+      task.history.map((m: Json) => [m.role, m.parts[0].text]),
+      [
+        ['ROLE_USER', 'When does order 1234 ship?'],
+        ['ROLE_AGENT', 'Order 1234 ships tomorrow.'],
+      ],
+    );
+    const ledger = (await stack.tenant.admin.get(`/v1/runs/${task.id}`)).body;
+    assert.equal(ledger.thread_id, task.contextId);
+    assert.deepEqual(task.metadata[COST], {
+      run_id: task.id,
+      cost_usd: Number(ledger.cost),
+      input_tokens: ledger.usage.input_tokens,
+      output_tokens: ledger.usage.output_tokens,
+    });
+    assert.ok(task.metadata[COST].cost_usd > 0);
+
+    // The same context is the same conversation: the next task's model call is given the first exchange.
+    stack.openai.enqueue({ text: ['Yes, by noon.'], usage: { input: 10, output: 3 } });
+    const next = (await a2a({ op: 'send', text: 'Before noon?', context_id: task.contextId })).events[0].task;
+    assert.equal(next.contextId, task.contextId);
+    assert.equal(next.status.state, 'TASK_STATE_COMPLETED');
+    const messages = (stack.openai.requests.at(-1) as Json).messages.map((m: Json) => [m.role, m.content]);
+    assert.deepEqual(messages.slice(-3), [
+      ['user', 'When does order 1234 ship?'],
+      ['assistant', 'Order 1234 ships tomorrow.'],
+      ['user', 'Before noon?'],
+    ]);
+
+    // An A2A 0.3 client (the SDK's compat transport: `message/send`, `tasks/get`) reaches the same agent.
+    stack.openai.enqueue({ text: ['Hello from 0.3.'], usage: { input: 5, output: 3 } });
+    const legacy = (await a2a({ op: 'send', text: 'Hi', version: '0.3' })).events[0].task;
+    const legacyRead = await a2a({ op: 'get', task_id: legacy.id, version: '0.3' });
+    assert.equal(legacyRead.status.state, 'TASK_STATE_COMPLETED');
+    assert.equal(legacyRead.artifacts[0].parts[0].text, 'Hello from 0.3.');
+    assert.equal(legacyRead.metadata[COST].run_id, legacy.id);
+  });
+
+  it('streams a task: the task, then its output artifact and the final status with its cost', async () => {
+    stack.openai.enqueue({ text: ['Streaming ', 'works.'], usage: { input: 20, output: 4 } });
+    const { events } = await a2a({ op: 'stream', text: 'Stream it.' });
+    const first = events[0].task;
+    assert.ok(['TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING'].includes(first.status.state), first.status.state);
+    const artifact = events.find((e: Json) => e.artifactUpdate)?.artifactUpdate;
+    assert.deepEqual(artifact.artifact.parts, [{ text: 'Streaming works.', mediaType: 'text/plain' }]);
+    assert.equal(artifact.lastChunk, true);
+    const last = events.at(-1).statusUpdate;
+    assert.equal(last.status.state, 'TASK_STATE_COMPLETED');
+    assert.equal(last.taskId, first.id);
+    assert.deepEqual(last.metadata[COST], { run_id: first.id, cost_usd: last.metadata[COST].cost_usd, input_tokens: 20, output_tokens: 4 });
+    const states = events.filter((e: Json) => e.statusUpdate).map((e: Json) => e.statusUpdate.status.state);
+    assert.deepEqual(states.slice(-1), ['TASK_STATE_COMPLETED']);
+  });
+
+  it('cancels a long task; a task that has ended is not cancelable; another project cannot read or cancel it', async () => {
+    stack.openai.enqueue({ text: ['Thinking'], hang: true });
+    const started = (await a2a({ op: 'send', text: 'Think forever.', return_immediately: true })).events[0].task;
+    assert.ok(['TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING'].includes(started.status.state));
+
+    const other = await newTenant(stack.api, 'a2a-intruder');
+    const theirs = await createAgent(other.admin);
+    const intruder = { url: `${stack.api.url}/a2a/${theirs.id}`, key: other.admin.key };
+    assert.equal((await a2a({ op: 'get', task_id: started.id, ...intruder })).error, 'TaskNotFoundError');
+    assert.equal((await a2a({ op: 'cancel', task_id: started.id, ...intruder })).error, 'TaskNotFoundError');
+
+    await eventually(async () => assert.equal((await stack.tenant.admin.get(`/v1/runs/${started.id}`)).body.status, 'in_progress'), {
+      message: 'the run did not start',
+    });
+    const cancelled = await a2a({ op: 'cancel', task_id: started.id });
+    assert.equal(cancelled.status.state, 'TASK_STATE_CANCELED', JSON.stringify(cancelled));
+    assert.equal((await stack.tenant.admin.get(`/v1/runs/${started.id}`)).body.status, 'cancelled');
+    const again = await a2a({ op: 'cancel', task_id: started.id });
+    assert.equal(again.error, 'TaskNotCancelableError');
+    const read = await a2a({ op: 'get', task_id: started.id });
+    assert.equal(read.status.state, 'TASK_STATE_CANCELED');
+    assert.equal((await a2a({ op: 'get', task_id: 'run_doesnotexist' })).error, 'TaskNotFoundError');
+  });
+
+  it("answers bad requests with the protocol's JSON-RPC errors", async () => {
+    const error = async (body: unknown, headers: Record<string, string> = {}) => {
+      const answer = await rpc(body, headers);
+      assert.equal(answer.status, 200, JSON.stringify(answer.body));
+      return [answer.body.id, answer.body.error.code];
+    };
+    assert.deepEqual(await error('{"jsonrpc": "2.0", "id": 1,'), [null, -32700]);
+    assert.deepEqual(await error({ id: 1, method: 'GetTask', params: { id: 'x' } }), [1, -32600]);
+    assert.deepEqual(await error([{ jsonrpc: '2.0', id: 1, method: 'GetTask' }]), [null, -32600]);
+    assert.deepEqual(await error({ jsonrpc: '2.0', id: 2, method: 'Dance', params: {} }), [2, -32601]);
+    assert.deepEqual(await error({ jsonrpc: '2.0', id: 3, method: 'message/send', params: {} }), [3, -32601]);
+    assert.deepEqual(await error({ jsonrpc: '2.0', id: 4, method: 'SendMessage', params: {} }, { 'a2a-version': '' }), [4, -32601]);
+    assert.deepEqual(await error({ jsonrpc: '2.0', id: 5, method: 'GetTask', params: {} }), [5, -32602]);
+    assert.deepEqual(await error({ jsonrpc: '2.0', id: 6, method: 'GetTask', params: { id: 'run_none' } }), [6, -32001]);
+    assert.deepEqual(
+      await error({ jsonrpc: '2.0', id: 7, method: 'GetTask', params: { id: 'run_none' } }, { 'a2a-version': '2.0' }),
+      [7, -32009],
+    );
+    const file = { messageId: 'm-file', role: 'ROLE_USER', parts: [{ url: 'https://example.com/a.pdf', mediaType: 'application/pdf' }] };
+    assert.deepEqual(await error({ jsonrpc: '2.0', id: 8, method: 'SendMessage', params: { message: file } }), [8, -32005]);
+    const push = { taskId: 'run_none', url: 'https://example.com/hook' };
+    assert.deepEqual(await error({ jsonrpc: '2.0', id: 9, method: 'CreateTaskPushNotificationConfig', params: push }), [9, -32003]);
+    assert.deepEqual(await error({ jsonrpc: '2.0', id: 'x', method: 'tasks/get', params: { id: 'run_none' } }, { 'a2a-version': '0.3' }), [
+      'x',
+      -32001,
+    ]);
+    assert.deepEqual(
+      await error({ jsonrpc: '2.0', id: 10, method: 'GetTask', params: { id: 'run_none' } }, { 'content-type': 'text/plain' }),
+      [null, -32005],
+    );
+
+    const reader = await stack.tenant.keyWith('agents:read');
+    const refused = await rpc({ jsonrpc: '2.0', id: 11, method: 'SendMessage', params: {} }, { authorization: `Bearer ${reader.key}` });
+    assert.equal(refused.status, 403);
+    assert.equal(refused.body.error.code, -32000);
+  });
+});
