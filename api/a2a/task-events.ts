@@ -1,6 +1,7 @@
 /**
  * A task's updates as A2A streams them, read from its run's event log: the task first, a status update for
- * each change of state, and at the end the output artifact and the final status with what the run cost.
+ * each change of state, the answer's text as it is written (chunks appended to the output artifact), and at
+ * the end the whole output artifact (in place of the chunks) and the final status with what the run cost.
  * The log is the record, so a stream begun late, or a second one, tells the same story.
  */
 import type { StreamResponse } from '@a2a-js/sdk';
@@ -8,7 +9,7 @@ import type { ApiDeps } from '../context.js';
 import { isFinished, runById, type RunRecord } from '../../records/runs.js';
 import { runEventsAfter } from '../../records/run-events.js';
 import { endsRun } from '../../presenters/run.js';
-import { contextIdOf, costOf, outputArtifactOf, presentTask, statusOf, taskStateOf } from './task.js';
+import { contextIdOf, costOf, outputArtifactOf, presentTask, statusOf, taskStateOf, textPart } from './task.js';
 
 // How long one wait for the log lasts; the stream's writer keeps the connection alive meanwhile.
 const WAIT_MS = 15_000;
@@ -25,25 +26,19 @@ function statusUpdate(run: RunRecord, final: boolean): StreamResponse {
   };
 }
 
+function artifactUpdate(run: RunRecord, text: string, append: boolean, lastChunk: boolean): StreamResponse {
+  const artifact = { ...outputArtifactOf(run), parts: [textPart(text)] };
+  return {
+    payload: {
+      $case: 'artifactUpdate',
+      value: { taskId: run.id, contextId: contextIdOf(run), artifact, append, lastChunk, metadata: undefined },
+    },
+  };
+}
+
 function finalUpdates(run: RunRecord): StreamResponse[] {
-  const artifact: StreamResponse[] =
-    run.output_text === ''
-      ? []
-      : [
-          {
-            payload: {
-              $case: 'artifactUpdate',
-              value: {
-                taskId: run.id,
-                contextId: contextIdOf(run),
-                artifact: outputArtifactOf(run),
-                append: false,
-                lastChunk: true,
-                metadata: undefined,
-              },
-            },
-          },
-        ];
+  // The whole answer replaces the chunks: a model call that asked for tools may have written text the answer leaves out.
+  const artifact = run.output_text === '' ? [] : [artifactUpdate(run, run.output_text, false, true)];
   return [...artifact, statusUpdate(run, true)];
 }
 
@@ -65,10 +60,17 @@ export async function* followTask(
     yield { payload: { $case: 'task', value: presentTask(run, historyLength) } };
     let state = taskStateOf(run);
     let seq = 0;
+    let written = false;
     while (!ended.aborted) {
       const events = await runEventsAfter(deps.db, run.id, seq);
       for (const event of events) {
         seq = event.seq;
+        // The run's own text (a network's hops write theirs in their own runs, not in this task's artifact).
+        if (event.type === 'output_text.delta' && event.data.child_run_id === undefined && typeof event.data.delta === 'string') {
+          yield artifactUpdate(run, event.data.delta, written, false);
+          written = true;
+          continue;
+        }
         if (!endsRun(event) && !STATE_EVENTS.has(event.type)) continue;
         const now = await runById(deps.db, run.id);
         if (!now) return;

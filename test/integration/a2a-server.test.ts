@@ -169,20 +169,58 @@ describe('A2A server: agents and networks as A2A agents, driven by the official 
     assert.equal(legacyRead.metadata[COST].run_id, legacy.id);
   });
 
-  it('streams a task: the task, then its output artifact and the final status with its cost', async () => {
+  it('streams a task: the task, its state, the answer as it is written, then the whole answer and the final status with its cost', async () => {
     stack.openai.enqueue({ text: ['Streaming ', 'works.'], usage: { input: 20, output: 4 } });
     const { events } = await a2a({ op: 'stream', text: 'Stream it.' });
     const first = events[0].task;
     assert.ok(['TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING'].includes(first.status.state), first.status.state);
-    const artifact = events.find((e: Json) => e.artifactUpdate)?.artifactUpdate;
-    assert.deepEqual(artifact.artifact.parts, [{ text: 'Streaming works.', mediaType: 'text/plain' }]);
-    assert.equal(artifact.lastChunk, true);
+    // The text as the model writes it, appended to the output artifact; then the whole of it, in their place.
+    const chunks = events.filter((e: Json) => e.artifactUpdate).map((e: Json) => e.artifactUpdate);
+    assert.ok(chunks.every((c: Json) => c.artifact.artifactId === `${first.id}-output`));
+    const whole = chunks.at(-1);
+    assert.deepEqual(whole.artifact.parts, [{ text: 'Streaming works.', mediaType: 'text/plain' }]);
+    assert.deepEqual([whole.append ?? false, whole.lastChunk], [false, true]);
+    const written = chunks.slice(0, -1);
+    assert.ok(written.length > 0, 'no text was streamed before the end');
+    assert.equal(written.map((c: Json) => c.artifact.parts[0].text).join(''), 'Streaming works.');
+    assert.deepEqual(
+      written.map((c: Json) => c.append ?? false),
+      written.map((_: Json, i: number) => i > 0),
+    );
     const last = events.at(-1).statusUpdate;
     assert.equal(last.status.state, 'TASK_STATE_COMPLETED');
     assert.equal(last.taskId, first.id);
     assert.deepEqual(last.metadata[COST], { run_id: first.id, cost_usd: last.metadata[COST].cost_usd, input_tokens: 20, output_tokens: 4 });
     const states = events.filter((e: Json) => e.statusUpdate).map((e: Json) => e.statusUpdate.status.state);
     assert.deepEqual(states.slice(-1), ['TASK_STATE_COMPLETED']);
+  });
+
+  it('serves a network as one A2A agent: its members as skills, its task the network run, costed with every hop', async () => {
+    const members = [await createAgent(stack.tenant.admin, { name: 'drafter' }), await createAgent(stack.tenant.admin, { name: 'editor' })];
+    const created = await stack.tenant.admin.post('/v1/networks', {
+      name: 'Writers',
+      members: members.map((m) => m.id),
+      router: { type: 'sequential' },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const network = { url: `${stack.api.url}/a2a/${created.body.id}` };
+    const card = await a2a({ op: 'card', ...network });
+    assert.equal(card.name, 'Writers');
+    assert.deepEqual(
+      card.skills.map((s: Json) => [s.id, s.name]),
+      members.map((m) => [m.id, m.name]),
+    );
+
+    stack.openai.enqueue({ text: ['draft'], usage: { input: 1000, output: 100 } });
+    stack.openai.enqueue({ text: ['edited'], usage: { input: 2000, output: 200 } });
+    const { events } = await a2a({ op: 'stream', text: 'Write about otters.', ...network });
+    const last = events.at(-1).statusUpdate;
+    assert.equal(last.status.state, 'TASK_STATE_COMPLETED');
+    const whole = events.filter((e: Json) => e.artifactUpdate).at(-1).artifactUpdate;
+    assert.equal(whole.artifact.parts[0].text, 'edited');
+    const ledger = (await stack.tenant.admin.get(`/v1/runs/${last.taskId}`)).body;
+    assert.equal(ledger.network_id, created.body.id);
+    assert.deepEqual(last.metadata[COST], { run_id: last.taskId, cost_usd: Number(ledger.cost), input_tokens: 3000, output_tokens: 300 });
   });
 
   it('cancels a long task; a task that has ended is not cancelable; another project cannot read or cancel it', async () => {
