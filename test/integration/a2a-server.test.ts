@@ -1,30 +1,59 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { findTool } from '../../cli/tools.js';
 import { createAgent, startRunsStack, type RunsStack } from '../support/runs.js';
 import { newTenant, type Tenant } from '../support/api.js';
-import { eventually } from '../support/eventually.js';
+import { eventually, withinDeadline } from '../support/eventually.js';
 
 const COST = 'https://agentplane.io/a2a/extensions/cost/v1';
 const CLIENT_SCRIPT = fileURLToPath(new URL('../../../test/support/a2a_client.py', import.meta.url));
-const run = promisify(execFile);
 
 type Json = any;
+
+/** The Python client, started once: a request a line in, its answer a line out, in order. */
+class PythonClient {
+  private readonly child: ChildProcessWithoutNullStreams;
+  private readonly waiting: { resolve: (answer: Json) => void; reject: (err: Error) => void }[] = [];
+  private stderr = '';
+
+  constructor(python: string) {
+    this.child = spawn(python, [CLIENT_SCRIPT]);
+    this.child.stderr.on('data', (chunk: Buffer) => (this.stderr = (this.stderr + chunk.toString()).slice(-4000)));
+    createInterface({ input: this.child.stdout }).on('line', (line) => this.waiting.shift()?.resolve(JSON.parse(line)));
+    this.child.on('exit', (code) => {
+      for (const waiter of this.waiting.splice(0)) waiter.reject(new Error(`the Python client exited (${code}): ${this.stderr}`));
+    });
+  }
+
+  ask(request: Record<string, unknown>): Promise<Json> {
+    return withinDeadline(
+      new Promise((resolve, reject) => {
+        this.waiting.push({ resolve, reject });
+        this.child.stdin.write(`${JSON.stringify(request)}\n`);
+      }),
+      45_000,
+      `the Python client did not answer ${JSON.stringify(request.op)}`,
+    );
+  }
+
+  close(): void {
+    this.child.stdin.end();
+  }
+}
 
 describe('A2A server: agents and networks as A2A agents, driven by the official Python SDK', function () {
   this.timeout(60_000);
   let stack: RunsStack;
-  let python: string;
+  let client: PythonClient;
   let agent: Json;
   let url: string;
   let key: string;
 
   /** One operation of the official A2A Python client against this server (test/support/a2a_client.py). */
-  async function a2a(request: Record<string, unknown>): Promise<Json> {
-    const { stdout } = await run(python, [CLIENT_SCRIPT, JSON.stringify({ url, key, ...request })], { timeout: 45_000 });
-    return JSON.parse(stdout);
+  function a2a(request: Record<string, unknown>): Promise<Json> {
+    return client.ask({ url, key, ...request });
   }
 
   /** A JSON-RPC request as curl would send it. */
@@ -43,13 +72,14 @@ describe('A2A server: agents and networks as A2A agents, driven by the official 
   }
 
   before(async () => {
-    python = findTool('a2a-python');
+    client = new PythonClient(findTool('a2a-python'));
     stack = await startRunsStack('a2a-server');
     agent = await createAgent(stack.tenant.admin, { name: 'Support desk', description: 'Answers questions about orders.' });
     url = `${stack.api.url}/a2a/${agent.id}`;
     key = stack.tenant.admin.key!;
   });
   after(async () => {
+    client?.close();
     await stack?.stop();
   });
 

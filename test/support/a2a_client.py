@@ -1,10 +1,11 @@
 """An A2A client made of the official Python SDK (a2a-sdk), for the tests of Agentplane's A2A server.
 
-    python a2a_client.py '<request as JSON>'
+    python a2a_client.py          # one request a line on stdin, one answer a line on stdout, until EOF
 
-The request names an operation (`card`, `send`, `stream`, `get`, `cancel`) and its arguments: the agent's
-A2A URL, the API key, and the operation's own. The answer is one JSON object on stdout: what the server
-returned, as ProtoJSON, or {"error": <the SDK's error class>, "message": ...} when the SDK raised.
+A request is a JSON object naming an operation (`card`, `send`, `stream`, `get`, `cancel`) and its
+arguments: the agent's A2A URL, the API key, and the operation's own. Its answer is one JSON object: what the
+server returned, as ProtoJSON, or {"error": <the SDK's error class>, "message": ...} when the SDK raised.
+One process serves a whole test file, so the SDK is imported once.
 """
 
 import asyncio
@@ -73,12 +74,12 @@ async def operate(request: dict) -> dict:
 
 
 def main() -> None:
-    request = json.loads(sys.argv[1])
-    try:
-        answer = asyncio.run(operate(request))
-    except Exception as error:  # noqa: BLE001 - the test reads which error the SDK raised
-        answer = {'error': type(error).__name__, 'message': str(error)}
-    print(json.dumps(answer))
+    for line in sys.stdin:
+        try:
+            answer = asyncio.run(operate(json.loads(line)))
+        except Exception as error:  # noqa: BLE001 - the test reads which error the SDK raised
+            answer = {'error': type(error).__name__, 'message': str(error)}
+        print(json.dumps(answer), flush=True)
 
 
 if __name__ == '__main__':
