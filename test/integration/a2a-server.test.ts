@@ -277,6 +277,59 @@ describe('A2A server: agents and networks as A2A agents, driven by the official 
     assert.equal((await a2a({ op: 'get', task_id: 'run_doesnotexist' })).error, 'TaskNotFoundError');
   });
 
+  it('answers a task waiting for a tool call’s approval as auth-required, and goes on once a person has decided', async () => {
+    const approver = await createAgent(stack.tenant.admin, {
+      name: 'Payer',
+      tools: [
+        {
+          type: 'http',
+          name: 'pay',
+          url: 'http://127.0.0.1:9/pay',
+          parameters: { type: 'object', properties: { amount: { type: 'number' } }, required: ['amount'] },
+          approval: { mode: 'always' },
+        },
+      ],
+    });
+    stack.openai.enqueue({ tool_calls: [{ name: 'pay', arguments: '{"amount":250}' }] });
+    stack.openai.enqueue({ text: ['Not paid: it was refused.'] });
+    const payer = { url: `${stack.api.url}/a2a/${approver.id}` };
+    const waiting = (await a2a({ op: 'send', text: 'Pay 250.', ...payer })).events[0].task;
+    assert.equal(waiting.status.state, 'TASK_STATE_AUTH_REQUIRED', JSON.stringify(waiting.status));
+    assert.equal((await a2a({ op: 'get', task_id: waiting.id, ...payer })).status.state, 'TASK_STATE_AUTH_REQUIRED');
+
+    const pending = await stack.tenant.admin.get(`/v1/approvals?status=pending&run_id=${waiting.id}`);
+    const decided = await stack.tenant.admin.post(`/v1/approvals/${pending.body.data[0].id}`, { decision: 'reject' });
+    assert.equal(decided.status, 200, JSON.stringify(decided.body));
+    const done = await eventually(
+      async () => {
+        const task = await a2a({ op: 'get', task_id: waiting.id, ...payer });
+        assert.equal(task.status.state, 'TASK_STATE_COMPLETED');
+        return task;
+      },
+      { message: 'the task did not complete after the decision' },
+    );
+    assert.equal(done.artifacts[0].parts[0].text, 'Not paid: it was refused.');
+  });
+
+  it('answers a message sent again (the same messageId) with the same task, and refuses the id for another message', async () => {
+    stack.openai.enqueue({ text: ['Once.'], usage: { input: 3, output: 1 } });
+    const send = (text: string) =>
+      rpc({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'SendMessage',
+        params: { message: { messageId: 'msg-once', role: 'ROLE_USER', parts: [{ text }] } },
+      });
+    const calls = stack.openai.requests.length;
+    const first = (await send('Say it once.')).body.result.task;
+    const again = (await send('Say it once.')).body.result.task;
+    assert.equal(again.id, first.id);
+    assert.equal(again.status.state, 'TASK_STATE_COMPLETED');
+    assert.equal(stack.openai.requests.length, calls + 1, 'the model was called once');
+    const other = await send('Something else.');
+    assert.equal(other.body.error.code, -32602);
+  });
+
   it("answers bad requests with the protocol's JSON-RPC errors", async () => {
     const error = async (body: unknown, headers: Record<string, string> = {}) => {
       const answer = await rpc(body, headers);
