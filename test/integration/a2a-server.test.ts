@@ -267,6 +267,22 @@ describe('A2A server: agents and networks as A2A agents, driven by the official 
     await eventually(async () => assert.equal((await stack.tenant.admin.get(`/v1/runs/${started.id}`)).body.status, 'in_progress'), {
       message: 'the run did not start',
     });
+    // A subscriber that goes away leaves the task running: closing a stream is not cancelling.
+    const closing = new AbortController();
+    const subscribed = await fetch(url, {
+      method: 'POST',
+      signal: closing.signal,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'a2a-version': '1.0' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 'sub', method: 'SubscribeToTask', params: { id: started.id } }),
+    });
+    assert.equal(subscribed.headers.get('content-type'), 'text/event-stream');
+    const reader = subscribed.body!.getReader();
+    let text = '';
+    while (!text.includes('\n\n')) text += new TextDecoder().decode((await reader.read()).value);
+    assert.equal(JSON.parse(text.slice('data: '.length, text.indexOf('\n'))).result.task.id, started.id);
+    closing.abort();
+    assert.equal((await stack.tenant.admin.get(`/v1/runs/${started.id}`)).body.status, 'in_progress');
+
     const cancelled = await a2a({ op: 'cancel', task_id: started.id });
     assert.equal(cancelled.status.state, 'TASK_STATE_CANCELED', JSON.stringify(cancelled));
     assert.equal((await stack.tenant.admin.get(`/v1/runs/${started.id}`)).body.status, 'cancelled');
