@@ -24,6 +24,7 @@ import { findAgent } from '../../records/agents.js';
 import { findNetwork } from '../../records/networks.js';
 import { agentCardOf, cardJson, legacyCardJson, LEGACY_PROTOCOL_VERSION, type CardSubject } from './card.js';
 import { RunTaskHandler, type A2ATarget } from './request-handler.js';
+import { COST_EXTENSION_URI } from './task.js';
 import { answerRefusals, type JsonRpcId } from './refusals.js';
 import { writeEventStream } from './event-stream.js';
 
@@ -169,17 +170,19 @@ function serveJsonRpc(deps: ApiDeps): Middleware<ApiState> {
       );
     }
     const method = legacy && isLegacyJsonRpcMethod(request.method) ? legacyJsonRpcToV1Method(request.method) : request.method;
-    const scope = RUN_METHODS.has(method) ? 'agents:run' : 'agents:read';
-    if (!hasScope(caller, scope)) throw PermissionError(scope);
 
     const extensionHeader = legacy ? LEGACY_HTTP_EXTENSION_HEADER : HTTP_EXTENSION_HEADER;
     const context = new ServerCallContext({
       requestedExtensions: Extensions.parseServiceParameter(ctx.get(extensionHeader) || ctx.get(HTTP_EXTENSION_HEADER) || undefined),
       requestedVersion: version,
     });
+    // Every task carries its cost; a client that asked for the extension is told it has it.
+    if (context.requestedExtensions?.includes(COST_EXTENSION_URI)) context.addActivatedExtension(COST_EXTENSION_URI);
     const handler = new RunTaskHandler(ctx, deps, target, card);
     const transport = legacy ? new LegacyJsonRpcTransportHandler(handler) : new JsonRpcTransportHandler(handler);
+    const scope = RUN_METHODS.has(method) ? 'agents:run' : 'agents:read';
     const dispatch = async () => {
+      if (!hasScope(caller, scope)) throw PermissionError(scope);
       const result = await transport.handle(body as Record<string, unknown>, context);
       if (context.activatedExtensions?.length) ctx.set(extensionHeader, context.activatedExtensions.join(', '));
       if (handler.refusal) throw handler.refusal;

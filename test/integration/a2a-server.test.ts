@@ -342,6 +342,10 @@ describe('A2A server: agents and networks as A2A agents, driven by the official 
     assert.equal(again.id, first.id);
     assert.equal(again.status.state, 'TASK_STATE_COMPLETED');
     assert.equal(stack.openai.requests.length, calls + 1, 'the model was called once');
+    // A client that asks for the cost extension is told it has it.
+    const read = await rpc({ jsonrpc: '2.0', id: 2, method: 'GetTask', params: { id: first.id } }, { 'a2a-extensions': COST });
+    assert.equal(read.headers.get('a2a-extensions'), COST);
+    assert.equal(read.body.result.metadata[COST].run_id, first.id);
     const other = await send('Something else.');
     assert.equal(other.body.error.code, -32602);
   });
