@@ -62,8 +62,9 @@ const MAX_TEXT_CHARS = 262_144;
 const MAX_MESSAGE_ID_CHARS = 200;
 
 /**
- * A refusal the API answers at the HTTP level (401, 403, 429 with Retry-After, 503 with Retry-After), not as
- * a JSON-RPC error of the operation: the request was not served at all, and the client should act on the status.
+ * A refusal the API answers at the HTTP level (401, 403, 409 when the agent's concurrency policy refuses a
+ * second run, 429 with Retry-After, 503 with Retry-After), not as a JSON-RPC error of the operation: the
+ * request was not served at all, and the client should act on the status.
  */
 export class HttpRefusal extends Error {
   constructor(readonly apiError: ApiError) {
@@ -76,11 +77,10 @@ function protocolError(err: unknown): unknown {
   if (err instanceof HttpRefusal) return err;
   const apiError = toApiError(err);
   if (!apiError) return err;
-  if (apiError.status === 401 || apiError.status === 403 || apiError.status === 429 || apiError.status >= 500)
-    return new HttpRefusal(apiError);
   if (apiError.code === 'idempotency_key_reused') {
     return new RequestMalformedError('This messageId was sent before with a different message; give each message its own id.');
   }
+  if ([401, 403, 409, 429].includes(apiError.status) || apiError.status >= 500) return new HttpRefusal(apiError);
   return new RequestMalformedError(apiError.param ? `${apiError.message} (${apiError.param})` : apiError.message);
 }
 

@@ -350,6 +350,17 @@ describe('A2A server: agents and networks as A2A agents, driven by the official 
     assert.equal(other.body.error.code, -32602);
   });
 
+  it('keeps the HTTP status of a run the platform refuses (409 for a busy agent whose concurrency is reject)', async () => {
+    const busy = await createAgent(stack.tenant.admin, { name: 'One at a time', concurrency: 'reject' });
+    stack.openai.enqueue({ text: ['…'], hang: true });
+    const going = await stack.tenant.admin.post(`/v1/agents/${busy.id}/run`, { input: 'Take your time.', wait: false });
+    const message = { messageId: 'msg-busy', role: 'ROLE_USER', parts: [{ text: 'And this?' }] };
+    const refused = await rpc({ jsonrpc: '2.0', id: 7, method: 'SendMessage', params: { message } }, {}, `${stack.api.url}/a2a/${busy.id}`);
+    assert.equal(refused.status, 409);
+    assert.deepEqual([refused.body.id, refused.body.error.code, refused.body.error.data[0].reason], [7, -32000, 'AGENT_BUSY']);
+    await stack.tenant.admin.post(`/v1/runs/${going.body.id}/cancel`, {});
+  });
+
   it("answers bad requests with the protocol's JSON-RPC errors", async () => {
     const error = async (body: unknown, headers: Record<string, string> = {}) => {
       const answer = await rpc(body, headers);
