@@ -177,6 +177,11 @@ describe('A2A server: agents and networks as A2A agents, driven by the official 
       output_tokens: ledger.usage.output_tokens,
     });
     assert.ok(task.metadata[COST].cost_usd > 0);
+    const audit = await stack.tenant.admin.get(`/v1/audit-logs?target_id=${task.id}`);
+    assert.deepEqual(
+      audit.body.data.map((e: Json) => [e.action, e.outcome.status]),
+      [['run.create', 202]],
+    );
 
     // The same context is the same conversation: the next task's model call is given the first exchange.
     stack.openai.enqueue({ text: ['Yes, by noon.'], usage: { input: 10, output: 3 } });
