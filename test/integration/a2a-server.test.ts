@@ -375,6 +375,8 @@ describe('A2A server: agents and networks as A2A agents, driven by the official 
     assert.deepEqual(await error('{"jsonrpc": "2.0", "id": 1,'), [null, -32700]);
     assert.deepEqual(await error({ id: 1, method: 'GetTask', params: { id: 'x' } }), [1, -32600]);
     assert.deepEqual(await error([{ jsonrpc: '2.0', id: 1, method: 'GetTask' }]), [null, -32600]);
+    const huge = { jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { parts: [{ text: 'x'.repeat(1_100_000) }] } } };
+    assert.deepEqual(await error(huge), [null, -32600]);
     assert.deepEqual(await error({ jsonrpc: '2.0', id: 2, method: 'Dance', params: {} }), [2, -32601]);
     assert.deepEqual(await error({ jsonrpc: '2.0', id: 3, method: 'message/send', params: {} }), [3, -32601]);
     assert.deepEqual(await error({ jsonrpc: '2.0', id: 4, method: 'SendMessage', params: {} }, { 'a2a-version': '' }), [4, -32601]);
