@@ -84,12 +84,28 @@ async function refuseBusyThread(tx: Queryable, projectId: string, threadId: stri
   }
 }
 
-export async function createRun(
+export type RunBody = Input<'runAgent'>['body'];
+
+/** How a caller other than the REST endpoint (the MCP server) names its request, for `Idempotency-Key`. */
+export interface RunRequestOptions {
+  /** What identifies the request beside its method and path; the body without `stream` and `wait` by default. */
+  identity?: unknown;
+  /** The idempotency key, in place of the `Idempotency-Key` header. */
+  idempotencyKey?: string;
+}
+
+/**
+ * Admits a run and starts its workflow: every check, budget, limit, concurrency policy and thread rule of the
+ * run endpoints, and the run's audit entry. With `stream`, the event stream's slot is held and returned.
+ */
+export async function startRun(
   ctx: ApiContext,
   deps: ApiDeps,
-  { path: { id: targetId }, body }: Input<'runAgent'> | Input<'runNetwork'>,
-  kind: 'agent' | 'network' = 'agent',
-): Promise<void> {
+  kind: 'agent' | 'network',
+  targetId: string,
+  body: RunBody,
+  options: RunRequestOptions = {},
+): Promise<{ runId: string; replayed: boolean; release?: () => void }> {
   const caller = callerOf(ctx);
   const { projectId } = caller;
   await runnableOf(deps.db, projectId, kind, targetId);
@@ -137,46 +153,52 @@ export async function createRun(
   const input: InputMessage[] = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
   if (input.every((m) => m.role !== 'user'))
     throw InvalidRequestError('invalid_input', '`input` needs at least one user message.', 'input');
-  const identity = { ...body, stream: undefined, wait: undefined };
+  const identity = options.identity ?? { ...body, stream: undefined, wait: undefined };
 
   // A streamed run holds an event stream: refused before anything is created when its key holds too many.
   const release = body.stream ? deps.streamSlots.take(caller.apiKeyId) : undefined;
   let interrupted: string[] = [];
   let taskQueue: string | undefined;
-  const { created, replayed } = await createOnce(ctx, deps, identity, async (tx) => {
-    // The agent's (or network's) row is locked while its policy is applied, so two runs cannot both find it idle.
-    const current = await runnableOf(tx, projectId, kind, targetId, true);
-    taskQueue = current.taskQueue;
-    // Only these two policies look at the runs already going; `enqueue` runs wait their turn in the worker.
-    if (current.concurrency === 'reject' || current.concurrency === 'interrupt') {
-      const active = await activeRunsOf(tx, targetId);
-      if (current.concurrency === 'reject' && active.length > 0) {
-        throw ConflictError(
-          `${kind}_busy`,
-          `The ${kind} ${targetId} already has a run in progress (${active[0]!.id}) and its concurrency is reject.`,
-        );
+  const { created, replayed } = await createOnce(
+    ctx,
+    deps,
+    identity,
+    async (tx) => {
+      // The agent's (or network's) row is locked while its policy is applied, so two runs cannot both find it idle.
+      const current = await runnableOf(tx, projectId, kind, targetId, true);
+      taskQueue = current.taskQueue;
+      // Only these two policies look at the runs already going; `enqueue` runs wait their turn in the worker.
+      if (current.concurrency === 'reject' || current.concurrency === 'interrupt') {
+        const active = await activeRunsOf(tx, targetId);
+        if (current.concurrency === 'reject' && active.length > 0) {
+          throw ConflictError(
+            `${kind}_busy`,
+            `The ${kind} ${targetId} already has a run in progress (${active[0]!.id}) and its concurrency is reject.`,
+          );
+        }
+        if (current.concurrency === 'interrupt') interrupted = active.map((r) => r.id);
       }
-      if (current.concurrency === 'interrupt') interrupted = active.map((r) => r.id);
-    }
-    // The thread's row is locked while its runs are looked at, so that two runs cannot both find it free.
-    if (thread) await refuseBusyThread(tx, projectId, thread.id, body.on_thread_busy ?? 'reject');
-    await refuseOverLimits(tx, deps, caller, current.agentIds);
-    const runId = await insertRun(tx, {
-      projectId,
-      target: current.target,
-      apiKeyId: caller.apiKeyId,
-      model: body.model ?? current.model,
-      input,
-      fileIds,
-      previousRunId: body.previous_run_id ?? null,
-      threadId: thread?.id ?? null,
-      subjectId: body.subject_id ?? thread?.subject_id ?? null,
-      maxSteps: kind === 'agent' ? (body.max_steps ?? current.maxSteps) : current.maxSteps,
-      maxCostUsd: body.max_cost_usd ?? current.maxCostUsd,
-      metadata: body.metadata ?? {},
-    });
-    return { status: 202, body: { id: runId } };
-  }).catch((err: unknown) => {
+      // The thread's row is locked while its runs are looked at, so that two runs cannot both find it free.
+      if (thread) await refuseBusyThread(tx, projectId, thread.id, body.on_thread_busy ?? 'reject');
+      await refuseOverLimits(tx, deps, caller, current.agentIds);
+      const runId = await insertRun(tx, {
+        projectId,
+        target: current.target,
+        apiKeyId: caller.apiKeyId,
+        model: body.model ?? current.model,
+        input,
+        fileIds,
+        previousRunId: body.previous_run_id ?? null,
+        threadId: thread?.id ?? null,
+        subjectId: body.subject_id ?? thread?.subject_id ?? null,
+        maxSteps: kind === 'agent' ? (body.max_steps ?? current.maxSteps) : current.maxSteps,
+        maxCostUsd: body.max_cost_usd ?? current.maxCostUsd,
+        metadata: body.metadata ?? {},
+      });
+      return { status: 202, body: { id: runId } };
+    },
+    { key: options.idempotencyKey },
+  ).catch((err: unknown) => {
     release?.();
     throw err;
   });
@@ -201,6 +223,17 @@ export async function createRun(
       );
   }
 
+  return { runId, replayed, release };
+}
+
+export async function createRun(
+  ctx: ApiContext,
+  deps: ApiDeps,
+  { path: { id: targetId }, body }: Input<'runAgent'> | Input<'runNetwork'>,
+  kind: 'agent' | 'network' = 'agent',
+): Promise<void> {
+  const { projectId } = callerOf(ctx);
+  const { runId, release } = await startRun(ctx, deps, kind, targetId, body);
   ctx.set('Location', `/v1/runs/${runId}`);
   if (release) {
     ctx.state.auditTargetId = runId;
