@@ -176,33 +176,57 @@ function mcpServerFor(ctx: ApiContext, deps: ApiDeps, calls: InFlightCalls, endW
     { name: 'agentplane', title: 'Agentplane', version },
     { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
   );
-  server.setRequestHandler(ListToolsRequestSchema, (request) => listTools(deps, caller, request.params?.cursor));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const { name, arguments: args = {}, _meta: meta } = request.params;
-    if (name === SEARCH_CONTEXT_TOOL) return callSearchTool(ctx, deps, args);
-    const target = targetOfToolName(name);
-    if (!target) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
-    const idempotencyKey = idempotencyKeyOf(meta);
-    const token = meta?.progressToken;
-    const cancelled = new AbortController();
-    const unregister = calls.add(caller.apiKeyId, extra.requestId, cancelled);
-    try {
-      const notify =
-        token === undefined
-          ? undefined
-          : (progress: number, message: string) =>
-              extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress, message } });
-      const result = await callRunTool(ctx, deps, name, target, args, {
-        signal: AbortSignal.any([extra.signal, cancelled.signal]),
-        notify,
-        idempotencyKey,
-      });
-      // A cancelled request is not answered (the protocol's rule): its stream just ends.
-      if (cancelled.signal.aborted) endWithoutAnswer();
-      return result;
-    } finally {
-      unregister();
-    }
-  });
+  server.setRequestHandler(
+    ListToolsRequestSchema,
+    hidingFaults(ctx, (request) => listTools(deps, caller, request.params?.cursor)),
+  );
+  server.setRequestHandler(
+    CallToolRequestSchema,
+    hidingFaults(ctx, async (request, extra) => {
+      const { name, arguments: args = {}, _meta: meta } = request.params;
+      if (name === SEARCH_CONTEXT_TOOL) return callSearchTool(ctx, deps, args);
+      const target = targetOfToolName(name);
+      if (!target) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+      const idempotencyKey = idempotencyKeyOf(meta);
+      const token = meta?.progressToken;
+      const cancelled = new AbortController();
+      const unregister = calls.add(caller.apiKeyId, extra.requestId, cancelled);
+      try {
+        const notify =
+          token === undefined
+            ? undefined
+            : (progress: number, message: string) =>
+                extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress, message } });
+        const result = await callRunTool(ctx, deps, name, target, args, {
+          signal: AbortSignal.any([extra.signal, cancelled.signal]),
+          notify,
+          idempotencyKey,
+        });
+        // A cancelled request is not answered (the protocol's rule): its stream just ends.
+        if (cancelled.signal.aborted) endWithoutAnswer();
+        return result;
+      } finally {
+        unregister();
+      }
+    }),
+  );
   return server;
+}
+
+/**
+ * A handler whose failures reach the client as the protocol's errors it chose, or as an internal error that says
+ * nothing of this server's insides (the SDK would send any error's own message); a dependency down says so.
+ */
+function hidingFaults<A extends unknown[], R>(ctx: ApiContext, handler: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
+  return async (...args) => {
+    try {
+      return await handler(...args);
+    } catch (err) {
+      if (err instanceof McpError) throw err;
+      const known = toApiError(err);
+      if (known && known.status === 503) throw new McpError(ErrorCode.InternalError, known.message);
+      ctx.state.log.error({ err }, 'MCP request failed');
+      throw new McpError(ErrorCode.InternalError, 'The server failed to handle the request.');
+    }
+  };
 }

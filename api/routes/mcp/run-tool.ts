@@ -8,7 +8,7 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { ApiContext, ApiDeps } from '../../context.js';
 import { callerOf } from '../../context.js';
 import { audited } from '../../audit.js';
-import { ApiError } from '../../errors.js';
+import { ApiError, toApiError } from '../../errors.js';
 import { checkJsonBody } from '../../validation.js';
 import { findAgent } from '../../../records/agents.js';
 import { findNetwork } from '../../../records/networks.js';
@@ -105,7 +105,9 @@ export async function callRunTool(
     });
     runId = started!;
   } catch (err) {
-    if (err instanceof ApiError && err.status < 500) return refusalResult(err);
+    // Refused as the endpoint would refuse it (a dependency down included): the model reads why.
+    const refusal = toApiError(err);
+    if (refusal) return refusalResult(refusal);
     throw err;
   }
 

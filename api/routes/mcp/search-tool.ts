@@ -1,7 +1,7 @@
 /** `tools/call` of `search_context`: what `GET /v1/graph/search` answers, as structured content and its JSON text. */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ApiContext, ApiDeps } from '../../context.js';
-import { ApiError } from '../../errors.js';
+import { ApiError, toApiError } from '../../errors.js';
 import { checkQuery } from '../../validation.js';
 import { searchContext } from '../graph/graph.js';
 import { refusalResult } from './run-tool.js';
@@ -17,7 +17,8 @@ export async function callSearchTool(ctx: ApiContext, deps: ApiDeps, args: Recor
     const result = await searchContext(ctx, deps, checkQuery('searchGraph', { ...rest, q: query }));
     return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
   } catch (err) {
-    if (err instanceof ApiError && err.status < 500) return refusalResult(err);
+    const refusal = toApiError(err);
+    if (refusal) return refusalResult(refusal);
     throw err;
   }
 }
