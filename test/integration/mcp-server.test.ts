@@ -49,7 +49,8 @@ describe('the MCP server: agents and networks as tools over streamable HTTP', fu
   };
 
   before(async () => {
-    stack = await startRunsStack('mcp-server');
+    // Three streams a key, so that a test can run out of them.
+    stack = await startRunsStack('mcp-server', {}, { eventStreamLimits: { perKey: 3, perProcess: 1000, stallSeconds: 30 } });
     other = await newTenant(stack.api, 'mcp-server-other');
   });
   afterEach(async () => {
@@ -202,7 +203,36 @@ describe('the MCP server: agents and networks as tools over streamable HTTP', fu
       else await caller.close();
       await runSatisfying(stack.tenant.admin, runId, (run) => run.status === 'cancelled', `the run was not cancelled on ${how}`, 15_000);
       assert.equal(await ended, 'refused');
+      const audit = (await stack.tenant.admin.get(`/v1/audit-logs?target_id=${runId}`)).body.data;
+      assert.deepEqual(audit.map((e: { action: string }) => e.action).sort(), ['run.cancel', 'run.create']);
     }
+  });
+
+  it("bounds a key's open run calls by its event stream slots, and leaves other keys theirs", async () => {
+    const agent = await createAgent(stack.tenant.admin, { concurrency: 'allow' });
+    const greedy = await stack.tenant.keyWith('agents:read', 'agents:run');
+    const clients = await Promise.all([1, 2, 3].map(() => connect(greedy)));
+    const name = await toolNameOf(clients[0]!, agent.id);
+    const calls = clients.map((client) => {
+      stack.openai.enqueue({ text: ['Holding'], hang: true });
+      return client.callTool({ name, arguments: { input: 'Hold on.' } }).catch(() => 'ended');
+    });
+    await eventually(
+      async () => {
+        const runs = (await stack.tenant.admin.get(`/v1/agents/${agent.id}/runs?status=in_progress`)).body.data;
+        if (runs.length !== 3) throw new Error(`${runs.length} runs in progress`);
+      },
+      { message: 'the three runs did not start' },
+    );
+    const fourth = await (await connect(greedy)).callTool({ name, arguments: { input: 'Me too.' } }).catch((err: unknown) => err);
+    assert.ok(fourth instanceof StreamableHTTPError && fourth.code === 429, String(fourth));
+
+    const modest = await connect(await stack.tenant.keyWith('agents:read', 'agents:run'));
+    stack.openai.enqueue({ text: ['Served.'], usage: { input: 1, output: 1 } });
+    const served = await modest.callTool({ name, arguments: { input: 'Just one.' } });
+    assert.equal((served.content as TextBlock[])[0]!.text, 'Served.');
+    await Promise.all(clients.map((client) => client.close()));
+    assert.deepEqual(await Promise.all(calls), ['ended', 'ended', 'ended']);
   });
 
   it('holds keys to their scopes: 401 with a challenge without a key, 403 insufficient_scope without the scope', async () => {
@@ -295,6 +325,10 @@ describe('the MCP server: agents and networks as tools over streamable HTTP', fu
     const large = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(2 * 1024 * 1024) } }));
     assert.equal(large.status, 413);
     assert.equal((await rpcOf(large)).jsonrpc, '2.0');
+    const elsewhere = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }), { origin: 'http://rebound.example' });
+    assert.equal(elsewhere.status, 403);
+    const own = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }), { origin: stack.api.url });
+    assert.equal(own.status, 200);
     for (const method of ['GET', 'DELETE']) {
       const answer = await fetch(`${stack.api.url}/v1/mcp`, {
         method,

@@ -49,7 +49,9 @@ export function mcpRoutes(
   limits: Middleware<ApiState>,
 ): void {
   const calls = new InFlightCalls();
-  router.all('/v1/mcp', answerErrorsAsJsonRpc(), onlyPost(), bearerOnly(), authenticateKey, limits, (ctx) => serveMcp(ctx, deps, calls));
+  router.all('/v1/mcp', answerErrorsAsJsonRpc(), onlyPost(), sameOrigin(), bearerOnly(), authenticateKey, limits, (ctx) =>
+    serveMcp(ctx, deps, calls),
+  );
 }
 
 /** JSON-RPC's error codes for the HTTP answers given before the protocol takes over. */
@@ -101,6 +103,20 @@ function onlyPost(): Middleware<ApiState> {
       error: { code: -32000, message: `Method not allowed: this MCP server is stateless and takes POST only.` },
     };
     drainUnreadBody(ctx);
+  };
+}
+
+/**
+ * The transport asks servers to refuse an Origin they do not expect (DNS rebinding). Browsers send one; a page
+ * of the API's own origin (the console) is the only one expected, and other clients send none.
+ */
+function sameOrigin(): Middleware<ApiState> {
+  return async (ctx, next) => {
+    const origin = ctx.get('origin');
+    if (origin !== '' && origin !== `${ctx.protocol}://${ctx.host}`) {
+      throw new ApiError(403, 'permission_error', 'origin_mismatch', `Requests from the origin ${origin} are refused.`);
+    }
+    await next();
   };
 }
 
