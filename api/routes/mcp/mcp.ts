@@ -173,8 +173,16 @@ async function serveMcp(ctx: ApiContext, deps: ApiDeps, calls: InFlightCalls): P
     release?.();
     void server.close();
   });
-  await server.connect(transport);
-  await transport.handleRequest(ctx.req, ctx.res, message);
+  try {
+    await server.connect(transport);
+    await transport.handleRequest(ctx.req, ctx.res, message);
+  } catch (err) {
+    ctx.state.log.error({ err }, 'the MCP transport failed');
+    if (!ctx.res.headersSent) {
+      ctx.res.writeHead(500, { 'content-type': 'application/json' });
+      ctx.res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InternalError, message: 'Internal error' } }));
+    } else ctx.res.destroy();
+  }
 }
 
 function idempotencyKeyOf(meta: Record<string, unknown> | undefined): string | undefined {

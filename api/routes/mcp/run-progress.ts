@@ -1,10 +1,13 @@
-/** A run's event log as MCP progress notifications: one for each step, tool call and change of state. */
+/** A run's event log as MCP progress notifications: one for each step, tool call and change of state, and a heartbeat. */
 import type { ApiDeps } from '../../context.js';
 import { runEventsAfter, type RunEventRecord } from '../../../records/run-events.js';
 import { endsRun } from '../../../presenters/run.js';
 
-// A follower wakes at least this often to look, in case a notification was missed.
-const LOOK_MS = 15_000;
+/**
+ * A run quiet for this long (queued, or a long answer being written) is reported still going: clients time a
+ * request out (the SDK after 60 s unless progress resets it), and a call must outlast its run.
+ */
+const HEARTBEAT_MS = 20_000;
 
 type ToolCallData = { name?: unknown };
 const toolNameIn = (data: Record<string, unknown>) => String((data.tool_call as ToolCallData | undefined)?.name ?? 'a tool');
@@ -59,16 +62,23 @@ export async function reportRunProgress(
   const follower = deps.runEvents.follow(runId);
   let seq = 0;
   let progress = 0;
+  let sentAt = Date.now();
+  const send = async (message: string) => {
+    if (signal.aborted) return;
+    await notify(++progress, message);
+    sentAt = Date.now();
+  };
   try {
     while (!signal.aborted) {
       const events = await runEventsAfter(deps.db, runId, seq);
       for (const event of events) {
         seq = event.seq;
         const message = progressMessageOf(event);
-        if (message !== null && !signal.aborted) await notify(++progress, message);
+        if (message !== null) await send(message);
         if (endsRun(event)) return;
       }
-      if (events.length === 0) await follower.next(LOOK_MS, AbortSignal.any([signal, deps.runEvents.closing]));
+      if (Date.now() - sentAt >= HEARTBEAT_MS) await send('The run is still going.');
+      if (events.length === 0) await follower.next(HEARTBEAT_MS - (Date.now() - sentAt), AbortSignal.any([signal, deps.runEvents.closing]));
       if (deps.runEvents.closing.aborted) return;
     }
   } finally {

@@ -1,9 +1,10 @@
 /**
  * An agent's or network's name as an MCP tool name. Names of agents need be neither unique nor valid tool
- * names, so the tool is named `<name, reduced>__<id>`: the name lowered to ASCII letters, digits and single
- * underscores (cut to fit), then the id. Ids are unique, so the tool name is; it uses only characters every
- * client and model API accepts (a subset of what the specification allows) and is at most 64 long. The id
- * after the last `__` is what a call is resolved by, so a tool keeps answering to its old name after a rename.
+ * names, so the tool is named `<name, reduced>__<id>`: the name without its accents, lowered to ASCII
+ * letters, digits and single underscores (cut to fit), then the id. Ids are unique, so the tool name is; it
+ * uses only characters every client and model API accepts (a subset of what the specification allows) and is
+ * at most 64 long. The id after the last `__` is what a call is resolved by, so a tool keeps answering to its
+ * old name after a rename.
  */
 
 export type ToolTarget = { kind: 'agent' | 'network'; id: string };
@@ -18,6 +19,7 @@ export function toolNameOf(target: ToolTarget, name: string): string {
   const suffix = `__${target.id}`;
   const reduced = name
     .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
     .replace(/[^A-Za-z0-9]+/g, '_')
     .toLowerCase()
     .slice(0, MAX_TOOL_NAME - suffix.length)
