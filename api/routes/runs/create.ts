@@ -159,46 +159,41 @@ export async function startRun(
   const release = body.stream ? deps.streamSlots.take(caller.apiKeyId) : undefined;
   let interrupted: string[] = [];
   let taskQueue: string | undefined;
-  const { created, replayed } = await createOnce(
-    ctx,
-    deps,
-    identity,
-    async (tx) => {
-      // The agent's (or network's) row is locked while its policy is applied, so two runs cannot both find it idle.
-      const current = await runnableOf(tx, projectId, kind, targetId, true);
-      taskQueue = current.taskQueue;
-      // Only these two policies look at the runs already going; `enqueue` runs wait their turn in the worker.
-      if (current.concurrency === 'reject' || current.concurrency === 'interrupt') {
-        const active = await activeRunsOf(tx, targetId);
-        if (current.concurrency === 'reject' && active.length > 0) {
-          throw ConflictError(
-            `${kind}_busy`,
-            `The ${kind} ${targetId} already has a run in progress (${active[0]!.id}) and its concurrency is reject.`,
-          );
-        }
-        if (current.concurrency === 'interrupt') interrupted = active.map((r) => r.id);
+  const once = (create: Parameters<typeof createOnce>[3]) => createOnce(ctx, deps, identity, create, { key: options.idempotencyKey });
+  const { created, replayed } = await once(async (tx) => {
+    // The agent's (or network's) row is locked while its policy is applied, so two runs cannot both find it idle.
+    const current = await runnableOf(tx, projectId, kind, targetId, true);
+    taskQueue = current.taskQueue;
+    // Only these two policies look at the runs already going; `enqueue` runs wait their turn in the worker.
+    if (current.concurrency === 'reject' || current.concurrency === 'interrupt') {
+      const active = await activeRunsOf(tx, targetId);
+      if (current.concurrency === 'reject' && active.length > 0) {
+        throw ConflictError(
+          `${kind}_busy`,
+          `The ${kind} ${targetId} already has a run in progress (${active[0]!.id}) and its concurrency is reject.`,
+        );
       }
-      // The thread's row is locked while its runs are looked at, so that two runs cannot both find it free.
-      if (thread) await refuseBusyThread(tx, projectId, thread.id, body.on_thread_busy ?? 'reject');
-      await refuseOverLimits(tx, deps, caller, current.agentIds);
-      const runId = await insertRun(tx, {
-        projectId,
-        target: current.target,
-        apiKeyId: caller.apiKeyId,
-        model: body.model ?? current.model,
-        input,
-        fileIds,
-        previousRunId: body.previous_run_id ?? null,
-        threadId: thread?.id ?? null,
-        subjectId: body.subject_id ?? thread?.subject_id ?? null,
-        maxSteps: kind === 'agent' ? (body.max_steps ?? current.maxSteps) : current.maxSteps,
-        maxCostUsd: body.max_cost_usd ?? current.maxCostUsd,
-        metadata: body.metadata ?? {},
-      });
-      return { status: 202, body: { id: runId } };
-    },
-    { key: options.idempotencyKey },
-  ).catch((err: unknown) => {
+      if (current.concurrency === 'interrupt') interrupted = active.map((r) => r.id);
+    }
+    // The thread's row is locked while its runs are looked at, so that two runs cannot both find it free.
+    if (thread) await refuseBusyThread(tx, projectId, thread.id, body.on_thread_busy ?? 'reject');
+    await refuseOverLimits(tx, deps, caller, current.agentIds);
+    const runId = await insertRun(tx, {
+      projectId,
+      target: current.target,
+      apiKeyId: caller.apiKeyId,
+      model: body.model ?? current.model,
+      input,
+      fileIds,
+      previousRunId: body.previous_run_id ?? null,
+      threadId: thread?.id ?? null,
+      subjectId: body.subject_id ?? thread?.subject_id ?? null,
+      maxSteps: kind === 'agent' ? (body.max_steps ?? current.maxSteps) : current.maxSteps,
+      maxCostUsd: body.max_cost_usd ?? current.maxCostUsd,
+      metadata: body.metadata ?? {},
+    });
+    return { status: 202, body: { id: runId } };
+  }).catch((err: unknown) => {
     release?.();
     throw err;
   });
