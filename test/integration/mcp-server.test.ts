@@ -320,6 +320,9 @@ describe('the MCP server: agents and networks as tools over streamable HTTP', fu
     const unknown = await post(JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'no/such/method' }));
     assert.equal(unknown.status, 200);
     assert.deepEqual((await rpcOf(unknown)).error.code, -32601);
+    const nameless = await post(JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { arguments: {} } }));
+    assert.equal(nameless.status, 200);
+    assert.equal((await rpcOf(nameless)).error.code, -32602);
     const text = await post('hello', { 'content-type': 'text/plain' });
     assert.equal(text.status, 415);
     const large = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(2 * 1024 * 1024) } }));

@@ -149,6 +149,11 @@ async function serveMcp(ctx: ApiContext, deps: ApiDeps, calls: InFlightCalls): P
     throw new ApiError(400, 'invalid_request_error', 'invalid_request', `The body is not one JSON-RPC message${batch}.`);
   }
   const message = parsed.data;
+  const invalid = invalidParamsOf(message);
+  if (invalid) {
+    ctx.body = { jsonrpc: '2.0', id: invalid.id, error: { code: ErrorCode.InvalidParams, message: invalid.message } };
+    return;
+  }
 
   const scope = scopeNeeded(message);
   if (scope && !hasScope(caller, scope)) {
@@ -183,6 +188,18 @@ async function serveMcp(ctx: ApiContext, deps: ApiDeps, calls: InFlightCalls): P
       ctx.res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InternalError, message: 'Internal error' } }));
     } else ctx.res.destroy();
   }
+}
+
+const REQUEST_SCHEMAS = { 'tools/list': ListToolsRequestSchema, 'tools/call': CallToolRequestSchema } as const;
+
+/** A tools request whose params are not what the method takes (the SDK would answer it -32603, not -32602). */
+function invalidParamsOf(message: JSONRPCMessage): { id: string | number; message: string } | null {
+  if (!('method' in message) || !('id' in message) || !(message.method in REQUEST_SCHEMAS)) return null;
+  const checked = REQUEST_SCHEMAS[message.method as keyof typeof REQUEST_SCHEMAS].safeParse(message);
+  if (checked.success) return null;
+  const issue = checked.error.issues[0];
+  const where = issue?.path.join('.') || 'params';
+  return { id: message.id, message: `Invalid params: ${where}: ${issue?.message ?? 'not valid'}` };
 }
 
 function idempotencyKeyOf(meta: Record<string, unknown> | undefined): string | undefined {
