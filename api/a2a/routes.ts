@@ -17,8 +17,7 @@ import type { ApiContext, ApiDeps, ApiState } from '../context.js';
 import { callerOf } from '../context.js';
 import { NotFoundError, PermissionError } from '../errors.js';
 import { audited } from '../audit.js';
-import { authenticate, hasScope, requireAnyScope, type KeyCache } from '../middleware/auth.js';
-import { limitRequests } from '../middleware/rate-limit.js';
+import { hasScope, requireAnyScope } from '../middleware/auth.js';
 import { drainUnreadBody } from '../unread-body.js';
 import { findAgent } from '../../records/agents.js';
 import { findNetwork } from '../../records/networks.js';
@@ -199,13 +198,19 @@ function serveJsonRpc(deps: ApiDeps): Middleware<ApiState> {
   };
 }
 
-export function a2aRoutes(deps: ApiDeps, keys: KeyCache, routerOptions: { methods: string[] }): Router<ApiState> {
+/** `authenticated` and `limited` are the API's own middleware, shared with /v1 so a key's limits count every request. */
+export function a2aRoutes(
+  deps: ApiDeps,
+  authenticated: Middleware<ApiState>,
+  limited: Middleware<ApiState>,
+  routerOptions: { methods: string[] },
+): Router<ApiState> {
   const router = new Router<ApiState>({ ...routerOptions, prefix: '/a2a' });
   // Refusals before any operation (no key, no scope, too many requests, a dependency down) keep the
   // protocol's envelope on the JSON-RPC endpoint.
   router.use(answerRefusals());
-  router.use(authenticate(deps.db, keys));
-  router.use(limitRequests(deps.db, deps.rateLimits));
+  router.use(authenticated);
+  router.use(limited);
   router.get('/:id/.well-known/agent-card.json', requireAnyScope('agents:read', 'agents:run'), serveCard(deps));
   router.post('/:id', serveJsonRpc(deps));
   return router;
