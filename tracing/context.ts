@@ -33,9 +33,9 @@ export interface StoredTraceContext {
 
 let on = false;
 
-/** Set once by startTracing, when an OTLP endpoint is configured. */
-export function markTracingOn(): void {
-  on = true;
+/** Set by startTracing when an OTLP endpoint is configured, and unset when it stops. */
+export function markTracing(enabled: boolean): void {
+  on = enabled;
 }
 
 export function tracingOn(): boolean {

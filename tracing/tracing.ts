@@ -4,8 +4,9 @@
  * OTEL_TRACES_SAMPLER, OTEL_BSP_*, OTEL_PROPAGATORS, …). With no endpoint set the SDK is never loaded and every span
  * helper is a no-op. Spans leave in batches, off the request's path.
  */
-import { chooseNextIds, takeChosenIds } from './chosen-ids.js';
-import { markTracingOn } from './context.js';
+import { choosingIdGenerator } from './chosen-ids.js';
+import { trace, context, propagation } from '@opentelemetry/api';
+import { markTracing } from './context.js';
 
 export interface RunningTracing {
   /** Exports the spans still buffered, then stops. */
@@ -31,36 +32,24 @@ export async function startTracing(service: string, env: NodeJS.ProcessEnv = pro
     import('@opentelemetry/exporter-trace-otlp-proto'),
     import('@opentelemetry/resources'),
   ]);
-  const random = new RandomIdGenerator();
   const provider = new NodeTracerProvider({
     // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (the env detector) override the process's own name.
     resource: resources
       .defaultResource()
       .merge(resources.resourceFromAttributes({ 'service.name': service }))
       .merge(resources.detectResources({ detectors: [resources.envDetector] })),
-    idGenerator: {
-      generateTraceId: () => takeTraceId() ?? random.generateTraceId(),
-      generateSpanId: () => takeSpanId() ?? random.generateSpanId(),
-    },
+    idGenerator: choosingIdGenerator(new RandomIdGenerator()),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
   });
   provider.register();
-  markTracingOn();
-  return { stop: () => provider.shutdown() };
+  markTracing(true);
+  return {
+    stop: async () => {
+      markTracing(false);
+      await provider.shutdown();
+      trace.disable();
+      context.disable();
+      propagation.disable();
+    },
+  };
 }
-
-// The SDK asks for the span id first, then for a trace id only when the span has no parent: a chosen pair is taken
-// whole by the span id, and its trace id kept for the root case.
-let chosenTraceId: string | undefined;
-function takeSpanId(): string | undefined {
-  const chosen = takeChosenIds();
-  chosenTraceId = chosen?.traceId;
-  return chosen?.spanId;
-}
-function takeTraceId(): string | undefined {
-  const traceId = chosenTraceId;
-  chosenTraceId = undefined;
-  return traceId;
-}
-
-export { chooseNextIds };
