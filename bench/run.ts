@@ -34,9 +34,9 @@
  *               busy is the share of the machine's CPU time in use during the window. From the CPU time
  *               of the processes it started, the benchmark also says how many runs/s the machine's cores
  *               would sustain with nothing else running (the goal is judged on the measured runs/s).
- *   tracing     the same one-step runs through a second API and worker exporting every span over OTLP to Jaeger
- *               (OTEL_EXPORTER_OTLP_ENDPOINT set) and through the first, with tracing off, one of each in turn,
- *               100 of each after 10 of warm-up. ratio: traced p50 ÷ untraced p50. Goal: at most 1.03.
+ *   tracing     the same one-step runs through two more API and worker pairs started alike, one exporting every
+ *               span over OTLP to Jaeger (OTEL_EXPORTER_OTLP_ENDPOINT set) and one with tracing off, one run of
+ *               each in turn, 150 of each after 20 of warm-up. ratio: traced p50 ÷ untraced p50. Goal: at most 1.03.
  * Networks — a five-member sequential network run (five hops, each a child run with one model call),
  *   against its five agents run one after another, 30 of each, interleaved. overhead per hop: (network p50 −
  *   five runs' p50) / 5, what a network adds to each hop.
@@ -139,7 +139,7 @@ const READS: ReadSettings = { connections: 32, warmupSeconds: 3, seconds: 4, rou
 const RUN_OVERHEAD_GOAL_MS = 150;
 const RUNS_PER_SECOND_GOAL = 20;
 const RUNS: RunSettings = { warmups: 20, samples: 200, concurrency: 16, warmupSeconds: 3, seconds: 10 };
-const TRACING = { warmups: 10, samples: 100 };
+const TRACING = { warmups: 20, samples: 150 };
 const TRACING_RATIO_GOAL = 1.03;
 const PROCESSING_TIMEOUT_MS = 90_000;
 const BENCHMARKS = [
@@ -330,6 +330,8 @@ async function measure(teardown: Teardown, chosen: Set<Benchmark>): Promise<Figu
     console.log(`measuring tracing (${TRACING.samples} runs with tracing off and as many on, in turns)`);
     const jaeger = await startJaeger();
     teardown.add('Jaeger', () => jaeger.stop());
+    // Two pairs started alike, fresh, so that the first pair's history weighs on neither.
+    const untraced = await startPair('untraced', {});
     const traced = await startPair('traced', { OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpEndpoint });
     const target = (pair: { api: ServerProcess; worker: ServerProcess }) => ({
       apiUrl: pair.api.url,
@@ -339,7 +341,7 @@ async function measure(teardown: Teardown, chosen: Set<Benchmark>): Promise<Figu
       modelUrl: model.url,
       adminKey,
     });
-    const tracing = await measureTracing(target({ api, worker }), target(traced), TRACING);
+    const tracing = await measureTracing(target(untraced), target(traced), TRACING);
     // The traced runs' spans reached the backend: what was measured is export, not a tracer with nowhere to send.
     const exported = await tracesOf(jaeger, 'agentplane-worker', 'invoke_agent bench');
     if (exported.length === 0) throw new Error(`Jaeger holds no run traces from the traced worker:\n${traced.worker.output()}`);

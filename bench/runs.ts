@@ -216,8 +216,9 @@ export interface TracingFigures {
 }
 
 /**
- * What trace export adds to a run: the same one-step runs through a stack with tracing off and one exporting every
- * span over OTLP, one of each in turn (so that whatever else loads the machine weighs on both alike).
+ * What trace export adds to a run: the same one-step runs through an API and worker with tracing off and a pair
+ * alike but exporting every span over OTLP, one of each in turn (so that whatever else loads the machine weighs on
+ * both alike).
  */
 export async function measureTracing(
   off: RunTarget,
@@ -232,9 +233,15 @@ export async function measureTracing(
   }
   const offMs: number[] = [];
   const onMs: number[] = [];
+  // Each pair in the other order from the last, so that neither side always follows the other's leftover work.
   for (let i = 0; i < settings.samples; i++) {
-    offMs.push(await timed(runOff));
-    onMs.push(await timed(runOn));
+    if (i % 2 === 0) {
+      offMs.push(await timed(runOff));
+      onMs.push(await timed(runOn));
+    } else {
+      onMs.push(await timed(runOn));
+      offMs.push(await timed(runOff));
+    }
   }
   const [offFigures, onFigures] = [latencyOf(offMs), latencyOf(onMs)];
   return { off: offFigures, on: onFigures, ratioP50: Math.round((onFigures.p50Ms / offFigures.p50Ms) * 1000) / 1000 };
