@@ -37,6 +37,7 @@
  *   tracing     the same one-step runs through two more API and worker pairs started alike, one exporting every
  *               span over OTLP to Jaeger (OTEL_EXPORTER_OTLP_ENDPOINT set) and one with tracing off, one run of
  *               each in turn, 150 of each after 20 of warm-up. ratio: traced p50 ÷ untraced p50. Goal: at most 1.03.
+ *               CPU ms/run: each pair's API and worker CPU time per run, steadier than latency on a busy machine.
  * Networks — a five-member sequential network run (five hops, each a child run with one model call),
  *   against its five agents run one after another, 30 of each, interleaved. overhead per hop: (network p50 −
  *   five runs' p50) / 5, what a network adds to each hop.
@@ -564,16 +565,16 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
   }
 
   if (figures.tracing) {
-    const { off, on, ratioP50, tracesFound } = figures.tracing;
+    const { off, on, ratioP50, cpuMsPerRun, tracesFound } = figures.tracing;
     const met = ratioP50 <= TRACING_RATIO_GOAL;
     if (met) goals.push(`tracing adds at most ${Math.round((TRACING_RATIO_GOAL - 1) * 100)} % to a run's p50`);
     else missed.push(`tracing: a traced run's p50 is ${ratioP50}× an untraced one's (goal: at most ${TRACING_RATIO_GOAL})`);
     console.log(`\nTracing: ${on.samples} one-step runs with spans exported over OTLP, and as many without, in turns`);
-    row(['', 'p50 ms', 'p99 ms', 'mean ms']);
-    row(['tracing off', String(off.p50Ms), String(off.p99Ms), String(off.meanMs)]);
-    row(['tracing on (OTLP to Jaeger)', String(on.p50Ms), String(on.p99Ms), String(on.meanMs)]);
+    row(['', 'p50 ms', 'p99 ms', 'mean ms', 'CPU ms/run']);
+    row(['tracing off', String(off.p50Ms), String(off.p99Ms), String(off.meanMs), String(cpuMsPerRun.off)]);
+    row(['tracing on (OTLP to Jaeger)', String(on.p50Ms), String(on.p99Ms), String(on.meanMs), String(cpuMsPerRun.on)]);
     console.log(`p50 ratio on ÷ off: ${ratioP50} (goal: at most ${TRACING_RATIO_GOAL}); ${tracesFound} run traces found in Jaeger.`);
-    results.tracing = { ...TRACING, off, on, ratioP50, tracesFound, goal: { ratioP50AtMost: TRACING_RATIO_GOAL, met } };
+    results.tracing = { ...TRACING, off, on, ratioP50, cpuMsPerRun, tracesFound, goal: { ratioP50AtMost: TRACING_RATIO_GOAL, met } };
   }
 
   if (figures.capacity) {
