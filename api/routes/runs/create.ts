@@ -84,12 +84,28 @@ async function refuseBusyThread(tx: Queryable, projectId: string, threadId: stri
   }
 }
 
-export async function createRun(
+export type RunBody = Input<'runAgent'>['body'];
+
+/** How a caller other than the REST endpoint (the MCP server) names its request, for `Idempotency-Key`. */
+export interface RunRequestOptions {
+  /** What identifies the request beside its method and path; the body without `stream` and `wait` by default. */
+  identity?: unknown;
+  /** The idempotency key, in place of the `Idempotency-Key` header. */
+  idempotencyKey?: string;
+}
+
+/**
+ * Admits a run and starts its workflow: every check, budget, limit, concurrency policy and thread rule of the
+ * run endpoints, and the run's audit entry. With `stream`, the event stream's slot is held and returned.
+ */
+export async function startRun(
   ctx: ApiContext,
   deps: ApiDeps,
-  { path: { id: targetId }, body }: Input<'runAgent'> | Input<'runNetwork'>,
-  kind: 'agent' | 'network' = 'agent',
-): Promise<void> {
+  kind: 'agent' | 'network',
+  targetId: string,
+  body: RunBody,
+  options: RunRequestOptions = {},
+): Promise<{ runId: string; replayed: boolean; release?: () => void }> {
   const caller = callerOf(ctx);
   const { projectId } = caller;
   await runnableOf(deps.db, projectId, kind, targetId);
@@ -137,13 +153,14 @@ export async function createRun(
   const input: InputMessage[] = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
   if (input.every((m) => m.role !== 'user'))
     throw InvalidRequestError('invalid_input', '`input` needs at least one user message.', 'input');
-  const identity = { ...body, stream: undefined, wait: undefined };
+  const identity = options.identity ?? { ...body, stream: undefined, wait: undefined };
 
   // A streamed run holds an event stream: refused before anything is created when its key holds too many.
   const release = body.stream ? deps.streamSlots.take(caller.apiKeyId) : undefined;
   let interrupted: string[] = [];
   let taskQueue: string | undefined;
-  const { created, replayed } = await createOnce(ctx, deps, identity, async (tx) => {
+  const once = (create: Parameters<typeof createOnce>[3]) => createOnce(ctx, deps, identity, create, { key: options.idempotencyKey });
+  const { created, replayed } = await once(async (tx) => {
     // The agent's (or network's) row is locked while its policy is applied, so two runs cannot both find it idle.
     const current = await runnableOf(tx, projectId, kind, targetId, true);
     taskQueue = current.taskQueue;
@@ -201,6 +218,17 @@ export async function createRun(
       );
   }
 
+  return { runId, replayed, release };
+}
+
+export async function createRun(
+  ctx: ApiContext,
+  deps: ApiDeps,
+  { path: { id: targetId }, body }: Input<'runAgent'> | Input<'runNetwork'>,
+  kind: 'agent' | 'network' = 'agent',
+): Promise<void> {
+  const { projectId } = callerOf(ctx);
+  const { runId, release } = await startRun(ctx, deps, kind, targetId, body);
   ctx.set('Location', `/v1/runs/${runId}`);
   if (release) {
     ctx.state.auditTargetId = runId;
