@@ -7,10 +7,13 @@ import type { NetworkRouterType } from './networks.js';
 import { statement, type Queryable } from './db.js';
 import { selectPage, type Page, type PageRequest } from './pagination.js';
 import { appendRunEvent, RUN_EVENTS_CHANNEL } from './run-events.js';
-import { scoreFinishedRun } from './run-scores.js';
+import { scoreFinishedRun, type Score } from './run-scores.js';
+import { LRUCache } from 'lru-cache';
 import { cancelPendingApprovals } from './approvals.js';
 import { releaseReservationsOf } from './cost-caps.js';
 import { activeRunsOnThread, appendTurn } from './threads.js';
+import { newRunTraceContext, tracingOn, type StoredTraceContext } from '../tracing/context.js';
+import { exportRunSpan, type EndedRun } from '../tracing/gen-ai.js';
 
 export type RunStatus = components['schemas']['RunStatus'];
 export type RunError = components['schemas']['RunError'];
@@ -62,6 +65,8 @@ export interface RunRecord {
   pending_approvals: number;
   /** The cap on its cost, decimal USD (a network run's covers its hops); null when it has none. */
   max_cost_usd: string | null;
+  /** The run's trace context (its own span's id among it); null when tracing was off where it was created. */
+  trace_context: StoredTraceContext | null;
 }
 
 export interface HopDecision {
@@ -96,7 +101,7 @@ export interface NewRun {
 
 const COLUMNS = `id, project_id, agent_id, agent_version, network_id, network_version, parent_run_id, hop_index, hop_decision, handoff, api_key_id, status, model, resolved_model, routing_reason, input, file_ids,
   previous_run_id, thread_id, subject_id, max_steps, output_text, input_tokens, output_tokens, cached_tokens, trim_scale(cost)::text AS cost, error, metadata,
-  created_at, started_at, completed_at, payloads_expired_at, pending_approvals, trim_scale(max_cost_usd)::text AS max_cost_usd`;
+  created_at, started_at, completed_at, payloads_expired_at, pending_approvals, trim_scale(max_cost_usd)::text AS max_cost_usd, trace_context`;
 
 /**
  * A run as lists show it: its totals and how many steps it has, without its conversation (the input, the
@@ -126,8 +131,8 @@ export async function insertRun(tx: Queryable, run: NewRun): Promise<string> {
   const id = newId('run');
   await tx.query(
     `INSERT INTO runs (id, project_id, agent_id, agent_version, network_id, network_version, api_key_id, status, model, input, file_ids, previous_run_id,
-       max_steps, metadata, max_cost_usd, thread_id, subject_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $9, $10, $11, $12, $13, $14::numeric, $15, $16)`,
+       max_steps, metadata, max_cost_usd, thread_id, subject_id, trace_context)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $9, $10, $11, $12, $13, $14::numeric, $15, $16, $17)`,
     [
       id,
       run.projectId,
@@ -145,6 +150,8 @@ export async function insertRun(tx: Queryable, run: NewRun): Promise<string> {
       run.maxCostUsd,
       run.threadId,
       run.subjectId,
+      // A child of the request's span: the run's own span, exported when it ends.
+      newRunTraceContext(),
     ],
   );
   await appendRunEvent(tx, id, 'run.created', {});
@@ -294,8 +301,8 @@ export async function insertChildRun(
   const id = newId('run');
   const { rowCount } = await tx.query(
     `INSERT INTO runs (id, project_id, agent_id, agent_version, parent_run_id, hop_index, hop_decision, api_key_id, status, model, input, file_ids,
-       max_steps, metadata, max_cost_usd)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'queued', $9, $10, $11, $12, $13, $14::numeric)
+       max_steps, metadata, max_cost_usd, trace_context)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'queued', $9, $10, $11, $12, $13, $14::numeric, $15)
      ON CONFLICT (parent_run_id, hop_index) DO NOTHING`,
     [
       id,
@@ -312,6 +319,8 @@ export async function insertChildRun(
       hop.maxSteps,
       parent.metadata,
       hop.maxCostUsd,
+      // A hop's span is a child of its network run's.
+      parent.trace_context ? newRunTraceContext(parent.trace_context) : null,
     ],
   );
   if (rowCount === 1) await appendRunEvent(tx, id, 'run.created', { hop: hop.index, agent_id: hop.agentId, decision: hop.decision });
@@ -409,9 +418,9 @@ export async function finishRun(
   runId: string,
   outcome: { status: 'completed' | 'failed' | 'cancelled'; outputText?: string; error?: RunError | null },
 ): Promise<boolean> {
-  const { rows } = await tx.query<Pick<RunRecord, 'id' | 'project_id' | 'thread_id' | 'input' | 'output_text'>>(
+  const { rows } = await tx.query<EndedRunRow>(
     `UPDATE runs SET status = $2, output_text = coalesce($3, output_text), error = $4, completed_at = now()
-     WHERE id = $1 AND status IN ('queued', 'in_progress') RETURNING id, project_id, thread_id, input, output_text`,
+     WHERE id = $1 AND status IN ('queued', 'in_progress') RETURNING ${ENDED_COLUMNS}`,
     [runId, outcome.status, outcome.outputText ?? null, outcome.error ?? null],
   );
   const ended = rows[0];
@@ -427,9 +436,35 @@ export async function finishRun(
      FROM runs c WHERE c.id = $1 AND p.id = c.parent_run_id`,
     [runId],
   );
-  await scoreHeuristics(tx, runId);
+  const scores = await scoreHeuristics(tx, runId);
   await appendRunEvent(tx, runId, `run.${outcome.status}`, outcome.error ? { error: outcome.error } : {});
+  // Its totals are final here (a network run's took its hops' as each ended); the span leaves in the next batch.
+  if (tracingOn() && ended.trace_context)
+    exportRunSpan({ ...ended, trace_context: ended.trace_context, name: await nameOf(tx, ended), scores });
   return true;
+}
+
+/** What finishRun reads of the run it ends: its turn for the thread, and what its span tells. */
+type EndedRunRow = Omit<EndedRun, 'name' | 'scores' | 'trace_context' | 'input' | 'output_text'> &
+  Pick<RunRecord, 'project_id' | 'agent_version' | 'network_version' | 'trace_context' | 'input' | 'output_text'>;
+
+const ENDED_COLUMNS = `id, project_id, thread_id, input, output_text, trace_context, status, agent_id, agent_version, network_id, network_version,
+  parent_run_id, hop_index, model, resolved_model, input_tokens, output_tokens, cached_tokens, trim_scale(cost)::text AS cost, error, created_at, completed_at`;
+
+// Agent and network versions never change once written: their names are read once per process.
+const versionNames = new LRUCache<string, string>({ max: 1_000 });
+
+async function nameOf(tx: Queryable, run: EndedRunRow): Promise<string | null> {
+  const [table, column, id, version] = run.agent_id
+    ? ['agent_versions', 'agent_id', run.agent_id, run.agent_version]
+    : ['network_versions', 'network_id', run.network_id, run.network_version];
+  if (!id || version === null) return null;
+  const key = `${id}@${version}`;
+  const known = versionNames.get(key);
+  if (known !== undefined) return known;
+  const { rows } = await tx.query<{ name: string }>(`SELECT name FROM ${table} WHERE ${column} = $1 AND version = $2`, [id, version]);
+  if (rows[0]) versionNames.set(key, rows[0].name);
+  return rows[0]?.name ?? null;
 }
 
 /**
@@ -437,13 +472,15 @@ export async function finishRun(
  * scorer that fails is rolled back alone (the run still ends; a backfill can score it later), but a lost
  * connection fails the transaction, which is then retried whole.
  */
-async function scoreHeuristics(tx: Queryable, runId: string): Promise<void> {
+async function scoreHeuristics(tx: Queryable, runId: string): Promise<Score[]> {
   await tx.query('SAVEPOINT run_scores');
   try {
-    await scoreFinishedRun(tx, runId);
+    const scores = await scoreFinishedRun(tx, runId);
     await tx.query('RELEASE SAVEPOINT run_scores');
+    return scores ?? [];
   } catch {
     await tx.query('ROLLBACK TO SAVEPOINT run_scores');
+    return [];
   }
 }
 
