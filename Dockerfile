@@ -15,6 +15,7 @@ COPY presenters ./presenters
 COPY records ./records
 COPY tools ./tools
 COPY workflows ./workflows
+COPY tracing ./tracing
 COPY scripts ./scripts
 COPY console ./console
 # The test suites and benchmarks stay out of the image: the build compiles what is there.

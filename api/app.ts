@@ -32,6 +32,8 @@ import { webhookDeliveryRoutes } from './routes/webhooks/deliveries.js';
 import { sessionRoutes, signInRoute } from './routes/sessions/sessions.js';
 import { DEFAULT_CONSOLE_DIR, serveConsole } from './console.js';
 import { stripBasePath } from './base-path.js';
+import { traceRequests } from './middleware/tracing.js';
+import { tracingOn } from '../tracing/context.js';
 
 export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<ApiState>; metrics: ApiMetrics } {
   // Behind a proxy (the chart's ingress), the client is the address that proxy reports: the last
@@ -43,6 +45,7 @@ export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<A
   // mid-upload); Koa would print it to stderr, so it goes to the structured log instead.
   app.on('error', (err: Error, ctx?: { state?: Partial<ApiState> }) => (ctx?.state?.log ?? deps.log).warn({ err }, 'connection error'));
 
+  if (tracingOn()) app.use(traceRequests());
   app.use(stripBasePath(deps.basePath ?? ''));
   app.use(requestContext(deps.log, metrics));
   app.use(handleErrors());

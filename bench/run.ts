@@ -34,6 +34,9 @@
  *               busy is the share of the machine's CPU time in use during the window. From the CPU time
  *               of the processes it started, the benchmark also says how many runs/s the machine's cores
  *               would sustain with nothing else running (the goal is judged on the measured runs/s).
+ *   tracing     the same one-step runs through a second API and worker exporting every span over OTLP to Jaeger
+ *               (OTEL_EXPORTER_OTLP_ENDPOINT set) and through the first, with tracing off, one of each in turn,
+ *               100 of each after 10 of warm-up. ratio: traced p50 ÷ untraced p50. Goal: at most 1.03.
  * Networks — a five-member sequential network run (five hops, each a child run with one model call),
  *   against its five agents run one after another, 30 of each, interleaved. overhead per hop: (network p50 −
  *   five runs' p50) / 5, what a network adds to each hop.
@@ -103,7 +106,8 @@ import { measureUpload, post, UPLOAD_BYTES, wavUpload, type PostResponse, type U
 import { measureReads, type ReadFigures, type ReadSettings } from './reads.js';
 import { measureApprovals, type ApprovalFigures, type ApprovalSettings } from './approvals.js';
 import { measureThreads, type ThreadFigures, type ThreadSettings } from './threads.js';
-import { measureRuns, type RunFigures, type RunSettings } from './runs.js';
+import { measureRuns, measureTracing, type RunFigures, type RunSettings, type TracingFigures } from './runs.js';
+import { startJaeger, tracesOf } from '../test/support/jaeger.js';
 import { measureNetworks, NETWORK_MEMBERS, type NetworkFigures, type NetworkSettings } from './networks.js';
 import { measureKubernetes, type KubernetesFigures, type KubernetesSettings } from './kubernetes.js';
 import { COST_ROWS, measureCosts, type CostFigures, type CostSettings } from './costs.js';
@@ -135,6 +139,8 @@ const READS: ReadSettings = { connections: 32, warmupSeconds: 3, seconds: 4, rou
 const RUN_OVERHEAD_GOAL_MS = 150;
 const RUNS_PER_SECOND_GOAL = 20;
 const RUNS: RunSettings = { warmups: 20, samples: 200, concurrency: 16, warmupSeconds: 3, seconds: 10 };
+const TRACING = { warmups: 10, samples: 100 };
+const TRACING_RATIO_GOAL = 1.03;
 const PROCESSING_TIMEOUT_MS = 90_000;
 const BENCHMARKS = [
   'upload',
@@ -204,6 +210,7 @@ interface Figures {
   upload?: { baseline: UploadFigures; api: UploadFigures };
   reads?: { baseline: ReadFigures; api: ReadFigures; limited: ReadFigures };
   runs?: RunFigures;
+  tracing?: TracingFigures & { tracesFound: number };
   runLists?: RunListFigures;
   networks?: NetworkFigures;
   webhooks?: WebhookFigures;
@@ -246,7 +253,7 @@ async function measure(teardown: Teardown, chosen: Set<Benchmark>): Promise<Figu
   if (hosts) teardown.add('the remote hosts', () => hosts.close());
   // The approvals benchmark's tool listens on loopback.
   const env = { ...(hosts ? isolationEnv(hosts) : {}), ...(chosen.has('approvals') ? { AGENTPLANE_TOOLS_ALLOW_PRIVATE: 'true' } : {}) };
-  const { api, bareUpload, bareKoaPg, model, worker, adminKey, databaseUrl } = await startStack(teardown, env);
+  const { api, bareUpload, bareKoaPg, model, worker, adminKey, databaseUrl, startPair } = await startStack(teardown, env);
   const auth = { authorization: `Bearer ${adminKey}` };
   console.log(`services up in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   const figures: Figures = {};
@@ -320,6 +327,23 @@ async function measure(teardown: Teardown, chosen: Set<Benchmark>): Promise<Figu
     ).catch((err: Error) => {
       throw new Error(`${err.message}\nworker output:\n${worker.output()}\napi output:\n${api.output()}`);
     });
+    console.log(`measuring tracing (${TRACING.samples} runs with tracing off and as many on, in turns)`);
+    const jaeger = await startJaeger();
+    teardown.add('Jaeger', () => jaeger.stop());
+    const traced = await startPair('traced', { OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpEndpoint });
+    const target = (pair: { api: ServerProcess; worker: ServerProcess }) => ({
+      apiUrl: pair.api.url,
+      apiPid: pair.api.pid,
+      workerPid: pair.worker.pid,
+      modelPid: model.pid,
+      modelUrl: model.url,
+      adminKey,
+    });
+    const tracing = await measureTracing(target({ api, worker }), target(traced), TRACING);
+    // The traced runs' spans reached the backend: what was measured is export, not a tracer with nowhere to send.
+    const exported = await tracesOf(jaeger, 'agentplane-worker', 'invoke_agent bench');
+    if (exported.length === 0) throw new Error(`Jaeger holds no run traces from the traced worker:\n${traced.worker.output()}`);
+    figures.tracing = { ...tracing, tracesFound: exported.length };
   }
   if (chosen.has('capacity')) {
     console.log(`measuring capacity (${CAPACITY.runSeconds} s of runs, then ${CAPACITY.seconds} s of each main read)`);
@@ -535,6 +559,19 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
       throughput,
       goal: { overheadP50MsAtMost: RUN_OVERHEAD_GOAL_MS, runsPerSecondAtLeast: RUNS_PER_SECOND_GOAL, met: overheadMet && throughputMet },
     };
+  }
+
+  if (figures.tracing) {
+    const { off, on, ratioP50, tracesFound } = figures.tracing;
+    const met = ratioP50 <= TRACING_RATIO_GOAL;
+    if (met) goals.push(`tracing adds at most ${Math.round((TRACING_RATIO_GOAL - 1) * 100)} % to a run's p50`);
+    else missed.push(`tracing: a traced run's p50 is ${ratioP50}× an untraced one's (goal: at most ${TRACING_RATIO_GOAL})`);
+    console.log(`\nTracing: ${on.samples} one-step runs with spans exported over OTLP, and as many without, in turns`);
+    row(['', 'p50 ms', 'p99 ms', 'mean ms']);
+    row(['tracing off', String(off.p50Ms), String(off.p99Ms), String(off.meanMs)]);
+    row(['tracing on (OTLP to Jaeger)', String(on.p50Ms), String(on.p99Ms), String(on.meanMs)]);
+    console.log(`p50 ratio on ÷ off: ${ratioP50} (goal: at most ${TRACING_RATIO_GOAL}); ${tracesFound} run traces found in Jaeger.`);
+    results.tracing = { ...TRACING, off, on, ratioP50, tracesFound, goal: { ratioP50AtMost: TRACING_RATIO_GOAL, met } };
   }
 
   if (figures.capacity) {

@@ -207,3 +207,35 @@ export async function measureRuns(target: RunTarget, settings: RunSettings): Pro
   const throughput = await sustained(target, run, settings.concurrency, settings.seconds);
   return { direct, run: runLatency, throughput };
 }
+
+export interface TracingFigures {
+  off: LatencyFigures;
+  on: LatencyFigures;
+  /** The p50 of runs with tracing on ÷ that of runs with tracing off. */
+  ratioP50: number;
+}
+
+/**
+ * What trace export adds to a run: the same one-step runs through a stack with tracing off and one exporting every
+ * span over OTLP, one of each in turn (so that whatever else loads the machine weighs on both alike).
+ */
+export async function measureTracing(
+  off: RunTarget,
+  on: RunTarget,
+  settings: Pick<RunSettings, 'warmups' | 'samples'>,
+): Promise<TracingFigures> {
+  const runOff = runOnce(off, await createAgent(off));
+  const runOn = runOnce(on, await createAgent(on));
+  for (let i = 0; i < settings.warmups; i++) {
+    await runOff();
+    await runOn();
+  }
+  const offMs: number[] = [];
+  const onMs: number[] = [];
+  for (let i = 0; i < settings.samples; i++) {
+    offMs.push(await timed(runOff));
+    onMs.push(await timed(runOn));
+  }
+  const [offFigures, onFigures] = [latencyOf(offMs), latencyOf(onMs)];
+  return { off: offFigures, on: onFigures, ratioP50: Math.round((onFigures.p50Ms / offFigures.p50Ms) * 1000) / 1000 };
+}

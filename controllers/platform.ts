@@ -8,6 +8,7 @@
 import { createAgentplaneClient, type AgentplaneClient } from '../client/agentplane.js';
 import type { ApiKeySource } from './api-key.js';
 import type { components } from '../api/generated/openapi.js';
+import { traceHeaders } from '../tracing/context.js';
 
 export type Agent = components['schemas']['Agent'];
 export type Network = components['schemas']['Network'];
@@ -92,6 +93,7 @@ export class Platform {
           onRequest: ({ request }) => {
             request.headers.set('authorization', `Bearer ${key.current}`);
             request.headers.set('agentplane-managed-by', 'kubernetes');
+            for (const [name, value] of Object.entries(traceHeaders())) request.headers.set(name, value);
             return new Request(request, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
           },
         },

@@ -3,6 +3,7 @@
  * (`{object, id}`); the payload is presented when the event is sent, so it always has the current shape.
  */
 import { newId } from './ids.js';
+import { currentTraceContext, type StoredTraceContext } from '../tracing/context.js';
 import type { Queryable } from './db.js';
 import { selectPage, type Page, type PageRequest } from './pagination.js';
 
@@ -49,11 +50,20 @@ export interface EventRecord {
   data: EventSubject;
   created_at: Date;
   delivered_at: Date | null;
+  /** Only as a webhook delivery reads it: the trace of what the event tells. */
+  trace_context?: StoredTraceContext | null;
 }
 
 export async function recordEvent(tx: Queryable, projectId: string, type: EventType, subject: EventSubject): Promise<string> {
   const id = newId('evt');
-  await tx.query('INSERT INTO events (id, project_id, type, data) VALUES ($1, $2, $3, $4)', [id, projectId, type, subject]);
+  // The trace of what happened (a request, a run): the event's webhook deliveries are spans of it.
+  await tx.query('INSERT INTO events (id, project_id, type, data, trace_context) VALUES ($1, $2, $3, $4, $5)', [
+    id,
+    projectId,
+    type,
+    subject,
+    currentTraceContext(),
+  ]);
   return id;
 }
 

@@ -5,6 +5,7 @@ import { statement, transaction, type Db, type Queryable } from './db.js';
 import { selectPage, type Page, type PageRequest } from './pagination.js';
 import { releaseBlob } from './blob-leases.js';
 import { recordEvent } from './events.js';
+import { currentTraceContext, type StoredTraceContext } from '../tracing/context.js';
 import { contentCounts, discardContent } from './file-content.js';
 import { removeGraphItemsOf, writeGraphItems, type NewGraphItem } from './graph.js';
 
@@ -31,6 +32,8 @@ export interface FileRecord {
   last_error: { code: FileErrorCode; message: string } | null;
   created_at: Date;
   processed_at: Date | null;
+  /** The upload's trace context; null when tracing was off. */
+  trace_context: StoredTraceContext | null;
 }
 
 export interface NewFile {
@@ -45,7 +48,7 @@ export interface NewFile {
 }
 
 const COLUMNS =
-  'id, project_id, filename, bytes, purpose, status, mime_type, blob_key, metadata, pages, tables, graph_items, last_error, created_at, processed_at';
+  'id, project_id, filename, bytes, purpose, status, mime_type, blob_key, metadata, pages, tables, graph_items, last_error, created_at, processed_at, trace_context';
 
 export function newFileId(): string {
   return newId('file');
@@ -53,9 +56,10 @@ export function newFileId(): string {
 
 export async function insertFile(db: Queryable, file: NewFile): Promise<FileRecord> {
   const { rows } = await db.query<FileRecord>(
-    `INSERT INTO files (id, project_id, filename, bytes, purpose, status, mime_type, blob_key, metadata)
-     VALUES ($1, $2, $3, $4, $5, 'processing', $6, $7, $8) RETURNING ${COLUMNS}`,
-    [file.id, file.projectId, file.filename, file.bytes, file.purpose, file.mimeType, file.blobKey, file.metadata],
+    `INSERT INTO files (id, project_id, filename, bytes, purpose, status, mime_type, blob_key, metadata, trace_context)
+     VALUES ($1, $2, $3, $4, $5, 'processing', $6, $7, $8, $9) RETURNING ${COLUMNS}`,
+    // The upload's trace: the extraction's stages are spans of it.
+    [file.id, file.projectId, file.filename, file.bytes, file.purpose, file.mimeType, file.blobKey, file.metadata, currentTraceContext()],
   );
   return rows[0]!;
 }

@@ -11,6 +11,8 @@ import { scoreFinishedRun } from './run-scores.js';
 import { cancelPendingApprovals } from './approvals.js';
 import { releaseReservationsOf } from './cost-caps.js';
 import { activeRunsOnThread, appendTurn } from './threads.js';
+import { newRunTraceContext, tracingOn, type StoredTraceContext } from '../tracing/context.js';
+import { exportRunSpan, type EndedRun } from '../tracing/gen-ai.js';
 
 export type RunStatus = components['schemas']['RunStatus'];
 export type RunError = components['schemas']['RunError'];
@@ -62,6 +64,8 @@ export interface RunRecord {
   pending_approvals: number;
   /** The cap on its cost, decimal USD (a network run's covers its hops); null when it has none. */
   max_cost_usd: string | null;
+  /** The run's trace context (its own span's id among it); null when tracing was off where it was created. */
+  trace_context: StoredTraceContext | null;
 }
 
 export interface HopDecision {
@@ -96,7 +100,7 @@ export interface NewRun {
 
 const COLUMNS = `id, project_id, agent_id, agent_version, network_id, network_version, parent_run_id, hop_index, hop_decision, handoff, api_key_id, status, model, resolved_model, routing_reason, input, file_ids,
   previous_run_id, thread_id, subject_id, max_steps, output_text, input_tokens, output_tokens, cached_tokens, trim_scale(cost)::text AS cost, error, metadata,
-  created_at, started_at, completed_at, payloads_expired_at, pending_approvals, trim_scale(max_cost_usd)::text AS max_cost_usd`;
+  created_at, started_at, completed_at, payloads_expired_at, pending_approvals, trim_scale(max_cost_usd)::text AS max_cost_usd, trace_context`;
 
 /**
  * A run as lists show it: its totals and how many steps it has, without its conversation (the input, the
@@ -126,8 +130,8 @@ export async function insertRun(tx: Queryable, run: NewRun): Promise<string> {
   const id = newId('run');
   await tx.query(
     `INSERT INTO runs (id, project_id, agent_id, agent_version, network_id, network_version, api_key_id, status, model, input, file_ids, previous_run_id,
-       max_steps, metadata, max_cost_usd, thread_id, subject_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $9, $10, $11, $12, $13, $14::numeric, $15, $16)`,
+       max_steps, metadata, max_cost_usd, thread_id, subject_id, trace_context)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $9, $10, $11, $12, $13, $14::numeric, $15, $16, $17)`,
     [
       id,
       run.projectId,
@@ -145,6 +149,8 @@ export async function insertRun(tx: Queryable, run: NewRun): Promise<string> {
       run.maxCostUsd,
       run.threadId,
       run.subjectId,
+      // A child of the request's span: the run's own span, exported when it ends.
+      newRunTraceContext(),
     ],
   );
   await appendRunEvent(tx, id, 'run.created', {});
@@ -294,8 +300,8 @@ export async function insertChildRun(
   const id = newId('run');
   const { rowCount } = await tx.query(
     `INSERT INTO runs (id, project_id, agent_id, agent_version, parent_run_id, hop_index, hop_decision, api_key_id, status, model, input, file_ids,
-       max_steps, metadata, max_cost_usd)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'queued', $9, $10, $11, $12, $13, $14::numeric)
+       max_steps, metadata, max_cost_usd, trace_context)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'queued', $9, $10, $11, $12, $13, $14::numeric, $15)
      ON CONFLICT (parent_run_id, hop_index) DO NOTHING`,
     [
       id,
@@ -312,6 +318,8 @@ export async function insertChildRun(
       hop.maxSteps,
       parent.metadata,
       hop.maxCostUsd,
+      // A hop's span is a child of its network run's.
+      parent.trace_context ? newRunTraceContext(parent.trace_context) : null,
     ],
   );
   if (rowCount === 1) await appendRunEvent(tx, id, 'run.created', { hop: hop.index, agent_id: hop.agentId, decision: hop.decision });
@@ -429,7 +437,23 @@ export async function finishRun(
   );
   await scoreHeuristics(tx, runId);
   await appendRunEvent(tx, runId, `run.${outcome.status}`, outcome.error ? { error: outcome.error } : {});
+  if (tracingOn()) await traceEndedRun(tx, runId);
   return true;
+}
+
+/** Exports the ended run's span, with its totals and its scores as they stand in `tx`. */
+async function traceEndedRun(tx: Queryable, runId: string): Promise<void> {
+  const { rows } = await tx.query<EndedRun>(
+    `SELECT r.id, r.trace_context, r.status, r.agent_id, r.network_id, coalesce(a.name, n.name) AS name, r.parent_run_id, r.hop_index,
+       r.thread_id, r.model, r.resolved_model, r.input_tokens, r.output_tokens, r.cached_tokens, trim_scale(r.cost)::text AS cost, r.input,
+       r.output_text, r.error, r.created_at, r.completed_at,
+       coalesce((SELECT json_agg(json_build_object('scorer', s.scorer, 'value', s.value, 'explanation', s.explanation)) FROM run_scores s WHERE s.run_id = r.id), '[]') AS scores
+     FROM runs r LEFT JOIN agent_versions a ON a.agent_id = r.agent_id AND a.version = r.agent_version
+       LEFT JOIN network_versions n ON n.network_id = r.network_id AND n.version = r.network_version
+     WHERE r.id = $1 AND r.trace_context IS NOT NULL`,
+    [runId],
+  );
+  if (rows[0]) exportRunSpan(rows[0]);
 }
 
 /**

@@ -11,6 +11,7 @@ import type { A2aToolDefinition } from './definitions.js';
 import { guardedFetch } from './guarded-fetch.js';
 import type { Reach } from './network-guard.js';
 import { retryAfterMs, ToolUnavailableError } from './outcomes.js';
+import { traceHeaders } from '../tracing/context.js';
 
 /** The extension by which an Agentplane (or any agent that speaks it) reports what a task cost. */
 export const COST_EXTENSION = 'https://agentplane.io/a2a/extensions/cost/v1';
@@ -25,10 +26,10 @@ const cards = new LRUCache<string, AgentCard>({ max: 500, ttl: 60 * 60_000 });
 
 /**
  * The headers every request carries besides the protocol's own: the definition's (its credentials), and the
- * trace context once tracing is on, which joins here.
+ * call's trace (`traceparent`) when tracing is on, so that the remote agent's work joins the run's trace.
  */
 function outgoingHeaders(def: A2aToolDefinition): Record<string, string> {
-  return { 'user-agent': 'agentplane', ...def.headers };
+  return { 'user-agent': 'agentplane', ...def.headers, ...traceHeaders() };
 }
 
 /**

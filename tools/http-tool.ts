@@ -16,6 +16,7 @@ import {
 } from './definitions.js';
 import { guardedRequest, PrivateTargetError, type Reach } from './network-guard.js';
 import { isPassingConnectionFailure, retryAfterMs, ToolUnavailableError, type ToolResult } from './outcomes.js';
+import { traceHeaders } from '../tracing/context.js';
 
 const TEXTUAL = /^(text\/|application\/([\w.+-]*\+)?(json|xml)\b|application\/(javascript|x-www-form-urlencoded|x-ndjson|yaml|x-yaml)\b)/i;
 
@@ -39,6 +40,8 @@ export async function callHttpTool(
     'user-agent': 'agentplane',
     accept: 'application/json, text/*;q=0.9, */*;q=0.5',
     ...def.headers,
+    // The call's trace goes on to the tool (`traceparent`), when tracing is on.
+    ...traceHeaders(),
   };
   if (idempotencyKey) {
     // The call's own key, in place of any the definition sets: every attempt at this call, and only those, carry it.

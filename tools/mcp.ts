@@ -12,6 +12,7 @@ import { guardedFetch, ResponseTooLargeError } from './guarded-fetch.js';
 import { checkListedTool, MAX_LISTING_BYTES, MAX_TOOLS_PER_SERVER, ToolsTooLargeError } from './offer-limits.js';
 import { PrivateTargetError, type Reach } from './network-guard.js';
 import { isPassingConnectionFailure, ToolUnavailableError, type ToolResult } from './outcomes.js';
+import { traceHeaders } from '../tracing/context.js';
 
 // A model-facing tool name, as the providers accept it.
 const OFFERABLE_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -114,7 +115,8 @@ async function withClient<T>(
 ): Promise<T> {
   const transport = new StreamableHTTPClientTransport(new URL(def.server_url), {
     fetch: guardedFetch({ projectId: reach.projectId, allowPrivate: reach.allowPrivate, ...limits }),
-    requestInit: { headers: def.headers ?? {} },
+    // The call's trace goes on to the server (`traceparent`), when tracing is on.
+    requestInit: { headers: { ...def.headers, ...traceHeaders() } },
     // A session lives for one listing or one call; a dropped stream is a failed activity, retried whole.
     reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 },
   });

@@ -17,6 +17,8 @@ import { outlastDatabaseOutage } from './database-outage.js';
 import { keepBeating } from './heartbeats.js';
 import { callOutlivingAttempt, joinCallInFlight } from './calls-in-flight.js';
 import { modelCallFailure } from './model-failure.js';
+import type { StoredTraceContext } from '../tracing/context.js';
+import { inChatSpan } from '../tracing/gen-ai.js';
 
 export interface ModelStepDependencies {
   db: Db;
@@ -41,6 +43,8 @@ export interface ModelStep<Read, Answer> {
   recordWith?(tx: Queryable, read: Read, reply: AssistantMessage): Promise<void>;
   /** What the activity answers with the reply; `recorded`: an earlier attempt had recorded it. */
   answer(read: Read, reply: AssistantMessage, recorded: boolean): Promise<Answer>;
+  /** The trace context of the run the step is of: the call's `chat` span is a child of the run's span. */
+  traceOf?(read: Read): StoredTraceContext | null;
 }
 
 /** The model, looked up again when the catalogue misses it: a local server's model found since this worker listed them. */
@@ -96,8 +100,23 @@ export async function runModelStep<Read, Answer>({ db, models }: ModelStepDepend
     const { read, model, call } = ready;
     const reply = await callOutlivingAttempt(context, key, async (signal) => {
       callSignal = signal;
-      const result = await models.gateway.call({ ...call, model, signal });
       const price = models.catalogue.priceAt(model, new Date());
+      const chat = { provider: model.provider, model: model.provider_model, messages: call.messages };
+      const result = await inChatSpan(step.traceOf?.(read) ?? null, chat, async (done) => {
+        const result = await models.gateway.call({ ...call, model, signal });
+        const { usage } = result;
+        done({
+          finishReason: result.finish_reason,
+          content: result.message,
+          usage: result.usage,
+          costUsd:
+            ((usage.input_tokens - usage.cached_tokens) * Number(price.input_per_million) +
+              usage.cached_tokens * Number(price.cached_input_per_million) +
+              usage.output_tokens * Number(price.output_per_million)) /
+            1_000_000,
+        });
+        return result;
+      });
       await outlastDatabaseOutage(
         context,
         async () => {

@@ -24,6 +24,8 @@ export interface TestToolServer {
   received: string[];
   /** The `Idempotency-Key` of each of `received`, in the same order. */
   keys: (string | undefined)[];
+  /** The W3C `traceparent` of each of `received`, in the same order. */
+  traceparents: (string | undefined)[];
   /** Answers every request to `/held` that is waiting; how many there were. */
   releaseHeld(): number;
   close(): Promise<void>;
@@ -33,11 +35,13 @@ export async function startToolServer(): Promise<TestToolServer> {
   const state = { hanging: 0 };
   const received: string[] = [];
   const keys: (string | undefined)[] = [];
+  const traceparents: (string | undefined)[] = [];
   let held: (() => void)[] = [];
   const server = createServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     received.push(url.pathname);
     keys.push(req.headers['idempotency-key'] as string | undefined);
+    traceparents.push(req.headers.traceparent as string | undefined);
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks).toString('utf8');
@@ -78,6 +82,7 @@ export async function startToolServer(): Promise<TestToolServer> {
     },
     received,
     keys,
+    traceparents,
     releaseHeld() {
       const waiting = held;
       held = [];

@@ -12,15 +12,17 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const allowed: Record<string, string[]> = {
   client: [],
   models: [],
+  // Trace context and spans, which every server-side layer may make.
+  tracing: [],
   presenters: ['records', 'models'],
-  records: ['models'],
-  tools: ['records', 'models'],
-  workflows: ['records', 'presenters', 'models', 'tools'],
-  api: ['records', 'presenters', 'workflows', 'models', 'tools'],
-  controllers: ['client'],
+  records: ['models', 'tracing'],
+  tools: ['records', 'models', 'tracing'],
+  workflows: ['records', 'presenters', 'models', 'tools', 'tracing'],
+  api: ['records', 'presenters', 'workflows', 'models', 'tools', 'tracing'],
+  controllers: ['client', 'tracing'],
   // The console is an API client like any other.
   console: ['client'],
-  cli: ['api', 'records', 'presenters', 'workflows', 'models', 'tools', 'client', 'controllers'],
+  cli: ['api', 'records', 'presenters', 'workflows', 'models', 'tools', 'client', 'controllers', 'tracing'],
 };
 
 async function sourcesOf(folder: string): Promise<string[]> {

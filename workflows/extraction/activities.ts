@@ -17,6 +17,7 @@ import { graphItemsOf } from './graph-stage.js';
 import { embedParts } from './embedding-stage.js';
 import { outlastDatabaseOutage } from '../database-outage.js';
 import { keepBeating } from '../heartbeats.js';
+import { contextOf, inSpan } from '../../tracing/context.js';
 
 export type ExtractionOutcome = 'processed' | 'failed' | 'skipped';
 export type ContentOutcome = 'extracted' | 'failed' | 'skipped';
@@ -42,15 +43,32 @@ export const createExtractionActivities = ({ db, blobs, models, embeddingModelDi
    * Runs a stage on a file still waiting for it, turning a failure no retry can fix into the file's terminal
    * `failed`. A PostgreSQL outage is waited out and the stage run again (it resumes from what it stored).
    */
-  const settling = async <T>(fileId: string, work: (file: FileRecord) => Promise<T>): Promise<T | 'failed' | 'skipped'> => {
+  const settling = async <T>(fileId: string, stage: string, work: (file: FileRecord) => Promise<T>): Promise<T | 'failed' | 'skipped'> => {
     // A stage that is busy computing still proves it is alive; progress it reports rides on its own heartbeats.
     const beat = keepBeating();
     try {
-      return await outlastDatabaseOutage(Context.current(), () => settle(fileId, work));
+      return await outlastDatabaseOutage(Context.current(), () => settle(fileId, (file) => traced(file, stage, () => work(file))));
     } finally {
       beat.stop();
     }
   };
+
+  /** A stage as a span of the upload's trace; the file.processed event it may record goes with it. */
+  const traced = <T>(file: FileRecord, stage: string, work: () => Promise<T>): Promise<T> =>
+    inSpan(
+      `extract_file ${stage}`,
+      {
+        parent: contextOf(file.trace_context),
+        attributes: {
+          'agentplane.file.id': file.id,
+          'agentplane.extraction.stage': stage,
+          'agentplane.file.mime_type': file.mime_type,
+          'agentplane.file.bytes': file.bytes,
+          'agentplane.extraction.attempt': Context.current().info.attempt,
+        },
+      },
+      work,
+    );
 
   const settle = async <T>(fileId: string, work: (file: FileRecord) => Promise<T>): Promise<T | 'failed' | 'skipped'> => {
     const file = await pending(fileId);
@@ -72,15 +90,17 @@ export const createExtractionActivities = ({ db, blobs, models, embeddingModelDi
   };
 
   const extractFileContent = async ({ fileId }: { fileId: string }): Promise<ContentOutcome> =>
-    settling(fileId, async (file) => {
+    settling(fileId, 'content', async (file) => {
       await extractInto(file, { db, blobs, context: Context.current() });
       return 'extracted' as const;
     });
 
   const completeFileExtraction = async ({ fileId }: { fileId: string }): Promise<ExtractionOutcome> =>
-    settling(fileId, async (file) => {
-      const items = file.purpose === 'context' ? await graphItemsOf(db, file, Context.current(), graphModel) : [];
-      if (file.purpose === 'context' && embeddingModelDir) await embedParts(db, fileId, embeddingModelDir, Context.current());
+    settling(fileId, 'complete', async (file) => {
+      const items =
+        file.purpose === 'context' ? await traced(file, 'graph', () => graphItemsOf(db, file, Context.current(), graphModel)) : [];
+      if (file.purpose === 'context' && embeddingModelDir)
+        await traced(file, 'embeddings', () => embedParts(db, fileId, embeddingModelDir, Context.current()));
       return (await completeExtraction(db, fileId, items)) ? ('processed' as const) : ('skipped' as const);
     });
 

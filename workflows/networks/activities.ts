@@ -150,6 +150,7 @@ export const createNetworkActivities = ({ db, models }: NetworkActivityDependenc
           };
         },
         answer: async ({ members }, reply) => choiceOf(reply, members),
+        traceOf: ({ run }) => run.trace_context,
       },
     );
   },

@@ -33,6 +33,7 @@ import type { ModelCatalogue } from '../../models/catalogue.js';
 import type { ModelGateway } from '../../models/gateway.js';
 import { invokeTool, offeredTools, ToolsTooLargeError, ToolUnavailableError, type ToolContext } from '../../tools/toolbox.js';
 import type { ToolDefinition } from '../../tools/definitions.js';
+import { definitionOfCall } from '../../tools/guards.js';
 import { conversationFor, finalTextOf } from './conversation.js';
 import { passGate } from './tool-gate.js';
 import { chooseModels, readyAttachments, RunRefused } from './planning.js';
@@ -47,6 +48,8 @@ import { messageTokens, nextRunOnThread } from '../../records/threads.js';
 import { keepsMemories, rememberedSubject } from '../../records/memories.js';
 import { runWorkflowId } from './ids.js';
 import { networkRunWorkflowId } from '../networks/ids.js';
+import { withStoredContext } from '../../tracing/context.js';
+import { inToolSpan } from '../../tracing/gen-ai.js';
 
 export interface RunActivityDependencies {
   db: Db;
@@ -168,7 +171,10 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
     outcome: { status: 'completed' | 'failed' | 'cancelled'; outputText: string; error?: RunError },
   ) => {
     if (await finishRun(tx, run.id, { status: outcome.status, outputText: outcome.outputText, error: outcome.error ?? null })) {
-      await recordEvent(tx, run.project_id, runEndedEventType(run, outcome.status), { object: 'run', id: run.id });
+      // The event's webhook deliveries are spans of the run's.
+      await withStoredContext(run.trace_context, () =>
+        recordEvent(tx, run.project_id, runEndedEventType(run, outcome.status), { object: 'run', id: run.id }),
+      );
     }
   };
 
@@ -244,6 +250,7 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
             };
           },
           flush: () => deltas.flush(),
+          traceOf: ({ run }) => run.trace_context,
           // A reply that calls no tool is the run's answer: the run ends with it, in the same transaction.
           recordWith: async (tx, { run }, reply) => {
             if (!reply.tool_calls?.length) await endIn(tx, run, { status: 'completed', outputText: reply.content });
@@ -293,15 +300,21 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
         const approved = call.gate.go;
         await callOutlivingAttempt(context, key, async (signal) => {
           callSignal = signal;
-          // One key per call, the same for each attempt at it.
-          const result = await invokeTool(call.agent.tools as ToolDefinition[], approved, {
-            ...(await toolContext(call.run, call.agent, signal)),
-            idempotencyKey: `${runId}-${stepIndex}`,
-            // A remote agent's task an earlier attempt started is followed, never started again.
-            remoteTask: {
-              previous: call.remoteTask,
-              remember: (task) => outlastDatabaseOutage(context, () => recordRemoteTask(db, runId, stepIndex, task), signal),
-            },
+          const definition = definitionOfCall(call.agent.tools as ToolDefinition[], approved.name);
+          const traced = { name: approved.name, callId: approved.id, type: definition?.type ?? 'builtin', arguments: approved.arguments };
+          // One key per call, the same for each attempt at it. The tool's own requests carry the span.
+          const result = await inToolSpan(call.run.trace_context, traced, async (done) => {
+            const result = await invokeTool(call.agent.tools as ToolDefinition[], approved, {
+              ...(await toolContext(call.run, call.agent, signal)),
+              idempotencyKey: `${runId}-${stepIndex}`,
+              // A remote agent's task an earlier attempt started is followed, never started again.
+              remoteTask: {
+                previous: call.remoteTask,
+                remember: (task) => outlastDatabaseOutage(context, () => recordRemoteTask(db, runId, stepIndex, task), signal),
+              },
+            });
+            done(result);
+            return result;
           });
           await outlastDatabaseOutage(
             context,

@@ -8,6 +8,8 @@ import type { DeliveryTarget } from '../../records/webhook-deliveries.js';
 import { signingSecretsOf } from '../../records/webhooks.js';
 import { presentEvent } from '../../presenters/event.js';
 import { signedHeaders } from './signature.js';
+import { SpanStatusCode } from '@opentelemetry/api';
+import { contextOf, inSpan, SpanKind, traceHeaders } from '../../tracing/context.js';
 
 export const ATTEMPT_TIMEOUT_MS = 15_000;
 export const USER_AGENT = 'Agentplane-Webhooks/1';
@@ -49,6 +51,7 @@ export async function postSigned(post: SignedPost): Promise<SentAttempt> {
         ...signedHeaders(post.secrets, post.eventId, timestamp, post.body),
         'content-type': 'application/json',
         'user-agent': USER_AGENT,
+        ...traceHeaders(),
       },
       body: post.body,
       signal,
@@ -73,15 +76,42 @@ export async function postSigned(post: SignedPost): Promise<SentAttempt> {
   }
 }
 
-/** A delivery's event, signed with its endpoint's secrets and posted to it. */
-export function postEvent({ endpoint, event }: DeliveryTarget, allowPrivate: boolean, signal?: AbortSignal): Promise<SentAttempt> {
-  return postSigned({
-    projectId: endpoint.project_id,
-    url: endpoint.url,
-    eventId: event.id,
-    body: JSON.stringify(presentEvent(event)),
-    secrets: signingSecretsOf(endpoint),
-    allowPrivate,
-    signal,
-  });
+/**
+ * A delivery's event, signed with its endpoint's secrets and posted to it: a span of the trace of what the event
+ * tells (a run, an upload), whose context the request carries.
+ */
+export function postEvent(
+  { delivery, endpoint, event }: DeliveryTarget,
+  allowPrivate: boolean,
+  signal?: AbortSignal,
+): Promise<SentAttempt> {
+  const url = new URL(endpoint.url);
+  const attributes = {
+    'http.request.method': 'POST',
+    'server.address': url.hostname,
+    'server.port': Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
+    'url.scheme': url.protocol.replace(':', ''),
+    'agentplane.webhook.endpoint_id': endpoint.id,
+    'agentplane.webhook.delivery_id': delivery.id,
+    'agentplane.event.id': event.id,
+    'agentplane.event.type': event.type,
+  };
+  return inSpan(
+    `deliver_webhook ${event.type}`,
+    { kind: SpanKind.CLIENT, attributes, parent: contextOf(event.trace_context) },
+    async (span) => {
+      const sent = await postSigned({
+        projectId: endpoint.project_id,
+        url: endpoint.url,
+        eventId: event.id,
+        body: JSON.stringify(presentEvent(event)),
+        secrets: signingSecretsOf(endpoint),
+        allowPrivate,
+        signal,
+      });
+      if (sent.responseStatus !== null) span?.setAttribute('http.response.status_code', sent.responseStatus);
+      if (!sent.delivered) span?.setStatus({ code: SpanStatusCode.ERROR, message: sent.error ?? undefined });
+      return sent;
+    },
+  );
 }
