@@ -213,7 +213,8 @@ function chargeOf(task: Task): RemoteCharge | undefined {
   const reported: unknown = task.metadata?.[COST_EXTENSION];
   if (!reported || typeof reported !== 'object') return undefined;
   const { run_id, cost_usd, input_tokens, output_tokens } = reported as Record<string, unknown>;
-  const cost = typeof cost_usd === 'number' && Number.isFinite(cost_usd) ? cost_usd.toFixed(12) : cost_usd;
+  // A number as JSON wrote it (0.0125), or, past what a plain decimal shows (1e-7), to 12 places.
+  const cost = typeof cost_usd === 'number' && Number.isFinite(cost_usd) ? plainDecimal(cost_usd) : cost_usd;
   const tokens = (n: unknown) => (Number.isSafeInteger(n) && (n as number) >= 0 ? (n as number) : 0);
   if (typeof cost !== 'string' || !COST.test(cost)) return undefined;
   return {
@@ -222,6 +223,11 @@ function chargeOf(task: Task): RemoteCharge | undefined {
     inputTokens: tokens(input_tokens),
     outputTokens: tokens(output_tokens),
   };
+}
+
+function plainDecimal(n: number): string {
+  const text = String(n);
+  return COST.test(text) ? text : n.toFixed(12);
 }
 
 function bounded(text: string): string {
