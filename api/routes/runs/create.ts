@@ -17,7 +17,7 @@ import { findNetwork } from '../../../records/networks.js';
 import type { Queryable } from '../../../records/db.js';
 import type { RunTarget } from '../../../records/runs.js';
 import { attachmentsOf } from '../../../records/files.js';
-import { activeRunsOnThread, findThread } from '../../../records/threads.js';
+import { activeRunsOnThread, createThread, findThread } from '../../../records/threads.js';
 import { activeRunsOf, findRun, insertRun, isFinished, recordRunWorkflowStarted, type InputMessage } from '../../../records/runs.js';
 import { cancelRunWorkflow, runWorkflowId, startRunWorkflow } from '../../../workflows/runs/client.js';
 import { networkRunWorkflowId, startNetworkRunWorkflow } from '../../../workflows/networks/client.js';
@@ -84,12 +84,27 @@ async function refuseBusyThread(tx: Queryable, projectId: string, threadId: stri
   }
 }
 
-export async function createRun(
+export type RunRequest = Input<'runAgent'>['body'] | Input<'runNetwork'>['body'];
+
+/** A run accepted and its workflow asked to start; `release` gives back the event stream slot a streamed one holds. */
+export interface StartedRun {
+  runId: string;
+  release?: () => void;
+}
+
+/**
+ * Admits and records a run of an agent or network, and starts its workflow: every check, limit and policy a
+ * run is made under, whichever protocol asked for it. `idempotencyKey` stands in for the request's
+ * `Idempotency-Key` header; `newThread` begins a thread for a run given none, in the transaction that makes it.
+ */
+export async function startRun(
   ctx: ApiContext,
   deps: ApiDeps,
-  { path: { id: targetId }, body }: Input<'runAgent'> | Input<'runNetwork'>,
-  kind: 'agent' | 'network' = 'agent',
-): Promise<void> {
+  kind: 'agent' | 'network',
+  targetId: string,
+  body: RunRequest,
+  { idempotencyKey, newThread = false }: { idempotencyKey?: string; newThread?: boolean } = {},
+): Promise<StartedRun> {
   const caller = callerOf(ctx);
   const { projectId } = caller;
   await runnableOf(deps.db, projectId, kind, targetId);
@@ -143,40 +158,47 @@ export async function createRun(
   const release = body.stream ? deps.streamSlots.take(caller.apiKeyId) : undefined;
   let interrupted: string[] = [];
   let taskQueue: string | undefined;
-  const { created, replayed } = await createOnce(ctx, deps, identity, async (tx) => {
-    // The agent's (or network's) row is locked while its policy is applied, so two runs cannot both find it idle.
-    const current = await runnableOf(tx, projectId, kind, targetId, true);
-    taskQueue = current.taskQueue;
-    // Only these two policies look at the runs already going; `enqueue` runs wait their turn in the worker.
-    if (current.concurrency === 'reject' || current.concurrency === 'interrupt') {
-      const active = await activeRunsOf(tx, targetId);
-      if (current.concurrency === 'reject' && active.length > 0) {
-        throw ConflictError(
-          `${kind}_busy`,
-          `The ${kind} ${targetId} already has a run in progress (${active[0]!.id}) and its concurrency is reject.`,
-        );
+  const { created, replayed } = await createOnce(
+    ctx,
+    deps,
+    identity,
+    async (tx) => {
+      // The agent's (or network's) row is locked while its policy is applied, so two runs cannot both find it idle.
+      const current = await runnableOf(tx, projectId, kind, targetId, true);
+      taskQueue = current.taskQueue;
+      // Only these two policies look at the runs already going; `enqueue` runs wait their turn in the worker.
+      if (current.concurrency === 'reject' || current.concurrency === 'interrupt') {
+        const active = await activeRunsOf(tx, targetId);
+        if (current.concurrency === 'reject' && active.length > 0) {
+          throw ConflictError(
+            `${kind}_busy`,
+            `The ${kind} ${targetId} already has a run in progress (${active[0]!.id}) and its concurrency is reject.`,
+          );
+        }
+        if (current.concurrency === 'interrupt') interrupted = active.map((r) => r.id);
       }
-      if (current.concurrency === 'interrupt') interrupted = active.map((r) => r.id);
-    }
-    // The thread's row is locked while its runs are looked at, so that two runs cannot both find it free.
-    if (thread) await refuseBusyThread(tx, projectId, thread.id, body.on_thread_busy ?? 'reject');
-    await refuseOverLimits(tx, deps, caller, current.agentIds);
-    const runId = await insertRun(tx, {
-      projectId,
-      target: current.target,
-      apiKeyId: caller.apiKeyId,
-      model: body.model ?? current.model,
-      input,
-      fileIds,
-      previousRunId: body.previous_run_id ?? null,
-      threadId: thread?.id ?? null,
-      subjectId: body.subject_id ?? thread?.subject_id ?? null,
-      maxSteps: kind === 'agent' ? (body.max_steps ?? current.maxSteps) : current.maxSteps,
-      maxCostUsd: body.max_cost_usd ?? current.maxCostUsd,
-      metadata: body.metadata ?? {},
-    });
-    return { status: 202, body: { id: runId } };
-  }).catch((err: unknown) => {
+      // The thread's row is locked while its runs are looked at, so that two runs cannot both find it free.
+      if (thread) await refuseBusyThread(tx, projectId, thread.id, body.on_thread_busy ?? 'reject');
+      await refuseOverLimits(tx, deps, caller, current.agentIds);
+      const runId = await insertRun(tx, {
+        projectId,
+        target: current.target,
+        apiKeyId: caller.apiKeyId,
+        model: body.model ?? current.model,
+        input,
+        fileIds,
+        previousRunId: body.previous_run_id ?? null,
+        threadId:
+          thread?.id ?? (newThread ? (await createThread(tx, projectId, { subjectId: body.subject_id ?? null, metadata: {} })).id : null),
+        subjectId: body.subject_id ?? thread?.subject_id ?? null,
+        maxSteps: kind === 'agent' ? (body.max_steps ?? current.maxSteps) : current.maxSteps,
+        maxCostUsd: body.max_cost_usd ?? current.maxCostUsd,
+        metadata: body.metadata ?? {},
+      });
+      return { status: 202, body: { id: runId } };
+    },
+    { key: idempotencyKey },
+  ).catch((err: unknown) => {
     release?.();
     throw err;
   });
@@ -201,6 +223,17 @@ export async function createRun(
       );
   }
 
+  return { runId, release };
+}
+
+export async function createRun(
+  ctx: ApiContext,
+  deps: ApiDeps,
+  { path: { id: targetId }, body }: Input<'runAgent'> | Input<'runNetwork'>,
+  kind: 'agent' | 'network' = 'agent',
+): Promise<void> {
+  const { runId, release } = await startRun(ctx, deps, kind, targetId, body);
+  const { projectId } = callerOf(ctx);
   ctx.set('Location', `/v1/runs/${runId}`);
   if (release) {
     ctx.state.auditTargetId = runId;

@@ -1,0 +1,369 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { findTool } from '../../cli/tools.js';
+import { createAgent, startRunsStack, type RunsStack } from '../support/runs.js';
+import { newTenant, type Tenant } from '../support/api.js';
+import { eventually, withinDeadline } from '../support/eventually.js';
+
+const COST = 'https://agentplane.io/a2a/extensions/cost/v1';
+const CLIENT_SCRIPT = fileURLToPath(new URL('../../../test/support/a2a_client.py', import.meta.url));
+
+type Json = any;
+
+/** The Python client, started once: a request a line in, its answer a line out, in order. */
+class PythonClient {
+  private readonly child: ChildProcessWithoutNullStreams;
+  private readonly waiting: { resolve: (answer: Json) => void; reject: (err: Error) => void }[] = [];
+  private stderr = '';
+
+  constructor(python: string) {
+    this.child = spawn(python, [CLIENT_SCRIPT]);
+    this.child.stderr.on('data', (chunk: Buffer) => (this.stderr = (this.stderr + chunk.toString()).slice(-4000)));
+    createInterface({ input: this.child.stdout }).on('line', (line) => this.waiting.shift()?.resolve(JSON.parse(line)));
+    this.child.on('exit', (code) => {
+      for (const waiter of this.waiting.splice(0)) waiter.reject(new Error(`the Python client exited (${code}): ${this.stderr}`));
+    });
+  }
+
+  ask(request: Record<string, unknown>): Promise<Json> {
+    return withinDeadline(
+      new Promise((resolve, reject) => {
+        this.waiting.push({ resolve, reject });
+        this.child.stdin.write(`${JSON.stringify(request)}\n`);
+      }),
+      45_000,
+      `the Python client did not answer ${JSON.stringify(request.op)}`,
+    );
+  }
+
+  close(): void {
+    this.child.stdin.end();
+  }
+}
+
+describe('A2A server: agents and networks as A2A agents, driven by the official Python SDK', function () {
+  this.timeout(60_000);
+  let stack: RunsStack;
+  let client: PythonClient;
+  let agent: Json;
+  let url: string;
+  let key: string;
+
+  /** One operation of the official A2A Python client against this server (test/support/a2a_client.py). */
+  function a2a(request: Record<string, unknown>): Promise<Json> {
+    return client.ask({ url, key, ...request });
+  }
+
+  /** A JSON-RPC request as curl would send it. */
+  async function rpc(
+    body: unknown,
+    headers: Record<string, string> = {},
+    target = url,
+  ): Promise<{ status: number; headers: Headers; body: Json }> {
+    const response = await fetch(target, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'a2a-version': '1.0', ...headers },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const text = await response.text();
+    return { status: response.status, headers: response.headers, body: JSON.parse(text) };
+  }
+
+  before(async () => {
+    client = new PythonClient(findTool('a2a-python'));
+    stack = await startRunsStack('a2a-server');
+    agent = await createAgent(stack.tenant.admin, { name: 'Support desk', description: 'Answers questions about orders.' });
+    url = `${stack.api.url}/a2a/${agent.id}`;
+    key = stack.tenant.admin.key!;
+  });
+  after(async () => {
+    client?.close();
+    await stack?.stop();
+  });
+
+  it('serves an Agent Card with its skill, both protocol versions, streaming, the bearer scheme and the cost extension', async () => {
+    const card = await a2a({ op: 'card' });
+    assert.equal(card.name, 'Support desk');
+    assert.equal(card.description, 'Answers questions about orders.');
+    assert.deepEqual(card.supportedInterfaces, [
+      { url, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+      { url, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+    ]);
+    assert.equal(card.capabilities.streaming, true);
+    assert.equal(card.capabilities.pushNotifications ?? false, false);
+    assert.deepEqual(card.capabilities.extensions, [{ uri: COST, description: 'Cost of the task in USD.' }]);
+    assert.equal(card.securitySchemes.bearer.httpAuthSecurityScheme.scheme, 'Bearer');
+    assert.deepEqual(card.securityRequirements, [{ schemes: { bearer: {} } }]);
+    assert.deepEqual(
+      card.skills.map((s: Json) => [s.id, s.name]),
+      [[agent.id, 'Support desk']],
+    );
+    assert.deepEqual(card.defaultInputModes, ['text/plain']);
+
+    // A 0.3 client sends no A2A-Version and reads the card as 0.3 wrote it.
+    const legacy = await fetch(`${url}/.well-known/agent-card.json`, { headers: { authorization: `Bearer ${key}` } });
+    const legacyCard: Json = await legacy.json();
+    assert.deepEqual([legacyCard.protocolVersion, legacyCard.url, legacyCard.preferredTransport], ['0.3', url, 'JSONRPC']);
+    assert.deepEqual(legacyCard.securitySchemes.bearer, {
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'Agentplane API key',
+      description: 'An Agentplane API key of the project.',
+    });
+    assert.match(legacy.headers.get('vary') ?? '', /A2A-Version/);
+    const etag = legacy.headers.get('etag')!;
+    // (fetch adds `Cache-Control: no-cache` to a conditional request unless it is given one: that would ask past the cache.)
+    const again = await fetch(`${url}/.well-known/agent-card.json`, {
+      headers: { authorization: `Bearer ${key}`, 'if-none-match': etag, 'cache-control': 'max-age=0' },
+    });
+    assert.equal(again.status, 304);
+
+    // Behind the ingress, the card names the address the client used.
+    const forwarded = await fetch(`${url}/.well-known/agent-card.json`, {
+      headers: {
+        authorization: `Bearer ${key}`,
+        'a2a-version': '1.0',
+        'x-forwarded-proto': 'https',
+        'x-forwarded-host': 'agents.example.com',
+      },
+    });
+    assert.equal(((await forwarded.json()) as Json).supportedInterfaces[0].url, `https://agents.example.com/a2a/${agent.id}`);
+  });
+
+  it('answers without a key 401 with the bearer challenge, and another project’s key 404 for the card and the endpoint', async () => {
+    const anonymous = await fetch(`${url}/.well-known/agent-card.json`);
+    assert.equal(anonymous.status, 401);
+    assert.match(anonymous.headers.get('www-authenticate') ?? '', /^Bearer /);
+    const unauthenticated = await rpc({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: 'run_x' } }, { authorization: '' });
+    assert.equal(unauthenticated.status, 401);
+    // Refused before its body is read: the request's id is not known, so the answer's is null (JSON-RPC 2.0, 5).
+    assert.deepEqual([unauthenticated.body.jsonrpc, unauthenticated.body.id, unauthenticated.body.error.code], ['2.0', null, -32000]);
+
+    const other: Tenant = await newTenant(stack.api, 'a2a-other');
+    const otherKey = other.admin.key!;
+    const card = await fetch(`${url}/.well-known/agent-card.json`, { headers: { authorization: `Bearer ${otherKey}` } });
+    assert.equal(card.status, 404);
+    const resolved = await a2a({ op: 'card', key: otherKey });
+    assert.equal(resolved.error, 'AgentCardResolutionError');
+    const call = await rpc({ jsonrpc: '2.0', id: 2, method: 'GetTask', params: { id: 'run_x' } }, { authorization: `Bearer ${otherKey}` });
+    assert.equal(call.status, 404);
+    assert.equal(call.body.error.code, -32000);
+  });
+
+  it('runs a blocking message/send as a task: the answer as artifact, a thread as context, the cost; the context continues the thread', async () => {
+    stack.openai.enqueue({ text: ['Order 1234 ', 'ships tomorrow.'], usage: { input: 1000, output: 300 } });
+    const sent = await a2a({ op: 'send', text: 'When does order 1234 ship?' });
+    assert.equal(sent.events.length, 1, JSON.stringify(sent));
+    const task = sent.events[0].task;
+    assert.equal(task.status.state, 'TASK_STATE_COMPLETED');
+    assert.match(task.id, /^run_/);
+    assert.match(task.contextId, /^thread_/);
+    assert.deepEqual(task.artifacts[0].parts, [{ text: 'Order 1234 ships tomorrow.', mediaType: 'text/plain' }]);
+    assert.deepEqual(
+      task.history.map((m: Json) => [m.role, m.parts[0].text]),
+      [
+        ['ROLE_USER', 'When does order 1234 ship?'],
+        ['ROLE_AGENT', 'Order 1234 ships tomorrow.'],
+      ],
+    );
+    const ledger = (await stack.tenant.admin.get(`/v1/runs/${task.id}`)).body;
+    assert.equal(ledger.thread_id, task.contextId);
+    assert.deepEqual(task.metadata[COST], {
+      run_id: task.id,
+      cost_usd: Number(ledger.cost),
+      input_tokens: ledger.usage.input_tokens,
+      output_tokens: ledger.usage.output_tokens,
+    });
+    assert.ok(task.metadata[COST].cost_usd > 0);
+
+    // The same context is the same conversation: the next task's model call is given the first exchange.
+    stack.openai.enqueue({ text: ['Yes, by noon.'], usage: { input: 10, output: 3 } });
+    const next = (await a2a({ op: 'send', text: 'Before noon?', context_id: task.contextId })).events[0].task;
+    assert.equal(next.contextId, task.contextId);
+    assert.equal(next.status.state, 'TASK_STATE_COMPLETED');
+    const messages = (stack.openai.requests.at(-1) as Json).messages.map((m: Json) => [m.role, m.content]);
+    assert.deepEqual(messages.slice(-3), [
+      ['user', 'When does order 1234 ship?'],
+      ['assistant', 'Order 1234 ships tomorrow.'],
+      ['user', 'Before noon?'],
+    ]);
+
+    // An A2A 0.3 client (the SDK's compat transport: `message/send`, `tasks/get`) reaches the same agent.
+    stack.openai.enqueue({ text: ['Hello from 0.3.'], usage: { input: 5, output: 3 } });
+    const legacy = (await a2a({ op: 'send', text: 'Hi', version: '0.3' })).events[0].task;
+    const legacyRead = await a2a({ op: 'get', task_id: legacy.id, version: '0.3' });
+    assert.equal(legacyRead.status.state, 'TASK_STATE_COMPLETED');
+    assert.equal(legacyRead.artifacts[0].parts[0].text, 'Hello from 0.3.');
+    assert.equal(legacyRead.metadata[COST].run_id, legacy.id);
+  });
+
+  it('streams a task: the task, its state, the answer as it is written, then the whole answer and the final status with its cost', async () => {
+    stack.openai.enqueue({ text: ['Streaming ', 'works.'], usage: { input: 20, output: 4 } });
+    const { events } = await a2a({ op: 'stream', text: 'Stream it.' });
+    const first = events[0].task;
+    assert.ok(['TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING'].includes(first.status.state), first.status.state);
+    // The text as the model writes it, appended to the output artifact; then the whole of it, in their place.
+    const chunks = events.filter((e: Json) => e.artifactUpdate).map((e: Json) => e.artifactUpdate);
+    assert.ok(chunks.every((c: Json) => c.artifact.artifactId === `${first.id}-output`));
+    const whole = chunks.at(-1);
+    assert.deepEqual(whole.artifact.parts, [{ text: 'Streaming works.', mediaType: 'text/plain' }]);
+    assert.deepEqual([whole.append ?? false, whole.lastChunk], [false, true]);
+    const written = chunks.slice(0, -1);
+    assert.ok(written.length > 0, 'no text was streamed before the end');
+    assert.equal(written.map((c: Json) => c.artifact.parts[0].text).join(''), 'Streaming works.');
+    assert.deepEqual(
+      written.map((c: Json) => c.append ?? false),
+      written.map((_: Json, i: number) => i > 0),
+    );
+    const last = events.at(-1).statusUpdate;
+    assert.equal(last.status.state, 'TASK_STATE_COMPLETED');
+    assert.equal(last.taskId, first.id);
+    assert.deepEqual(last.metadata[COST], { run_id: first.id, cost_usd: last.metadata[COST].cost_usd, input_tokens: 20, output_tokens: 4 });
+    const states = events.filter((e: Json) => e.statusUpdate).map((e: Json) => e.statusUpdate.status.state);
+    assert.deepEqual(states.slice(-1), ['TASK_STATE_COMPLETED']);
+  });
+
+  it('serves a network as one A2A agent: its members as skills, its task the network run, costed with every hop', async () => {
+    const members = [await createAgent(stack.tenant.admin, { name: 'drafter' }), await createAgent(stack.tenant.admin, { name: 'editor' })];
+    const created = await stack.tenant.admin.post('/v1/networks', {
+      name: 'Writers',
+      members: members.map((m) => m.id),
+      router: { type: 'sequential' },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const network = { url: `${stack.api.url}/a2a/${created.body.id}` };
+    const card = await a2a({ op: 'card', ...network });
+    assert.equal(card.name, 'Writers');
+    assert.deepEqual(
+      card.skills.map((s: Json) => [s.id, s.name]),
+      members.map((m) => [m.id, m.name]),
+    );
+
+    stack.openai.enqueue({ text: ['draft'], usage: { input: 1000, output: 100 } });
+    stack.openai.enqueue({ text: ['edited'], usage: { input: 2000, output: 200 } });
+    const { events } = await a2a({ op: 'stream', text: 'Write about otters.', ...network });
+    const last = events.at(-1).statusUpdate;
+    assert.equal(last.status.state, 'TASK_STATE_COMPLETED');
+    const whole = events.filter((e: Json) => e.artifactUpdate).at(-1).artifactUpdate;
+    assert.equal(whole.artifact.parts[0].text, 'edited');
+    const ledger = (await stack.tenant.admin.get(`/v1/runs/${last.taskId}`)).body;
+    assert.equal(ledger.network_id, created.body.id);
+    assert.deepEqual(last.metadata[COST], { run_id: last.taskId, cost_usd: Number(ledger.cost), input_tokens: 3000, output_tokens: 300 });
+  });
+
+  it('cancels a long task; a task that has ended is not cancelable; another project cannot read or cancel it', async () => {
+    stack.openai.enqueue({ text: ['Thinking'], hang: true });
+    const started = (await a2a({ op: 'send', text: 'Think forever.', return_immediately: true })).events[0].task;
+    assert.ok(['TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING'].includes(started.status.state));
+
+    const other = await newTenant(stack.api, 'a2a-intruder');
+    const theirs = await createAgent(other.admin);
+    const intruder = { url: `${stack.api.url}/a2a/${theirs.id}`, key: other.admin.key };
+    assert.equal((await a2a({ op: 'get', task_id: started.id, ...intruder })).error, 'TaskNotFoundError');
+    assert.equal((await a2a({ op: 'cancel', task_id: started.id, ...intruder })).error, 'TaskNotFoundError');
+
+    await eventually(async () => assert.equal((await stack.tenant.admin.get(`/v1/runs/${started.id}`)).body.status, 'in_progress'), {
+      message: 'the run did not start',
+    });
+    const cancelled = await a2a({ op: 'cancel', task_id: started.id });
+    assert.equal(cancelled.status.state, 'TASK_STATE_CANCELED', JSON.stringify(cancelled));
+    assert.equal((await stack.tenant.admin.get(`/v1/runs/${started.id}`)).body.status, 'cancelled');
+    const again = await a2a({ op: 'cancel', task_id: started.id });
+    assert.equal(again.error, 'TaskNotCancelableError');
+    const read = await a2a({ op: 'get', task_id: started.id });
+    assert.equal(read.status.state, 'TASK_STATE_CANCELED');
+    assert.equal((await a2a({ op: 'get', task_id: 'run_doesnotexist' })).error, 'TaskNotFoundError');
+  });
+
+  it('answers a task waiting for a tool call’s approval as auth-required, and goes on once a person has decided', async () => {
+    const approver = await createAgent(stack.tenant.admin, {
+      name: 'Payer',
+      tools: [
+        {
+          type: 'http',
+          name: 'pay',
+          url: 'http://127.0.0.1:9/pay',
+          parameters: { type: 'object', properties: { amount: { type: 'number' } }, required: ['amount'] },
+          approval: { mode: 'always' },
+        },
+      ],
+    });
+    stack.openai.enqueue({ tool_calls: [{ name: 'pay', arguments: '{"amount":250}' }] });
+    stack.openai.enqueue({ text: ['Not paid: it was refused.'] });
+    const payer = { url: `${stack.api.url}/a2a/${approver.id}` };
+    const waiting = (await a2a({ op: 'send', text: 'Pay 250.', ...payer })).events[0].task;
+    assert.equal(waiting.status.state, 'TASK_STATE_AUTH_REQUIRED', JSON.stringify(waiting.status));
+    assert.equal((await a2a({ op: 'get', task_id: waiting.id, ...payer })).status.state, 'TASK_STATE_AUTH_REQUIRED');
+
+    const pending = await stack.tenant.admin.get(`/v1/approvals?status=pending&run_id=${waiting.id}`);
+    const decided = await stack.tenant.admin.post(`/v1/approvals/${pending.body.data[0].id}`, { decision: 'reject' });
+    assert.equal(decided.status, 200, JSON.stringify(decided.body));
+    const done = await eventually(
+      async () => {
+        const task = await a2a({ op: 'get', task_id: waiting.id, ...payer });
+        assert.equal(task.status.state, 'TASK_STATE_COMPLETED');
+        return task;
+      },
+      { message: 'the task did not complete after the decision' },
+    );
+    assert.equal(done.artifacts[0].parts[0].text, 'Not paid: it was refused.');
+  });
+
+  it('answers a message sent again (the same messageId) with the same task, and refuses the id for another message', async () => {
+    stack.openai.enqueue({ text: ['Once.'], usage: { input: 3, output: 1 } });
+    const send = (text: string) =>
+      rpc({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'SendMessage',
+        params: { message: { messageId: 'msg-once', role: 'ROLE_USER', parts: [{ text }] } },
+      });
+    const calls = stack.openai.requests.length;
+    const first = (await send('Say it once.')).body.result.task;
+    const again = (await send('Say it once.')).body.result.task;
+    assert.equal(again.id, first.id);
+    assert.equal(again.status.state, 'TASK_STATE_COMPLETED');
+    assert.equal(stack.openai.requests.length, calls + 1, 'the model was called once');
+    const other = await send('Something else.');
+    assert.equal(other.body.error.code, -32602);
+  });
+
+  it("answers bad requests with the protocol's JSON-RPC errors", async () => {
+    const error = async (body: unknown, headers: Record<string, string> = {}) => {
+      const answer = await rpc(body, headers);
+      assert.equal(answer.status, 200, JSON.stringify(answer.body));
+      return [answer.body.id, answer.body.error.code];
+    };
+    assert.deepEqual(await error('{"jsonrpc": "2.0", "id": 1,'), [null, -32700]);
+    assert.deepEqual(await error({ id: 1, method: 'GetTask', params: { id: 'x' } }), [1, -32600]);
+    assert.deepEqual(await error([{ jsonrpc: '2.0', id: 1, method: 'GetTask' }]), [null, -32600]);
+    assert.deepEqual(await error({ jsonrpc: '2.0', id: 2, method: 'Dance', params: {} }), [2, -32601]);
+    assert.deepEqual(await error({ jsonrpc: '2.0', id: 3, method: 'message/send', params: {} }), [3, -32601]);
+    assert.deepEqual(await error({ jsonrpc: '2.0', id: 4, method: 'SendMessage', params: {} }, { 'a2a-version': '' }), [4, -32601]);
+    assert.deepEqual(await error({ jsonrpc: '2.0', id: 5, method: 'GetTask', params: {} }), [5, -32602]);
+    assert.deepEqual(await error({ jsonrpc: '2.0', id: 6, method: 'GetTask', params: { id: 'run_none' } }), [6, -32001]);
+    assert.deepEqual(
+      await error({ jsonrpc: '2.0', id: 7, method: 'GetTask', params: { id: 'run_none' } }, { 'a2a-version': '2.0' }),
+      [7, -32009],
+    );
+    const file = { messageId: 'm-file', role: 'ROLE_USER', parts: [{ url: 'https://example.com/a.pdf', mediaType: 'application/pdf' }] };
+    assert.deepEqual(await error({ jsonrpc: '2.0', id: 8, method: 'SendMessage', params: { message: file } }), [8, -32005]);
+    const push = { taskId: 'run_none', url: 'https://example.com/hook' };
+    assert.deepEqual(await error({ jsonrpc: '2.0', id: 9, method: 'CreateTaskPushNotificationConfig', params: push }), [9, -32003]);
+    assert.deepEqual(await error({ jsonrpc: '2.0', id: 'x', method: 'tasks/get', params: { id: 'run_none' } }, { 'a2a-version': '0.3' }), [
+      'x',
+      -32001,
+    ]);
+    assert.deepEqual(
+      await error({ jsonrpc: '2.0', id: 10, method: 'GetTask', params: { id: 'run_none' } }, { 'content-type': 'text/plain' }),
+      [null, -32005],
+    );
+
+    const reader = await stack.tenant.keyWith('agents:read');
+    const refused = await rpc({ jsonrpc: '2.0', id: 11, method: 'SendMessage', params: {} }, { authorization: `Bearer ${reader.key}` });
+    assert.equal(refused.status, 403);
+    assert.equal(refused.body.error.code, -32000);
+  });
+});
