@@ -153,4 +153,73 @@ describe('a2a tools: calling remote agents over A2A', function () {
       await elsewhere.close();
     }
   });
+
+  describe('between two agents of one deployment', () => {
+    /** Agent B, answering over A2A, and agent A, which calls it with the project's key. */
+    async function callerAndCallee() {
+      const callee = await createAgent(stack.tenant.admin, { name: 'reviewer', description: 'Reviews drafts.' });
+      const caller = await createAgent(stack.tenant.admin, {
+        tools: [
+          {
+            type: 'a2a',
+            name: 'reviewer',
+            card_url: `${stack.api.url}/a2a/${callee.id}/.well-known/agent-card.json`,
+            headers: { Authorization: `Bearer ${stack.tenant.admin.key}` },
+          },
+        ],
+      });
+      return { caller, callee };
+    }
+
+    it("rolls the called agent's run cost up into the calling run", async () => {
+      const { caller, callee } = await callerAndCallee();
+      // In the order the calls come: A asks B, B answers, A answers.
+      stack.openai.enqueue({
+        tool_calls: [{ name: 'reviewer', arguments: '{"message":"Review: the cat sat."}' }],
+        usage: { input: 1000, output: 500 },
+      });
+      stack.openai.enqueue({ text: ['Too short.'], usage: { input: 1000, output: 500 } });
+      stack.openai.enqueue({ text: ['The reviewer finds it too short.'], usage: { input: 1000, output: 500 } });
+      const run = await stack.tenant.admin.post(`/v1/agents/${caller.id}/run`, { input: 'Have my draft reviewed.' });
+      assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
+      const step = run.body.steps[1];
+      assert.equal(step.output, 'Too short.');
+      const remoteRun = await stack.tenant.admin.get(`/v1/runs/${step.remote_task.task_id}`);
+      assert.equal(remoteRun.body.agent_id, callee.id);
+      assert.equal(remoteRun.body.status, 'completed');
+      assert.equal(step.remote_task.run_id, remoteRun.body.id);
+      // Each model call: (1000 × $0.40 + 500 × $1.60) / 10⁶ = $0.0012; B's one is A's too.
+      assert.equal(remoteRun.body.cost, '0.0012');
+      assert.equal(step.cost, '0.0012');
+      assert.equal(run.body.cost, '0.0036');
+    });
+
+    it("cancels the called agent's run when the calling run is cancelled", async () => {
+      const { caller, callee } = await callerAndCallee();
+      stack.openai.enqueue({
+        tool_calls: [{ name: 'reviewer', arguments: '{"message":"Review slowly."}' }],
+        usage: { input: 10, output: 5 },
+      });
+      stack.openai.enqueue({ text: ['Reading'], hang: true });
+      const started = await stack.tenant.admin.post(`/v1/agents/${caller.id}/run`, { input: 'Have it reviewed.', wait: false });
+      const working = await runSatisfying(
+        stack.tenant.admin,
+        started.body.id,
+        (run) => Boolean(run.steps[1]?.remote_task),
+        'the tool step never showed its remote task',
+      );
+      const remoteRunId = working.steps[1].remote_task.task_id as string;
+      await runSatisfying(stack.tenant.admin, remoteRunId, (run) => run.status === 'in_progress', 'the called run never started');
+      const cancelled = await stack.tenant.admin.post(`/v1/runs/${started.body.id}/cancel`, {});
+      assert.equal(cancelled.body.status, 'cancelled');
+      const remoteRun = await runSatisfying(
+        stack.tenant.admin,
+        remoteRunId,
+        (run) => run.status !== 'in_progress',
+        'the called run went on',
+      );
+      assert.equal(remoteRun.status, 'cancelled');
+      assert.equal(remoteRun.agent_id, callee.id);
+    });
+  });
 });
