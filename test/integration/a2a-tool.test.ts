@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { callA2aTool, type RemoteTask, type RemoteTaskMemory } from '../../tools/a2a.js';
 import type { A2aToolDefinition } from '../../tools/definitions.js';
+import { assertDocumentedResponse } from '../support/contract.js';
 import { eventually } from '../support/eventually.js';
 import { REPORTED_COST, startA2aAgent, type TestA2aAgent } from '../support/a2a-agent.js';
 import { createAgent, runSatisfying, startRunsStack, type RunsStack } from '../support/runs.js';
@@ -42,6 +43,7 @@ describe('a2a tools: calling remote agents over A2A', function () {
     stack.openai.enqueue({ text: ['Shakespeare.'], usage: { input: 1000, output: 500 } });
     const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Who wrote Hamlet?' });
     assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
+    assertDocumentedResponse('post', `/v1/agents/${agent.id}/run`, run.status, run.body, 'application/json');
 
     // The model was offered the card's description, and read the remote task's artifact.
     const first = stack.openai.requests.at(-2) as { tools: { function: { name: string; description: string } }[] };
