@@ -170,6 +170,8 @@ describe('a2a tools: calling remote agents over A2A', function () {
           },
         ],
       });
+      // The key is sent with every request to the called agent, and shown to no one.
+      assert.deepEqual(caller.tools[0].headers, { Authorization: '********' });
       return { caller, callee };
     }
 
