@@ -81,6 +81,28 @@ describe('a2a tools: calling remote agents over A2A', function () {
     );
   });
 
+  it("keeps a remote agent's cost as reported when the project's calls are repriced, whatever its tool is named", async () => {
+    // A tool named like a priced model: its ledger rows are still the remote agent's word, not a price.
+    const agent = await createAgent(stack.tenant.admin, { tools: [{ type: 'a2a', name: 'gpt-4o-mini', card_url: remote.cardUrl }] });
+    stack.openai.enqueue({ tool_calls: [{ name: 'gpt-4o-mini', arguments: '{"message":"Price me."}' }], usage: { input: 0, output: 0 } });
+    stack.openai.enqueue({ text: ['Done.'], usage: { input: 0, output: 0 } });
+    const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Go.' });
+    assert.equal(run.body.cost, '0.0125');
+    const now = Math.floor(Date.now() / 1000);
+    const range = { start_time: now - 7200, end_time: now + 3600 };
+    const repriced = await stack.tenant.admin.post('/v1/analytics/costs/reprice', { ...range, dry_run: false });
+    assert.equal(repriced.status, 200, JSON.stringify(repriced.body));
+    assert.equal(repriced.body.changed, 0);
+    const report = await stack.tenant.admin.get(`/v1/analytics/costs?start_time=${range.start_time}&group_by=source,agent_id`);
+    const mine = (report.body.data as { results: { source: string; agent_id: string; amount: { value: string } }[] }[])
+      .flatMap((b) => b.results)
+      .filter((r) => r.source === 'a2a' && r.agent_id === agent.id);
+    assert.deepEqual(
+      mine.map((r) => r.amount.value),
+      ['0.0125'],
+    );
+  });
+
   it('cancels the remote task when the calling run is cancelled', async () => {
     const agent = await createAgent(stack.tenant.admin, { tools: [{ type: 'a2a', name: 'research', card_url: remote.cardUrl }] });
     stack.openai.enqueue({
