@@ -34,6 +34,7 @@ import { DEFAULT_CONSOLE_DIR, serveConsole } from './console.js';
 import { stripBasePath } from './base-path.js';
 import { traceRequests } from './middleware/tracing.js';
 import { tracingOn } from '../tracing/context.js';
+import { mcpRoutes } from './routes/mcp/mcp.js';
 import { a2aRoutes } from './a2a/routes.js';
 
 export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<ApiState>; metrics: ApiMetrics } {
@@ -63,8 +64,9 @@ export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<A
   // Everything under /v1 but the document itself needs a key. JSON bodies are parsed by the operations that
   // take one (operation()); multipart bodies are left to the upload handler, which streams them.
   const v1 = new Router<ApiState>(routerOptions);
+  const requestLimits = limitRequests(deps.db, deps.rateLimits);
   v1.use(authenticate(deps.db, keys));
-  v1.use(limitRequests(deps.db, deps.rateLimits));
+  v1.use(requestLimits);
   fileRoutes(v1, deps);
   fileContentRoutes(v1, deps);
   graphRoutes(v1, deps);
@@ -86,12 +88,17 @@ export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<A
   webhookRoutes(v1, deps);
   webhookDeliveryRoutes(v1, deps);
 
+  // The MCP endpoint answers in JSON-RPC's terms, errors included: a router of its own, with the same keys and limits.
+  const mcp = new Router<ApiState>(routerOptions);
+  mcpRoutes(mcp, deps, authenticate(deps.db, keys), requestLimits);
+
   app.use(router.routes());
   app.use(router.allowedMethods());
+  app.use(mcp.routes());
   app.use(v1.routes());
   app.use(v1.allowedMethods());
   // Agents and networks as A2A servers, with the same keys and scopes as /v1.
-  const a2a = a2aRoutes(deps, keys, routerOptions);
+  const a2a = a2aRoutes(deps, authenticate(deps.db, keys), requestLimits, routerOptions);
   app.use(a2a.routes());
   app.use(a2a.allowedMethods());
   return { app, router: v1, metrics };

@@ -37,6 +37,7 @@ export async function createOnce<A extends Answer>(
   create: (tx: pg.PoolClient) => Promise<A>,
   options: { stored?: (created: A) => Answer; key?: string } = {},
 ): Promise<{ created: Answer; replayed: boolean }> {
+  // A protocol that carries the key elsewhere than in the header (MCP's `_meta`) passes it in.
   const key = options.key ?? ctx.get('idempotency-key');
   const { projectId } = callerOf(ctx);
   if (!key) return { created: await commitMutation(ctx, deps.db, create), replayed: false };

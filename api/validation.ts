@@ -210,3 +210,38 @@ function headerName(declared: OpenApiParameter[], instancePath: string): string 
   const lower = instancePath.replace(/^\//, '');
   return `/${declared.find((p) => p.name.toLowerCase() === lower)?.name ?? lower}`;
 }
+
+const validatorsOf = new Map<OperationId, { body: ValidateFunction | null; query: ValidateFunction | null }>();
+function validatorOf(operationId: OperationId, what: 'body' | 'query'): ValidateFunction {
+  let found = validatorsOf.get(operationId);
+  if (!found) {
+    const declared = parametersOf(findOperation(operationId).operation);
+    found = { body: jsonBodyValidator(operationId), query: parameterValidator(declared, 'query') };
+    validatorsOf.set(operationId, found);
+  }
+  const validate = found[what];
+  if (!validate) throw new Error(`${operationId} takes no ${what}`);
+  return validate;
+}
+
+/**
+ * The JSON body of `operationId` as operation() would hand it to its handler, for a protocol that carries the
+ * same request another way (an MCP tool's arguments); the same 400 when it is not valid.
+ */
+export function checkJsonBody<Id extends OperationId>(operationId: Id, body: unknown): JsonBodyOf<Id> {
+  const nul = nulPath(body);
+  if (nul !== null) throw nulRefused(nul || null);
+  const validate = validatorOf(operationId, 'body');
+  if (!validate(body)) throw violation(validate.errors);
+  return body as JsonBodyOf<Id>;
+}
+
+/** The query of `operationId` checked and completed with its defaults, as operation() would hand it over. */
+export function checkQuery<Id extends OperationId>(operationId: Id, query: Record<string, unknown>): QueryOf<Id> {
+  const nul = nulPath(query);
+  if (nul !== null) throw nulRefused(nul || null);
+  const copy = { ...query };
+  const validate = validatorOf(operationId, 'query');
+  if (!validate(copy)) throw violation(validate.errors);
+  return copy as QueryOf<Id>;
+}

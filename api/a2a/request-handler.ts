@@ -22,7 +22,7 @@ import type {
   TaskPushNotificationConfig,
 } from '@a2a-js/sdk';
 import { Role } from '@a2a-js/sdk';
-import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
+import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import {
   ContentTypeNotSupportedError,
   PushNotificationNotSupportedError,
@@ -41,7 +41,7 @@ import { cancelRunWorkflow, runWorkflowId } from '../../workflows/runs/client.js
 import { networkRunWorkflowId } from '../../workflows/networks/client.js';
 import { endRunNeverStarted } from '../routes/runs/cancel.js';
 import { runWhenEnded } from '../routes/runs/run-log.js';
-import { COST_EXTENSION_URI, presentTask } from './task.js';
+import { presentTask } from './task.js';
 import { followTask } from './task-events.js';
 
 /** What the endpoint runs: an agent or a network of the caller's project. */
@@ -62,8 +62,9 @@ const MAX_TEXT_CHARS = 262_144;
 const MAX_MESSAGE_ID_CHARS = 200;
 
 /**
- * A refusal the API answers at the HTTP level (401, 403, 429 with Retry-After, 503 with Retry-After), not as
- * a JSON-RPC error of the operation: the request was not served at all, and the client should act on the status.
+ * A refusal the API answers at the HTTP level (401, 403, 409 when the agent's concurrency policy refuses a
+ * second run, 429 with Retry-After, 503 with Retry-After), not as a JSON-RPC error of the operation: the
+ * request was not served at all, and the client should act on the status.
  */
 export class HttpRefusal extends Error {
   constructor(readonly apiError: ApiError) {
@@ -76,11 +77,10 @@ function protocolError(err: unknown): unknown {
   if (err instanceof HttpRefusal) return err;
   const apiError = toApiError(err);
   if (!apiError) return err;
-  if (apiError.status === 401 || apiError.status === 403 || apiError.status === 429 || apiError.status >= 500)
-    return new HttpRefusal(apiError);
   if (apiError.code === 'idempotency_key_reused') {
     return new RequestMalformedError('This messageId was sent before with a different message; give each message its own id.');
   }
+  if ([401, 403, 409, 429].includes(apiError.status) || apiError.status >= 500) return new HttpRefusal(apiError);
   return new RequestMalformedError(apiError.param ? `${apiError.message} (${apiError.param})` : apiError.message);
 }
 
@@ -131,18 +131,18 @@ export class RunTaskHandler implements A2ARequestHandler {
     throw new UnsupportedOperationError('This agent has no extended card: its card is the whole of it.');
   }
 
-  sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Task> {
+  sendMessage(params: SendMessageRequest): Promise<Task> {
     return this.guard(async () => {
-      const run = await this.start(params, context, false);
+      const { run } = await this.startRun(params, false);
       const wait = params.configuration?.returnImmediately ? 0 : BLOCKING_WAIT_MS;
       const now = await runWhenEnded(this.deps, run.project_id, run.id, wait, this.closed.signal, { orAsking: true });
       return presentTask(now, params.configuration?.historyLength);
     });
   }
 
-  async *sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+  async *sendMessageStream(params: SendMessageRequest): AsyncGenerator<StreamResponse, void, undefined> {
     const { run, release } = await this.guard(async () => {
-      const started = await this.startRun(params, context, true);
+      const started = await this.startRun(params, true);
       return { run: started.run, release: started.release! };
     });
     yield* followTask(this.deps, run, release, this.closed.signal, params.configuration?.historyLength);
@@ -220,15 +220,8 @@ export class RunTaskHandler implements A2ARequestHandler {
     return run;
   }
 
-  private async start(params: SendMessageRequest, context: ServerCallContext, stream: boolean): Promise<RunRecord> {
-    return (await this.startRun(params, context, stream)).run;
-  }
-
-  private async startRun(
-    params: SendMessageRequest,
-    context: ServerCallContext,
-    stream: boolean,
-  ): Promise<{ run: RunRecord; release?: () => void }> {
+  /** Admits the message as a new run of this agent (or network); a streamed one holds an event stream slot, given back as `release`. */
+  private async startRun(params: SendMessageRequest, stream: boolean): Promise<{ run: RunRecord; release?: () => void }> {
     const { message } = params;
     const text = textOf(message);
     const { projectId } = callerOf(this.ctx);
@@ -246,7 +239,6 @@ export class RunTaskHandler implements A2ARequestHandler {
     if (contextId && !(await findThread(this.deps.db, projectId, contextId))) {
       throw new RequestMalformedError(`No context '${contextId}': continue a context this server gave, or send no contextId to begin one.`);
     }
-    if (context.requestedExtensions?.includes(COST_EXTENSION_URI)) context.addActivatedExtension(COST_EXTENSION_URI);
     const started = await startRun(
       this.ctx,
       this.deps,

@@ -17,13 +17,13 @@ import type { ApiContext, ApiDeps, ApiState } from '../context.js';
 import { callerOf } from '../context.js';
 import { NotFoundError, PermissionError } from '../errors.js';
 import { audited } from '../audit.js';
-import { authenticate, hasScope, requireAnyScope, type KeyCache } from '../middleware/auth.js';
-import { limitRequests } from '../middleware/rate-limit.js';
+import { hasScope, requireAnyScope } from '../middleware/auth.js';
 import { drainUnreadBody } from '../unread-body.js';
 import { findAgent } from '../../records/agents.js';
 import { findNetwork } from '../../records/networks.js';
 import { agentCardOf, cardJson, legacyCardJson, LEGACY_PROTOCOL_VERSION, type CardSubject } from './card.js';
 import { RunTaskHandler, type A2ATarget } from './request-handler.js';
+import { COST_EXTENSION_URI } from './task.js';
 import { answerRefusals, type JsonRpcId } from './refusals.js';
 import { writeEventStream } from './event-stream.js';
 
@@ -169,17 +169,19 @@ function serveJsonRpc(deps: ApiDeps): Middleware<ApiState> {
       );
     }
     const method = legacy && isLegacyJsonRpcMethod(request.method) ? legacyJsonRpcToV1Method(request.method) : request.method;
-    const scope = RUN_METHODS.has(method) ? 'agents:run' : 'agents:read';
-    if (!hasScope(caller, scope)) throw PermissionError(scope);
 
     const extensionHeader = legacy ? LEGACY_HTTP_EXTENSION_HEADER : HTTP_EXTENSION_HEADER;
     const context = new ServerCallContext({
       requestedExtensions: Extensions.parseServiceParameter(ctx.get(extensionHeader) || ctx.get(HTTP_EXTENSION_HEADER) || undefined),
       requestedVersion: version,
     });
+    // Every task carries its cost; a client that asked for the extension is told it has it.
+    if (context.requestedExtensions?.includes(COST_EXTENSION_URI)) context.addActivatedExtension(COST_EXTENSION_URI);
     const handler = new RunTaskHandler(ctx, deps, target, card);
     const transport = legacy ? new LegacyJsonRpcTransportHandler(handler) : new JsonRpcTransportHandler(handler);
+    const scope = RUN_METHODS.has(method) ? 'agents:run' : 'agents:read';
     const dispatch = async () => {
+      if (!hasScope(caller, scope)) throw PermissionError(scope);
       const result = await transport.handle(body as Record<string, unknown>, context);
       if (context.activatedExtensions?.length) ctx.set(extensionHeader, context.activatedExtensions.join(', '));
       if (handler.refusal) throw handler.refusal;
@@ -196,13 +198,19 @@ function serveJsonRpc(deps: ApiDeps): Middleware<ApiState> {
   };
 }
 
-export function a2aRoutes(deps: ApiDeps, keys: KeyCache, routerOptions: { methods: string[] }): Router<ApiState> {
+/** `authenticated` and `limited` are the API's own middleware, shared with /v1 so a key's limits count every request. */
+export function a2aRoutes(
+  deps: ApiDeps,
+  authenticated: Middleware<ApiState>,
+  limited: Middleware<ApiState>,
+  routerOptions: { methods: string[] },
+): Router<ApiState> {
   const router = new Router<ApiState>({ ...routerOptions, prefix: '/a2a' });
   // Refusals before any operation (no key, no scope, too many requests, a dependency down) keep the
   // protocol's envelope on the JSON-RPC endpoint.
   router.use(answerRefusals());
-  router.use(authenticate(deps.db, keys));
-  router.use(limitRequests(deps.db, deps.rateLimits));
+  router.use(authenticated);
+  router.use(limited);
   router.get('/:id/.well-known/agent-card.json', requireAnyScope('agents:read', 'agents:run'), serveCard(deps));
   router.post('/:id', serveJsonRpc(deps));
   return router;

@@ -177,6 +177,11 @@ describe('A2A server: agents and networks as A2A agents, driven by the official 
       output_tokens: ledger.usage.output_tokens,
     });
     assert.ok(task.metadata[COST].cost_usd > 0);
+    const audit = await stack.tenant.admin.get(`/v1/audit-logs?target_id=${task.id}`);
+    assert.deepEqual(
+      audit.body.data.map((e: Json) => [e.action, e.outcome.status]),
+      [['run.create', 202]],
+    );
 
     // The same context is the same conversation: the next task's model call is given the first exchange.
     stack.openai.enqueue({ text: ['Yes, by noon.'], usage: { input: 10, output: 3 } });
@@ -267,6 +272,22 @@ describe('A2A server: agents and networks as A2A agents, driven by the official 
     await eventually(async () => assert.equal((await stack.tenant.admin.get(`/v1/runs/${started.id}`)).body.status, 'in_progress'), {
       message: 'the run did not start',
     });
+    // A subscriber that goes away leaves the task running: closing a stream is not cancelling.
+    const closing = new AbortController();
+    const subscribed = await fetch(url, {
+      method: 'POST',
+      signal: closing.signal,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'a2a-version': '1.0' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 'sub', method: 'SubscribeToTask', params: { id: started.id } }),
+    });
+    assert.equal(subscribed.headers.get('content-type'), 'text/event-stream');
+    const reader = subscribed.body!.getReader();
+    let text = '';
+    while (!text.includes('\n\n')) text += new TextDecoder().decode((await reader.read()).value);
+    assert.equal(JSON.parse(text.slice('data: '.length, text.indexOf('\n'))).result.task.id, started.id);
+    closing.abort();
+    assert.equal((await stack.tenant.admin.get(`/v1/runs/${started.id}`)).body.status, 'in_progress');
+
     const cancelled = await a2a({ op: 'cancel', task_id: started.id });
     assert.equal(cancelled.status.state, 'TASK_STATE_CANCELED', JSON.stringify(cancelled));
     assert.equal((await stack.tenant.admin.get(`/v1/runs/${started.id}`)).body.status, 'cancelled');
@@ -326,8 +347,23 @@ describe('A2A server: agents and networks as A2A agents, driven by the official 
     assert.equal(again.id, first.id);
     assert.equal(again.status.state, 'TASK_STATE_COMPLETED');
     assert.equal(stack.openai.requests.length, calls + 1, 'the model was called once');
+    // A client that asks for the cost extension is told it has it.
+    const read = await rpc({ jsonrpc: '2.0', id: 2, method: 'GetTask', params: { id: first.id } }, { 'a2a-extensions': COST });
+    assert.equal(read.headers.get('a2a-extensions'), COST);
+    assert.equal(read.body.result.metadata[COST].run_id, first.id);
     const other = await send('Something else.');
     assert.equal(other.body.error.code, -32602);
+  });
+
+  it('keeps the HTTP status of a run the platform refuses (409 for a busy agent whose concurrency is reject)', async () => {
+    const busy = await createAgent(stack.tenant.admin, { name: 'One at a time', concurrency: 'reject' });
+    stack.openai.enqueue({ text: ['…'], hang: true });
+    const going = await stack.tenant.admin.post(`/v1/agents/${busy.id}/run`, { input: 'Take your time.', wait: false });
+    const message = { messageId: 'msg-busy', role: 'ROLE_USER', parts: [{ text: 'And this?' }] };
+    const refused = await rpc({ jsonrpc: '2.0', id: 7, method: 'SendMessage', params: { message } }, {}, `${stack.api.url}/a2a/${busy.id}`);
+    assert.equal(refused.status, 409);
+    assert.deepEqual([refused.body.id, refused.body.error.code, refused.body.error.data[0].reason], [7, -32000, 'AGENT_BUSY']);
+    await stack.tenant.admin.post(`/v1/runs/${going.body.id}/cancel`, {});
   });
 
   it("answers bad requests with the protocol's JSON-RPC errors", async () => {
@@ -339,6 +375,8 @@ describe('A2A server: agents and networks as A2A agents, driven by the official 
     assert.deepEqual(await error('{"jsonrpc": "2.0", "id": 1,'), [null, -32700]);
     assert.deepEqual(await error({ id: 1, method: 'GetTask', params: { id: 'x' } }), [1, -32600]);
     assert.deepEqual(await error([{ jsonrpc: '2.0', id: 1, method: 'GetTask' }]), [null, -32600]);
+    const huge = { jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { parts: [{ text: 'x'.repeat(1_100_000) }] } } };
+    assert.deepEqual(await error(huge), [null, -32600]);
     assert.deepEqual(await error({ jsonrpc: '2.0', id: 2, method: 'Dance', params: {} }), [2, -32601]);
     assert.deepEqual(await error({ jsonrpc: '2.0', id: 3, method: 'message/send', params: {} }), [3, -32601]);
     assert.deepEqual(await error({ jsonrpc: '2.0', id: 4, method: 'SendMessage', params: {} }, { 'a2a-version': '' }), [4, -32601]);

@@ -4,7 +4,7 @@ import { callerOf } from '../../context.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
 import { respond } from '../../audit.js';
 import { transaction } from '../../../records/db.js';
-import { findRun, finishRun, isFinished, runById } from '../../../records/runs.js';
+import { findRun, finishRun, isFinished, runById, type RunRecord } from '../../../records/runs.js';
 import { recordEvent, runEndedEventType } from '../../../records/events.js';
 import { cancelRunWorkflow, runWorkflowId } from '../../../workflows/runs/client.js';
 import { networkRunWorkflowId } from '../../../workflows/networks/client.js';
@@ -24,15 +24,20 @@ export async function endRunNeverStarted(deps: ApiDeps, runId: string): Promise<
   });
 }
 
+/** Cancels the run's workflow, or ends the run here if its workflow was never started. */
+export async function requestRunCancel(deps: ApiDeps, run: Pick<RunRecord, 'id' | 'network_id'>): Promise<void> {
+  const workflowId = run.network_id ? networkRunWorkflowId(run.id) : runWorkflowId(run.id);
+  // Bounded by the connection's deadline for a call (workflows/call-deadline.ts).
+  const reached = await cancelRunWorkflow(deps.temporal, run.id, workflowId);
+  if (!reached) await endRunNeverStarted(deps, run.id);
+}
+
 export async function cancelRun(ctx: ApiContext, deps: ApiDeps, runId: string): Promise<void> {
   const { projectId } = callerOf(ctx);
   const run = await findRun(deps.db, projectId, runId);
   if (!run) throw NotFoundError('run', runId);
   if (isFinished(run.status)) throw ConflictError('run_finished', `Run ${runId} has already ended (${run.status}).`);
-  const workflowId = run.network_id ? networkRunWorkflowId(runId) : runWorkflowId(runId);
-  // Bounded by the connection's deadline for a call (workflows/call-deadline.ts).
-  const reached = await cancelRunWorkflow(deps.temporal, runId, workflowId);
-  if (!reached) await endRunNeverStarted(deps, runId);
+  await requestRunCancel(deps, run);
   const closed = new AbortController();
   ctx.req.on('close', () => closed.abort());
   const now = await runWhenEnded(deps, projectId, runId, CANCEL_WAIT_MS, closed.signal);

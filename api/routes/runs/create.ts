@@ -84,27 +84,33 @@ async function refuseBusyThread(tx: Queryable, projectId: string, threadId: stri
   }
 }
 
-export type RunRequest = Input<'runAgent'>['body'] | Input<'runNetwork'>['body'];
+export type RunBody = Input<'runAgent'>['body'];
 
-/** A run accepted and its workflow asked to start; `release` gives back the event stream slot a streamed one holds. */
-export interface StartedRun {
-  runId: string;
-  release?: () => void;
+const newThread = (tx: Queryable, projectId: string, body: RunBody) =>
+  createThread(tx, projectId, { subjectId: body.subject_id ?? null, metadata: {} });
+
+/** How a caller other than the REST endpoint (the MCP server) names its request, for `Idempotency-Key`. */
+export interface RunRequestOptions {
+  /** What identifies the request beside its method and path; the body without `stream` and `wait` by default. */
+  identity?: unknown;
+  /** The idempotency key, in place of the `Idempotency-Key` header. */
+  idempotencyKey?: string;
+  /** A run given no thread begins one, in the transaction that makes the run (A2A: a message without a context). */
+  newThread?: boolean;
 }
 
 /**
- * Admits and records a run of an agent or network, and starts its workflow: every check, limit and policy a
- * run is made under, whichever protocol asked for it. `idempotencyKey` stands in for the request's
- * `Idempotency-Key` header; `newThread` begins a thread for a run given none, in the transaction that makes it.
+ * Admits a run and starts its workflow: every check, budget, limit, concurrency policy and thread rule of the
+ * run endpoints, and the run's audit entry. With `stream`, the event stream's slot is held and returned.
  */
 export async function startRun(
   ctx: ApiContext,
   deps: ApiDeps,
   kind: 'agent' | 'network',
   targetId: string,
-  body: RunRequest,
-  { idempotencyKey, newThread = false }: { idempotencyKey?: string; newThread?: boolean } = {},
-): Promise<StartedRun> {
+  body: RunBody,
+  options: RunRequestOptions = {},
+): Promise<{ runId: string; replayed: boolean; release?: () => void }> {
   const caller = callerOf(ctx);
   const { projectId } = caller;
   await runnableOf(deps.db, projectId, kind, targetId);
@@ -152,53 +158,47 @@ export async function startRun(
   const input: InputMessage[] = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
   if (input.every((m) => m.role !== 'user'))
     throw InvalidRequestError('invalid_input', '`input` needs at least one user message.', 'input');
-  const identity = { ...body, stream: undefined, wait: undefined };
+  const identity = options.identity ?? { ...body, stream: undefined, wait: undefined };
 
   // A streamed run holds an event stream: refused before anything is created when its key holds too many.
   const release = body.stream ? deps.streamSlots.take(caller.apiKeyId) : undefined;
   let interrupted: string[] = [];
   let taskQueue: string | undefined;
-  const { created, replayed } = await createOnce(
-    ctx,
-    deps,
-    identity,
-    async (tx) => {
-      // The agent's (or network's) row is locked while its policy is applied, so two runs cannot both find it idle.
-      const current = await runnableOf(tx, projectId, kind, targetId, true);
-      taskQueue = current.taskQueue;
-      // Only these two policies look at the runs already going; `enqueue` runs wait their turn in the worker.
-      if (current.concurrency === 'reject' || current.concurrency === 'interrupt') {
-        const active = await activeRunsOf(tx, targetId);
-        if (current.concurrency === 'reject' && active.length > 0) {
-          throw ConflictError(
-            `${kind}_busy`,
-            `The ${kind} ${targetId} already has a run in progress (${active[0]!.id}) and its concurrency is reject.`,
-          );
-        }
-        if (current.concurrency === 'interrupt') interrupted = active.map((r) => r.id);
+  const once = (create: Parameters<typeof createOnce>[3]) => createOnce(ctx, deps, identity, create, { key: options.idempotencyKey });
+  const { created, replayed } = await once(async (tx) => {
+    // The agent's (or network's) row is locked while its policy is applied, so two runs cannot both find it idle.
+    const current = await runnableOf(tx, projectId, kind, targetId, true);
+    taskQueue = current.taskQueue;
+    // Only these two policies look at the runs already going; `enqueue` runs wait their turn in the worker.
+    if (current.concurrency === 'reject' || current.concurrency === 'interrupt') {
+      const active = await activeRunsOf(tx, targetId);
+      if (current.concurrency === 'reject' && active.length > 0) {
+        throw ConflictError(
+          `${kind}_busy`,
+          `The ${kind} ${targetId} already has a run in progress (${active[0]!.id}) and its concurrency is reject.`,
+        );
       }
-      // The thread's row is locked while its runs are looked at, so that two runs cannot both find it free.
-      if (thread) await refuseBusyThread(tx, projectId, thread.id, body.on_thread_busy ?? 'reject');
-      await refuseOverLimits(tx, deps, caller, current.agentIds);
-      const runId = await insertRun(tx, {
-        projectId,
-        target: current.target,
-        apiKeyId: caller.apiKeyId,
-        model: body.model ?? current.model,
-        input,
-        fileIds,
-        previousRunId: body.previous_run_id ?? null,
-        threadId:
-          thread?.id ?? (newThread ? (await createThread(tx, projectId, { subjectId: body.subject_id ?? null, metadata: {} })).id : null),
-        subjectId: body.subject_id ?? thread?.subject_id ?? null,
-        maxSteps: kind === 'agent' ? (body.max_steps ?? current.maxSteps) : current.maxSteps,
-        maxCostUsd: body.max_cost_usd ?? current.maxCostUsd,
-        metadata: body.metadata ?? {},
-      });
-      return { status: 202, body: { id: runId } };
-    },
-    { key: idempotencyKey },
-  ).catch((err: unknown) => {
+      if (current.concurrency === 'interrupt') interrupted = active.map((r) => r.id);
+    }
+    // The thread's row is locked while its runs are looked at, so that two runs cannot both find it free.
+    if (thread) await refuseBusyThread(tx, projectId, thread.id, body.on_thread_busy ?? 'reject');
+    await refuseOverLimits(tx, deps, caller, current.agentIds);
+    const runId = await insertRun(tx, {
+      projectId,
+      target: current.target,
+      apiKeyId: caller.apiKeyId,
+      model: body.model ?? current.model,
+      input,
+      fileIds,
+      previousRunId: body.previous_run_id ?? null,
+      threadId: thread?.id ?? (options.newThread ? (await newThread(tx, projectId, body)).id : null),
+      subjectId: body.subject_id ?? thread?.subject_id ?? null,
+      maxSteps: kind === 'agent' ? (body.max_steps ?? current.maxSteps) : current.maxSteps,
+      maxCostUsd: body.max_cost_usd ?? current.maxCostUsd,
+      metadata: body.metadata ?? {},
+    });
+    return { status: 202, body: { id: runId } };
+  }).catch((err: unknown) => {
     release?.();
     throw err;
   });
@@ -223,7 +223,7 @@ export async function startRun(
       );
   }
 
-  return { runId, release };
+  return { runId, replayed, release };
 }
 
 export async function createRun(
@@ -232,8 +232,8 @@ export async function createRun(
   { path: { id: targetId }, body }: Input<'runAgent'> | Input<'runNetwork'>,
   kind: 'agent' | 'network' = 'agent',
 ): Promise<void> {
-  const { runId, release } = await startRun(ctx, deps, kind, targetId, body);
   const { projectId } = callerOf(ctx);
+  const { runId, release } = await startRun(ctx, deps, kind, targetId, body);
   ctx.set('Location', `/v1/runs/${runId}`);
   if (release) {
     ctx.state.auditTargetId = runId;
