@@ -32,9 +32,9 @@ import { webhookDeliveryRoutes } from './routes/webhooks/deliveries.js';
 import { sessionRoutes, signInRoute } from './routes/sessions/sessions.js';
 import { DEFAULT_CONSOLE_DIR, serveConsole } from './console.js';
 import { stripBasePath } from './base-path.js';
+import { mcpRoutes } from './routes/mcp/mcp.js';
 import { traceRequests } from './middleware/tracing.js';
 import { tracingOn } from '../tracing/context.js';
-import { mcpRoutes } from './routes/mcp/mcp.js';
 import { a2aRoutes } from './a2a/routes.js';
 
 export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<ApiState>; metrics: ApiMetrics } {

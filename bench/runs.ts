@@ -5,7 +5,7 @@
  */
 import { cpus } from 'node:os';
 import OpenAI from 'openai';
-import { descendantsCpuMs, machineCpuMs } from './proc.js';
+import { cpuMs, descendantsCpuMs, machineCpuMs } from './proc.js';
 
 /** The model the loopback server serves, and its reply to every request (bench/model-server.ts). */
 export const BENCH_MODEL = 'bench-model';
@@ -213,11 +213,17 @@ export interface TracingFigures {
   on: LatencyFigures;
   /** The p50 of runs with tracing on ÷ that of runs with tracing off. */
   ratioP50: number;
+  /**
+   * CPU time per run of each pair's API and worker, in milliseconds: what tracing costs in work, which a busy
+   * machine moves much less than it moves latency.
+   */
+  cpuMsPerRun: { off: number; on: number };
 }
 
 /**
- * What trace export adds to a run: the same one-step runs through a stack with tracing off and one exporting every
- * span over OTLP, one of each in turn (so that whatever else loads the machine weighs on both alike).
+ * What trace export adds to a run: the same one-step runs through an API and worker with tracing off and a pair
+ * alike but exporting every span over OTLP, one of each in turn (so that whatever else loads the machine weighs on
+ * both alike).
  */
 export async function measureTracing(
   off: RunTarget,
@@ -230,12 +236,22 @@ export async function measureTracing(
     await runOff();
     await runOn();
   }
+  const pairCpuMs = (target: RunTarget) => cpuMs(target.apiPid) + cpuMs(target.workerPid);
+  const cpuBefore = { off: pairCpuMs(off), on: pairCpuMs(on) };
   const offMs: number[] = [];
   const onMs: number[] = [];
+  // Each pair in the other order from the last, so that neither side always follows the other's leftover work.
   for (let i = 0; i < settings.samples; i++) {
-    offMs.push(await timed(runOff));
-    onMs.push(await timed(runOn));
+    if (i % 2 === 0) {
+      offMs.push(await timed(runOff));
+      onMs.push(await timed(runOn));
+    } else {
+      onMs.push(await timed(runOn));
+      offMs.push(await timed(runOff));
+    }
   }
+  const perRun = (target: RunTarget, before: number) => Math.round(((pairCpuMs(target) - before) / settings.samples) * 10) / 10;
+  const cpuMsPerRun = { off: perRun(off, cpuBefore.off), on: perRun(on, cpuBefore.on) };
   const [offFigures, onFigures] = [latencyOf(offMs), latencyOf(onMs)];
-  return { off: offFigures, on: onFigures, ratioP50: Math.round((onFigures.p50Ms / offFigures.p50Ms) * 1000) / 1000 };
+  return { off: offFigures, on: onFigures, ratioP50: Math.round((onFigures.p50Ms / offFigures.p50Ms) * 1000) / 1000, cpuMsPerRun };
 }

@@ -100,14 +100,14 @@ async function refreshAttribution(db: Queryable, runId: string): Promise<void> {
   );
 }
 
-/** Scores a finished run with the chosen heuristics (all by default); false when the run is not finished. */
+/** Scores a finished run with the chosen heuristics (all by default), answering the scores; null when the run is not finished. */
 export async function scoreFinishedRun(
   db: Queryable,
   runId: string,
   scorers: readonly HeuristicScorer[] = HEURISTIC_SCORERS,
-): Promise<boolean> {
+): Promise<Score[] | null> {
   const run = await finishedRunOf(db, runId);
-  if (!run) return false;
+  if (!run) return null;
   const scores = heuristicScores(run, scorers);
   await saveScores(
     db,
@@ -115,7 +115,7 @@ export async function scoreFinishedRun(
     scores,
     scorers.filter((name) => !scores.some((s) => s.scorer === name)),
   );
-  return true;
+  return scores;
 }
 
 const COLUMNS = 'run_id, scorer, value, explanation, scored_at';

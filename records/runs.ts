@@ -7,7 +7,8 @@ import type { NetworkRouterType } from './networks.js';
 import { statement, type Queryable } from './db.js';
 import { selectPage, type Page, type PageRequest } from './pagination.js';
 import { appendRunEvent, RUN_EVENTS_CHANNEL } from './run-events.js';
-import { scoreFinishedRun } from './run-scores.js';
+import { scoreFinishedRun, type Score } from './run-scores.js';
+import { LRUCache } from 'lru-cache';
 import { cancelPendingApprovals } from './approvals.js';
 import { releaseReservationsOf } from './cost-caps.js';
 import { activeRunsOnThread, appendTurn } from './threads.js';
@@ -417,9 +418,9 @@ export async function finishRun(
   runId: string,
   outcome: { status: 'completed' | 'failed' | 'cancelled'; outputText?: string; error?: RunError | null },
 ): Promise<boolean> {
-  const { rows } = await tx.query<Pick<RunRecord, 'id' | 'project_id' | 'thread_id' | 'input' | 'output_text'>>(
+  const { rows } = await tx.query<EndedRunRow>(
     `UPDATE runs SET status = $2, output_text = coalesce($3, output_text), error = $4, completed_at = now()
-     WHERE id = $1 AND status IN ('queued', 'in_progress') RETURNING id, project_id, thread_id, input, output_text`,
+     WHERE id = $1 AND status IN ('queued', 'in_progress') RETURNING ${ENDED_COLUMNS}`,
     [runId, outcome.status, outcome.outputText ?? null, outcome.error ?? null],
   );
   const ended = rows[0];
@@ -435,25 +436,35 @@ export async function finishRun(
      FROM runs c WHERE c.id = $1 AND p.id = c.parent_run_id`,
     [runId],
   );
-  await scoreHeuristics(tx, runId);
+  const scores = await scoreHeuristics(tx, runId);
   await appendRunEvent(tx, runId, `run.${outcome.status}`, outcome.error ? { error: outcome.error } : {});
-  if (tracingOn()) await traceEndedRun(tx, runId);
+  // Its totals are final here (a network run's took its hops' as each ended); the span leaves in the next batch.
+  if (tracingOn() && ended.trace_context)
+    exportRunSpan({ ...ended, trace_context: ended.trace_context, name: await nameOf(tx, ended), scores });
   return true;
 }
 
-/** Exports the ended run's span, with its totals and its scores as they stand in `tx`. */
-async function traceEndedRun(tx: Queryable, runId: string): Promise<void> {
-  const { rows } = await tx.query<EndedRun>(
-    `SELECT r.id, r.trace_context, r.status, r.agent_id, r.network_id, coalesce(a.name, n.name) AS name, r.parent_run_id, r.hop_index,
-       r.thread_id, r.model, r.resolved_model, r.input_tokens, r.output_tokens, r.cached_tokens, trim_scale(r.cost)::text AS cost, r.input,
-       r.output_text, r.error, r.created_at, r.completed_at,
-       coalesce((SELECT json_agg(json_build_object('scorer', s.scorer, 'value', s.value, 'explanation', s.explanation)) FROM run_scores s WHERE s.run_id = r.id), '[]') AS scores
-     FROM runs r LEFT JOIN agent_versions a ON a.agent_id = r.agent_id AND a.version = r.agent_version
-       LEFT JOIN network_versions n ON n.network_id = r.network_id AND n.version = r.network_version
-     WHERE r.id = $1 AND r.trace_context IS NOT NULL`,
-    [runId],
-  );
-  if (rows[0]) exportRunSpan(rows[0]);
+/** What finishRun reads of the run it ends: its turn for the thread, and what its span tells. */
+type EndedRunRow = Omit<EndedRun, 'name' | 'scores' | 'trace_context' | 'input' | 'output_text'> &
+  Pick<RunRecord, 'project_id' | 'agent_version' | 'network_version' | 'trace_context' | 'input' | 'output_text'>;
+
+const ENDED_COLUMNS = `id, project_id, thread_id, input, output_text, trace_context, status, agent_id, agent_version, network_id, network_version,
+  parent_run_id, hop_index, model, resolved_model, input_tokens, output_tokens, cached_tokens, trim_scale(cost)::text AS cost, error, created_at, completed_at`;
+
+// Agent and network versions never change once written: their names are read once per process.
+const versionNames = new LRUCache<string, string>({ max: 1_000 });
+
+async function nameOf(tx: Queryable, run: EndedRunRow): Promise<string | null> {
+  const [table, column, id, version] = run.agent_id
+    ? ['agent_versions', 'agent_id', run.agent_id, run.agent_version]
+    : ['network_versions', 'network_id', run.network_id, run.network_version];
+  if (!id || version === null) return null;
+  const key = `${id}@${version}`;
+  const known = versionNames.get(key);
+  if (known !== undefined) return known;
+  const { rows } = await tx.query<{ name: string }>(`SELECT name FROM ${table} WHERE ${column} = $1 AND version = $2`, [id, version]);
+  if (rows[0]) versionNames.set(key, rows[0].name);
+  return rows[0]?.name ?? null;
 }
 
 /**
@@ -461,13 +472,15 @@ async function traceEndedRun(tx: Queryable, runId: string): Promise<void> {
  * scorer that fails is rolled back alone (the run still ends; a backfill can score it later), but a lost
  * connection fails the transaction, which is then retried whole.
  */
-async function scoreHeuristics(tx: Queryable, runId: string): Promise<void> {
+async function scoreHeuristics(tx: Queryable, runId: string): Promise<Score[]> {
   await tx.query('SAVEPOINT run_scores');
   try {
-    await scoreFinishedRun(tx, runId);
+    const scores = await scoreFinishedRun(tx, runId);
     await tx.query('RELEASE SAVEPOINT run_scores');
+    return scores ?? [];
   } catch {
     await tx.query('ROLLBACK TO SAVEPOINT run_scores');
+    return [];
   }
 }
 

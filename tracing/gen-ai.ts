@@ -31,7 +31,7 @@ import {
   GEN_AI_OPERATION_NAME_VALUE_CHAT,
   GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
   GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT,
-} from '@opentelemetry/semantic-conventions/incubating';
+} from './semantic-conventions.js';
 import { chooseNextIds } from './chosen-ids.js';
 import { capturesContent, contextOf, inSpan, tracingOn, TRACER_NAME, type StoredTraceContext } from './context.js';
 

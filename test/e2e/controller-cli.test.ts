@@ -8,14 +8,17 @@ import { createServer } from 'node:net';
 import { freePort } from '../../cli/embedded.js';
 import { scratch } from '../support/services.js';
 import { readyResource, startClusterWithCrds } from '../support/controller.js';
+import { startJaeger, tagOf, tracesOf, type JaegerServer } from '../support/jaeger.js';
 
 describe('agentplane controller', function () {
   this.timeout(120_000);
   let api: TestApi;
   let cluster: KubeCluster;
   let key: string;
+  let jaeger: JaegerServer;
 
   before(async () => {
+    jaeger = await startJaeger();
     api = await startTestApi({ namespace: await isolatedNamespace('controller-cli') });
     key = (await (await newTenant(api, 'controller-cli')).keyWith('agents:read', 'agents:write')).key!;
     cluster = await startClusterWithCrds('controller-cli');
@@ -24,6 +27,7 @@ describe('agentplane controller', function () {
   after(async () => {
     await cluster?.stop();
     await api?.stop();
+    await jaeger?.stop();
   });
 
   const refusals: [string, Record<string, string>, RegExp][] = [
@@ -54,7 +58,7 @@ describe('agentplane controller', function () {
     });
   }
 
-  it('reconciles what kubectl applies, answers its probes, and stops cleanly on SIGTERM', async () => {
+  it('reconciles what kubectl applies, answers its probes, traces each pass, and stops cleanly on SIGTERM', async () => {
     const port = await freePort();
     const controller = runCli('controller', {
       KUBECONFIG: cluster.kubeconfig,
@@ -63,6 +67,7 @@ describe('agentplane controller', function () {
       AGENTPLANE_LEADER_ELECTION_NAMESPACE: 'default',
       AGENTPLANE_PROBE_PORT: String(port),
       HOST: '127.0.0.1',
+      OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpEndpoint,
     });
     try {
       await eventually(async () => assert.equal((await fetch(`http://127.0.0.1:${port}/readyz`)).status, 200), {
@@ -99,6 +104,17 @@ describe('agentplane controller', function () {
       'jsonpath={.spec.holderIdentity}',
     ]);
     assert.equal(lease.stdout, '', 'the lease was not released on SIGTERM');
+    // Its spans were sent before it exited: a pass per reconcile, named by the kind.
+    const traces = await eventually(
+      async () => {
+        const found = await tracesOf(jaeger, 'agentplane-controller', 'reconcile Agent');
+        assert.ok(found.length > 0, 'no reconcile span');
+        return found;
+      },
+      { timeoutMs: 10_000, message: 'the controller exported no reconcile span' },
+    );
+    const passes = traces.flatMap((trace) => trace.spans).filter((span) => span.operationName === 'reconcile Agent');
+    assert.ok(passes.some((span) => tagOf(span, 'agentplane.resource.name') === 'from-cli'));
   });
 
   describe('with its probe port taken', () => {

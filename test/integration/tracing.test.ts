@@ -101,7 +101,8 @@ describe('trace export over OTLP', function () {
       name: 'tracer',
       model: 'gpt-4.1-mini',
       instructions: 'Use your tool.',
-      tools: [{ type: 'http', name: 'probe', url: `${tools.url}/echo` }],
+      // Unavailable at the first attempt: the tool call is retried, in the same trace.
+      tools: [{ type: 'http', name: 'probe', url: `${tools.url}/unavailable/1` }],
     });
     assert.equal(agent.status, 201, JSON.stringify(agent.body));
     agentId = agent.body.id;
@@ -178,15 +179,22 @@ describe('trace export over OTLP', function () {
     }
     assert.deepEqual(chats.map((chat) => tagOf(chat, 'gen_ai.usage.output_tokens')).sort(), [10, 2]);
 
-    const [tool] = named(trace, /^execute_tool /);
-    assert.equal(parentOf(tool!), agentSpan!.spanID);
-    assert.equal(tagOf(tool!, 'gen_ai.operation.name'), 'execute_tool');
-    assert.equal(tagOf(tool!, 'gen_ai.tool.name'), 'probe');
+    // Two attempts at the one tool call, each a span of the run's; each request carried its own.
+    const attempts = named(trace, /^execute_tool /).sort((a, b) => a.startTime - b.startTime);
+    assert.equal(attempts.length, 2, 'one execute_tool span per attempt');
     const callId = run.body.steps.find((step: { type: string }) => step.type === 'tool_call')?.tool_call?.id;
     assert.ok(callId);
-    assert.equal(tagOf(tool!, 'gen_ai.tool.call.id'), callId);
-    // The tool got the trace, as a child of the tool call's span.
-    assert.deepEqual(tools.traceparents.filter(Boolean), [`00-${traceId}-${tool!.spanID}-01`]);
+    for (const attempt of attempts) {
+      assert.equal(parentOf(attempt), agentSpan!.spanID);
+      assert.equal(tagOf(attempt, 'gen_ai.operation.name'), 'execute_tool');
+      assert.equal(tagOf(attempt, 'gen_ai.tool.name'), 'probe');
+      assert.equal(tagOf(attempt, 'gen_ai.tool.call.id'), callId);
+    }
+    assert.equal(tagOf(attempts[0]!, 'otel.status_code'), 'ERROR');
+    assert.deepEqual(
+      tools.traceparents,
+      attempts.map((attempt) => `00-${traceId}-${attempt.spanID}-01`),
+    );
 
     const [delivery] = named(trace, /^deliver_webhook run\.completed$/);
     assert.equal(parentOf(delivery!), agentSpan!.spanID);

@@ -6,10 +6,16 @@ import { choosingIdGenerator } from '../../tracing/chosen-ids.js';
 import { contextOf, markTracing, newRunTraceContext, traceHeaders, withStoredContext } from '../../tracing/context.js';
 import { exportRunSpan, inChatSpan, inToolSpan, type EndedRun } from '../../tracing/gen-ai.js';
 import { tracingConfigured } from '../../tracing/tracing.js';
+import * as conventions from '../../tracing/semantic-conventions.js';
+import * as incubating from '@opentelemetry/semantic-conventions/incubating';
 
 const CAPTURE = 'OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT';
 
 describe('tracing', () => {
+  it('names attributes, events and operations exactly as the GenAI semantic conventions do', () => {
+    for (const [name, value] of Object.entries(conventions)) assert.equal(value, (incubating as Record<string, unknown>)[name], name);
+  });
+
   it('is on only with an OTLP endpoint, and not when the SDK or the traces exporter is turned off', () => {
     assert.equal(tracingConfigured({}), false);
     assert.equal(tracingConfigured({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' }), true);

@@ -13,6 +13,9 @@ import type { ModelCatalogue } from '../../models/catalogue.js';
 import { ModelCallError, type ModelGateway } from '../../models/gateway.js';
 import { JUDGE_SCORER, judgeRun, type Judge } from './judge.js';
 import { modelCallFailure } from '../model-failure.js';
+import { runById } from '../../records/runs.js';
+import { contextOf, inSpan, tracingOn } from '../../tracing/context.js';
+import { addEvaluation, ATTR_RUN_ID } from '../../tracing/gen-ai.js';
 
 export interface QualityActivityDependencies {
   db: Db;
@@ -36,6 +39,7 @@ export const createQualityActivities = ({ db, models }: QualityActivityDependenc
     try {
       const verdict = await judgeRun(db, judge!, runId, context.cancellationSignal);
       if (!verdict.scored) context.log.warn('the judge gave no score', { run_id: runId, reason: verdict.reason });
+      return verdict;
     } catch (err) {
       throw err instanceof ModelCallError ? modelCallFailure(err) : err;
     }
@@ -45,7 +49,20 @@ export const createQualityActivities = ({ db, models }: QualityActivityDependenc
     /** The judge's score of a run that has just ended; once per run. */
     async judgeEndedRun({ runId }: { runId: string }): Promise<void> {
       if (!judge || (await hasScore(db, runId, JUDGE_SCORER))) return;
-      await judgeOnce(runId);
+      if (!tracingOn()) {
+        await judgeOnce(runId);
+        return;
+      }
+      // The verdict is an evaluation event in the run's trace, on a span of its own: the run's span has left already.
+      const run = await runById(db, runId);
+      await inSpan(
+        `evaluate ${JUDGE_SCORER}`,
+        { parent: contextOf(run?.trace_context), attributes: { [ATTR_RUN_ID]: runId, 'gen_ai.evaluation.name': JUDGE_SCORER } },
+        async (span) => {
+          const verdict = await judgeOnce(runId);
+          if (span && verdict.scored) addEvaluation(span, { scorer: JUDGE_SCORER, value: verdict.value, explanation: verdict.rationale });
+        },
+      );
     },
 
     /** Scores the backfill's next batch of runs; `done` once no run is left. */
