@@ -9,6 +9,16 @@ type Body = Omit<AgentBody, 'managed_by' | 'managed_resource'>;
 /** The API's tool for the spec's, with the API's defaults filled in, as the API returns it. */
 export function toolBody(tool: AgentToolSpec): Tool {
   if (tool.type === 'builtin') return { type: 'builtin', name: tool.name as 'read_file' | 'search_context', ...guardsOf(tool) };
+  if (tool.type === 'a2a') {
+    return {
+      type: 'a2a',
+      name: tool.name!,
+      ...(tool.description !== undefined ? { description: tool.description } : {}),
+      card_url: tool.cardUrl!,
+      timeout_ms: tool.timeoutMs ?? 60_000,
+      ...guardsOf(tool),
+    };
+  }
   if (tool.type === 'mcp') {
     return {
       type: 'mcp',

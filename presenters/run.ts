@@ -83,6 +83,11 @@ function presentStep(step: RunStepRecord, previous: Pick<RunStepRecord, 'complet
     ...(step.tool_call ? { tool_call: step.tool_call } : {}),
     ...(step.message?.role === 'tool' ? { output: step.message.content } : {}),
     ...(step.citations ? { citations: step.citations } : {}),
+    ...(step.remote_task ? { remote_task: step.remote_task } : {}),
+    // A remote agent that reported what its task cost: the step's share of the run's usage and cost.
+    ...(step.remote_task && Number(step.cost) > 0
+      ? { usage: { input_tokens: step.input_tokens, output_tokens: step.output_tokens, cached_tokens: 0 }, cost: step.cost }
+      : {}),
     is_error: step.is_error,
   };
 }

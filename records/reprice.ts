@@ -73,6 +73,8 @@ export async function reprice(db: Queryable, projectId: string, range: RepriceRa
        ) p ON true
        WHERE u.project_id = $1 AND u.created_at >= to_timestamp($2) AND u.created_at < to_timestamp($3)
          AND ($5::text[] IS NULL OR u.model = ANY($5::text[]))
+         -- What a remote agent reported its task cost is not priced here, whatever its tool is named.
+         AND u.source <> 'a2a'
      ),
      applied AS (
        UPDATE usage_records u SET cost = c.repriced, price_version = c.version

@@ -20,6 +20,24 @@ export interface Citation {
   quote: string;
 }
 
+/** A task of a remote agent, as the step that started it keeps it. */
+export interface RemoteTask {
+  task_id: string;
+  context_id: string;
+  /** The run the task was on the remote side, when the agent reported its cost (tools/a2a-client.ts). */
+  run_id?: string;
+}
+
+/** A remote run's cost, as its agent reported it: charged to the calling run as the ledger's source `a2a`. */
+export interface RemoteCharge {
+  /** The run on the remote side, if it said. */
+  remoteRunId: string | null;
+  /** USD, an exact decimal. */
+  costUsd: string;
+  inputTokens: number;
+  outputTokens: number;
+}
+
 export type StepStatus = 'in_progress' | 'completed' | 'failed' | 'cancelled';
 
 export interface RunStepRecord {
@@ -39,6 +57,8 @@ export interface RunStepRecord {
   message: ChatMessage | null;
   is_error: boolean;
   citations: Citation[] | null;
+  /** A call of an A2A tool: the remote agent's task it started. */
+  remote_task: RemoteTask | null;
   /** Its message and tool call were cleared past their retention (records/retention.ts). */
   payload_expired: boolean;
   error: RunError | null;
@@ -49,7 +69,7 @@ export interface RunStepRecord {
 }
 
 const COLUMNS = `run_id, index, type, status, attempt, model, provider, price_version, input_tokens, output_tokens, cached_tokens,
-  trim_scale(cost)::text AS cost, tool_call, message, is_error, citations, error, started_at, completed_at, payload_expired`;
+  trim_scale(cost)::text AS cost, tool_call, message, is_error, citations, remote_task, error, started_at, completed_at, payload_expired`;
 
 export async function stepsOf(db: Queryable, runId: string): Promise<RunStepRecord[]> {
   const { rows } = await db.query<RunStepRecord>(`SELECT ${COLUMNS} FROM run_steps WHERE run_id = $1 ORDER BY index`, [runId]);
@@ -160,22 +180,61 @@ export async function completeModelStep(
   return true;
 }
 
+/** Keeps the remote task a tool call started on its step, as soon as it exists: a retried call follows it. */
+export async function recordRemoteTask(db: Queryable, runId: string, index: number, task: RemoteTask): Promise<void> {
+  await db.query(`UPDATE run_steps SET remote_task = $3 WHERE run_id = $1 AND index = $2 AND status = 'in_progress'`, [runId, index, task]);
+}
+
+/**
+ * Completes a tool call with its result; false when the step was already completed. What a remote agent reported
+ * its task cost (`charge`) reaches the step, the ledger and the run's totals here, once.
+ */
 export async function completeToolStep(
   tx: Queryable,
   runId: string,
   index: number,
   message: Extract<ChatMessage, { role: 'tool' }>,
   citations: Citation[] = [],
+  charge?: RemoteCharge,
 ): Promise<boolean> {
-  const { rowCount } = await tx.query(
-    `UPDATE run_steps SET status = 'completed', completed_at = now(), message = $3, is_error = $4, citations = $5
-     WHERE run_id = $1 AND index = $2 AND status <> 'completed'`,
+  const { rows } = await tx.query<{ project_id: string }>(
+    `UPDATE run_steps s SET status = 'completed', completed_at = now(), message = $3, is_error = $4, citations = $5
+     FROM runs r WHERE s.run_id = $1 AND s.index = $2 AND s.status <> 'completed' AND r.id = s.run_id
+     RETURNING r.project_id`,
     [runId, index, message, message.is_error ?? false, citations.length > 0 ? JSON.stringify(citations) : null],
   );
-  if (rowCount !== 1) return false;
+  if (rows.length !== 1) return false;
+  if (charge) await chargeRemoteCost(tx, rows[0]!.project_id, runId, index, message.name, charge);
   // The result itself stays on the step alone: a reader of the log gets it from there (runEventsAfter).
   await appendRunEvent(tx, runId, 'step.completed', { step: index, step_type: 'tool_call', is_error: message.is_error ?? false });
   return true;
+}
+
+/** A remote agent's reported cost, as the step's, a ledger row of source `a2a` and part of the run's totals. */
+async function chargeRemoteCost(tx: Queryable, projectId: string, runId: string, index: number, tool: string, charge: RemoteCharge) {
+  await tx.query(
+    `UPDATE run_steps SET input_tokens = $3, output_tokens = $4, cost = $5::numeric,
+       remote_task = CASE WHEN $6::text IS NULL THEN remote_task ELSE coalesce(remote_task, '{}') || jsonb_build_object('run_id', $6::text) END
+     WHERE run_id = $1 AND index = $2`,
+    [runId, index, charge.inputTokens, charge.outputTokens, charge.costUsd, charge.remoteRunId],
+  );
+  const usage = { input_tokens: charge.inputTokens, output_tokens: charge.outputTokens, cached_tokens: 0 };
+  await recordUsage(tx, {
+    projectId,
+    source: 'a2a',
+    runId,
+    stepIndex: index,
+    model: tool,
+    provider: 'a2a',
+    usage,
+    price: { version: 'reported', input_per_million: '0', output_per_million: '0', cached_input_per_million: '0' },
+    cost: charge.costUsd,
+    remoteRunId: charge.remoteRunId,
+  });
+  await tx.query(
+    `UPDATE runs SET input_tokens = input_tokens + $2, output_tokens = output_tokens + $3, cost = cost + $4::numeric WHERE id = $1`,
+    [runId, charge.inputTokens, charge.outputTokens, charge.costUsd],
+  );
 }
 
 export async function failStep(

@@ -1,6 +1,6 @@
 /**
  * The tools an agent may be given, and the checks on them that a JSON Schema of their shape cannot
- * make: unique names across HTTP tools and MCP servers, a usable parameters schema, and targets that are
+ * make: unique names across HTTP and A2A tools and MCP servers, a usable parameters schema, and targets that are
  * plain http(s) URLs on public hosts.
  */
 import { parametersProblem } from './argument-schemas.js';
@@ -51,13 +51,28 @@ export interface McpToolDefinition extends Guarded {
   timeout_ms?: number;
 }
 
+/** A remote agent spoken to over A2A (tools/a2a.ts): the model sends it a message, and reads its task's answer. */
+export interface A2aToolDefinition extends Guarded {
+  type: 'a2a';
+  /** ^[a-zA-Z0-9_-]{1,64}$, shared with HTTP tools. */
+  name: string;
+  /** Default: the description on the agent's card. */
+  description?: string;
+  /** The agent's card (e.g. `https://agent.example/.well-known/agent-card.json`): http(s). */
+  card_url: string;
+  /** Sent with every request, the card's included, e.g. `Authorization: Bearer …`. */
+  headers?: Record<string, string>;
+  /** How long the remote task may take. Default 60000, at most A2A_MAX_TIMEOUT_MS. */
+  timeout_ms?: number;
+}
+
 /** The guards of a built-in tool, offered as it would be without them. */
 export interface BuiltinToolDefinition extends Guarded {
   type: 'builtin';
   name: typeof READ_FILE_TOOL | typeof SEARCH_CONTEXT_TOOL;
 }
 
-export type ToolDefinition = HttpToolDefinition | McpToolDefinition | BuiltinToolDefinition;
+export type ToolDefinition = HttpToolDefinition | McpToolDefinition | A2aToolDefinition | BuiltinToolDefinition;
 
 export interface DefinitionProblem {
   /** Where the problem is, e.g. `tools[2].url`. */
@@ -77,6 +92,9 @@ export const DEFAULT_TIMEOUT_MS = 10_000;
 export const MAX_TIMEOUT_MS = 60_000;
 export const DEFAULT_MAX_RESPONSE_BYTES = 65_536;
 export const MAX_RESPONSE_BYTES = 1_048_576;
+export const A2A_DEFAULT_TIMEOUT_MS = 60_000;
+/** Within the two minutes a tool call's activity may take (workflows/runs/workflow.ts), with room to cancel the task. */
+export const A2A_MAX_TIMEOUT_MS = 110_000;
 
 // Headers that frame or route the request: set by the HTTP client, never by a definition.
 const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'upgrade', 'keep-alive', 'te', 'trailer']);
@@ -91,7 +109,8 @@ export function toolDefinitionProblems(tools: ToolDefinition[], options: { allow
   const seen = new Map<string, number>();
   tools.forEach((tool, i) => {
     const at = `tools[${i}]`;
-    if (tool.type === 'http') {
+    if (tool.type === 'http' || tool.type === 'a2a') {
+      // HTTP and A2A tools share one namespace: each is one function the model calls by name.
       const earlier = seen.get(`http:${tool.name}`);
       if (earlier !== undefined)
         problems.push({ param: `${at}.name`, message: `the name ${tool.name} is already used by tools[${earlier}]` });
@@ -105,9 +124,11 @@ export function toolDefinitionProblems(tools: ToolDefinition[], options: { allow
           message: `names starting with ${label}${MCP_NAME_SEPARATOR} belong to the tools of the MCP server ${label}`,
         });
       }
-      problems.push(...urlProblems(tool.url, `${at}.url`, options));
+      if (tool.type === 'http') {
+        problems.push(...urlProblems(tool.url, `${at}.url`, options));
+        if (tool.parameters !== undefined) problems.push(...parametersProblems(tool.parameters, `${at}.parameters`));
+      } else problems.push(...urlProblems(tool.card_url, `${at}.card_url`, options));
       problems.push(...headerProblems(tool.headers, `${at}.headers`));
-      if (tool.parameters !== undefined) problems.push(...parametersProblems(tool.parameters, `${at}.parameters`));
     } else if (tool.type === 'builtin') {
       const earlier = seen.get(`builtin:${tool.name}`);
       if (earlier !== undefined)

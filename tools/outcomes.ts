@@ -3,7 +3,9 @@
  * tried again later.
  */
 
-import type { Citation } from '../records/run-steps.js';
+import type { Citation, RemoteCharge } from '../records/run-steps.js';
+
+export type { RemoteCharge } from '../records/run-steps.js';
 
 /** What the model sees of a call; `is_error` results are shown to it, never retried. */
 export interface ToolResult {
@@ -11,6 +13,8 @@ export interface ToolResult {
   is_error: boolean;
   /** The passages the answer rests on; the run keeps them with its output. */
   citations?: Citation[];
+  /** What a remote agent reported the call cost (tools/a2a.ts): charged to the run with the call's result. */
+  charge?: RemoteCharge;
 }
 
 /**

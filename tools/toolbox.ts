@@ -8,6 +8,7 @@ import type { Db } from '../records/db.js';
 import { DEFAULT_PARAMETERS, MCP_NAME_SEPARATOR, READ_FILE_TOOL, SEARCH_CONTEXT_TOOL, type ToolDefinition } from './definitions.js';
 import { hasContext, searchContext, searchContextSpec } from './search-context.js';
 import { callHttpTool } from './http-tool.js';
+import { a2aToolSpec, callA2aTool, type RemoteTaskMemory } from './a2a.js';
 import { callMcpTool, listMcpTools } from './mcp.js';
 import type { Reach } from './network-guard.js';
 import { checkOffered } from './offer-limits.js';
@@ -32,10 +33,14 @@ export interface ToolContext extends Reach {
   idempotencyKey?: string;
   /** The subject whose memories the run is given, if any: `search_context` searches them too. */
   memorySubject?: string | null;
+  /** The run: an A2A agent's card is read once for it. */
+  runId?: string;
+  /** The call's step, for an A2A tool: the remote task an earlier attempt started, and where to keep the one it starts. */
+  remoteTask?: RemoteTaskMemory;
 }
 
 /**
- * HTTP tools, the listed tools of each MCP server, `read_file` when the run has attachments, and
+ * HTTP tools, A2A agents (one tool each), the listed tools of each MCP server, `read_file` when the run has attachments, and
  * `search_context` when the project has context files to search. More than a run may offer
  * (offer-limits.ts) throws ToolsTooLargeError.
  */
@@ -45,6 +50,7 @@ export async function offeredTools(definitions: ToolDefinition[], ctx: ToolConte
       if (def.type === 'mcp') return listMcpTools(def, ctx);
       // A built-in tool's guards: the tool itself is offered below, when the run has what it reads.
       if (def.type === 'builtin') return [];
+      if (def.type === 'a2a') return [await a2aToolSpec(def, ctx)];
       return [{ name: def.name, description: def.description ?? '', parameters: def.parameters ?? DEFAULT_PARAMETERS }];
     }),
   );
@@ -63,6 +69,10 @@ export async function invokeTool(definitions: ToolDefinition[], call: ToolCall, 
   // Labels neither contain "__" nor end with "_" (toolDefinitionProblems), so the first "__" ends the label.
   const def = definitionOfCall(definitions, call.name);
   if (def?.type === 'http') return callHttpTool(def, args, ctx, ctx.idempotencyKey);
+  if (def?.type === 'a2a') {
+    const memory = ctx.remoteTask ?? { previous: null, remember: async () => {} };
+    return callA2aTool(def, args, ctx, memory, ctx.idempotencyKey);
+  }
   if (def?.type === 'mcp')
     return callMcpTool(def, call.name.slice(def.server_label.length + MCP_NAME_SEPARATOR.length), args, ctx, ctx.idempotencyKey);
   return { content: `There is no tool named ${call.name}.`, is_error: true };

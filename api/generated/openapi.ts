@@ -1765,6 +1765,29 @@ export interface components {
             approval?: components["schemas"]["ToolApproval"];
             policy?: components["schemas"]["ToolPolicy"];
         };
+        /** @description A remote agent spoken to over A2A (1.0, or 0.3 when its card says so), offered to the model as one tool taking `{"message": "…"}`. Its card is read when a run starts (at most 256 KiB); every request, to the card and to the interfaces it names, reaches public addresses only, as HTTP tools' do. A call sends the message, follows the agent's task to its end and answers with its artifacts (or its last message); a task that needs more input or an authorization ends the call with an error. A run cancelled meanwhile cancels the task. An agent that reports its cost (the extension `https://agentplane.io/a2a/extensions/cost/v1`, as an Agentplane does) has it charged to the run. See docs/a2a-tool.md. */
+        A2aTool: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "a2a";
+            /** @description The tool's name as the model sees it; unique among the agent's HTTP and A2A tools. */
+            name: string;
+            /** @description What the model reads of the tool; the card's name and description when absent. */
+            description?: components["schemas"]["Text"];
+            /** @description The agent's card, e.g. `https://agent.example/.well-known/agent-card.json`. */
+            card_url: components["schemas"]["ToolUrl"];
+            /** @description Sent with every request, the card's included (e.g. `Authorization`). Returned with their values hidden. */
+            headers?: components["schemas"]["Headers"];
+            /**
+             * @description How long the remote task may take; past it, the task is cancelled and the model told.
+             * @default 60000
+             */
+            timeout_ms: number;
+            approval?: components["schemas"]["ToolApproval"];
+            policy?: components["schemas"]["ToolPolicy"];
+        };
         /** @description Guards for a built-in tool: `read_file` (offered to runs with attachments) or `search_context` (offered when the project has context files). It is offered as before, whether listed or not; listed, its calls pass its `policy` and `approval` as any tool's do. Each at most once. */
         BuiltinTool: {
             /**
@@ -1794,8 +1817,8 @@ export interface components {
         ToolPolicy: {
             deny_when: components["schemas"]["ToolArgumentsSchema"];
         };
-        /** @description A tool the agent's model may call: an HTTP endpoint, or the tools of a remote MCP server (offered as `<server_label>__<tool>`), or the guards of a built-in tool. Every run with attachments also has the built-in `read_file`, and every run of a project with context files `search_context`. */
-        AgentTool: components["schemas"]["HttpTool"] | components["schemas"]["McpTool"] | components["schemas"]["BuiltinTool"];
+        /** @description A tool the agent's model may call: an HTTP endpoint, the tools of a remote MCP server (offered as `<server_label>__<tool>`), a remote A2A agent, or the guards of a built-in tool. Every run with attachments also has the built-in `read_file`, and every run of a project with context files `search_context`. */
+        AgentTool: components["schemas"]["HttpTool"] | components["schemas"]["McpTool"] | components["schemas"]["A2aTool"] | components["schemas"]["BuiltinTool"];
         AgentFields: {
             name?: components["schemas"]["Text"];
             description?: components["schemas"]["Text"];
@@ -2009,7 +2032,7 @@ export interface components {
             /** @description A model call's model. */
             model?: string;
             usage?: components["schemas"]["TokenUsage"];
-            /** @description A model call's cost in USD. */
+            /** @description A model call's cost in USD, or what a remote A2A agent reported its task cost. */
             cost?: string;
             price_version?: string;
             /** @description A tool call's call, as the model asked for it. */
@@ -2020,6 +2043,12 @@ export interface components {
             output?: string;
             /** @description `search_context`: the passages its result cites. */
             citations?: components["schemas"]["Citation"][];
+            /** @description A call of an A2A tool: the remote agent's task, and (when the agent reported its cost) the run it was on the remote side; the step's `usage` and `cost` are then what the agent reported, part of the run's. */
+            remote_task?: {
+                task_id: string;
+                context_id: string;
+                run_id?: string;
+            };
             is_error?: boolean;
             started_at: number;
             completed_at: number | null;
@@ -2364,8 +2393,8 @@ export interface components {
         ReportModelFilter: components["schemas"]["ReportIdList"];
         /** @description Only calls made for these API keys (comma-separated). */
         ReportApiKeyFilter: components["schemas"]["ReportIdList"];
-        /** @description Only calls made for these (comma-separated): `run` (a run's steps), `extraction`, `judge` (quality scoring), `memory` (reading what a run's subject stated). */
-        ReportSourceFilter: ("run" | "extraction" | "judge" | "memory")[];
+        /** @description Only calls made for these (comma-separated): `run` (a run's steps), `extraction`, `judge` (quality scoring), `memory` (reading what a run's subject stated), `a2a` (what remote A2A agents reported their tasks cost). */
+        ReportSourceFilter: ("run" | "extraction" | "judge" | "memory" | "a2a")[];
         /** @description Only calls whose run's (or file's) metadata holds every pair given, e.g. `metadata[team]=search`. */
         ReportMetadataFilter: {
             [key: string]: components["schemas"]["Text"];
@@ -3062,7 +3091,7 @@ export interface operations {
                 model?: components["parameters"]["ReportModelFilter"];
                 /** @description Only calls made for these API keys (comma-separated). */
                 api_key_id?: components["parameters"]["ReportApiKeyFilter"];
-                /** @description Only calls made for these (comma-separated): `run` (a run's steps), `extraction`, `judge` (quality scoring), `memory` (reading what a run's subject stated). */
+                /** @description Only calls made for these (comma-separated): `run` (a run's steps), `extraction`, `judge` (quality scoring), `memory` (reading what a run's subject stated), `a2a` (what remote A2A agents reported their tasks cost). */
                 source?: components["parameters"]["ReportSourceFilter"];
                 /** @description Only calls whose run's (or file's) metadata holds every pair given, e.g. `metadata[team]=search`. */
                 metadata?: components["parameters"]["ReportMetadataFilter"];

@@ -117,18 +117,18 @@ export interface components {
             /** @description What the agent is for, shown to people and to a supervisor router choosing among members. */
             description?: string;
             /**
-             * @description Tools the model may call: HTTP endpoints (type http) or the tools of a remote MCP server (type mcp); or the approval and policy of a built-in tool, read_file or search_context (type builtin). HTTP tool names, MCP server labels and built-in names are unique within the agent.
+             * @description Tools the model may call: HTTP endpoints (type http), the tools of a remote MCP server (type mcp) or a remote A2A agent (type a2a); or the approval and policy of a built-in tool, read_file or search_context (type builtin). HTTP and A2A tool names, MCP server labels and built-in names are unique within the agent.
              * @default []
              */
             tools?: {
                 /**
-                 * @description http (one HTTP endpoint), mcp (every tool of a remote MCP server, offered as <serverLabel>__<tool>), or builtin (the guards of read_file or search_context).
+                 * @description http (one HTTP endpoint), mcp (every tool of a remote MCP server, offered as <serverLabel>__<tool>), a2a (a remote A2A agent), or builtin (the guards of read_file or search_context).
                  * @enum {string}
                  */
-                type: "http" | "mcp" | "builtin";
-                /** @description (http) The tool's name as the model sees it; not read_file or search_context, the built-in tools. (builtin) Which built-in tool. */
+                type: "http" | "mcp" | "a2a" | "builtin";
+                /** @description (http, a2a) The tool's name as the model sees it; not read_file or search_context, the built-in tools. (builtin) Which built-in tool. */
                 name?: string;
-                /** @description What the tool does, as the model reads it. */
+                /** @description What the tool does, as the model reads it. (a2a) The card's name and description when unset. */
                 description?: string;
                 /** @description (http) The endpoint, an http or https URL without user name or password. */
                 url?: string;
@@ -141,7 +141,7 @@ export interface components {
                 parameters?: {
                     [key: string]: unknown;
                 };
-                /** @description How long one call may take, in milliseconds (http default 10000, mcp default 30000). */
+                /** @description How long one call may take, in milliseconds (http default 10000, mcp default 30000, both at most 60000; a2a default 60000, at most 110000). */
                 timeoutMs?: number;
                 /** @description (http) The largest answer the model is shown; longer ones are cut. Default 65536. */
                 maxResponseBytes?: number;
@@ -149,6 +149,8 @@ export interface components {
                 serverLabel?: string;
                 /** @description (mcp) The MCP server's Streamable HTTP endpoint. */
                 serverUrl?: string;
+                /** @description (a2a) The remote agent's card, e.g. https://agent.example/.well-known/agent-card.json. */
+                cardUrl?: string;
                 /** @description (mcp) Only these of the server's tools are offered; all of them when unset. */
                 allowedTools?: string[];
                 /** @description Whether a call waits for a person to approve, reject or edit it (POST /v1/approvals/{id}) before it runs: never (default), always, or when the model's arguments match the JSON Schema in arguments. */

@@ -108,6 +108,16 @@ describe('the CRDs on a real API server', function () {
       /belong to http tools, not mcp tools/,
     ],
     [
+      'an a2a tool without a cardUrl',
+      agent({ model: 'auto', tools: [{ type: 'a2a', name: 'reviewer' }] }),
+      /an a2a tool needs a cardUrl, which belongs to a2a tools only/,
+    ],
+    [
+      'an http tool allowed the time of an a2a tool',
+      agent({ model: 'auto', tools: [{ type: 'http', name: 'slow', url: 'https://slow.example.com', timeoutMs: 90000 }] }),
+      /timeoutMs is at most 60000 for http and mcp tools/,
+    ],
+    [
       'an approval `when` without the arguments to match',
       agent({ model: 'auto', tools: [{ type: 'http', name: 'pay', url: 'https://pay.example.com', approval: { mode: 'when' } }] }),
       /arguments is required with mode when, and belongs to it only/,

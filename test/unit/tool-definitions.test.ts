@@ -1,5 +1,11 @@
 import assert from 'node:assert/strict';
-import { toolDefinitionProblems, type HttpToolDefinition, type McpToolDefinition, type ToolDefinition } from '../../tools/definitions.js';
+import {
+  toolDefinitionProblems,
+  type A2aToolDefinition,
+  type HttpToolDefinition,
+  type McpToolDefinition,
+  type ToolDefinition,
+} from '../../tools/definitions.js';
 
 const http = (over: Partial<HttpToolDefinition> = {}): HttpToolDefinition => ({
   type: 'http',
@@ -11,6 +17,12 @@ const mcp = (over: Partial<McpToolDefinition> = {}): McpToolDefinition => ({
   type: 'mcp',
   server_label: 'docs',
   server_url: 'https://mcp.example.com/mcp',
+  ...over,
+});
+const a2a = (over: Partial<A2aToolDefinition> = {}): A2aToolDefinition => ({
+  type: 'a2a',
+  name: 'reviewer',
+  card_url: 'https://agents.example.com/.well-known/agent-card.json',
   ...over,
 });
 const problems = (tools: ToolDefinition[], allowPrivate = false) => toolDefinitionProblems(tools, { allowPrivate });
@@ -35,6 +47,24 @@ describe('tool definition problems', () => {
 
   it('refuses an HTTP tool named like the tools of an MCP server (<label>__<tool>), or like read_file', () => {
     assert.deepEqual(params([mcp(), http({ name: 'docs__search' }), http({ name: 'read_file' })]), ['tools[1].name', 'tools[2].name']);
+  });
+
+  it('refuses an A2A tool whose name an HTTP tool, a built-in tool or an MCP server has, or whose card is on a private host', () => {
+    assert.deepEqual(problems([a2a(), http({ name: 'search' })]), []);
+    assert.deepEqual(
+      params([
+        http({ name: 'reviewer' }),
+        a2a(),
+        mcp(),
+        a2a({ name: 'docs__review' }),
+        a2a({ name: 'read_file' }),
+        a2a({ name: 'local', card_url: 'http://10.0.0.7/card' }),
+        a2a({ name: 'creds', card_url: 'https://user:pw@agents.example.com/card' }),
+        a2a({ name: 'headed', headers: { Host: 'x' } }),
+      ]),
+      ['tools[1].name', 'tools[3].name', 'tools[4].name', 'tools[5].card_url', 'tools[6].card_url', 'tools[7].headers.Host'],
+    );
+    assert.deepEqual(params([a2a({ card_url: 'http://10.0.0.7/card' })], true), []);
   });
 
   it('refuses a server label that would make <label>__<tool> ambiguous', () => {

@@ -27,7 +27,7 @@ import {
   type RunError,
   type RunRecord,
 } from '../../records/runs.js';
-import { beginStep, completeToolStep, failStep, findStep } from '../../records/run-steps.js';
+import { beginStep, completeToolStep, failStep, findStep, recordRemoteTask } from '../../records/run-steps.js';
 import type { ToolCall, ToolSpec } from '../../models/messages.js';
 import type { ModelCatalogue } from '../../models/catalogue.js';
 import type { ModelGateway } from '../../models/gateway.js';
@@ -113,6 +113,7 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
     allowPrivate: toolsAllowPrivate,
     db,
     projectId: run.project_id,
+    runId: run.id,
     attachmentIds: run.file_ids,
     embeddingModelDir,
     memorySubject: await rememberedSubject(db, run, agent.memory.enabled),
@@ -214,7 +215,7 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
       const { run, agent } = await runAndAgent(runId);
       const admission = await admit(run, agent);
       if (admission !== 'start') return { admission };
-      const asksServers = (agent.tools as ToolDefinition[]).some((tool) => tool.type === 'mcp');
+      const asksServers = (agent.tools as ToolDefinition[]).some((tool) => tool.type === 'mcp' || tool.type === 'a2a');
       const extracting = (await attachmentsOf(db, run.project_id, run.file_ids)).some((file) => file.status === 'processing');
       return asksServers || extracting ? { admission: 'prepare' } : { admission, plan: await start(run, agent) };
     },
@@ -291,7 +292,7 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
           if (done?.status === 'completed') return null;
           const { run, agent } = await runAndAgent(runId);
           const gate = await transaction(db, (tx) => passGate(tx, run, agent, stepIndex, toolCall));
-          return { run, agent, gate };
+          return { run, agent, gate, remoteTask: done?.remote_task ?? null };
         });
         if (!call) return {};
         if ('awaiting' in call.gate) return { awaitingApproval: call.gate.awaiting };
@@ -306,6 +307,11 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
             const result = await invokeTool(call.agent.tools as ToolDefinition[], approved, {
               ...(await toolContext(call.run, call.agent, signal)),
               idempotencyKey: `${runId}-${stepIndex}`,
+              // A remote agent's task an earlier attempt started is followed, never started again.
+              remoteTask: {
+                previous: call.remoteTask,
+                remember: (task) => outlastDatabaseOutage(context, () => recordRemoteTask(db, runId, stepIndex, task), signal),
+              },
             });
             done(result);
             return result;
@@ -320,6 +326,7 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
                   stepIndex,
                   { role: 'tool', tool_call_id: toolCall.id, name: toolCall.name, content: result.content, is_error: result.is_error },
                   result.citations,
+                  result.charge,
                 ),
               ),
             signal,

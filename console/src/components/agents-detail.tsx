@@ -51,6 +51,15 @@ export function ToolsTable({ tools }: { tools: Schemas['AgentTool'][] }) {
               </td>
               <td>{tool.description ?? <span class="muted">—</span>}</td>
             </tr>
+          ) : tool.type === 'a2a' ? (
+            <tr key={tool.name}>
+              <th scope="row">{tool.name}</th>
+              <td>A2A agent</td>
+              <td>
+                <code>{tool.card_url}</code>
+              </td>
+              <td>{tool.description ?? <span class="muted">The card's description</span>}</td>
+            </tr>
           ) : tool.type === 'builtin' ? (
             <tr key={`builtin:${tool.name}`}>
               <th scope="row">{tool.name}</th>

@@ -110,6 +110,29 @@ export function StepDetail({ row, run }: { row: StepRow; run: Run }) {
           <h3>Arguments</h3>
           <pre>{step.tool_call ? prettyJson(step.tool_call.arguments) : '—'}</pre>
           {step.approval_id && <StepApproval id={step.approval_id} stepStatus={step.status} />}
+          {step.remote_task && (
+            <>
+              <h3>Remote task</h3>
+              <dl class="facts">
+                <dt>Task</dt>
+                <dd>
+                  <code>{step.remote_task.task_id}</code>
+                </dd>
+                <dt>Context</dt>
+                <dd>
+                  <code>{step.remote_task.context_id}</code>
+                </dd>
+                {step.remote_task.run_id && (
+                  <>
+                    <dt>Remote run</dt>
+                    <dd>
+                      <code>{step.remote_task.run_id}</code>
+                    </dd>
+                  </>
+                )}
+              </dl>
+            </>
+          )}
           <h3>Result{step.is_error ? ' (an error, shown to the model)' : ''}</h3>
           <pre>{step.output ?? (step.status === 'in_progress' ? 'Running…' : '—')}</pre>
           {step.citations && step.citations.length > 0 && (
