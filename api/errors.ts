@@ -1,5 +1,5 @@
 /** Named errors, and the one place they become the one error body. */
-import type { Middleware } from 'koa';
+import type { Middleware, ParameterizedContext } from 'koa';
 import type { ApiState } from './context.js';
 import { UnknownCursorError } from '../records/pagination.js';
 import { DatabaseUnavailableError } from '../records/db.js';
@@ -103,16 +103,28 @@ export function handleErrors(): Middleware<ApiState> {
         throw new ApiError(405, 'invalid_request_error', 'method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}.`);
       }
     } catch (err) {
-      let apiError = toApiError(err);
-      if (!apiError) {
-        ctx.state.log.error({ err }, 'unhandled error');
-        apiError = new ApiError(500, 'api_error', 'internal_error', 'The server failed to handle the request.');
-      }
-      ctx.status = apiError.status;
-      ctx.set(apiError.headers);
-      ctx.body = errorBody(apiError);
-      ctx.state.errorCode = apiError.code;
-      drainUnreadBody(ctx);
+      const apiError = refusalOf(ctx, err);
+      answerRefusal(ctx, apiError, errorBody(apiError));
     }
   };
+}
+
+/** The ApiError a failed request answers with: its own, or a 500 (logged) for an error nothing here recognises. */
+export function refusalOf(ctx: ParameterizedContext<ApiState>, err: unknown): ApiError {
+  const apiError = toApiError(err);
+  if (apiError) return apiError;
+  ctx.state.log.error({ err }, 'unhandled error');
+  return new ApiError(500, 'api_error', 'internal_error', 'The server failed to handle the request.');
+}
+
+/**
+ * Answers a refusal with `body` (the API's error body, or a protocol's own): its status and headers, its code for
+ * the request log, and the unread request body drained.
+ */
+export function answerRefusal(ctx: ParameterizedContext<ApiState>, apiError: ApiError, body: unknown): void {
+  ctx.status = apiError.status;
+  ctx.set(apiError.headers);
+  ctx.body = body;
+  ctx.state.errorCode = apiError.code;
+  drainUnreadBody(ctx);
 }

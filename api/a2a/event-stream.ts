@@ -4,7 +4,6 @@
  * disconnected), and ended when the task ends. A refusal before the first event is an ordinary JSON-RPC
  * error response instead.
  */
-import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
 import { formatSSEEvent, SSE_HEADERS } from '@a2a-js/sdk';
 import { JsonRpcTransportHandler } from '@a2a-js/sdk/server';
@@ -12,19 +11,10 @@ import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
 import type { ApiContext, ApiDeps } from '../context.js';
 import { HttpRefusal } from './request-handler.js';
 import type { JsonRpcId } from './refusals.js';
+import { drained } from '../routes/runs/run-log.js';
 
 // A comment line this often keeps proxies from closing a quiet stream.
 const KEEPALIVE_MS = 15_000;
-
-async function drained(stream: PassThrough, ms: number, signal: AbortSignal): Promise<boolean> {
-  const stalled = AbortSignal.timeout(ms);
-  try {
-    await once(stream, 'drain', { signal: AbortSignal.any([stalled, signal]) });
-    return true;
-  } catch {
-    return !stalled.aborted || signal.aborted;
-  }
-}
 
 export async function writeEventStream(
   ctx: ApiContext,

@@ -6,8 +6,7 @@
  */
 import type { Middleware } from 'koa';
 import type { ApiState } from '../context.js';
-import { ApiError, toApiError } from '../errors.js';
-import { drainUnreadBody } from '../unread-body.js';
+import { answerRefusal, ApiError, toApiError } from '../errors.js';
 
 export type JsonRpcId = string | number | null;
 
@@ -39,14 +38,10 @@ export function answerRefusals(): Middleware<ApiState> {
         if (apiError?.status === 401) ctx.set('WWW-Authenticate', 'Bearer realm="agentplane"');
         throw err;
       }
-      ctx.status = apiError.status;
-      ctx.set(apiError.headers);
-      if (apiError.status === 401) ctx.set('WWW-Authenticate', 'Bearer realm="agentplane"');
       const body = ctx.request.body as { id?: unknown } | undefined;
       const id = typeof body?.id === 'string' || typeof body?.id === 'number' ? body.id : null;
-      ctx.body = jsonRpcRefusal(apiError, id);
-      ctx.state.errorCode = apiError.code;
-      drainUnreadBody(ctx);
+      answerRefusal(ctx, apiError, jsonRpcRefusal(apiError, id));
+      if (apiError.status === 401) ctx.set('WWW-Authenticate', 'Bearer realm="agentplane"');
     }
   };
 }

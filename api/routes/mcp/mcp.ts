@@ -23,7 +23,7 @@ import {
 import type { ApiContext, ApiDeps, ApiState } from '../../context.js';
 import { callerOf } from '../../context.js';
 import { hasScope } from '../../middleware/auth.js';
-import { ApiError, AuthenticationError, toApiError, UnsupportedMediaError } from '../../errors.js';
+import { answerRefusal, ApiError, AuthenticationError, refusalOf, toApiError, UnsupportedMediaError } from '../../errors.js';
 import { drainUnreadBody } from '../../unread-body.js';
 import { InFlightCalls } from './in-flight-calls.js';
 import { listTools, LIST_SCOPE, RUN_SCOPE, SEARCH_SCOPE } from './tools.js';
@@ -68,19 +68,11 @@ function answerErrorsAsJsonRpc(): Middleware<ApiState> {
     } catch (err) {
       // Once the stream has begun, the protocol answers for itself.
       if (ctx.respond === false || ctx.headerSent) return ctx.state.log.warn({ err }, 'MCP request failed after its answer began');
-      let apiError = toApiError(err);
-      if (!apiError) {
-        ctx.state.log.error({ err }, 'unhandled error');
-        apiError = new ApiError(500, 'api_error', 'internal_error', 'The server failed to handle the request.');
-      }
-      ctx.status = apiError.status;
-      ctx.set(apiError.headers);
-      if (apiError.status === 401) ctx.set('WWW-Authenticate', challengeOf(ctx, apiError));
+      const apiError = refusalOf(ctx, err);
       const code = apiError.status === 500 ? ErrorCode.InternalError : rpcCodeOf(apiError);
       const data = { type: apiError.type, code: apiError.code, ...(apiError.param ? { param: apiError.param } : {}) };
-      ctx.body = { jsonrpc: '2.0', id: null, error: { code, message: apiError.message, data } };
-      ctx.state.errorCode = apiError.code;
-      drainUnreadBody(ctx);
+      answerRefusal(ctx, apiError, { jsonrpc: '2.0', id: null, error: { code, message: apiError.message, data } });
+      if (apiError.status === 401) ctx.set('WWW-Authenticate', challengeOf(ctx, apiError));
     }
   };
 }

@@ -46,7 +46,7 @@ export async function runWhenEnded(
  * Until the client has taken in what was written (true), or `ms` pass with nothing taken (false: the client
  * stalls), or `signal` aborts (true: the caller sees it aborted).
  */
-async function drained(stream: PassThrough, ms: number, signal: AbortSignal): Promise<boolean> {
+export async function drained(stream: PassThrough, ms: number, signal: AbortSignal): Promise<boolean> {
   const stalled = AbortSignal.timeout(ms);
   try {
     await once(stream, 'drain', { signal: AbortSignal.any([stalled, signal]) });
