@@ -32,12 +32,16 @@ describe('console: costs, quality and overview', function () {
   let helper: { id: string };
   let geoRunId: string;
   let budgetId: string;
-  const today = Math.floor(Date.now() / 1000 / DAY) * DAY;
+  // Read when the file's tests begin, not when mocha loads it: a suite that crosses midnight (UTC) before
+  // reaching this file must still find its runs' usage on "today".
+  let today: number;
+  let range: string;
   /** What the page's Content-Security-Policy refused: the charts must draw without inline styles. */
   const refused: string[] = [];
-  const range = `from=${isoDay(today - 9 * DAY)}&to=${isoDay(today)}`;
 
   before(async () => {
+    today = Math.floor(Date.now() / 1000 / DAY) * DAY;
+    range = `from=${isoDay(today - 9 * DAY)}&to=${isoDay(today)}`;
     stack = await startRunsStack('console-analytics');
     const { admin } = stack.tenant;
     stack.openai.setFallback({ text: ['Done.'], usage: { input: 1000, output: 250 } });
