@@ -162,6 +162,15 @@ export async function deleteItem(tx: Queryable, projectId: string, datasetId: st
   return true;
 }
 
+/**
+ * Holds the runs items are being taken from until the transaction ends. Clearing a conversation holds its runs
+ * first (clearConversations): it either waits for the items and deletes them, or has cleared the runs before they
+ * are read, and the snapshot finds them cleared.
+ */
+export async function holdSourceRuns(tx: Queryable, projectId: string, runIds: string[]): Promise<void> {
+  await tx.query('SELECT id FROM runs WHERE project_id = $1 AND id = ANY($2::text[]) ORDER BY id FOR SHARE', [projectId, runIds]);
+}
+
 /** What an item keeps of a past run: its input and attachments, and its tool calls (a network run's: its hops') in order. */
 export interface RunSnapshot {
   input: InputMessage[];

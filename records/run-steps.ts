@@ -297,7 +297,8 @@ export async function citationsOfSteps(db: Queryable, runId: string): Promise<Ci
 /**
  * Clears the conversation of the runs made on a thread, or for a subject, and of their network runs' hops: their
  * input, output and steps' messages and tool calls, as retention clears step payloads. The runs stay, with their
- * usage, cost, timing and scores. How many runs.
+ * usage, cost, timing and scores. The dataset items taken from those runs are deleted (each is a copy of the
+ * conversation), and their datasets' counts follow. How many runs.
  */
 export async function clearConversations(
   tx: Queryable,
@@ -306,12 +307,23 @@ export async function clearConversations(
 ): Promise<number> {
   // A trusted column name: which runs are meant.
   const column = 'threadId' in made ? 'thread_id' : 'subject_id';
+  const value = 'threadId' in made ? made.threadId : made.subjectId;
+  // The runs are held first, so that the statement below sees every dataset item taken from them: one being added
+  // holds its run until it commits (holdSourceRuns), and is then seen and deleted with the rest.
+  await tx.query(
+    `SELECT id FROM runs WHERE project_id = $1 AND (${column} = $2 OR parent_run_id IN (SELECT id FROM runs WHERE project_id = $1 AND ${column} = $2))
+      ORDER BY id FOR UPDATE`,
+    [projectId, value],
+  );
   const { rowCount } = await tx.query(
     `WITH theirs AS (
        SELECT id FROM runs WHERE project_id = $1 AND (${column} = $2 OR parent_run_id IN (SELECT id FROM runs WHERE project_id = $1 AND ${column} = $2))),
-     steps AS (UPDATE run_steps s SET message = NULL, tool_call = NULL, payload_expired = true FROM theirs WHERE s.run_id = theirs.id AND NOT s.payload_expired)
+     steps AS (UPDATE run_steps s SET message = NULL, tool_call = NULL, payload_expired = true FROM theirs WHERE s.run_id = theirs.id AND NOT s.payload_expired),
+     items AS (DELETE FROM dataset_items i USING theirs WHERE i.project_id = $1 AND i.source_run_id = theirs.id RETURNING i.dataset_id),
+     counts AS (UPDATE datasets d SET item_count = d.item_count - gone.n, updated_at = now()
+                  FROM (SELECT dataset_id, count(*)::int AS n FROM items GROUP BY dataset_id) gone WHERE d.id = gone.dataset_id)
      UPDATE runs r SET input = '[]', output_text = '', payloads_expired_at = coalesce(payloads_expired_at, now()) FROM theirs WHERE r.id = theirs.id`,
-    [projectId, 'threadId' in made ? made.threadId : made.subjectId],
+    [projectId, value],
   );
   return rowCount ?? 0;
 }

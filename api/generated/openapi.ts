@@ -637,6 +637,95 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/datasets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The project's datasets, newest first by default. Needs `datasets:read` or `datasets:write`. */
+        get: operations["listDatasets"];
+        put?: never;
+        /** Create a dataset: the cases agents are evaluated on, and the scorers an experiment on it uses when it names none. Each scorer is checked now (400 `invalid_scorer`, `duplicate_scorer`, `model_not_found`). Needs `datasets:write`; the audit log keeps it (`dataset.create`). */
+        post: operations["createDataset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/datasets/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Make a dataset from an OpenAI Evals export: the eval's definition (`name`, `data_source_config`, `testing_criteria`) and its items (`{"item": {...}}` each, as a JSON array or JSONL text). Each item's input comes from `input` (a field name, or a template such as `{{item.question}}`) and its expected answer from the reference of the criteria that compare the answer with one (`{{item.answer}}`). Criteria become scorers where one fits; the answer lists each criterion and item field that was not mapped, with why. All or nothing: an item that cannot be read answers 400 `invalid_import` naming it. Needs `datasets:write`; the audit log keeps it (`dataset.import`). */
+        post: operations["importDataset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/datasets/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a dataset. Needs `datasets:read` or `datasets:write`. */
+        get: operations["getDataset"];
+        put?: never;
+        post?: never;
+        /** Delete a dataset and its items. Needs `datasets:write`; the audit log keeps the deletion (`dataset.delete`). */
+        delete: operations["deleteDataset"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/datasets/{id}/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A dataset's items, oldest first by default. Each carries `tool_call_count`; its `tool_calls` come with the item alone (`GET /v1/datasets/{id}/items/{item_id}`). Needs `datasets:read` or `datasets:write`. */
+        get: operations["listDatasetItems"];
+        put?: never;
+        /** Add items to a dataset, 1 to 100 in one request, all or nothing: an item refused refuses the request, and its error's `param` names it (`items.3.from_run_id`). An item is an `input` (as a run request's) with `file_ids`, or `from_run_id`: a finished run of the project, whose input, attachments and every tool call with its answer are copied (409 `run_active` while it is still to end; 409 `run_cleared` once its conversation is no longer kept). Needs `datasets:write`, and `agents:read` for `from_run_id` and `files:read` for `file_ids` (403 `missing_scope`); the audit log keeps it (`dataset_item.create`, the dataset as its target). */
+        post: operations["addDatasetItems"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/datasets/{id}/items/{item_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve an item of a dataset, with the tool calls of the run it was taken from. Needs `datasets:read` or `datasets:write`. */
+        get: operations["getDatasetItem"];
+        put?: never;
+        post?: never;
+        /** Delete an item of a dataset. Needs `datasets:write`; the audit log keeps the deletion (`dataset_item.delete`). */
+        delete: operations["deleteDatasetItem"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/models": {
         parameters: {
             query?: never;
@@ -1311,7 +1400,7 @@ export interface components {
             graph_items_removed: number;
         };
         /** @enum {string} */
-        Scope: "admin" | "agents:read" | "agents:write" | "agents:run" | "files:read" | "files:write" | "analytics:read" | "events:read" | "webhooks:read" | "webhooks:write" | "approvals:read" | "approvals:write";
+        Scope: "admin" | "agents:read" | "agents:write" | "agents:run" | "files:read" | "files:write" | "analytics:read" | "events:read" | "webhooks:read" | "webhooks:write" | "approvals:read" | "approvals:write" | "datasets:read" | "datasets:write";
         ReportIdList: string[];
         CostReport: {
             /** @constant */
@@ -1894,8 +1983,7 @@ export interface components {
             content: components["schemas"]["Text"];
         };
         CreateRunRequest: {
-            /** @description The user's message, or a list of messages (user and assistant turns) ending the conversation so far. */
-            input: components["schemas"]["Text"] | components["schemas"]["InputMessage"][];
+            input: components["schemas"]["RunInput"];
             /** @description Files (any purpose) whose extracted text, and for a vision model whose images, go into the context; the built-in `read_file` tool reads them further. A file still processing is waited for up to 60 seconds. Attaching files needs the `files:read` scope as well (403 `missing_scope` otherwise): the model reads them and may repeat them. */
             file_ids?: components["schemas"]["ObjectId"][];
             metadata?: components["schemas"]["Metadata"];
@@ -2315,6 +2403,157 @@ export interface components {
             /** @description How long the hop ran, in milliseconds; null until it ends. */
             duration_ms?: number | null;
         };
+        /** @description The user's message, or a list of messages (user and assistant turns) ending the conversation so far. */
+        RunInput: components["schemas"]["Text"] | components["schemas"]["InputMessage"][];
+        /** @description A scorer: its name alone (`completion`, `latency`, `tool_errors`, `non_empty`, `groundedness`, `exact_match`, `fuzzy_match`, `faithfulness`), or an object with its `name` and options. A list names each scorer once (400 `duplicate_scorer`). See docs/evaluations.md for what each one scores. */
+        ScorerSpec: ("completion" | "latency" | "tool_errors" | "non_empty" | "groundedness" | "exact_match" | "fuzzy_match" | "faithfulness") | components["schemas"]["ScorerSpecObject"];
+        ScorerSpecObject: {
+            /** @enum {string} */
+            name: "completion" | "latency" | "tool_errors" | "non_empty" | "groundedness" | "faithfulness";
+        } | {
+            /** @constant */
+            name: "exact_match";
+            /** @default true */
+            case_sensitive: boolean;
+            /** @default true */
+            trim: boolean;
+        } | {
+            /** @constant */
+            name: "fuzzy_match";
+            threshold?: number;
+        } | {
+            /** @constant */
+            name: "json_schema";
+            schema: Record<string, never>;
+        } | {
+            /** @constant */
+            name: "judge";
+            rubric: components["schemas"]["Text"];
+            model?: components["schemas"]["Text"];
+        };
+        ScorerSpecList: components["schemas"]["ScorerSpec"][];
+        CreateDatasetRequest: {
+            name: components["schemas"]["Text"];
+            description?: components["schemas"]["Text"];
+            metadata?: components["schemas"]["Metadata"];
+            scorers?: components["schemas"]["ScorerSpecList"];
+        };
+        Dataset: {
+            id: string;
+            /** @constant */
+            object: "dataset";
+            name: string;
+            description: string;
+            metadata: components["schemas"]["Metadata"];
+            /** @description The scorers, each as an object with its options' defaults filled in. */
+            scorers: components["schemas"]["ScorerSpecObject"][];
+            item_count: number;
+            created_at: number;
+            /** @description When an item was last added or removed (or the dataset created). */
+            updated_at: number;
+        };
+        DeletedDataset: {
+            id: string;
+            /** @constant */
+            object: "dataset";
+            /** @constant */
+            deleted: true;
+            items_removed: number;
+        };
+        /** @description `input` (with `file_ids`), or `from_run_id`: not both. `expected` is any JSON value of at most 65,536 bytes as JSON (400 `expected_too_large`); null or absent names no expected answer. */
+        NewDatasetItem: {
+            input?: components["schemas"]["RunInput"];
+            /** @description Files of the project attached to the item's runs, as a run request's `file_ids` (needs `files:read`). */
+            file_ids?: components["schemas"]["ObjectId"][];
+            /** @description A finished run (an agent's or a network's) whose input, attachments and tool calls the item copies (needs `agents:read`). */
+            from_run_id?: components["schemas"]["ObjectId"];
+            expected?: unknown;
+            metadata?: components["schemas"]["Metadata"];
+        };
+        AddDatasetItemsRequest: {
+            items: components["schemas"]["NewDatasetItem"][];
+        };
+        ToolCallSnapshot: {
+            tool: string;
+            /** @description The arguments as the model wrote them (JSON text). */
+            arguments: string;
+            /** @description The answer the tool gave. */
+            content: string;
+            is_error: boolean;
+        };
+        DatasetItem: {
+            id: string;
+            /** @constant */
+            object: "dataset.item";
+            dataset_id: string;
+            input: components["schemas"]["InputMessage"][];
+            file_ids: string[];
+            /** @description The expected answer: a string or any JSON value; null for none. */
+            expected: unknown;
+            metadata: components["schemas"]["Metadata"];
+            /** @description The run the item was taken from; null for an item written by hand. */
+            source_run_id: string | null;
+            tool_call_count: number;
+            /** @description The source run's tool calls in order (a network run's: its hops'), as replay answers them; null for an item written by hand. Only on the item itself and on the items just added. */
+            tool_calls?: components["schemas"]["ToolCallSnapshot"][] | null;
+            created_at: number;
+        };
+        DeletedDatasetItem: {
+            id: string;
+            /** @constant */
+            object: "dataset.item";
+            /** @constant */
+            deleted: true;
+        };
+        /** @description An OpenAI eval as its API returns it (or as `evals.create` takes it). Fields besides these (`id`, `object`, `created_at`, `metadata`) are read past. */
+        OpenAiEval: {
+            name?: components["schemas"]["Text"];
+            data_source_config?: Record<string, never>;
+            testing_criteria: {
+                type: components["schemas"]["Text"];
+                name?: components["schemas"]["Text"];
+            }[];
+        };
+        /** @description The items come as `items` (a JSON array) or `items_jsonl` (JSONL text, one item a line), not both. */
+        ImportDatasetRequest: {
+            /** @description The dataset's name; the eval's by default. */
+            name?: components["schemas"]["Text"];
+            description?: components["schemas"]["Text"];
+            metadata?: components["schemas"]["Metadata"];
+            eval: components["schemas"]["OpenAiEval"];
+            /** @description Each `{"item": {...}}` (a `sample` beside it is read past), or the item's fields alone. */
+            items?: Record<string, never>[];
+            items_jsonl?: components["schemas"]["Text"];
+            /** @description What each item's input is: a field of the item (`question`), or a template (`{{item.question}}`, or text with several). By default the first of `input`, `question`, `prompt`, `query` the first item has. */
+            input?: components["schemas"]["Text"];
+            /** @description What each item's expected answer is, as for `input`; by default the reference of the criteria. */
+            expected?: components["schemas"]["Text"];
+        };
+        DatasetImport: {
+            /** @description The dataset's id. */
+            id: string;
+            /** @constant */
+            object: "dataset.import";
+            dataset: components["schemas"]["Dataset"];
+            items_imported: number;
+            /** @description The criteria that became scorers (or gave the items their expected answer). */
+            mapped: {
+                criterion: string;
+                type: string;
+                scorer: string;
+            }[];
+            /** @description The criteria with no scorer here, each with why. */
+            unmapped: {
+                criterion: string;
+                type: string;
+                reason: string;
+            }[];
+            /** @description The item fields kept nowhere (not the input, the expected answer, or a metadata value), each with why. */
+            unmapped_fields: {
+                field: string;
+                reason: string;
+            }[];
+        };
     };
     responses: {
         /** @description An error. */
@@ -2363,6 +2602,7 @@ export interface components {
         };
     };
     parameters: {
+        ItemId: string;
         Id: string;
         /** @description `kubernetes`: the change comes from the resource that manages the record (the controller sends it). Without it, changing or deleting a managed record answers 409 `managed_by_kubernetes`. */
         ManagedByHeader: "kubernetes";
@@ -4109,6 +4349,388 @@ export interface operations {
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
             409: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    listDatasets: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["Limit"];
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. Empty (`after=`) is no cursor: the first page. */
+                after?: components["parameters"]["After"];
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. Empty (`before=`) is no cursor. */
+                before?: components["parameters"]["Before"];
+                order?: components["parameters"]["Order"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of datasets. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListEnvelope"] & {
+                        data?: components["schemas"]["Dataset"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    createDataset: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Same key and same body within 24 hours returns the original response; same key and another body answers 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "support answers",
+                 *       "description": "Questions customers asked, with the answers we stand by.",
+                 *       "metadata": {
+                 *         "team": "support"
+                 *       },
+                 *       "scorers": [
+                 *         "completion",
+                 *         {
+                 *           "name": "exact_match",
+                 *           "case_sensitive": false
+                 *         },
+                 *         {
+                 *           "name": "fuzzy_match",
+                 *           "threshold": 0.8
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateDatasetRequest"];
+            };
+        };
+        responses: {
+            /** @description The dataset. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dataset"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    importDataset: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Same key and same body within 24 hours returns the original response; same key and another body answers 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "eval": {
+                 *         "name": "capitals",
+                 *         "data_source_config": {
+                 *           "type": "custom",
+                 *           "item_schema": {
+                 *             "type": "object",
+                 *             "properties": {
+                 *               "question": {
+                 *                 "type": "string"
+                 *               },
+                 *               "answer": {
+                 *                 "type": "string"
+                 *               }
+                 *             },
+                 *             "required": [
+                 *               "question",
+                 *               "answer"
+                 *             ]
+                 *           },
+                 *           "include_sample_schema": true
+                 *         },
+                 *         "testing_criteria": [
+                 *           {
+                 *             "type": "string_check",
+                 *             "name": "exact",
+                 *             "input": "{{sample.output_text}}",
+                 *             "reference": "{{item.answer}}",
+                 *             "operation": "eq"
+                 *           }
+                 *         ]
+                 *       },
+                 *       "items": [
+                 *         {
+                 *           "item": {
+                 *             "question": "What is the capital of France?",
+                 *             "answer": "Paris"
+                 *           }
+                 *         }
+                 *       ],
+                 *       "input": "{{item.question}}"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ImportDatasetRequest"];
+            };
+        };
+        responses: {
+            /** @description The dataset made, and what was and was not mapped. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatasetImport"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getDataset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The dataset. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dataset"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    deleteDataset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What was removed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedDataset"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    listDatasetItems: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["Limit"];
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. Empty (`after=`) is no cursor: the first page. */
+                after?: components["parameters"]["After"];
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. Empty (`before=`) is no cursor. */
+                before?: components["parameters"]["Before"];
+                order?: "asc" | "desc";
+            };
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of items. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListEnvelope"] & {
+                        data?: components["schemas"]["DatasetItem"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    addDatasetItems: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Same key and same body within 24 hours returns the original response; same key and another body answers 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "items": [
+                 *         {
+                 *           "input": "What is the capital of France?",
+                 *           "expected": "Paris",
+                 *           "metadata": {
+                 *             "topic": "geography"
+                 *           }
+                 *         },
+                 *         {
+                 *           "input": [
+                 *             {
+                 *               "role": "user",
+                 *               "content": "Give the order total as JSON."
+                 *             }
+                 *           ],
+                 *           "expected": {
+                 *             "total": 42
+                 *           }
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["AddDatasetItemsRequest"];
+            };
+        };
+        responses: {
+            /** @description The items added, in the order given. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListEnvelope"] & {
+                        data?: components["schemas"]["DatasetItem"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getDatasetItem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+                item_id: components["parameters"]["ItemId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The item. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatasetItem"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    deleteDatasetItem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+                item_id: components["parameters"]["ItemId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The item is gone. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedDatasetItem"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };

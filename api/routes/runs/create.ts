@@ -4,7 +4,7 @@
  * later by the maintenance schedule, so an accepted run is never lost. A replayed key answers the same
  * run as it stands now.
  */
-import type { ApiContext, ApiDeps } from '../../context.js';
+import type { ApiContext, ApiDeps, Caller } from '../../context.js';
 import { callerOf } from '../../context.js';
 import { ConflictError, InvalidRequestError, NotFoundError, PermissionError } from '../../errors.js';
 import { hasScope } from '../../middleware/auth.js';
@@ -86,6 +86,23 @@ async function refuseBusyThread(tx: Queryable, projectId: string, threadId: stri
 
 export type RunBody = Input<'runAgent'>['body'];
 
+/** A run's `input` as the messages it is: a string is the user's message; a list needs one of the user's. */
+export function inputMessagesOf(input: RunBody['input'], param = 'input'): InputMessage[] {
+  const messages: InputMessage[] = typeof input === 'string' ? [{ role: 'user', content: input }] : input;
+  if (messages.every((m) => m.role !== 'user'))
+    throw InvalidRequestError('invalid_input', `\`${param}\` needs at least one user message.`, param);
+  return messages;
+}
+
+/** Refuses attachments the caller may not read (403), or that are not files of its project (404). */
+export async function checkAttachments(db: Queryable, caller: Caller, fileIds: string[]): Promise<void> {
+  // Attaching a file hands its content to the model and back in the answer: reading it, by another road.
+  if (fileIds.length > 0 && !hasScope(caller, 'files:read')) throw PermissionError('files:read');
+  const files = await attachmentsOf(db, caller.projectId, fileIds);
+  const unknown = fileIds.find((fileId) => !files.some((f) => f.id === fileId));
+  if (unknown !== undefined) throw NotFoundError('file', unknown);
+}
+
 const newThread = (tx: Queryable, projectId: string, body: RunBody) =>
   createThread(tx, projectId, { subjectId: body.subject_id ?? null, metadata: {} });
 
@@ -124,11 +141,7 @@ export async function startRun(
   }
 
   const fileIds = body.file_ids ?? [];
-  // Attaching a file hands its content to the model and back in the answer: reading it, by another road.
-  if (fileIds.length > 0 && !hasScope(caller, 'files:read')) throw PermissionError('files:read');
-  const files = await attachmentsOf(deps.db, projectId, fileIds);
-  const unknown = fileIds.find((fileId) => !files.some((f) => f.id === fileId));
-  if (unknown !== undefined) throw NotFoundError('file', unknown);
+  await checkAttachments(deps.db, caller, fileIds);
 
   if (body.previous_run_id !== undefined) {
     const previous = await findRun(deps.db, projectId, body.previous_run_id);
@@ -155,9 +168,7 @@ export async function startRun(
     );
   }
 
-  const input: InputMessage[] = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
-  if (input.every((m) => m.role !== 'user'))
-    throw InvalidRequestError('invalid_input', '`input` needs at least one user message.', 'input');
+  const input = inputMessagesOf(body.input);
   const identity = options.identity ?? { ...body, stream: undefined, wait: undefined };
 
   // A streamed run holds an event stream: refused before anything is created when its key holds too many.
