@@ -95,6 +95,7 @@ export async function deleteDataset(tx: Queryable, projectId: string, id: string
 /** Adds items to a dataset (whose row the caller holds locked), in order; the dataset's count follows. */
 export async function addItems(tx: Queryable, dataset: DatasetRecord, items: NewDatasetItem[]): Promise<DatasetItemRecord[]> {
   if (items.length === 0) return [];
+  const ids = items.map(() => newId('dsi'));
   const { rows } = await tx.query<DatasetItemRecord>(
     `INSERT INTO dataset_items (id, dataset_id, project_id, input, file_ids, expected, metadata, source_run_id, tool_calls, created_at)
      SELECT i.id, $1, $2, i.input, i.file_ids, i.expected, i.metadata, i.source_run_id, i.tool_calls,
@@ -106,7 +107,7 @@ export async function addItems(tx: Queryable, dataset: DatasetRecord, items: New
       dataset.project_id,
       JSON.stringify(
         items.map((item, n) => ({
-          id: newId('dsi'),
+          id: ids[n],
           n,
           input: item.input,
           file_ids: item.fileIds,
@@ -120,7 +121,9 @@ export async function addItems(tx: Queryable, dataset: DatasetRecord, items: New
     ],
   );
   await tx.query('UPDATE datasets SET item_count = item_count + $2, updated_at = now() WHERE id = $1', [dataset.id, rows.length]);
-  return rows.sort((a, b) => a.created_at.getTime() - b.created_at.getTime() || a.id.localeCompare(b.id));
+  // In the order given (their times differ by microseconds, which a Date does not hold).
+  const order = new Map(ids.map((id, n) => [id, n]));
+  return rows.sort((a, b) => order.get(a.id)! - order.get(b.id)!);
 }
 
 export async function findItem(db: Queryable, projectId: string, datasetId: string, itemId: string): Promise<DatasetItemRecord | null> {
