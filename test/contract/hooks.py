@@ -49,7 +49,9 @@ TOOL_CLASH = re.compile(r"is already used by tools\[\d+\]$|belong to the tools o
 # How the network guard words a literal host that is not public, for an IPv6 one (tools/network-guard.ts).
 IPV6_NOT_PUBLIC = re.compile(r"(^|\s)[0-9A-Fa-f.]*:[0-9A-Fa-f:.]* is not a public address")
 # Where free-form JSON is, in the name of a parameter: a tool's schemas, an approver's edited arguments.
-TOOL_PARAMETERS = re.compile(r"tools\.\d+\.(parameters|approval\.arguments|policy\.deny_when)\.|arguments\.")
+TOOL_PARAMETERS = re.compile(r"tools\.\d+\.(parameters|approval\.arguments|policy\.deny_when)\.|arguments\.|scorers\.\d+\.schema\.|items\.\d+\.|eval\.")
+# Where a dataset scorer's JSON Schema is, in the name of a parameter.
+SCORER_SCHEMA = re.compile(r"scorers\.\d+\.schema")
 
 
 # How schemathesis names the query parameter a request it expected refused got wrong.
@@ -103,7 +105,8 @@ def filter_failure(context, failure, case, response):
         if error_code(response) == "invalid_tool" and "is not a usable JSON Schema" in error_of(response).get("message", ""):
             return False
         # - no string in a request may hold NUL (the document's description): a tool's `parameters` (and its
-        #   approval's and policy's schemas, and an approver's edited `arguments`) are free-form JSON, with no schema
+        #   approval's and policy's schemas, an approver's edited `arguments`, a dataset scorer's schema, an item's
+        #   `expected`, an import's items and eval) are free-form JSON, with no schema
         #   of their own for the strings inside them. (A recursive one would state it, but openapi-typescript cannot
         #   type a recursive union.)
         if error_code(response) == "invalid_parameter" and TOOL_PARAMETERS.match(error_of(response).get("param") or ""):
@@ -123,6 +126,22 @@ def filter_failure(context, failure, case, response):
         #   Errors): the free-form objects (tool schemas, metadata of runs' inputs) have no schema of their own for
         #   the keys inside them, as for NUL above.
         if error_code(response) == "invalid_json" and "__proto__" in error_of(response).get("message", ""):
+            return False
+        # - a dataset names each scorer once (400 duplicate_scorer, ScorerSpec): no schema can compare one field of
+        #   an array's items; and a `json_schema` scorer's `schema` must compile (400 invalid_scorer naming it), as a
+        #   tool's `parameters` must.
+        if error_code(response) == "duplicate_scorer":
+            return False
+        if error_code(response) == "invalid_scorer" and SCORER_SCHEMA.match(error_of(response).get("param") or ""):
+            return False
+        # - a dataset item is `input` (with `file_ids`) or `from_run_id`, and its free-form `expected` is at most
+        #   65,536 bytes as JSON (400 invalid_item, expected_too_large, NewDatasetItem): stated in words, so that the
+        #   refusal says which field to drop rather than which branch of a oneOf failed.
+        if error_code(response) in ("invalid_item", "expected_too_large"):
+            return False
+        # - an import's items and criteria are another service's free-form export, read field by field (400
+        #   invalid_import naming the item: not JSONL, or without the field the input or expected answer comes from).
+        if error_code(response) == "invalid_import":
             return False
         # - a quality backfill's `judge` needs a judge model (400 judge_not_configured, docs/api.md, Quality):
         #   configuration, as for model_not_found.
