@@ -267,6 +267,23 @@ export async function tallyOf(
 
 // ---- The worker's side: each step safe to repeat.
 
+/**
+ * Experiments still queued `olderThanSeconds` after they were made: their workflow, which marks them running as it
+ * starts, was never started (the API died after the commit, or Temporal was down). Oldest first.
+ */
+export async function staleQueuedExperiments(
+  db: Queryable,
+  olderThanSeconds: number,
+  limit: number,
+): Promise<{ id: string; projectId: string }[]> {
+  const { rows } = await db.query<{ id: string; projectId: string }>(
+    `SELECT id, project_id AS "projectId" FROM experiments
+      WHERE status = 'queued' AND created_at < now() - make_interval(secs => $1) ORDER BY created_at, id LIMIT $2`,
+    [olderThanSeconds, limit],
+  );
+  return rows;
+}
+
 /** Queued → running, once. */
 export async function markExperimentRunning(db: Queryable, id: string): Promise<void> {
   await db.query(`UPDATE experiments SET status = 'running', started_at = now() WHERE id = $1 AND status = 'queued'`, [id]);
