@@ -2239,25 +2239,27 @@ export interface components {
             started_at: number | null;
             completed_at: number | null;
         };
-        /** @description A scorer: its name, or an object with its `name` and its settings. Names: `completion`, `latency`, `tool_errors`, `non_empty`, `groundedness` (the run's heuristic scores), `exact_match` (the answer, trimmed, equals the item's `expected`). Another name answers 400 `unknown_scorer`. */
-        ExperimentScorer: string | ({
-            name: string;
+        /** @description A scorer: its name, or an object with its `name` and its settings. Names: `completion`, `latency`, `tool_errors`, `non_empty`, `groundedness` (the run's heuristic scores), `exact_match` (the answer, trimmed, equals the item's `expected`). A dataset whose own `scorers` name another answers 409 `unknown_scorer` when it is run without `scorers`. */
+        ExperimentScorer: components["schemas"]["ExperimentScorerName"] | ({
+            name: components["schemas"]["ExperimentScorerName"];
         } & {
             [key: string]: unknown;
         });
+        /** @enum {string} */
+        ExperimentScorerName: "completion" | "latency" | "tool_errors" | "non_empty" | "groundedness" | "exact_match";
         /** @description Changes to the agent version an experiment runs, for its runs only (no new version is made). */
         ExperimentOverrides: {
             model?: components["schemas"]["ModelName"];
             instructions?: components["schemas"]["Text"];
             model_settings?: components["schemas"]["ModelSettings"];
         };
-        /** @description Give `agent_id` or `network_id`, one of them. */
+        /** @description Give `agent_id` or `network_id`, one of them; `overrides` only with `agent_id`. */
         CreateExperimentRequest: {
             name?: components["schemas"]["Text"];
             dataset_id: components["schemas"]["ObjectId"];
             agent_id?: components["schemas"]["ObjectId"];
             network_id?: components["schemas"]["ObjectId"];
-            /** @description The version to run; the current one by default. */
+            /** @description The version to run; the current one by default. A version the agent or network never had answers 404. */
             version?: number;
             overrides?: components["schemas"]["ExperimentOverrides"];
             /** @description The scorers; by default the dataset's own, else `completion`, with `exact_match` as well when any item has an `expected` answer. */
@@ -2274,7 +2276,7 @@ export interface components {
              */
             concurrency: number;
             metadata?: components["schemas"]["Metadata"];
-        };
+        } & (unknown | unknown);
         /** @enum {string} */
         ExperimentStatus: "queued" | "running" | "completed" | "failed" | "cancelled";
         Experiment: {
@@ -3614,7 +3616,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The experiment, queued. */
+            /** @description The experiment, queued. A dataset with no items, or with more than 1,000, answers 409 (`dataset_empty`, `dataset_too_large`). */
             201: {
                 headers: {
                     [name: string]: unknown;

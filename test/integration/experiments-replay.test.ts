@@ -277,29 +277,29 @@ describe('experiments', function () {
     assert.notEqual(next.body.data[0].id, page.body.data[0].id);
   });
 
-  it('answers 400 for a request that names no target, both, overrides on a network, or an unknown scorer or version', async () => {
+  it('answers 400 for a request that names no target, both, overrides on a network, or an unknown scorer', async () => {
     const admin = stack.tenant.admin;
     const refused = async (body: Record<string, unknown>, code: string) => {
       const answer = await admin.post('/v1/experiments', { dataset_id: datasetId, ...body });
       assert.equal(answer.status, 400, JSON.stringify(answer.body));
       assert.equal(answer.body.error.code, code, JSON.stringify(answer.body));
     };
-    await refused({}, 'invalid_parameter');
+    await refused({}, 'missing_parameter');
     await refused({ agent_id: agent.id, network_id: 'net_x' }, 'invalid_parameter');
-    await refused({ agent_id: agent.id, scorers: ['astrology'] }, 'unknown_scorer');
-    await refused({ agent_id: agent.id, version: 99 }, 'invalid_version');
+    await refused({ agent_id: agent.id, scorers: ['astrology'] }, 'invalid_parameter');
     await refused({ agent_id: agent.id, concurrency: 0 }, 'invalid_parameter');
     const network = await admin.post('/v1/networks', { name: 'n', members: [agent.id], router: { type: 'sequential' } });
-    await refused({ network_id: network.body.id, overrides: { model: 'gpt-4.1-mini' } }, 'unsupported_parameter');
+    await refused({ network_id: network.body.id, overrides: { model: 'gpt-4.1-mini' } }, 'invalid_parameter');
   });
 
-  it("answers 404 for an unknown experiment, agent or dataset, and for another project's dataset", async () => {
+  it("answers 404 for an unknown experiment, agent, version or dataset, and for another project's dataset", async () => {
     const admin = stack.tenant.admin;
     assert.equal((await admin.get('/v1/experiments/exp_missing')).status, 404);
     assert.equal((await admin.get('/v1/experiments/exp_missing/items')).status, 404);
     assert.equal((await admin.post('/v1/experiments/exp_missing/cancel', {})).status, 404);
     assert.equal((await admin.post('/v1/experiments', { dataset_id: 'ds_missing', agent_id: agent.id })).status, 404);
     assert.equal((await admin.post('/v1/experiments', { dataset_id: datasetId, agent_id: 'agent_missing' })).status, 404);
+    assert.equal((await admin.post('/v1/experiments', { dataset_id: datasetId, agent_id: agent.id, version: 99 })).status, 404);
     const other = await newTenant(stack.api, 'experiments-other');
     const otherAgent = await createAgent(other.admin);
     const theirs = await other.admin.post('/v1/experiments', { dataset_id: datasetId, agent_id: otherAgent.id });

@@ -5,7 +5,7 @@
  */
 import type { ApiContext, ApiDeps } from '../../context.js';
 import { callerOf } from '../../context.js';
-import { InvalidRequestError, NotFoundError, PermissionError } from '../../errors.js';
+import { ConflictError, InvalidRequestError, NotFoundError, PermissionError } from '../../errors.js';
 import { hasScope } from '../../middleware/auth.js';
 import { concurrentRunsOf } from '../../middleware/rate-limit.js';
 import type { Input } from '../../validation.js';
@@ -45,12 +45,7 @@ async function targetOf(db: Queryable, projectId: string, body: Body) {
       ? ((await findAgent(db, projectId, body.agent_id)) ?? notFound('agent', body.agent_id))
       : ((await findNetwork(db, projectId, body.network_id!)) ?? notFound('network', body.network_id!));
   const version = body.version ?? current.version;
-  if (!(await exists(version)))
-    throw InvalidRequestError(
-      'invalid_version',
-      `${current.id} has no version ${version}; its current version is ${current.version}.`,
-      'version',
-    );
+  if (!(await exists(version))) throw NotFoundError(`version ${version} of ${current.id}`, current.id);
   return { target: body.agent_id !== undefined ? { agentId: body.agent_id } : { networkId: body.network_id! }, version };
 }
 
@@ -68,9 +63,9 @@ export async function createExperimentRoute(ctx: ApiContext, deps: ApiDeps, { bo
 
   const dataset = (await findDataset(deps.db, projectId, body.dataset_id)) ?? notFound('dataset', body.dataset_id);
   const items = await allItemsOf(deps.db, dataset.id);
-  if (items.length === 0) throw InvalidRequestError('dataset_empty', `The dataset ${dataset.id} has no items to run.`, 'dataset_id');
+  if (items.length === 0) throw ConflictError('dataset_empty', `The dataset ${dataset.id} has no items to run.`, 'dataset_id');
   if (items.length > MAX_EXPERIMENT_ITEMS)
-    throw InvalidRequestError(
+    throw ConflictError(
       'dataset_too_large',
       `An experiment runs at most ${MAX_EXPERIMENT_ITEMS} items; the dataset ${dataset.id} has ${items.length}.`,
       'dataset_id',
@@ -81,10 +76,11 @@ export async function createExperimentRoute(ctx: ApiContext, deps: ApiDeps, { bo
   const scorers = (body.scorers ??
     (dataset.scorers.length > 0 ? dataset.scorers : defaultScorers(items.some((item) => item.expected !== null)))) as ScorerSpec[];
   const unknown = unknownScorer(scorers);
+  // The document names every scorer a request may: one unknown here is the dataset's own.
   if (unknown !== null)
-    throw InvalidRequestError(
+    throw ConflictError(
       'unknown_scorer',
-      `There is no scorer named ${JSON.stringify(unknown)}${body.scorers ? '' : ` (named by the dataset ${dataset.id})`}.`,
+      `There is no scorer named ${JSON.stringify(unknown)}, which the dataset ${dataset.id} names.`,
       'scorers',
     );
 
