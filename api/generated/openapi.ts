@@ -2239,12 +2239,10 @@ export interface components {
             started_at: number | null;
             completed_at: number | null;
         };
-        /** @description A scorer: its name, or an object with its `name` and its settings. Names: `completion`, `latency`, `tool_errors`, `non_empty`, `groundedness` (the run's heuristic scores), `exact_match` (the answer, trimmed, equals the item's `expected`). A dataset whose own `scorers` name another answers 409 `unknown_scorer` when it is run without `scorers`. */
-        ExperimentScorer: components["schemas"]["ExperimentScorerName"] | ({
+        /** @description A scorer: its name, or an object with its `name`. Names: `completion`, `latency`, `tool_errors`, `non_empty`, `groundedness` (the run's heuristic scores), `exact_match` (the answer, trimmed, equals the item's `expected`). A dataset whose own `scorers` name another answers 409 `unknown_scorer` when it is run without `scorers`. */
+        ExperimentScorer: components["schemas"]["ExperimentScorerName"] | {
             name: components["schemas"]["ExperimentScorerName"];
-        } & {
-            [key: string]: unknown;
-        });
+        };
         /** @enum {string} */
         ExperimentScorerName: "completion" | "latency" | "tool_errors" | "non_empty" | "groundedness" | "exact_match";
         /** @description Changes to the agent version an experiment runs, for its runs only (no new version is made). */
