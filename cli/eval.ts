@@ -18,6 +18,7 @@ export const EVAL_USAGE = `Usage: agentplane eval --dataset <id> (--agent <id> |
   --version N         the agent's or network's version to run (default: its current one)
   --model M           run an agent with this model instead of its version's
   --tools replay|live replay: answer tool calls from the dataset items' recorded calls (default); live: call them
+  --concurrency N     items run at once (1 to 20, default 4)
   --scorer NAME       a scorer to score items with (repeatable; default: the dataset's)
   --baseline EXP      compare with this finished experiment on the same dataset
   --fail-if "GATE"    fail when GATE holds (repeatable): "<scorer> < 0.8", "cost_usd > 0.05" (total USD),
@@ -47,7 +48,8 @@ interface EvalOptions {
   target: { agent_id: string } | { network_id: string };
   version?: number;
   model?: string;
-  tools?: 'replay' | 'live';
+  tools: 'replay' | 'live';
+  concurrency: number;
   scorers?: string[];
   baseline?: string;
   gates: Gate[];
@@ -94,6 +96,7 @@ function optionsOf(args: string[]): EvalOptions {
         version: { type: 'string' },
         model: { type: 'string' },
         tools: { type: 'string' },
+        concurrency: { type: 'string' },
         scorer: { type: 'string', multiple: true },
         baseline: { type: 'string' },
         'fail-if': { type: 'string', multiple: true },
@@ -125,7 +128,8 @@ function optionsOf(args: string[]): EvalOptions {
     target: values.agent !== undefined ? { agent_id: values.agent } : { network_id: values.network! },
     version: values.version === undefined ? undefined : whole('version', values.version, 1, 2_147_483_647),
     model: values.model,
-    tools: values.tools as EvalOptions['tools'],
+    tools: (values.tools ?? 'replay') as EvalOptions['tools'],
+    concurrency: values.concurrency === undefined ? 4 : whole('concurrency', values.concurrency, 1, 20),
     scorers: values.scorer,
     baseline: values.baseline,
     gates,
@@ -165,7 +169,8 @@ async function evaluate(client: AgentplaneClient, options: EvalOptions): Promise
       ...(options.name !== undefined && { name: options.name }),
       ...(options.version !== undefined && { version: options.version }),
       ...(options.model !== undefined && { overrides: { model: options.model } }),
-      ...(options.tools !== undefined && { tools: options.tools }),
+      tools: options.tools,
+      concurrency: options.concurrency,
       ...(options.scorers !== undefined && { scorers: options.scorers }),
     },
   });

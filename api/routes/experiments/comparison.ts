@@ -13,6 +13,9 @@ import { findExperiment, type ExperimentRecord } from '../../../records/experime
 import { completedItemsOf } from '../../../records/compared-items.js';
 import { compareExperiments, CONFIDENCE } from '../../../records/experiment-comparison.js';
 
+/** The document's default for `top`. */
+const DEFAULT_TOP = 5;
+
 const unfinished = (experiment: ExperimentRecord) => experiment.status === 'queued' || experiment.status === 'running';
 
 export function experimentComparisonRoutes(router: Router<ApiState>, deps: ApiDeps): void {
@@ -53,7 +56,7 @@ export function experimentComparisonRoutes(router: Router<ApiState>, deps: ApiDe
           baseline_completed: theirs.length,
           paired: ours.filter((item) => paired.has(item.dataset_item_id)).length,
         },
-        metrics: compareExperiments(theirs, ours, { seed: `${baseline.id}/${experiment.id}`, top: query.top }),
+        metrics: compareExperiments(theirs, ours, { seed: `${baseline.id}/${experiment.id}`, top: query.top ?? DEFAULT_TOP }),
       };
     }),
   );
