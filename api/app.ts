@@ -23,6 +23,7 @@ import { networkRoutes } from './routes/networks/networks.js';
 import { budgetRoutes } from './routes/budgets/budgets.js';
 import { approvalRoutes } from './routes/approvals/approvals.js';
 import { threadRoutes } from './routes/threads/threads.js';
+import { experimentRoutes } from './routes/experiments/experiments.js';
 import { memoryRoutes } from './routes/memories/memories.js';
 import { costRoutes } from './routes/analytics/costs.js';
 import { qualityRoutes } from './routes/analytics/quality.js';
@@ -81,6 +82,7 @@ export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<A
   budgetRoutes(v1, deps);
   approvalRoutes(v1, deps);
   threadRoutes(v1, deps);
+  experimentRoutes(v1, deps);
   memoryRoutes(v1, deps);
   costRoutes(v1, deps);
   qualityRoutes(v1, deps);

@@ -89,6 +89,7 @@ function presentStep(step: RunStepRecord, previous: Pick<RunStepRecord, 'complet
       ? { usage: { input_tokens: step.input_tokens, output_tokens: step.output_tokens, cached_tokens: 0 }, cost: step.cost }
       : {}),
     is_error: step.is_error,
+    ...(step.replayed_from !== null ? { replayed: true as const } : {}),
   };
 }
 
@@ -136,6 +137,7 @@ function presentSummaryFields(run: RunSummaryRecord, children: RunSummaryRecord[
     previous_run_id: run.previous_run_id,
     thread_id: run.thread_id,
     subject_id: run.subject_id,
+    experiment_id: run.experiment_id,
     step_count: run.step_count,
     hops: children.map((child) => presentHop(child, runStart)),
     usage: { input_tokens: run.input_tokens, output_tokens: run.output_tokens, cached_tokens: run.cached_tokens },

@@ -59,6 +59,8 @@ export interface RunStepRecord {
   citations: Citation[] | null;
   /** A call of an A2A tool: the remote agent's task it started. */
   remote_task: RemoteTask | null;
+  /** A tool call an experiment answered from its item's recorded calls: the index of the call that answered it. */
+  replayed_from: number | null;
   /** Its message and tool call were cleared past their retention (records/retention.ts). */
   payload_expired: boolean;
   error: RunError | null;
@@ -69,7 +71,7 @@ export interface RunStepRecord {
 }
 
 const COLUMNS = `run_id, index, type, status, attempt, model, provider, price_version, input_tokens, output_tokens, cached_tokens,
-  trim_scale(cost)::text AS cost, tool_call, message, is_error, citations, remote_task, error, started_at, completed_at, payload_expired`;
+  trim_scale(cost)::text AS cost, tool_call, message, is_error, citations, remote_task, replayed_from, error, started_at, completed_at, payload_expired`;
 
 export async function stepsOf(db: Queryable, runId: string): Promise<RunStepRecord[]> {
   const { rows } = await db.query<RunStepRecord>(`SELECT ${COLUMNS} FROM run_steps WHERE run_id = $1 ORDER BY index`, [runId]);

@@ -14,6 +14,7 @@ import { releaseReservationsOf } from './cost-caps.js';
 import { activeRunsOnThread, appendTurn } from './threads.js';
 import { newRunTraceContext, tracingOn, type StoredTraceContext } from '../tracing/context.js';
 import { exportRunSpan, type EndedRun } from '../tracing/gen-ai.js';
+import type { AgentOverrides } from './experiments.js';
 
 export type RunStatus = components['schemas']['RunStatus'];
 export type RunError = components['schemas']['RunError'];
@@ -67,6 +68,12 @@ export interface RunRecord {
   max_cost_usd: string | null;
   /** The run's trace context (its own span's id among it); null when tracing was off where it was created. */
   trace_context: StoredTraceContext | null;
+  /** The experiment that made it (a network run's hops carry their parent's); null for any other run. */
+  experiment_id: string | null;
+  /** An experiment's changes to its agent's definition, applied where the worker reads the definition. */
+  agent_overrides: AgentOverrides | null;
+  /** The experiment item whose recorded tool calls answer the run's (a replayed run); null: its tools are called. */
+  replay_item_id: string | null;
 }
 
 export interface HopDecision {
@@ -97,11 +104,14 @@ export interface NewRun {
   /** Decimal USD; null for none. */
   maxCostUsd: string | null;
   metadata: Record<string, string>;
+  /** A run an experiment makes for one of its items. */
+  experiment?: { id: string; overrides: AgentOverrides | null; replayItemId: string | null };
 }
 
 const COLUMNS = `id, project_id, agent_id, agent_version, network_id, network_version, parent_run_id, hop_index, hop_decision, handoff, api_key_id, status, model, resolved_model, routing_reason, input, file_ids,
   previous_run_id, thread_id, subject_id, max_steps, output_text, input_tokens, output_tokens, cached_tokens, trim_scale(cost)::text AS cost, error, metadata,
-  created_at, started_at, completed_at, payloads_expired_at, pending_approvals, trim_scale(max_cost_usd)::text AS max_cost_usd, trace_context`;
+  created_at, started_at, completed_at, payloads_expired_at, pending_approvals, trim_scale(max_cost_usd)::text AS max_cost_usd, trace_context,
+  experiment_id, agent_overrides, replay_item_id`;
 
 /**
  * A run as lists show it: its totals and how many steps it has, without its conversation (the input, the
@@ -111,7 +121,8 @@ export type RunSummaryRecord = Omit<RunRecord, 'input' | 'output_text'> & { step
 
 const SUMMARY_COLUMNS = `id, project_id, agent_id, agent_version, network_id, network_version, parent_run_id, hop_index, hop_decision, handoff, api_key_id, status, model, resolved_model, routing_reason, file_ids,
   previous_run_id, thread_id, subject_id, max_steps, input_tokens, output_tokens, cached_tokens, trim_scale(cost)::text AS cost, error, metadata,
-  created_at, started_at, completed_at, payloads_expired_at, pending_approvals, trim_scale(max_cost_usd)::text AS max_cost_usd, (SELECT count(*)::int FROM run_steps WHERE run_steps.run_id = runs.id) AS step_count`;
+  created_at, started_at, completed_at, payloads_expired_at, pending_approvals, trim_scale(max_cost_usd)::text AS max_cost_usd,
+  experiment_id, agent_overrides, replay_item_id, (SELECT count(*)::int FROM run_steps WHERE run_steps.run_id = runs.id) AS step_count`;
 
 /**
  * The condition for runs in any of `statuses` as the API shows them: `requires_action` is a run in progress with
@@ -131,8 +142,8 @@ export async function insertRun(tx: Queryable, run: NewRun): Promise<string> {
   const id = newId('run');
   await tx.query(
     `INSERT INTO runs (id, project_id, agent_id, agent_version, network_id, network_version, api_key_id, status, model, input, file_ids, previous_run_id,
-       max_steps, metadata, max_cost_usd, thread_id, subject_id, trace_context)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $9, $10, $11, $12, $13, $14::numeric, $15, $16, $17)`,
+       max_steps, metadata, max_cost_usd, thread_id, subject_id, trace_context, experiment_id, agent_overrides, replay_item_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $9, $10, $11, $12, $13, $14::numeric, $15, $16, $17, $18, $19, $20)`,
     [
       id,
       run.projectId,
@@ -152,6 +163,9 @@ export async function insertRun(tx: Queryable, run: NewRun): Promise<string> {
       run.subjectId,
       // A child of the request's span: the run's own span, exported when it ends.
       newRunTraceContext(),
+      run.experiment?.id ?? null,
+      run.experiment?.overrides ? JSON.stringify(run.experiment.overrides) : null,
+      run.experiment?.replayItemId ?? null,
     ],
   );
   await appendRunEvent(tx, id, 'run.created', {});
@@ -301,8 +315,8 @@ export async function insertChildRun(
   const id = newId('run');
   const { rowCount } = await tx.query(
     `INSERT INTO runs (id, project_id, agent_id, agent_version, parent_run_id, hop_index, hop_decision, api_key_id, status, model, input, file_ids,
-       max_steps, metadata, max_cost_usd, trace_context)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'queued', $9, $10, $11, $12, $13, $14::numeric, $15)
+       max_steps, metadata, max_cost_usd, trace_context, experiment_id, replay_item_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'queued', $9, $10, $11, $12, $13, $14::numeric, $15, $16, $17)
      ON CONFLICT (parent_run_id, hop_index) DO NOTHING`,
     [
       id,
@@ -321,6 +335,9 @@ export async function insertChildRun(
       hop.maxCostUsd,
       // A hop's span is a child of its network run's.
       parent.trace_context ? newRunTraceContext(parent.trace_context) : null,
+      // A hop of an experiment's run is the experiment's, replayed from the same item.
+      parent.experiment_id,
+      parent.replay_item_id,
     ],
   );
   if (rowCount === 1) await appendRunEvent(tx, id, 'run.created', { hop: hop.index, agent_id: hop.agentId, decision: hop.decision });

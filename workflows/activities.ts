@@ -11,6 +11,7 @@ import { createNetworkActivities } from './networks/activities.js';
 import { createQualityActivities } from './quality/activities.js';
 import { createMemoryActivities } from './memory/activities.js';
 import { createWebhookActivities } from './webhooks/activities.js';
+import { createExperimentActivities } from './experiments/activities.js';
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from './webhooks/client.js';
 import type { ModelCatalogue } from '../models/catalogue.js';
 import type { ModelGateway } from '../models/gateway.js';
@@ -41,5 +42,6 @@ export const createActivities = (dependencies: ActivityDependencies) => ({
   ...createNetworkActivities(dependencies),
   ...createQualityActivities(dependencies),
   ...createMemoryActivities(dependencies),
+  ...createExperimentActivities({ db: dependencies.db }),
   ...createWebhookActivities({ db: dependencies.db, webhooks: dependencies.webhooks ?? DEFAULT_WEBHOOK_SETTINGS }),
 });

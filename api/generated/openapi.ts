@@ -402,6 +402,75 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/experiments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The project's experiments, newest first by default. Needs `experiments:read`. */
+        get: operations["listExperiments"];
+        put?: never;
+        /** Run a dataset's items against a version of an agent or a network, each item as a run of its own, scored once it ends. With `tools: replay` (the default) every tool call is answered from the calls the item's source run recorded, and nothing is sent to a tool; a call not recorded fails its item with `replay_miss`. Needs `experiments:write` and `agents:run` (and `files:read` when items attach files); the audit log keeps it. */
+        post: operations["createExperiment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/experiments/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve an experiment, with how many of its items are in each state and what the ended ones add up to. Needs `experiments:read`. */
+        get: operations["getExperiment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/experiments/{id}/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An experiment's items in dataset order by default, each with its run, output, scores, cost and latency. Needs `experiments:read`. */
+        get: operations["listExperimentItems"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/experiments/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel an experiment: items not started are cancelled, runs in progress are cancelled (their items too), and the experiment ends `cancelled`. An experiment already ended is answered as it is. Needs `experiments:write`; the audit log keeps it. */
+        post: operations["cancelExperiment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/memories": {
         parameters: {
             query?: never;
@@ -1328,7 +1397,7 @@ export interface components {
             graph_items_removed: number;
         };
         /** @enum {string} */
-        Scope: "admin" | "agents:read" | "agents:write" | "agents:run" | "files:read" | "files:write" | "analytics:read" | "events:read" | "webhooks:read" | "webhooks:write" | "approvals:read" | "approvals:write";
+        Scope: "admin" | "agents:read" | "agents:write" | "agents:run" | "files:read" | "files:write" | "analytics:read" | "events:read" | "webhooks:read" | "webhooks:write" | "approvals:read" | "approvals:write" | "experiments:read" | "experiments:write";
         ReportIdList: string[];
         CostReport: {
             /** @constant */
@@ -2031,7 +2100,7 @@ export interface components {
             is_error?: boolean;
         };
         RunError: {
-            /** @description For example `provider_not_configured`, `model_unavailable`, `model_rejected`, `max_steps_reached`, `cost_limit_reached` (the next model call's worst case would not fit a cap or budget), `attachment_not_ready`, `tools_too_large` (the MCP servers listed more tools than a run may offer). */
+            /** @description For example `provider_not_configured`, `model_unavailable`, `model_rejected`, `max_steps_reached`, `cost_limit_reached` (the next model call's worst case would not fit a cap or budget), `attachment_not_ready`, `tools_too_large` (the MCP servers listed more tools than a run may offer), `replay_miss` (an experiment's replayed run called a tool its item has no recorded call of), `budget_exceeded` (an experiment's item run refused by a budget). */
             code: string;
             message: string;
         };
@@ -2067,6 +2136,11 @@ export interface components {
                 run_id?: string;
             };
             is_error?: boolean;
+            /**
+             * @description An experiment's tool call answered from the recorded call of its item: nothing was sent to the tool.
+             * @constant
+             */
+            replayed?: true;
             started_at: number;
             completed_at: number | null;
             duration_ms: number | null;
@@ -2120,6 +2194,8 @@ export interface components {
             thread_id: string | null;
             /** @description Whom the run was for. */
             subject_id: string | null;
+            /** @description The experiment that made the run (a hop: its network run's); null for any other run. */
+            experiment_id: string | null;
             output: {
                 /** @description The final assistant message's text. */
                 text: string;
@@ -2166,6 +2242,8 @@ export interface components {
             thread_id: string | null;
             /** @description Whom the run was for. */
             subject_id: string | null;
+            /** @description The experiment that made the run (a hop: its network run's); null for any other run. */
+            experiment_id: string | null;
             /** @description How many steps the run has (so far). */
             step_count: number;
             usage: components["schemas"]["TokenUsage"];
@@ -2177,6 +2255,115 @@ export interface components {
             created_at: number;
             started_at: number | null;
             completed_at: number | null;
+        };
+        /** @description A scorer: its name, or an object with its `name` and its settings. Names: `completion`, `latency`, `tool_errors`, `non_empty`, `groundedness` (the run's heuristic scores), `exact_match` (the answer, trimmed, equals the item's `expected`). Another name answers 400 `unknown_scorer`. */
+        ExperimentScorer: string | ({
+            name: string;
+        } & {
+            [key: string]: unknown;
+        });
+        /** @description Changes to the agent version an experiment runs, for its runs only (no new version is made). */
+        ExperimentOverrides: {
+            model?: components["schemas"]["ModelName"];
+            instructions?: components["schemas"]["Text"];
+            model_settings?: components["schemas"]["ModelSettings"];
+        };
+        /** @description Give `agent_id` or `network_id`, one of them. */
+        CreateExperimentRequest: {
+            name?: components["schemas"]["Text"];
+            dataset_id: components["schemas"]["ObjectId"];
+            agent_id?: components["schemas"]["ObjectId"];
+            network_id?: components["schemas"]["ObjectId"];
+            /** @description The version to run; the current one by default. */
+            version?: number;
+            overrides?: components["schemas"]["ExperimentOverrides"];
+            /** @description The scorers; by default the dataset's own, else `completion`, with `exact_match` as well when any item has an `expected` answer. */
+            scorers?: components["schemas"]["ExperimentScorer"][];
+            /**
+             * @description `replay`: each tool call is answered from the item's recorded calls (same tool, same arguments), nothing is sent to a tool or a tool server, and a call not recorded fails the item with `replay_miss`. `live`: the tools are called, as in any run.
+             * @default replay
+             * @enum {string}
+             */
+            tools: "replay" | "live";
+            /**
+             * @description How many items run at once.
+             * @default 4
+             */
+            concurrency: number;
+            metadata?: components["schemas"]["Metadata"];
+        };
+        /** @enum {string} */
+        ExperimentStatus: "queued" | "running" | "completed" | "failed" | "cancelled";
+        Experiment: {
+            id: string;
+            /** @constant */
+            object: "experiment";
+            name: string;
+            dataset_id: string;
+            agent_id: string | null;
+            network_id: string | null;
+            /** @description The agent's or network's version its runs ran. */
+            version: number;
+            overrides: null | components["schemas"]["ExperimentOverrides"];
+            scorers: components["schemas"]["ExperimentScorer"][];
+            /** @enum {string} */
+            tools: "replay" | "live";
+            concurrency: number;
+            status: components["schemas"]["ExperimentStatus"];
+            item_counts: {
+                total: number;
+                queued: number;
+                running: number;
+                completed: number;
+                failed: number;
+                cancelled: number;
+            };
+            /** @description What the items that have ended add up to (so far, while it runs). */
+            summary: {
+                /** @description Each scorer's mean over the items it scored, and how many it scored. */
+                scores: {
+                    [key: string]: {
+                        mean: number;
+                        count: number;
+                    };
+                };
+                /** @description The total cost of the items' runs, an exact decimal. */
+                cost_usd: string;
+                /** @description The items' runs' durations, from start to end; null before any has ended. */
+                latency_ms: {
+                    mean: number | null;
+                    p50: number | null;
+                    p95: number | null;
+                };
+            };
+            error: null | components["schemas"]["RunError"];
+            metadata: components["schemas"]["Metadata"];
+            created_at: number;
+            started_at: number | null;
+            completed_at: number | null;
+        };
+        ExperimentItem: {
+            id: string;
+            /** @constant */
+            object: "experiment.item";
+            experiment_id: string;
+            dataset_item_id: string;
+            /** @description Its run, once made. */
+            run_id: string | null;
+            status: components["schemas"]["ExperimentStatus"];
+            /** @description The run's answer, once it has ended. */
+            output: string | null;
+            scores: {
+                scorer: string;
+                value: number;
+                explanation: string;
+            }[];
+            /** @description Its run's cost, an exact decimal. */
+            cost_usd: string | null;
+            /** @description Its run's duration, from start to end. */
+            latency_ms: number | null;
+            /** @description Why it failed: its run's error (`replay_miss`, `budget_exceeded`, …). */
+            error: null | components["schemas"]["RunError"];
         };
         ScorerName: string;
         RunScore: {
@@ -3428,6 +3615,179 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    listExperiments: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["Limit"];
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. Empty (`after=`) is no cursor: the first page. */
+                after?: components["parameters"]["After"];
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. Empty (`before=`) is no cursor. */
+                before?: components["parameters"]["Before"];
+                order?: components["parameters"]["Order"];
+                /** @description Only experiments on this dataset. */
+                dataset_id?: components["schemas"]["ObjectId"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of experiments. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListEnvelope"] & {
+                        data?: components["schemas"]["Experiment"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    createExperiment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Same key and same body within 24 hours returns the original response; same key and another body answers 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "v3 against v2 answers",
+                 *       "dataset_id": "ds_4mW2sLq8Rr0aT1bC9dE3fG5h",
+                 *       "agent_id": "agent_2bX9kLmN4pQ7rS1tU3vW5yZ0",
+                 *       "tools": "replay"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateExperimentRequest"];
+            };
+        };
+        responses: {
+            /** @description The experiment, queued. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Experiment"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getExperiment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The experiment. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Experiment"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    listExperimentItems: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["Limit"];
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. Empty (`after=`) is no cursor: the first page. */
+                after?: components["parameters"]["After"];
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. Empty (`before=`) is no cursor. */
+                before?: components["parameters"]["Before"];
+                order?: "asc" | "desc";
+            };
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of items. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListEnvelope"] & {
+                        data?: components["schemas"]["ExperimentItem"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    cancelExperiment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The experiment. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Experiment"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            415: components["responses"]["Error"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };

@@ -27,7 +27,7 @@ import {
   type RunError,
   type RunRecord,
 } from '../../records/runs.js';
-import { beginStep, completeToolStep, failStep, findStep, recordRemoteTask } from '../../records/run-steps.js';
+import { beginStep, completeToolStep, failStep, findStep, recordRemoteTask, type RemoteTask } from '../../records/run-steps.js';
 import type { ToolCall, ToolSpec } from '../../models/messages.js';
 import type { ModelCatalogue } from '../../models/catalogue.js';
 import type { ModelGateway } from '../../models/gateway.js';
@@ -35,7 +35,7 @@ import { invokeTool, offeredTools, ToolsTooLargeError, ToolUnavailableError, typ
 import type { ToolDefinition } from '../../tools/definitions.js';
 import { definitionOfCall } from '../../tools/guards.js';
 import { conversationFor, finalTextOf } from './conversation.js';
-import { passGate } from './tool-gate.js';
+import { passGate, type Gate } from './tool-gate.js';
 import { chooseModels, readyAttachments, RunRefused } from './planning.js';
 import { DeltaBatcher } from './deltas.js';
 import { outlastDatabaseOutage } from '../database-outage.js';
@@ -50,6 +50,8 @@ import { runWorkflowId } from './ids.js';
 import { networkRunWorkflowId } from '../networks/ids.js';
 import { withStoredContext } from '../../tracing/context.js';
 import { inToolSpan } from '../../tracing/gen-ai.js';
+import type { AgentOverrides } from '../../records/experiments.js';
+import { replayedToolSpecs, replayToolCall, type Replayed } from './replay.js';
 
 export interface RunActivityDependencies {
   db: Db;
@@ -79,10 +81,19 @@ export interface RunEnding {
   /** The run has an answer for the judge to score (a judge is configured). */
   judge?: boolean;
 }
-/** A tool call's outcome for the workflow: whether it waits for a person's decision, and until when. */
+/**
+ * A tool call's outcome for the workflow: whether it waits for a person's decision, and until when; or, in a
+ * replayed run, that the call had no recorded answer, which ends the run.
+ */
 export interface ToolOutcome {
   awaitingApproval?: { approvalId: string; expiresAtMs: number };
+  replayMiss?: RunError;
 }
+
+/** A tool call past its start: replayed (and done with), or through its gate, to be made or waiting. */
+type PreparedCall =
+  | { replayed: NonNullable<Replayed> }
+  | { replayed?: undefined; run: RunRecord; agent: AgentDefinition; gate: Gate; remoteTask: RemoteTask | null };
 
 export interface ModelReply {
   toolCalls: ToolCall[];
@@ -102,7 +113,18 @@ function runReader(db: Db): (runId: string) => Promise<{ run: RunRecord; agent: 
     if (!agent)
       throw ApplicationFailure.nonRetryable(`agent ${run.agent_id} version ${run.agent_version} does not exist`, 'agent_version_missing');
     versions.set(key, agent);
-    return { run, agent };
+    return { run, agent: withOverrides(agent, run.agent_overrides) };
+  };
+}
+
+/** An experiment's changes to the version it runs, for its runs only. */
+function withOverrides(agent: AgentDefinition, overrides: AgentOverrides | null): AgentDefinition {
+  if (!overrides) return agent;
+  return {
+    ...agent,
+    model: overrides.model ?? agent.model,
+    instructions: overrides.instructions ?? agent.instructions,
+    model_settings: (overrides.model_settings as AgentDefinition['model_settings'] | undefined) ?? agent.model_settings,
   };
 }
 
@@ -137,8 +159,12 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
       if (run.model !== 'auto' && !models.catalogue.find(run.model)) await models.catalogue.refresh().catch(() => {});
       const choice = chooseModels(models.catalogue, run, agent, attachments);
       const handoff = await handoffToolFor(db, run);
+      const context = await toolContext(run, agent, Context.current().cancellationSignal);
       const specs = [
-        ...(await offeredTools(agent.tools as ToolDefinition[], await toolContext(run, agent, Context.current().cancellationSignal))),
+        // A replayed run asks no tool server for its tools: the source run's list stands in for it.
+        ...(run.replay_item_id
+          ? await replayedToolSpecs(db, run, agent, context)
+          : await offeredTools(agent.tools as ToolDefinition[], context)),
         ...(handoff ? [handoff] : []),
       ];
       await recordPlan(db, run.id, { toolSpecs: specs, resolvedModel: choice.candidates[0]!, reason: choice.reason });
@@ -287,14 +313,18 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
       try {
         // An earlier attempt's call still in flight on this worker is waited for: a tool is called once per step.
         await joinCallInFlight(context, key);
-        const call = await outlastDatabaseOutage(context, async () => {
+        const call = await outlastDatabaseOutage(context, async (): Promise<PreparedCall | null> => {
           const done = await findStep(db, runId, stepIndex);
           if (done?.status === 'completed') return null;
           const { run, agent } = await runAndAgent(runId);
+          // A replayed call is answered before any gate or request: nothing is sent, so nothing needs approving.
+          const replayed = await replayToolCall(db, run, agent, stepIndex, toolCall);
+          if (replayed) return { replayed };
           const gate = await transaction(db, (tx) => passGate(tx, run, agent, stepIndex, toolCall));
           return { run, agent, gate, remoteTask: done?.remote_task ?? null };
         });
         if (!call) return {};
+        if (call.replayed) return 'miss' in call.replayed ? { replayMiss: call.replayed.miss } : {};
         if ('awaiting' in call.gate) return { awaitingApproval: call.gate.awaiting };
         if (!('go' in call.gate)) return {};
         const approved = call.gate.go;

@@ -11,6 +11,7 @@ import {
   defineSignal,
   getExternalWorkflowHandle,
   isCancellation,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -46,6 +47,9 @@ const APPROVAL_EXPIRY_MARGIN_MS = 1_000;
  * this is the last resort, kept long so that a queue of waiting runs costs Temporal almost nothing.
  */
 export const QUEUED_RUN_RECHECK = '1 minute';
+
+/** Marks the histories in which a replayed tool call could end the run. */
+const REPLAY_MISS_PATCH = 'replay-miss-ends-run';
 
 // Bookkeeping and the start of a run as local activities: run by the worker that runs the workflow,
 // within its workflow task, with no activity task to dispatch and no workflow task to wake afterwards,
@@ -191,6 +195,7 @@ export async function agentRunWorkflow({ runId }: { runId: string }): Promise<vo
         });
       }
       const first = step;
+      let missed: RunError | undefined;
       await Promise.all(
         toolCalls.map(async (toolCall, i) => {
           try {
@@ -204,6 +209,8 @@ export async function agentRunWorkflow({ runId }: { runId: string }): Promise<vo
               );
               outcome = await tools.callTool({ runId, stepIndex: first + i, toolCall });
             }
+            // A replayed run's call with no recorded answer: the run ends with it (no earlier history has one).
+            if (outcome?.replayMiss && patched(REPLAY_MISS_PATCH)) missed ??= outcome.replayMiss;
           } catch (err) {
             if (isCancellation(err)) throw err;
             await bookkeeping.recordToolFailure({
@@ -215,6 +222,7 @@ export async function agentRunWorkflow({ runId }: { runId: string }): Promise<vo
           }
         }),
       );
+      if (missed) return await end('failed', missed);
       step += toolCalls.length;
     }
   } catch (err) {
