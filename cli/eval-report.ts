@@ -58,7 +58,7 @@ export function gateLines(results: GateResult[]): string[] {
 function differenceOf(metric: Metric): string {
   const { mean, ci_low: low, ci_high: high } = metric.difference;
   if (mean === null) return 'n/a';
-  const signed = (value: number) => `${value >= 0 ? '+' : ''}${formatValue(metric.kind, value)}`;
+  const signed = (value: number) => `${value > 0 ? '+' : ''}${formatValue(metric.kind, value)}`;
   return `${signed(mean)} [${signed(low!)}, ${signed(high!)}]`;
 }
 

@@ -123,7 +123,7 @@ const signed = (kind: Metric['kind'], value: number) => `${value > 0 ? '+' : ''}
 /** Scores to three places, cost in USD to six, latency in whole milliseconds. */
 function valueOf(kind: Metric['kind'], value: number | null): string {
   if (value === null) return '—';
-  if (kind === 'cost_usd') return `$${value.toFixed(6)}`;
+  if (kind === 'cost_usd') return `${value < 0 ? '-' : ''}$${Math.abs(value).toFixed(6)}`;
   if (kind === 'latency_ms') return `${value.toFixed(0)} ms`;
   return value.toFixed(3);
 }
