@@ -701,8 +701,10 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
 
   if (figures.experiments) {
     const { direct, experiment, ratio, toolCallsDuringExperiment } = figures.experiments;
-    console.log(`\nExperiments: ${direct.runs} runs with a tool call each, ${EXPERIMENTS.concurrency} at a time`);
-    row(['', 'seconds', 'runs/s', 'API CPU ms', 'worker CPU ms', 'CPU ms/run']);
+    console.log(
+      `\nExperiments: ${direct.runs} runs with a tool call each, ${EXPERIMENTS.concurrency} at a time; CPU time per run in ms, of the API, the worker and both`,
+    );
+    row(['', 'seconds', 'runs/s', 'API', 'worker', 'both']);
     for (const [name, side] of [
       ['runs made directly', direct],
       ['an experiment replaying them', experiment],
