@@ -234,23 +234,22 @@ export async function tallyOf(
       counts: { total: 0, queued: 0, running: 0, completed: 0, failed: 0, cancelled: 0 },
       summary: { scores: {}, cost_usd: '0', latency_ms: { mean: null, p50: null, p95: null } },
     });
-  const [counts, totals, scores] = await Promise.all([
-    db.query<{ experiment_id: string; status: ItemStatus; n: number }>(
-      'SELECT experiment_id, status, count(*)::int AS n FROM experiment_items WHERE experiment_id = ANY($1) GROUP BY experiment_id, status',
-      [experimentIds],
-    ),
-    db.query<{ experiment_id: string; cost: string; mean: number | null; p50: number | null; p95: number | null }>(
-      `SELECT experiment_id, trim_scale(coalesce(sum(cost_usd), 0))::text AS cost, avg(latency_ms)::float8 AS mean,
+  // One after another: `db` may be a transaction's one connection.
+  const counts = await db.query<{ experiment_id: string; status: ItemStatus; n: number }>(
+    'SELECT experiment_id, status, count(*)::int AS n FROM experiment_items WHERE experiment_id = ANY($1) GROUP BY experiment_id, status',
+    [experimentIds],
+  );
+  const totals = await db.query<{ experiment_id: string; cost: string; mean: number | null; p50: number | null; p95: number | null }>(
+    `SELECT experiment_id, trim_scale(coalesce(sum(cost_usd), 0))::text AS cost, avg(latency_ms)::float8 AS mean,
               percentile_cont(0.5) WITHIN GROUP (ORDER BY latency_ms) AS p50, percentile_cont(0.95) WITHIN GROUP (ORDER BY latency_ms) AS p95
          FROM experiment_items WHERE experiment_id = ANY($1) GROUP BY experiment_id`,
-      [experimentIds],
-    ),
-    db.query<{ experiment_id: string; scorer: string; mean: number; n: number }>(
-      `SELECT i.experiment_id, s->>'scorer' AS scorer, avg((s->>'value')::float8) AS mean, count(*)::int AS n
+    [experimentIds],
+  );
+  const scores = await db.query<{ experiment_id: string; scorer: string; mean: number; n: number }>(
+    `SELECT i.experiment_id, s->>'scorer' AS scorer, avg((s->>'value')::float8) AS mean, count(*)::int AS n
          FROM experiment_items i, jsonb_array_elements(i.scores) s WHERE i.experiment_id = ANY($1) GROUP BY 1, 2 ORDER BY 1, 2`,
-      [experimentIds],
-    ),
-  ]);
+    [experimentIds],
+  );
   const round = (value: number | null) => (value === null ? null : Math.round(value * 10_000) / 10_000);
   for (const row of counts.rows) {
     const tally = tallies.get(row.experiment_id)!;
@@ -267,6 +266,23 @@ export async function tallyOf(
 }
 
 // ---- The worker's side: each step safe to repeat.
+
+/**
+ * Experiments still queued `olderThanSeconds` after they were made: their workflow, which marks them running as it
+ * starts, was never started (the API died after the commit, or Temporal was down). Oldest first.
+ */
+export async function staleQueuedExperiments(
+  db: Queryable,
+  olderThanSeconds: number,
+  limit: number,
+): Promise<{ id: string; projectId: string }[]> {
+  const { rows } = await db.query<{ id: string; projectId: string }>(
+    `SELECT id, project_id AS "projectId" FROM experiments
+      WHERE status = 'queued' AND created_at < now() - make_interval(secs => $1) ORDER BY created_at, id LIMIT $2`,
+    [olderThanSeconds, limit],
+  );
+  return rows;
+}
 
 /** Queued → running, once. */
 export async function markExperimentRunning(db: Queryable, id: string): Promise<void> {

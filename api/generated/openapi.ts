@@ -409,7 +409,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The project's experiments, newest first by default. Needs `experiments:read`. */
+        /** The project's experiments, newest first by default. Needs `experiments:read` or `experiments:write`. */
         get: operations["listExperiments"];
         put?: never;
         /** Run a dataset's items against a version of an agent or a network, each item as a run of its own, scored once it ends. With `tools: replay` (the default) every tool call is answered from the calls the item's source run recorded, and nothing is sent to a tool; a call not recorded fails its item with `replay_miss`. Needs `experiments:write` and `agents:run` (and `files:read` when items attach files); the audit log keeps it. */
@@ -427,7 +427,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Retrieve an experiment, with how many of its items are in each state and what the ended ones add up to. Needs `experiments:read`. */
+        /** Retrieve an experiment, with how many of its items are in each state and what the ended ones add up to. Needs `experiments:read` or `experiments:write`. */
         get: operations["getExperiment"];
         put?: never;
         post?: never;
@@ -444,7 +444,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An experiment's items in dataset order by default, each with its run, output, scores, cost and latency. Needs `experiments:read`. */
+        /** An experiment's items in dataset order by default, each with its run, output, scores, cost and latency. Needs `experiments:read` or `experiments:write`. */
         get: operations["listExperimentItems"];
         put?: never;
         post?: never;

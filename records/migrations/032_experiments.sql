@@ -35,6 +35,8 @@ CREATE TABLE experiments (
 );
 CREATE INDEX experiments_project_page ON experiments (project_id, created_at, id);
 CREATE INDEX experiments_dataset_page ON experiments (project_id, dataset_id, created_at, id);
+-- Experiments whose start the maintenance round looks for.
+CREATE INDEX experiments_queued ON experiments (created_at) WHERE status = 'queued';
 
 CREATE TABLE experiment_items (
   id               text PRIMARY KEY,

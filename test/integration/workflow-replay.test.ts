@@ -33,6 +33,9 @@ import { createAgent, startRunsStack, type RunsStack } from '../support/runs.js'
 import { startToolServer } from '../support/http-tool-server.js';
 import { startWebhookReceiver } from '../support/webhook-receiver.js';
 import { startMcpServer } from '../support/mcp-server.js';
+import { experimentWorkflowId } from '../../workflows/experiments/client.js';
+import { transaction } from '../../records/db.js';
+import { addItems, createDataset, findDataset } from '../../records/datasets.js';
 
 const historiesDir = fileURLToPath(
   new URL(import.meta.url.includes('/dist/') ? '../../../test/fixtures/histories/' : '../fixtures/histories/', import.meta.url),
@@ -274,6 +277,23 @@ describe('workflow replay', function () {
       } finally {
         await mcp.close();
       }
+    });
+
+    it('replays an experiment whose replayed run called a tool it had no recorded answer for, and that run', async () => {
+      const agent = await createAgent(stack.tenant.admin, { tools: [{ type: 'http', name: 'echo', url: 'http://127.0.0.1:9/echo' }] });
+      const datasetId = await transaction(stack.api.services.db, async (tx) => {
+        const created = await createDataset(tx, stack.tenant.projectId, { name: 'replay', description: '', metadata: {}, scorers: [] });
+        const locked = (await findDataset(tx, stack.tenant.projectId, created.id, { lock: true }))!;
+        await addItems(tx, locked, [{ input: [{ role: 'user', content: 'Echo hi.' }], fileIds: [], metadata: {}, toolCalls: [] }]);
+        return created.id;
+      });
+      stack.openai.enqueue({ tool_calls: [{ name: 'echo', arguments: '{"say":"hi"}' }], usage: { input: 3, output: 2 } });
+      const experiment = await stack.tenant.admin.post('/v1/experiments', { dataset_id: datasetId, agent_id: agent.id });
+      assert.equal(experiment.status, 201, JSON.stringify(experiment.body));
+      await replayAndKeep(stack.api, experimentWorkflowId(experiment.body.id), 'experiment-replay-miss.json');
+      const [item] = (await stack.tenant.admin.get(`/v1/experiments/${experiment.body.id}/items`)).body.data;
+      assert.equal(item.error?.code, 'replay_miss', JSON.stringify(item));
+      await replayAndKeep(stack.api, runWorkflowId(item.run_id), 'agent-run-replay-miss.json');
     });
 
     it('replays a supervisor network run with its hop', async () => {

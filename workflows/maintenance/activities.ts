@@ -17,6 +17,8 @@ import { recordRunWorkflowStarted, staleQueuedRuns, waitingQueueHeads } from '..
 import { runWorkflowId, startRunOf } from '../runs/client.js';
 import { networkRunWorkflowId } from '../networks/client.js';
 import { ADMIT_SIGNAL } from '../runs/ids.js';
+import { staleQueuedExperiments } from '../../records/experiments.js';
+import { startExperimentWorkflow } from '../experiments/client.js';
 import {
   DEFAULT_RETENTION,
   clearStepPayloadsOlderThan,
@@ -78,13 +80,21 @@ export const createMaintenanceActivities = ({ db, blobs, retention = DEFAULT_RET
     });
   },
 
+  /** Runs whose start was missed, and experiments' (whose workflow, once started, marks them running at once). */
   async restartMissedRuns(): Promise<number> {
     const { client } = Context.current();
     const runs = await staleQueuedRuns(db, MISSED_RUN_START_AFTER_S, MISSED_STARTS_PER_ROUND);
-    return forEachItem(runs, MISSED_START_FAILED, async (run) => {
+    const started = await forEachItem(runs, MISSED_START_FAILED, async (run) => {
       await startRunOf(client, run);
       await recordRunWorkflowStarted(db, run.id);
     });
+    const experiments = await staleQueuedExperiments(db, MISSED_RUN_START_AFTER_S, MISSED_STARTS_PER_ROUND);
+    return (
+      started +
+      (await forEachItem(experiments, MISSED_START_FAILED, (experiment) =>
+        startExperimentWorkflow(client, experiment.id, experiment.projectId),
+      ))
+    );
   },
 
   /** Wakes each queued run whose turn has come but whose wake was lost; a workflow gone meanwhile is passed over. */

@@ -241,7 +241,9 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
       const { run, agent } = await runAndAgent(runId);
       const admission = await admit(run, agent);
       if (admission !== 'start') return { admission };
-      const asksServers = (agent.tools as ToolDefinition[]).some((tool) => tool.type === 'mcp' || tool.type === 'a2a');
+      // A replayed run offers the tools its source run was offered: it asks no server.
+      const asksServers =
+        !run.replay_item_id && (agent.tools as ToolDefinition[]).some((tool) => tool.type === 'mcp' || tool.type === 'a2a');
       const extracting = (await attachmentsOf(db, run.project_id, run.file_ids)).some((file) => file.status === 'processing');
       return asksServers || extracting ? { admission: 'prepare' } : { admission, plan: await start(run, agent) };
     },

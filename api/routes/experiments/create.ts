@@ -17,8 +17,7 @@ import { findNetwork, findNetworkVersion } from '../../../records/networks.js';
 import { allItemsOf, findDataset } from '../../../records/datasets.js';
 import { createExperiment, tallyOf, toolSpecsOfRuns, type AgentOverrides } from '../../../records/experiments.js';
 import type { Queryable } from '../../../records/db.js';
-import { defaultScorers, unknownScorer, type ScorerSpec } from '../../../workflows/experiments/scorer-registry.js';
-import { startExperimentWorkflow } from '../../../workflows/experiments/client.js';
+import { defaultScorers, startExperimentWorkflow, unknownScorer, type ScorerSpec } from '../../../workflows/experiments/client.js';
 import { presentExperiment } from '../../../presenters/experiment.js';
 
 /** The most items one experiment runs: its workflow's history holds a few events per item. */

@@ -2,7 +2,7 @@
 import Router from '@koa/router';
 import type { ApiDeps, ApiState } from '../../context.js';
 import { callerOf } from '../../context.js';
-import { requireScope } from '../../middleware/auth.js';
+import { requireAnyScope, requireScope } from '../../middleware/auth.js';
 import { audited, commitMutation, respond } from '../../audit.js';
 import { operation } from '../../validation.js';
 import { NotFoundError } from '../../errors.js';
@@ -14,6 +14,9 @@ import { presentList } from '../../../presenters/list.js';
 import { createExperimentRoute } from './create.js';
 
 export function experimentRoutes(router: Router<ApiState>, deps: ApiDeps): void {
+  // A key that starts experiments reads them too.
+  const reads = requireAnyScope('experiments:read', 'experiments:write');
+
   router.post(
     '/v1/experiments',
     audited(deps.db, 'experiment.create', 'experiment'),
@@ -23,7 +26,7 @@ export function experimentRoutes(router: Router<ApiState>, deps: ApiDeps): void 
 
   router.get(
     '/v1/experiments',
-    requireScope('experiments:read'),
+    reads,
     operation('listExperiments', async (ctx, { query }) => {
       const page = await listExperiments(deps.db, callerOf(ctx).projectId, pageRequestOf(query), { datasetId: query.dataset_id });
       const tallies = await tallyOf(
@@ -36,7 +39,7 @@ export function experimentRoutes(router: Router<ApiState>, deps: ApiDeps): void 
 
   router.get(
     '/v1/experiments/:id',
-    requireScope('experiments:read'),
+    reads,
     operation('getExperiment', async (ctx, { path: { id } }) => {
       const experiment = await findExperiment(deps.db, callerOf(ctx).projectId, id);
       if (!experiment) throw NotFoundError('experiment', id);
@@ -46,7 +49,7 @@ export function experimentRoutes(router: Router<ApiState>, deps: ApiDeps): void 
 
   router.get(
     '/v1/experiments/:id/items',
-    requireScope('experiments:read'),
+    reads,
     operation('listExperimentItems', async (ctx, { path: { id }, query }) => {
       const { projectId } = callerOf(ctx);
       if (!(await findExperiment(deps.db, projectId, id))) throw NotFoundError('experiment', id);

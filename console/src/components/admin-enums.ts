@@ -54,8 +54,8 @@ export const SCOPE_HELP: Partial<Record<Scope, string>> = {
   'webhooks:write': 'register, change, delete, rotate, redeliver',
   'approvals:read': 'tool calls waiting for a person, and the decisions',
   'approvals:write': 'decide waiting tool calls',
-  'experiments:read': 'experiments, their items and comparisons',
-  'experiments:write': 'run and cancel experiments (with agents:run)',
+  'experiments:read': 'experiments and their items',
+  'experiments:write': 'start and cancel experiments (with agents:run)',
 };
 
 /** The audit log's actions (docs/api.md, "Audit log"), offered as suggestions for its filter. */

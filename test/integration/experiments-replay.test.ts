@@ -1,0 +1,318 @@
+/**
+ * Experiments end to end: runs of an agent that calls an HTTP tool and an MCP tool are kept as dataset items, then
+ * run again as experiments. Replayed, no request reaches either tool server; live, as many as the original runs
+ * made; a call the source run never made fails its item with `replay_miss`.
+ */
+import assert from 'node:assert/strict';
+import { transaction } from '../../records/db.js';
+import { addItems, createDataset, findDataset, snapshotOfRun } from '../../records/datasets.js';
+import { runById } from '../../records/runs.js';
+import { createAgent, runSatisfying, startRunsStack, type RunsStack } from '../support/runs.js';
+import { startToolServer, type TestToolServer } from '../support/http-tool-server.js';
+import { startMcpServer, type TestMcpServer } from '../support/mcp-server.js';
+import { eventually } from '../support/eventually.js';
+import { newTenant } from '../support/api.js';
+import type { ScriptedReply } from '../support/model-servers/scripted-server.js';
+
+describe('experiments', function () {
+  this.timeout(60_000);
+  let stack: RunsStack;
+  let tools: TestToolServer;
+  let mcp: TestMcpServer;
+  let agent: { id: string };
+  let datasetId: string;
+  /** What the two source runs sent: requests to the HTTP tool, and to the MCP server. */
+  const original = { http: 0, mcp: 0 };
+
+  const usage = { input: 10, output: 2 };
+  const textOf = (message: { content?: unknown }) =>
+    typeof message.content === 'string' ? message.content : JSON.stringify(message.content);
+
+  /**
+   * The model: asked about a city, it looks the city up (HTTP) and adds 2 and 40 (MCP), then answers 42. Told by
+   * its instructions to look up Bergen, it asks for Bergen whatever the question; asked to wait, it never answers.
+   */
+  function model(body: Record<string, unknown>): ScriptedReply {
+    const messages = body.messages as { role: string; content?: unknown }[];
+    const question = textOf(messages.filter((m) => m.role === 'user').at(-1) ?? {});
+    if (question.includes('wait')) return { hang: true, text: ['…'] };
+    if (messages.some((m) => m.role === 'tool')) return { text: ['42'], usage };
+    const instructions = messages
+      .filter((m) => m.role === 'system')
+      .map(textOf)
+      .join('\n');
+    const city = instructions.includes('Bergen') ? 'Bergen' : (/in (\w+)/.exec(question)?.[1] ?? 'Oslo');
+    return {
+      tool_calls: [
+        { name: 'lookup', arguments: JSON.stringify({ city }) },
+        { name: 'calc__add', arguments: '{"a": 2, "b": 40}' },
+      ],
+      usage,
+    };
+  }
+
+  const sent = () => ({ http: tools.received.length, mcp: mcp.methods.length });
+
+  /** A dataset of the runs' snapshots, each expecting 42 (added as the datasets API adds `from_run_id` items). */
+  async function datasetOf(runIds: string[], projectId = stack.tenant.projectId): Promise<string> {
+    const db = stack.api.services.db;
+    return transaction(db, async (tx) => {
+      const created = await createDataset(tx, projectId, { name: 'weather', description: '', metadata: {}, scorers: [] });
+      const dataset = (await findDataset(tx, projectId, created.id, { lock: true }))!;
+      const items = [];
+      for (const runId of runIds) {
+        const snapshot = (await snapshotOfRun(tx, (await runById(tx, runId))!))!;
+        items.push({
+          input: snapshot.input,
+          fileIds: snapshot.fileIds,
+          expected: '42',
+          metadata: {},
+          sourceRunId: runId,
+          toolCalls: snapshot.toolCalls,
+        });
+      }
+      await addItems(tx, dataset, items);
+      return dataset.id;
+    });
+  }
+
+  async function experimentEnded(id: string): Promise<any> {
+    return eventually(
+      async () => {
+        const got = await stack.tenant.admin.get(`/v1/experiments/${id}`);
+        assert.ok(['completed', 'failed', 'cancelled'].includes(got.body.status), `the experiment is ${got.body.status}`);
+        return got.body;
+      },
+      { timeoutMs: 30_000, message: 'the experiment did not end' },
+    );
+  }
+
+  const itemsOf = async (id: string): Promise<any[]> => (await stack.tenant.admin.get(`/v1/experiments/${id}/items`)).body.data;
+
+  before(async () => {
+    stack = await startRunsStack('experiments');
+    tools = await startToolServer();
+    mcp = await startMcpServer();
+    stack.openai.setFallback(model);
+    agent = await createAgent(stack.tenant.admin, {
+      tools: [
+        { type: 'http', name: 'lookup', url: `${tools.url}/echo`, method: 'POST' },
+        { type: 'mcp', server_label: 'calc', server_url: mcp.url },
+      ],
+    });
+    const before = sent();
+    const runIds: string[] = [];
+    for (const input of ['Weather in Oslo?', 'Weather in Rome?']) {
+      const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input });
+      const ended = await runSatisfying(
+        stack.tenant.admin,
+        run.body.id,
+        (r) => r.status === 'completed',
+        'the source run did not complete',
+      );
+      assert.equal(ended.output.text, '42');
+      runIds.push(run.body.id);
+    }
+    original.http = sent().http - before.http;
+    original.mcp = sent().mcp - before.mcp;
+    assert.equal(original.http, 2, 'each source run called the HTTP tool once');
+    assert.ok(original.mcp >= 2, 'each source run asked the MCP server');
+    datasetId = await datasetOf(runIds);
+  });
+
+  after(async () => {
+    await stack?.stop();
+    await tools?.close();
+    await mcp?.close();
+  });
+
+  it('replays every tool call from the dataset: no request reaches either server, and each item is scored', async () => {
+    const before = sent();
+    const created = await stack.tenant.admin.post('/v1/experiments', { name: 'replayed', dataset_id: datasetId, agent_id: agent.id });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.equal(created.body.tools, 'replay');
+    assert.deepEqual(created.body.scorers, ['completion', 'exact_match']);
+    assert.equal(created.body.item_counts.total, 2);
+    const ended = await experimentEnded(created.body.id);
+    assert.equal(ended.status, 'completed');
+    assert.deepEqual(sent(), before, 'nothing was sent to the HTTP tool or the MCP server');
+    assert.deepEqual(ended.item_counts, { total: 2, queued: 0, running: 0, completed: 2, failed: 0, cancelled: 0 });
+    assert.deepEqual(ended.summary.scores, { completion: { mean: 1, count: 2 }, exact_match: { mean: 1, count: 2 } });
+    assert.match(ended.summary.cost_usd, /^\d+(\.\d+)?$/);
+    assert.ok(ended.summary.latency_ms.p95 >= ended.summary.latency_ms.p50);
+
+    const items = await itemsOf(created.body.id);
+    assert.deepEqual(
+      items.map((item) => [item.status, item.output, item.error]),
+      [
+        ['completed', '42', null],
+        ['completed', '42', null],
+      ],
+    );
+    const run = (await stack.tenant.admin.get(`/v1/runs/${items[0].run_id}`)).body;
+    assert.equal(run.experiment_id, created.body.id);
+    const toolSteps = run.steps.filter((step: any) => step.type === 'tool_call');
+    assert.deepEqual(
+      toolSteps.map((step: any) => [step.tool_call.name, step.status, step.replayed]),
+      [
+        ['lookup', 'completed', true],
+        ['calc__add', 'completed', true],
+      ],
+    );
+    assert.equal(toolSteps[1].output, '42', "the MCP tool's recorded answer");
+  });
+
+  it('calls the tools in live mode, as often as the source runs did', async () => {
+    const before = sent();
+    const created = await stack.tenant.admin.post('/v1/experiments', {
+      dataset_id: datasetId,
+      agent_id: agent.id,
+      tools: 'live',
+      concurrency: 1,
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const ended = await experimentEnded(created.body.id);
+    assert.equal(ended.status, 'completed');
+    assert.deepEqual(sent(), { http: before.http + original.http, mcp: before.mcp + original.mcp });
+    const run = (await stack.tenant.admin.get(`/v1/runs/${(await itemsOf(created.body.id))[0].run_id}`)).body;
+    assert.ok(run.steps.every((step: any) => step.replayed === undefined));
+  });
+
+  it('fails an item whose run makes a call the source run never made, with replay_miss naming the call, and sends nothing', async () => {
+    const before = sent();
+    const created = await stack.tenant.admin.post('/v1/experiments', {
+      dataset_id: datasetId,
+      agent_id: agent.id,
+      overrides: { instructions: 'Always look up Bergen.' },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.deepEqual(created.body.overrides, { instructions: 'Always look up Bergen.' });
+    const ended = await experimentEnded(created.body.id);
+    assert.equal(ended.status, 'completed', 'the experiment ran all its items');
+    assert.equal(ended.item_counts.failed, 2);
+    assert.deepEqual(ended.summary.scores.completion, { mean: 0, count: 2 });
+    assert.deepEqual(sent(), before, 'the missed call was not sent either');
+    const [item] = await itemsOf(created.body.id);
+    assert.equal(item.status, 'failed');
+    assert.equal(item.error.code, 'replay_miss');
+    assert.match(item.error.message, /lookup with arguments \{"city":"Bergen"\}/);
+    const run = (await stack.tenant.admin.get(`/v1/runs/${item.run_id}`)).body;
+    assert.equal(run.status, 'failed');
+    assert.equal(run.error.code, 'replay_miss');
+    // The agent itself is unchanged: the override was the experiment's runs' alone.
+    assert.equal((await stack.tenant.admin.get(`/v1/agents/${agent.id}`)).body.instructions, 'Answer briefly.');
+  });
+
+  it('replays a network run: its hop answers from the recorded calls, with nothing sent', async () => {
+    const network = await stack.tenant.admin.post('/v1/networks', { name: 'desk', members: [agent.id], router: { type: 'sequential' } });
+    assert.equal(network.status, 201, JSON.stringify(network.body));
+    const run = await stack.tenant.admin.post(`/v1/networks/${network.body.id}/run`, { input: 'Weather in Lima?' });
+    await runSatisfying(stack.tenant.admin, run.body.id, (r) => r.status === 'completed', 'the network run did not complete');
+    const dataset = await datasetOf([run.body.id]);
+    const before = sent();
+    const created = await stack.tenant.admin.post('/v1/experiments', { dataset_id: dataset, network_id: network.body.id });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const ended = await experimentEnded(created.body.id);
+    assert.equal(ended.status, 'completed');
+    assert.equal(ended.item_counts.completed, 1, JSON.stringify(await itemsOf(created.body.id)));
+    assert.deepEqual(sent(), before);
+    const hops = (await stack.tenant.admin.get(`/v1/runs/${(await itemsOf(created.body.id))[0].run_id}`)).body.hops;
+    const hop = (await stack.tenant.admin.get(`/v1/runs/${hops[0].child_run_id}`)).body;
+    assert.equal(hop.experiment_id, created.body.id);
+    assert.ok(hop.steps.some((step: any) => step.replayed === true));
+  });
+
+  it('cancels an experiment: its running run is cancelled, its items with it', async () => {
+    const dataset = await transaction(stack.api.services.db, async (tx) => {
+      const created = await createDataset(tx, stack.tenant.projectId, { name: 'slow', description: '', metadata: {}, scorers: [] });
+      const locked = (await findDataset(tx, stack.tenant.projectId, created.id, { lock: true }))!;
+      await addItems(tx, locked, [
+        { input: [{ role: 'user', content: 'Please wait.' }], fileIds: [], metadata: {} },
+        { input: [{ role: 'user', content: 'Please wait again.' }], fileIds: [], metadata: {} },
+      ]);
+      return created.id;
+    });
+    const created = await stack.tenant.admin.post('/v1/experiments', { dataset_id: dataset, agent_id: agent.id, concurrency: 1 });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.deepEqual(created.body.scorers, ['completion'], 'no item expects an answer');
+    const running = await eventually(
+      async () => {
+        const [item] = await itemsOf(created.body.id);
+        assert.equal(item.status, 'running');
+        return item;
+      },
+      { message: 'the first item did not start' },
+    );
+    const cancelled = await stack.tenant.admin.post(`/v1/experiments/${created.body.id}/cancel`, {});
+    assert.equal(cancelled.status, 200, JSON.stringify(cancelled.body));
+    assert.equal(cancelled.body.status, 'cancelled');
+    await runSatisfying(stack.tenant.admin, running.run_id, (r) => r.status === 'cancelled', 'the run was not cancelled');
+    await eventually(
+      async () =>
+        assert.deepEqual(
+          (await itemsOf(created.body.id)).map((item) => [item.status, item.run_id === null]),
+          [
+            ['cancelled', false],
+            ['cancelled', true],
+          ],
+        ),
+      { message: 'the items were not cancelled' },
+    );
+    const again = await stack.tenant.admin.post(`/v1/experiments/${created.body.id}/cancel`, {});
+    assert.equal(again.body.status, 'cancelled', 'an ended experiment is answered as it is');
+  });
+
+  it('lists experiments by dataset, newest first, and pages their items', async () => {
+    const list = await stack.tenant.admin.get(`/v1/experiments?dataset_id=${datasetId}&limit=2`);
+    assert.equal(list.status, 200);
+    assert.equal(list.body.data.length, 2);
+    assert.equal(list.body.has_more, true);
+    assert.ok(list.body.data.every((experiment: any) => experiment.dataset_id === datasetId));
+    const [newest] = list.body.data;
+    const page = await stack.tenant.admin.get(`/v1/experiments/${newest.id}/items?limit=1`);
+    assert.equal(page.body.data.length, 1);
+    assert.equal(page.body.has_more, true);
+    const next = await stack.tenant.admin.get(`/v1/experiments/${newest.id}/items?limit=1&after=${page.body.last_id}`);
+    assert.equal(next.body.has_more, false);
+    assert.notEqual(next.body.data[0].id, page.body.data[0].id);
+  });
+
+  it('answers 400 for a request that names no target, both, overrides on a network, or an unknown scorer or version', async () => {
+    const admin = stack.tenant.admin;
+    const refused = async (body: Record<string, unknown>, code: string) => {
+      const answer = await admin.post('/v1/experiments', { dataset_id: datasetId, ...body });
+      assert.equal(answer.status, 400, JSON.stringify(answer.body));
+      assert.equal(answer.body.error.code, code, JSON.stringify(answer.body));
+    };
+    await refused({}, 'invalid_parameter');
+    await refused({ agent_id: agent.id, network_id: 'net_x' }, 'invalid_parameter');
+    await refused({ agent_id: agent.id, scorers: ['astrology'] }, 'unknown_scorer');
+    await refused({ agent_id: agent.id, version: 99 }, 'invalid_version');
+    await refused({ agent_id: agent.id, concurrency: 0 }, 'invalid_parameter');
+    const network = await admin.post('/v1/networks', { name: 'n', members: [agent.id], router: { type: 'sequential' } });
+    await refused({ network_id: network.body.id, overrides: { model: 'gpt-4.1-mini' } }, 'unsupported_parameter');
+  });
+
+  it("answers 404 for an unknown experiment, agent or dataset, and for another project's dataset", async () => {
+    const admin = stack.tenant.admin;
+    assert.equal((await admin.get('/v1/experiments/exp_missing')).status, 404);
+    assert.equal((await admin.get('/v1/experiments/exp_missing/items')).status, 404);
+    assert.equal((await admin.post('/v1/experiments/exp_missing/cancel', {})).status, 404);
+    assert.equal((await admin.post('/v1/experiments', { dataset_id: 'ds_missing', agent_id: agent.id })).status, 404);
+    assert.equal((await admin.post('/v1/experiments', { dataset_id: datasetId, agent_id: 'agent_missing' })).status, 404);
+    const other = await newTenant(stack.api, 'experiments-other');
+    const otherAgent = await createAgent(other.admin);
+    const theirs = await other.admin.post('/v1/experiments', { dataset_id: datasetId, agent_id: otherAgent.id });
+    assert.equal(theirs.status, 404, JSON.stringify(theirs.body));
+    assert.equal((await other.admin.get(`/v1/experiments?dataset_id=${datasetId}`)).body.data.length, 0);
+  });
+
+  it('needs experiments:write and agents:run to create, experiments:read to read', async () => {
+    const writer = await stack.tenant.keyWith('experiments:write');
+    const refused = await writer.post('/v1/experiments', { dataset_id: datasetId, agent_id: agent.id });
+    assert.equal(refused.status, 403);
+    const reader = await stack.tenant.keyWith('agents:read');
+    assert.equal((await reader.get('/v1/experiments')).status, 403);
+    assert.equal((await (await stack.tenant.keyWith('experiments:read')).get('/v1/experiments')).status, 200);
+  });
+});
