@@ -24,6 +24,7 @@ import { budgetRoutes } from './routes/budgets/budgets.js';
 import { approvalRoutes } from './routes/approvals/approvals.js';
 import { threadRoutes } from './routes/threads/threads.js';
 import { experimentRoutes } from './routes/experiments/experiments.js';
+import { experimentComparisonRoutes } from './routes/experiments/comparison.js';
 import { memoryRoutes } from './routes/memories/memories.js';
 import { datasetRoutes } from './routes/datasets/datasets.js';
 import { datasetItemRoutes } from './routes/datasets/items.js';
@@ -86,6 +87,7 @@ export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<A
   approvalRoutes(v1, deps);
   threadRoutes(v1, deps);
   experimentRoutes(v1, deps);
+  experimentComparisonRoutes(v1, deps);
   memoryRoutes(v1, deps);
   datasetImportRoutes(v1, deps);
   datasetRoutes(v1, deps);

@@ -91,7 +91,16 @@
  * Threads — a one-step run on a thread of 1,000 messages against one with no history, in turns (goal: at most 50 ms more
  *   at p50), and `GET /v1/threads?q=` over 100,000 messages (goal: p50 under 100 ms) (bench/threads.ts).
  *
- * `npm run bench -- runs` (or `upload`, `reads`, `run-lists`, `networks`, `webhooks`, `kubernetes`, `costs`, `console`, `extraction`, `isolation`, `capacity`, `retention`, `approvals`, `threads`) measures only those named. With BENCH_CPU_PROF_DIR set,
+ * Experiments — an experiment of 200 items with replayed tools (`tools: replay`, 16 items at a time), against the same
+ *   200 runs made directly (16 at a time), each calling an HTTP tool on loopback; the dataset is made from the direct
+ *   runs, so each item replays its run's tool call (bench/experiments.ts).
+ *   seconds, runs/s  the wall time of each side: the direct runs' first request to the last answer; the experiment's
+ *               creation to its polled completion (every 250 ms).
+ *   CPU ms/run  the API's and the worker's CPU time per run on each side. ratio: experiment ÷ direct, of wall time and
+ *               of that CPU time. Goal: the experiment takes at most 1.5× the wall time of its runs made directly,
+ *               and no tool call reaches the tool while it runs.
+ *
+ * `npm run bench -- runs` (or `upload`, `reads`, `run-lists`, `networks`, `webhooks`, `kubernetes`, `costs`, `console`, `extraction`, `isolation`, `capacity`, `retention`, `approvals`, `threads`, `experiments`) measures only those named. With BENCH_CPU_PROF_DIR set,
  * every server process writes a V8 CPU profile there as it stops (open it in Chrome's DevTools).
  *
  * Every server runs as a Node process of its own; the load comes from this one. On a shared or small
@@ -106,6 +115,7 @@ import { startStack, Teardown, type ServerProcess } from './stack.js';
 import { measureUpload, post, UPLOAD_BYTES, wavUpload, type PostResponse, type UploadFigures } from './upload.js';
 import { measureReads, type ReadFigures, type ReadSettings } from './reads.js';
 import { measureApprovals, type ApprovalFigures, type ApprovalSettings } from './approvals.js';
+import { measureExperiments, type ExperimentFigures, type ExperimentSettings } from './experiments.js';
 import { measureThreads, type ThreadFigures, type ThreadSettings } from './threads.js';
 import { measureRuns, measureTracing, type RunFigures, type RunSettings, type TracingFigures } from './runs.js';
 import { startJaeger, tracesOf } from '../test/support/jaeger.js';
@@ -159,8 +169,12 @@ const BENCHMARKS = [
   'retention',
   'approvals',
   'threads',
+  'experiments',
 ] as const;
 const APPROVALS: ApprovalSettings = { warmups: 5, samples: 50 };
+const EXPERIMENTS: ExperimentSettings = { items: 200, concurrency: 16, timeoutSeconds: 300 };
+/** An experiment's wall time ÷ that of the same runs made directly. */
+const EXPERIMENT_WALL_RATIO_GOAL = 1.5;
 /** An approved call in flight no later after its decision than a new run's call after the run was asked for. */
 const APPROVAL_DECISION_GOAL_RATIO = 1;
 const CAPACITY: CapacitySettings = { connections: 16, seconds: 5, runSeconds: 10 };
@@ -223,6 +237,7 @@ interface Figures {
   capacity?: CapacityFigures;
   retention?: RetentionFigures;
   approvals?: ApprovalFigures;
+  experiments?: ExperimentFigures;
   threads?: ThreadFigures;
 }
 
@@ -252,8 +267,9 @@ async function measure(teardown: Teardown, chosen: Set<Benchmark>): Promise<Figu
   // The isolation benchmark's remote hosts come first: the API and the worker look names up at its DNS server.
   const hosts = chosen.has('isolation') ? await startRemoteHosts() : undefined;
   if (hosts) teardown.add('the remote hosts', () => hosts.close());
-  // The approvals benchmark's tool listens on loopback.
-  const env = { ...(hosts ? isolationEnv(hosts) : {}), ...(chosen.has('approvals') ? { AGENTPLANE_TOOLS_ALLOW_PRIVATE: 'true' } : {}) };
+  // The approvals and experiments benchmarks' tools listen on loopback.
+  const loopbackTools = chosen.has('approvals') || chosen.has('experiments');
+  const env = { ...(hosts ? isolationEnv(hosts) : {}), ...(loopbackTools ? { AGENTPLANE_TOOLS_ALLOW_PRIVATE: 'true' } : {}) };
   const { api, bareUpload, bareKoaPg, model, worker, adminKey, databaseUrl, startPair } = await startStack(teardown, env);
   const auth = { authorization: `Bearer ${adminKey}` };
   console.log(`services up in ${((Date.now() - started) / 1000).toFixed(1)} s`);
@@ -381,6 +397,15 @@ async function measure(teardown: Teardown, chosen: Set<Benchmark>): Promise<Figu
   if (chosen.has('approvals')) {
     console.log(`measuring approvals (${APPROVALS.samples} decided calls, and as many new runs' calls)`);
     figures.approvals = await measureApprovals({ apiUrl: api.url, adminKey, databaseUrl }, APPROVALS).catch((err: Error) => {
+      throw new Error(`${err.message}\nworker output:\n${worker.output()}`);
+    });
+  }
+  if (chosen.has('experiments')) {
+    console.log(
+      `measuring experiments (${EXPERIMENTS.items} runs made directly, then an experiment of ${EXPERIMENTS.items} items replaying them)`,
+    );
+    const target = { apiUrl: api.url, adminKey, databaseUrl, apiPid: api.pid, workerPid: worker.pid };
+    figures.experiments = await measureExperiments(target, EXPERIMENTS).catch((err: Error) => {
       throw new Error(`${err.message}\nworker output:\n${worker.output()}`);
     });
   }
@@ -672,6 +697,40 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
         `approvals: an approved call is in flight ${ratio.toFixed(2)}× as late as a new run's call at p50 (goal: at most ${APPROVAL_DECISION_GOAL_RATIO}×)`,
       );
     results.approvals = { ...APPROVALS, ...figures.approvals, goal: { p50RatioAtMost: APPROVAL_DECISION_GOAL_RATIO, met } };
+  }
+
+  if (figures.experiments) {
+    const { direct, experiment, ratio, toolCallsDuringExperiment } = figures.experiments;
+    console.log(
+      `\nExperiments: ${direct.runs} runs with a tool call each, ${EXPERIMENTS.concurrency} at a time; CPU time per run in ms, of the API, the worker and both`,
+    );
+    row(['', 'seconds', 'runs/s', 'API', 'worker', 'both']);
+    for (const [name, side] of [
+      ['runs made directly', direct],
+      ['an experiment replaying them', experiment],
+    ] as const)
+      row([
+        name,
+        side.seconds.toFixed(2),
+        side.runsPerSecond.toFixed(1),
+        side.cpuMsPerRun.api.toFixed(1),
+        side.cpuMsPerRun.worker.toFixed(1),
+        side.cpuMsPerRun.total.toFixed(1),
+      ]);
+    console.log(
+      `The experiment took ${ratio.wallTime.toFixed(2)}× the wall time and ${ratio.cpuPerRun.toFixed(2)}× the API and worker CPU per run; ` +
+        `${toolCallsDuringExperiment} tool calls reached the tool while it ran.`,
+    );
+    const met = ratio.wallTime <= EXPERIMENT_WALL_RATIO_GOAL && toolCallsDuringExperiment === 0;
+    if (met)
+      goals.push(
+        `an experiment within ${EXPERIMENT_WALL_RATIO_GOAL}× the wall time of its runs made directly (${ratio.wallTime.toFixed(2)}×)`,
+      );
+    else
+      missed.push(
+        `experiments: ${ratio.wallTime.toFixed(2)}× the wall time of the runs made directly (goal: at most ${EXPERIMENT_WALL_RATIO_GOAL}×), ${toolCallsDuringExperiment} tool calls not replayed`,
+      );
+    results.experiments = { ...EXPERIMENTS, ...figures.experiments, goal: { wallTimeRatioAtMost: EXPERIMENT_WALL_RATIO_GOAL, met } };
   }
 
   if (figures.threads) {

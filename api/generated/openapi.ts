@@ -1117,6 +1117,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/experiments/{id}/comparison": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** How this experiment compares with a baseline experiment on the same dataset: for each scorer both have, for cost (USD) and for latency (ms), both means, the mean difference (this minus baseline) over the items both ran (paired by dataset item) with a 95% paired-bootstrap interval, and the items that changed most. Only completed items count; both experiments must have finished (409 `experiment_not_finished` while either is queued or running). The interval is seeded by the two ids: the same experiments always get the same interval. Needs `experiments:read`. */
+        get: operations["compareExperiments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2740,6 +2757,54 @@ export interface components {
                 field: string;
                 reason: string;
             }[];
+        };
+        ExperimentComparison: {
+            /** @constant */
+            object: "experiment.comparison";
+            /** @description The experiment compared (the one in the path). */
+            experiment_id: string;
+            baseline_id: string;
+            dataset_id: string;
+            /** @description The confidence of every interval (0.95). */
+            confidence: number;
+            /** @description Completed items of each experiment, and how many dataset items both completed. */
+            items: {
+                experiment_completed: number;
+                baseline_completed: number;
+                paired: number;
+            };
+            /** @description Each scorer both experiments scored items with (by name, in order), then `cost_usd`, then `latency_ms`. */
+            metrics: components["schemas"]["ExperimentMetricComparison"][];
+        };
+        ExperimentMetricComparison: {
+            /** @description A scorer's name, `cost_usd` or `latency_ms`. */
+            metric: string;
+            /** @enum {string} */
+            kind: "score" | "cost_usd" | "latency_ms";
+            baseline: components["schemas"]["ExperimentMetricMean"];
+            experiment: components["schemas"]["ExperimentMetricMean"];
+            /** @description This experiment minus the baseline, over the items both completed with a value of this metric (`pairs`); an item missing the value in either is left out. `ci_low` and `ci_high` bound the 95% percentile interval of the mean difference from `resamples` paired-bootstrap resamples (10,000 up to 2,000 pairs, fewer above). Null without pairs. */
+            difference: {
+                mean: number | null;
+                ci_low: number | null;
+                ci_high: number | null;
+                pairs: number;
+                resamples: number;
+            };
+            /** @description The pairs with the largest difference in size, largest first (at most `top`); unchanged pairs are left out. */
+            changed: {
+                dataset_item_id: string;
+                baseline_run_id: string | null;
+                experiment_run_id: string | null;
+                baseline: number;
+                experiment: number;
+                difference: number;
+            }[];
+        };
+        /** @description The mean over the experiment's completed items with a value of the metric, and how many those are. */
+        ExperimentMetricMean: {
+            mean: number | null;
+            count: number;
         };
     };
     responses: {
@@ -6053,6 +6118,85 @@ export interface operations {
             401: components["responses"]["Error"];
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    compareExperiments: {
+        parameters: {
+            query: {
+                /** @description The experiment to compare against (`exp_…`), on the same dataset and in the same project. */
+                baseline: components["schemas"]["ObjectId"];
+                /** @description How many changed items to list per metric, largest difference first. */
+                top?: number;
+            };
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The comparison. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "experiment.comparison",
+                     *       "experiment_id": "exp_2Kq9",
+                     *       "baseline_id": "exp_1Hc4",
+                     *       "dataset_id": "ds_8Pn2",
+                     *       "confidence": 0.95,
+                     *       "items": {
+                     *         "experiment_completed": 5,
+                     *         "baseline_completed": 5,
+                     *         "paired": 5
+                     *       },
+                     *       "metrics": [
+                     *         {
+                     *           "metric": "exact_match",
+                     *           "kind": "score",
+                     *           "baseline": {
+                     *             "mean": 0.6,
+                     *             "count": 5
+                     *           },
+                     *           "experiment": {
+                     *             "mean": 0.8,
+                     *             "count": 5
+                     *           },
+                     *           "difference": {
+                     *             "mean": 0.2,
+                     *             "ci_low": 0,
+                     *             "ci_high": 0.6,
+                     *             "pairs": 5,
+                     *             "resamples": 10000
+                     *           },
+                     *           "changed": [
+                     *             {
+                     *               "dataset_item_id": "dsi_3Vb7",
+                     *               "baseline_run_id": "run_9Ja1",
+                     *               "experiment_run_id": "run_4Lm8",
+                     *               "baseline": 0,
+                     *               "experiment": 1,
+                     *               "difference": 1
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ExperimentComparison"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };

@@ -23,6 +23,8 @@ const views = {
   graph: lazyView(() => import('./views/graph'), 'the graph'),
   costs: lazyView(() => import('./views/costs'), 'costs'),
   quality: lazyView(() => import('./views/quality'), 'quality'),
+  experiment: lazyView(() => import('./views/experiment'), 'the experiment'),
+  experimentComparison: lazyView(() => import('./views/experiment-comparison'), 'the comparison'),
   webhooks: lazyView(() => import('./views/webhooks'), 'webhooks'),
   webhook: lazyView(() => import('./views/webhook'), 'the webhook'),
   apiKeys: lazyView(() => import('./views/api-keys'), 'API keys'),
@@ -104,6 +106,8 @@ export function App() {
             <Route path="/graph/nodes/:id" component={views.graph} />
             <Route path="/costs" component={views.costs} />
             <Route path="/quality" component={views.quality} />
+            <Route path="/experiments/:id" component={views.experiment} />
+            <Route path="/experiments/:id/comparison" component={views.experimentComparison} />
             <Route path="/webhooks" component={views.webhooks} />
             <Route path="/webhooks/:id" component={views.webhook} />
             <Route path="/api-keys" component={views.apiKeys} />

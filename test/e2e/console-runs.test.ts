@@ -5,6 +5,7 @@ import { startToolServer, type TestToolServer } from '../support/http-tool-serve
 import { eventually } from '../support/eventually.js';
 import { createAgent, runSatisfying, startRunsStack, type RunsStack } from '../support/runs.js';
 import { addSteps } from '../support/run-steps.js';
+import { addItems, createDataset } from '../../records/datasets.js';
 
 const MANY_STEPS = 2_000;
 
@@ -269,6 +270,65 @@ describe('console: runs', function () {
     await receipt.getByText('1 threads, with 1 user and 1 assistant messages').waitFor();
     await page.getByText('Nothing is remembered about guest-7.').waitFor();
     assert.equal((await admin.get(`/v1/threads/${thread.id}`)).status, 404);
+  });
+
+  it("shows an experiment's items with their scores, and its comparison with a baseline: intervals and the items that changed most", async () => {
+    const admin = stack.tenant.admin;
+    // gpt-4.1-mini knows the answers to q1 and q2, gpt-4.1-nano to all three.
+    stack.openai.setFallback((body) => {
+      const messages = body.messages as { role: string; content: unknown }[];
+      const question = String(messages.filter((m) => m.role === 'user').at(-1)?.content);
+      const known = body.model === 'gpt-4.1-nano' || question !== 'q3';
+      return { text: [known ? question.replace('q', 'a') : 'no idea'], usage: { input: 100, output: 10 } };
+    });
+    try {
+      const db = stack.api.services.db;
+      const dataset = await createDataset(db, stack.tenant.projectId, { name: 'quiz', description: '', metadata: {}, scorers: [] });
+      await addItems(
+        db,
+        dataset,
+        ['q1', 'q2', 'q3'].map((q) => ({
+          input: [{ role: 'user' as const, content: q }],
+          fileIds: [],
+          expected: q.replace('q', 'a'),
+          metadata: {},
+        })),
+      );
+      const quizzer = await createAgent(admin, { name: 'quizzer' });
+      const start = async (overrides?: object) =>
+        (await admin.post('/v1/experiments', { dataset_id: dataset.id, agent_id: quizzer.id, scorers: ['exact_match'], overrides })).body;
+      const [baseline, candidate] = [await start(), await start({ model: 'gpt-4.1-nano' })];
+      for (const experiment of [baseline, candidate])
+        await eventually(async () => assert.equal((await admin.get(`/v1/experiments/${experiment.id}`)).body.status, 'completed'), {
+          message: `experiment ${experiment.id} did not complete`,
+        });
+
+      await visit(session, `/experiments/${candidate.id}`);
+      await page.getByRole('heading', { level: 1, name: `Experiment ${candidate.id}` }).waitFor();
+      await page.getByText('3 completed, 0 failed, 0 cancelled of 3').waitFor();
+      const items = page.getByRole('table');
+      const third = items.getByRole('row').filter({ hasText: 'a3' });
+      await third.getByText('exact_match 1.00').waitFor();
+      await third.getByRole('link', { name: /^run_/ }).waitFor();
+      await assertAccessible(page, 'an experiment');
+      await screenshot(page, 'experiment');
+
+      await page.getByLabel('Compare with the experiment').fill(baseline.id);
+      await page.getByRole('button', { name: 'Compare' }).click();
+      await page.getByRole('heading', { level: 1, name: `${candidate.id} against ${baseline.id}` }).waitFor();
+      const exactMatch = page
+        .getByRole('table', { name: 'Metrics' })
+        .getByRole('row')
+        .filter({ has: page.getByRole('rowheader', { name: 'exact_match' }) });
+      await exactMatch.getByText(/^\+0\.333 \[0\.000, \+1\.000\]$/).waitFor();
+      const changed = page.getByRole('region', { name: 'Items that changed most in exact_match' });
+      assert.equal(await changed.getByRole('row').count(), 2, 'a header and the one item that changed');
+      await changed.getByRole('cell', { name: '+1.000' }).waitFor();
+      await assertAccessible(page, 'a comparison of experiments');
+      await screenshot(page, 'experiment-comparison');
+    } finally {
+      stack.openai.setFallback(null);
+    }
   });
 
   it('reads as well in dark mode', async () => {
