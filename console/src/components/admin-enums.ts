@@ -42,6 +42,8 @@ export const SCOPES = [
   'webhooks:write',
   'approvals:read',
   'approvals:write',
+  'datasets:read',
+  'datasets:write',
 ] as const satisfies readonly Scope[];
 
 /** What the scopes docs/api.md explains allow; the others say it in their names. */
@@ -52,6 +54,8 @@ export const SCOPE_HELP: Partial<Record<Scope, string>> = {
   'webhooks:write': 'register, change, delete, rotate, redeliver',
   'approvals:read': 'tool calls waiting for a person, and the decisions',
   'approvals:write': 'decide waiting tool calls',
+  'datasets:read': 'datasets and their items',
+  'datasets:write': 'create, import, add and delete them',
 };
 
 /** The audit log's actions (docs/api.md, "Audit log"), offered as suggestions for its filter. */
@@ -66,6 +70,11 @@ export const AUDIT_ACTIONS = [
   'budget.create',
   'budget.delete',
   'budget.update',
+  'dataset.create',
+  'dataset.delete',
+  'dataset.import',
+  'dataset_item.create',
+  'dataset_item.delete',
   'file.create',
   'file.delete',
   'memory.delete',

@@ -9,6 +9,7 @@ const VIEW_OF: Record<string, string> = {
   node: 'graph/nodes',
   whk: 'webhooks',
   thread: 'threads',
+  ds: 'datasets',
 };
 
 /** A link to the object an id names (by its prefix), or the id as text when the console has no view of it. */
