@@ -16,6 +16,8 @@ const views = {
   threads: lazyView(() => import('./views/threads'), 'threads'),
   thread: lazyView(() => import('./views/thread'), 'the thread'),
   memories: lazyView(() => import('./views/memories'), 'memories'),
+  datasets: lazyView(() => import('./views/datasets'), 'datasets'),
+  dataset: lazyView(() => import('./views/dataset'), 'the dataset'),
   networks: lazyView(() => import('./views/networks'), 'networks'),
   network: lazyView(() => import('./views/network'), 'the network'),
   files: lazyView(() => import('./views/files'), 'files'),
@@ -38,6 +40,7 @@ const NAVIGATION: [string, string][] = [
   ['/approvals', 'Approvals'],
   ['/threads', 'Threads'],
   ['/memories', 'Memories'],
+  ['/datasets', 'Datasets'],
   ['/networks', 'Networks'],
   ['/files', 'Files'],
   ['/graph', 'Graph'],
@@ -98,6 +101,8 @@ export function App() {
             <Route path="/threads" component={views.threads} />
             <Route path="/threads/:id" component={views.thread} />
             <Route path="/memories" component={views.memories} />
+            <Route path="/datasets" component={views.datasets} />
+            <Route path="/datasets/:id" component={views.dataset} />
             <Route path="/networks" component={views.networks} />
             <Route path="/networks/:id" component={views.network} />
             <Route path="/files" component={views.files} />

@@ -331,6 +331,31 @@ describe('console: runs', function () {
     }
   });
 
+  it("lists the datasets and a dataset's items with their input, expected answer, source run and tool calls", async () => {
+    const admin = stack.tenant.admin;
+    const dataset = (await admin.post('/v1/datasets', { name: 'weather questions', scorers: ['exact_match'] })).body;
+    const added = await admin.post(`/v1/datasets/${dataset.id}/items`, {
+      items: [
+        { from_run_id: toolRun.id, expected: 'Sunny.' },
+        { input: 'Is it raining in Bergen?', expected: { raining: true } },
+      ],
+    });
+    assert.equal(added.status, 201, JSON.stringify(added.body));
+
+    await visit(session, '/datasets');
+    const listed = page.getByRole('row').filter({ hasText: 'weather questions' });
+    await listed.getByRole('cell', { name: '2', exact: true }).waitFor();
+    await listed.getByRole('link', { name: dataset.id }).click();
+    await page.getByRole('heading', { level: 1, name: 'weather questions' }).waitFor();
+    const copied = page.getByRole('row').filter({ hasText: 'Weather in Oslo?' });
+    await copied.getByRole('cell', { name: 'Sunny.' }).waitFor();
+    await copied.getByRole('cell', { name: '1', exact: true }).waitFor();
+    await page.getByRole('row').filter({ hasText: 'Is it raining in Bergen?' }).getByText('{"raining":true}').waitFor();
+    await assertAccessible(page, 'a dataset');
+    await copied.getByRole('link', { name: toolRun.id }).click();
+    await page.getByRole('heading', { level: 1 }).filter({ hasText: toolRun.id }).waitFor();
+  });
+
   it('reads as well in dark mode', async () => {
     const dark = await openConsole(stack.api.url, { colorScheme: 'dark' });
     try {

@@ -16,6 +16,7 @@ const NAVIGATION: [name: string, path: string][] = [
   ['Approvals', '/console/approvals'],
   ['Threads', '/console/threads'],
   ['Memories', '/console/memories'],
+  ['Datasets', '/console/datasets'],
   ['Networks', '/console/networks'],
   ['Files', '/console/files'],
   ['Graph', '/console/graph'],

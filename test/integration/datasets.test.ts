@@ -322,5 +322,14 @@ describe('datasets', function () {
     });
     assertError(missing, 400, 'invalid_import', 'items.0');
     assert.equal((await client.get('/v1/datasets?limit=100')).body.data.length, before, 'a refused import makes no dataset');
+
+    // The path is not a dataset's id: it offers POST alone.
+    const read = await client.get('/v1/datasets/import');
+    assert.deepEqual([read.status, read.headers.get('allow')], [405, 'POST']);
+    const options = await fetch(`${stack.api.url}/v1/datasets/import`, {
+      method: 'OPTIONS',
+      headers: { authorization: `Bearer ${client.key}` },
+    });
+    assert.deepEqual([options.status, options.headers.get('allow')], [200, 'POST']);
   });
 });

@@ -8,7 +8,7 @@ import { callerOf } from '../../context.js';
 import { requireScope } from '../../middleware/auth.js';
 import { audited, respond } from '../../audit.js';
 import { operation, type Input } from '../../validation.js';
-import { InvalidRequestError } from '../../errors.js';
+import { ApiError, InvalidRequestError } from '../../errors.js';
 import { createOnce } from '../../idempotency.js';
 import { MAX_METADATA_KEY_LENGTH, MAX_METADATA_PAIRS, MAX_METADATA_VALUE_LENGTH } from '../files/metadata.js';
 import { addItems, createDataset, type NewDatasetItem } from '../../../records/datasets.js';
@@ -161,4 +161,17 @@ export function datasetImportRoutes(router: Router<ApiState>, deps: ApiDeps): vo
       respond(ctx, created);
     }),
   );
+
+  // `/v1/datasets/{id}` would take `import` for an id, and offer its GET and DELETE here: this path answers for
+  // itself, POST alone.
+  router.all('/v1/datasets/import', async (ctx) => {
+    if (ctx.method !== 'OPTIONS') {
+      throw new ApiError(405, 'invalid_request_error', 'method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}.`, null, {
+        Allow: 'POST',
+      });
+    }
+    ctx.set('Allow', 'POST');
+    ctx.status = 200;
+    ctx.body = '';
+  });
 }

@@ -9,6 +9,7 @@ const VIEW_OF: Record<string, string> = {
   node: 'graph/nodes',
   whk: 'webhooks',
   thread: 'threads',
+  ds: 'datasets',
   exp: 'experiments',
 };
 
