@@ -233,7 +233,7 @@ describe('The web console', function () {
     await page.getByRole('button', { name: 'Create key' }).click();
     await page.getByLabel('Name', { exact: true }).fill('release bot');
     await page.getByRole('checkbox', { name: /files:read/ }).check();
-    await page.getByRole('checkbox', { name: /agents:run/ }).check();
+    await page.getByRole('checkbox', { name: 'agents:run', exact: true }).check();
     await page.getByLabel('Requests per minute').fill('120');
     await page.getByRole('button', { name: 'Create key' }).click();
     const secretText = (await page.getByRole('region', { name: 'Secret of key release bot' }).locator('code').textContent()) ?? '';
