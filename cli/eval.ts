@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as wait } from 'node:timers/promises';
-import { createAgentplaneClient, type AgentplaneClient, type ExperimentScorer } from '../client/agentplane.js';
+import { createAgentplaneClient, type AgentplaneClient, type ScorerSpec } from '../client/agentplane.js';
 import { checkGates, GateSyntaxError, needsBaseline, parseGate, type Gate, type GateResult } from './eval-gates.js';
 import { comparisonLines, gateLines, summaryLines, type Comparison, type Experiment } from './eval-report.js';
 
@@ -19,7 +19,8 @@ export const EVAL_USAGE = `Usage: agentplane eval --dataset <id> (--agent <id> |
   --model M           run an agent with this model instead of its version's
   --tools replay|live replay: answer tool calls from the dataset items' recorded calls (default); live: call them
   --concurrency N     items run at once (1 to 20, default 4)
-  --scorer NAME       a scorer to score items with (repeatable; default: the dataset's)
+  --scorer NAME       a scorer to score items with, by name (repeatable; default: the dataset's); the scorers
+                      with options (json_schema, judge) come from the dataset
   --baseline EXP      compare with this finished experiment on the same dataset
   --fail-if "GATE"    fail when GATE holds (repeatable): "<scorer> < 0.8", "cost_usd > 0.05" (total USD),
                       "cost_usd.mean > 0.01" (per item), "latency_ms.p95 > 2000" (also .mean, .p50); with
@@ -171,8 +172,8 @@ async function evaluate(client: AgentplaneClient, options: EvalOptions): Promise
       ...(options.model !== undefined && { overrides: { model: options.model } }),
       tools: options.tools,
       concurrency: options.concurrency,
-      // The API names the scorers it does not know (400).
-      ...(options.scorers !== undefined && { scorers: options.scorers as ExperimentScorer[] }),
+      // By name: the API names a scorer it does not know, or one that needs options (400).
+      ...(options.scorers !== undefined && { scorers: options.scorers as ScorerSpec[] }),
     },
   });
   if (!created.data) throw refused('POST /v1/experiments', created.response.status, created.error);

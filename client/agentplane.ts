@@ -9,7 +9,7 @@ import type { components, paths } from '../api/generated/openapi.js';
 
 export type AgentplaneClient = Client<paths>;
 export type ApiErrorBody = components['schemas']['Error'];
-export type ExperimentScorer = components['schemas']['ExperimentScorer'];
+export type ScorerSpec = components['schemas']['ScorerSpec'];
 export type { Middleware };
 
 export interface ClientOptions {

@@ -42,6 +42,6 @@ export const createActivities = (dependencies: ActivityDependencies) => ({
   ...createNetworkActivities(dependencies),
   ...createQualityActivities(dependencies),
   ...createMemoryActivities(dependencies),
-  ...createExperimentActivities({ db: dependencies.db }),
+  ...createExperimentActivities({ db: dependencies.db, models: dependencies.models }),
   ...createWebhookActivities({ db: dependencies.db, webhooks: dependencies.webhooks ?? DEFAULT_WEBHOOK_SETTINGS }),
 });

@@ -2344,12 +2344,6 @@ export interface components {
             started_at: number | null;
             completed_at: number | null;
         };
-        /** @description A scorer: its name, or an object with its `name`. Names: `completion`, `latency`, `tool_errors`, `non_empty`, `groundedness` (the run's heuristic scores), `exact_match` (the answer, trimmed, equals the item's `expected`). A dataset whose own `scorers` name another answers 409 `unknown_scorer` when it is run without `scorers`. */
-        ExperimentScorer: components["schemas"]["ExperimentScorerName"] | {
-            name: components["schemas"]["ExperimentScorerName"];
-        };
-        /** @enum {string} */
-        ExperimentScorerName: "completion" | "latency" | "tool_errors" | "non_empty" | "groundedness" | "exact_match";
         /** @description Changes to the agent version an experiment runs, for its runs only (no new version is made). */
         ExperimentOverrides: {
             model?: components["schemas"]["ModelName"];
@@ -2365,8 +2359,8 @@ export interface components {
             /** @description The version to run; the current one by default. A version the agent or network never had answers 404. */
             version?: number;
             overrides?: components["schemas"]["ExperimentOverrides"];
-            /** @description The scorers; by default the dataset's own, else `completion`, with `exact_match` as well when any item has an `expected` answer. */
-            scorers?: components["schemas"]["ExperimentScorer"][];
+            /** @description The scorers (any a dataset takes, checked as a dataset's are: 400 `invalid_scorer`, `duplicate_scorer`, `model_not_found`); by default the dataset's own, else `completion`, with `exact_match` as well when any item has an `expected` answer. */
+            scorers?: components["schemas"]["ScorerSpecList"];
             /**
              * @description `replay`: each tool call is answered from the item's recorded calls (same tool, same arguments), nothing is sent to a tool or a tool server, and a call not recorded fails the item with `replay_miss`. `live`: the tools are called, as in any run.
              * @default replay
@@ -2393,7 +2387,8 @@ export interface components {
             /** @description The agent's or network's version its runs ran. */
             version: number;
             overrides: null | components["schemas"]["ExperimentOverrides"];
-            scorers: components["schemas"]["ExperimentScorer"][];
+            /** @description The scorers, each as an object with its options' defaults filled in. */
+            scorers: components["schemas"]["ScorerSpec"][];
             /** @enum {string} */
             tools: "replay" | "live";
             concurrency: number;

@@ -4,15 +4,18 @@
  * made; a call the source run never made fails its item with `replay_miss`.
  */
 import assert from 'node:assert/strict';
-import { transaction } from '../../records/db.js';
-import { addItems, createDataset, findDataset, snapshotOfRun } from '../../records/datasets.js';
-import { runById } from '../../records/runs.js';
 import { createAgent, runSatisfying, startRunsStack, type RunsStack } from '../support/runs.js';
 import { startToolServer, type TestToolServer } from '../support/http-tool-server.js';
 import { startMcpServer, type TestMcpServer } from '../support/mcp-server.js';
 import { eventually } from '../support/eventually.js';
 import { newTenant } from '../support/api.js';
+import type { ApiClient } from '../support/client.js';
 import type { ScriptedReply } from '../support/model-servers/scripted-server.js';
+
+const JUDGE = 'gpt-4.1-nano';
+const JUDGE_USAGE = { input: 1000, output: 100 };
+/** The answer to a question about Globex, as JSON (a string): what the memo it cites says. */
+const GLOBEX_ANSWER = 'Acme acquired Globex in March.';
 
 describe('experiments', function () {
   this.timeout(60_000);
@@ -35,6 +38,11 @@ describe('experiments', function () {
   function model(body: Record<string, unknown>): ScriptedReply {
     const messages = body.messages as { role: string; content?: unknown }[];
     const question = textOf(messages.filter((m) => m.role === 'user').at(-1) ?? {});
+    if (body.model === JUDGE) return judge(question);
+    if (question.includes('Globex'))
+      return messages.some((m) => m.role === 'tool')
+        ? { text: [JSON.stringify(GLOBEX_ANSWER)], usage }
+        : { tool_calls: [{ name: 'search_context', arguments: '{"query": "Globex"}' }], usage };
     if (question.includes('wait')) return { hang: true, text: ['…'] };
     if (messages.some((m) => m.role === 'tool')) return { text: ['42'], usage };
     const instructions = messages
@@ -51,35 +59,31 @@ describe('experiments', function () {
     };
   }
 
-  const sent = () => ({ http: tools.received.length, mcp: mcp.methods.length });
-
-  /** A dataset of the runs' snapshots, each expecting 42 (added as the datasets API adds `from_run_id` items). */
-  async function datasetOf(runIds: string[], projectId = stack.tenant.projectId): Promise<string> {
-    const db = stack.api.services.db;
-    return transaction(db, async (tx) => {
-      const created = await createDataset(tx, projectId, { name: 'weather', description: '', metadata: {}, scorers: [] });
-      const dataset = (await findDataset(tx, projectId, created.id, { lock: true }))!;
-      const items = [];
-      for (const runId of runIds) {
-        const snapshot = (await snapshotOfRun(tx, (await runById(tx, runId))!))!;
-        items.push({
-          input: snapshot.input,
-          fileIds: snapshot.fileIds,
-          expected: '42',
-          metadata: {},
-          sourceRunId: runId,
-          toolCalls: snapshot.toolCalls,
-        });
-      }
-      await addItems(tx, dataset, items);
-      return dataset.id;
-    });
+  /** The judge: a verdict of 0.75, except for a request asked "in short", which it answers in words alone. */
+  function judge(prompt: string): ScriptedReply {
+    const verdict = { score: 0.75, rationale: 'Names the buyer and the month.' };
+    if (prompt.includes('in short')) return { text: ['It is fine.'], usage: JUDGE_USAGE };
+    return { tool_calls: [{ name: 'record_verdict', arguments: JSON.stringify(verdict) }], usage: JUDGE_USAGE };
   }
 
-  async function experimentEnded(id: string): Promise<any> {
+  const sent = () => ({ http: tools.received.length, mcp: mcp.methods.length });
+
+  /** A dataset of `items`, made through the datasets API. */
+  async function datasetWith(items: Record<string, unknown>[], client: ApiClient = stack.tenant.admin): Promise<string> {
+    const dataset = await client.post('/v1/datasets', { name: 'weather' });
+    assert.equal(dataset.status, 201, JSON.stringify(dataset.body));
+    const added = await client.post(`/v1/datasets/${dataset.body.id}/items`, { items });
+    assert.equal(added.status, 201, JSON.stringify(added.body));
+    return dataset.body.id;
+  }
+
+  /** A dataset of the runs (each item a copy of its run, with its tool calls), each expecting 42. */
+  const datasetOf = (runIds: string[]) => datasetWith(runIds.map((runId) => ({ from_run_id: runId, expected: '42' })));
+
+  async function experimentEnded(id: string, client: ApiClient = stack.tenant.admin): Promise<any> {
     return eventually(
       async () => {
-        const got = await stack.tenant.admin.get(`/v1/experiments/${id}`);
+        const got = await client.get(`/v1/experiments/${id}`);
         assert.ok(['completed', 'failed', 'cancelled'].includes(got.body.status), `the experiment is ${got.body.status}`);
         return got.body;
       },
@@ -87,7 +91,8 @@ describe('experiments', function () {
     );
   }
 
-  const itemsOf = async (id: string): Promise<any[]> => (await stack.tenant.admin.get(`/v1/experiments/${id}/items`)).body.data;
+  const itemsOf = async (id: string, client: ApiClient = stack.tenant.admin): Promise<any[]> =>
+    (await client.get(`/v1/experiments/${id}/items`)).body.data;
 
   before(async () => {
     stack = await startRunsStack('experiments');
@@ -131,7 +136,7 @@ describe('experiments', function () {
     const created = await stack.tenant.admin.post('/v1/experiments', { name: 'replayed', dataset_id: datasetId, agent_id: agent.id });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     assert.equal(created.body.tools, 'replay');
-    assert.deepEqual(created.body.scorers, ['completion', 'exact_match']);
+    assert.deepEqual(created.body.scorers, [{ name: 'completion' }, { name: 'exact_match', case_sensitive: true, trim: true }]);
     assert.equal(created.body.item_counts.total, 2);
     const ended = await experimentEnded(created.body.id);
     assert.equal(ended.status, 'completed');
@@ -222,19 +227,92 @@ describe('experiments', function () {
     assert.ok(hop.steps.some((step: any) => step.replayed === true));
   });
 
-  it('cancels an experiment: its running run is cancelled, its items with it', async () => {
-    const dataset = await transaction(stack.api.services.db, async (tx) => {
-      const created = await createDataset(tx, stack.tenant.projectId, { name: 'slow', description: '', metadata: {}, scorers: [] });
-      const locked = (await findDataset(tx, stack.tenant.projectId, created.id, { lock: true }))!;
-      await addItems(tx, locked, [
-        { input: [{ role: 'user', content: 'Please wait.' }], fileIds: [], metadata: {} },
-        { input: [{ role: 'user', content: 'Please wait again.' }], fileIds: [], metadata: {} },
-      ]);
-      return created.id;
+  it('scores items by fuzzy_match, json_schema, faithfulness and a judge, and records the judge calls as usage', async () => {
+    // A project of its own: its context file offers search_context to its agents alone.
+    const tenant = await newTenant(stack.api, 'experiments-scorers');
+    const memo = await tenant.admin.upload({
+      purpose: 'context',
+      file: {
+        data: Buffer.from('Acme Corporation acquired Globex in March for twelve million dollars.'),
+        filename: 'memo.txt',
+        type: 'text/plain',
+      },
     });
+    await tenant.admin.settledFile(memo.body.id);
+    const reader = await createAgent(tenant.admin);
+    const dataset = await datasetWith(
+      [
+        { input: 'Who acquired Globex?', expected: GLOBEX_ANSWER },
+        { input: 'Who acquired Globex, in short?', expected: GLOBEX_ANSWER },
+      ],
+      tenant.admin,
+    );
+    const created = await tenant.admin.post('/v1/experiments', {
+      dataset_id: dataset,
+      agent_id: reader.id,
+      tools: 'live',
+      scorers: [
+        'fuzzy_match',
+        { name: 'json_schema', schema: { type: 'string' } },
+        'faithfulness',
+        { name: 'judge', rubric: 'Names the buyer and the month.', model: JUDGE },
+      ],
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.deepEqual(created.body.scorers, [
+      { name: 'fuzzy_match' },
+      { name: 'json_schema', schema: { type: 'string' } },
+      { name: 'faithfulness' },
+      { name: 'judge', rubric: 'Names the buyer and the month.', model: JUDGE },
+    ]);
+    const ended = await experimentEnded(created.body.id, tenant.admin);
+    assert.equal(ended.status, 'completed');
+    // The answer is the expected one in quotes (a JSON string): 2 edits in 32 characters.
+    assert.deepEqual(ended.summary.scores, {
+      fuzzy_match: { mean: 0.9375, count: 2 },
+      json_schema: { mean: 1, count: 2 },
+      faithfulness: { mean: 1, count: 2 },
+      judge: { mean: 0.75, count: 1 },
+    });
+    const [judged, unjudged] = await itemsOf(created.body.id, tenant.admin);
+    assert.deepEqual(
+      judged.scores.map((score: any) => [score.scorer, score.value]),
+      [
+        ['fuzzy_match', 0.9375],
+        ['json_schema', 1],
+        ['faithfulness', 1],
+        ['judge', 0.75],
+      ],
+    );
+    assert.equal(judged.scores[2].explanation, '1 of 1 claim(s) of the answer are supported by the passages it cited.');
+    assert.equal(judged.scores[3].explanation, 'Names the buyer and the month.');
+    assert.equal(judged.error, null);
+    // A judge that gives no verdict leaves its score out; the item keeps the others, and says why.
+    assert.equal(unjudged.status, 'completed');
+    assert.deepEqual(
+      unjudged.scores.map((score: any) => score.scorer),
+      ['fuzzy_match', 'json_schema', 'faithfulness'],
+    );
+    assert.equal(unjudged.error.code, 'judge_failed');
+    assert.match(unjudged.error.message, /did not call record_verdict/);
+    const asked = stack.openai.requests.filter((request) => request.model === JUDGE);
+    assert.equal(asked.length, 2);
+    assert.match(JSON.stringify(asked[0]), /Names the buyer and the month/, "the rubric is the judge's");
+    const usage = await stack.api.services.db.query<{ source: string; model: string; cost: string }>(
+      `SELECT source, model, cost::text FROM usage_records WHERE run_id = ANY($1) AND source = 'judge'`,
+      [[judged.run_id, unjudged.run_id]],
+    );
+    assert.deepEqual(usage.rows, [
+      { source: 'judge', model: JUDGE, cost: '0.00014' },
+      { source: 'judge', model: JUDGE, cost: '0.00014' },
+    ]);
+  });
+
+  it('cancels an experiment: its running run is cancelled, its items with it', async () => {
+    const dataset = await datasetWith([{ input: 'Please wait.' }, { input: 'Please wait again.' }]);
     const created = await stack.tenant.admin.post('/v1/experiments', { dataset_id: dataset, agent_id: agent.id, concurrency: 1 });
     assert.equal(created.status, 201, JSON.stringify(created.body));
-    assert.deepEqual(created.body.scorers, ['completion'], 'no item expects an answer');
+    assert.deepEqual(created.body.scorers, [{ name: 'completion' }], 'no item expects an answer');
     const running = await eventually(
       async () => {
         const [item] = await itemsOf(created.body.id);
@@ -277,7 +355,7 @@ describe('experiments', function () {
     assert.notEqual(next.body.data[0].id, page.body.data[0].id);
   });
 
-  it('answers 400 for a request that names no target, both, overrides on a network, or an unknown scorer', async () => {
+  it('answers 400 for a request that names no target, both, overrides on a network, or scorers a dataset would refuse', async () => {
     const admin = stack.tenant.admin;
     const refused = async (body: Record<string, unknown>, code: string) => {
       const answer = await admin.post('/v1/experiments', { dataset_id: datasetId, ...body });
@@ -287,6 +365,10 @@ describe('experiments', function () {
     await refused({}, 'missing_parameter');
     await refused({ agent_id: agent.id, network_id: 'net_x' }, 'invalid_parameter');
     await refused({ agent_id: agent.id, scorers: ['astrology'] }, 'invalid_parameter');
+    // Checked as a dataset's scorers are.
+    await refused({ agent_id: agent.id, scorers: ['completion', { name: 'completion' }] }, 'duplicate_scorer');
+    await refused({ agent_id: agent.id, scorers: [{ name: 'judge', rubric: 'Kind?', model: 'no-such-model' }] }, 'model_not_found');
+    await refused({ agent_id: agent.id, scorers: [{ name: 'json_schema', schema: { type: 'strung' } }] }, 'invalid_scorer');
     await refused({ agent_id: agent.id, concurrency: 0 }, 'invalid_parameter');
     const network = await admin.post('/v1/networks', { name: 'n', members: [agent.id], router: { type: 'sequential' } });
     await refused({ network_id: network.body.id, overrides: { model: 'gpt-4.1-mini' } }, 'invalid_parameter');

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { checkScorerSpecs, MAX_SCORERS } from '../../workflows/experiments/scorer-specs.js';
+import { checkScorerSpecs, defaultScorers, MAX_SCORERS, storedScorers } from '../../workflows/experiments/scorer-specs.js';
 import {
   claimsOf,
   exactMatch,
@@ -13,6 +13,7 @@ import {
   type ScoredCase,
 } from '../../workflows/experiments/scorers.js';
 import type { FinishedRun } from '../../records/run-scorers.js';
+import { replayMiss } from '../../workflows/runs/replay.js';
 
 const scored = (fields: Partial<ScoredCase> = {}): ScoredCase => ({ expected: 'Paris', outputText: 'Paris', citations: [], ...fields });
 const run: FinishedRun = { status: 'completed', durationMs: 1_000, outputText: 'Paris', toolCalls: [], context: [], input: [] };
@@ -56,6 +57,31 @@ describe('scorer specs', () => {
     for (let n = 0; n < 40; n++) deep = { type: 'object', properties: { a: deep } };
     const tooDeep = checkScorerSpecs([{ name: 'json_schema', schema: deep }]);
     assert.match(tooDeep.ok ? '' : tooDeep.problem, /deeper than 32 levels/);
+  });
+});
+
+describe("an experiment's scorers", () => {
+  it('default to completion, with exact_match when items expect answers, in their normal form', () => {
+    assert.deepEqual(defaultScorers(true), [{ name: 'completion' }, { name: 'exact_match', case_sensitive: true, trim: true }]);
+    assert.deepEqual(defaultScorers(false), [{ name: 'completion' }]);
+  });
+
+  it('read as stored: names alone in their normal form, and a scorer that no longer checks left out', () => {
+    assert.deepEqual(storedScorers(['completion', { name: 'exact_match' }, { name: 'astrology' }, { name: 'judge', rubric: 'Kind?' }]), [
+      { name: 'completion' },
+      { name: 'exact_match', case_sensitive: true, trim: true },
+      { name: 'judge', rubric: 'Kind?' },
+    ]);
+    assert.deepEqual(storedScorers(null), []);
+  });
+
+  it('say which call missed in replay, with its arguments cut short past 500 characters', () => {
+    const miss = replayMiss({ name: 'lookup', arguments: '{"city":"Bergen"}' });
+    assert.equal(miss.code, 'replay_miss');
+    assert.match(miss.message, /^The call of lookup with arguments \{"city":"Bergen"\} was not made by the item's source run/);
+    const long = replayMiss({ name: 'lookup', arguments: 'x'.repeat(2_000) });
+    assert.ok(long.message.includes(`${'x'.repeat(500)}…`));
+    assert.ok(!long.message.includes('x'.repeat(501)));
   });
 });
 

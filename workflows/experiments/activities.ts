@@ -3,7 +3,7 @@
  * experiment), each item's scores once its run has ended, and the experiment's end. Every activity is safe to run
  * again: an item's run is made in the transaction that attaches it to the item, so a retry finds it.
  */
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Db, Queryable } from '../../records/db.js';
 import { transaction } from '../../records/db.js';
 import { findAgentVersion } from '../../records/agents.js';
@@ -31,16 +31,25 @@ import {
   type ExperimentRecord,
   type ItemToRun,
 } from '../../records/experiments.js';
-import { scoresOf } from '../../records/run-scores.js';
+import { finishedRunOf } from '../../records/run-scores.js';
+import { citationsOfSteps } from '../../records/run-steps.js';
+import { recordUsage, type UsageEntry } from '../../records/usage.js';
 import { TASK_QUEUE } from '../names.js';
 import { runWorkflowId } from '../runs/ids.js';
 import { networkRunWorkflowId } from '../networks/ids.js';
 import { REPLAY_MISS } from '../runs/replay.js';
-import { scoreRun, type ScorerSpec } from './scorer-registry.js';
+import { storedScorers } from './scorer-specs.js';
+import { scoreCase, type Score, type ScoredCase } from './scorers.js';
+import { judgeCase, type JudgeModels } from './judge.js';
 
 export interface ExperimentActivityDependencies {
   db: Db;
+  /** The models a `judge` scorer calls, and the deployment's judge model (AGENTPLANE_JUDGE_MODEL). */
+  models: JudgeModels;
 }
+
+/** The code of an item's error when its judge gave no score: the item keeps its other scores. */
+export const JUDGE_FAILED = 'judge_failed';
 
 /** An item's run, as the workflow starts it: its workflow, of which type, on which task queue. */
 export type ItemRun =
@@ -95,25 +104,78 @@ async function itemErrorOf(db: Queryable, run: RunRecord): Promise<RunError | nu
   return run.error ?? { code: `run_${run.status}`, message: `The item's run ended ${run.status}.` };
 }
 
-export const createExperimentActivities = ({ db }: ExperimentActivityDependencies) => {
-  /** Ends the item from its run, scored, once the run has ended; false while it has not. */
+/** The passages the run cited (a network run's: its hops'), as faithfulness reads them. */
+async function citationsOfRun(db: Queryable, run: RunRecord): Promise<string[]> {
+  const runIds = [run.id, ...(run.network_id ? (await childrenOf(db, run.id)).map((hop) => hop.id) : [])];
+  const quotes: string[] = [];
+  for (const runId of runIds) for (const step of await citationsOfSteps(db, runId)) quotes.push(...step.map((citation) => citation.quote));
+  return quotes;
+}
+
+export const createExperimentActivities = ({ db, models }: ExperimentActivityDependencies) => {
+  /**
+   * The item's scores by each of the experiment's scorers, in order (a scorer with nothing to judge gives none),
+   * the judge's usage to record with them, and why the judge gave no score, if it did not.
+   */
+  const scoresOfItem = async (item: ItemToRun, experiment: ExperimentRecord, run: RunRecord) => {
+    const finished = await finishedRunOf(db, run.id);
+    const scored: ScoredCase = { expected: item.expected, outputText: run.output_text, citations: await citationsOfRun(db, run) };
+    const scores: Score[] = [];
+    const usage: UsageEntry[] = [];
+    let judgeProblem: string | null = null;
+    for (const spec of storedScorers(experiment.scorers)) {
+      if (spec.name !== 'judge') {
+        const score = finished ? scoreCase(spec, scored, finished) : null;
+        if (score) scores.push(score);
+        continue;
+      }
+      const judged = await judgeCase(
+        db,
+        models,
+        spec,
+        scored,
+        {
+          runId: run.id,
+          projectId: experiment.project_id,
+          apiKeyId: experiment.api_key_id,
+          agentIds: run.agent_id ? [run.agent_id] : [],
+          input: finished?.input ?? [],
+        },
+        Context.current().cancellationSignal,
+      );
+      if (judged.usage) usage.push(judged.usage);
+      if (judged.score) scores.push(judged.score);
+      else judgeProblem = judged.problem;
+    }
+    return { scores: scores.map(({ scorer, value, explanation }) => ({ scorer, value, explanation })), usage, judgeProblem };
+  };
+
+  /**
+   * Ends the item from its run, scored, once the run has ended; false while it has not. The judge's usage is
+   * recorded with the item's end; a judge that gave no score is the item's error when its run had none.
+   */
   const settle = async (item: ItemToRun, experiment: ExperimentRecord): Promise<boolean> => {
     const run = item.run_id ? await runById(db, item.run_id) : null;
     if (!run || !isFinished(run.status)) return false;
     const status = run.status as 'completed' | 'failed' | 'cancelled';
-    const runScores = new Map((await scoresOf(db, run.id)).map((score) => [score.scorer, score]));
-    const scores = scoreRun(
-      { status, output: run.output_text, runScores, expected: item.expected },
-      experiment.scorers as ScorerSpec[],
-    ).map(({ scorer, value, explanation }) => ({ scorer, value, explanation }));
+    const { scores, usage, judgeProblem } = await scoresOfItem(item, experiment, run);
     const start = run.started_at ?? run.created_at;
-    await endItem(db, item.id, {
-      status,
-      output: run.output_text,
-      scores,
-      costUsd: run.cost,
-      latencyMs: run.completed_at ? Math.max(0, run.completed_at.getTime() - start.getTime()) : null,
-      error: await itemErrorOf(db, run),
+    const runError = await itemErrorOf(db, run);
+    const error =
+      runError ??
+      (judgeProblem === null
+        ? null
+        : { code: JUDGE_FAILED, message: `The judge did not score the item (${judgeProblem}); its other scores stand.` });
+    await transaction(db, async (tx) => {
+      for (const entry of usage) await recordUsage(tx, entry);
+      await endItem(tx, item.id, {
+        status,
+        output: run.output_text,
+        scores,
+        costUsd: run.cost,
+        latencyMs: run.completed_at ? Math.max(0, run.completed_at.getTime() - start.getTime()) : null,
+        error,
+      });
     });
     return true;
   };

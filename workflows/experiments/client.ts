@@ -1,12 +1,12 @@
-/** Starting and cancelling experiment workflows, and the scorers they know, for the API. */
+/** Starting and cancelling experiment workflows, and checking the scorers they take, for the API. */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { fairAmongProjects, TASK_QUEUE } from '../names.js';
 import type { experimentWorkflow } from './workflow.js';
 import { experimentWorkflowId } from './ids.js';
 
 export { experimentWorkflowId };
-// What the API checks an experiment's scorers against: the scorers its workflow knows.
-export { defaultScorers, unknownScorer, type ScorerSpec } from './scorer-registry.js';
+// What the API checks a dataset's or an experiment's scorers with: the scorers an experiment's workflow applies.
+export { checkScorerSpecs, defaultScorers, MAX_RUBRIC_CHARS, modelsNamed, type ScorerSpec } from './scorer-specs.js';
 
 /** Idempotent: an experiment whose workflow already exists keeps it. Its item runs take the project's fairness key. */
 export async function startExperimentWorkflow(client: Client, experimentId: string, projectId: string): Promise<void> {

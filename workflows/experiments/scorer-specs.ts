@@ -149,3 +149,21 @@ export function checkScorerSpecs(value: unknown, param = 'scorers'): ScorerSpecs
 export function modelsNamed(specs: readonly ScorerSpec[]): { model: string; index: number }[] {
   return specs.flatMap((spec, index) => (spec.name === 'judge' && spec.model !== undefined ? [{ model: spec.model, index }] : []));
 }
+
+/** The scorers an experiment uses when neither it nor its dataset names any: `completion`, and `exact_match` when any item has an answer. */
+export function defaultScorers(anyExpected: boolean): ScorerSpec[] {
+  const checked = checkScorerSpecs(anyExpected ? ['completion', 'exact_match'] : ['completion']);
+  return checked.ok ? checked.specs : [];
+}
+
+/**
+ * An experiment's stored scorers in their normal form. Experiments made before every scorer was taken stored
+ * names alone; a scorer that no longer checks is left out rather than failing the items.
+ */
+export function storedScorers(value: unknown): ScorerSpec[] {
+  if (!Array.isArray(value)) return [];
+  return value.flatMap((entry) => {
+    const checked = checkScorerSpecs([entry]);
+    return checked.ok ? checked.specs : [];
+  });
+}

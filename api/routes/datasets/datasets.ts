@@ -10,7 +10,7 @@ import { pageRequestOf } from '../../pagination.js';
 import { createOnce } from '../../idempotency.js';
 import { checkModel } from '../agents/definition.js';
 import { createDataset, deleteDataset, findDataset, listDatasets } from '../../../records/datasets.js';
-import { checkScorerSpecs, modelsNamed, type ScorerSpec } from '../../../workflows/experiments/scorer-specs.js';
+import { checkScorerSpecs, modelsNamed, type ScorerSpec } from '../../../workflows/experiments/client.js';
 import { presentDataset, presentDeletedDataset } from '../../../presenters/dataset.js';
 import { presentList } from '../../../presenters/list.js';
 

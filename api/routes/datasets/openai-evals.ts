@@ -3,7 +3,7 @@
  * judges the same thing, its items become dataset items (the input from a chosen field or template, the expected
  * answer from the criteria's reference), and whatever has no counterpart here is listed with why.
  */
-import { MAX_RUBRIC_CHARS, type ScorerSpec } from '../../../workflows/experiments/scorer-specs.js';
+import { MAX_RUBRIC_CHARS, type ScorerSpec } from '../../../workflows/experiments/client.js';
 
 /** An eval's testing criterion as its API gives it: `type` and `name`, then the fields of its kind. */
 export type Criterion = { type: string; name?: string } & Record<string, unknown>;

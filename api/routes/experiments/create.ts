@@ -17,7 +17,8 @@ import { findNetwork, findNetworkVersion } from '../../../records/networks.js';
 import { allItemsOf, findDataset } from '../../../records/datasets.js';
 import { createExperiment, tallyOf, toolSpecsOfRuns, type AgentOverrides } from '../../../records/experiments.js';
 import type { Queryable } from '../../../records/db.js';
-import { defaultScorers, startExperimentWorkflow, unknownScorer, type ScorerSpec } from '../../../workflows/experiments/client.js';
+import { defaultScorers, startExperimentWorkflow, type ScorerSpec } from '../../../workflows/experiments/client.js';
+import { checkedScorers } from '../datasets/datasets.js';
 import { presentExperiment } from '../../../presenters/experiment.js';
 
 /** The most items one experiment runs: its workflow's history holds a few events per item. */
@@ -73,16 +74,13 @@ export async function createExperimentRoute(ctx: ApiContext, deps: ApiDeps, { bo
   // Attaching a file hands its content to the model and back in the answer, as a run's attachments do.
   if (items.some((item) => item.file_ids.length > 0) && !hasScope(caller, 'files:read')) throw PermissionError('files:read');
 
-  const scorers = (body.scorers ??
-    (dataset.scorers.length > 0 ? dataset.scorers : defaultScorers(items.some((item) => item.expected !== null)))) as ScorerSpec[];
-  const unknown = unknownScorer(scorers);
-  // The document names every scorer a request may: one unknown here is the dataset's own.
-  if (unknown !== null)
-    throw ConflictError(
-      'unknown_scorer',
-      `There is no scorer named ${JSON.stringify(unknown)}, which the dataset ${dataset.id} names.`,
-      'scorers',
-    );
+  // Checked as a dataset's are; a dataset's own were checked when they were written.
+  const scorers =
+    body.scorers !== undefined
+      ? await checkedScorers(deps, body.scorers)
+      : dataset.scorers.length > 0
+        ? (dataset.scorers as ScorerSpec[])
+        : defaultScorers(items.some((item) => item.expected !== null));
 
   const sourceRuns = [...new Set(items.flatMap((item) => (item.source_run_id ? [item.source_run_id] : [])))];
   const sourceSpecs = await toolSpecsOfRuns(deps.db, projectId, sourceRuns);
