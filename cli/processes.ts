@@ -173,6 +173,7 @@ export async function serveWorker(
     toolsAllowPrivate: services.toolsAllowPrivate,
     webhooks: services.webhooks,
     retention: services.retention,
+    rateLimits: services.rateLimits,
     temporalAddress,
     namespace,
     taskQueue,

@@ -67,6 +67,8 @@ export interface RunRecord {
   max_cost_usd: string | null;
   /** The run's trace context (its own span's id among it); null when tracing was off where it was created. */
   trace_context: StoredTraceContext | null;
+  /** The schedule that made it, if one did. */
+  schedule_id: string | null;
 }
 
 export interface HopDecision {
@@ -97,11 +99,13 @@ export interface NewRun {
   /** Decimal USD; null for none. */
   maxCostUsd: string | null;
   metadata: Record<string, string>;
+  /** A scheduled run's schedule and the time it was scheduled for. */
+  scheduled?: { scheduleId: string; at: Date };
 }
 
 const COLUMNS = `id, project_id, agent_id, agent_version, network_id, network_version, parent_run_id, hop_index, hop_decision, handoff, api_key_id, status, model, resolved_model, routing_reason, input, file_ids,
   previous_run_id, thread_id, subject_id, max_steps, output_text, input_tokens, output_tokens, cached_tokens, trim_scale(cost)::text AS cost, error, metadata,
-  created_at, started_at, completed_at, payloads_expired_at, pending_approvals, trim_scale(max_cost_usd)::text AS max_cost_usd, trace_context`;
+  created_at, started_at, completed_at, payloads_expired_at, pending_approvals, trim_scale(max_cost_usd)::text AS max_cost_usd, trace_context, schedule_id`;
 
 /**
  * A run as lists show it: its totals and how many steps it has, without its conversation (the input, the
@@ -111,7 +115,7 @@ export type RunSummaryRecord = Omit<RunRecord, 'input' | 'output_text'> & { step
 
 const SUMMARY_COLUMNS = `id, project_id, agent_id, agent_version, network_id, network_version, parent_run_id, hop_index, hop_decision, handoff, api_key_id, status, model, resolved_model, routing_reason, file_ids,
   previous_run_id, thread_id, subject_id, max_steps, input_tokens, output_tokens, cached_tokens, trim_scale(cost)::text AS cost, error, metadata,
-  created_at, started_at, completed_at, payloads_expired_at, pending_approvals, trim_scale(max_cost_usd)::text AS max_cost_usd, (SELECT count(*)::int FROM run_steps WHERE run_steps.run_id = runs.id) AS step_count`;
+  created_at, started_at, completed_at, payloads_expired_at, pending_approvals, trim_scale(max_cost_usd)::text AS max_cost_usd, schedule_id, (SELECT count(*)::int FROM run_steps WHERE run_steps.run_id = runs.id) AS step_count`;
 
 /**
  * The condition for runs in any of `statuses` as the API shows them: `requires_action` is a run in progress with
@@ -131,8 +135,8 @@ export async function insertRun(tx: Queryable, run: NewRun): Promise<string> {
   const id = newId('run');
   await tx.query(
     `INSERT INTO runs (id, project_id, agent_id, agent_version, network_id, network_version, api_key_id, status, model, input, file_ids, previous_run_id,
-       max_steps, metadata, max_cost_usd, thread_id, subject_id, trace_context)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $9, $10, $11, $12, $13, $14::numeric, $15, $16, $17)`,
+       max_steps, metadata, max_cost_usd, thread_id, subject_id, trace_context, schedule_id, scheduled_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $9, $10, $11, $12, $13, $14::numeric, $15, $16, $17, $18, $19)`,
     [
       id,
       run.projectId,
@@ -152,6 +156,8 @@ export async function insertRun(tx: Queryable, run: NewRun): Promise<string> {
       run.subjectId,
       // A child of the request's span: the run's own span, exported when it ends.
       newRunTraceContext(),
+      run.scheduled?.scheduleId ?? null,
+      run.scheduled?.at ?? null,
     ],
   );
   await appendRunEvent(tx, id, 'run.created', {});
@@ -211,6 +217,7 @@ export interface ProjectRunFilters {
   createdBefore?: number;
   threadId?: string;
   subjectId?: string;
+  scheduleId?: string;
 }
 
 /** Every run of a project, hops included unless `parentRunId` says otherwise; paged on runs_project_page. */
@@ -230,7 +237,13 @@ export async function listProjectRuns(
     table: 'runs',
     columns: SUMMARY_COLUMNS,
     projectId,
-    where: { agent_id: filters.agentId, network_id: filters.networkId, thread_id: filters.threadId, subject_id: filters.subjectId },
+    where: {
+      agent_id: filters.agentId,
+      network_id: filters.networkId,
+      thread_id: filters.threadId,
+      subject_id: filters.subjectId,
+      schedule_id: filters.scheduleId,
+    },
     conditions,
     page,
   });

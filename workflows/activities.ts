@@ -11,10 +11,12 @@ import { createNetworkActivities } from './networks/activities.js';
 import { createQualityActivities } from './quality/activities.js';
 import { createMemoryActivities } from './memory/activities.js';
 import { createWebhookActivities } from './webhooks/activities.js';
+import { createScheduleActivities } from './schedules/activities.js';
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from './webhooks/client.js';
 import type { ModelCatalogue } from '../models/catalogue.js';
 import type { ModelGateway } from '../models/gateway.js';
 import type { RetentionSettings } from '../records/retention.js';
+import type { RateLimitDefaults } from '../api/context.js';
 
 export interface ActivityDependencies {
   db: Db;
@@ -32,6 +34,8 @@ export interface ActivityDependencies {
   webhooks?: WebhookSettings;
   /** How long what ages is kept (AGENTPLANE_RETENTION_*); the defaults when absent. */
   retention?: RetentionSettings;
+  /** AGENTPLANE_RATE_LIMIT_*: the limits scheduled runs are admitted under, as the API admits runs. */
+  rateLimits?: RateLimitDefaults;
 }
 
 export const createActivities = (dependencies: ActivityDependencies) => ({
@@ -42,4 +46,5 @@ export const createActivities = (dependencies: ActivityDependencies) => ({
   ...createQualityActivities(dependencies),
   ...createMemoryActivities(dependencies),
   ...createWebhookActivities({ db: dependencies.db, webhooks: dependencies.webhooks ?? DEFAULT_WEBHOOK_SETTINGS }),
+  ...createScheduleActivities({ db: dependencies.db, rateLimits: dependencies.rateLimits }),
 });

@@ -15,3 +15,4 @@ export { networkRunWorkflow } from './networks/workflow.js';
 export { qualityBackfillWorkflow, runJudgeWorkflow } from './quality/workflow.js';
 export { memoryWorkflow } from './memory/workflow.js';
 export { webhookDeliveryWorkflow } from './webhooks/workflow.js';
+export { scheduledRunWorkflow } from './schedules/workflow.js';

@@ -42,6 +42,8 @@ export const SCOPES = [
   'webhooks:write',
   'approvals:read',
   'approvals:write',
+  'schedules:read',
+  'schedules:write',
 ] as const satisfies readonly Scope[];
 
 /** What the scopes docs/api.md explains allow; the others say it in their names. */
@@ -52,6 +54,8 @@ export const SCOPE_HELP: Partial<Record<Scope, string>> = {
   'webhooks:write': 'register, change, delete, rotate, redeliver',
   'approvals:read': 'tool calls waiting for a person, and the decisions',
   'approvals:write': 'decide waiting tool calls',
+  'schedules:read': 'schedules and their latest runs',
+  'schedules:write': 'create, change, pause, delete (with agents:run)',
 };
 
 /** The audit log's actions (docs/api.md, "Audit log"), offered as suggestions for its filter. */
@@ -75,6 +79,9 @@ export const AUDIT_ACTIONS = [
   'project.create',
   'run.cancel',
   'run.create',
+  'schedule.create',
+  'schedule.delete',
+  'schedule.update',
   'session.create',
   'session.end',
   'subject.forget',
