@@ -41,7 +41,15 @@ type Admitted =
 
 export const createScheduleActivities = ({ db, rateLimits }: ScheduleDependencies) => ({
   /** Makes the run of the schedule's time (once), starts its workflow, and answers its id; null when it makes none. */
-  async startScheduledRun({ scheduleId, projectId, scheduledAt }: { scheduleId: string; projectId: string; scheduledAt: string }): Promise<string | null> {
+  async startScheduledRun({
+    scheduleId,
+    projectId,
+    scheduledAt,
+  }: {
+    scheduleId: string;
+    projectId: string;
+    scheduledAt: string;
+  }): Promise<string | null> {
     const at = new Date(scheduledAt);
     const admitted = await db
       .transaction(async (tx): Promise<Admitted> => {
@@ -51,7 +59,8 @@ export const createScheduleActivities = ({ db, rateLimits }: ScheduleDependencie
         const kind = schedule.agent_id !== null ? 'agent' : 'network';
         const targetId = (schedule.agent_id ?? schedule.network_id)!;
         const made = await runOfFiring(tx, scheduleId, at);
-        if (made !== null) return { runId: made, kind, interrupted: [], taskQueue: (await runnableOf(tx, projectId, kind, targetId)).taskQueue };
+        if (made !== null)
+          return { runId: made, kind, interrupted: [], taskQueue: (await runnableOf(tx, projectId, kind, targetId)).taskQueue };
         const caller = await callerOfSchedule(tx, schedule);
         const { current, interrupted } = await lockUnderConcurrency(tx, projectId, kind, targetId);
         await refuseOverLimits(tx, { rateLimits }, caller, current.agentIds);
@@ -80,7 +89,8 @@ export const createScheduleActivities = ({ db, rateLimits }: ScheduleDependencie
         throw err;
       });
     if (admitted.runId === null) {
-      if (admitted.refusal) await recordScheduleError(db, scheduleId, { ...admitted.refusal, scheduled_at: Math.floor(at.getTime() / 1000) });
+      if (admitted.refusal)
+        await recordScheduleError(db, scheduleId, { ...admitted.refusal, scheduled_at: Math.floor(at.getTime() / 1000) });
       return null;
     }
     const { client, log } = Context.current();

@@ -18,7 +18,8 @@ const TIMEZONE = /^[A-Za-z][A-Za-z0-9_+\-/]{0,63}$/;
 /** Why `cron` is not an expression schedules take, or null when it is. */
 export function cronProblem(cron: string): string | null {
   const fields = cron.trim().split(/\s+/);
-  if (fields.length !== 5) return `a cron expression has five fields (minute, hour, day of month, month, day of week); this has ${fields.length}.`;
+  if (fields.length !== 5)
+    return `a cron expression has five fields (minute, hour, day of month, month, day of week); this has ${fields.length}.`;
   const bad = fields.find((field) => !CRON_FIELD.test(field));
   if (bad !== undefined) return `the field ${JSON.stringify(bad)} is not a number, a name, \`*\`, a range, a list or a step.`;
   try {

@@ -43,17 +43,26 @@ function timingOf(body: { cron?: string; timezone?: string; interval_seconds?: n
   if (current && body.cron === undefined && body.interval_seconds === undefined && body.timezone === undefined) return current;
   if (body.interval_seconds !== undefined) {
     if (body.timezone !== undefined) {
-      throw InvalidRequestError('invalid_schedule', '`timezone` goes with `cron`; `interval_seconds` counts from the Unix epoch.', 'timezone');
+      throw InvalidRequestError(
+        'invalid_schedule',
+        '`timezone` goes with `cron`; `interval_seconds` counts from the Unix epoch.',
+        'timezone',
+      );
     }
     return { cron: null, timezone: 'UTC', intervalSeconds: body.interval_seconds };
   }
   const cron = body.cron ?? current?.cron ?? null;
-  if (cron === null) throw InvalidRequestError('invalid_schedule', '`timezone` goes with `cron`; this schedule runs every `interval_seconds`.', 'timezone');
+  if (cron === null)
+    throw InvalidRequestError('invalid_schedule', '`timezone` goes with `cron`; this schedule runs every `interval_seconds`.', 'timezone');
   const problem = cronProblem(cron);
   if (problem !== null) throw InvalidRequestError('invalid_cron', `\`cron\` is not a schedule: ${problem}`, 'cron');
   const timezone = body.timezone ?? (body.cron !== undefined ? 'UTC' : current!.timezone);
   if (!isKnownTimezone(timezone)) {
-    throw InvalidRequestError('invalid_timezone', `\`timezone\` ${JSON.stringify(timezone)} is not an IANA time zone name (such as Europe/Paris).`, 'timezone');
+    throw InvalidRequestError(
+      'invalid_timezone',
+      `\`timezone\` ${JSON.stringify(timezone)} is not an IANA time zone name (such as Europe/Paris).`,
+      'timezone',
+    );
   }
   return { cron: cron.trim(), timezone, intervalSeconds: null };
 }
