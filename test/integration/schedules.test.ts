@@ -89,6 +89,16 @@ describe('schedules', function () {
     const at = new Date(first * 1000);
     assert.ok([7, 8].includes(at.getUTCHours()) && at.getUTCMinutes() === 0, at.toISOString());
     assert.ok(at.getUTCDay() >= 1 && at.getUTCDay() <= 5, at.toISOString());
+    // The times shown are the Temporal Schedule's own, daylight saving and a day that must match twice included.
+    const fridays = await admin.post('/v1/schedules', { agent_id: agent.id, cron: '30 9 13 * fri', timezone: 'America/New_York', run });
+    for (const shown of [daily.body, fridays.body]) {
+      const { info } = await stack.api.services.temporal.schedule.getHandle(temporalScheduleId(shown.id)).describe();
+      assert.deepEqual(
+        shown.next_run_times,
+        info.nextActionTimes.slice(0, 5).map((t) => Math.floor(t.getTime() / 1000)),
+      );
+    }
+    assert.equal((await admin.delete(`/v1/schedules/${fridays.body.id}`)).status, 200);
     assert.equal((await reader.get(`/v1/schedules/${daily.body.id}`)).status, 200);
     assert.equal((await other.admin.get(`/v1/schedules/${daily.body.id}`)).status, 404);
     assert.equal((await other.admin.delete(`/v1/schedules/${daily.body.id}`)).status, 404);
