@@ -25,6 +25,7 @@ export function presentSchedule(schedule: ScheduleRecord, recentRuns: ScheduledR
     catchup_window_seconds: schedule.catchup_window_seconds,
     paused: schedule.paused,
     metadata: schedule.metadata,
+    managed_resource: schedule.managed_resource,
     next_run_times: schedule.paused ? [] : nextTimes(timing, SHOWN_TIMES, now).map((at) => unixSeconds(at)),
     recent_runs: recentRuns.map((run) => ({
       run_id: run.id,

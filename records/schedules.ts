@@ -8,6 +8,7 @@ import { newId } from './ids.js';
 import type { Queryable } from './db.js';
 import { selectPage, type Page, type PageRequest } from './pagination.js';
 import type { RunStatus } from './runs.js';
+import { managedConditions, type ManagedFilter, type ManagedResource } from './managed-resources.js';
 
 export type ScheduleOverlap = 'skip' | 'queue_one' | 'allow';
 /** The run request each firing makes, as the run endpoints take it (without `wait` and `stream`). */
@@ -34,6 +35,7 @@ export interface ScheduleRecord {
   paused: boolean;
   metadata: Record<string, string>;
   api_key_id: string | null;
+  managed_resource: ManagedResource | null;
   last_error: ScheduleError | null;
   revision: number;
   synced_revision: number | null;
@@ -58,7 +60,7 @@ export interface ScheduleDefinition {
 }
 
 const COLUMNS = `s.id, s.project_id, s.name, s.agent_id, s.network_id, s.cron, s.timezone, s.interval_seconds, s.run, s.overlap,
-  s.catchup_window_seconds, s.paused, s.metadata, s.api_key_id, s.last_error, s.revision, s.synced_revision, s.deleted_at,
+  s.catchup_window_seconds, s.paused, s.metadata, s.api_key_id, s.managed_resource, s.last_error, s.revision, s.synced_revision, s.deleted_at,
   s.created_at, s.updated_at`;
 
 export async function insertSchedule(
@@ -66,12 +68,13 @@ export async function insertSchedule(
   projectId: string,
   apiKeyId: string,
   schedule: ScheduleDefinition,
+  managed: ManagedResource | null = null,
 ): Promise<ScheduleRecord> {
   const id = newId('sched');
   await tx.query(
     `INSERT INTO schedules (id, project_id, name, agent_id, network_id, cron, timezone, interval_seconds, run, overlap,
-       catchup_window_seconds, paused, metadata, api_key_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+       catchup_window_seconds, paused, metadata, api_key_id, managed_resource)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
     [
       id,
       projectId,
@@ -87,6 +90,7 @@ export async function insertSchedule(
       schedule.paused,
       schedule.metadata,
       apiKeyId,
+      managed === null ? null : JSON.stringify(managed),
     ],
   );
   return (await findSchedule(tx, projectId, id))!;
@@ -106,14 +110,19 @@ export async function findSchedule(
   return rows[0] ?? null;
 }
 
-export async function listSchedules(db: Queryable, projectId: string, page: PageRequest): Promise<Page<ScheduleRecord>> {
+export async function listSchedules(
+  db: Queryable,
+  projectId: string,
+  page: PageRequest,
+  filter: ManagedFilter = {},
+): Promise<Page<ScheduleRecord>> {
   return selectPage<ScheduleRecord>(db, {
     table: 'schedules',
     from: 'schedules s',
     alias: 's',
     columns: COLUMNS,
     projectId,
-    conditions: [['s.deleted_at IS NULL']],
+    conditions: [['s.deleted_at IS NULL'], ...managedConditions('s', filter)],
     page,
   });
 }

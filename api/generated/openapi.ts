@@ -1582,6 +1582,8 @@ export interface components {
             /** @default false */
             paused: boolean;
             metadata?: components["schemas"]["Metadata"];
+            /** @description The Kubernetes Agent or AgentNetwork that declares the schedule (its controller sets it). Such a schedule is changed and deleted only by that controller (409 `managed_by_kubernetes` otherwise). */
+            managed_resource?: components["schemas"]["ManagedResource"];
         };
         UpdateScheduleRequest: {
             name?: string | null;
@@ -1611,6 +1613,8 @@ export interface components {
             catchup_window_seconds: number;
             paused: boolean;
             metadata: components["schemas"]["Metadata"];
+            /** @description The Kubernetes resource that declares it; null for a schedule made through the API. */
+            managed_resource: null | components["schemas"]["ManagedResource"];
             /** @description The next times it runs (Unix seconds), up to 5; empty while paused. */
             next_run_times: number[];
             /** @description Its latest runs, newest first, up to 5; each is a run with `schedule_id` set. */
@@ -3735,6 +3739,10 @@ export interface operations {
                 /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. Empty (`before=`) is no cursor. */
                 before?: components["parameters"]["Before"];
                 order?: components["parameters"]["Order"];
+                /** @description `kubernetes`: only records a Kubernetes resource manages; `none`: only the others. */
+                managed_by?: components["parameters"]["ManagedByFilter"];
+                /** @description Only the record the Kubernetes resource with this uid manages. */
+                managed_uid?: components["parameters"]["ManagedUidFilter"];
             };
             header?: never;
             path?: never;

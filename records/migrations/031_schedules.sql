@@ -19,6 +19,8 @@ CREATE TABLE schedules (
   metadata                jsonb NOT NULL DEFAULT '{}',
   -- The key that made it: its runs are that key's, for its limits and budgets.
   api_key_id              text,
+  -- The Kubernetes resource (Agent or AgentNetwork) that declares it, if any: {kind, namespace, name, uid}.
+  managed_resource        jsonb,
   -- Why the last firing made no run (a budget spent, the agent deleted), {code, message, scheduled_at}; null when it did.
   last_error              jsonb,
   revision                integer NOT NULL DEFAULT 1,
@@ -30,6 +32,7 @@ CREATE TABLE schedules (
 CREATE INDEX schedules_project_page ON schedules (project_id, created_at, id);
 CREATE INDEX schedules_behind ON schedules (updated_at) WHERE synced_revision IS DISTINCT FROM revision OR deleted_at IS NOT NULL;
 CREATE INDEX schedules_agent ON schedules (agent_id) WHERE agent_id IS NOT NULL AND deleted_at IS NULL;
+CREATE INDEX schedules_managed ON schedules (project_id, (managed_resource->>'uid')) WHERE managed_resource IS NOT NULL AND deleted_at IS NULL;
 CREATE INDEX schedules_network ON schedules (network_id) WHERE network_id IS NOT NULL AND deleted_at IS NULL;
 
 -- A scheduled run names its schedule and the time it was scheduled for: one run per schedule and time, however

@@ -27,6 +27,7 @@ import { presentList } from '../../../presenters/list.js';
 import { syncSchedule } from '../../../workflows/schedules/client.js';
 import { cronProblem, isKnownTimezone } from '../../../workflows/schedules/times.js';
 import { checkRunRequest } from '../runs/admission.js';
+import { refuseUnmanagedChange } from '../managed.js';
 
 const DEFAULT_CATCHUP_WINDOW_SECONDS = 60;
 
@@ -124,7 +125,7 @@ export function scheduleRoutes(router: Router<ApiState>, deps: ApiDeps): void {
       };
       await checkScheduledRun(deps, caller, definition);
       const { created, replayed } = await createOnce(ctx, deps, body, async (tx) => {
-        const schedule = await insertSchedule(tx, caller.projectId, caller.apiKeyId, definition);
+        const schedule = await insertSchedule(tx, caller.projectId, caller.apiKeyId, definition, body.managed_resource ?? null);
         return { status: 201, body: presentSchedule(schedule, []) };
       });
       if (!replayed) await writeToTemporal(ctx, deps, [created.body.id]);
@@ -136,7 +137,8 @@ export function scheduleRoutes(router: Router<ApiState>, deps: ApiDeps): void {
     '/v1/schedules',
     reads,
     operation('listSchedules', async (ctx, { query }) => {
-      const page = await listSchedules(deps.db, callerOf(ctx).projectId, pageRequestOf(query));
+      const filter = { managedBy: query.managed_by, managedUid: query.managed_uid };
+      const page = await listSchedules(deps.db, callerOf(ctx).projectId, pageRequestOf(query), filter);
       const shown = new Map((await present(deps, page.rows)).map((s) => [s.id, s]));
       ctx.body = presentList(page, (s) => shown.get(s.id)!);
     }),
@@ -161,6 +163,7 @@ export function scheduleRoutes(router: Router<ApiState>, deps: ApiDeps): void {
       const answer = await commitMutation(ctx, deps.db, async (tx) => {
         const current = await findSchedule(tx, caller.projectId, id, { lock: true });
         if (!current) throw NotFoundError('schedule', id);
+        refuseUnmanagedChange(ctx, current, 'Schedule');
         const changed: ScheduleDefinition = {
           name: body.name !== undefined ? body.name : current.name,
           agentId: current.agent_id,
@@ -188,7 +191,10 @@ export function scheduleRoutes(router: Router<ApiState>, deps: ApiDeps): void {
     operation('deleteSchedule', async (ctx, { path: { id } }) => {
       const { projectId } = callerOf(ctx);
       const answer = await commitMutation(ctx, deps.db, async (tx) => {
-        if (!(await deleteSchedule(tx, projectId, id))) throw NotFoundError('schedule', id);
+        const current = await findSchedule(tx, projectId, id, { lock: true });
+        if (!current) throw NotFoundError('schedule', id);
+        refuseUnmanagedChange(ctx, current, 'Schedule');
+        await deleteSchedule(tx, projectId, id);
         return { status: 200, body: presentDeletedSchedule(id) };
       });
       await writeToTemporal(ctx, deps, [id]);
