@@ -128,7 +128,7 @@ export async function reconcile<Spec, Body, PlatformRecord extends OwnedRecord>(
   }
 
   let record: PlatformRecord | null;
-  let dependents: Pick<ResourceStatus, 'schedules'> = {};
+  let dependents: Pick<ResourceStatus, 'schedules'>;
   try {
     const desired = await handler.desired(resource);
     if (isBlocked(desired)) {
