@@ -10,8 +10,8 @@ import { BOOTSTRAP_KEY_GRACE_MINUTES, hashSecret, insertApiKey, type ApiKeyRecor
 import { transaction, type Db, type Queryable } from './db.js';
 import { insertProject } from './projects.js';
 
-// The schedules an Agent or AgentNetwork declares need the run and schedule scopes.
-export const CONTROLLER_SCOPES: Scope[] = ['agents:read', 'agents:write', 'agents:run', 'schedules:read', 'schedules:write'];
+// The schedules an Agent or AgentNetwork declares are written with the schedule scopes; it runs nothing itself.
+export const CONTROLLER_SCOPES: Scope[] = ['agents:read', 'agents:write', 'schedules:read', 'schedules:write'];
 
 /** The configured secret is already another key's: the controller's must be a secret of its own. */
 export class ControllerKeyTaken extends Error {

@@ -4,6 +4,7 @@
  * written by the maintenance round, so an accepted change is never lost.
  */
 import Router from '@koa/router';
+import type { Middleware } from 'koa';
 import type { ApiContext, ApiDeps, ApiState, Caller } from '../../context.js';
 import { callerOf } from '../../context.js';
 import { requireAnyScope, requireScope } from '../../middleware/auth.js';
@@ -101,8 +102,10 @@ async function present(deps: ApiDeps, schedules: ScheduleRecord[]) {
 }
 
 export function scheduleRoutes(router: Router<ApiState>, deps: ApiDeps): void {
-  // Making or changing a schedule makes runs: it needs the run scope too.
-  const writes = [requireScope('schedules:write'), requireScope('agents:run')] as const;
+  // Making or changing a schedule makes runs: it needs the run scope too, but for the Kubernetes controller's key,
+  // which writes the schedules resources declare (Kubernetes' RBAC granted those) and runs nothing itself.
+  const runScope: Middleware<ApiState> = (ctx, next) => (callerOf(ctx).controller ? next() : requireScope('agents:run')(ctx, next));
+  const writes = [requireScope('schedules:write'), runScope] as const;
   const reads = requireAnyScope('schedules:read', 'schedules:write');
 
   router.post(
