@@ -1,6 +1,6 @@
 import type { components } from '../api/generated/openapi.js';
 import type { ScheduledRunRecord, ScheduleRecord } from '../records/schedules.js';
-import { nextTimes } from '../workflows/schedules/times.js';
+import { nextTimes } from '../records/schedule-times.js';
 import { unixSeconds } from './time.js';
 
 export type ScheduleObject = components['schemas']['Schedule'];

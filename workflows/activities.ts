@@ -12,11 +12,11 @@ import { createQualityActivities } from './quality/activities.js';
 import { createMemoryActivities } from './memory/activities.js';
 import { createWebhookActivities } from './webhooks/activities.js';
 import { createScheduleActivities } from './schedules/activities.js';
+import type { ScheduledRunAdmission } from './schedules/client.js';
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from './webhooks/client.js';
 import type { ModelCatalogue } from '../models/catalogue.js';
 import type { ModelGateway } from '../models/gateway.js';
 import type { RetentionSettings } from '../records/retention.js';
-import type { RateLimitDefaults } from '../api/context.js';
 
 export interface ActivityDependencies {
   db: Db;
@@ -34,8 +34,8 @@ export interface ActivityDependencies {
   webhooks?: WebhookSettings;
   /** How long what ages is kept (AGENTPLANE_RETENTION_*); the defaults when absent. */
   retention?: RetentionSettings;
-  /** AGENTPLANE_RATE_LIMIT_*: the limits scheduled runs are admitted under, as the API admits runs. */
-  rateLimits?: RateLimitDefaults;
+  /** How a schedule's time makes its run: the API's admission, given by the worker's process. */
+  admitScheduledRun?: ScheduledRunAdmission;
 }
 
 export const createActivities = (dependencies: ActivityDependencies) => ({
@@ -46,5 +46,5 @@ export const createActivities = (dependencies: ActivityDependencies) => ({
   ...createQualityActivities(dependencies),
   ...createMemoryActivities(dependencies),
   ...createWebhookActivities({ db: dependencies.db, webhooks: dependencies.webhooks ?? DEFAULT_WEBHOOK_SETTINGS }),
-  ...createScheduleActivities({ db: dependencies.db, rateLimits: dependencies.rateLimits }),
+  ...createScheduleActivities({ db: dependencies.db, admitScheduledRun: dependencies.admitScheduledRun }),
 });

@@ -1584,7 +1584,9 @@ export interface components {
             metadata?: components["schemas"]["Metadata"];
             /** @description The Kubernetes Agent or AgentNetwork that declares the schedule (its controller sets it). Such a schedule is changed and deleted only by that controller (409 `managed_by_kubernetes` otherwise). */
             managed_resource?: components["schemas"]["ManagedResource"];
-        };
+        } & (components["schemas"]["OneScheduleTiming"] & (unknown | unknown) & unknown & (unknown | unknown));
+        /** @description Not both `cron` and `interval_seconds`; `timezone` goes with `cron`. */
+        OneScheduleTiming: unknown & unknown;
         UpdateScheduleRequest: {
             name?: string | null;
             /** @description Replaces `interval_seconds`. */
@@ -1597,7 +1599,7 @@ export interface components {
             catchup_window_seconds?: number;
             paused?: boolean;
             metadata?: components["schemas"]["Metadata"];
-        };
+        } & components["schemas"]["OneScheduleTiming"];
         Schedule: {
             id: string;
             /** @constant */

@@ -60,9 +60,9 @@ describe('schedules', function () {
     await refused({ cron: '61 * * * *' }, 400, 'invalid_cron');
     await refused({ cron: '0 9 L * *' }, 400, 'invalid_cron');
     await refused({ cron: '0 9 * * 1-5', timezone: 'Mars/Olympus' }, 400, 'invalid_timezone');
-    await refused({ cron: '0 9 * * *', interval_seconds: 60 }, 400, 'invalid_schedule');
-    await refused({}, 400, 'invalid_schedule');
-    await refused({ interval_seconds: 60, timezone: 'Europe/Paris' }, 400, 'invalid_schedule');
+    await refused({ cron: '0 9 * * *', interval_seconds: 60 }, 400, 'invalid_parameter');
+    await refused({}, 400, 'missing_parameter');
+    await refused({ interval_seconds: 60, timezone: 'Europe/Paris' }, 400, 'invalid_parameter');
     await refused({ interval_seconds: 60, run: { input: [{ role: 'assistant', content: 'Hi.' }] } }, 400, 'invalid_parameter');
     await refused({ interval_seconds: 60, run: { input: 'Go.', model: 'no-such-model' } }, 400, 'model_not_found');
     await refused({ interval_seconds: 60, agent_id: 'agent_nosuch' }, 404, 'resource_not_found');

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { cronProblem, isKnownTimezone, nextTimes } from '../../workflows/schedules/times.js';
+import { cronProblem, isKnownTimezone, nextTimes } from '../../records/schedule-times.js';
 import { scheduledTimeOf } from '../../workflows/schedules/ids.js';
 
 const iso = (dates: Date[]) => dates.map((d) => d.toISOString());

@@ -66,3 +66,17 @@ export async function syncSchedule(db: Queryable, client: Client, scheduleId: st
   }
   await recordScheduleSynced(db, schedule.id, schedule.revision);
 }
+
+/** One time of one schedule: the project it was made for, and the time (ISO 8601) it was scheduled for. */
+export interface ScheduledFiring {
+  scheduleId: string;
+  projectId: string;
+  scheduledAt: string;
+}
+
+/** Makes the time's run once and starts it; answers its id, or null when the time makes none. */
+export type ScheduledRunAdmission = (
+  firing: ScheduledFiring,
+  client: Client,
+  warn: (details: Record<string, unknown>, message: string) => void,
+) => Promise<string | null>;

@@ -26,7 +26,7 @@ import {
 import { presentDeletedSchedule, presentSchedule, SHOWN_TIMES } from '../../../presenters/schedule.js';
 import { presentList } from '../../../presenters/list.js';
 import { syncSchedule } from '../../../workflows/schedules/client.js';
-import { cronProblem, isKnownTimezone } from '../../../workflows/schedules/times.js';
+import { cronProblem, isKnownTimezone } from '../../../records/schedule-times.js';
 import { checkRunRequest } from '../runs/admission.js';
 import { refuseUnmanagedChange } from '../managed.js';
 
