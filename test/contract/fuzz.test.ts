@@ -62,6 +62,15 @@ async function deleteWebhookEndpoints(admin: ApiClient): Promise<void> {
   }
 }
 
+/** The schedules the run made would go on making runs (some every second) for the rest of the suite. */
+async function deleteSchedules(admin: ApiClient): Promise<void> {
+  for (;;) {
+    const page = await admin.get('/v1/schedules?limit=100');
+    if (page.status !== 200 || page.body.data.length === 0) return;
+    for (const schedule of page.body.data as { id: string }[]) await admin.delete(`/v1/schedules/${schedule.id}`);
+  }
+}
+
 /**
  * The deliveries started before the endpoints went (hundreds, each retried) end at their next attempt; until
  * they have, they hold the shared worker's webhook queue, and a later suite's delivery would wait behind them.
@@ -123,6 +132,7 @@ describe('the API against its OpenAPI document (schemathesis)', () => {
     ];
     const env = { ...process.env, SCHEMATHESIS_HOOKS: hooksPath, AGENTPLANE_FUZZ_KEY_ID: keys.body.data[0].id };
     const { code, report } = await runSchemathesis(args, { cwd: workDir, env }).finally(async () => {
+      await deleteSchedules(tenant.admin);
       await deleteWebhookEndpoints(tenant.admin);
       await webhookDeliveriesEnded(api);
     });
