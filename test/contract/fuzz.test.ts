@@ -67,7 +67,9 @@ async function deleteSchedules(admin: ApiClient): Promise<void> {
   for (;;) {
     const page = await admin.get('/v1/schedules?limit=100');
     if (page.status !== 200 || page.body.data.length === 0) return;
-    for (const schedule of page.body.data as { id: string }[]) await admin.delete(`/v1/schedules/${schedule.id}`);
+    // Some it made as a Kubernetes resource's: those are deleted as that resource's controller deletes them.
+    for (const schedule of page.body.data as { id: string }[])
+      await admin.request('DELETE', `/v1/schedules/${schedule.id}`, { headers: { 'agentplane-managed-by': 'kubernetes' } });
   }
 }
 
