@@ -21,6 +21,7 @@ import { runRoutes } from './routes/runs/runs.js';
 import { modelRoutes } from './routes/models/models.js';
 import { networkRoutes } from './routes/networks/networks.js';
 import { budgetRoutes } from './routes/budgets/budgets.js';
+import { scheduleRoutes } from './routes/schedules/schedules.js';
 import { approvalRoutes } from './routes/approvals/approvals.js';
 import { threadRoutes } from './routes/threads/threads.js';
 import { experimentRoutes } from './routes/experiments/experiments.js';
@@ -84,6 +85,7 @@ export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<A
   runRoutes(v1, deps);
   networkRoutes(v1, deps);
   budgetRoutes(v1, deps);
+  scheduleRoutes(v1, deps);
   approvalRoutes(v1, deps);
   threadRoutes(v1, deps);
   experimentRoutes(v1, deps);

@@ -111,11 +111,15 @@ function violation(errors: ErrorObject[] | null | undefined): Error {
   }
   const name = path.join('.') || null;
   const subject = name ? `\`${name}\`` : 'The body';
+  const description = (error?.parentSchema as { description?: unknown } | undefined)?.description;
+  if (error?.keyword === 'not' && typeof description === 'string' && name === null) {
+    // A rule on the body as a whole (two fields that exclude each other) is told in the document's words.
+    return InvalidRequestError('invalid_parameter', `${subject} is not valid: ${description}`, name);
+  }
   if (error?.keyword === 'not' && error.data !== undefined) {
     // Ajv's own words ("must NOT be valid") do not say which value is refused.
     return InvalidRequestError('invalid_parameter', `${subject} may not be ${JSON.stringify(error.data)}.`, name);
   }
-  const description = (error?.parentSchema as { description?: unknown } | undefined)?.description;
   if ((error?.keyword === 'pattern' || error?.keyword === 'contains') && typeof description === 'string') {
     // A described rule (a URL's grammar, say) reads better in the document's words than as a regex.
     return InvalidRequestError('invalid_parameter', `${subject} is not valid: ${description}`, name);

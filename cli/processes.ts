@@ -15,6 +15,7 @@ import { ConfigError } from './config.js';
 import { RunEventFeed } from '../records/run-event-feed.js';
 import { EventStreamSlots } from '../api/event-stream-slots.js';
 import { WebhookDispatcher } from '../workflows/webhooks/dispatcher.js';
+import { scheduledRunAdmission } from '../api/routes/schedules/admission.js';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../workflows/webhooks/client.js';
 
 export interface Stoppable {
@@ -173,6 +174,7 @@ export async function serveWorker(
     toolsAllowPrivate: services.toolsAllowPrivate,
     webhooks: services.webhooks,
     retention: services.retention,
+    admitScheduledRun: scheduledRunAdmission({ db: services.db, rateLimits: services.rateLimits }),
     temporalAddress,
     namespace,
     taskQueue,

@@ -2,6 +2,7 @@
 import type { Platform, Agent, AgentBody } from './platform.js';
 import { differsFrom, type KindHandler } from './reconciler.js';
 import type { AgentResource, AgentSpec, AgentToolSpec } from './resources.js';
+import { syncSchedules } from './schedules.js';
 
 type Tool = AgentBody['tools'] extends (infer T)[] | undefined ? T : never;
 type Body = Omit<AgentBody, 'managed_by' | 'managed_resource'>;
@@ -86,5 +87,6 @@ export function agentHandler(platform: Platform): KindHandler<AgentSpec, Body, A
     update: (id, body) => platform.updateAgent(id, body),
     differs: differsFrom,
     delete: (id) => platform.deleteAgent(id),
+    syncDependents: (resource: AgentResource, record) => syncSchedules(platform, 'Agent', resource, record.id),
   };
 }

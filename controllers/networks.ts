@@ -7,6 +7,7 @@
 import type { Platform, Network, NetworkBody } from './platform.js';
 import { differsFrom, type Blocked, type KindHandler } from './reconciler.js';
 import { isReady, type AgentNetworkResource, type AgentNetworkSpec, type AgentResource } from './resources.js';
+import { syncSchedules } from './schedules.js';
 import { workerPoolQueue, type WorkerPools } from './worker-pools.js';
 
 type Body = Omit<NetworkBody, 'managed_by' | 'managed_resource'>;
@@ -82,5 +83,6 @@ export function networkHandler(platform: Platform, lookup: AgentLookup, pools: W
     delete: (id) => platform.deleteNetwork(id),
     afterSync: (resource: AgentNetworkResource) => pools.sync(resource),
     beforeRemoval: (resource: AgentNetworkResource) => pools.remove(resource),
+    syncDependents: (resource: AgentNetworkResource, record) => syncSchedules(platform, 'AgentNetwork', resource, record.id),
   };
 }

@@ -15,6 +15,12 @@ export type Network = components['schemas']['Network'];
 export type AgentBody = components['schemas']['CreateAgentRequest'];
 export type NetworkBody = components['schemas']['CreateNetworkRequest'];
 export type ManagedResource = components['schemas']['ManagedResource'];
+export type Schedule = components['schemas']['Schedule'];
+export type ScheduleBody = components['schemas']['CreateScheduleRequest'];
+export type ScheduleChange = components['schemas']['UpdateScheduleRequest'];
+
+/** A resource declares at most this many schedules (the CRDs' maxItems), so one page holds them all. */
+const SCHEDULES_PER_RESOURCE = 100;
 
 /** Unreachable, 5xx or 429: nothing is wrong with the request; try again later. */
 export class PlatformUnavailable extends Error {
@@ -67,7 +73,7 @@ async function call<T>(what: string, request: () => Promise<Answer<T>>, key: Api
   const message = `${what}: the platform API answered ${status}${error?.message ? `: ${error.message}` : ''}`;
   if (status === 401 || status === 403) {
     throw new PlatformRefusedKey(
-      `${message}. The platform refuses the controller's API key; put a valid key (scopes agents:read and agents:write) in ${key.origin}: the controller reads it again by itself.`,
+      `${message}. The platform refuses the controller's API key; put a valid key (scopes agents:read, agents:write, schedules:read and schedules:write) in ${key.origin}: the controller reads it again by itself.`,
       status,
       error?.code,
     );
@@ -150,6 +156,33 @@ export class Platform {
       this.key,
       [404],
     );
+  }
+
+  /** The schedules the resource with this uid manages. */
+  async managedSchedules(uid: string): Promise<Schedule[]> {
+    const page = await call(
+      'GET /v1/schedules',
+      () => this.client.GET('/v1/schedules', { params: { query: { managed_uid: uid, limit: SCHEDULES_PER_RESOURCE } } }),
+      this.key,
+    );
+    return page?.data ?? [];
+  }
+
+  createSchedule(body: ScheduleBody): Promise<Schedule | null> {
+    return call('POST /v1/schedules', () => this.client.POST('/v1/schedules', { body }), this.key);
+  }
+
+  updateSchedule(id: string, body: ScheduleChange): Promise<Schedule | null> {
+    return call(
+      `POST /v1/schedules/${id}`,
+      () => this.client.POST('/v1/schedules/{id}', { params: { path: { id } }, body }),
+      this.key,
+      [404],
+    );
+  }
+
+  async deleteSchedule(id: string): Promise<void> {
+    await call(`DELETE /v1/schedules/${id}`, () => this.client.DELETE('/v1/schedules/{id}', { params: { path: { id } } }), this.key, [404]);
   }
 
   async deleteNetwork(id: string): Promise<void> {

@@ -46,6 +46,8 @@ export interface KindHandler<Spec, Body, PlatformRecord extends OwnedRecord> {
   delete(id: string): Promise<void>;
   /** Children in Kubernetes (a worker pool's Deployment), brought in line after the record. */
   afterSync?(resource: Resource<Spec>, record: PlatformRecord): Promise<void>;
+  /** Records that hang off the record (its schedules), brought in line after it; what the status shows of them. */
+  syncDependents?(resource: Resource<Spec>, record: PlatformRecord): Promise<Pick<ResourceStatus, 'schedules'>>;
   /** Children removed before the finalizer comes off. */
   beforeRemoval?(resource: Resource<Spec>): Promise<void>;
 }
@@ -126,6 +128,7 @@ export async function reconcile<Spec, Body, PlatformRecord extends OwnedRecord>(
   }
 
   let record: PlatformRecord | null;
+  let dependents: Pick<ResourceStatus, 'schedules'>;
   try {
     const desired = await handler.desired(resource);
     if (isBlocked(desired)) {
@@ -145,6 +148,7 @@ export async function reconcile<Spec, Body, PlatformRecord extends OwnedRecord>(
     }
     if (!record) throw new PlatformUnavailable('the platform record vanished while it was written; trying again');
     await handler.afterSync?.(resource, record);
+    dependents = (await handler.syncDependents?.(resource, record)) ?? {};
   } catch (err) {
     if (err instanceof PlatformRefusedKey) {
       await deps.events.warning(ref, 'ApiKeyRefused', err.message);
@@ -173,6 +177,7 @@ export async function reconcile<Spec, Body, PlatformRecord extends OwnedRecord>(
         Ready: ['True', 'Reconciled', `The platform's ${what} ${record.id} matches the spec.`],
       },
       record.id,
+      dependents,
     ),
   );
 }
@@ -220,6 +225,7 @@ function statusFor(
   resource: Resource<unknown>,
   set: Partial<Record<Condition['type'], ConditionValue>>,
   id = resource.status?.id,
+  dependents: Pick<ResourceStatus, 'schedules'> = { schedules: resource.status?.schedules },
 ): ResourceStatus {
   const generation = resource.metadata.generation;
   const conditions = (['Accepted', 'Ready'] as const).map((type) => {
@@ -230,7 +236,8 @@ function statusFor(
       ? { ...kept }
       : { type, status: 'Unknown' as const, reason: 'Reconciling', message: 'Not reconciled yet.', observedGeneration: generation };
   });
-  return withConditions(resource.status, { id, observedGeneration: generation }, conditions);
+  const schedules = dependents.schedules && dependents.schedules.length > 0 ? { schedules: dependents.schedules } : {};
+  return withConditions(resource.status, { id, observedGeneration: generation, ...schedules }, conditions);
 }
 
 function sameStatus(a: ResourceStatus | undefined, b: ResourceStatus): boolean {
@@ -238,6 +245,7 @@ function sameStatus(a: ResourceStatus | undefined, b: ResourceStatus): boolean {
     JSON.stringify({
       id: s?.id,
       observedGeneration: s?.observedGeneration,
+      schedules: s?.schedules ?? [],
       conditions: (s?.conditions ?? []).map((c) => [c.type, c.status, c.reason, c.message, c.observedGeneration, c.lastTransitionTime]),
     });
   return comparable(a) === comparable(b);

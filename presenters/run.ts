@@ -138,6 +138,7 @@ function presentSummaryFields(run: RunSummaryRecord, children: RunSummaryRecord[
     thread_id: run.thread_id,
     subject_id: run.subject_id,
     experiment_id: run.experiment_id,
+    schedule_id: run.schedule_id,
     step_count: run.step_count,
     hops: children.map((child) => presentHop(child, runStart)),
     usage: { input_tokens: run.input_tokens, output_tokens: run.output_tokens, cached_tokens: run.cached_tokens },

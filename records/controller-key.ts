@@ -1,7 +1,7 @@
 /**
  * The Kubernetes controller's key. The operator configures it on the API (AGENTPLANE_CONTROLLER_KEY, the chart
  * from a Secret it makes) and gives the controller the same secret: the API registers its hash at start, with
- * the agents scopes only, in the bootstrap project. It is the one key that may put a network on a worker pool
+ * the agents and schedules scopes only, in the bootstrap project. It is the one key that may put a network on a worker pool
  * the controller runs. Kept live like a bootstrap key: while an API process configured with it reports it
  * held, and for the grace period after, so that a rolling update that changes it locks nobody out.
  */
@@ -10,7 +10,8 @@ import { BOOTSTRAP_KEY_GRACE_MINUTES, hashSecret, insertApiKey, type ApiKeyRecor
 import { transaction, type Db, type Queryable } from './db.js';
 import { insertProject } from './projects.js';
 
-export const CONTROLLER_SCOPES: Scope[] = ['agents:read', 'agents:write'];
+// The schedules an Agent or AgentNetwork declares are written with the schedule scopes; it runs nothing itself.
+export const CONTROLLER_SCOPES: Scope[] = ['agents:read', 'agents:write', 'schedules:read', 'schedules:write'];
 
 /** The configured secret is already another key's: the controller's must be a secret of its own. */
 export class ControllerKeyTaken extends Error {

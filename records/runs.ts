@@ -74,6 +74,8 @@ export interface RunRecord {
   agent_overrides: AgentOverrides | null;
   /** The experiment item whose recorded tool calls answer the run's (a replayed run); null: its tools are called. */
   replay_item_id: string | null;
+  /** The schedule that made it, if one did. */
+  schedule_id: string | null;
 }
 
 export interface HopDecision {
@@ -106,12 +108,14 @@ export interface NewRun {
   metadata: Record<string, string>;
   /** A run an experiment makes for one of its items. */
   experiment?: { id: string; overrides: AgentOverrides | null; replayItemId: string | null };
+  /** A scheduled run's schedule and the time it was scheduled for. */
+  scheduled?: { scheduleId: string; at: Date };
 }
 
 const COLUMNS = `id, project_id, agent_id, agent_version, network_id, network_version, parent_run_id, hop_index, hop_decision, handoff, api_key_id, status, model, resolved_model, routing_reason, input, file_ids,
   previous_run_id, thread_id, subject_id, max_steps, output_text, input_tokens, output_tokens, cached_tokens, trim_scale(cost)::text AS cost, error, metadata,
   created_at, started_at, completed_at, payloads_expired_at, pending_approvals, trim_scale(max_cost_usd)::text AS max_cost_usd, trace_context,
-  experiment_id, agent_overrides, replay_item_id`;
+  experiment_id, agent_overrides, replay_item_id, schedule_id`;
 
 /**
  * A run as lists show it: its totals and how many steps it has, without its conversation (the input, the
@@ -122,7 +126,7 @@ export type RunSummaryRecord = Omit<RunRecord, 'input' | 'output_text'> & { step
 const SUMMARY_COLUMNS = `id, project_id, agent_id, agent_version, network_id, network_version, parent_run_id, hop_index, hop_decision, handoff, api_key_id, status, model, resolved_model, routing_reason, file_ids,
   previous_run_id, thread_id, subject_id, max_steps, input_tokens, output_tokens, cached_tokens, trim_scale(cost)::text AS cost, error, metadata,
   created_at, started_at, completed_at, payloads_expired_at, pending_approvals, trim_scale(max_cost_usd)::text AS max_cost_usd,
-  experiment_id, agent_overrides, replay_item_id, (SELECT count(*)::int FROM run_steps WHERE run_steps.run_id = runs.id) AS step_count`;
+  experiment_id, agent_overrides, replay_item_id, schedule_id, (SELECT count(*)::int FROM run_steps WHERE run_steps.run_id = runs.id) AS step_count`;
 
 /**
  * The condition for runs in any of `statuses` as the API shows them: `requires_action` is a run in progress with
@@ -142,8 +146,8 @@ export async function insertRun(tx: Queryable, run: NewRun): Promise<string> {
   const id = newId('run');
   await tx.query(
     `INSERT INTO runs (id, project_id, agent_id, agent_version, network_id, network_version, api_key_id, status, model, input, file_ids, previous_run_id,
-       max_steps, metadata, max_cost_usd, thread_id, subject_id, trace_context, experiment_id, agent_overrides, replay_item_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $9, $10, $11, $12, $13, $14::numeric, $15, $16, $17, $18, $19, $20)`,
+       max_steps, metadata, max_cost_usd, thread_id, subject_id, trace_context, experiment_id, agent_overrides, replay_item_id, schedule_id, scheduled_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $9, $10, $11, $12, $13, $14::numeric, $15, $16, $17, $18, $19, $20, $21, $22)`,
     [
       id,
       run.projectId,
@@ -166,6 +170,8 @@ export async function insertRun(tx: Queryable, run: NewRun): Promise<string> {
       run.experiment?.id ?? null,
       run.experiment?.overrides ? JSON.stringify(run.experiment.overrides) : null,
       run.experiment?.replayItemId ?? null,
+      run.scheduled?.scheduleId ?? null,
+      run.scheduled?.at ?? null,
     ],
   );
   await appendRunEvent(tx, id, 'run.created', {});
@@ -225,6 +231,7 @@ export interface ProjectRunFilters {
   createdBefore?: number;
   threadId?: string;
   subjectId?: string;
+  scheduleId?: string;
 }
 
 /** Every run of a project, hops included unless `parentRunId` says otherwise; paged on runs_project_page. */
@@ -244,7 +251,13 @@ export async function listProjectRuns(
     table: 'runs',
     columns: SUMMARY_COLUMNS,
     projectId,
-    where: { agent_id: filters.agentId, network_id: filters.networkId, thread_id: filters.threadId, subject_id: filters.subjectId },
+    where: {
+      agent_id: filters.agentId,
+      network_id: filters.networkId,
+      thread_id: filters.threadId,
+      subject_id: filters.subjectId,
+      schedule_id: filters.scheduleId,
+    },
     conditions,
     page,
   });

@@ -12,6 +12,8 @@ import { createQualityActivities } from './quality/activities.js';
 import { createMemoryActivities } from './memory/activities.js';
 import { createWebhookActivities } from './webhooks/activities.js';
 import { createExperimentActivities } from './experiments/activities.js';
+import { createScheduleActivities } from './schedules/activities.js';
+import type { ScheduledRunAdmission } from './schedules/client.js';
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from './webhooks/client.js';
 import type { ModelCatalogue } from '../models/catalogue.js';
 import type { ModelGateway } from '../models/gateway.js';
@@ -33,6 +35,8 @@ export interface ActivityDependencies {
   webhooks?: WebhookSettings;
   /** How long what ages is kept (AGENTPLANE_RETENTION_*); the defaults when absent. */
   retention?: RetentionSettings;
+  /** How a schedule's time makes its run: the API's admission, given by the worker's process. */
+  admitScheduledRun?: ScheduledRunAdmission;
 }
 
 export const createActivities = (dependencies: ActivityDependencies) => ({
@@ -44,4 +48,5 @@ export const createActivities = (dependencies: ActivityDependencies) => ({
   ...createMemoryActivities(dependencies),
   ...createExperimentActivities({ db: dependencies.db, models: dependencies.models }),
   ...createWebhookActivities({ db: dependencies.db, webhooks: dependencies.webhooks ?? DEFAULT_WEBHOOK_SETTINGS }),
+  ...createScheduleActivities({ db: dependencies.db, admitScheduledRun: dependencies.admitScheduledRun }),
 });

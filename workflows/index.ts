@@ -16,3 +16,4 @@ export { qualityBackfillWorkflow, runJudgeWorkflow } from './quality/workflow.js
 export { memoryWorkflow } from './memory/workflow.js';
 export { webhookDeliveryWorkflow } from './webhooks/workflow.js';
 export { experimentWorkflow } from './experiments/workflow.js';
+export { scheduledRunWorkflow } from './schedules/workflow.js';

@@ -542,6 +542,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the project's schedules, newest first by default. Needs `schedules:read` (or `schedules:write`). */
+        get: operations["listSchedules"];
+        put?: never;
+        /** Run an agent or a network on a schedule: at the times of a `cron` expression in a `timezone`, or every `interval_seconds`. `run` is the run request each time makes, checked now as the run endpoints check one. Needs `schedules:write` and `agents:run`. */
+        post: operations["createSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/schedules/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a schedule with its next run times and its latest runs. Needs `schedules:read` (or `schedules:write`). */
+        get: operations["getSchedule"];
+        put?: never;
+        /** Pause (`{"paused": true}`), resume, or change a schedule; what is absent stays as it was. A new `cron` replaces `interval_seconds` and the other way round. Needs `schedules:write` and `agents:run`. */
+        post: operations["updateSchedule"];
+        /** Delete a schedule; it starts no more runs. Its runs stay, and keep its id. Needs `schedules:write`. */
+        delete: operations["deleteSchedule"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/budgets": {
         parameters: {
             query?: never;
@@ -1486,7 +1523,7 @@ export interface components {
             graph_items_removed: number;
         };
         /** @enum {string} */
-        Scope: "admin" | "agents:read" | "agents:write" | "agents:run" | "files:read" | "files:write" | "analytics:read" | "events:read" | "webhooks:read" | "webhooks:write" | "approvals:read" | "approvals:write" | "datasets:read" | "datasets:write" | "experiments:read" | "experiments:write";
+        Scope: "admin" | "agents:read" | "agents:write" | "agents:run" | "files:read" | "files:write" | "analytics:read" | "events:read" | "webhooks:read" | "webhooks:write" | "approvals:read" | "approvals:write" | "datasets:read" | "datasets:write" | "experiments:read" | "experiments:write" | "schedules:read" | "schedules:write";
         ReportIdList: string[];
         CostReport: {
             /** @constant */
@@ -1682,6 +1719,104 @@ export interface components {
         CostCap: components["schemas"]["BudgetLimit"] | null;
         /** @description Fractions of the limit; when the period's spend first reaches one, the event `budget.threshold_reached` is recorded (once per budget, period and threshold). Default `[0.5, 0.8, 1]`. */
         BudgetThresholds: number[];
+        /** @description The run each time of a schedule makes: the fields of a run request (`POST /v1/agents/{id}/run`) that apply to a run nobody waits for. No `thread_id` or `previous_run_id`: each scheduled run starts its own conversation. */
+        ScheduledRunRequest: {
+            /** @description The user's message, or a list of messages (user and assistant turns). */
+            input: components["schemas"]["Text"] | components["schemas"]["InputMessage"][];
+            /** @description Files attached to every run, as for a run request; needs `files:read` as well. */
+            file_ids?: components["schemas"]["ObjectId"][];
+            metadata?: components["schemas"]["Metadata"];
+            model?: components["schemas"]["ModelName"];
+            subject_id?: components["schemas"]["SubjectId"];
+            max_steps?: number;
+            max_cost_usd?: components["schemas"]["BudgetLimit"];
+        };
+        /**
+         * @description What a time does while the schedule's previous run is still going: `skip` (the default) makes no run; `queue_one` makes its run once the previous one ends, keeping one such at most; `allow` runs at once.
+         * @enum {string}
+         */
+        ScheduleOverlap: "skip" | "queue_one" | "allow";
+        /** @description Exactly one of `agent_id` and `network_id`; exactly one of `cron` and `interval_seconds`. */
+        CreateScheduleRequest: {
+            name?: components["schemas"]["Text"];
+            agent_id?: components["schemas"]["ObjectId"];
+            network_id?: components["schemas"]["ObjectId"];
+            /** @description Five fields (minute, hour, day of month, month, day of week), each `*`, a number, a name (`mon`, `jan`), a range, a list or a step (`*\/15`). 400 `invalid_cron` otherwise. */
+            cron?: components["schemas"]["Text"];
+            /** @description The IANA time zone the `cron` times are in (`Europe/Paris`); `UTC` by default. Only with `cron`. */
+            timezone?: components["schemas"]["Text"];
+            /** @description Every this many seconds, from the Unix epoch. */
+            interval_seconds?: number;
+            run: components["schemas"]["ScheduledRunRequest"];
+            overlap?: components["schemas"]["ScheduleOverlap"];
+            /**
+             * @description After an outage, the times missed within this many seconds are still run; older ones are not.
+             * @default 60
+             */
+            catchup_window_seconds: number;
+            /** @default false */
+            paused: boolean;
+            metadata?: components["schemas"]["Metadata"];
+            /** @description The Kubernetes Agent or AgentNetwork that declares the schedule (its controller sets it). Such a schedule is changed and deleted only by that controller (409 `managed_by_kubernetes` otherwise). */
+            managed_resource?: components["schemas"]["ManagedResource"];
+        } & (components["schemas"]["OneScheduleTiming"] & (unknown | unknown) & unknown & (unknown | unknown));
+        /** @description Not both `cron` and `interval_seconds`; `timezone` goes with `cron`. */
+        OneScheduleTiming: unknown & unknown;
+        UpdateScheduleRequest: {
+            name?: string | null;
+            /** @description Replaces `interval_seconds`. */
+            cron?: components["schemas"]["Text"];
+            timezone?: components["schemas"]["Text"];
+            /** @description Replaces `cron`. */
+            interval_seconds?: number;
+            run?: components["schemas"]["ScheduledRunRequest"];
+            overlap?: components["schemas"]["ScheduleOverlap"];
+            catchup_window_seconds?: number;
+            paused?: boolean;
+            metadata?: components["schemas"]["Metadata"];
+        } & components["schemas"]["OneScheduleTiming"];
+        Schedule: {
+            id: string;
+            /** @constant */
+            object: "schedule";
+            name: string | null;
+            agent_id: string | null;
+            network_id: string | null;
+            cron: string | null;
+            timezone: string;
+            interval_seconds: number | null;
+            run: components["schemas"]["ScheduledRunRequest"];
+            overlap: components["schemas"]["ScheduleOverlap"];
+            catchup_window_seconds: number;
+            paused: boolean;
+            metadata: components["schemas"]["Metadata"];
+            /** @description The Kubernetes resource that declares it; null for a schedule made through the API. */
+            managed_resource: null | components["schemas"]["ManagedResource"];
+            /** @description The next times it runs (Unix seconds), up to 5; empty while paused. */
+            next_run_times: number[];
+            /** @description Its latest runs, newest first, up to 5; each is a run with `schedule_id` set. */
+            recent_runs: {
+                run_id: string;
+                /** @description The time it was scheduled for (Unix seconds). */
+                scheduled_at: number;
+                status: components["schemas"]["RunStatus"];
+            }[];
+            /** @description Why the latest time made no run (the agent's concurrency, a budget spent); null once one has run since. */
+            last_error: null | {
+                code: string;
+                message: string;
+                scheduled_at: number;
+            };
+            created_at: number;
+            updated_at: number;
+        };
+        DeletedSchedule: {
+            id: string;
+            /** @constant */
+            object: "schedule";
+            /** @constant */
+            deleted: true;
+        };
         CreateBudgetRequest: {
             /** @description What the budget limits. An `api_key` or `agent` scope names it in `id`; a `project` scope is the caller's project. */
             scope: {
@@ -2284,6 +2419,8 @@ export interface components {
             subject_id: string | null;
             /** @description The experiment that made the run (a hop: its network run's); null for any other run. */
             experiment_id: string | null;
+            /** @description The schedule that started the run; null for a run asked for directly. */
+            schedule_id: string | null;
             output: {
                 /** @description The final assistant message's text. */
                 text: string;
@@ -2332,6 +2469,8 @@ export interface components {
             subject_id: string | null;
             /** @description The experiment that made the run (a hop: its network run's); null for any other run. */
             experiment_id: string | null;
+            /** @description The schedule that started the run; null for a run asked for directly. */
+            schedule_id: string | null;
             /** @description How many steps the run has (so far). */
             step_count: number;
             usage: components["schemas"]["TokenUsage"];
@@ -4253,6 +4392,187 @@ export interface operations {
             503: components["responses"]["Error"];
         };
     };
+    listSchedules: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["Limit"];
+                /** @description An object id of this list; the page starts after it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `after` together with `before` answers 400. Empty (`after=`) is no cursor: the first page. */
+                after?: components["parameters"]["After"];
+                /** @description An object id of this list; the page ends before it in the chosen order. An id that names no object of the list answers 400 `invalid_cursor`; `before` together with `after` answers 400. Empty (`before=`) is no cursor. */
+                before?: components["parameters"]["Before"];
+                order?: components["parameters"]["Order"];
+                /** @description `kubernetes`: only records a Kubernetes resource manages; `none`: only the others. */
+                managed_by?: components["parameters"]["ManagedByFilter"];
+                /** @description Only the record the Kubernetes resource with this uid manages. */
+                managed_uid?: components["parameters"]["ManagedUidFilter"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of schedules. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListEnvelope"] & {
+                        data?: components["schemas"]["Schedule"][];
+                    };
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    createSchedule: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Same key and same body within 24 hours returns the original response; same key and another body answers 409. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "agent_id": "agent_3kT9aQ2mX7bL0pR5sV8wY1zC",
+                 *       "cron": "0 9 * * 1-5",
+                 *       "timezone": "Europe/Paris",
+                 *       "run": {
+                 *         "input": "Summarise yesterday's support tickets."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateScheduleRequest"];
+            };
+        };
+        responses: {
+            /** @description The new schedule, with its next run times. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    getSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schedule. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    updateSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "paused": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateScheduleRequest"];
+            };
+        };
+        responses: {
+            /** @description The schedule as it now is. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+            415: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    deleteSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schedule was deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedSchedule"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
     listBudgets: {
         parameters: {
             query?: {
@@ -5508,6 +5828,8 @@ export interface operations {
                 thread_id?: components["schemas"]["ObjectId"];
                 /** @description Only runs made for this subject. */
                 subject_id?: components["schemas"]["SubjectId"];
+                /** @description Only runs made by this schedule. */
+                schedule_id?: components["schemas"]["ObjectId"];
                 /** @description Only runs created at or after this time (Unix seconds). */
                 created_after?: number;
                 /** @description Only runs created before this time (Unix seconds). */

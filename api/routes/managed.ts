@@ -17,7 +17,7 @@ function fromManager(ctx: ApiContext): boolean {
 export function refuseUnmanagedChange(
   ctx: ApiContext,
   record: { id: string; managed_resource: ManagedResource | null },
-  what: 'Agent' | 'Network',
+  what: 'Agent' | 'Network' | 'Schedule',
 ): void {
   const resource = record.managed_resource;
   if (!resource || fromManager(ctx)) return;

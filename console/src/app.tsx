@@ -14,6 +14,7 @@ const views = {
   run: lazyView(() => import('./views/run'), 'the run'),
   approvals: lazyView(() => import('./views/approvals'), 'approvals'),
   threads: lazyView(() => import('./views/threads'), 'threads'),
+  schedules: lazyView(() => import('./views/schedules'), 'schedules'),
   thread: lazyView(() => import('./views/thread'), 'the thread'),
   memories: lazyView(() => import('./views/memories'), 'memories'),
   datasets: lazyView(() => import('./views/datasets'), 'datasets'),
@@ -39,6 +40,7 @@ const NAVIGATION: [string, string][] = [
   ['/runs', 'Runs'],
   ['/approvals', 'Approvals'],
   ['/threads', 'Threads'],
+  ['/schedules', 'Schedules'],
   ['/memories', 'Memories'],
   ['/datasets', 'Datasets'],
   ['/networks', 'Networks'],
@@ -99,6 +101,7 @@ export function App() {
             <Route path="/runs/:id/steps/:step" component={views.run} />
             <Route path="/approvals" component={views.approvals} />
             <Route path="/threads" component={views.threads} />
+            <Route path="/schedules" component={views.schedules} />
             <Route path="/threads/:id" component={views.thread} />
             <Route path="/memories" component={views.memories} />
             <Route path="/datasets" component={views.datasets} />

@@ -70,6 +70,46 @@ export interface components {
                     };
                 };
             };
+            /** @description Runs on a schedule: each entry is a platform schedule (GET /v1/schedules) the controller creates, keeps equal to it, and deletes when the entry is removed. See docs/schedules.md. */
+            schedules?: {
+                /** @description The entry's name, unique in the list (a DNS label). */
+                name: string;
+                /** @description Five fields (minute, hour, day of month, month, day of week), e.g. "0 9 * * 1-5". An expression the platform refuses leaves the resource not Ready with reason ApiRejected. */
+                cron?: string;
+                /** @description The IANA time zone the cron times are in (Europe/Paris); UTC when unset. */
+                timezone?: string;
+                /** @description Instead of cron, every this many seconds, counted from the Unix epoch. */
+                intervalSeconds?: number;
+                /** @description The run each time makes. */
+                run: {
+                    /** @description The user's message. */
+                    input: string;
+                    /** @description Up to 16 string pairs set on each run. */
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                    /** @description The model for these runs, in place of the agent's. */
+                    model?: string;
+                    /** @description Each run's cost cap, decimal USD as a quoted string. */
+                    maxCostUsd?: string;
+                };
+                /**
+                 * @description What a time does while the previous scheduled run is still going: skip it, queue one, or run at once.
+                 * @default skip
+                 * @enum {string}
+                 */
+                overlap?: "skip" | "queue_one" | "allow";
+                /**
+                 * @description After an outage, the missed times within this many seconds are still run.
+                 * @default 60
+                 */
+                catchupWindowSeconds?: number;
+                /**
+                 * @description A paused schedule makes no runs.
+                 * @default false
+                 */
+                paused?: boolean;
+            }[];
         };
         /** @description What the controller last saw and did. */
         AgentNetworkStatus: {
@@ -80,6 +120,18 @@ export interface components {
              * @description The metadata.generation the conditions describe.
              */
             observedGeneration?: number;
+            /** @description The platform's schedule for each entry of spec.schedules, once written. */
+            schedules?: {
+                /** @description The entry's name. */
+                name: string;
+                /** @description The platform's schedule (sched_...). */
+                id: string;
+                /**
+                 * Format: date-time
+                 * @description When it next runs; unset while paused.
+                 */
+                nextRunTime?: string;
+            }[];
             /** @description Accepted (the spec is valid: reason Valid or InvalidSpec) and Ready (the platform's network matches the spec and every member is Ready: reason Reconciled, or why not: Reconciling, MemberNotFound, MemberNotReady, ApiUnavailable, ApiRejected, Deleting). */
             conditions?: {
                 /** @description Accepted or Ready. */
@@ -209,6 +261,46 @@ export interface components {
             metadata?: {
                 [key: string]: string;
             };
+            /** @description Runs on a schedule: each entry is a platform schedule (GET /v1/schedules) the controller creates, keeps equal to it, and deletes when the entry is removed. See docs/schedules.md. */
+            schedules?: {
+                /** @description The entry's name, unique in the list (a DNS label). */
+                name: string;
+                /** @description Five fields (minute, hour, day of month, month, day of week), e.g. "0 9 * * 1-5". An expression the platform refuses leaves the resource not Ready with reason ApiRejected. */
+                cron?: string;
+                /** @description The IANA time zone the cron times are in (Europe/Paris); UTC when unset. */
+                timezone?: string;
+                /** @description Instead of cron, every this many seconds, counted from the Unix epoch. */
+                intervalSeconds?: number;
+                /** @description The run each time makes. */
+                run: {
+                    /** @description The user's message. */
+                    input: string;
+                    /** @description Up to 16 string pairs set on each run. */
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                    /** @description The model for these runs, in place of the agent's. */
+                    model?: string;
+                    /** @description Each run's cost cap, decimal USD as a quoted string. */
+                    maxCostUsd?: string;
+                };
+                /**
+                 * @description What a time does while the previous scheduled run is still going: skip it, queue one, or run at once.
+                 * @default skip
+                 * @enum {string}
+                 */
+                overlap?: "skip" | "queue_one" | "allow";
+                /**
+                 * @description After an outage, the missed times within this many seconds are still run.
+                 * @default 60
+                 */
+                catchupWindowSeconds?: number;
+                /**
+                 * @description A paused schedule makes no runs.
+                 * @default false
+                 */
+                paused?: boolean;
+            }[];
         };
         /** @description What the controller last saw and did. */
         AgentStatus: {
@@ -219,6 +311,18 @@ export interface components {
              * @description The metadata.generation the conditions describe.
              */
             observedGeneration?: number;
+            /** @description The platform's schedule for each entry of spec.schedules, once written. */
+            schedules?: {
+                /** @description The entry's name. */
+                name: string;
+                /** @description The platform's schedule (sched_...). */
+                id: string;
+                /**
+                 * Format: date-time
+                 * @description When it next runs; unset while paused.
+                 */
+                nextRunTime?: string;
+            }[];
             /** @description Accepted (the spec is valid: reason Valid or InvalidSpec) and Ready (the platform's agent matches the spec: reason Reconciled, or why not: Reconciling, ApiUnavailable, ApiRejected, Deleting). */
             conditions?: {
                 /** @description Accepted or Ready. */

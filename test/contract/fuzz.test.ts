@@ -69,6 +69,17 @@ async function deleteWebhookEndpoints(admin: ApiClient): Promise<void> {
   }
 }
 
+/** The schedules the run made would go on making runs (some every second) for the rest of the suite. */
+async function deleteSchedules(admin: ApiClient): Promise<void> {
+  for (;;) {
+    const page = await admin.get('/v1/schedules?limit=100');
+    if (page.status !== 200 || page.body.data.length === 0) return;
+    // Some it made as a Kubernetes resource's: those are deleted as that resource's controller deletes them.
+    for (const schedule of page.body.data as { id: string }[])
+      await admin.request('DELETE', `/v1/schedules/${schedule.id}`, { headers: { 'agentplane-managed-by': 'kubernetes' } });
+  }
+}
+
 /**
  * The deliveries started before the endpoints went (hundreds, each retried) end at their next attempt; until
  * they have, they hold the shared worker's webhook queue, and a later suite's delivery would wait behind them.
@@ -162,7 +173,10 @@ describe('the API against its OpenAPI document (schemathesis)', () => {
     // Schemathesis keeps its state (.hypothesis, .schemathesis) in the working directory: one for each run.
     const cwd = await mkdtemp(join(workDir, 'run-'));
     const env = { ...process.env, SCHEMATHESIS_HOOKS: hooksPath, AGENTPLANE_FUZZ_KEY_ID: keys.body.data[0].id };
-    const { code, report } = await runSchemathesis(args, { cwd, env }).finally(() => deleteWebhookEndpoints(tenant.admin));
+    const { code, report } = await runSchemathesis(args, { cwd, env }).finally(async () => {
+      await deleteSchedules(tenant.admin);
+      await deleteWebhookEndpoints(tenant.admin);
+    });
     if (code === 0) return undefined;
     const sections = ['= ERRORS =', '= FAILURES ='].map((title) => report.indexOf(title)).filter((at) => at >= 0);
     const findings = sections.length ? report.slice(report.lastIndexOf('\n', Math.min(...sections)) + 1) : report;

@@ -95,6 +95,11 @@ def filter_failure(context, failure, case, response):
         #   unknown_worker_pool, WorkerPool): configuration (AGENTPLANE_WORKER_POOLS), as for model_not_found.
         if error_code(response) == "unknown_worker_pool":
             return False
+        # - a schedule's `cron` must name times (each field within its range, five fields) and its `timezone` must be in
+        #   the tz database (400 invalid_cron, invalid_timezone; CreateScheduleRequest): the ranges of each field and
+        #   the tz database are the scheduler's to say, as the catalogue is for model_not_found.
+        if error_code(response) in ("invalid_cron", "invalid_timezone"):
+            return False
         # - an agent's tools may not clash: names and server labels unique, no HTTP tool name under an MCP
         #   server's `<label>__` (AgentFields.tools). The document rules out two tools alike (uniqueItems), but no
         #   schema can compare one field of an array's items.

@@ -15,6 +15,7 @@ const NAVIGATION: [name: string, path: string][] = [
   ['Runs', '/console/runs'],
   ['Approvals', '/console/approvals'],
   ['Threads', '/console/threads'],
+  ['Schedules', '/console/schedules'],
   ['Memories', '/console/memories'],
   ['Datasets', '/console/datasets'],
   ['Networks', '/console/networks'],

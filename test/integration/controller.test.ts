@@ -189,6 +189,57 @@ describe('the controller', function () {
     assert.equal(agent.version, 2);
   });
 
+  it("keeps an Agent's declared schedules as platform schedules it manages: created, changed, removed, and shown in status", async () => {
+    const digest = { name: 'digest', cron: '0 9 * * 1-5', timezone: 'Europe/Paris', run: { input: 'Summarise.' } };
+    const poll = { name: 'poll', intervalSeconds: 300, paused: true, run: { input: 'Poll.' } };
+    const refused = await cluster.kubectl(['apply', '-f', '-'], {
+      input: agentManifest('scheduled', { model: 'auto', schedules: [{ ...poll, cron: '* * * * *' }] }),
+    });
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /either cron \(with timezone\) or intervalSeconds/);
+
+    await apply(agentManifest('scheduled', { model: 'auto', schedules: [digest, poll] }));
+    const ready = await resourceSatisfying(
+      cluster,
+      'agents',
+      'scheduled',
+      (r) => condition(r, 'Ready')?.status === 'True' && r.status?.schedules?.length === 2,
+      'its schedules are not in status',
+    );
+    const [shownDigest, shownPoll] = ready.status!.schedules!;
+    assert.equal(shownDigest!.name, 'digest');
+    assert.ok(shownDigest!.nextRunTime, 'the running schedule shows its next time');
+    assert.equal(shownPoll!.nextRunTime, undefined, 'a paused one shows none');
+    const schedule = (await client.get(`/v1/schedules/${shownDigest!.id}`)).body;
+    assert.equal(schedule.agent_id, ready.status!.id);
+    assert.deepEqual(
+      [schedule.cron, schedule.timezone, schedule.run, schedule.managed_resource.uid],
+      ['0 9 * * 1-5', 'Europe/Paris', { input: 'Summarise.' }, ready.metadata.uid],
+    );
+    const notFromKubernetes = await client.post(`/v1/schedules/${shownDigest!.id}`, { paused: true });
+    assert.equal(notFromKubernetes.status, 409);
+    assert.equal(notFromKubernetes.body.error.code, 'managed_by_kubernetes');
+
+    await apply(agentManifest('scheduled', { model: 'auto', schedules: [{ ...digest, run: { input: 'Summarise briefly.' } }] }));
+    await eventually(
+      async () => {
+        const listed = (await client.get(`/v1/schedules?managed_uid=${ready.metadata.uid}`)).body.data;
+        assert.deepEqual(
+          listed.map((s: { id: string; run: unknown }) => [s.id, s.run]),
+          [[shownDigest!.id, { input: 'Summarise briefly.' }]],
+        );
+      },
+      { message: 'the schedules were not brought to the new spec' },
+    );
+    await resourceSatisfying(
+      cluster,
+      'agents',
+      'scheduled',
+      (r) => r.status?.schedules?.length === 1,
+      'status still shows the removed schedule',
+    );
+  });
+
   it('repairs drift: a record changed or deleted through the API comes back as the spec says', async () => {
     await apply(agentManifest('steady', { model: 'auto', instructions: 'Stay the same.' }));
     const resource = await readyResource(cluster, 'agents', 'steady');

@@ -301,7 +301,7 @@ describe("a network's worker pool", function () {
     assert.equal(declared.status, 400, 'the controller named a pool that runs for another project');
   });
 
-  it("registers the controller's key with the agents scopes only, and refuses a secret that is already another key's", async () => {
+  it("registers the controller's key with the agents and schedules scopes only, and refuses a secret that is already another key's", async () => {
     const controller = await controllerClient(stack.api);
     assert.equal((await controller.get('/v1/agents?limit=1')).status, 200);
     const minted = await controller.post('/v1/api-keys', { name: 'escalation', scopes: ['admin'] });

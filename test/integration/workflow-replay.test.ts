@@ -30,6 +30,7 @@ import { memoryWorkflowId } from '../../workflows/memory/ids.js';
 import { deliveryWorkflowId } from '../../workflows/webhooks/client.js';
 import * as workflows from '../../workflows/index.js';
 import { createAgent, startRunsStack, type RunsStack } from '../support/runs.js';
+import { temporalScheduleId } from '../../workflows/schedules/ids.js';
 import { startToolServer } from '../support/http-tool-server.js';
 import { startWebhookReceiver } from '../support/webhook-receiver.js';
 import { startMcpServer } from '../support/mcp-server.js';
@@ -355,6 +356,26 @@ describe('workflow replay', function () {
       await replayAndKeep(stack.api, runWorkflowId(run.body.id), 'agent-run-cancelled.json');
       await replayAndKeep(stack.api, runWorkflowId(queued.body.id), 'agent-run-queued.json');
       assert.equal((await stack.tenant.admin.get(`/v1/runs/${queued.body.id}`)).body.status, 'completed');
+    });
+
+    it('replays the time of a schedule that made a run and waited for it to end', async () => {
+      const agent = await createAgent(stack.tenant.admin);
+      stack.openai.enqueue({ text: ['on time'], usage: { input: 1, output: 1 } });
+      // Once a year: the one time that runs is the one asked for now.
+      const created = await stack.tenant.admin.post('/v1/schedules', { agent_id: agent.id, cron: '0 0 1 1 *', run: { input: 'Now.' } });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const schedule = stack.api.services.temporal.schedule.getHandle(temporalScheduleId(created.body.id));
+      await schedule.trigger();
+      const workflowId = await eventually(
+        async () => {
+          const [action] = (await schedule.describe()).info.recentActions;
+          assert.ok(action, 'no time taken yet');
+          return action.action.workflow.workflowId;
+        },
+        { message: 'the schedule took no time' },
+      );
+      await replayAndKeep(stack.api, workflowId, 'scheduled-run.json');
+      assert.equal((await stack.tenant.admin.delete(`/v1/schedules/${created.body.id}`)).status, 200);
     });
   });
 

@@ -23,7 +23,12 @@ export interface Condition {
 export interface KubeResource {
   metadata: { name: string; namespace: string; uid: string; generation: number; finalizers?: string[] };
   spec: Record<string, unknown>;
-  status?: { id?: string; observedGeneration?: number; conditions?: Condition[] };
+  status?: {
+    id?: string;
+    observedGeneration?: number;
+    conditions?: Condition[];
+    schedules?: { name: string; id: string; nextRunTime?: string }[];
+  };
 }
 
 export function agentManifest(name: string, spec: Record<string, unknown> = { model: 'auto' }): string {

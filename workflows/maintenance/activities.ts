@@ -15,6 +15,8 @@ import { startExtraction } from '../extraction/client.js';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { recordRunWorkflowStarted, staleQueuedRuns, waitingQueueHeads } from '../../records/runs.js';
 import { runWorkflowId, startRunOf } from '../runs/client.js';
+import { schedulesBehind } from '../../records/schedules.js';
+import { syncSchedule } from '../schedules/client.js';
 import { networkRunWorkflowId } from '../networks/client.js';
 import { ADMIT_SIGNAL } from '../runs/ids.js';
 import { staleQueuedExperiments } from '../../records/experiments.js';
@@ -37,6 +39,8 @@ const MISSED_RUN_START_AFTER_S = 15;
 /** Queued runs whose turn came this long ago and still wait get their wake again (the first one was lost). */
 const LOST_WAKE_AFTER_S = 15;
 const MISSED_START_FAILED = 'a missed start failed again; the next round retries it';
+/** Schedules changed longer ago than this whose Temporal Schedule is still behind get it written again. */
+const SCHEDULE_BEHIND_AFTER_S = 5;
 
 /** Starts one round retries at most, of runs and of files each: the rest wait for the next round, 30 s later. */
 export const MISSED_STARTS_PER_ROUND = 100;
@@ -94,6 +98,17 @@ export const createMaintenanceActivities = ({ db, blobs, retention = DEFAULT_RET
       (await forEachItem(experiments, MISSED_START_FAILED, (experiment) =>
         startExperimentWorkflow(client, experiment.id, experiment.projectId),
       ))
+    );
+  },
+
+  /** Writes the Temporal Schedules that missed their schedule's latest change (Temporal was down at the time). */
+  async reconcileSchedules(): Promise<number> {
+    const { client } = Context.current();
+    const behind = await schedulesBehind(db, SCHEDULE_BEHIND_AFTER_S, MISSED_STARTS_PER_ROUND);
+    return forEachItem(
+      behind.map((id) => ({ id })),
+      'writing a Temporal Schedule failed again; the next round retries it',
+      ({ id }) => syncSchedule(db, client, id),
     );
   },
 

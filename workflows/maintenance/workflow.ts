@@ -19,6 +19,7 @@ const {
   expireExtractionLeftovers,
   expireAuditLogs,
   expireStepPayloads,
+  reconcileSchedules,
 } = proxyActivities<MaintenanceActivities>({
   // The blob sweep stops itself after 20 s; the others are single queries. A duty still failing after its
   // retries waits for the next round rather than holding this one (and so the schedule) open.
@@ -40,6 +41,7 @@ export interface MaintenanceReport {
   extractionLeftoversExpired: number;
   auditLogsExpired: number;
   stepPayloadsExpired: number;
+  schedulesReconciled: number;
 }
 
 export async function maintenanceWorkflow(): Promise<MaintenanceReport> {
@@ -62,6 +64,7 @@ export async function maintenanceWorkflow(): Promise<MaintenanceReport> {
       ['auditLogsExpired', expireAuditLogs],
       ['stepPayloadsExpired', expireStepPayloads],
     );
+  if (patched('schedules')) duties.push(['schedulesReconciled', reconcileSchedules]);
   const outcomes = await Promise.allSettled(duties.map(([, duty]) => duty()));
   const failures = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [describeFailure(outcome.reason)] : []));
   if (failures.length === 0) {
@@ -79,6 +82,7 @@ export async function maintenanceWorkflow(): Promise<MaintenanceReport> {
       extractionLeftoversExpired: 0,
       auditLogsExpired: 0,
       stepPayloadsExpired: 0,
+      schedulesReconciled: 0,
     };
     duties.forEach(([name], i) => (report[name] = (outcomes[i] as PromiseFulfilledResult<number>).value));
     return report;

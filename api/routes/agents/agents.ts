@@ -22,6 +22,8 @@ import { presentList } from '../../../presenters/list.js';
 import { checkModel, checkTools } from './definition.js';
 import { managedResourceExists, refuseUnmanagedChange } from '../managed.js';
 import { isManagedUidConflict } from '../../../records/managed-resources.js';
+import { deleteSchedulesOf } from '../../../records/schedules.js';
+import { writeToTemporal } from '../schedules/schedules.js';
 
 export function agentRoutes(router: Router<ApiState>, deps: ApiDeps): void {
   router.post(
@@ -109,14 +111,18 @@ export function agentRoutes(router: Router<ApiState>, deps: ApiDeps): void {
     audited(deps.db, 'agent.delete', 'agent'),
     requireScope('agents:write'),
     operation('deleteAgent', async (ctx, { path: { id } }) => {
+      let schedules: string[] = [];
       const answer = await commitMutation(ctx, deps.db, async (tx) => {
         const { projectId } = callerOf(ctx);
         const current = await findAgent(tx, projectId, id, { lock: true });
         if (!current) throw NotFoundError('agent', id);
         refuseUnmanagedChange(ctx, current, 'Agent');
         if (!(await deleteAgent(tx, projectId, id))) throw NotFoundError('agent', id);
+        // A schedule never outlives what it runs.
+        schedules = await deleteSchedulesOf(tx, projectId, { agentId: id });
         return { status: 200, body: presentDeletedAgent(id) };
       });
+      await writeToTemporal(ctx, deps, schedules);
       respond(ctx, answer);
     }),
   );

@@ -12,7 +12,7 @@ import { operation, type Input } from '../../validation.js';
 import { ConflictError, InvalidRequestError, NotFoundError, PermissionError } from '../../errors.js';
 import { pageRequestOf } from '../../pagination.js';
 import { createOnce } from '../../idempotency.js';
-import { checkAttachments, inputMessagesOf } from '../runs/create.js';
+import { checkAttachments, inputMessagesOf } from '../runs/admission.js';
 import type { Queryable } from '../../../records/db.js';
 import { findRun, isFinished } from '../../../records/runs.js';
 import {

@@ -18,6 +18,8 @@ import { createRun } from '../runs/create.js';
 import { checkMembers, checkRouter } from './definition.js';
 import { checkWorkerPool } from './worker-pool.js';
 import { managedResourceExists, refuseUnmanagedChange } from '../managed.js';
+import { deleteSchedulesOf } from '../../../records/schedules.js';
+import { writeToTemporal } from '../schedules/schedules.js';
 import { isManagedUidConflict } from '../../../records/managed-resources.js';
 
 export function networkRoutes(router: Router<ApiState>, deps: ApiDeps): void {
@@ -106,14 +108,18 @@ export function networkRoutes(router: Router<ApiState>, deps: ApiDeps): void {
     audited(deps.db, 'network.delete', 'network'),
     requireScope('agents:write'),
     operation('deleteNetwork', async (ctx, { path: { id } }) => {
+      let schedules: string[] = [];
       const answer = await commitMutation(ctx, deps.db, async (tx) => {
         const { projectId } = callerOf(ctx);
         const current = await findNetwork(tx, projectId, id, { lock: true });
         if (!current) throw NotFoundError('network', id);
         refuseUnmanagedChange(ctx, current, 'Network');
         if (!(await deleteNetwork(tx, projectId, id))) throw NotFoundError('network', id);
+        // A schedule never outlives what it runs.
+        schedules = await deleteSchedulesOf(tx, projectId, { networkId: id });
         return { status: 200, body: presentDeletedNetwork(id) };
       });
+      await writeToTemporal(ctx, deps, schedules);
       respond(ctx, answer);
     }),
   );

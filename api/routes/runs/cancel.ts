@@ -14,7 +14,7 @@ import { presentRunOf } from './run-object.js';
 const CANCEL_WAIT_MS = 10_000;
 
 /** A run whose workflow was never started (Temporal was down) is ended here; true if it was. */
-export async function endRunNeverStarted(deps: ApiDeps, runId: string): Promise<boolean> {
+export async function endRunNeverStarted(deps: Pick<ApiDeps, 'db'>, runId: string): Promise<boolean> {
   const run = await runById(deps.db, runId);
   if (!run) return false;
   return transaction(deps.db, async (tx) => {

@@ -4,71 +4,22 @@
  * later by the maintenance schedule, so an accepted run is never lost. A replayed key answers the same
  * run as it stands now.
  */
-import type { ApiContext, ApiDeps, Caller } from '../../context.js';
+import type { ApiContext, ApiDeps } from '../../context.js';
 import { callerOf } from '../../context.js';
-import { ConflictError, InvalidRequestError, NotFoundError, PermissionError } from '../../errors.js';
-import { hasScope } from '../../middleware/auth.js';
+import { ConflictError, InvalidRequestError, NotFoundError } from '../../errors.js';
 import { refuseOverLimits } from './limits.js';
 import type { Input } from '../../validation.js';
 import { createOnce } from '../../idempotency.js';
 import { respond } from '../../audit.js';
-import { findAgent } from '../../../records/agents.js';
-import { findNetwork } from '../../../records/networks.js';
 import type { Queryable } from '../../../records/db.js';
-import type { RunTarget } from '../../../records/runs.js';
-import { attachmentsOf } from '../../../records/files.js';
 import { activeRunsOnThread, createThread, findThread } from '../../../records/threads.js';
-import { activeRunsOf, findRun, insertRun, isFinished, recordRunWorkflowStarted, type InputMessage } from '../../../records/runs.js';
-import { cancelRunWorkflow, runWorkflowId, startRunWorkflow } from '../../../workflows/runs/client.js';
-import { networkRunWorkflowId, startNetworkRunWorkflow } from '../../../workflows/networks/client.js';
-import { checkModel } from '../agents/definition.js';
+import { findRun, insertRun, isFinished } from '../../../records/runs.js';
 import { runWhenEnded, streamRunEvents } from './run-log.js';
 import { presentRunOf } from './run-object.js';
-import { endRunNeverStarted } from './cancel.js';
+import { checkRunRequest, interruptRuns, lockUnderConcurrency, startAdmittedRun } from './admission.js';
 
 // The longest a request waits for its run to end before answering 202.
 const WAIT_MS = 30_000;
-
-/** What is run, as the run needs it: its current version, concurrency, model and step budget. */
-interface Runnable {
-  target: RunTarget;
-  concurrency: 'allow' | 'reject' | 'enqueue' | 'interrupt';
-  model: string;
-  maxSteps: number;
-  /** The cap on each of its runs' cost (a network's covers the hops), decimal USD; null for none. */
-  maxCostUsd: string | null;
-  /** A network's dedicated workers' task queue; the shared one when unset. */
-  taskQueue?: string;
-  /** The agents whose model calls the run is charged for: the agent, or the network's members (its hops). */
-  agentIds: string[];
-}
-
-async function runnableOf(db: Queryable, projectId: string, kind: 'agent' | 'network', id: string, lock = false): Promise<Runnable> {
-  if (kind === 'agent') {
-    const agent = await findAgent(db, projectId, id, { lock });
-    if (!agent) throw NotFoundError('agent', id);
-    return {
-      target: { agentId: id, agentVersion: agent.version },
-      concurrency: agent.concurrency,
-      model: agent.model,
-      maxSteps: agent.max_steps,
-      maxCostUsd: agent.max_cost_usd,
-      agentIds: [id],
-    };
-  }
-  const network = await findNetwork(db, projectId, id, { lock });
-  if (!network) throw NotFoundError('network', id);
-  // A network run's own model calls are its supervisor's; its step budget is its hop budget.
-  return {
-    target: { networkId: id, networkVersion: network.version },
-    concurrency: network.concurrency,
-    model: network.router.model ?? 'none',
-    maxSteps: network.max_hops,
-    maxCostUsd: network.max_cost_usd,
-    taskQueue: network.worker_pool ?? undefined,
-    agentIds: network.members,
-  };
-}
 
 /** A run on a thread waits for the thread's earlier runs when asked to; otherwise, while one is still to end, 409. */
 async function refuseBusyThread(tx: Queryable, projectId: string, threadId: string, onBusy: 'reject' | 'wait'): Promise<void> {
@@ -85,23 +36,6 @@ async function refuseBusyThread(tx: Queryable, projectId: string, threadId: stri
 }
 
 export type RunBody = Input<'runAgent'>['body'];
-
-/** A run's `input` as the messages it is: a string is the user's message; a list needs one of the user's. */
-export function inputMessagesOf(input: RunBody['input'], param = 'input'): InputMessage[] {
-  const messages: InputMessage[] = typeof input === 'string' ? [{ role: 'user', content: input }] : input;
-  if (messages.every((m) => m.role !== 'user'))
-    throw InvalidRequestError('invalid_input', `\`${param}\` needs at least one user message.`, param);
-  return messages;
-}
-
-/** Refuses attachments the caller may not read (403), or that are not files of its project (404). */
-export async function checkAttachments(db: Queryable, caller: Caller, fileIds: string[]): Promise<void> {
-  // Attaching a file hands its content to the model and back in the answer: reading it, by another road.
-  if (fileIds.length > 0 && !hasScope(caller, 'files:read')) throw PermissionError('files:read');
-  const files = await attachmentsOf(db, caller.projectId, fileIds);
-  const unknown = fileIds.find((fileId) => !files.some((f) => f.id === fileId));
-  if (unknown !== undefined) throw NotFoundError('file', unknown);
-}
 
 const newThread = (tx: Queryable, projectId: string, body: RunBody) =>
   createThread(tx, projectId, { subjectId: body.subject_id ?? null, metadata: {} });
@@ -130,8 +64,7 @@ export async function startRun(
 ): Promise<{ runId: string; replayed: boolean; release?: () => void }> {
   const caller = callerOf(ctx);
   const { projectId } = caller;
-  await runnableOf(deps.db, projectId, kind, targetId);
-  if (body.model !== undefined) await checkModel(deps.models, body.model);
+  const { input, fileIds } = await checkRunRequest(deps, caller, kind, targetId, body);
   if (kind === 'network' && body.previous_run_id !== undefined) {
     throw InvalidRequestError(
       'unsupported_parameter',
@@ -139,9 +72,6 @@ export async function startRun(
       'previous_run_id',
     );
   }
-
-  const fileIds = body.file_ids ?? [];
-  await checkAttachments(deps.db, caller, fileIds);
 
   if (body.previous_run_id !== undefined) {
     const previous = await findRun(deps.db, projectId, body.previous_run_id);
@@ -168,7 +98,6 @@ export async function startRun(
     );
   }
 
-  const input = inputMessagesOf(body.input);
   const identity = options.identity ?? { ...body, stream: undefined, wait: undefined };
 
   // A streamed run holds an event stream: refused before anything is created when its key holds too many.
@@ -177,20 +106,9 @@ export async function startRun(
   let taskQueue: string | undefined;
   const once = (create: Parameters<typeof createOnce>[3]) => createOnce(ctx, deps, identity, create, { key: options.idempotencyKey });
   const { created, replayed } = await once(async (tx) => {
-    // The agent's (or network's) row is locked while its policy is applied, so two runs cannot both find it idle.
-    const current = await runnableOf(tx, projectId, kind, targetId, true);
+    const { current, interrupted: earlier } = await lockUnderConcurrency(tx, projectId, kind, targetId);
     taskQueue = current.taskQueue;
-    // Only these two policies look at the runs already going; `enqueue` runs wait their turn in the worker.
-    if (current.concurrency === 'reject' || current.concurrency === 'interrupt') {
-      const active = await activeRunsOf(tx, targetId);
-      if (current.concurrency === 'reject' && active.length > 0) {
-        throw ConflictError(
-          `${kind}_busy`,
-          `The ${kind} ${targetId} already has a run in progress (${active[0]!.id}) and its concurrency is reject.`,
-        );
-      }
-      if (current.concurrency === 'interrupt') interrupted = active.map((r) => r.id);
-    }
+    interrupted = earlier;
     // The thread's row is locked while its runs are looked at, so that two runs cannot both find it free.
     if (thread) await refuseBusyThread(tx, projectId, thread.id, body.on_thread_busy ?? 'reject');
     await refuseOverLimits(tx, deps, caller, current.agentIds);
@@ -216,22 +134,9 @@ export async function startRun(
   const runId = created.body.id;
 
   if (!replayed) {
-    // Each Temporal call waits no longer than the connection's deadline (workflows/call-deadline.ts).
-    for (const earlier of interrupted) {
-      const workflowId = kind === 'agent' ? runWorkflowId(earlier) : networkRunWorkflowId(earlier);
-      const interrupt = async () =>
-        (await cancelRunWorkflow(deps.temporal, earlier, workflowId)) || (await endRunNeverStarted(deps, earlier));
-      await interrupt().catch((err) => ctx.state.log.warn({ err, run_id: earlier }, 'could not interrupt the earlier run'));
-    }
-    await (
-      kind === 'agent'
-        ? startRunWorkflow(deps.temporal, runId, projectId)
-        : startNetworkRunWorkflow(deps.temporal, runId, projectId, taskQueue)
-    )
-      .then(() => recordRunWorkflowStarted(deps.db, runId))
-      .catch((err) =>
-        ctx.state.log.warn({ err, run_id: runId }, 'run start failed or was not recorded; the maintenance schedule will start it'),
-      );
+    const warn = (details: Record<string, unknown>, message: string) => ctx.state.log.warn(details, message);
+    await interruptRuns(deps, kind, interrupted, warn);
+    await startAdmittedRun(deps, kind, runId, projectId, taskQueue, warn);
   }
 
   return { runId, replayed, release };

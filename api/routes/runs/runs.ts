@@ -59,6 +59,7 @@ export function runRoutes(router: Router<ApiState>, deps: ApiDeps): void {
         createdBefore: query.created_before,
         threadId: query.thread_id,
         subjectId: query.subject_id,
+        scheduleId: query.schedule_id,
       });
       const ids = page.rows.map((r) => r.id);
       const [hops, scores] = await Promise.all([childrenOfRuns(deps.db, ids), scoresOfRuns(deps.db, ids)]);

@@ -46,6 +46,8 @@ export const SCOPES = [
   'datasets:write',
   'experiments:read',
   'experiments:write',
+  'schedules:read',
+  'schedules:write',
 ] as const satisfies readonly Scope[];
 
 /** What the scopes docs/api.md explains allow; the others say it in their names. */
@@ -60,6 +62,8 @@ export const SCOPE_HELP: Partial<Record<Scope, string>> = {
   'datasets:write': 'create, import, add and delete them',
   'experiments:read': 'experiments and their items',
   'experiments:write': 'start and cancel experiments (with agents:run)',
+  'schedules:read': 'schedules and their latest runs',
+  'schedules:write': 'create, change, pause, delete (with agents:run)',
 };
 
 /** The audit log's actions (docs/api.md, "Audit log"), offered as suggestions for its filter. */
@@ -90,6 +94,9 @@ export const AUDIT_ACTIONS = [
   'project.create',
   'run.cancel',
   'run.create',
+  'schedule.create',
+  'schedule.delete',
+  'schedule.update',
   'session.create',
   'session.end',
   'subject.forget',

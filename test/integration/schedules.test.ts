@@ -1,0 +1,233 @@
+/**
+ * Schedules through the public API: runs made every second or two by a real Temporal Schedule and a real worker,
+ * paused and resumed, changed, skipped while the previous run is going, and a schedule created while Temporal is
+ * out of reach, written to Temporal by the maintenance round once it is back.
+ */
+import assert from 'node:assert/strict';
+import { Client, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
+import { serveApi, type Stoppable } from '../../cli/processes.js';
+import { temporalConnection } from '../../workflows/temporal-connection.js';
+import { MAINTENANCE_SCHEDULE_ID } from '../../workflows/maintenance/client.js';
+import { temporalScheduleId } from '../../workflows/schedules/ids.js';
+import { newTenant } from '../support/api.js';
+import { ApiClient } from '../support/client.js';
+import { eventually } from '../support/eventually.js';
+import { startPausableProxy } from '../support/pausable-proxy.js';
+import { createAgent, startRunsStack, type RunsStack } from '../support/runs.js';
+
+type Messages = { role: string; content: string }[];
+
+/** The model answers with the last user message it was sent, so a run's output shows which input it had. */
+const echo = (body: Record<string, unknown>) => ({ text: [(body.messages as Messages).filter((m) => m.role === 'user').at(-1)!.content] });
+
+describe('schedules', function () {
+  this.timeout(60_000);
+  let stack: RunsStack;
+
+  before(async () => {
+    stack = await startRunsStack('schedules');
+    stack.openai.setFallback(echo);
+  });
+
+  after(async () => {
+    await stack?.stop();
+  });
+
+  const runsOf = async (client: ApiClient, scheduleId: string) => {
+    const page = await client.get(`/v1/runs?schedule_id=${scheduleId}&limit=100`);
+    assert.equal(page.status, 200, JSON.stringify(page.body));
+    return page.body.data as any[];
+  };
+
+  const outputOf = async (client: ApiClient, runId: string) => (await client.get(`/v1/runs/${runId}`)).body.output.text as string;
+
+  /** Ends each schedule's runs still going, so that the next test's counts are its own. */
+  const cancelRuns = async (client: ApiClient, scheduleId: string) => {
+    for (const run of await runsOf(client, scheduleId))
+      if (run.status === 'queued' || run.status === 'in_progress') await client.post(`/v1/runs/${run.id}/cancel`, {});
+  };
+
+  it('answers 400 for a bad cron, time zone or timing, 404 for an agent not of the project, and 403 without the scopes', async () => {
+    const { admin } = stack.tenant;
+    const agent = await createAgent(admin);
+    const run = { input: 'Go.' };
+    const refused = async (body: Record<string, unknown>, status: number, code: string) => {
+      const answer = await admin.post('/v1/schedules', { agent_id: agent.id, run, ...body });
+      assert.equal(answer.status, status, JSON.stringify(answer.body));
+      assert.equal(answer.body.error.code, code, JSON.stringify(answer.body));
+    };
+    await refused({ cron: '0 9 * *' }, 400, 'invalid_cron');
+    await refused({ cron: '61 * * * *' }, 400, 'invalid_cron');
+    await refused({ cron: '0 9 L * *' }, 400, 'invalid_cron');
+    await refused({ cron: '0 9 * * 1-5', timezone: 'Mars/Olympus' }, 400, 'invalid_timezone');
+    await refused({ cron: '0 9 * * *', interval_seconds: 60 }, 400, 'invalid_parameter');
+    await refused({}, 400, 'missing_parameter');
+    await refused({ interval_seconds: 60, timezone: 'Europe/Paris' }, 400, 'invalid_parameter');
+    await refused({ interval_seconds: 60, run: { input: [{ role: 'assistant', content: 'Hi.' }] } }, 400, 'invalid_parameter');
+    await refused({ interval_seconds: 60, run: { input: 'Go.', model: 'no-such-model' } }, 400, 'model_not_found');
+    await refused({ interval_seconds: 60, agent_id: 'agent_nosuch' }, 404, 'resource_not_found');
+    const both = await admin.post('/v1/schedules', { agent_id: agent.id, network_id: 'net_x', interval_seconds: 60, run });
+    assert.equal(both.status, 400, JSON.stringify(both.body));
+
+    const other = await newTenant(stack.api, 'schedules-other');
+    const foreign = await other.admin.post('/v1/schedules', { agent_id: agent.id, interval_seconds: 60, run });
+    assert.equal(foreign.status, 404, JSON.stringify(foreign.body));
+    const reader = await stack.tenant.keyWith('schedules:read');
+    const notAllowed = await reader.post('/v1/schedules', { agent_id: agent.id, interval_seconds: 60, run });
+    assert.equal(notAllowed.status, 403, JSON.stringify(notAllowed.body));
+
+    const daily = await admin.post('/v1/schedules', {
+      agent_id: agent.id,
+      cron: '0 9 * * 1-5',
+      timezone: 'Europe/Paris',
+      run,
+      name: 'weekday digest',
+    });
+    assert.equal(daily.status, 201, JSON.stringify(daily.body));
+    const [first] = daily.body.next_run_times;
+    // 09:00 in Paris is 07:00 or 08:00 UTC, on a weekday.
+    const at = new Date(first * 1000);
+    assert.ok([7, 8].includes(at.getUTCHours()) && at.getUTCMinutes() === 0, at.toISOString());
+    assert.ok(at.getUTCDay() >= 1 && at.getUTCDay() <= 5, at.toISOString());
+    // The times shown are the Temporal Schedule's own, daylight saving and a day that must match twice included.
+    const fridays = await admin.post('/v1/schedules', { agent_id: agent.id, cron: '30 9 13 * fri', timezone: 'America/New_York', run });
+    for (const shown of [daily.body, fridays.body]) {
+      const { info } = await stack.api.services.temporal.schedule.getHandle(temporalScheduleId(shown.id)).describe();
+      assert.deepEqual(
+        shown.next_run_times,
+        info.nextActionTimes.slice(0, 5).map((t) => Math.floor(t.getTime() / 1000)),
+      );
+    }
+    assert.equal((await admin.delete(`/v1/schedules/${fridays.body.id}`)).status, 200);
+    assert.equal((await reader.get(`/v1/schedules/${daily.body.id}`)).status, 200);
+    assert.equal((await other.admin.get(`/v1/schedules/${daily.body.id}`)).status, 404);
+    assert.equal((await other.admin.delete(`/v1/schedules/${daily.body.id}`)).status, 404);
+    const listed = await reader.get('/v1/schedules?limit=1');
+    assert.equal(listed.body.data[0].id, daily.body.id);
+    assert.equal((await admin.delete(`/v1/schedules/${daily.body.id}`)).status, 200);
+    assert.equal((await admin.get(`/v1/schedules/${daily.body.id}`)).status, 404);
+    const audited = await admin.get(`/v1/audit-logs?target_id=${daily.body.id}`);
+    assert.deepEqual(
+      audited.body.data.map((e: { action: string }) => e.action),
+      ['schedule.delete', 'schedule.create'],
+    );
+  });
+
+  it('runs every interval with the schedule id on each run; pausing stops the runs, and resuming with a new input runs that', async () => {
+    const { admin } = stack.tenant;
+    const agent = await createAgent(admin);
+    const created = await admin.post('/v1/schedules', { agent_id: agent.id, interval_seconds: 1, run: { input: 'first' } });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const schedule = created.body;
+    const [a, b] = schedule.next_run_times;
+    assert.equal(b - a, 1);
+
+    const [made] = await eventually(
+      async () => {
+        const done = (await runsOf(admin, schedule.id)).filter((r) => r.status === 'completed');
+        assert.ok(done.length > 0, 'no scheduled run has completed');
+        return done;
+      },
+      { message: 'the schedule made no run' },
+    );
+    assert.equal(made.schedule_id, schedule.id);
+    assert.equal(made.agent_id, agent.id);
+    assert.equal(await outputOf(admin, made.id), 'first');
+    const shown = (await admin.get(`/v1/schedules/${schedule.id}`)).body;
+    assert.ok(
+      shown.recent_runs.some((r: { run_id: string }) => r.run_id === made.id),
+      JSON.stringify(shown.recent_runs),
+    );
+
+    const paused = await admin.post(`/v1/schedules/${schedule.id}`, { paused: true });
+    assert.equal(paused.status, 200, JSON.stringify(paused.body));
+    assert.deepEqual(paused.body.next_run_times, []);
+    const handle = stack.api.services.temporal.schedule.getHandle(temporalScheduleId(schedule.id));
+    assert.equal((await handle.describe()).state.paused, true);
+    const before = (await runsOf(admin, schedule.id)).length;
+    // A time made by hand while paused (Temporal takes it) makes no run.
+    const earlier = new Set((await handle.describe()).info.recentActions.map((a) => a.action.workflow.workflowId));
+    await handle.trigger(ScheduleOverlapPolicy.ALLOW_ALL);
+    const workflowId = await eventually(async () => {
+      const taken = (await handle.describe()).info.recentActions.find((a) => !earlier.has(a.action.workflow.workflowId));
+      assert.ok(taken, 'the time was not taken');
+      return taken.action.workflow.workflowId;
+    });
+    assert.deepEqual(await stack.api.services.temporal.workflow.getHandle(workflowId).result(), { runId: null });
+    assert.equal((await runsOf(admin, schedule.id)).length, before);
+
+    const resumed = await admin.post(`/v1/schedules/${schedule.id}`, { paused: false, run: { input: 'second' } });
+    assert.equal(resumed.status, 200, JSON.stringify(resumed.body));
+    await eventually(
+      async () => {
+        const runs = (await runsOf(admin, schedule.id)).filter((r) => r.status === 'completed');
+        assert.ok(runs.length > before, 'no run since resuming');
+        assert.equal(await outputOf(admin, runs[0].id), 'second');
+      },
+      { message: 'the resumed schedule made no run with its new input' },
+    );
+    assert.equal((await admin.delete(`/v1/schedules/${schedule.id}`)).status, 200);
+    await eventually(async () => assert.equal((await admin.get(`/v1/runs?schedule_id=${schedule.id}&status=queued`)).body.data.length, 0));
+  });
+
+  it('skips the times that come while the previous run is still going, with overlap skip', async () => {
+    const { admin } = stack.tenant;
+    const agent = await createAgent(admin, { model: 'claude-haiku-4-5' });
+    stack.anthropic.setFallback({ text: ['Thinking'], hang: true });
+    const created = await admin.post('/v1/schedules', {
+      agent_id: agent.id,
+      interval_seconds: 1,
+      overlap: 'skip',
+      run: { input: 'Take your time.' },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const handle = stack.api.services.temporal.schedule.getHandle(temporalScheduleId(created.body.id));
+    await eventually(async () => assert.ok((await handle.describe()).info.numActionsSkippedOverlap >= 2, 'no time skipped yet'), {
+      message: 'the Temporal Schedule skipped no time',
+    });
+    const runs = await runsOf(admin, created.body.id);
+    assert.equal(runs.length, 1, JSON.stringify(runs.map((r) => r.status)));
+    assert.equal(runs[0].status, 'in_progress');
+    assert.equal((await admin.delete(`/v1/schedules/${created.body.id}`)).status, 200);
+    await cancelRuns(admin, created.body.id);
+  });
+
+  it('accepts a schedule while Temporal is out of reach, and the maintenance round writes it to Temporal once it is back', async () => {
+    const proxy = await startPausableProxy(stack.api.temporalAddress);
+    const connection = temporalConnection(proxy.address);
+    const namespace = stack.api.services.temporal.options.namespace;
+    const served: Stoppable & { url: string } = await serveApi(
+      { ...stack.api.services, temporal: new Client({ connection, namespace }) },
+      0,
+      '127.0.0.1',
+    );
+    try {
+      const client = new ApiClient(served.url, stack.tenant.admin.key);
+      const agent = await createAgent(client);
+      proxy.pause();
+      const created = await client.post('/v1/schedules', { agent_id: agent.id, interval_seconds: 2, run: { input: 'caught up' } });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const handle = stack.api.services.temporal.schedule.getHandle(temporalScheduleId(created.body.id));
+      await assert.rejects(handle.describe(), ScheduleNotFoundError);
+      proxy.resume();
+
+      const maintenance = stack.api.services.temporal.schedule.getHandle(MAINTENANCE_SCHEDULE_ID);
+      const [run] = await eventually(
+        async () => {
+          await maintenance.trigger();
+          const done = (await runsOf(client, created.body.id)).filter((r) => r.status === 'completed');
+          assert.ok(done.length > 0, 'no scheduled run yet');
+          return done;
+        },
+        { intervalMs: 1_000, message: 'the schedule never reached Temporal' },
+      );
+      assert.equal(await outputOf(client, run.id), 'caught up');
+      assert.equal((await client.delete(`/v1/schedules/${created.body.id}`)).status, 200);
+      await eventually(() => assert.rejects(handle.describe(), ScheduleNotFoundError));
+    } finally {
+      await served.stop();
+      await connection.close();
+      await proxy.stop();
+    }
+  });
+});

@@ -1,0 +1,44 @@
+import assert from 'node:assert/strict';
+import { cronProblem, isKnownTimezone, nextTimes } from '../../records/schedule-times.js';
+import { scheduledTimeOf } from '../../workflows/schedules/ids.js';
+
+const iso = (dates: Date[]) => dates.map((d) => d.toISOString());
+
+describe('schedule times', () => {
+  it('takes five-field cron expressions of numbers, names, ranges, lists and steps, and refuses what Temporal would', () => {
+    for (const cron of ['* * * * *', '0 9 * * 1-5', '*/15 0-6,18-23 * jan-mar mon', '0 0 1 1 *', '5,35 */2 1-15/2 * sun'])
+      assert.equal(cronProblem(cron), null, cron);
+    for (const cron of ['0 9 * *', '0 0 9 * * *', '0 9 L * *', '0 9 ? * 1', '0 9 * * 1#2', '61 * * * *', '0 25 * * *', '@daily', ''])
+      assert.notEqual(cronProblem(cron), null, cron);
+  });
+
+  it('knows IANA time zone names and nothing else', () => {
+    for (const timezone of ['UTC', 'Europe/Paris', 'America/Argentina/Buenos_Aires', 'Etc/GMT+5'])
+      assert.ok(isKnownTimezone(timezone), timezone);
+    for (const timezone of ['Mars/Olympus', 'Europe/', '../etc/passwd', 'x'.repeat(80), ''])
+      assert.ok(!isKnownTimezone(timezone), timezone);
+  });
+
+  it('reads cron times in the time zone, across a change of daylight saving time', () => {
+    // Paris went from UTC+1 to UTC+2 on 29 March 2026.
+    const times = nextTimes({ cron: '0 9 * * *', timezone: 'Europe/Paris' }, 3, new Date('2026-03-27T12:00:00Z'));
+    assert.deepEqual(iso(times), ['2026-03-28T08:00:00.000Z', '2026-03-29T07:00:00.000Z', '2026-03-30T07:00:00.000Z']);
+  });
+
+  it('matches a day only when both the day of month and the day of week match, as Temporal does', () => {
+    // Friday the 13th.
+    const [next] = nextTimes({ cron: '0 0 13 * fri', timezone: 'UTC' }, 1, new Date('2026-01-01T00:00:00Z'));
+    assert.equal(next!.toISOString(), '2026-02-13T00:00:00.000Z');
+  });
+
+  it('counts intervals from the Unix epoch', () => {
+    const times = nextTimes({ intervalSeconds: 3600 }, 2, new Date('2026-05-01T10:20:00Z'));
+    assert.deepEqual(iso(times), ['2026-05-01T11:00:00.000Z', '2026-05-01T12:00:00.000Z']);
+  });
+
+  it('reads the scheduled time from the workflow id the Temporal Schedule gives each time', () => {
+    assert.equal(scheduledTimeOf('scheduled-run-sched_a-2026-05-01T11:00:00Z', 'sched_a'), '2026-05-01T11:00:00.000Z');
+    assert.equal(scheduledTimeOf('scheduled-run-sched_b-2026-05-01T11:00:00Z', 'sched_a'), null);
+    assert.equal(scheduledTimeOf('scheduled-run-sched_a-soon', 'sched_a'), null);
+  });
+});
