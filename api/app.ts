@@ -29,7 +29,7 @@ import { experimentComparisonRoutes } from './routes/experiments/comparison.js';
 import { memoryRoutes } from './routes/memories/memories.js';
 import { datasetRoutes } from './routes/datasets/datasets.js';
 import { datasetItemRoutes } from './routes/datasets/items.js';
-import { datasetImportRoutes } from './routes/datasets/import.js';
+import { datasetImportMethods, datasetImportRoutes } from './routes/datasets/import.js';
 import { costRoutes } from './routes/analytics/costs.js';
 import { qualityRoutes } from './routes/analytics/quality.js';
 import { eventRoutes } from './routes/events/events.js';
@@ -107,6 +107,7 @@ export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<A
   app.use(router.routes());
   app.use(router.allowedMethods());
   app.use(mcp.routes());
+  app.use(datasetImportMethods());
   app.use(v1.routes());
   app.use(v1.allowedMethods());
   // Agents and networks as A2A servers, with the same keys and scopes as /v1.

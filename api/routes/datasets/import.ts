@@ -3,6 +3,7 @@
  * neither their input nor their expected answer are kept as metadata where they fit; the rest are listed.
  */
 import Router from '@koa/router';
+import type { Middleware } from 'koa';
 import type { ApiDeps, ApiState } from '../../context.js';
 import { callerOf } from '../../context.js';
 import { requireScope } from '../../middleware/auth.js';
@@ -161,17 +162,22 @@ export function datasetImportRoutes(router: Router<ApiState>, deps: ApiDeps): vo
       respond(ctx, created);
     }),
   );
+}
 
-  // `/v1/datasets/{id}` would take `import` for an id, and offer its GET and DELETE here: this path answers for
-  // itself, POST alone.
-  router.all('/v1/datasets/import', async (ctx) => {
+/**
+ * `/v1/datasets/{id}` would take `import` for an id, and offer its GET and DELETE on this path: ahead of the routers,
+ * this path answers for itself, POST alone (405 with `Allow: POST` for any other method).
+ */
+export function datasetImportMethods(): Middleware<ApiState> {
+  return async (ctx, next) => {
+    if (ctx.path !== '/v1/datasets/import' || ctx.method === 'POST') return next();
+    ctx.set('Allow', 'POST');
     if (ctx.method !== 'OPTIONS') {
       throw new ApiError(405, 'invalid_request_error', 'method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}.`, null, {
         Allow: 'POST',
       });
     }
-    ctx.set('Allow', 'POST');
     ctx.status = 200;
     ctx.body = '';
-  });
+  };
 }
