@@ -73,7 +73,7 @@ async function call<T>(what: string, request: () => Promise<Answer<T>>, key: Api
   const message = `${what}: the platform API answered ${status}${error?.message ? `: ${error.message}` : ''}`;
   if (status === 401 || status === 403) {
     throw new PlatformRefusedKey(
-      `${message}. The platform refuses the controller's API key; put a valid key (scopes agents:read, agents:write, schedules:read and schedules:write) in ${key.origin}: the controller reads it again by itself.`,
+      `${message}. The platform refuses the controller's API key; put a valid key (scopes agents:read and agents:write, and schedules:read and schedules:write for declared schedules) in ${key.origin}: the controller reads it again by itself.`,
       status,
       error?.code,
     );

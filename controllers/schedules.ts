@@ -50,6 +50,9 @@ export async function syncSchedules(
 ): Promise<Pick<ResourceStatus, 'schedules'>> {
   const { namespace, name, uid } = resource.metadata;
   const entries = resource.spec.schedules ?? [];
+  // A resource that declares no schedule and shows none has none to keep or remove: the platform is not asked, so a
+  // controller key made before schedules (without their scopes) goes on reconciling what declares none.
+  if (entries.length === 0 && !resource.status?.schedules?.length) return { schedules: [] };
   const existing = new Map((await platform.managedSchedules(uid)).map((s) => [s.name ?? '', s]));
   const shown: NonNullable<ResourceStatus['schedules']> = [];
   for (const entry of entries) {

@@ -156,7 +156,7 @@ describe('the controller under faults', function () {
       assert.match(message, /answered 401/);
       assert.match(
         message,
-        /put a valid key \(scopes agents:read and agents:write\) in the Secret default\/controller-key \(key api-key\)/,
+        /put a valid key \(scopes agents:read and agents:write, and schedules:read and schedules:write for declared schedules\) in the Secret default\/controller-key \(key api-key\)/,
       );
       assert.match(
         message,
