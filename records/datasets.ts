@@ -3,6 +3,7 @@
  * keeps a snapshot of that run: its input, its attached files, and every tool call it made with its answer, in
  * order; an experiment in replay mode answers each tool call of its own from that snapshot (`replayAnswer`).
  */
+import { configure } from 'safe-stable-stringify';
 import type { InputMessage, RunRecord } from './runs.js';
 import { newId } from './ids.js';
 import type { Queryable } from './db.js';
@@ -195,9 +196,17 @@ export async function snapshotOfRun(db: Queryable, run: RunRecord): Promise<RunS
   return { input: run.input as InputMessage[], fileIds: run.file_ids, toolCalls: rows };
 }
 
+// Object keys sorted, no insignificant white space: the same value written another way reads the same.
+const canonical = configure({ deterministic: true, circularValue: Error });
+
+/** A JSON value as text in its canonical form: how recorded arguments and expected answers are compared. */
+export function canonicalJson(value: unknown): string {
+  return canonical(value) ?? 'null';
+}
+
 /**
- * Arguments as compared in replay: JSON with its object keys sorted and no insignificant white space, so that the
- * same call written another way still matches; text that does not parse is compared as written.
+ * Arguments as compared in replay: canonical JSON, so that the same call written another way still matches; text
+ * that does not parse is compared as written.
  */
 export function canonicalArguments(text: string): string {
   let value: unknown;
@@ -206,11 +215,7 @@ export function canonicalArguments(text: string): string {
   } catch {
     return text;
   }
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : v,
-  );
+  return canonicalJson(value);
 }
 
 /**

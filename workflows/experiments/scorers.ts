@@ -4,9 +4,9 @@
  * (as the heuristics of records/run-scorers.ts). The judge's model call is the caller's: here are its question
  * (judgeQuestion) and the reading of its verdict (judgeScore).
  */
-import { configure } from 'safe-stable-stringify';
 import { contentWords, heuristicScores, type FinishedRun, type Score } from '../../records/run-scorers.js';
 import { compiledSchema } from '../../tools/argument-schemas.js';
+import { canonicalJson } from '../../records/datasets.js';
 import type { ScorerSpec } from './scorer-specs.js';
 
 export type { Score } from '../../records/run-scorers.js';
@@ -27,16 +27,9 @@ export const MAX_COMPARED_CHARS = 4_000;
 export const CLAIM_SUPPORT_SHARE = 0.6;
 const MAX_EXPLANATION_ITEMS = 5;
 
-// Object keys sorted, no insignificant white space: the same value written another way reads the same.
-const canonical = configure({ deterministic: true, circularValue: Error });
 const round = (value: number) => Math.round(value * 10_000) / 10_000;
 const hasExpected = (expected: unknown) => expected !== undefined && expected !== null;
 const quoted = (text: string, max = 80) => JSON.stringify(text.length > max ? `${text.slice(0, max)}…` : text);
-
-/** A JSON value as text in its canonical form. */
-export function canonicalJson(value: unknown): string {
-  return canonical(value) ?? 'null';
-}
 
 /**
  * The expected answer and the output as the text they are compared by: a string expected as it is; any other
