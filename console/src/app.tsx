@@ -26,6 +26,7 @@ const views = {
   graph: lazyView(() => import('./views/graph'), 'the graph'),
   costs: lazyView(() => import('./views/costs'), 'costs'),
   quality: lazyView(() => import('./views/quality'), 'quality'),
+  experiments: lazyView(() => import('./views/experiments'), 'experiments'),
   experiment: lazyView(() => import('./views/experiment'), 'the experiment'),
   experimentComparison: lazyView(() => import('./views/experiment-comparison'), 'the comparison'),
   webhooks: lazyView(() => import('./views/webhooks'), 'webhooks'),
@@ -43,6 +44,7 @@ const NAVIGATION: [string, string][] = [
   ['/schedules', 'Schedules'],
   ['/memories', 'Memories'],
   ['/datasets', 'Datasets'],
+  ['/experiments', 'Experiments'],
   ['/networks', 'Networks'],
   ['/files', 'Files'],
   ['/graph', 'Graph'],
@@ -114,6 +116,7 @@ export function App() {
             <Route path="/graph/nodes/:id" component={views.graph} />
             <Route path="/costs" component={views.costs} />
             <Route path="/quality" component={views.quality} />
+            <Route path="/experiments" component={views.experiments} />
             <Route path="/experiments/:id" component={views.experiment} />
             <Route path="/experiments/:id/comparison" component={views.experimentComparison} />
             <Route path="/webhooks" component={views.webhooks} />

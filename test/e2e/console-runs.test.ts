@@ -272,8 +272,11 @@ describe('console: runs', function () {
     assert.equal((await admin.get(`/v1/threads/${thread.id}`)).status, 404);
   });
 
-  it("shows an experiment's items with their scores, and its comparison with a baseline: intervals and the items that changed most", async () => {
+  it("lists the experiments as they run, filters them by dataset, shows one's items with their scores, and compares two: intervals and the items that changed most", async () => {
     const admin = stack.tenant.admin;
+    const experimentsLink = page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Experiments' });
+    await experimentsLink.click();
+    await page.getByRole('region', { name: 'No experiments yet' }).getByText('agentplane eval --dataset ds_… --agent agent_…').waitFor();
     // gpt-4.1-mini knows the answers to q1 and q2, gpt-4.1-nano to all three.
     stack.openai.setFallback((body) => {
       const messages = body.messages as { role: string; content: unknown }[];
@@ -298,10 +301,50 @@ describe('console: runs', function () {
       const start = async (overrides?: object) =>
         (await admin.post('/v1/experiments', { dataset_id: dataset.id, agent_id: quizzer.id, scorers: ['exact_match'], overrides })).body;
       const [baseline, candidate] = [await start(), await start({ model: 'gpt-4.1-nano' })];
+      const unused = await createDataset(db, stack.tenant.projectId, { name: 'unused', description: '', metadata: {}, scorers: [] });
+
+      // The list reads the experiments again while they run, so both end completed on the page without a reload.
+      await visit(session, '/experiments');
+      const listed = page.getByRole('table');
+      const row = (id: string) => listed.getByRole('row').filter({ has: page.getByRole('rowheader', { name: id }) });
+      for (const experiment of [baseline, candidate])
+        await row(experiment.id).getByText('completed', { exact: true }).waitFor({ timeout: 60_000 });
       for (const experiment of [baseline, candidate])
         await eventually(async () => assert.equal((await admin.get(`/v1/experiments/${experiment.id}`)).body.status, 'completed'), {
           message: `experiment ${experiment.id} did not complete`,
         });
+      await row(baseline.id).getByRole('cell', { name: 'exact_match 0.667' }).waitFor();
+      await row(candidate.id).getByRole('cell', { name: 'exact_match 1.000' }).waitFor();
+      await row(candidate.id).getByText('with model gpt-4.1-nano').waitFor();
+      await row(candidate.id).getByRole('cell', { name: '3 of 3', exact: true }).waitFor();
+      await row(candidate.id).getByRole('cell', { name: 'replay', exact: true }).waitFor();
+      await row(candidate.id).getByText('quiz', { exact: true }).waitFor();
+      await assertAccessible(page, 'the experiment list');
+      await screenshot(page, 'experiments-list');
+
+      await page.getByLabel('Dataset', { exact: true }).selectOption(unused.id);
+      await eventually(() => assert.match(page.url(), new RegExp(`dataset_id=${unused.id}`)));
+      await page.getByRole('region', { name: 'No experiments on this dataset yet' }).getByText(`--dataset ${unused.id}`).waitFor();
+      await page.getByLabel('Dataset', { exact: true }).selectOption(dataset.id);
+      await row(candidate.id).waitFor();
+      assert.equal(await listed.locator('tbody tr').count(), 2);
+
+      // Two picked on the same dataset open their comparison, the newer against the older.
+      const [older, newer] = [baseline, candidate].sort((a, b) => a.created_at - b.created_at || (a.id < b.id ? -1 : 1));
+      await page.getByLabel(`Compare ${baseline.id}`).check();
+      await page.getByLabel(`Compare ${candidate.id}`).check();
+      await page.getByRole('button', { name: 'Compare the picked two' }).click();
+      await page.getByRole('heading', { level: 1, name: `${newer.id} against ${older.id}` }).waitFor();
+      await page.getByRole('table', { name: 'Metrics' }).getByRole('rowheader', { name: 'exact_match' }).waitFor();
+
+      // A dataset's page leads to its experiments, and an experiment's page back to the list.
+      await visit(session, `/datasets/${dataset.id}`);
+      await page.getByRole('link', { name: 'Experiments on this dataset' }).click();
+      await eventually(() => assert.match(page.url(), new RegExp(`/experiments\\?dataset_id=${dataset.id}$`)));
+      await row(baseline.id).getByRole('link', { name: baseline.id }).click();
+      await page.getByRole('heading', { level: 1, name: `Experiment ${baseline.id}` }).waitFor();
+      await page.getByRole('link', { name: '← Experiments' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Experiments' }).waitFor();
 
       await visit(session, `/experiments/${candidate.id}`);
       await page.getByRole('heading', { level: 1, name: `Experiment ${candidate.id}` }).waitFor();

@@ -67,6 +67,9 @@ function Dataset({ dataset }: { dataset: Schemas['Dataset'] }) {
         <dt>Created</dt>
         <dd>{formatTime(dataset.created_at)}</dd>
       </dl>
+      <p>
+        <Link href={`/experiments?dataset_id=${encodeURIComponent(dataset.id)}`}>Experiments on this dataset</Link>
+      </p>
       <h2>Items</h2>
       <Async loaded={items} what="the items">
         {(page) =>

@@ -1,6 +1,6 @@
 /** One experiment: its summary, its items with their scores, output, cost and latency, and a way to compare it with another. */
 import { useState } from 'preact/hooks';
-import { useLocation } from 'wouter-preact';
+import { Link, useLocation } from 'wouter-preact';
 import { api, unwrap, type Schemas } from '../api';
 import { Pager, useCursor } from '../components/admin-pager';
 import { IdLink } from '../components/links';
@@ -17,9 +17,14 @@ export default function ExperimentView({ params }: { params: { id: string } }) {
     [params.id],
   );
   return (
-    <Async loaded={experiment} what="the experiment">
-      {(data) => <Experiment experiment={data} reload={experiment.reload} />}
-    </Async>
+    <>
+      <p>
+        <Link href="/experiments">← Experiments</Link>
+      </p>
+      <Async loaded={experiment} what="the experiment">
+        {(data) => <Experiment experiment={data} reload={experiment.reload} />}
+      </Async>
+    </>
   );
 }
 
