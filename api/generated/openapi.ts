@@ -463,7 +463,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Cancel an experiment: items not started are cancelled, runs in progress are cancelled (their items too), and the experiment ends `cancelled`. An experiment already ended is answered as it is. Needs `experiments:write`; the audit log keeps it. */
+        /** Cancel an experiment: items not started are cancelled, runs in progress are cancelled (their items too), and the experiment ends `cancelled`. An experiment already ended is answered as it is. While Temporal is down it answers 503 with Retry-After and changes nothing. Needs `experiments:write`; the audit log keeps it. */
         post: operations["cancelExperiment"];
         delete?: never;
         options?: never;

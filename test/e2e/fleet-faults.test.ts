@@ -11,6 +11,7 @@ import { createDb } from '../../records/db.js';
 import { migrate } from '../../records/migrate.js';
 import { newTenant, type Tenant } from '../support/api.js';
 import { ApiClient } from '../support/client.js';
+import { sumOf } from '../support/decimals.js';
 import { eventually } from '../support/eventually.js';
 import { startToolServer, type TestToolServer } from '../support/http-tool-server.js';
 import { startOpenAiServer, type OpenAiServer } from '../support/model-servers/openai.js';
@@ -24,20 +25,6 @@ type SentMessage = { role: string; content: unknown };
 
 const HELD_RUNS_PER_PROJECT = 6;
 const STREAMED = 4;
-
-/** Exact decimal sum of decimal strings (no floating point), without trailing zeros. */
-function sumOf(values: (string | null | undefined)[]): string {
-  const SCALE = 18;
-  let total = 0n;
-  for (const value of values) {
-    if (!value) continue;
-    const [whole = '0', fraction = ''] = value.split('.');
-    total += BigInt(whole) * 10n ** BigInt(SCALE) + BigInt(fraction.padEnd(SCALE, '0').slice(0, SCALE) || '0');
-  }
-  const digits = total.toString().padStart(SCALE + 1, '0');
-  const fraction = digits.slice(-SCALE).replace(/0+$/, '');
-  return `${digits.slice(0, -SCALE)}${fraction ? `.${fraction}` : ''}`;
-}
 
 describe('a fleet of two APIs and two workers, one of each killed under load', function () {
   this.timeout(300_000);

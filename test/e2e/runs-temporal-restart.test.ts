@@ -1,7 +1,8 @@
 /**
- * Runs while Temporal restarts, or while the worker cannot reach it: `agentplane api` and `agentplane worker` as
- * processes of their own, on a Temporal server of their own that keeps its state in a file across the restart.
- * The worker reaches Temporal through a proxy that a test can cut, as a network partition would.
+ * Runs and experiments while Temporal restarts, while the worker cannot reach it, or when the worker is killed:
+ * `agentplane api` and `agentplane worker` as processes of their own, on a Temporal server of their own that keeps
+ * its state in a file across the restart. The worker reaches Temporal through a proxy that a test can cut, as a
+ * network partition would.
  */
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
@@ -12,8 +13,11 @@ import { createDb } from '../../records/db.js';
 import { migrate } from '../../records/migrate.js';
 import { runSatisfying } from '../support/agents.js';
 import { ApiClient } from '../support/client.js';
+import { sumOf } from '../support/decimals.js';
 import { eventually, withinDeadline } from '../support/eventually.js';
+import { startAnthropicServer } from '../support/model-servers/anthropic.js';
 import { startOpenAiServer, type OpenAiServer } from '../support/model-servers/openai.js';
+import type { ModelServer } from '../support/model-servers/scripted-server.js';
 import { startPausableProxy, type PausableProxy } from '../support/pausable-proxy.js';
 import { lineSaid, runCli, type CliProcess } from '../support/processes.js';
 import { scratch, testLog } from '../support/services.js';
@@ -28,6 +32,9 @@ describe('agentplane api and worker running agents while Temporal restarts', fun
   let temporal: RunningService & { address: string };
   let temporalFile: string;
   let openai: OpenAiServer;
+  /** The experiments' model, apart from the runs' so that neither sees the other's requests. */
+  let anthropic: ModelServer;
+  let env: Record<string, string>;
   let toTemporal: PausableProxy;
   let api: CliProcess;
   let worker: CliProcess;
@@ -42,13 +49,15 @@ describe('agentplane api and worker running agents while Temporal restarts', fun
     temporalFile = join(await scratch, 'runs-temporal-restart.db');
     temporal = await startTemporal({ dbFile: temporalFile });
     openai = await startOpenAiServer({ models: [] });
+    anthropic = await startAnthropicServer();
     toTemporal = await startPausableProxy(temporal.address);
-    const env = {
+    env = {
       DATABASE_URL: database.url,
       TEMPORAL_ADDRESS: temporal.address,
       AGENTPLANE_BLOB_DIR: blobDir,
       AGENTPLANE_ADMIN_KEY: newSecret(),
       OPENAI_BASE_URL: openai.url,
+      ANTHROPIC_BASE_URL: anthropic.url,
     };
     const port = await freePort();
     api = runCli('api', { ...env, PORT: String(port), HOST: '127.0.0.1' });
@@ -73,6 +82,7 @@ describe('agentplane api and worker running agents while Temporal restarts', fun
     await temporal?.stop();
     await database?.stop();
     await openai?.stop();
+    await anthropic?.stop();
   });
 
   /** The user messages the model was asked with, in order. */
@@ -176,5 +186,161 @@ describe('agentplane api and worker running agents while Temporal restarts', fun
     assert.deepEqual(done.usage, { input_tokens: 700, output_tokens: 70, cached_tokens: 0 });
     assert.deepEqual(askedSoFar().slice(askedBefore), ['Which way does the current run?'], 'the model was asked once');
     assert.equal(worker.child.exitCode, null, worker.output());
+  });
+  /**
+   * An agent on the experiments' model, and a dataset of `count` questions from `first` on, each expecting its
+   * answer: asked "Question n?", the model answers "Answer n.", after `hold` when one is given.
+   */
+  async function quiz(name: string, first: number, count: number) {
+    const agent = await client.post('/v1/agents', { name, model: 'claude-haiku-4-5', instructions: 'Answer briefly.' });
+    assert.equal(agent.status, 201, JSON.stringify(agent.body));
+    const dataset = await client.post('/v1/datasets', { name });
+    assert.equal(dataset.status, 201, JSON.stringify(dataset.body));
+    const items = Array.from({ length: count }, (_, i) => ({ input: `Question ${first + i}?`, expected: `Answer ${first + i}.` }));
+    const added = await client.post(`/v1/datasets/${dataset.body.id}/items`, { items });
+    assert.equal(added.status, 201, JSON.stringify(added.body));
+    return { agentId: agent.body.id as string, datasetId: dataset.body.id as string };
+  }
+  const questionOf = (body: Record<string, unknown>) => Number(/Question (\d+)/.exec(JSON.stringify(body.messages))?.[1]);
+  /** Answers every question, each held after its first word while `hold()` says so, until `until` resolves. */
+  const answering = (hold: () => boolean, until: Promise<unknown>) =>
+    anthropic.setFallback((body) => ({
+      text: ['Answer ', `${questionOf(body)}.`],
+      usage: { input: 20, output: 4 },
+      ...(hold() ? { pause: { chunks: 1, until } } : {}),
+    }));
+  const itemsOf = async (experimentId: string) => {
+    const items = await client.get(`/v1/experiments/${experimentId}/items?limit=100`);
+    assert.equal(items.status, 200, JSON.stringify(items.body));
+    return items.body.data as {
+      status: string;
+      run_id: string | null;
+      output: string | null;
+      scores: { scorer: string; value: number }[];
+      cost_usd: string | null;
+    }[];
+  };
+  const runsOf = async (agentId: string) => {
+    const runs = await client.get(`/v1/runs?agent_id=${agentId}&limit=100`);
+    assert.equal(runs.status, 200, JSON.stringify(runs.body));
+    return runs.body.data as { id: string; status: string; cost: string }[];
+  };
+
+  it('completes an experiment whose worker was killed mid-way once another worker starts: one run per item, each item ended and scored once', async () => {
+    const { agentId, datasetId } = await quiz('quiz', 1, 6);
+    let holding = true;
+    let release!: () => void;
+    answering(() => holding, new Promise<void>((resolve) => (release = resolve)));
+    const created = await client.post('/v1/experiments', { dataset_id: datasetId, agent_id: agentId, concurrency: 2 });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const experimentId: string = created.body.id;
+    await eventually(
+      async () => {
+        assert.equal(anthropic.requests.length, 2);
+        assert.deepEqual(
+          (await itemsOf(experimentId)).map((item) => item.status),
+          ['running', 'running', 'queued', 'queued', 'queued', 'queued'],
+        );
+      },
+      { timeoutMs: 60_000, message: "the experiment's first two runs did not reach the model" },
+    );
+
+    worker.child.kill('SIGKILL');
+    await worker.exited;
+    holding = false;
+    release();
+    worker = runCli('worker', { ...env, TEMPORAL_ADDRESS: toTemporal.address });
+    processes.push(worker);
+
+    const ended = await eventually(
+      async () => {
+        const got = await client.get(`/v1/experiments/${experimentId}`);
+        assert.equal(got.body.status, 'completed', JSON.stringify(got.body));
+        return got.body;
+      },
+      { timeoutMs: 120_000, intervalMs: 250, message: 'the experiment did not complete after the new worker started' },
+    );
+    assert.deepEqual(ended.item_counts, { total: 6, queued: 0, running: 0, completed: 6, failed: 0, cancelled: 0 });
+    assert.deepEqual(ended.summary.scores, { completion: { mean: 1, count: 6 }, exact_match: { mean: 1, count: 6 } });
+    const items = await itemsOf(experimentId);
+    assert.deepEqual(
+      items.map((item) => [item.status, item.output, item.scores.map((score) => `${score.scorer} ${score.value}`)]),
+      items.map((_, i) => ['completed', `Answer ${i + 1}.`, ['completion 1', 'exact_match 1']]),
+    );
+    // One run per item, each run the item's, each ended once.
+    const runs = await runsOf(agentId);
+    assert.deepEqual(runs.map((run) => run.id).sort(), items.map((item) => item.run_id).sort());
+    assert.deepEqual(
+      runs.map((run) => run.status),
+      runs.map(() => 'completed'),
+    );
+    assert.equal(ended.summary.cost_usd, sumOf(items.map((item) => item.cost_usd)));
+    assert.equal(ended.summary.cost_usd, sumOf(runs.map((run) => run.cost)));
+    // The two calls the killed worker was making were made again, once, by the new one; the others once.
+    const asked = [1, 2, 3, 4, 5, 6].map((n) => anthropic.requests.filter((body) => questionOf(body) === n).length);
+    assert.deepEqual(asked, [2, 2, 1, 1, 1, 1]);
+    assert.equal(worker.child.exitCode, null, worker.output());
+  });
+
+  it('answers 503 with Retry-After to a cancel while Temporal is down and changes nothing; cancelled once Temporal is back, no run of it goes on', async () => {
+    const { agentId, datasetId } = await quiz('held quiz', 7, 3);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    answering(() => true, released);
+    const created = await client.post('/v1/experiments', { dataset_id: datasetId, agent_id: agentId, concurrency: 2 });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const experimentId: string = created.body.id;
+    await eventually(
+      async () => {
+        assert.equal(anthropic.requests.filter((body) => questionOf(body) >= 7).length, 2);
+        assert.deepEqual(
+          (await itemsOf(experimentId)).map((item) => item.status),
+          ['running', 'running', 'queued'],
+        );
+      },
+      { timeoutMs: 60_000, message: "the experiment's runs did not reach the model" },
+    );
+
+    await temporal.stop();
+    const refused = await client.post(`/v1/experiments/${experimentId}/cancel`, {});
+    assert.equal(refused.status, 503, JSON.stringify(refused.body));
+    assert.equal(refused.body.error.code, 'dependency_unavailable');
+    assert.ok(Number(refused.headers.get('retry-after')) > 0, 'a 503 says when to retry');
+    const unchanged = await client.get(`/v1/experiments/${experimentId}`);
+    assert.equal(unchanged.body.status, 'running', JSON.stringify(unchanged.body));
+    assert.deepEqual(unchanged.body.item_counts, { total: 3, queued: 1, running: 2, completed: 0, failed: 0, cancelled: 0 });
+
+    temporal = await startTemporal({ dbFile: temporalFile, port: Number(temporal.address.split(':')[1]) });
+    // The cancel asked again, as the 503 said, is answered once Temporal answers.
+    const cancelled = await eventually(
+      async () => {
+        const answer = await client.post(`/v1/experiments/${experimentId}/cancel`, {});
+        assert.equal(answer.status, 200, JSON.stringify(answer.body));
+        return answer.body;
+      },
+      { timeoutMs: 60_000, intervalMs: 500, message: 'the cancel was not answered once Temporal was back' },
+    );
+    assert.equal(cancelled.status, 'cancelled');
+    await eventually(
+      async () => {
+        assert.deepEqual(
+          (await itemsOf(experimentId)).map((item) => [item.status, item.run_id === null]),
+          [
+            ['cancelled', false],
+            ['cancelled', false],
+            ['cancelled', true],
+          ],
+        );
+        assert.deepEqual(
+          (await runsOf(agentId)).map((run) => run.status),
+          ['cancelled', 'cancelled'],
+        );
+      },
+      { timeoutMs: 60_000, message: "the experiment's runs did not end cancelled" },
+    );
+    const ended = await client.get(`/v1/experiments/${experimentId}`);
+    assert.equal(ended.body.status, 'cancelled');
+    assert.deepEqual(ended.body.item_counts, { total: 3, queued: 0, running: 0, completed: 0, failed: 0, cancelled: 3 });
+    release();
   });
 });

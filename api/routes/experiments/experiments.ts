@@ -7,11 +7,20 @@ import { audited, commitMutation, respond } from '../../audit.js';
 import { operation } from '../../validation.js';
 import { NotFoundError } from '../../errors.js';
 import { pageRequestOf } from '../../pagination.js';
-import { endExperiment, findExperiment, listExperimentItems, listExperiments, tallyOf } from '../../../records/experiments.js';
+import {
+  endExperiment,
+  findExperiment,
+  listExperimentItems,
+  listExperiments,
+  tallyOf,
+  type ExperimentRecord,
+} from '../../../records/experiments.js';
 import { cancelExperimentWorkflow } from '../../../workflows/experiments/client.js';
 import { presentExperiment, presentExperimentItem } from '../../../presenters/experiment.js';
 import { presentList } from '../../../presenters/list.js';
 import { createExperimentRoute } from './create.js';
+
+const isGoing = (experiment: ExperimentRecord) => experiment.status === 'queued' || experiment.status === 'running';
 
 export function experimentRoutes(router: Router<ApiState>, deps: ApiDeps): void {
   // A key that starts experiments reads them too.
@@ -64,19 +73,20 @@ export function experimentRoutes(router: Router<ApiState>, deps: ApiDeps): void 
     requireScope('experiments:write'),
     operation('cancelExperiment', async (ctx, { path: { id } }) => {
       const { projectId } = callerOf(ctx);
-      // Ended at once in the database, which the workflow reads before each run it makes; then the runs going
-      // are cancelled with the workflow, and their items with them.
-      const answer = await commitMutation(ctx, deps.db, async (tx) => {
+      const found = await findExperiment(deps.db, projectId, id);
+      if (!found) throw NotFoundError('experiment', id);
+      // Temporal is asked first, as a run's cancel asks it: while it is down the request answers 503 and changes
+      // nothing, rather than leaving an experiment cancelled whose runs go on. A workflow never started (or gone)
+      // is no obstacle: the experiment ends here.
+      if (isGoing(found)) await cancelExperimentWorkflow(deps.temporal, id);
+      // Ended at once in the database, which the workflow reads before each run it makes; the runs going end
+      // cancelled with the workflow, and their items with them.
+      await commitMutation(ctx, deps.db, async (tx) => {
         const experiment = await findExperiment(tx, projectId, id, { lock: true });
         if (!experiment) throw NotFoundError('experiment', id);
-        const cancelling = experiment.status === 'queued' || experiment.status === 'running';
-        if (cancelling) await endExperiment(tx, id, 'cancelled');
-        return { status: 200, body: { id, cancelling } };
+        if (isGoing(experiment)) await endExperiment(tx, id, 'cancelled');
+        return { status: 200, body: { id } };
       });
-      if (answer.body.cancelling)
-        await cancelExperimentWorkflow(deps.temporal, id).catch((err) =>
-          ctx.state.log.warn({ err, experiment_id: id }, 'could not cancel the experiment workflow'),
-        );
       const experiment = (await findExperiment(deps.db, projectId, id))!;
       respond(ctx, { status: 200, body: presentExperiment(experiment, (await tallyOf(deps.db, [id])).get(id)!) });
     }),
