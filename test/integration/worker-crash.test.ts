@@ -1,15 +1,20 @@
 import assert from 'node:assert/strict';
+import { Webhook } from 'standardwebhooks';
 import { startTestApi, newTenant, type TestApi } from '../support/api.js';
 import { isolatedNamespace, postgres } from '../support/services.js';
 import { eventually } from '../support/eventually.js';
 import { runCli, type CliProcess } from '../support/processes.js';
-import { eventsFor } from '../../records/events.js';
+import { eventsFor, recordEvent } from '../../records/events.js';
+import { newId } from '../../records/ids.js';
 import { pagesOf } from '../../records/files.js';
 import { extractionWorkflowId } from '../../workflows/extraction/client.js';
 import { PDF_BATCH_PAGES } from '../../workflows/extraction/pdf-stage.js';
 import { LONG_PDF_PAGES, textPdf } from '../support/pdf-fixtures.js';
+import { startWebhookReceiver } from '../support/webhook-receiver.js';
+import { ABANDONED_ATTEMPT_ERROR } from '../../workflows/webhooks/activities.js';
+import type { components } from '../../api/generated/openapi.js';
 
-describe('a worker killed mid-extraction', function () {
+describe('a worker killed mid-work', function () {
   this.timeout(180_000);
   let api: TestApi;
   let namespace: string;
@@ -31,6 +36,8 @@ describe('a worker killed mid-extraction', function () {
       TEMPORAL_ADDRESS: api.temporalAddress,
       TEMPORAL_NAMESPACE: namespace,
       AGENTPLANE_BLOB_DIR: api.blobDir,
+      AGENTPLANE_WEBHOOK_ALLOW_PRIVATE: 'true',
+      AGENTPLANE_WEBHOOK_RETRY_INITIAL_MS: '200',
     });
     workers.push(worker);
     return worker;
@@ -156,5 +163,66 @@ describe('a worker killed mid-extraction', function () {
     );
     assert.deepEqual(clean.extracted, processed.extracted);
     assert.equal((await eventsFor(db, tenant.projectId, 'file.processed', fileId)).length, 1);
+  });
+
+  it('(SIGKILL while a webhook receiver hangs on its attempt) makes the attempt again on a restarted worker within seconds, and logs the one cut short', async () => {
+    // Started first: it comes up while the endpoint is registered.
+    const doomed = await startWorker();
+    const { db } = await postgres();
+    const tenant = await newTenant(api, 'worker-crash-webhook');
+    const receiver = await startWebhookReceiver();
+    try {
+      // The first attempt (the dispatcher's) fails; the workflow's first (the delivery's second) never gets an answer.
+      receiver.answer('/hangs', [500]);
+      receiver.hang('/hangs', 2);
+      const created = await tenant.admin.post('/v1/webhooks', { url: `${receiver.url}/hangs`, event_types: ['file.deleted'] });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const endpoint = created.body as { id: string; secret: string };
+      await recordEvent(db, tenant.projectId, 'file.deleted', { object: 'file', id: newId('file') });
+      await eventually(() => assert.equal(receiver.to('/hangs').length, 2, doomed.output()), {
+        timeoutMs: 30_000,
+        message: 'the retry did not reach the receiver',
+      });
+      // The replacement comes up while the attempt's heartbeats are missed; the attempt stays with the killed worker.
+      const replacement = await startWorker();
+      doomed.child.kill('SIGKILL');
+      assert.equal((await doomed.exited).signal, 'SIGKILL');
+      // Well within the attempt's 5-minute timeout: its missed heartbeats give it up.
+      const delivery = await eventually(
+        async () => {
+          const listed = await tenant.admin.get(`/v1/webhooks/${endpoint.id}/deliveries`);
+          const [found] = listed.body.data as components['schemas']['WebhookDelivery'][];
+          assert.equal(found?.status, 'succeeded', replacement.output());
+          return found!;
+        },
+        { timeoutMs: 30_000, message: 'the restarted worker did not make the attempt again' },
+      );
+      const requests = receiver.to('/hangs');
+      assert.deepEqual(
+        requests.map((r) => r.answered),
+        [500, 0, 204],
+      );
+      // The same message each time, signed the Standard Webhooks way.
+      for (const request of requests) {
+        assert.equal(request.headers['webhook-id'], delivery.event_id);
+        const headers = {
+          'webhook-id': String(request.headers['webhook-id']),
+          'webhook-timestamp': String(request.headers['webhook-timestamp']),
+          'webhook-signature': String(request.headers['webhook-signature']),
+        };
+        assert.equal((new Webhook(endpoint.secret).verify(request.body, headers) as { id: string }).id, delivery.event_id);
+      }
+      assert.equal(delivery.attempts.length, 3);
+      assert.deepEqual(
+        delivery.attempts.map((a) => [a.attempt, a.response_status, a.error]),
+        [
+          [1, 500, 'HTTP 500'],
+          [2, null, ABANDONED_ATTEMPT_ERROR],
+          [3, 204, null],
+        ],
+      );
+    } finally {
+      await receiver.close();
+    }
   });
 });
