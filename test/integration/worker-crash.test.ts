@@ -38,6 +38,7 @@ describe('a worker killed mid-work', function () {
       AGENTPLANE_BLOB_DIR: api.blobDir,
       AGENTPLANE_WEBHOOK_ALLOW_PRIVATE: 'true',
       AGENTPLANE_WEBHOOK_RETRY_INITIAL_MS: '200',
+      AGENTPLANE_WEBHOOK_MAX_ATTEMPTS: '3',
     });
     workers.push(worker);
     return worker;
@@ -165,60 +166,80 @@ describe('a worker killed mid-work', function () {
     assert.equal((await eventsFor(db, tenant.projectId, 'file.processed', fileId)).length, 1);
   });
 
-  it('(SIGKILL while a webhook receiver hangs on its attempt) makes the attempt again on a restarted worker within seconds, and logs the one cut short', async () => {
-    // Started first: it comes up while the endpoint is registered.
+  it('(SIGKILL while webhook receivers hang on its attempts) makes a retry again on a restarted worker within seconds, ends a delivery whose last attempt it was as failed, and logs the attempts cut short', async () => {
+    // Started first: it comes up while the endpoints are registered.
     const doomed = await startWorker();
     const { db } = await postgres();
     const tenant = await newTenant(api, 'worker-crash-webhook');
     const receiver = await startWebhookReceiver();
     try {
-      // The first attempt (the dispatcher's) fails; the workflow's first (the delivery's second) never gets an answer.
+      // '/hangs': the first attempt (the dispatcher's) fails and the second never gets an answer. '/hangs-last':
+      // the same for its third, the last of AGENTPLANE_WEBHOOK_MAX_ATTEMPTS.
       receiver.answer('/hangs', [500]);
       receiver.hang('/hangs', 2);
-      const created = await tenant.admin.post('/v1/webhooks', { url: `${receiver.url}/hangs`, event_types: ['file.deleted'] });
-      assert.equal(created.status, 201, JSON.stringify(created.body));
-      const endpoint = created.body as { id: string; secret: string };
+      receiver.answer('/hangs-last', [500, 500]);
+      receiver.hang('/hangs-last', 3);
+      const register = async (path: string) => {
+        const created = await tenant.admin.post('/v1/webhooks', { url: receiver.url + path, event_types: ['file.deleted'] });
+        assert.equal(created.status, 201, JSON.stringify(created.body));
+        return created.body as { id: string; secret: string };
+      };
+      const retried = await register('/hangs');
+      const last = await register('/hangs-last');
       await recordEvent(db, tenant.projectId, 'file.deleted', { object: 'file', id: newId('file') });
-      await eventually(() => assert.equal(receiver.to('/hangs').length, 2, doomed.output()), {
-        timeoutMs: 30_000,
-        message: 'the retry did not reach the receiver',
-      });
-      // The replacement comes up while the attempt's heartbeats are missed; the attempt stays with the killed worker.
+      await eventually(
+        () => {
+          assert.equal(receiver.to('/hangs').length, 2, doomed.output());
+          assert.equal(receiver.to('/hangs-last').length, 3, doomed.output());
+        },
+        { timeoutMs: 30_000, message: 'the attempts did not reach the receivers' },
+      );
+      // The replacement comes up while the attempts' heartbeats are missed; the attempts stay with the killed worker.
       const replacement = await startWorker();
       doomed.child.kill('SIGKILL');
       assert.equal((await doomed.exited).signal, 'SIGKILL');
-      // Well within the attempt's 5-minute timeout: its missed heartbeats give it up.
-      const delivery = await eventually(
-        async () => {
-          const listed = await tenant.admin.get(`/v1/webhooks/${endpoint.id}/deliveries`);
-          const [found] = listed.body.data as components['schemas']['WebhookDelivery'][];
-          assert.equal(found?.status, 'succeeded', replacement.output());
-          return found!;
-        },
-        { timeoutMs: 30_000, message: 'the restarted worker did not make the attempt again' },
-      );
-      const requests = receiver.to('/hangs');
+
+      // Well within an attempt's 5-minute timeout: its missed heartbeats give it up.
+      const endOf = (endpointId: string, status: string) =>
+        eventually(
+          async () => {
+            const listed = await tenant.admin.get(`/v1/webhooks/${endpointId}/deliveries`);
+            const [found] = listed.body.data as components['schemas']['WebhookDelivery'][];
+            assert.equal(found?.status, status, replacement.output());
+            return found!;
+          },
+          { timeoutMs: 30_000, message: `the delivery did not end ${status} after the worker died` },
+        );
+      const [delivered, failed] = await Promise.all([endOf(retried.id, 'succeeded'), endOf(last.id, 'failed')]);
       assert.deepEqual(
-        requests.map((r) => r.answered),
+        receiver.to('/hangs').map((r) => r.answered),
         [500, 0, 204],
       );
       // The same message each time, signed the Standard Webhooks way.
-      for (const request of requests) {
-        assert.equal(request.headers['webhook-id'], delivery.event_id);
+      for (const request of receiver.to('/hangs')) {
         const headers = {
           'webhook-id': String(request.headers['webhook-id']),
           'webhook-timestamp': String(request.headers['webhook-timestamp']),
           'webhook-signature': String(request.headers['webhook-signature']),
         };
-        assert.equal((new Webhook(endpoint.secret).verify(request.body, headers) as { id: string }).id, delivery.event_id);
+        assert.equal(headers['webhook-id'], delivered.event_id);
+        assert.equal((new Webhook(retried.secret).verify(request.body, headers) as { id: string }).id, delivered.event_id);
       }
-      assert.equal(delivery.attempts.length, 3);
       assert.deepEqual(
-        delivery.attempts.map((a) => [a.attempt, a.response_status, a.error]),
+        delivered.attempts.map((a) => [a.attempt, a.response_status, a.error]),
         [
           [1, 500, 'HTTP 500'],
           [2, null, ABANDONED_ATTEMPT_ERROR],
           [3, 204, null],
+        ],
+      );
+      assert.equal(receiver.to('/hangs-last').length, 3, 'an attempt was made past the last');
+      assert.deepEqual(
+        failed.attempts.map((a) => [a.attempt, a.response_status, a.error]),
+        [
+          [1, 500, 'HTTP 500'],
+          [2, 500, 'HTTP 500'],
+          [3, null, ABANDONED_ATTEMPT_ERROR],
         ],
       );
     } finally {

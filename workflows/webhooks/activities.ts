@@ -14,7 +14,7 @@ export interface WebhookActivityDependencies {
 }
 
 /** What an attempt's heartbeats carry, for the attempt after it should its worker die: which it was, and when it began. */
-interface AttemptBeat {
+export interface AttemptBeat {
   attempt: number;
   startedAt: number;
 }
@@ -51,7 +51,9 @@ export const createWebhookActivities = ({ db, webhooks }: WebhookActivityDepende
     }
   },
 
-  async failWebhookDelivery(deliveryId: string, disableAfter: number): Promise<void> {
+  /** `abandoned`: the last attempt, given up when its worker died, logged first. */
+  async failWebhookDelivery(deliveryId: string, disableAfter: number, abandoned?: AttemptBeat): Promise<void> {
+    if (abandoned) await recordAbandonedAttempt(db, deliveryId, abandonedAttempt(abandoned));
     await failDelivery(db, deliveryId, disableAfter);
   },
 });
@@ -65,8 +67,12 @@ async function logAbandonedAttempt(db: Db, deliveryId: string, attempt: number):
   const context = Context.current();
   const previous = context.info.heartbeatDetails as AttemptBeat | undefined;
   if (previous?.attempt !== attempt - 1) return;
-  const abandoned = { attempt: previous.attempt, error: ABANDONED_ATTEMPT_ERROR, durationMs: Math.max(0, Date.now() - previous.startedAt) };
-  await outlastDatabaseOutage(context, () => recordAbandonedAttempt(db, deliveryId, abandoned));
+  await outlastDatabaseOutage(context, () => recordAbandonedAttempt(db, deliveryId, abandonedAttempt(previous)));
+}
+
+/** An attempt that never ended, as logged: it ran from its start until it was found abandoned, now. */
+function abandonedAttempt(beat: AttemptBeat) {
+  return { attempt: beat.attempt, error: ABANDONED_ATTEMPT_ERROR, durationMs: Math.max(0, Date.now() - beat.startedAt) };
 }
 
 /**

@@ -3,8 +3,8 @@
  * until the endpoint answers 2xx or the attempts run out; then the delivery is ended as failed, which may
  * disable the endpoint.
  */
-import { ActivityFailure, patched, proxyActivities, sleep } from '@temporalio/workflow';
-import type { createWebhookActivities } from './activities.js';
+import { ActivityFailure, patched, proxyActivities, sleep, TimeoutFailure } from '@temporalio/workflow';
+import type { AttemptBeat, createWebhookActivities } from './activities.js';
 import { LONGEST_WAIT_MS, waitAfterAttempt } from './backoff.js';
 import type { DeliveryInput } from './client.js';
 import { WEBHOOK_TASK_QUEUE } from '../names.js';
@@ -24,8 +24,9 @@ export async function webhookDeliveryWorkflow({ deliveryId, retry, attemptsMade 
   if (attemptsMade >= retry.maximumAttempts) return await failWebhookDelivery(deliveryId, retry.disableAfter);
   const waitAfter = (attempts: number) => waitAfterAttempt(retry.initialIntervalMs, attempts);
   if (attemptsMade > 0) await sleep(waitAfter(attemptsMade));
+  const heartbeating = patched(ATTEMPT_HEARTBEATS_PATCH);
   try {
-    if (patched(ATTEMPT_HEARTBEATS_PATCH)) {
+    if (heartbeating) {
       const { attemptWebhookDelivery } = heartbeatingAttempts(retry.maximumAttempts - attemptsMade);
       await attemptWebhookDelivery(deliveryId, attemptsMade, retry.initialIntervalMs);
     } else {
@@ -45,7 +46,12 @@ export async function webhookDeliveryWorkflow({ deliveryId, retry, attemptsMade 
     }
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
-    await failWebhookDelivery(deliveryId, retry.disableAfter);
+    // The last attempt, given up when its worker died, is logged with the delivery's end: no attempt follows to log it.
+    const abandoned =
+      heartbeating && err.cause instanceof TimeoutFailure ? (err.cause.lastHeartbeatDetails as AttemptBeat | undefined) : undefined;
+    await (abandoned
+      ? failWebhookDelivery(deliveryId, retry.disableAfter, abandoned)
+      : failWebhookDelivery(deliveryId, retry.disableAfter));
   }
 }
 
