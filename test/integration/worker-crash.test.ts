@@ -167,7 +167,10 @@ describe('a worker killed mid-work', function () {
   });
 
   it('(SIGKILL while webhook receivers hang on its attempts) makes a retry again on a restarted worker within seconds, ends a delivery whose last attempt it was as failed, and logs the attempts cut short', async () => {
-    // Started first: it comes up while the endpoints are registered.
+    // The workers of the tests before are gone, so that the attempts are made by this one; started first, it comes
+    // up while the endpoints are registered.
+    for (const worker of workers) worker.child.kill('SIGKILL');
+    await Promise.all(workers.map((worker) => worker.exited));
     const doomed = await startWorker();
     const { db } = await postgres();
     const tenant = await newTenant(api, 'worker-crash-webhook');
