@@ -490,6 +490,16 @@ describe('A2A server: agents and networks as A2A agents, driven by the official 
     assert.equal(legacy.status.state, 'TASK_STATE_COMPLETED');
     assert.match(JSON.stringify((stack.openai.requests.at(-1) as Json).messages), /The launch code is 7-4-1\./);
     assert.equal((await stack.tenant.admin.get(`/v1/runs/${legacy.id}`)).body.file_ids.length, 1);
+
+    // The same message sent again is the same task, and its file is not stored twice.
+    const filesBefore = (await stack.tenant.admin.get('/v1/files?limit=100')).body.data.length;
+    stack.openai.enqueue({ text: ['Once.'], usage: { input: 10, output: 1 } });
+    const parts = [{ text: 'Read it.' }, { raw: note.base64, mediaType: 'text/plain', filename: 'note.txt' }];
+    const send = () =>
+      rpc({ jsonrpc: '2.0', id: 's', method: 'SendMessage', params: { message: { messageId: 'msg-file', role: 'ROLE_USER', parts } } });
+    const once = (await send()).body.result.task;
+    assert.equal((await send()).body.result.task.id, once.id);
+    assert.equal((await stack.tenant.admin.get('/v1/files?limit=100')).body.data.length, filesBefore + 1);
   });
 
   it('refuses a file the platform does not take, or a key that may not upload, and stores nothing', async () => {
