@@ -112,7 +112,7 @@ export interface NewRun {
   scheduled?: { scheduleId: string; at: Date };
 }
 
-const COLUMNS = `id, project_id, agent_id, agent_version, network_id, network_version, parent_run_id, hop_index, hop_decision, handoff, api_key_id, status, model, resolved_model, routing_reason, input, file_ids,
+export const COLUMNS = `id, project_id, agent_id, agent_version, network_id, network_version, parent_run_id, hop_index, hop_decision, handoff, api_key_id, status, model, resolved_model, routing_reason, input, file_ids,
   previous_run_id, thread_id, subject_id, max_steps, output_text, input_tokens, output_tokens, cached_tokens, trim_scale(cost)::text AS cost, error, metadata,
   created_at, started_at, completed_at, payloads_expired_at, pending_approvals, trim_scale(max_cost_usd)::text AS max_cost_usd, trace_context,
   experiment_id, agent_overrides, replay_item_id, schedule_id`;
@@ -132,7 +132,7 @@ const SUMMARY_COLUMNS = `id, project_id, agent_id, agent_version, network_id, ne
  * The condition for runs in any of `statuses` as the API shows them: `requires_action` is a run in progress with
  * a call waiting for approval, and `in_progress` one without.
  */
-function statusCondition(statuses: RunStatus[]): [string, ...unknown[]] {
+export function statusCondition(statuses: RunStatus[]): [string, ...unknown[]] {
   const stored = statuses.filter((status) => status !== 'in_progress' && status !== 'requires_action');
   const parts: [string, ...unknown[]][] = [];
   if (stored.length > 0) parts.push(['status = ANY(?::text[])', stored]);
