@@ -340,6 +340,60 @@ describe('experiments', function () {
     assert.equal(again.body.status, 'cancelled', 'an ended experiment is answered as it is');
   });
 
+  it("clears the items copied from a forgotten subject's run or a deleted thread's, and their runs; scores and cost stay", async () => {
+    const admin = stack.tenant.admin;
+    const thread = await admin.post('/v1/threads', {});
+    const ran = async (input: string, on: Record<string, string>) => {
+      const run = await admin.post(`/v1/agents/${agent.id}/run`, { input, ...on });
+      assert.equal(run.status, 200, JSON.stringify(run.body));
+      return runSatisfying(admin, run.body.id, (r) => r.status === 'completed', 'the source run did not complete');
+    };
+    const subjectRun = await ran('Weather in Oslo? Quintessa Marlowe asks.', { subject_id: 'customer-quintessa' });
+    const threadRun = await ran('Weather in Rome? Bartholomew Quill asks.', { thread_id: thread.body.id });
+    const dataset = await datasetWith([
+      { from_run_id: subjectRun.id, expected: '42, Quintessa Marlowe' },
+      { from_run_id: threadRun.id, expected: '42, Bartholomew Quill' },
+    ]);
+    const created = await admin.post('/v1/experiments', { dataset_id: dataset, agent_id: agent.id });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const ended = await experimentEnded(created.body.id);
+    assert.equal(ended.status, 'completed');
+    const shown = async () => {
+      const items = await itemsOf(created.body.id);
+      const runs = await Promise.all(items.map(async (item) => JSON.stringify((await admin.get(`/v1/runs/${item.run_id}`)).body)));
+      return { items, text: items.map((item, n) => JSON.stringify(item) + runs[n]) };
+    };
+    const before = await shown();
+    assert.match(before.text[0]!, /Quintessa Marlowe/, "the item's run and the scores' explanations hold the subject's words");
+    assert.match(before.text[1]!, /Bartholomew Quill/);
+    const kept = (item: any) => [item.status, item.scores.map((s: any) => [s.scorer, s.value]), item.cost_usd, item.latency_ms];
+
+    const forgotten = await admin.delete('/v1/memories?subject_id=customer-quintessa');
+    assert.equal(forgotten.status, 200, JSON.stringify(forgotten.body));
+    assert.equal(forgotten.body.removed.experiment_items_cleared, 1);
+    const afterForget = await shown();
+    assert.doesNotMatch(afterForget.text[0]!, /Quintessa|Marlowe/);
+    assert.equal(afterForget.items[0].payload_expired, true);
+    assert.equal(afterForget.items[0].output, '');
+    assert.deepEqual(kept(afterForget.items[0]), kept(before.items[0]));
+    assert.match(afterForget.text[1]!, /Bartholomew Quill/, "another subject's item is kept whole");
+    assert.equal(afterForget.items[1].payload_expired, undefined);
+
+    const deleted = await admin.delete(`/v1/threads/${thread.body.id}`);
+    assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
+    assert.equal(deleted.body.experiment_items_cleared, 1);
+    const afterDelete = await shown();
+    assert.doesNotMatch(afterDelete.text[1]!, /Bartholomew|Quill/);
+    assert.deepEqual(afterDelete.items.map(kept), before.items.map(kept));
+    const run = (await admin.get(`/v1/runs/${afterDelete.items[1].run_id}`)).body;
+    assert.deepEqual(run.input, []);
+    assert.ok(
+      run.steps.every((step: any) => step.payload_expired),
+      "the run's steps are cleared",
+    );
+    assert.deepEqual((await admin.get(`/v1/experiments/${created.body.id}`)).body.summary, ended.summary, 'the summary stays');
+  });
+
   it('lists experiments by dataset, newest first, and pages their items', async () => {
     const list = await stack.tenant.admin.get(`/v1/experiments?dataset_id=${datasetId}&limit=2`);
     assert.equal(list.status, 200);
