@@ -33,7 +33,8 @@ describe('experiments', function () {
 
   /**
    * The model: asked about a city, it looks the city up (HTTP) and adds 2 and 40 (MCP), then answers 42. Told by
-   * its instructions to look up Bergen, it asks for Bergen whatever the question; asked to wait, it never answers.
+   * its instructions to look up Bergen, it asks for Bergen whatever the question; asked to wait, or told to take
+   * its time, it never answers.
    */
   function model(body: Record<string, unknown>): ScriptedReply {
     const messages = body.messages as { role: string; content?: unknown }[];
@@ -43,12 +44,12 @@ describe('experiments', function () {
       return messages.some((m) => m.role === 'tool')
         ? { text: [JSON.stringify(GLOBEX_ANSWER)], usage }
         : { tool_calls: [{ name: 'search_context', arguments: '{"query": "Globex"}' }], usage };
-    if (question.includes('wait')) return { hang: true, text: ['…'] };
-    if (messages.some((m) => m.role === 'tool')) return { text: ['42'], usage };
     const instructions = messages
       .filter((m) => m.role === 'system')
       .map(textOf)
       .join('\n');
+    if (question.includes('wait') || instructions.includes('Take your time')) return { hang: true, text: ['…'] };
+    if (messages.some((m) => m.role === 'tool')) return { text: ['42'], usage };
     const city = instructions.includes('Bergen') ? 'Bergen' : (/in (\w+)/.exec(question)?.[1] ?? 'Oslo');
     return {
       tool_calls: [
@@ -392,6 +393,40 @@ describe('experiments', function () {
       "the run's steps are cleared",
     );
     assert.deepEqual((await admin.get(`/v1/experiments/${created.body.id}`)).body.summary, ended.summary, 'the summary stays');
+  });
+
+  it("answers 409 to forgetting a subject while an experiment's run copied from its run is going, and clears it once it has ended", async () => {
+    const admin = stack.tenant.admin;
+    const source = await admin.post(`/v1/agents/${agent.id}/run`, {
+      input: 'Weather in Oslo? Ottoline Vance asks.',
+      subject_id: 'customer-ottoline',
+    });
+    await runSatisfying(admin, source.body.id, (r) => r.status === 'completed', 'the source run did not complete');
+    const dataset = await datasetWith([{ from_run_id: source.body.id }]);
+    const created = await admin.post('/v1/experiments', {
+      dataset_id: dataset,
+      agent_id: agent.id,
+      overrides: { instructions: 'Take your time.' },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const running = await eventually(
+      async () => {
+        const [item] = await itemsOf(created.body.id);
+        assert.equal(item.status, 'running');
+        return item;
+      },
+      { message: 'the item did not start' },
+    );
+    const busy = await admin.delete('/v1/memories?subject_id=customer-ottoline');
+    assert.equal(busy.status, 409, JSON.stringify(busy.body));
+    assert.equal(busy.body.error.code, 'subject_busy');
+    assert.match(busy.body.error.message, new RegExp(`experiment's run .*\\(${running.run_id}\\)`));
+    assert.equal((await admin.post(`/v1/experiments/${created.body.id}/cancel`, {})).status, 200);
+    await runSatisfying(admin, running.run_id, (r) => r.status === 'cancelled', 'the run was not cancelled');
+    const forgotten = await admin.delete('/v1/memories?subject_id=customer-ottoline');
+    assert.equal(forgotten.status, 200, JSON.stringify(forgotten.body));
+    assert.equal(forgotten.body.removed.experiment_items_cleared, 1);
+    assert.doesNotMatch(JSON.stringify((await admin.get(`/v1/runs/${running.run_id}`)).body), /Ottoline/);
   });
 
   it('lists experiments by dataset, newest first, and pages their items', async () => {
