@@ -21,13 +21,14 @@ const copiedFrom = (runs: string) =>
      OR e.dataset_item_id IN (SELECT d.id FROM dataset_items d WHERE d.project_id = $1 AND d.source_run_id IN (${runs})))`;
 
 /**
- * The first run still to end of an item copied from the runs `runs` selects (parameters $1, the project, and $2, as
- * the caller's): while one is, their conversation is not cleared, since the run would write it again.
+ * The run of the first item copied from the runs `runs` selects (parameters $1, the project, and $2, as the caller's)
+ * whose run is made and which has not ended (its run going, or its scores being written): while one is, their
+ * conversation is not cleared, since the run, or the item's end, would write it again.
  */
 export async function activeCopyRunOf(db: Queryable, projectId: string, runs: string, value: string): Promise<{ id: string } | null> {
   const { rows } = await db.query<{ id: string }>(
-    `SELECT r.id FROM experiment_items e JOIN runs r ON r.id = e.run_id
-      WHERE ${copiedFrom(runs)} AND r.status IN ('queued', 'in_progress') ORDER BY r.created_at LIMIT 1`,
+    `SELECT e.run_id AS id FROM experiment_items e
+      WHERE ${copiedFrom(runs)} AND e.run_id IS NOT NULL AND e.status IN ('queued', 'running') ORDER BY e.created_at LIMIT 1`,
     [projectId, value],
   );
   return rows[0] ?? null;

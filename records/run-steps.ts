@@ -308,8 +308,8 @@ function runsMadeSql(made: { threadId: string } | { subjectId: string }): { runs
 }
 
 /**
- * The first run still to end of an experiment item copied from the runs made on the thread or for the subject: while
- * one is, their conversation is not cleared (the run would write it again).
+ * The run of an experiment item copied from the runs made on the thread or for the subject, while the item has not
+ * ended (its run going, or its scores being written): until it has, their conversation is not cleared.
  */
 export function activeExperimentRunOf(
   db: Queryable,
