@@ -2752,7 +2752,7 @@ export interface components {
         };
         /** @description The user's message, or a list of messages (user and assistant turns) ending the conversation so far. */
         RunInput: components["schemas"]["Text"] | components["schemas"]["InputMessage"][];
-        /** @description A scorer: its name alone (`completion`, `latency`, `tool_errors`, `non_empty`, `groundedness`, `exact_match`, `fuzzy_match`, `faithfulness`), or an object with its `name` and options. A list names each scorer once (400 `duplicate_scorer`). See docs/evaluations.md for what each one scores. */
+        /** @description A scorer: its name alone (`completion`, `latency`, `tool_errors`, `non_empty`, `groundedness`, `exact_match`, `fuzzy_match`, `faithfulness`), or an object with its `name` and options (`string_check` and `text_similarity` need theirs). A list names each scorer once (400 `duplicate_scorer`). See docs/evaluations.md for what each one scores. */
         ScorerSpec: ("completion" | "latency" | "tool_errors" | "non_empty" | "groundedness" | "exact_match" | "fuzzy_match" | "faithfulness") | components["schemas"]["ScorerSpecObject"];
         ScorerSpecObject: {
             /** @enum {string} */
@@ -2764,6 +2764,17 @@ export interface components {
             case_sensitive: boolean;
             /** @default true */
             trim: boolean;
+        } | {
+            /** @constant */
+            name: "string_check";
+            /** @enum {string} */
+            operation: "eq" | "ne" | "like" | "ilike";
+        } | {
+            /** @constant */
+            name: "text_similarity";
+            /** @enum {string} */
+            metric: "bleu" | "gleu" | "rouge_1" | "rouge_2" | "rouge_3" | "rouge_4" | "rouge_5" | "rouge_l";
+            threshold?: number;
         } | {
             /** @constant */
             name: "fuzzy_match";

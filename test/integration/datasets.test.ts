@@ -85,6 +85,9 @@ describe('datasets', function () {
       assertError(await client.post('/v1/datasets', { name: 'x', scorers }), 400, code, param);
     await refuse([{ name: 'json_schema', schema: { type: 'string', pattern: '(a)\\1' } }], 'invalid_scorer', 'scorers.0.schema');
     await refuse(['latency', { name: 'latency' }], 'duplicate_scorer', 'scorers.1');
+    // The request's schema already names the operations and metrics there are.
+    await refuse([{ name: 'string_check', operation: 'glob' }], 'invalid_parameter', 'scorers.0.operation');
+    await refuse([{ name: 'text_similarity', metric: 'meteor' }], 'invalid_parameter', 'scorers.0.metric');
     await refuse([{ name: 'judge', rubric: 'Fair.', model: 'no-such-model' }], 'model_not_found', 'scorers.0.model');
     assert.equal(((await client.post('/v1/datasets', { name: 'x', scorers: ['bleu'] })) as ApiResponse).status, 400);
     assert.equal((await client.get('/v1/datasets?limit=100')).body.data.length, before);
@@ -287,13 +290,15 @@ describe('datasets', function () {
     const body = imported.body;
     assert.deepEqual([body.dataset.name, body.dataset.item_count, body.items_imported], ['Order questions', 2, 2]);
     assert.deepEqual(body.mapped, [
-      { criterion: 'Exact', type: 'string_check', scorer: 'exact_match' },
+      { criterion: 'Exact', type: 'string_check', scorer: 'string_check' },
+      { criterion: 'ROUGE', type: 'text_similarity', scorer: 'text_similarity' },
       { criterion: 'Helpful', type: 'score_model', scorer: 'judge' },
     ]);
-    assert.deepEqual(
-      body.unmapped.map((u: { criterion: string }) => u.criterion),
-      ['ROUGE'],
-    );
+    assert.deepEqual(body.dataset.scorers.slice(0, 2), [
+      { name: 'string_check', operation: 'eq' },
+      { name: 'text_similarity', metric: 'rouge_l', threshold: 0.6 },
+    ]);
+    assert.deepEqual(body.unmapped, []);
     assert.deepEqual(body.unmapped_fields, [
       {
         field: 'item.trace',

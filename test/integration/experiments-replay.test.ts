@@ -228,7 +228,7 @@ describe('experiments', function () {
     assert.ok(hop.steps.some((step: any) => step.replayed === true));
   });
 
-  it('scores items by fuzzy_match, json_schema, faithfulness and a judge, and records the judge calls as usage', async () => {
+  it('scores items by fuzzy_match, json_schema, faithfulness, a judge, string_check and text_similarity, and records the judge calls as usage', async () => {
     // A project of its own: its context file offers search_context to its agents alone.
     const tenant = await newTenant(stack.api, 'experiments-scorers');
     const memo = await tenant.admin.upload({
@@ -257,6 +257,8 @@ describe('experiments', function () {
         { name: 'json_schema', schema: { type: 'string' } },
         'faithfulness',
         { name: 'judge', rubric: 'Names the buyer and the month.', model: JUDGE },
+        { name: 'string_check', operation: 'like' },
+        { name: 'text_similarity', metric: 'rouge_l', threshold: 0.8 },
       ],
     });
     assert.equal(created.status, 201, JSON.stringify(created.body));
@@ -265,6 +267,8 @@ describe('experiments', function () {
       { name: 'json_schema', schema: { type: 'string' } },
       { name: 'faithfulness' },
       { name: 'judge', rubric: 'Names the buyer and the month.', model: JUDGE },
+      { name: 'string_check', operation: 'like' },
+      { name: 'text_similarity', metric: 'rouge_l', threshold: 0.8 },
     ]);
     const ended = await experimentEnded(created.body.id, tenant.admin);
     assert.equal(ended.status, 'completed');
@@ -274,6 +278,8 @@ describe('experiments', function () {
       json_schema: { mean: 1, count: 2 },
       faithfulness: { mean: 1, count: 2 },
       judge: { mean: 0.75, count: 1 },
+      string_check: { mean: 1, count: 2 },
+      text_similarity: { mean: 0.8571, count: 2 },
     });
     const [judged, unjudged] = await itemsOf(created.body.id, tenant.admin);
     assert.deepEqual(
@@ -283,16 +289,23 @@ describe('experiments', function () {
         ['json_schema', 1],
         ['faithfulness', 1],
         ['judge', 0.75],
+        ['string_check', 1],
+        ['text_similarity', 0.8571],
       ],
     );
     assert.equal(judged.scores[2].explanation, '1 of 1 claim(s) of the answer are supported by the passages it cited.');
     assert.equal(judged.scores[3].explanation, 'Names the buyer and the month.');
+    // The quoted answer contains the expected one; its words are the expected six and two quote marks.
+    assert.equal(
+      judged.scores[5].explanation,
+      "The answer's rouge_l against the expected one is 0.8571 (words, ignoring case). It passes (threshold 0.8).",
+    );
     assert.equal(judged.error, null);
     // A judge that gives no verdict leaves its score out; the item keeps the others, and says why.
     assert.equal(unjudged.status, 'completed');
     assert.deepEqual(
       unjudged.scores.map((score: any) => score.scorer),
-      ['fuzzy_match', 'json_schema', 'faithfulness'],
+      ['fuzzy_match', 'json_schema', 'faithfulness', 'string_check', 'text_similarity'],
     );
     assert.equal(unjudged.error.code, 'judge_failed');
     assert.match(unjudged.error.message, /did not call record_verdict/);

@@ -5,11 +5,16 @@ import {
   exactMatch,
   faithfulness,
   fuzzyMatch,
+  bleu,
+  gleu,
   judgeQuestion,
   judgeScore,
   jsonSchemaMatch,
   scoreCase,
   similarity,
+  similarityMetric,
+  stringCheck,
+  textSimilarity,
   type ScoredCase,
 } from '../../workflows/experiments/scorers.js';
 import type { FinishedRun } from '../../records/run-scorers.js';
@@ -47,6 +52,40 @@ describe('scorer specs', () => {
     assert.deepEqual(problem(['judge'])?.slice(0, 2), ['invalid_scorer', 'scorers.0.rubric']);
     assert.deepEqual(problem(['latency', { name: 'latency' }])?.slice(0, 2), ['duplicate_scorer', 'scorers.1']);
     assert.deepEqual(problem(Array.from({ length: MAX_SCORERS + 1 }, () => 'latency'))?.slice(0, 2), ['invalid_scorer', 'scorers']);
+  });
+
+  it('takes string_check with an operation and text_similarity with a metric, and refuses any other', () => {
+    assert.deepEqual(
+      checkScorerSpecs([
+        { name: 'string_check', operation: 'ilike' },
+        { name: 'text_similarity', metric: 'rouge_l', threshold: 0.5 },
+      ]),
+      {
+        ok: true,
+        specs: [
+          { name: 'string_check', operation: 'ilike' },
+          { name: 'text_similarity', metric: 'rouge_l', threshold: 0.5 },
+        ],
+      },
+    );
+    const problem = (value: unknown) => {
+      const checked = checkScorerSpecs([value]);
+      return checked.ok ? null : [checked.code, checked.param, checked.problem];
+    };
+    assert.deepEqual(problem({ name: 'string_check' }), [
+      'invalid_scorer',
+      'scorers.0.operation',
+      '`scorers.0.operation` must be one of eq, ne, like, ilike.',
+    ]);
+    assert.deepEqual(problem({ name: 'text_similarity', metric: 'cosine' }), [
+      'invalid_scorer',
+      'scorers.0.metric',
+      '`scorers.0.metric` must be one of bleu, gleu, rouge_1, rouge_2, rouge_3, rouge_4, rouge_5, rouge_l.',
+    ]);
+    assert.deepEqual(problem({ name: 'text_similarity', metric: 'bleu', threshold: -1 })?.slice(0, 2), [
+      'invalid_scorer',
+      'scorers.0.threshold',
+    ]);
   });
 
   it('compiles a json_schema scorer with the tool-schema machinery: a backreference or a deep schema is refused', () => {
@@ -107,6 +146,65 @@ describe('the output scorers', () => {
     const far = fuzzyMatch({ name: 'fuzzy_match', threshold: 0.8 }, scored({ expected: 'Paris', outputText: 'Lyon' }));
     assert.match(far!.explanation, /It fails/);
     assert.equal(fuzzyMatch({ name: 'fuzzy_match' }, scored({ expected: undefined })), null);
+  });
+
+  it('string_check compares the texts as written: eq, ne, like (contains), ilike (contains, ignoring case)', () => {
+    const check = (operation: 'eq' | 'ne' | 'like' | 'ilike', outputText: string) =>
+      stringCheck({ name: 'string_check', operation }, scored({ expected: 'Paris', outputText }))?.value;
+    assert.deepEqual(
+      ['Paris', 'Paris ', 'It is Paris.', 'It is PARIS.'].map((output) => [
+        check('eq', output),
+        check('ne', output),
+        check('like', output),
+        check('ilike', output),
+      ]),
+      [
+        [1, 0, 1, 1],
+        [0, 1, 1, 1],
+        [0, 1, 1, 1],
+        [0, 1, 0, 1],
+      ],
+    );
+    // `%` and `_` are text like any other: an answer holds the reference as written, or does not.
+    assert.equal(
+      stringCheck({ name: 'string_check', operation: 'like' }, scored({ expected: '50%', outputText: 'It is 50% off' }))?.value,
+      1,
+    );
+    assert.equal(stringCheck({ name: 'string_check', operation: 'like' }, scored({ expected: 'P%s', outputText: 'Paris' }))?.value, 0);
+    assert.equal(
+      stringCheck({ name: 'string_check', operation: 'ne' }, scored({ expected: 'Paris' }))?.explanation,
+      'The answer is, and must not be, "Paris" (`ne`).',
+    );
+    assert.equal(stringCheck({ name: 'string_check', operation: 'eq' }, scored({ expected: undefined })), null);
+  });
+
+  it('text_similarity scores BLEU, GLEU and ROUGE on words ignoring case, and says whether it passes the threshold', () => {
+    const [answer, expected] = ['The cat sat on the mat.', 'the cat is on the mat.'];
+    // Tokens: "the cat sat on the mat ." against "the cat is on the mat .": 6 of 7 words, 4 of 6 bigrams,
+    // 2 of 5 trigrams, 1 of 4 four-grams in common; the longest common subsequence has 6 words.
+    assert.equal(similarityMetric('rouge_1', answer, expected), 6 / 7);
+    assert.equal(similarityMetric('rouge_2', answer, expected), 4 / 6);
+    assert.equal(similarityMetric('rouge_3', answer, expected), 2 / 5);
+    assert.equal(similarityMetric('rouge_5', answer, expected), 0);
+    assert.equal(similarityMetric('rouge_l', answer, expected), 6 / 7);
+    assert.ok(Math.abs(similarityMetric('bleu', answer, expected) - ((6 / 7) * (5 / 7) * (3 / 6) * (2 / 5)) ** 0.25) < 1e-12);
+    assert.equal(similarityMetric('gleu', answer, expected), (6 + 4 + 2 + 1) / (7 + 6 + 5 + 4));
+    for (const metric of ['bleu', 'gleu', 'rouge_1', 'rouge_l'] as const) {
+      assert.equal(similarityMetric(metric, expected, expected), 1, metric);
+      assert.equal(similarityMetric(metric, 'Lyon', expected), 0, metric);
+    }
+    // A short answer is penalised for brevity; one word shares no bigram yet does not score 0 for it.
+    assert.equal(bleu(['the'], ['the', 'cat']), Math.exp(1 - 2));
+    assert.equal(gleu([], []), 1);
+    const passes = textSimilarity({ name: 'text_similarity', metric: 'rouge_1', threshold: 0.8 }, scored({ expected, outputText: answer }));
+    assert.equal(passes?.value, 0.8571);
+    assert.equal(
+      passes?.explanation,
+      "The answer's rouge_1 against the expected one is 0.8571 (words, ignoring case). It passes (threshold 0.8).",
+    );
+    const fails = textSimilarity({ name: 'text_similarity', metric: 'rouge_2', threshold: 0.8 }, scored({ expected, outputText: answer }));
+    assert.match(fails!.explanation, /It fails \(threshold 0.8\)\./);
+    assert.equal(textSimilarity({ name: 'text_similarity', metric: 'bleu' }, scored({ expected: null })), null);
   });
 
   it('json_schema scores JSON answers (fenced or not) against the schema, and says what is wrong', () => {

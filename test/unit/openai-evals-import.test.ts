@@ -49,24 +49,34 @@ const criteria: Criterion[] = [
     input: [{ role: 'user', content: 'Rate {{sample.output_text}}' }],
     range: [1, 7],
   },
+  {
+    type: 'text_similarity',
+    name: 'Meaning',
+    input: '{{sample.output_text}}',
+    reference: '{{item.answer}}',
+    evaluation_metric: 'cosine',
+    pass_threshold: 0.9,
+  },
   { type: 'python', name: 'Custom', source: 'def grade(sample, item):\n    return 1.0' },
   { type: 'string_check', name: 'Category', input: '{{item.category}}', reference: 'billing', operation: 'eq' },
 ];
 
 describe('reading an OpenAI Evals export', () => {
-  it('maps eq to exact_match, fuzzy text similarity to fuzzy_match, the first model grader to a judge, and lists the rest with why', () => {
+  it('maps string checks to string_check, text similarity to fuzzy_match or text_similarity, the first model grader to a judge, and lists the rest with why', () => {
     const mapping = mapCriteria(criteria);
     assert.equal(mapping.expected, '{{item.answer}}');
     assert.deepEqual(mapping.mapped, [
-      { criterion: 'Exact answer', type: 'string_check', scorer: 'exact_match' },
+      { criterion: 'Exact answer', type: 'string_check', scorer: 'string_check' },
       { criterion: 'Close enough', type: 'text_similarity', scorer: 'fuzzy_match' },
+      { criterion: 'BLEU', type: 'text_similarity', scorer: 'text_similarity' },
       { criterion: 'Tone', type: 'label_model', scorer: 'judge' },
     ]);
-    assert.deepEqual(mapping.scorers.slice(0, 2), [
-      { name: 'exact_match', case_sensitive: true, trim: false },
+    assert.deepEqual(mapping.scorers.slice(0, 3), [
+      { name: 'string_check', operation: 'eq' },
       { name: 'fuzzy_match', threshold: 0.85 },
+      { name: 'text_similarity', metric: 'bleu', threshold: 0.5 },
     ]);
-    const judge = mapping.scorers[2] as { name: 'judge'; rubric: string };
+    const judge = mapping.scorers[3] as { name: 'judge'; rubric: string };
     assert.match(
       judge.rubric,
       /developer: Label the tone of the reply as friendly, neutral or rude\.\nuser: Reply: \{\{sample\.output_text\}\}/,
@@ -78,13 +88,34 @@ describe('reading an OpenAI Evals export', () => {
     assert.deepEqual(
       mapping.unmapped.map((u) => [u.criterion, u.reason]),
       [
-        ['Mentions the answer', '`ilike` checks that the answer contains the reference; no scorer here checks containment'],
-        ['BLEU', 'the metric "bleu" has no scorer here (fuzzy_match has: edit-distance similarity)'],
+        ['Mentions the answer', 'a dataset names each scorer once, and an earlier criterion is already its string_check'],
         ['Helpfulness', 'a dataset names each scorer once, and an earlier criterion is already its judge'],
+        [
+          'Meaning',
+          'cosine compares embeddings of the texts, and experiment scorers load no embedding model (the worker has one, when configured, for documents and graph search only)',
+        ],
         ['Custom', 'it runs Python code, which the platform does not run'],
         ['Category', 'it does not grade the answer ({{sample.output_text}}) but other text, which a dataset scorer cannot read'],
       ],
     );
+  });
+
+  it('maps every string check operation, every n-gram metric, and a literal reference; not METEOR or an unknown metric', () => {
+    const check = (operation: string, reference = '{{item.answer}}') =>
+      mapCriteria([{ type: 'string_check', name: 'c', input: '{{sample.output_text}}', reference, operation }]);
+    for (const operation of ['eq', 'ne', 'like', 'ilike'])
+      assert.deepEqual(check(operation).scorers, [{ name: 'string_check', operation }]);
+    assert.equal(check('like', 'refund').expected, 'refund');
+    assert.deepEqual(check('glob').unmapped[0]?.reason, 'the operation "glob" is not one of eq, ne, like, ilike');
+    const metric = (evaluation_metric: string) =>
+      mapCriteria([
+        { type: 'text_similarity', name: 'm', input: '{{sample.output_text}}', reference: '{{item.answer}}', evaluation_metric },
+      ]);
+    for (const name of ['bleu', 'gleu', 'rouge_1', 'rouge_2', 'rouge_3', 'rouge_4', 'rouge_5', 'rouge_l']) {
+      assert.deepEqual(metric(name).scorers, [{ name: 'text_similarity', metric: name }]);
+    }
+    assert.equal(metric('meteor').unmapped[0]?.reason, 'METEOR needs stemming and synonyms (WordNet), which the scorers do not have');
+    assert.match(metric('chrf').unmapped[0]!.reason, /^the metric "chrf" is not one of fuzzy_match, bleu, gleu, rouge_1, /);
   });
 
   it('turns a score model grader into a rubric that scales its range to [0, 1]', () => {

@@ -6,7 +6,17 @@ import { experimentWorkflowId } from './ids.js';
 
 export { experimentWorkflowId };
 // What the API checks a dataset's or an experiment's scorers with: the scorers an experiment's workflow applies.
-export { checkScorerSpecs, defaultScorers, MAX_RUBRIC_CHARS, modelsNamed, type ScorerSpec } from './scorer-specs.js';
+export {
+  checkScorerSpecs,
+  defaultScorers,
+  MAX_RUBRIC_CHARS,
+  modelsNamed,
+  SIMILARITY_METRICS,
+  STRING_CHECK_OPERATIONS,
+  type ScorerSpec,
+  type SimilarityMetric,
+  type StringCheckOperation,
+} from './scorer-specs.js';
 
 /** Idempotent: an experiment whose workflow already exists keeps it. Its item runs take the project's fairness key. */
 export async function startExperimentWorkflow(client: Client, experimentId: string, projectId: string): Promise<void> {

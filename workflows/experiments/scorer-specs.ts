@@ -14,15 +14,33 @@ export const MAX_SCORER_SCHEMA_BYTES = 16_384;
 export const MAX_RUBRIC_CHARS = 8_000;
 export const MAX_MODEL_NAME_CHARS = 128;
 
-export const OUTPUT_SCORERS = ['exact_match', 'fuzzy_match', 'json_schema', 'judge', 'faithfulness'] as const;
+export const OUTPUT_SCORERS = [
+  'exact_match',
+  'string_check',
+  'fuzzy_match',
+  'text_similarity',
+  'json_schema',
+  'judge',
+  'faithfulness',
+] as const;
+/** How `string_check` compares the answer with the expected one: equal, not equal, contains, contains ignoring case. */
+export const STRING_CHECK_OPERATIONS = ['eq', 'ne', 'like', 'ilike'] as const;
+export type StringCheckOperation = (typeof STRING_CHECK_OPERATIONS)[number];
+/** The n-gram overlap measures `text_similarity` computes. */
+export const SIMILARITY_METRICS = ['bleu', 'gleu', 'rouge_1', 'rouge_2', 'rouge_3', 'rouge_4', 'rouge_5', 'rouge_l'] as const;
+export type SimilarityMetric = (typeof SIMILARITY_METRICS)[number];
 export const SCORER_NAMES = [...HEURISTIC_SCORERS, ...OUTPUT_SCORERS] as const;
 export type ScorerName = (typeof SCORER_NAMES)[number];
 
 export type ScorerSpec =
   | { name: HeuristicScorer }
   | { name: 'exact_match'; case_sensitive: boolean; trim: boolean }
+  /** 1 or 0 by `operation`, on the answer and the expected text as they are (untrimmed). */
+  | { name: 'string_check'; operation: StringCheckOperation }
   /** `threshold`, when given, decides pass or fail (said in the explanation); the score is the similarity. */
   | { name: 'fuzzy_match'; threshold?: number }
+  /** The score is the `metric`'s overlap with the expected text; `threshold` as fuzzy_match's. */
+  | { name: 'text_similarity'; metric: SimilarityMetric; threshold?: number }
   | { name: 'json_schema'; schema: Record<string, unknown> }
   /** `model` names a model of the catalogue (checked by the API); the deployment's judge model when absent. */
   | { name: 'judge'; rubric: string; model?: string }
@@ -52,7 +70,9 @@ const OPTIONS: Record<ScorerName, readonly string[]> = {
   groundedness: [],
   faithfulness: [],
   exact_match: ['case_sensitive', 'trim'],
+  string_check: ['operation'],
   fuzzy_match: ['threshold'],
+  text_similarity: ['metric', 'threshold'],
   json_schema: ['schema'],
   judge: ['rubric', 'model'],
 };
@@ -60,6 +80,21 @@ const OPTIONS: Record<ScorerName, readonly string[]> = {
 function booleanOption(value: unknown, fallback: boolean, param: string): boolean {
   if (value === undefined) return fallback;
   if (typeof value !== 'boolean') throw new SpecProblem(`\`${param}\` must be true or false.`, param);
+  return value;
+}
+
+function choiceOption<T extends string>(value: unknown, choices: readonly T[], param: string): T {
+  if (typeof value !== 'string' || !choices.includes(value as T)) {
+    throw new SpecProblem(`\`${param}\` must be one of ${choices.join(', ')}.`, param);
+  }
+  return value as T;
+}
+
+function thresholdOption(value: unknown, param: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 1) {
+    throw new SpecProblem('`threshold` must be a number from 0 to 1.', param);
+  }
   return value;
 }
 
@@ -103,13 +138,16 @@ function specOf(entry: unknown, param: string): ScorerSpec {
         case_sensitive: booleanOption(fields.case_sensitive, true, `${param}.case_sensitive`),
         trim: booleanOption(fields.trim, true, `${param}.trim`),
       };
+    case 'string_check':
+      return { name, operation: choiceOption(fields.operation, STRING_CHECK_OPERATIONS, `${param}.operation`) };
     case 'fuzzy_match': {
-      const { threshold } = fields;
-      if (threshold === undefined) return { name };
-      if (typeof threshold !== 'number' || !Number.isFinite(threshold) || threshold < 0 || threshold > 1) {
-        throw new SpecProblem('`threshold` must be a number from 0 to 1.', `${param}.threshold`);
-      }
-      return { name, threshold };
+      const threshold = thresholdOption(fields.threshold, `${param}.threshold`);
+      return threshold === undefined ? { name } : { name, threshold };
+    }
+    case 'text_similarity': {
+      const metric = choiceOption(fields.metric, SIMILARITY_METRICS, `${param}.metric`);
+      const threshold = thresholdOption(fields.threshold, `${param}.threshold`);
+      return threshold === undefined ? { name, metric } : { name, metric, threshold };
     }
     case 'json_schema':
       return { name, schema: schemaOption(fields.schema, `${param}.schema`) };

@@ -5,9 +5,10 @@
  * (judgeQuestion) and the reading of its verdict (judgeScore).
  */
 import { contentWords, heuristicScores, type FinishedRun, type Score } from '../../records/run-scorers.js';
+import { l as rougeL, n as rougeN, treeBankTokenize } from 'js-rouge';
 import { compiledSchema } from '../../tools/argument-schemas.js';
 import { canonicalJson } from '../../records/datasets.js';
-import type { ScorerSpec } from './scorer-specs.js';
+import type { ScorerSpec, SimilarityMetric, StringCheckOperation } from './scorer-specs.js';
 
 export type { Score } from '../../records/run-scorers.js';
 
@@ -59,6 +60,36 @@ export function exactMatch(spec: Extract<ScorerSpec, { name: 'exact_match' }>, s
   };
 }
 
+const CHECKED: Record<StringCheckOperation, (output: string, expected: string) => boolean> = {
+  eq: (output, expected) => output === expected,
+  ne: (output, expected) => output !== expected,
+  like: (output, expected) => output.includes(expected),
+  ilike: (output, expected) => output.toLowerCase().includes(expected.toLowerCase()),
+};
+/** What each operation found, when the answer passes and when it fails. */
+const CHECK_VERDICTS: Record<StringCheckOperation, [pass: string, fail: string]> = {
+  eq: ['is', 'is not'],
+  ne: ['is not', 'is, and must not be,'],
+  like: ['contains', 'does not contain'],
+  ilike: ['contains (ignoring case)', 'does not contain (even ignoring case)'],
+};
+
+/**
+ * 1 when the answer passes the check against the expected text, else 0: `eq` the same text, `ne` any other,
+ * `like` holds it, `ilike` holds it ignoring case. Texts are compared as written (as OpenAI's string check grader does).
+ */
+export function stringCheck(spec: Extract<ScorerSpec, { name: 'string_check' }>, scored: ScoredCase): Score | null {
+  if (!hasExpected(scored.expected)) return null;
+  const { expected, output } = comparedTexts(scored.expected, scored.outputText);
+  const passes = CHECKED[spec.operation](output, expected);
+  const [passing, failing] = CHECK_VERDICTS[spec.operation];
+  return {
+    scorer: 'string_check',
+    value: passes ? 1 : 0,
+    explanation: `The answer ${passes ? passing : failing} ${quoted(expected)} (\`${spec.operation}\`).`,
+  };
+}
+
 /** The Levenshtein distance between two texts, by code point, in two rows of memory. */
 export function editDistance(a: string, b: string): number {
   const left = [...a];
@@ -99,6 +130,93 @@ export function fuzzyMatch(spec: Extract<ScorerSpec, { name: 'fuzzy_match' }>, s
     scorer: 'fuzzy_match',
     value,
     explanation: `The answer is ${Math.round(value * 100)}% similar to the expected one (edit distance, ignoring case and spacing).${verdict}`,
+  };
+}
+
+/** The words of a text, lower-cased, as the ROUGE package tokenises them (punctuation apart). */
+const wordsOf = (text: string) => treeBankTokenize(text.toLowerCase().slice(0, MAX_COMPARED_CHARS));
+
+/** How many times each run of `n` words occurs in `words`. */
+function nGramCounts(words: readonly string[], n: number): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (let i = 0; i + n <= words.length; i++) {
+    const gram = words.slice(i, i + n).join(' ');
+    counts.set(gram, (counts.get(gram) ?? 0) + 1);
+  }
+  return counts;
+}
+
+/** The n-grams of `output` also in `expected`, each counted at most as often as `expected` has it. */
+function clippedMatches(output: Map<string, number>, expected: Map<string, number>): number {
+  let matches = 0;
+  for (const [gram, count] of output) matches += Math.min(count, expected.get(gram) ?? 0);
+  return matches;
+}
+
+const sumOf = (counts: Map<string, number>) => [...counts.values()].reduce((sum, count) => sum + count, 0);
+const BLEU_ORDERS = [1, 2, 3, 4];
+
+/**
+ * Sentence BLEU-4: the geometric mean of the 1- to 4-gram precisions of the answer against the expected text,
+ * times the brevity penalty. The 2- to 4-gram precisions are add-one smoothed (Lin and Och), so a short answer
+ * without a matching 4-gram does not score 0.
+ */
+export function bleu(output: readonly string[], expected: readonly string[]): number {
+  if (output.length === 0) return expected.length === 0 ? 1 : 0;
+  const logs = BLEU_ORDERS.map((n) => {
+    const counts = nGramCounts(output, n);
+    const matches = clippedMatches(counts, nGramCounts(expected, n));
+    const smoothing = n === 1 ? 0 : 1;
+    return Math.log((matches + smoothing) / (sumOf(counts) + smoothing));
+  });
+  if (!logs.every(Number.isFinite)) return 0;
+  const brevity = output.length >= expected.length ? 1 : Math.exp(1 - expected.length / output.length);
+  return brevity * Math.exp(logs.reduce((sum, value) => sum + value, 0) / BLEU_ORDERS.length);
+}
+
+/** Sentence GLEU (Wu et al., 2016): the lesser of the precision and the recall of all 1- to 4-grams together. */
+export function gleu(output: readonly string[], expected: readonly string[]): number {
+  let matches = 0;
+  let outputTotal = 0;
+  let expectedTotal = 0;
+  for (const n of BLEU_ORDERS) {
+    const outputCounts = nGramCounts(output, n);
+    const expectedCounts = nGramCounts(expected, n);
+    matches += clippedMatches(outputCounts, expectedCounts);
+    outputTotal += sumOf(outputCounts);
+    expectedTotal += sumOf(expectedCounts);
+  }
+  if (outputTotal === 0 || expectedTotal === 0) return outputTotal === expectedTotal ? 1 : 0;
+  return Math.min(matches / outputTotal, matches / expectedTotal);
+}
+
+/** The metric's value for two texts, from 0 to 1. ROUGE is the F1 of js-rouge, over the whole text as one sentence. */
+export function similarityMetric(metric: SimilarityMetric, output: string, expected: string): number {
+  const [outputWords, expectedWords] = [wordsOf(output), wordsOf(expected)];
+  if (metric === 'bleu') return bleu(outputWords, expectedWords);
+  if (metric === 'gleu') return gleu(outputWords, expectedWords);
+  if (outputWords.length === 0 || expectedWords.length === 0) return outputWords.length === expectedWords.length ? 1 : 0;
+  // Given its words joined by spaces, js-rouge splits them again; the whole text is one sentence for ROUGE-L.
+  const [outputText, expectedText] = [outputWords.join(' '), expectedWords.join(' ')];
+  const tokenizer = (text: string) => text.split(' ');
+  if (metric === 'rouge_l') return rougeL(outputText, expectedText, { tokenizer, segmenter: (text) => [text] });
+  return rougeN(outputText, expectedText, { n: Number(metric.slice('rouge_'.length)), tokenizer });
+}
+
+export function textSimilarity(spec: Extract<ScorerSpec, { name: 'text_similarity' }>, scored: ScoredCase): Score | null {
+  if (!hasExpected(scored.expected)) return null;
+  const { expected, output } = comparedTexts(scored.expected, scored.outputText);
+  const value = round(similarityMetric(spec.metric, output, expected));
+  const verdict =
+    spec.threshold === undefined
+      ? ''
+      : value >= spec.threshold
+        ? ` It passes (threshold ${spec.threshold}).`
+        : ` It fails (threshold ${spec.threshold}).`;
+  return {
+    scorer: 'text_similarity',
+    value,
+    explanation: `The answer's ${spec.metric} against the expected one is ${value} (words, ignoring case).${verdict}`,
   };
 }
 
@@ -210,8 +328,12 @@ export function scoreCase(spec: ScorerSpec, scored: ScoredCase, run: FinishedRun
   switch (spec.name) {
     case 'exact_match':
       return exactMatch(spec, scored);
+    case 'string_check':
+      return stringCheck(spec, scored);
     case 'fuzzy_match':
       return fuzzyMatch(spec, scored);
+    case 'text_similarity':
+      return textSimilarity(spec, scored);
     case 'json_schema':
       return jsonSchemaMatch(spec, scored);
     case 'faithfulness':

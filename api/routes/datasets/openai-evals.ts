@@ -3,7 +3,14 @@
  * judges the same thing, its items become dataset items (the input from a chosen field or template, the expected
  * answer from the criteria's reference), and whatever has no counterpart here is listed with why.
  */
-import { MAX_RUBRIC_CHARS, type ScorerSpec } from '../../../workflows/experiments/client.js';
+import {
+  MAX_RUBRIC_CHARS,
+  SIMILARITY_METRICS,
+  STRING_CHECK_OPERATIONS,
+  type ScorerSpec,
+  type SimilarityMetric,
+  type StringCheckOperation,
+} from '../../../workflows/experiments/client.js';
 import { compiledSchema } from '../../../tools/argument-schemas.js';
 
 /** An eval's testing criterion as its API gives it: `type` and `name`, then the fields of its kind. */
@@ -87,6 +94,15 @@ function referenceOf(criterion: Criterion): { reference: string } | { reason: st
   return { reference: criterion.reference };
 }
 
+/** Why a text similarity metric has no scorer here. */
+function unmappedMetric(metric: unknown): string {
+  if (metric === 'cosine') {
+    return 'cosine compares embeddings of the texts, and experiment scorers load no embedding model (the worker has one, when configured, for documents and graph search only)';
+  }
+  if (metric === 'meteor') return 'METEOR needs stemming and synonyms (WordNet), which the scorers do not have';
+  return `the metric ${JSON.stringify(metric)} is not one of fuzzy_match, ${SIMILARITY_METRICS.join(', ')}`;
+}
+
 /** The scorers, expected answer and lists of what was and was not mapped, for an eval's testing criteria. */
 export function mapCriteria(criteria: Criterion[]): EvalMapping {
   const mapping: EvalMapping = { scorers: [], expected: null, mapped: [], unmapped: [] };
@@ -112,12 +128,8 @@ export function mapCriteria(criteria: Criterion[]): EvalMapping {
         const compared = referenceOf(criterion);
         if ('reason' in compared) {
           skip(compared.reason);
-        } else if (criterion.operation === 'eq') {
-          take({ name: 'exact_match', case_sensitive: true, trim: false }, compared.reference);
-        } else if (criterion.operation === 'ne') {
-          skip('`ne` passes when the answer differs from the reference; no scorer here inverts a match');
-        } else if (criterion.operation === 'like' || criterion.operation === 'ilike') {
-          skip(`\`${String(criterion.operation)}\` checks that the answer contains the reference; no scorer here checks containment`);
+        } else if (STRING_CHECK_OPERATIONS.includes(criterion.operation as StringCheckOperation)) {
+          take({ name: 'string_check', operation: criterion.operation as StringCheckOperation }, compared.reference);
         } else {
           skip(`the operation ${JSON.stringify(criterion.operation)} is not one of eq, ne, like, ilike`);
         }
@@ -128,12 +140,18 @@ export function mapCriteria(criteria: Criterion[]): EvalMapping {
         const threshold = criterion.pass_threshold;
         if ('reason' in compared) {
           skip(compared.reason);
-        } else if (criterion.evaluation_metric !== 'fuzzy_match') {
-          skip(`the metric ${JSON.stringify(criterion.evaluation_metric)} has no scorer here (fuzzy_match has: edit-distance similarity)`);
         } else if (threshold !== undefined && (typeof threshold !== 'number' || !(threshold >= 0 && threshold <= 1))) {
           skip('its pass_threshold is not a number from 0 to 1');
-        } else {
+        } else if (criterion.evaluation_metric === 'fuzzy_match') {
           take(threshold === undefined ? { name: 'fuzzy_match' } : { name: 'fuzzy_match', threshold }, compared.reference);
+        } else if (SIMILARITY_METRICS.includes(criterion.evaluation_metric as SimilarityMetric)) {
+          const metric = criterion.evaluation_metric as SimilarityMetric;
+          take(
+            threshold === undefined ? { name: 'text_similarity', metric } : { name: 'text_similarity', metric, threshold },
+            compared.reference,
+          );
+        } else {
+          skip(unmappedMetric(criterion.evaluation_metric));
         }
         break;
       }
