@@ -131,7 +131,10 @@ export class ProjectShares {
 // Runs whose project is remembered, so that a run's activities after its first cost no query.
 const RUNS_REMEMBERED = 10_000;
 
-/** The project of the run an activity is for (its `runId`, or a network hop's `childRunId`), or null. */
+/**
+ * The project of the run an activity is for (its `runId`, or a network hop's `childRunId`), or null. The fairness
+ * key a run's workflow carries is not on every activity's info (a model call's has none), so the run is read.
+ */
 function projectsOfRuns(db: Queryable): (arg: unknown) => Promise<string | null> {
   const remembered = new LRUCache<string, string>({ max: RUNS_REMEMBERED });
   return async (arg) => {
@@ -153,7 +156,8 @@ export function fairShares(db: Queryable, shares: ProjectShares): ActivityInterc
     const inbound: ActivityInboundCallsInterceptor = {
       async execute(input, next) {
         if (ctx.info.isLocal) return next(input);
-        const projectId = await projectOf(input.args[0]);
+        // A database that cannot say whose run it is (an outage) leaves the activity to meet it itself.
+        const projectId = await projectOf(input.args[0]).catch(() => null);
         if (!projectId) return next(input);
         return shares.run(
           projectId,
