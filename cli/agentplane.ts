@@ -76,6 +76,7 @@ async function dev(config: Config): Promise<void> {
       idempotencyKeyHours: config.idempotencyKeyHours,
       metricsPort: config.metricsPort,
       workerPools: config.workerPools,
+      fairShare: config.fairShare,
       modelEnv: config.modelEnv,
     };
     const services = await openServices(settings, log);

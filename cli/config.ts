@@ -7,6 +7,7 @@ import { DEFAULT_EVENT_STREAM_LIMITS, type EventStreamLimits } from '../api/even
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../workflows/webhooks/client.js';
 import { DEFAULT_RETENTION, type RetentionSettings } from '../records/retention.js';
 import { DEFAULT_IDEMPOTENCY_KEY_HOURS } from '../records/idempotency.js';
+import { DEFAULT_FAIR_SHARE, type FairShareSettings } from '../workflows/project-shares.js';
 import { normaliseBasePath } from '../api/base-path.js';
 import { DEFAULT_SESSION_TTL_SECONDS } from '../api/middleware/console-session.js';
 import { dnsServersFromEnv, dnsServersProblem } from '../tools/outbound-lookups.js';
@@ -45,6 +46,8 @@ export interface Config {
   taskQueue: string;
   /** AGENTPLANE_EXTRACTION_CONCURRENCY: CPU-heavy extraction stages one worker runs at once; default one per core. */
   extractionConcurrency?: number;
+  /** AGENTPLANE_WORKER_FAIR_SHARE_*: when and for how long a project over its share of a busy worker waits for its turn. */
+  fairShare: FairShareSettings;
   /** AGENTPLANE_RATE_LIMIT_*: the limits of keys without their own; unset, unlimited. */
   rateLimits: RateLimitDefaults;
   /** AGENTPLANE_EVENT_STREAMS_PER_KEY, _PER_PROCESS, AGENTPLANE_EVENT_STREAM_STALL_SECONDS: run event streams' bounds. */
@@ -117,6 +120,10 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requestsPerMinute: wholeNumber(env, 'AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE', 1, 1_000_000, undefined),
     concurrentRuns: wholeNumber(env, 'AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS', 1, 100_000, undefined),
   };
+  const fairShare: FairShareSettings = {
+    busyUtilization: wholeNumber(env, 'AGENTPLANE_WORKER_FAIR_SHARE_BUSY_PERCENT', 0, 100, DEFAULT_FAIR_SHARE.busyUtilization * 100) / 100,
+    maxWaitMs: wholeNumber(env, 'AGENTPLANE_WORKER_FAIR_SHARE_MAX_WAIT_MS', 0, 60_000, DEFAULT_FAIR_SHARE.maxWaitMs),
+  };
   const webhookAllowPrivate = env.AGENTPLANE_WEBHOOK_ALLOW_PRIVATE || 'false';
   if (webhookAllowPrivate !== 'true' && webhookAllowPrivate !== 'false') {
     throw new ConfigError(`AGENTPLANE_WEBHOOK_ALLOW_PRIVATE must be true or false, not '${env.AGENTPLANE_WEBHOOK_ALLOW_PRIVATE}'.`);
@@ -185,6 +192,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsPort: metricsPortText === undefined ? undefined : Number(metricsPortText),
     taskQueue,
     extractionConcurrency: concurrencyText === undefined ? undefined : Number(concurrencyText),
+    fairShare,
     dataDir,
     adminKey: env.AGENTPLANE_ADMIN_KEY,
     controllerKey: env.AGENTPLANE_CONTROLLER_KEY || undefined,

@@ -181,6 +181,7 @@ export async function serveWorker(
     workflowBundle,
     extractionConcurrency,
     poolProjectId,
+    fairShare: services.fairShare,
   });
   const running = worker.run();
   // Each shared worker turns recorded events into webhook deliveries; dispatchers share the work.

@@ -18,6 +18,7 @@ import type { WebhookSettings } from '../workflows/webhooks/client.js';
 import type { RetentionSettings } from '../records/retention.js';
 import type { DeclaredWorkerPool } from '../api/routes/networks/worker-pool.js';
 import { temporalConnection } from '../workflows/temporal-connection.js';
+import type { FairShareSettings } from '../workflows/project-shares.js';
 
 export interface Services {
   db: Db;
@@ -54,6 +55,8 @@ export interface Services {
   consoleDir?: string;
   /** AGENTPLANE_WORKER_POOLS: the pools the operator runs, each for one project. */
   workerPools?: readonly DeclaredWorkerPool[];
+  /** AGENTPLANE_WORKER_FAIR_SHARE_*: projects' turns on a busy worker; the defaults when absent. */
+  fairShare?: FairShareSettings;
   close(): Promise<void>;
 }
 
@@ -74,6 +77,7 @@ export interface ServiceSettings {
   idempotencyKeyHours?: number;
   metricsPort?: number;
   workerPools?: readonly DeclaredWorkerPool[];
+  fairShare?: FairShareSettings;
   /** Where OPENAI_*, ANTHROPIC_* and AGENTPLANE_MODELS are read; the process's environment when absent. */
   modelEnv?: NodeJS.ProcessEnv;
 }
@@ -112,6 +116,7 @@ export async function openServices(settings: ServiceSettings, log = createLogger
     idempotencyKeyHours: settings.idempotencyKeyHours,
     metricsPort: settings.metricsPort,
     workerPools: settings.workerPools,
+    fairShare: settings.fairShare,
     async close() {
       await connection.close();
       await db.end();

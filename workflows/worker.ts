@@ -5,6 +5,7 @@ import { availableParallelism } from 'node:os';
 import { createActivities, type ActivityDependencies } from './activities.js';
 import { EXTRACTION_TASK_QUEUE, TASK_QUEUE, WEBHOOK_TASK_QUEUE } from './names.js';
 import { projectGuard } from './pool-guard.js';
+import { DEFAULT_FAIR_SHARE, fairShares, ProjectShares, type FairShareSettings } from './project-shares.js';
 import { workflowBundle } from './bundle.js';
 
 export interface WorkerSettings extends ActivityDependencies {
@@ -18,6 +19,8 @@ export interface WorkerSettings extends ActivityDependencies {
   workflowBundle?: WorkflowBundle;
   /** How many CPU-heavy extraction stages run at once; default: one per core. */
   extractionConcurrency?: number;
+  /** When and for how long a project over its share of the busy worker waits for its turn; the defaults when absent. */
+  fairShare?: FairShareSettings;
 }
 
 /** The workers of one process, run and stopped together. */
@@ -41,6 +44,11 @@ export async function createWorker(settings: WorkerSettings): Promise<{ worker: 
   try {
     const taskQueue = settings.taskQueue ?? TASK_QUEUE;
     const activities = createActivities(settings);
+    const shares = new ProjectShares(settings.fairShare ?? DEFAULT_FAIR_SHARE);
+    const runInterceptors = [
+      ...(settings.poolProjectId ? [projectGuard(settings.db, taskQueue, settings.poolProjectId)] : []),
+      ...(shares.enabled ? [fairShares(settings.db, shares)] : []),
+    ];
     const workers = [
       await Worker.create({
         connection,
@@ -48,7 +56,7 @@ export async function createWorker(settings: WorkerSettings): Promise<{ worker: 
         taskQueue,
         workflowBundle: settings.workflowBundle ?? (await workflowBundle()),
         activities,
-        interceptors: settings.poolProjectId ? { activity: [projectGuard(settings.db, taskQueue, settings.poolProjectId)] } : undefined,
+        interceptors: { activity: runInterceptors },
         shutdownGraceTime: '10 seconds',
         // Heartbeats carry cancellation to a running activity (a cancelled run's model call): sent at least
         // this often, a cancel reaches the call within about a second.

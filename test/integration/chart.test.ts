@@ -387,6 +387,27 @@ describe('the Helm chart and the Dockerfile', function () {
     await assertListSetting('worker.dnsServers', 'AGENTPLANE_DNS_SERVERS', ['10.96.0.10', '10.96.0.11:5353'], 'dns.example.com');
   });
 
+  it('gives workers the fair shares of worker.fairShare, and refuses a share past 100 percent', async () => {
+    const config = (manifests: Manifest[]) =>
+      manifests.find((m) => m.kind === 'ConfigMap' && m.metadata.name === 'ap-agentplane-config')!.data as Record<string, string>;
+    const defaults = config(await render('defaults-values.yaml'));
+    assert.equal(defaults.AGENTPLANE_WORKER_FAIR_SHARE_BUSY_PERCENT, '30');
+    assert.equal(defaults.AGENTPLANE_WORKER_FAIR_SHARE_MAX_WAIT_MS, '2000');
+    const off = config(await render('defaults-values.yaml', 'worker.fairShare.maxWaitMs=0'));
+    assert.equal(off.AGENTPLANE_WORKER_FAIR_SHARE_MAX_WAIT_MS, '0');
+    const wrong = await helm([
+      'template',
+      'ap',
+      chart,
+      '-f',
+      join(chart, 'ci', 'defaults-values.yaml'),
+      '--set',
+      'worker.fairShare.busyPercent=101',
+    ]);
+    assert.notEqual(wrong.code, 0);
+    assert.match(wrong.stderr, /fairShare\/busyPercent/);
+  });
+
   it('gives the controller a key of its own, which the API registers, never the admin key, and runs worker pools in the release namespace', async () => {
     const container = (manifests: Manifest[], component: string) =>
       manifests.find((m) => m.kind === 'Deployment' && m.metadata.name === `ap-agentplane-${component}`)!.spec.template.spec.containers[0];

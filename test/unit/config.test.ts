@@ -47,6 +47,7 @@ describe('configuration from the environment', () => {
       },
       taskQueue: 'agentplane',
       extractionConcurrency: undefined,
+      fairShare: { busyUtilization: 0.3, maxWaitMs: 2000 },
       rateLimits: { requestsPerMinute: undefined, concurrentRuns: undefined },
       basePath: '',
       sessionTtlSeconds: 28_800,
@@ -75,6 +76,8 @@ describe('configuration from the environment', () => {
       AGENTPLANE_PROBE_PORT: '8081',
       AGENTPLANE_METRICS_PORT: '9090',
       AGENTPLANE_EXTRACTION_CONCURRENCY: '3',
+      AGENTPLANE_WORKER_FAIR_SHARE_BUSY_PERCENT: '50',
+      AGENTPLANE_WORKER_FAIR_SHARE_MAX_WAIT_MS: '500',
       AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE: '600',
       AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS: '4',
       AGENTPLANE_WEBHOOK_ALLOW_PRIVATE: 'true',
@@ -127,6 +130,7 @@ describe('configuration from the environment', () => {
       },
       taskQueue: 'network.support.desk',
       extractionConcurrency: 3,
+      fairShare: { busyUtilization: 0.5, maxWaitMs: 500 },
       rateLimits: { requestsPerMinute: 600, concurrentRuns: 4 },
       basePath: '/agentplane',
       sessionTtlSeconds: 3600,
@@ -229,6 +233,28 @@ describe('configuration from the environment', () => {
     for (const text of ['0', '65', '1.5', 'two']) {
       it(`rejects '${text}', naming the variable and the value`, () => {
         configError(() => readConfig({ AGENTPLANE_EXTRACTION_CONCURRENCY: text }), 'AGENTPLANE_EXTRACTION_CONCURRENCY', `'${text}'`);
+      });
+    }
+  });
+
+  describe('AGENTPLANE_WORKER_FAIR_SHARE_BUSY_PERCENT and AGENTPLANE_WORKER_FAIR_SHARE_MAX_WAIT_MS', () => {
+    it('turn projects from 30% busy, for at most 2 s, by default, and take 0 to 100% and 0 to 60,000 ms', () => {
+      assert.deepEqual(readConfig({}).fairShare, { busyUtilization: 0.3, maxWaitMs: 2000 });
+      assert.deepEqual(
+        readConfig({ AGENTPLANE_WORKER_FAIR_SHARE_BUSY_PERCENT: '100', AGENTPLANE_WORKER_FAIR_SHARE_MAX_WAIT_MS: '0' }).fairShare,
+        { busyUtilization: 1, maxWaitMs: 0 },
+      );
+    });
+
+    const refused: [string, string][] = [
+      ['AGENTPLANE_WORKER_FAIR_SHARE_BUSY_PERCENT', '101'],
+      ['AGENTPLANE_WORKER_FAIR_SHARE_BUSY_PERCENT', '0.5'],
+      ['AGENTPLANE_WORKER_FAIR_SHARE_MAX_WAIT_MS', '60001'],
+      ['AGENTPLANE_WORKER_FAIR_SHARE_MAX_WAIT_MS', 'soon'],
+    ];
+    for (const [name, text] of refused) {
+      it(`rejects ${name}='${text}', naming the variable and the value`, () => {
+        configError(() => readConfig({ [name]: text }), name, `'${text}'`);
       });
     }
   });

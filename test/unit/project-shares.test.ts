@@ -1,0 +1,83 @@
+import assert from 'node:assert/strict';
+import { ProjectShares } from '../../workflows/project-shares.js';
+
+/** Work that lasts until the test ends it. */
+function held() {
+  let end!: () => void;
+  const ended = new Promise<void>((resolve) => (end = resolve));
+  return { work: () => ended, end };
+}
+
+/** A busy loop's ticks: `active` milliseconds of every 100. */
+const busyTicks = (shares: ProjectShares, ticks: number, active = 90) => {
+  for (let i = 0; i < ticks; i++) shares.account({ active, utilization: active / 100 });
+};
+
+describe('projects taking turns on a busy worker', () => {
+  it('holds the activities of a project that has used most of a busy loop, and lets the other project through', async () => {
+    const shares = new ProjectShares({ busyUtilization: 0.3, maxWaitMs: 60_000 });
+    const hog = held();
+    const steady = held();
+    // The hog has 20 activities under way, the steady project one.
+    const running = [...Array.from({ length: 20 }, () => shares.run('proj_hog', hog.work)), shares.run('proj_steady', steady.work)];
+    busyTicks(shares, 20);
+    assert.equal(shares.mustWait('proj_hog'), true);
+    assert.equal(shares.mustWait('proj_steady'), false);
+
+    let started = false;
+    const waiting = shares.run('proj_hog', async () => void (started = true));
+    assert.equal(await shares.run('proj_steady', async () => 'at once'), 'at once');
+    assert.equal(started, false, "the hog's next activity waits for its turn");
+
+    // The hog's activities end, the loop is idle: its turn comes at the next tick.
+    hog.end();
+    steady.end();
+    await Promise.all(running);
+    busyTicks(shares, 40, 0);
+    await waiting;
+    assert.equal(started, true);
+  });
+
+  it('never holds a project alone on the worker, however busy the loop', () => {
+    const shares = new ProjectShares({ busyUtilization: 0.3, maxWaitMs: 60_000 });
+    const hog = held();
+    for (let i = 0; i < 20; i++) void shares.run('proj_alone', hog.work);
+    busyTicks(shares, 20, 100);
+    assert.equal(shares.mustWait('proj_alone'), false);
+    hog.end();
+  });
+
+  it('holds nobody while the loop is not busy', () => {
+    const shares = new ProjectShares({ busyUtilization: 0.5, maxWaitMs: 60_000 });
+    const work = held();
+    for (let i = 0; i < 20; i++) void shares.run('proj_many', work.work);
+    void shares.run('proj_few', work.work);
+    busyTicks(shares, 20, 20);
+    assert.equal(shares.mustWait('proj_many'), false);
+    work.end();
+  });
+
+  it('lets an activity start once it has waited the longest a turn may take', async () => {
+    const shares = new ProjectShares({ busyUtilization: 0.3, maxWaitMs: 50 });
+    const work = held();
+    for (let i = 0; i < 20; i++) void shares.run('proj_hog', work.work);
+    void shares.run('proj_steady', work.work);
+    busyTicks(shares, 20);
+    const began = Date.now();
+    const waited = shares.run('proj_hog', async () => Date.now() - began);
+    // The loop stays busy and the hog over its share: only the time limit lets it start.
+    const ticking = setInterval(() => busyTicks(shares, 1), 10);
+    try {
+      assert.ok((await waited) >= 50);
+    } finally {
+      clearInterval(ticking);
+      work.end();
+    }
+  });
+
+  it('is off with no wait allowed or at a utilisation of 100%', () => {
+    assert.equal(new ProjectShares({ busyUtilization: 0.3, maxWaitMs: 0 }).enabled, false);
+    assert.equal(new ProjectShares({ busyUtilization: 1, maxWaitMs: 2000 }).enabled, false);
+    assert.equal(new ProjectShares({ busyUtilization: 0.3, maxWaitMs: 2000 }).enabled, true);
+  });
+});

@@ -1,0 +1,172 @@
+/**
+ * Turns among projects for a worker's event loop. The loop is one thread that every project's activities
+ * share: a project with many activities under way (a tool host that never answers, a loop of runs) would
+ * otherwise take the loop, and with it the CPU that Temporal and PostgreSQL spend on its runs, in proportion
+ * to how many it has, and another project's runs would slow by as much.
+ *
+ * So the loop's busy time is counted against the projects whose activities were running, shared out in
+ * proportion to how many each had, and decays by half every few seconds. While the loop is busy, an activity
+ * of a project that has used more than its share (an even split among the projects that used the loop) waits
+ * for its turn before it starts: until its project is back within its share, the loop is no longer busy, or
+ * it has waited the longest a turn may take. A project alone on the worker, or one within its share, never
+ * waits; local activities (a run's bookkeeping, inside its workflow task) are neither counted nor held.
+ */
+import { performance, type EventLoopUtilization } from 'node:perf_hooks';
+import type { Context } from '@temporalio/activity';
+import type { ActivityInboundCallsInterceptor, ActivityInterceptorsFactory } from '@temporalio/worker';
+import { LRUCache } from 'lru-cache';
+import type { Queryable } from '../records/db.js';
+
+export interface FairShareSettings {
+  /** The loop's utilisation (0 to 1) above which projects take turns; at 1 they never do. */
+  busyUtilization: number;
+  /** The longest an activity waits for its project's turn; at 0 none waits. */
+  maxWaitMs: number;
+}
+
+export const DEFAULT_FAIR_SHARE: FairShareSettings = { busyUtilization: 0.3, maxWaitMs: 2_000 };
+
+const TICK_MS = 100;
+// Use (and the loop's utilisation) halve in this long: a project's past weighs for a few seconds.
+const HALF_LIFE_MS = 2_000;
+const DECAY = 0.5 ** (TICK_MS / HALF_LIFE_MS);
+// A project waits once it has used a quarter more than its share, so two projects using about as much
+// as each other never hold each other up.
+const OVER_SHARE = 1.25;
+// A project whose use has decayed below this many milliseconds of the loop is forgotten.
+const FORGOTTEN_MS = 1;
+// Activities waiting for a turn still tell Temporal they are alive (their heartbeat timeout is 5 s).
+const WAITING_HEARTBEAT_MS = 1_000;
+
+export class ProjectShares {
+  /** Milliseconds of the loop each project has used, decayed. */
+  private readonly used = new Map<string, number>();
+  private readonly running = new Map<string, number>();
+  private readonly waiting = new Set<() => void>();
+  private utilization = 0;
+  private last: EventLoopUtilization = performance.eventLoopUtilization();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly settings: FairShareSettings) {}
+
+  get enabled(): boolean {
+    return this.settings.busyUtilization < 1 && this.settings.maxWaitMs > 0;
+  }
+
+  /** Whether an activity of `projectId` starting now would wait for a turn. */
+  mustWait(projectId: string): boolean {
+    if (this.utilization <= this.settings.busyUtilization || this.used.size < 2) return false;
+    const total = [...this.used.values()].reduce((sum, ms) => sum + ms, 0);
+    return (this.used.get(projectId) ?? 0) > (OVER_SHARE * total) / this.used.size;
+  }
+
+  /**
+   * Does `work` for `projectId` once it is the project's turn (waited for at most `maxWaitMs`, and no longer once
+   * `signal` aborts; `beat` is called every second meanwhile), counting it running while it lasts.
+   */
+  async run<T>(projectId: string, work: () => Promise<T>, signal?: AbortSignal, beat?: () => void): Promise<T> {
+    this.tickWhileUsed();
+    if (this.mustWait(projectId)) await this.turn(projectId, signal, beat);
+    this.running.set(projectId, (this.running.get(projectId) ?? 0) + 1);
+    try {
+      return await work();
+    } finally {
+      const left = this.running.get(projectId)! - 1;
+      if (left === 0) this.running.delete(projectId);
+      else this.running.set(projectId, left);
+    }
+  }
+
+  /** The loop's use by project, decayed, in milliseconds. */
+  usage(): Map<string, number> {
+    return new Map(this.used);
+  }
+
+  private turn(projectId: string, signal?: AbortSignal, beat?: () => void): Promise<void> {
+    const waitedSince = Date.now();
+    return new Promise((resolve) => {
+      const heartbeats = beat ? setInterval(beat, WAITING_HEARTBEAT_MS) : undefined;
+      const check = () => {
+        if (!signal?.aborted && Date.now() - waitedSince < this.settings.maxWaitMs && this.mustWait(projectId)) return;
+        this.waiting.delete(check);
+        clearInterval(heartbeats);
+        signal?.removeEventListener('abort', check);
+        resolve();
+      };
+      this.waiting.add(check);
+      signal?.addEventListener('abort', check, { once: true });
+    });
+  }
+
+  private tickWhileUsed(): void {
+    this.timer ??= setInterval(() => {
+      const since = performance.eventLoopUtilization(this.last);
+      this.last = performance.eventLoopUtilization();
+      this.account(since);
+    }, TICK_MS).unref();
+  }
+
+  /**
+   * Counts a tick's busy time (`active` milliseconds, `utilization` of the tick) against the projects whose
+   * activities are running, and gives the waiting ones their turn if it has come.
+   */
+  account(since: Pick<EventLoopUtilization, 'active' | 'utilization'>): void {
+    this.utilization = this.utilization * DECAY + since.utilization * (1 - DECAY);
+    const runningCount = [...this.running.values()].reduce((sum, n) => sum + n, 0);
+    for (const [projectId, ms] of this.used) {
+      const decayed = ms * DECAY;
+      if (decayed < FORGOTTEN_MS && !this.running.has(projectId)) this.used.delete(projectId);
+      else this.used.set(projectId, decayed);
+    }
+    for (const [projectId, count] of this.running)
+      this.used.set(projectId, (this.used.get(projectId) ?? 0) + (since.active * count) / runningCount);
+    for (const check of [...this.waiting]) check();
+    if (this.used.size === 0 && this.waiting.size === 0) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+    }
+  }
+}
+
+// Runs whose project is remembered, so that a run's activities after its first cost no query.
+const RUNS_REMEMBERED = 10_000;
+
+/**
+ * The project of the run an activity is for (its `runId`, or a network hop's `childRunId`), or null. The fairness
+ * key a run's workflow carries is not on every activity's info (a model call's has none), so the run is read.
+ */
+function projectsOfRuns(db: Queryable): (arg: unknown) => Promise<string | null> {
+  const remembered = new LRUCache<string, string>({ max: RUNS_REMEMBERED });
+  return async (arg) => {
+    const { runId, childRunId } = (arg ?? {}) as { runId?: unknown; childRunId?: unknown };
+    const id = typeof runId === 'string' ? runId : typeof childRunId === 'string' ? childRunId : null;
+    if (!id) return null;
+    const known = remembered.get(id);
+    if (known) return known;
+    const { rows } = await db.query<{ project_id: string }>('SELECT project_id FROM runs WHERE id = $1', [id]);
+    if (rows[0]) remembered.set(id, rows[0].project_id);
+    return rows[0]?.project_id ?? null;
+  };
+}
+
+/** Holds each activity of a run until its project's turn. Activities of no run, and local ones, start at once. */
+export function fairShares(db: Queryable, shares: ProjectShares): ActivityInterceptorsFactory {
+  const projectOf = projectsOfRuns(db);
+  return (ctx: Context) => {
+    const inbound: ActivityInboundCallsInterceptor = {
+      async execute(input, next) {
+        if (ctx.info.isLocal) return next(input);
+        // A database that cannot say whose run it is (an outage) leaves the activity to meet it itself.
+        const projectId = await projectOf(input.args[0]).catch(() => null);
+        if (!projectId) return next(input);
+        return shares.run(
+          projectId,
+          () => next(input),
+          ctx.cancellationSignal,
+          () => ctx.heartbeat(),
+        );
+      },
+    };
+    return { inbound };
+  };
+}
