@@ -1,5 +1,6 @@
 /** The two long-running roles, API and worker, as `dev`, `api` and `worker` all start them. */
 import { createServer, type Server } from 'node:http';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../api/app.js';
 import { answerParserRefusals } from '../api/parser-refusals.js';
@@ -207,10 +208,13 @@ export async function serveWorker(
 // unreachable Temporal holds that call for 30 s, which is not worth a stop that has nothing left in flight.
 const TEMPORAL_GOODBYE_MS = 2_000;
 
-/** Resolves `ms` after every worker of the group has drained: nothing in flight, no task to be taken. */
+/**
+ * Resolves `ms` after every worker of the group has drained: nothing in flight, no task to be taken. Its timers keep
+ * no process alive once the worker has stopped.
+ */
 async function drainedFor(worker: WorkerGroup, ms: number): Promise<void> {
-  while (!worker.drained()) await new Promise((resolve) => setTimeout(resolve, 100));
-  await new Promise((resolve) => setTimeout(resolve, ms));
+  while (!worker.drained()) await delay(100, undefined, { ref: false });
+  await delay(ms, undefined, { ref: false });
 }
 
 /**
