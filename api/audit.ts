@@ -63,13 +63,32 @@ export function respond(ctx: ApiContext, answer: Answer): void {
   ctx.body = answer.body;
 }
 
-async function writeEntry(db: Queryable, ctx: ApiContext, status: number, errorCode: string | null, targetId?: string): Promise<void> {
+/**
+ * An entry for a record a request makes beside its own (the files an A2A message carries, beside its run), in the
+ * transaction that makes it.
+ */
+export async function auditAlso(
+  tx: Queryable,
+  ctx: ApiContext,
+  what: { action: string; targetType: string; targetId: string },
+): Promise<void> {
+  await writeEntry(tx, ctx, 200, null, what.targetId, what);
+}
+
+async function writeEntry(
+  db: Queryable,
+  ctx: ApiContext,
+  status: number,
+  errorCode: string | null,
+  targetId?: string,
+  act?: { action: string; targetType: string },
+): Promise<void> {
   const { caller, audit } = ctx.state;
   if (!caller || !audit) throw new Error('route is missing authenticate() or audited()');
   const entry = {
     apiKeyId: caller.apiKeyId,
-    action: audit.action,
-    targetType: audit.targetType,
+    action: act?.action ?? audit.action,
+    targetType: act?.targetType ?? audit.targetType,
     targetId: targetId ?? ctx.state.auditTargetId ?? (ctx.params as Record<string, string> | undefined)?.id ?? null,
     status,
     errorCode,

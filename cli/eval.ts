@@ -181,7 +181,9 @@ async function evaluate(client: AgentplaneClient, options: EvalOptions): Promise
   const seconds = (Date.now() - started) / 1_000;
   if (experiment.status !== 'completed') {
     report(options, { experiment, comparison: null, gates: [], passed: false }, seconds);
-    return EXIT.experimentFailed;
+    // Said on stderr too, where a CI log shows why the job stopped, whatever stdout holds (the report, or --json).
+    const why = experiment.error ? ` (${experiment.error.code}: ${experiment.error.message})` : '';
+    throw new EvalExit(EXIT.experimentFailed, `${experiment.id} ended ${experiment.status}${why}; its gates were not checked.`);
   }
   const comparison = options.baseline ? await compare(client, experiment.id, options.baseline) : null;
   const gates = checkGates(options.gates, {

@@ -46,5 +46,6 @@ export function presentExperimentItem(item: ExperimentItemRecord): ExperimentIte
     cost_usd: item.cost_usd,
     latency_ms: item.latency_ms,
     error: item.error,
+    ...(item.payloads_cleared_at ? { payload_expired: true as const } : {}),
   };
 }

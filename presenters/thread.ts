@@ -35,5 +35,6 @@ export function presentDeletedThread(id: string, removed: ThreadDeletion): compo
     messages_removed: removed.messages,
     memories_removed: removed.memories,
     runs_cleared: removed.runs,
+    experiment_items_cleared: removed.experimentItems,
   };
 }

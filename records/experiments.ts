@@ -57,6 +57,8 @@ export interface ExperimentItemRecord {
   error: RunError | null;
   created_at: Date;
   completed_at: Date | null;
+  /** When its copy of the conversation was cleared (its source run's thread deleted, or subject forgotten). */
+  payloads_cleared_at: Date | null;
 }
 
 /** What the worker reads of an item to run it. */
@@ -85,11 +87,12 @@ export interface NewExperiment {
 const COLUMNS = `id, project_id, name, dataset_id, agent_id, network_id, version, overrides, scorers, tools, concurrency, status, error, metadata,
   api_key_id, key_concurrent_runs, created_at, started_at, completed_at`;
 const ITEM_COLUMNS = `id, experiment_id, project_id, dataset_item_id, run_id, status, output, scores, trim_scale(cost_usd)::text AS cost_usd,
-  latency_ms, error, created_at, completed_at`;
+  latency_ms, error, created_at, completed_at, payloads_cleared_at`;
 
 /**
  * Creates the experiment and one queued item per dataset item, in order. `sourceSpecs`: the tools each source run
- * (by id) was offered, hops included, kept with its items for replay.
+ * (by id) was offered, hops included, kept with its items for replay. The caller holds the items' source runs
+ * (holdSourceRuns): an item deleted meanwhile with its run's conversation is not copied.
  */
 export async function createExperiment(
   tx: Queryable,
@@ -121,11 +124,13 @@ export async function createExperiment(
   );
   const experiment = rows[0]!;
   await tx.query(
-    `INSERT INTO experiment_items (id, experiment_id, project_id, dataset_item_id, input, file_ids, expected, tool_calls, tool_specs, created_at)
-     SELECT i.id, $1, $2, i.dataset_item_id, i.input, i.file_ids, i.expected, i.tool_calls, i.tool_specs,
+    `INSERT INTO experiment_items (id, experiment_id, project_id, dataset_item_id, source_run_id, input, file_ids, expected, tool_calls, tool_specs,
+       created_at)
+     SELECT i.id, $1, $2, i.dataset_item_id, i.source_run_id, i.input, i.file_ids, i.expected, i.tool_calls, i.tool_specs,
             clock_timestamp() + (i.n * interval '1 microsecond')
        FROM jsonb_to_recordset($3::jsonb)
-         AS i(id text, n int, dataset_item_id text, input jsonb, file_ids text[], expected jsonb, tool_calls jsonb, tool_specs jsonb)`,
+         AS i(id text, n int, dataset_item_id text, source_run_id text, input jsonb, file_ids text[], expected jsonb, tool_calls jsonb, tool_specs jsonb)
+      WHERE EXISTS (SELECT 1 FROM dataset_items d WHERE d.id = i.dataset_item_id AND d.project_id = $2)`,
     [
       experiment.id,
       projectId,
@@ -134,6 +139,7 @@ export async function createExperiment(
           id: newId('expi'),
           n,
           dataset_item_id: item.id,
+          source_run_id: item.source_run_id,
           input: item.input,
           file_ids: item.file_ids,
           expected: item.expected,

@@ -373,18 +373,21 @@ export interface SubjectForgotten {
   threads: number;
   thread_messages: { user: number; assistant: number };
   runs_cleared: number;
+  /** Experiment items copied from its runs (its threads' included), cleared with them. */
+  experiment_items_cleared: number;
 }
 
 /**
  * Forgets a subject: its memories and their sources, its threads and their messages (through `deleteThread`, so that
  * each goes as a thread deletion does), its runs' messages on other threads, and the conversation of every run made for it (input, output, steps'
- * messages, their hops' too; the runs stay with their usage and cost). One transaction; what was removed, by kind.
+ * messages, their hops' too; the runs stay with their usage and cost), and the copies experiments made of those runs. One transaction; what was
+ * removed, by kind.
  */
 export async function forgetSubject(
   tx: Queryable,
   projectId: string,
   subjectId: string,
-  deleteThread: (threadId: string) => Promise<unknown>,
+  deleteThread: (threadId: string) => Promise<{ experimentItems: number } | null>,
 ): Promise<SubjectForgotten> {
   // Its threads first, then its memories: the order every writer of both takes them in.
   const threads = await tx.query<{ id: string }>(
@@ -406,7 +409,8 @@ export async function forgetSubject(
     'SELECT role, count(*)::int AS count FROM thread_messages WHERE thread_id = ANY($1::text[]) GROUP BY role',
     [threadIds],
   );
-  for (const threadId of threadIds) await deleteThread(threadId);
+  let experimentItems = 0;
+  for (const threadId of threadIds) experimentItems += (await deleteThread(threadId))?.experimentItems ?? 0;
   // Its turns on threads that are not its own (a thread with no subject, or another's): those messages go, the rest stay.
   const { rows: stray } = await tx.query<{ thread_id: string; role: 'user' | 'assistant' }>(
     `DELETE FROM thread_messages WHERE project_id = $1 AND run_id IN (SELECT id FROM runs WHERE project_id = $1 AND subject_id = $2)
@@ -417,7 +421,7 @@ export async function forgetSubject(
   for (const message of stray) fewer.set(message.thread_id, (fewer.get(message.thread_id) ?? 0) + 1);
   for (const [threadId, count] of fewer)
     await tx.query('UPDATE threads SET message_count = message_count - $2, updated_at = now() WHERE id = $1', [threadId, count]);
-  const runsCleared = await clearConversations(tx, projectId, { subjectId });
+  const cleared = await clearConversations(tx, projectId, { subjectId });
   const count = (role: string) => (roles.find((r) => r.role === role)?.count ?? 0) + stray.filter((m) => m.role === role).length;
   return {
     memories: {
@@ -427,7 +431,8 @@ export async function forgetSubject(
     memory_sources: sources.rowCount ?? 0,
     threads: threadIds.length,
     thread_messages: { user: count('user'), assistant: count('assistant') },
-    runs_cleared: runsCleared,
+    runs_cleared: cleared.runs,
+    experiment_items_cleared: experimentItems + cleared.experimentItems,
   };
 }
 

@@ -4,6 +4,7 @@
  * a retried activity never counts a call twice.
  */
 import type { ChatMessage, TokenUsage, ToolCall } from '../models/messages.js';
+import { activeCopyRunOf, clearCopies, clearedMiss, holdCopiesOf } from './experiment-copies.js';
 import type { Queryable } from './db.js';
 import { appendRunEvent } from './run-events.js';
 import { releaseReservation } from './cost-caps.js';
@@ -296,36 +297,65 @@ export async function citationsOfSteps(db: Queryable, runId: string): Promise<Ci
   return rows.map((r) => r.citations);
 }
 
+/** The runs made on a thread or for a subject, and their network runs' hops: a subquery on $1 (the project) and $2. */
+function runsMadeSql(made: { threadId: string } | { subjectId: string }): { runs: string; value: string } {
+  // A trusted column name: which runs are meant.
+  const column = 'threadId' in made ? 'thread_id' : 'subject_id';
+  return {
+    runs: `SELECT id FROM runs WHERE project_id = $1 AND (${column} = $2 OR parent_run_id IN (SELECT id FROM runs WHERE project_id = $1 AND ${column} = $2))`,
+    value: 'threadId' in made ? made.threadId : made.subjectId,
+  };
+}
+
+/**
+ * The run of an experiment item copied from the runs made on the thread or for the subject, while the item has not
+ * ended (its run going, or its scores being written): until it has, their conversation is not cleared.
+ */
+export function activeExperimentRunOf(
+  db: Queryable,
+  projectId: string,
+  made: { threadId: string } | { subjectId: string },
+): Promise<{ id: string } | null> {
+  const { runs, value } = runsMadeSql(made);
+  return activeCopyRunOf(db, projectId, runs, value);
+}
+
+export interface ConversationsCleared {
+  /** The runs made on the thread or for the subject, hops included. */
+  runs: number;
+  /** The experiment items copied from them, cleared now. */
+  experimentItems: number;
+}
+
 /**
  * Clears the conversation of the runs made on a thread, or for a subject, and of their network runs' hops: their
  * input, output and steps' messages and tool calls, as retention clears step payloads. The runs stay, with their
  * usage, cost, timing and scores. The dataset items taken from those runs are deleted (each is a copy of the
- * conversation), and their datasets' counts follow. How many runs.
+ * conversation), and their datasets' counts follow. The experiment items copied from them lose their copy, and their
+ * own runs (which were given it) are cleared as these are; they keep their status, scores, cost and latency.
  */
 export async function clearConversations(
   tx: Queryable,
   projectId: string,
   made: { threadId: string } | { subjectId: string },
-): Promise<number> {
-  // A trusted column name: which runs are meant.
-  const column = 'threadId' in made ? 'thread_id' : 'subject_id';
-  const value = 'threadId' in made ? made.threadId : made.subjectId;
-  // The runs are held first, so that the statement below sees every dataset item taken from them: one being added
-  // holds its run until it commits (holdSourceRuns), and is then seen and deleted with the rest.
+): Promise<ConversationsCleared> {
+  const { runs, value } = runsMadeSql(made);
+  // The runs are held first, so that the statements below see every dataset item taken from them (one being added
+  // holds its run until it commits: holdSourceRuns) and every experiment item copied from one (an experiment being
+  // made holds its items' source runs the same way).
+  const held = await tx.query<{ id: string }>(`${runs} ORDER BY id FOR UPDATE`, [projectId, value]);
+  const sources = held.rows.map((run) => run.id);
+  const copies = await holdCopiesOf(tx, projectId, sources);
   await tx.query(
-    `SELECT id FROM runs WHERE project_id = $1 AND (${column} = $2 OR parent_run_id IN (SELECT id FROM runs WHERE project_id = $1 AND ${column} = $2))
-      ORDER BY id FOR UPDATE`,
-    [projectId, value],
-  );
-  const { rowCount } = await tx.query(
-    `WITH theirs AS (
-       SELECT id FROM runs WHERE project_id = $1 AND (${column} = $2 OR parent_run_id IN (SELECT id FROM runs WHERE project_id = $1 AND ${column} = $2))),
-     steps AS (UPDATE run_steps s SET message = NULL, tool_call = NULL, payload_expired = true FROM theirs WHERE s.run_id = theirs.id AND NOT s.payload_expired),
+    `WITH theirs AS (SELECT unnest($2::text[]) AS id),
+     steps AS (UPDATE run_steps s SET message = NULL, tool_call = NULL, payload_expired = true, error = ${clearedMiss('s.error')}
+                 FROM theirs WHERE s.run_id = theirs.id AND (NOT s.payload_expired OR s.error->>'code' = 'replay_miss')),
      items AS (DELETE FROM dataset_items i USING theirs WHERE i.project_id = $1 AND i.source_run_id = theirs.id RETURNING i.dataset_id),
      counts AS (UPDATE datasets d SET item_count = d.item_count - gone.n, updated_at = now()
                   FROM (SELECT dataset_id, count(*)::int AS n FROM items GROUP BY dataset_id) gone WHERE d.id = gone.dataset_id)
-     UPDATE runs r SET input = '[]', output_text = '', payloads_expired_at = coalesce(payloads_expired_at, now()) FROM theirs WHERE r.id = theirs.id`,
-    [projectId, value],
+     UPDATE runs r SET input = '[]', output_text = '', error = ${clearedMiss('r.error')}, payloads_expired_at = coalesce(payloads_expired_at, now())
+       FROM theirs WHERE r.id = theirs.id AND r.project_id = $1`,
+    [projectId, [...sources, ...copies.runIds]],
   );
-  return rowCount ?? 0;
+  return { runs: sources.length, experimentItems: await clearCopies(tx, copies.itemIds) };
 }

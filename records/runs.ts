@@ -13,7 +13,7 @@ import { cancelPendingApprovals } from './approvals.js';
 import { releaseReservationsOf } from './cost-caps.js';
 import { activeRunsOnThread, appendTurn } from './threads.js';
 import { newRunTraceContext, tracingOn, type StoredTraceContext } from '../tracing/context.js';
-import { exportRunSpan, type EndedRun } from '../tracing/gen-ai.js';
+import type { EndedRun } from '../tracing/gen-ai.js';
 import type { AgentOverrides } from './experiments.js';
 
 export type RunStatus = components['schemas']['RunStatus'];
@@ -112,7 +112,7 @@ export interface NewRun {
   scheduled?: { scheduleId: string; at: Date };
 }
 
-const COLUMNS = `id, project_id, agent_id, agent_version, network_id, network_version, parent_run_id, hop_index, hop_decision, handoff, api_key_id, status, model, resolved_model, routing_reason, input, file_ids,
+export const COLUMNS = `id, project_id, agent_id, agent_version, network_id, network_version, parent_run_id, hop_index, hop_decision, handoff, api_key_id, status, model, resolved_model, routing_reason, input, file_ids,
   previous_run_id, thread_id, subject_id, max_steps, output_text, input_tokens, output_tokens, cached_tokens, trim_scale(cost)::text AS cost, error, metadata,
   created_at, started_at, completed_at, payloads_expired_at, pending_approvals, trim_scale(max_cost_usd)::text AS max_cost_usd, trace_context,
   experiment_id, agent_overrides, replay_item_id, schedule_id`;
@@ -132,7 +132,7 @@ const SUMMARY_COLUMNS = `id, project_id, agent_id, agent_version, network_id, ne
  * The condition for runs in any of `statuses` as the API shows them: `requires_action` is a run in progress with
  * a call waiting for approval, and `in_progress` one without.
  */
-function statusCondition(statuses: RunStatus[]): [string, ...unknown[]] {
+export function statusCondition(statuses: RunStatus[]): [string, ...unknown[]] {
   const stored = statuses.filter((status) => status !== 'in_progress' && status !== 'requires_action');
   const parts: [string, ...unknown[]][] = [];
   if (stored.length > 0) parts.push(['status = ANY(?::text[])', stored]);
@@ -440,21 +440,22 @@ export async function toolSpecsOf(db: Queryable, runId: string): Promise<unknown
 }
 
 /**
- * Ends a run, once: a run already finished stays as it was (false). The terminal event is appended in
- * the same transaction.
+ * Ends a run, once: a run already finished stays as it was (null). The terminal event is appended in
+ * the same transaction. The answer is the run as its span tells it, for exportRunSpan once that transaction
+ * has committed: a retried commit, or a retried activity, then finds the run ended and exports nothing more.
  */
 export async function finishRun(
   tx: Queryable,
   runId: string,
   outcome: { status: 'completed' | 'failed' | 'cancelled'; outputText?: string; error?: RunError | null },
-): Promise<boolean> {
+): Promise<EndedRun | null> {
   const { rows } = await tx.query<EndedRunRow>(
     `UPDATE runs SET status = $2, output_text = coalesce($3, output_text), error = $4, completed_at = now()
      WHERE id = $1 AND status IN ('queued', 'in_progress') RETURNING ${ENDED_COLUMNS}`,
     [runId, outcome.status, outcome.outputText ?? null, outcome.error ?? null],
   );
   const ended = rows[0];
-  if (!ended) return false;
+  if (!ended) return null;
   // A completed run's turn joins its thread with its ending; a run that failed or was cancelled adds nothing to it.
   if (ended.thread_id && outcome.status === 'completed') await appendTurn(tx, { ...ended, thread_id: ended.thread_id });
   await cancelPendingApprovals(tx, runId);
@@ -468,15 +469,14 @@ export async function finishRun(
   );
   const scores = await scoreHeuristics(tx, runId);
   await appendRunEvent(tx, runId, `run.${outcome.status}`, outcome.error ? { error: outcome.error } : {});
-  // Its totals are final here (a network run's took its hops' as each ended); the span leaves in the next batch.
-  if (tracingOn() && ended.trace_context)
-    exportRunSpan({ ...ended, trace_context: ended.trace_context, name: await nameOf(tx, ended), scores });
-  return true;
+  // Its totals are final here (a network run's took its hops' as each ended). Its name is only read for its span.
+  const name = tracingOn() && ended.trace_context ? await nameOf(tx, ended) : null;
+  return { ...ended, name, scores };
 }
 
 /** What finishRun reads of the run it ends: its turn for the thread, and what its span tells. */
-type EndedRunRow = Omit<EndedRun, 'name' | 'scores' | 'trace_context' | 'input' | 'output_text'> &
-  Pick<RunRecord, 'project_id' | 'agent_version' | 'network_version' | 'trace_context' | 'input' | 'output_text'>;
+type EndedRunRow = Omit<EndedRun, 'name' | 'scores' | 'input' | 'output_text'> &
+  Pick<RunRecord, 'project_id' | 'agent_version' | 'network_version' | 'input' | 'output_text'>;
 
 const ENDED_COLUMNS = `id, project_id, thread_id, input, output_text, trace_context, status, agent_id, agent_version, network_id, network_version,
   parent_run_id, hop_index, model, resolved_model, input_tokens, output_tokens, cached_tokens, trim_scale(cost)::text AS cost, error, created_at, completed_at`;

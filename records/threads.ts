@@ -252,6 +252,8 @@ export interface ThreadDeletion {
   runs: number;
   /** Memories learned only from the thread. */
   memories: number;
+  /** Experiment items copied from its runs, cleared with them. */
+  experimentItems: number;
 }
 
 /**
@@ -266,7 +268,7 @@ export async function deleteThread(tx: Queryable, projectId: string, threadId: s
     [threadId, projectId],
   );
   if (rows.length === 0) return null;
-  const runs = await clearConversations(tx, projectId, { threadId });
+  const cleared = await clearConversations(tx, projectId, { threadId });
   await recordEvent(tx, projectId, 'thread.deleted', { object: 'thread', id: threadId });
-  return { messages: rows[0]!.message_count, runs, memories };
+  return { messages: rows[0]!.message_count, runs: cleared.runs, memories, experimentItems: cleared.experimentItems };
 }

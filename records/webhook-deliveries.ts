@@ -1,7 +1,8 @@
 /**
  * The delivery side of webhooks: turning recorded events into deliveries (the outbox read once), claiming
  * deliveries for their first attempt, which deliveries still need their retries' workflow started, each
- * attempt's log row, and a delivery's ending, which counts towards disabling an endpoint that keeps failing.
+ * attempt's log row (one whose worker died mid-way too), and a delivery's ending, which counts towards
+ * disabling an endpoint that keeps failing.
  */
 import { newId } from './ids.js';
 import { transaction, type Db, type Queryable } from './db.js';
@@ -196,6 +197,27 @@ export async function recordAttempt(db: Queryable, deliveryId: string, outcome: 
     [deliveryId, outcome.attempt, delivered, outcome.responseStatus, outcome.error?.slice(0, 500) ?? null, outcome.durationMs],
   );
   return rows[0]!.found > 0;
+}
+
+/**
+ * Logs an attempt that never ended (its worker died while the receiver had it), unless its outcome was logged:
+ * no answer, `error` saying why, and how long it ran until it was given up. Nothing for a delivery that has
+ * ended or is gone.
+ */
+export async function recordAbandonedAttempt(
+  db: Queryable,
+  deliveryId: string,
+  abandoned: { attempt: number; error: string; durationMs: number },
+): Promise<void> {
+  await db.query(
+    `WITH delivery AS (
+       UPDATE webhook_deliveries SET attempts = GREATEST(attempts, $2) WHERE id = $1 AND status = 'pending' RETURNING id
+     )
+     INSERT INTO webhook_delivery_attempts (delivery_id, attempt, response_status, error, duration_ms)
+     SELECT id, $2, NULL, $3, $4 FROM delivery
+     ON CONFLICT (delivery_id, attempt) DO NOTHING`,
+    [deliveryId, abandoned.attempt, abandoned.error, abandoned.durationMs],
+  );
 }
 
 /**

@@ -41,7 +41,8 @@ export const ATTR_RUN_ID = 'agentplane.run.id';
 /** A run as its span tells it, read when it ends. */
 export interface EndedRun {
   id: string;
-  trace_context: StoredTraceContext;
+  /** Null when tracing was off where the run was created: it has no span. */
+  trace_context: StoredTraceContext | null;
   status: 'completed' | 'failed' | 'cancelled';
   agent_id: string | null;
   network_id: string | null;
@@ -66,11 +67,12 @@ export interface EndedRun {
 
 /**
  * Exports the run's `invoke_agent` span, with the span id its children were given from the run's creation on and
- * the run's real start: it lasts across activities and workers, so no one process holds it open.
+ * the run's real start: it lasts across activities and workers, so no one process holds it open. Called once the
+ * transaction that ended the run has committed, so that a span only ever tells of a run's durable end.
  */
 export function exportRunSpan(run: EndedRun): void {
-  if (!tracingOn()) return;
   const stored = run.trace_context;
+  if (!tracingOn() || !stored) return;
   const attributes: Attributes = {
     [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT,
     [ATTR_GEN_AI_AGENT_ID]: run.agent_id ?? run.network_id ?? undefined,

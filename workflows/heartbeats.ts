@@ -12,10 +12,15 @@ export function heartbeat(): void {
   if (!context.info.isLocal) context.heartbeat();
 }
 
-/** Heartbeats until `stop()`, for work that cannot send them itself (a call in flight). */
-export function keepBeating(): { stop(): void } {
+/**
+ * Heartbeats until `stop()`, for work that cannot send them itself (a call in flight). `details`, when given,
+ * go with each: the activity's next attempt reads them (`heartbeatDetails`) if this one never ends.
+ */
+export function keepBeating(details?: unknown): { stop(): void } {
   const context = Context.current();
   if (context.info.isLocal) return { stop: () => {} };
-  const timer = setInterval(() => context.heartbeat(), HEARTBEAT_MS);
+  // Sent at once: the details reach Temporal even if the worker dies within the first interval.
+  if (details !== undefined) context.heartbeat(details);
+  const timer = setInterval(() => context.heartbeat(details), HEARTBEAT_MS);
   return { stop: () => clearInterval(timer) };
 }

@@ -86,6 +86,8 @@ export async function createWorker(settings: WorkerSettings): Promise<{ worker: 
           activities,
           maxConcurrentActivityTaskExecutions: WEBHOOK_ATTEMPTS_AT_ONCE,
           shutdownGraceTime,
+          // An attempt's heartbeats reach Temporal every second, well within its heartbeat timeout.
+          maxHeartbeatThrottleInterval: '1 second',
         }),
       );
     }

@@ -6,6 +6,7 @@ import { A2A_PROTOCOL_VERSION, AgentCard, type AgentSkill } from '@a2a-js/sdk';
 import type { AgentRecord } from '../../records/agents.js';
 import type { NetworkRecord } from '../../records/networks.js';
 import { COST_EXTENSION_URI } from './task.js';
+import { INPUT_MODES } from './message-input.js';
 
 /** The earlier protocol version the same endpoint also speaks, with its method names (`message/send`, …). */
 export const LEGACY_PROTOCOL_VERSION = '0.3';
@@ -21,7 +22,7 @@ function skillOf(agent: AgentRecord): AgentSkill {
     description: agent.description ?? `Runs the agent ${agent.name}.`,
     tags: ['agent'],
     examples: [],
-    inputModes: TEXT_MODES,
+    inputModes: INPUT_MODES,
     outputModes: TEXT_MODES,
     securityRequirements: [],
   };
@@ -60,7 +61,7 @@ export function agentCardOf(subject: CardSubject, url: string): AgentCard {
       },
     },
     securityRequirements: [{ schemes: { bearer: { list: [] } } }],
-    defaultInputModes: TEXT_MODES,
+    defaultInputModes: INPUT_MODES,
     defaultOutputModes: TEXT_MODES,
     skills,
     signatures: [],

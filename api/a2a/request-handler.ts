@@ -14,14 +14,12 @@ import type {
   ListTaskPushNotificationConfigsResponse,
   ListTasksRequest,
   ListTasksResponse,
-  Message,
   SendMessageRequest,
   StreamResponse,
   SubscribeToTaskRequest,
   Task,
   TaskPushNotificationConfig,
 } from '@a2a-js/sdk';
-import { Role } from '@a2a-js/sdk';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import {
   ContentTypeNotSupportedError,
@@ -33,7 +31,8 @@ import {
 } from '@a2a-js/sdk/errors';
 import type { ApiContext, ApiDeps } from '../context.js';
 import { callerOf } from '../context.js';
-import { ApiError, toApiError } from '../errors.js';
+import { ApiError, PermissionError, toApiError } from '../errors.js';
+import { hasScope } from '../middleware/auth.js';
 import { findRun, isFinished, type RunRecord } from '../../records/runs.js';
 import { findThread } from '../../records/threads.js';
 import { startRun } from '../routes/runs/create.js';
@@ -43,6 +42,9 @@ import { endRunNeverStarted } from '../routes/runs/cancel.js';
 import { runWhenEnded } from '../routes/runs/run-log.js';
 import { presentTask } from './task.js';
 import { followTask } from './task-events.js';
+import { listTasksOf } from './task-list.js';
+import { messageInputOf } from './message-input.js';
+import { MessageFiles } from './message-files.js';
 
 /** What the endpoint runs: an agent or a network of the caller's project. */
 export interface A2ATarget {
@@ -57,8 +59,7 @@ export interface A2ATarget {
  */
 export const BLOCKING_WAIT_MS = 60_000;
 const CANCEL_WAIT_MS = 10_000;
-// As a run's input (CreateRunRequest.input); a message id becomes part of an idempotency key of 255 at most.
-const MAX_TEXT_CHARS = 262_144;
+// A message id becomes part of an idempotency key of 255 at most.
 const MAX_MESSAGE_ID_CHARS = 200;
 
 /**
@@ -80,32 +81,10 @@ function protocolError(err: unknown): unknown {
   if (apiError.code === 'idempotency_key_reused') {
     return new RequestMalformedError('This messageId was sent before with a different message; give each message its own id.');
   }
+  // A file part whose content is not a type the platform takes (or not the type it declares).
+  if (apiError.status === 415) return new ContentTypeNotSupportedError(apiError.message);
   if ([401, 403, 409, 429].includes(apiError.status) || apiError.status >= 500) return new HttpRefusal(apiError);
   return new RequestMalformedError(apiError.param ? `${apiError.message} (${apiError.param})` : apiError.message);
-}
-
-/** The text of the message the client sent; structured data parts are passed on as their JSON. */
-function textOf(message: Message | undefined): string {
-  if (!message) throw new RequestMalformedError('`message` is required.');
-  if (message.role !== Role.ROLE_USER) throw new RequestMalformedError("The message's role must be ROLE_USER.");
-  if (message.parts.length === 0) throw new RequestMalformedError('The message needs at least one part.');
-  const texts = message.parts.map((part) => {
-    switch (part.content?.$case) {
-      case 'text':
-        return part.content.value;
-      case 'data':
-        return JSON.stringify(part.content.value);
-      default:
-        throw new ContentTypeNotSupportedError(
-          `This agent takes text and data parts; a ${part.content?.$case ?? 'empty'} part${part.mediaType ? ` (${part.mediaType})` : ''} is not supported.`,
-        );
-    }
-  });
-  const text = texts.join('\n');
-  if (text.trim() === '') throw new RequestMalformedError('The message has no text.');
-  if (text.length > MAX_TEXT_CHARS) throw new RequestMalformedError(`The message's text is over ${MAX_TEXT_CHARS} characters.`);
-  if (text.includes('\u0000')) throw new RequestMalformedError('The message holds the NUL character (U+0000).');
-  return text;
 }
 
 export class RunTaskHandler implements A2ARequestHandler {
@@ -152,8 +131,8 @@ export class RunTaskHandler implements A2ARequestHandler {
     return this.guard(async () => presentTask(await this.taskRun(params.id), params.historyLength));
   }
 
-  listTasks(_params: ListTasksRequest): Promise<ListTasksResponse> {
-    return Promise.reject(new UnsupportedOperationError('Tasks are listed as runs: GET /v1/runs?agent_id= (or network_id=, thread_id=).'));
+  listTasks(params: ListTasksRequest): Promise<ListTasksResponse> {
+    return this.guard(() => listTasksOf(this.deps.db, callerOf(this.ctx).projectId, this.target, params));
   }
 
   cancelTask(params: CancelTaskRequest): Promise<Task> {
@@ -223,9 +202,14 @@ export class RunTaskHandler implements A2ARequestHandler {
   /** Admits the message as a new run of this agent (or network); a streamed one holds an event stream slot, given back as `release`. */
   private async startRun(params: SendMessageRequest, stream: boolean): Promise<{ run: RunRecord; release?: () => void }> {
     const { message } = params;
-    const text = textOf(message);
-    const { projectId } = callerOf(this.ctx);
+    const { text, files } = messageInputOf(message);
+    const caller = callerOf(this.ctx);
+    const { projectId } = caller;
     if (params.configuration?.taskPushNotificationConfig) throw this.noPush();
+    // A file part is an upload attached to the run: the key needs what both take through the REST API.
+    for (const scope of files.length > 0 ? (['files:write', 'files:read'] as const) : []) {
+      if (!hasScope(caller, scope)) throw PermissionError(scope);
+    }
     if (message!.taskId) {
       // A task is one run, which takes no further input once it has begun: a new message is a new task, in the same context.
       const run = await this.taskRun(message!.taskId);
@@ -239,22 +223,26 @@ export class RunTaskHandler implements A2ARequestHandler {
     if (contextId && !(await findThread(this.deps.db, projectId, contextId))) {
       throw new RequestMalformedError(`No context '${contextId}': continue a context this server gave, or send no contextId to begin one.`);
     }
-    const started = await startRun(
-      this.ctx,
-      this.deps,
-      this.target.kind,
-      this.target.id,
-      {
-        input: text,
-        ...(contextId ? { thread_id: contextId } : {}),
-        // A conversation's messages are taken in turn, as a client that does not wait for the last answer expects.
-        on_thread_busy: 'wait',
-        stream,
-        wait: true,
-      },
+    const body = {
+      input: text,
+      ...(contextId ? { thread_id: contextId } : {}),
+      // A conversation's messages are taken in turn, as a client that does not wait for the last answer expects.
+      on_thread_busy: 'wait' as const,
+      stream,
+      wait: true,
+    };
+    const attachments = files.length > 0 ? await MessageFiles.stage(this.ctx, this.deps, files) : null;
+    const started = await startRun(this.ctx, this.deps, this.target.kind, this.target.id, body, {
       // The protocol's way to spot a message sent twice: the same messageId (with the same content) is the same task.
-      { idempotencyKey: message!.messageId ? `a2a:${this.target.id}:${message!.messageId}` : undefined, newThread: !contextId },
-    );
+      idempotencyKey: message!.messageId ? `a2a:${this.target.id}:${message!.messageId}` : undefined,
+      identity: { ...body, stream: undefined, wait: undefined, ...(attachments ? { files: attachments.identity() } : {}) },
+      newThread: !contextId,
+      ...(attachments ? { files: { record: (tx) => attachments.record(tx), extract: () => attachments.extract() } } : {}),
+    }).catch(async (err: unknown) => {
+      await attachments?.discard();
+      throw err;
+    });
+    if (started.replayed) await attachments?.discard();
     this.ctx.state.auditTargetId = started.runId;
     const run = await findRun(this.deps.db, projectId, started.runId);
     if (!run) throw new Error(`run ${started.runId} vanished`);

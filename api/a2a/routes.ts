@@ -27,8 +27,10 @@ import { COST_EXTENSION_URI } from './task.js';
 import { answerRefusals, type JsonRpcId } from './refusals.js';
 import { writeEventStream } from './event-stream.js';
 
-// As the REST API's bodies: a message's text is at most 256 KiB.
-const parseJson = koaBody({ multipart: false, urlencoded: false, text: false, json: true, jsonLimit: '1mb', jsonStrict: false });
+// A message's files come in it, as base64 (a third larger than their bytes): room for MAX_FILE_BYTES of them and
+// the text beside them, and no more.
+const MAX_BODY_BYTES = 15 * 1024 * 1024;
+const parseJson = koaBody({ multipart: false, urlencoded: false, text: false, json: true, jsonLimit: MAX_BODY_BYTES, jsonStrict: false });
 
 /** What each method needs: running is `agents:run`, reading is `agents:read` (as for the REST API's runs). */
 const RUN_METHODS = new Set(['SendMessage', 'SendStreamingMessage', 'CancelTask']);
@@ -131,7 +133,7 @@ function serveJsonRpc(deps: ApiDeps): Middleware<ApiState> {
         ctx,
         null,
         tooLarge ? A2A_ERROR_CODE.INVALID_REQUEST : A2A_ERROR_CODE.PARSE_ERROR,
-        tooLarge ? 'The request is over 1 MB.' : 'Invalid JSON payload.',
+        tooLarge ? `The request is over ${MAX_BODY_BYTES} bytes (15 MiB).` : 'Invalid JSON payload.',
       );
     }
     const body = ctx.request.body as unknown;

@@ -378,7 +378,7 @@ export interface paths {
         get: operations["getThread"];
         put?: never;
         post?: never;
-        /** Delete a thread and its messages, and clear the conversation its runs hold (their input, output and steps' messages; the runs stay, with their usage and cost, as `payload_expired` steps). A thread with a run still to end answers 409 `thread_busy`. Needs `agents:run`; the audit log keeps the deletion. */
+        /** Delete a thread and its messages, and clear the conversation its runs hold (their input, output and steps' messages; the runs stay, with their usage and cost, as `payload_expired` steps). The dataset items taken from those runs are deleted, and the experiment items copied from them lose their copy (`payload_expired`), their runs cleared the same way. A thread with a run still to end, or with an experiment's run copied from its runs still to end, answers 409 `thread_busy`. Needs `agents:run`; the audit log keeps the deletion. */
         delete: operations["deleteThread"];
         options?: never;
         head?: never;
@@ -482,7 +482,7 @@ export interface paths {
         get: operations["listMemories"];
         put?: never;
         post?: never;
-        /** Forget a subject: its memories and their sources, its threads and their messages, its runs' messages on other threads, and the conversation of every run made for it (input, output and steps' messages, its network runs' hops too; the runs stay, with their usage and cost). One transaction; the answer counts what was removed, by kind, and the audit log keeps the request. While a run for the subject is still to end, 409 `subject_busy`. Needs `agents:run`. */
+        /** Forget a subject: its memories and their sources, its threads and their messages, its runs' messages on other threads, and the conversation of every run made for it (input, output and steps' messages, its network runs' hops too; the runs stay, with their usage and cost), the dataset items taken from those runs, and the experiment items' copies of them (`payload_expired`, their runs cleared the same way). One transaction; the answer counts what was removed, by kind, and the audit log keeps the request. While a run for the subject, or an experiment's run copied from one, is still to end, 409 `subject_busy`. Needs `agents:run`. */
         delete: operations["forgetSubject"];
         options?: never;
         head?: never;
@@ -770,7 +770,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Make a dataset from an OpenAI Evals export: the eval's definition (`name`, `data_source_config`, `testing_criteria`) and its items (`{"item": {...}}` each, as a JSON array or JSONL text). Each item's input comes from `input` (a field name, or a template such as `{{item.question}}`) and its expected answer from the reference of the criteria that compare the answer with one (`{{item.answer}}`). Criteria become scorers where one fits; the answer lists each criterion and item field that was not mapped, with why. All or nothing: an item that cannot be read answers 400 `invalid_import` naming it. Needs `datasets:write`; the audit log keeps it (`dataset.import`). */
+        /** Make a dataset from an OpenAI Evals export: the eval's definition (`name`, `data_source_config`, `testing_criteria`) and its items (`{"item": {...}}` each, as a JSON array or JSONL text). Each item's input comes from `input` (a field name, or a template such as `{{item.question}}`) and its expected answer from the reference of the criteria that compare the answer with one (`{{item.answer}}`). Criteria become scorers where one fits; the answer lists each criterion and item field that was not mapped, with why. Each item is checked against the eval's `data_source_config.item_schema` when it has one (a JSON Schema 2020-12, held to the bounds of a tool's parameters: 64 KB, 32 levels, 512 objects and arrays, 64 patterns matched in linear time; one past them answers 400 `invalid_import` with `param` `eval.data_source_config.item_schema`). All or nothing: an item that cannot be read, or does not match the item schema, answers 400 `invalid_import` naming it (its index, and why). Needs `datasets:write`; the audit log keeps it (`dataset.import`). */
         post: operations["importDataset"];
         delete?: never;
         options?: never;
@@ -1445,6 +1445,8 @@ export interface components {
             memories_removed: number;
             /** @description Runs on the thread whose conversation was cleared. */
             runs_cleared: number;
+            /** @description Experiment items copied from those runs (through dataset items taken from them) whose copy of the conversation was cleared, with their own runs. */
+            experiment_items_cleared: number;
         };
         Memory: {
             id: string;
@@ -1512,6 +1514,8 @@ export interface components {
                 };
                 /** @description Runs for the subject (and their hops) whose conversation was cleared. */
                 runs_cleared: number;
+                /** @description Experiment items copied from those runs (through dataset items taken from them) whose copy of the conversation was cleared, with their own runs. */
+                experiment_items_cleared: number;
             };
         };
         DeletedFile: {
@@ -2584,8 +2588,13 @@ export interface components {
             cost_usd: string | null;
             /** @description Its run's duration, from start to end. */
             latency_ms: number | null;
-            /** @description Why it failed: its run's error (`replay_miss`, `budget_exceeded`, …). */
+            /** @description Why it failed: its run's error (`replay_miss`, `budget_exceeded`, `conversation_cleared`, …). */
             error: null | components["schemas"]["RunError"];
+            /**
+             * @description Present once the conversation the item copies was cleared (the thread of its dataset item's source run deleted, or that run's subject forgotten): `output` is empty and the scores' explanations are gone, and its run's input, output and steps' messages are cleared as that run's are. Its status, score values, cost and latency stay, and the experiment's summary with them. An item cleared before it ran is not run (`conversation_cleared`).
+             * @constant
+             */
+            payload_expired?: true;
         };
         ScorerName: string;
         RunScore: {

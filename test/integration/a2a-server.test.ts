@@ -6,6 +6,7 @@ import { findTool } from '../../cli/tools.js';
 import { createAgent, startRunsStack, type RunsStack } from '../support/runs.js';
 import { newTenant, type Tenant } from '../support/api.js';
 import { eventually, withinDeadline } from '../support/eventually.js';
+import { png } from '../support/fixtures.js';
 
 const COST = 'https://agentplane.io/a2a/extensions/cost/v1';
 const CLIENT_SCRIPT = fileURLToPath(new URL('../../../test/support/a2a_client.py', import.meta.url));
@@ -100,7 +101,15 @@ describe('A2A server: agents and networks as A2A agents, driven by the official 
       card.skills.map((s: Json) => [s.id, s.name]),
       [[agent.id, 'Support desk']],
     );
-    assert.deepEqual(card.defaultInputModes, ['text/plain']);
+    assert.deepEqual(card.defaultInputModes, [
+      'text/plain',
+      'application/json',
+      'application/pdf',
+      'image/png',
+      'image/jpeg',
+      'audio/wav',
+      'audio/mp4',
+    ]);
 
     // A 0.3 client sends no A2A-Version and reads the card as 0.3 wrote it.
     const legacy = await fetch(`${url}/.well-known/agent-card.json`, { headers: { authorization: `Bearer ${key}` } });
@@ -256,6 +265,12 @@ describe('A2A server: agents and networks as A2A agents, driven by the official 
     const ledger = (await stack.tenant.admin.get(`/v1/runs/${last.taskId}`)).body;
     assert.equal(ledger.network_id, created.body.id);
     assert.deepEqual(last.metadata[COST], { run_id: last.taskId, cost_usd: Number(ledger.cost), input_tokens: 3000, output_tokens: 300 });
+    // Its tasks are its network runs: the hops are the members' runs, not tasks of their own.
+    const listed = await a2a({ op: 'list', ...network });
+    assert.deepEqual(
+      listed.tasks.map((t: Json) => t.id),
+      [last.taskId],
+    );
   });
 
   it('cancels a long task; a task that has ended is not cancelable; another project cannot read or cancel it', async () => {
@@ -366,6 +381,159 @@ describe('A2A server: agents and networks as A2A agents, driven by the official 
     await stack.tenant.admin.post(`/v1/runs/${going.body.id}/cancel`, {});
   });
 
+  it('lists the agent’s tasks, the last changed first, paged by token, by context and state, and none of another project', async () => {
+    const lister = await createAgent(stack.tenant.admin, { name: 'Lister' });
+    const target = { url: `${stack.api.url}/a2a/${lister.id}` };
+    const sent: Json[] = [];
+    const exchanges: [string, string][] = [
+      ['First.', 'One.'],
+      ['Second.', 'Two.'],
+      ['Third.', 'Three.'],
+    ];
+    for (const [text, answer] of exchanges) {
+      stack.openai.enqueue({ text: [answer], usage: { input: 2, output: 1 } });
+      const contextId = sent.length === 1 ? sent[0].contextId : undefined;
+      sent.push((await a2a({ op: 'send', text, context_id: contextId, ...target })).events[0].task);
+    }
+    const [first, second, third] = sent;
+    assert.equal(second.contextId, first.contextId);
+
+    // Two pages of two: the task that ended last first, each once; the token is where the last page ended.
+    const page1 = await a2a({ op: 'list', page_size: 2, ...target });
+    assert.deepEqual(
+      page1.tasks.map((t: Json) => t.id),
+      [third.id, second.id],
+    );
+    assert.deepEqual([page1.pageSize, page1.totalSize], [2, 3]);
+    assert.ok(page1.nextPageToken);
+    // Artifacts only when asked for; the whole history unless limited.
+    assert.equal(page1.tasks[0].artifacts, undefined);
+    assert.deepEqual(
+      page1.tasks[0].history.map((m: Json) => m.parts[0].text),
+      ['Third.', 'Three.'],
+    );
+    const page2 = await a2a({
+      op: 'list',
+      page_size: 2,
+      page_token: page1.nextPageToken,
+      include_artifacts: true,
+      history_length: 0,
+      ...target,
+    });
+    assert.deepEqual(
+      page2.tasks.map((t: Json) => t.id),
+      [first.id],
+    );
+    assert.equal(page2.nextPageToken ?? '', '');
+    assert.equal(page2.tasks[0].artifacts[0].parts[0].text, 'One.');
+    assert.equal(page2.tasks[0].history, undefined);
+
+    const context = await a2a({ op: 'list', context_id: first.contextId, ...target });
+    assert.deepEqual(
+      context.tasks.map((t: Json) => t.id),
+      [second.id, first.id],
+    );
+    assert.equal((await a2a({ op: 'list', status: 'TASK_STATE_COMPLETED', ...target })).totalSize, 3);
+    assert.deepEqual((await a2a({ op: 'list', status: 'TASK_STATE_WORKING', ...target })).tasks ?? [], []);
+    const listed = async (params: Json) => (await rpc({ jsonrpc: '2.0', id: 'l', method: 'ListTasks', params }, {}, target.url)).body;
+    const since = await listed({ statusTimestampAfter: third.status.timestamp });
+    assert.deepEqual(
+      since.result.tasks.map((t: Json) => t.id),
+      [third.id],
+    );
+    assert.equal((await listed({ pageToken: 'not-a-token' })).error.code, -32602);
+    assert.equal((await listed({ pageSize: 101 })).error.code, -32602);
+
+    // Another project's key lists its own agent's tasks, and is not told that this agent exists.
+    const other = await newTenant(stack.api, 'a2a-lister');
+    const theirs = await createAgent(other.admin);
+    const foreign = await a2a({ op: 'list', url: `${stack.api.url}/a2a/${theirs.id}`, key: other.admin.key });
+    assert.deepEqual(foreign.tasks ?? [], []);
+    assert.ok((await a2a({ op: 'list', ...target, key: other.admin.key })).error);
+    const refused = await rpc(
+      { jsonrpc: '2.0', id: 'x', method: 'ListTasks', params: {} },
+      { authorization: `Bearer ${other.admin.key}` },
+      target.url,
+    );
+    assert.equal(refused.status, 404);
+  });
+
+  it('takes a message’s files as the run’s attachments: stored, extracted, and given to the model, in A2A 1.0 and 0.3', async () => {
+    const note = { base64: Buffer.from('The launch code is 7-4-1.').toString('base64'), media_type: 'text/plain', filename: 'note.txt' };
+    const chart = { base64: png().toString('base64'), media_type: 'image/png', filename: 'chart.png' };
+    stack.openai.enqueue({ text: ['It says 7-4-1.'], usage: { input: 30, output: 5 } });
+    const task = (await a2a({ op: 'send', text: 'What do the files say?', files: [note, chart] })).events[0].task;
+    assert.equal(task.status.state, 'TASK_STATE_COMPLETED', JSON.stringify(task.status));
+    const sentToModel = JSON.stringify((stack.openai.requests.at(-1) as Json).messages);
+    assert.match(sentToModel, /Attached file note\.txt .*The launch code is 7-4-1\./);
+    assert.match(sentToModel, /data:image\/png;base64,/);
+
+    const run = (await stack.tenant.admin.get(`/v1/runs/${task.id}`)).body;
+    assert.equal(run.file_ids.length, 2);
+    const files = await Promise.all(run.file_ids.map(async (id: string) => (await stack.tenant.admin.get(`/v1/files/${id}`)).body));
+    assert.deepEqual(
+      files.map((f: Json) => [f.filename, f.mime_type, f.purpose, f.status]),
+      [
+        ['note.txt', 'text/plain', 'attachment', 'processed'],
+        ['chart.png', 'image/png', 'attachment', 'processed'],
+      ],
+    );
+    const audit = await stack.tenant.admin.get(`/v1/audit-logs?target_id=${run.file_ids[0]}`);
+    assert.deepEqual(
+      audit.body.data.map((e: Json) => e.action),
+      ['file.create'],
+    );
+
+    // An A2A 0.3 client sends the file as a FilePart (`file.bytes`); a file alone is what the message is about.
+    stack.openai.enqueue({ text: ['Noted.'], usage: { input: 10, output: 1 } });
+    const legacy = (await a2a({ op: 'send', files: [note], version: '0.3' })).events[0].task;
+    assert.equal(legacy.status.state, 'TASK_STATE_COMPLETED');
+    assert.match(JSON.stringify((stack.openai.requests.at(-1) as Json).messages), /The launch code is 7-4-1\./);
+    assert.equal((await stack.tenant.admin.get(`/v1/runs/${legacy.id}`)).body.file_ids.length, 1);
+
+    // The same message sent again is the same task, and its file is not stored twice.
+    const filesBefore = (await stack.tenant.admin.get('/v1/files?limit=100')).body.data.length;
+    stack.openai.enqueue({ text: ['Once.'], usage: { input: 10, output: 1 } });
+    const parts = [{ text: 'Read it.' }, { raw: note.base64, mediaType: 'text/plain', filename: 'note.txt' }];
+    const send = () =>
+      rpc({ jsonrpc: '2.0', id: 's', method: 'SendMessage', params: { message: { messageId: 'msg-file', role: 'ROLE_USER', parts } } });
+    const once = (await send()).body.result.task;
+    assert.equal((await send()).body.result.task.id, once.id);
+    assert.equal((await stack.tenant.admin.get('/v1/files?limit=100')).body.data.length, filesBefore + 1);
+  });
+
+  it('refuses a file the platform does not take, or a key that may not upload, and stores nothing', async () => {
+    const filesBefore = (await stack.tenant.admin.get('/v1/files?limit=100')).body.data.length;
+    const gif = Buffer.from('R0lGODlhAQABAAAAACw=', 'base64');
+    const refused = await a2a({
+      op: 'send',
+      text: 'Look.',
+      files: [{ base64: gif.toString('base64'), media_type: 'image/gif', filename: 'a.gif' }],
+    });
+    assert.equal(refused.error, 'ContentTypeNotSupportedError', JSON.stringify(refused));
+    const send = (part: Json, headers: Record<string, string> = {}) =>
+      rpc(
+        {
+          jsonrpc: '2.0',
+          id: 'f',
+          method: 'SendMessage',
+          params: { message: { messageId: `m-${Math.random()}`, role: 'ROLE_USER', parts: [{ text: 'Look.' }, part] } },
+        },
+        headers,
+      );
+    // The content decides: GIF bytes declared as anything else, or as nothing, are refused all the same.
+    assert.equal((await send({ raw: gif.toString('base64'), mediaType: 'application/octet-stream' })).body.error.code, -32005);
+    assert.equal((await send({ raw: png().toString('base64'), mediaType: 'application/pdf' })).body.error.code, -32005);
+    const runner = await stack.tenant.keyWith('agents:run', 'agents:read');
+    const noUpload = await send(
+      { raw: Buffer.from('hi').toString('base64'), mediaType: 'text/plain' },
+      { authorization: `Bearer ${runner.key}` },
+    );
+    assert.equal(noUpload.status, 403);
+    assert.match(noUpload.body.error.message, /files:write/);
+    assert.equal((await stack.tenant.admin.get('/v1/files?limit=100')).body.data.length, filesBefore);
+  });
+
   it("answers bad requests with the protocol's JSON-RPC errors", async () => {
     const error = async (body: unknown, headers: Record<string, string> = {}) => {
       const answer = await rpc(body, headers);
@@ -375,7 +543,7 @@ describe('A2A server: agents and networks as A2A agents, driven by the official 
     assert.deepEqual(await error('{"jsonrpc": "2.0", "id": 1,'), [null, -32700]);
     assert.deepEqual(await error({ id: 1, method: 'GetTask', params: { id: 'x' } }), [1, -32600]);
     assert.deepEqual(await error([{ jsonrpc: '2.0', id: 1, method: 'GetTask' }]), [null, -32600]);
-    const huge = { jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { parts: [{ text: 'x'.repeat(1_100_000) }] } } };
+    const huge = { jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { parts: [{ text: 'x'.repeat(16_000_000) }] } } };
     assert.deepEqual(await error(huge), [null, -32600]);
     assert.deepEqual(await error({ jsonrpc: '2.0', id: 2, method: 'Dance', params: {} }), [2, -32601]);
     assert.deepEqual(await error({ jsonrpc: '2.0', id: 3, method: 'message/send', params: {} }), [3, -32601]);

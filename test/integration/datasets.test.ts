@@ -321,6 +321,20 @@ describe('datasets', function () {
       input: '{{item.question}}',
     });
     assertError(missing, 400, 'invalid_import', 'items.0');
+    const mismatched = await client.post('/v1/datasets/import', {
+      eval: evalDefinition,
+      items_jsonl: [lines[0], { item: { question: 'Where is my order?', answer: 7 } }].map((line) => JSON.stringify(line)).join('\n'),
+    });
+    assertError(mismatched, 400, 'invalid_import', 'items_jsonl (line 2)');
+    assert.match(mismatched.body.error.message, /^The item at index 1 .*item_schema`: item\/answer must be string\.$/);
+    const unsafe = await client.post('/v1/datasets/import', {
+      eval: {
+        ...evalDefinition,
+        data_source_config: { type: 'custom', item_schema: { type: 'object', properties: { question: { pattern: '^(a+)\\1$' } } } },
+      },
+      items: lines,
+    });
+    assertError(unsafe, 400, 'invalid_import', 'eval.data_source_config.item_schema');
     assert.equal((await client.get('/v1/datasets?limit=100')).body.data.length, before, 'a refused import makes no dataset');
 
     // The path is not a dataset's id: it offers POST alone.

@@ -251,6 +251,27 @@ describe('comparing experiments, and agentplane eval', function () {
       assert.equal((await tenant.admin.get('/v1/experiments?limit=100')).body.data.length, experimentsBefore);
     });
 
+    it('exits 3 when the experiment ends cancelled rather than completed, and says so on stderr', async () => {
+      // Only an internal fault ends an experiment `failed` (a failed item leaves it `completed`); one cancelled while
+      // the command waits (from the console, another job) ends it the other way the command treats alike.
+      const slowAgent = await createAgent(tenant.admin, { model: 'gpt-4.1-mini', instructions: SLOW });
+      const running = agentplaneEval(['--dataset', datasetId, '--agent', slowAgent.id, '--fail-if', 'exact_match < 0.5']);
+      const id = await eventually(
+        async () => {
+          const [latest] = (await tenant.admin.get(`/v1/experiments?dataset_id=${datasetId}&limit=1`)).body.data;
+          assert.equal(latest?.agent_id, slowAgent.id, 'the command has not made its experiment yet');
+          return latest.id as string;
+        },
+        { message: 'the command made no experiment' },
+      );
+      assert.equal((await tenant.admin.post(`/v1/experiments/${id}/cancel`, {})).status, 200);
+      const result = await running;
+      assert.equal(result.code, 3, result.stdout + result.stderr);
+      assert.match(result.stdout, new RegExp(`^Experiment ${id} \\(.*\\): cancelled in `));
+      assert.doesNotMatch(result.stdout, /gate/i, 'no gate is reported as passed or failed');
+      assert.equal(result.stderr, `agentplane eval: ${id} ended cancelled; its gates were not checked.\n`);
+    });
+
     it('exits 4 when the experiment does not finish within --timeout, and cancels it', async () => {
       const slowAgent = await createAgent(tenant.admin, { model: 'gpt-4.1-mini', instructions: SLOW });
       const result = await agentplaneEval(['--dataset', datasetId, '--agent', slowAgent.id, '--timeout', '2']);

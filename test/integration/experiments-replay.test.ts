@@ -33,7 +33,8 @@ describe('experiments', function () {
 
   /**
    * The model: asked about a city, it looks the city up (HTTP) and adds 2 and 40 (MCP), then answers 42. Told by
-   * its instructions to look up Bergen, it asks for Bergen whatever the question; asked to wait, it never answers.
+   * its instructions to look up Bergen, it asks for Bergen whatever the question; asked to wait, or told to take
+   * its time, it never answers.
    */
   function model(body: Record<string, unknown>): ScriptedReply {
     const messages = body.messages as { role: string; content?: unknown }[];
@@ -43,12 +44,12 @@ describe('experiments', function () {
       return messages.some((m) => m.role === 'tool')
         ? { text: [JSON.stringify(GLOBEX_ANSWER)], usage }
         : { tool_calls: [{ name: 'search_context', arguments: '{"query": "Globex"}' }], usage };
-    if (question.includes('wait')) return { hang: true, text: ['…'] };
-    if (messages.some((m) => m.role === 'tool')) return { text: ['42'], usage };
     const instructions = messages
       .filter((m) => m.role === 'system')
       .map(textOf)
       .join('\n');
+    if (question.includes('wait') || instructions.includes('Take your time')) return { hang: true, text: ['…'] };
+    if (messages.some((m) => m.role === 'tool')) return { text: ['42'], usage };
     const city = instructions.includes('Bergen') ? 'Bergen' : (/in (\w+)/.exec(question)?.[1] ?? 'Oslo');
     return {
       tool_calls: [
@@ -338,6 +339,94 @@ describe('experiments', function () {
     );
     const again = await stack.tenant.admin.post(`/v1/experiments/${created.body.id}/cancel`, {});
     assert.equal(again.body.status, 'cancelled', 'an ended experiment is answered as it is');
+  });
+
+  it("clears the items copied from a forgotten subject's run or a deleted thread's, and their runs; scores and cost stay", async () => {
+    const admin = stack.tenant.admin;
+    const thread = await admin.post('/v1/threads', {});
+    const ran = async (input: string, on: Record<string, string>) => {
+      const run = await admin.post(`/v1/agents/${agent.id}/run`, { input, ...on });
+      assert.equal(run.status, 200, JSON.stringify(run.body));
+      return runSatisfying(admin, run.body.id, (r) => r.status === 'completed', 'the source run did not complete');
+    };
+    const subjectRun = await ran('Weather in Oslo? Quintessa Marlowe asks.', { subject_id: 'customer-quintessa' });
+    const threadRun = await ran('Weather in Rome? Bartholomew Quill asks.', { thread_id: thread.body.id });
+    const dataset = await datasetWith([
+      { from_run_id: subjectRun.id, expected: '42, Quintessa Marlowe' },
+      { from_run_id: threadRun.id, expected: '42, Bartholomew Quill' },
+    ]);
+    const created = await admin.post('/v1/experiments', { dataset_id: dataset, agent_id: agent.id });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const ended = await experimentEnded(created.body.id);
+    assert.equal(ended.status, 'completed');
+    const shown = async () => {
+      const items = await itemsOf(created.body.id);
+      const runs = await Promise.all(items.map(async (item) => JSON.stringify((await admin.get(`/v1/runs/${item.run_id}`)).body)));
+      return { items, text: items.map((item, n) => JSON.stringify(item) + runs[n]) };
+    };
+    const before = await shown();
+    assert.match(before.text[0]!, /Quintessa Marlowe/, "the item's run and the scores' explanations hold the subject's words");
+    assert.match(before.text[1]!, /Bartholomew Quill/);
+    const kept = (item: any) => [item.status, item.scores.map((s: any) => [s.scorer, s.value]), item.cost_usd, item.latency_ms];
+
+    const forgotten = await admin.delete('/v1/memories?subject_id=customer-quintessa');
+    assert.equal(forgotten.status, 200, JSON.stringify(forgotten.body));
+    assert.equal(forgotten.body.removed.experiment_items_cleared, 1);
+    const afterForget = await shown();
+    assert.doesNotMatch(afterForget.text[0]!, /Quintessa|Marlowe/);
+    assert.equal(afterForget.items[0].payload_expired, true);
+    assert.equal(afterForget.items[0].output, '');
+    assert.deepEqual(kept(afterForget.items[0]), kept(before.items[0]));
+    assert.match(afterForget.text[1]!, /Bartholomew Quill/, "another subject's item is kept whole");
+    assert.equal(afterForget.items[1].payload_expired, undefined);
+
+    const deleted = await admin.delete(`/v1/threads/${thread.body.id}`);
+    assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
+    assert.equal(deleted.body.experiment_items_cleared, 1);
+    const afterDelete = await shown();
+    assert.doesNotMatch(afterDelete.text[1]!, /Bartholomew|Quill/);
+    assert.deepEqual(afterDelete.items.map(kept), before.items.map(kept));
+    const run = (await admin.get(`/v1/runs/${afterDelete.items[1].run_id}`)).body;
+    assert.deepEqual(run.input, []);
+    assert.ok(
+      run.steps.every((step: any) => step.payload_expired),
+      "the run's steps are cleared",
+    );
+    assert.deepEqual((await admin.get(`/v1/experiments/${created.body.id}`)).body.summary, ended.summary, 'the summary stays');
+  });
+
+  it("answers 409 to forgetting a subject while an experiment's run copied from its run is going, and clears it once it has ended", async () => {
+    const admin = stack.tenant.admin;
+    const source = await admin.post(`/v1/agents/${agent.id}/run`, {
+      input: 'Weather in Oslo? Ottoline Vance asks.',
+      subject_id: 'customer-ottoline',
+    });
+    await runSatisfying(admin, source.body.id, (r) => r.status === 'completed', 'the source run did not complete');
+    const dataset = await datasetWith([{ from_run_id: source.body.id }]);
+    const created = await admin.post('/v1/experiments', {
+      dataset_id: dataset,
+      agent_id: agent.id,
+      overrides: { instructions: 'Take your time.' },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const running = await eventually(
+      async () => {
+        const [item] = await itemsOf(created.body.id);
+        assert.equal(item.status, 'running');
+        return item;
+      },
+      { message: 'the item did not start' },
+    );
+    const busy = await admin.delete('/v1/memories?subject_id=customer-ottoline');
+    assert.equal(busy.status, 409, JSON.stringify(busy.body));
+    assert.equal(busy.body.error.code, 'subject_busy');
+    assert.match(busy.body.error.message, new RegExp(`experiment's run .*\\(${running.run_id}\\)`));
+    assert.equal((await admin.post(`/v1/experiments/${created.body.id}/cancel`, {})).status, 200);
+    await runSatisfying(admin, running.run_id, (r) => r.status === 'cancelled', 'the run was not cancelled');
+    const forgotten = await admin.delete('/v1/memories?subject_id=customer-ottoline');
+    assert.equal(forgotten.status, 200, JSON.stringify(forgotten.body));
+    assert.equal(forgotten.body.removed.experiment_items_cleared, 1);
+    assert.doesNotMatch(JSON.stringify((await admin.get(`/v1/runs/${running.run_id}`)).body), /Ottoline/);
   });
 
   it('lists experiments by dataset, newest first, and pages their items', async () => {

@@ -180,6 +180,7 @@ describe('memory: facts learned about a subject, with their sources, deleted exa
         threads: 2,
         thread_messages: { user: 4, assistant: 4 },
         runs_cleared: 6,
+        experiment_items_cleared: 0,
       },
     });
     assert.deepEqual(await memoriesOf('cy'), []);

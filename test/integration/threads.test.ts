@@ -215,6 +215,7 @@ describe('threads: conversations that last', function () {
       messages_removed: 4,
       memories_removed: 0,
       runs_cleared: 3,
+      experiment_items_cleared: 0,
     });
     assert.equal((await client.get(`/v1/threads/${thread.id}`)).status, 404);
     const after = (await client.get(`/v1/runs/${run.body.id}`)).body;

@@ -1,15 +1,20 @@
 import assert from 'node:assert/strict';
+import { Webhook } from 'standardwebhooks';
 import { startTestApi, newTenant, type TestApi } from '../support/api.js';
 import { isolatedNamespace, postgres } from '../support/services.js';
 import { eventually } from '../support/eventually.js';
 import { runCli, type CliProcess } from '../support/processes.js';
-import { eventsFor } from '../../records/events.js';
+import { eventsFor, recordEvent } from '../../records/events.js';
+import { newId } from '../../records/ids.js';
 import { pagesOf } from '../../records/files.js';
 import { extractionWorkflowId } from '../../workflows/extraction/client.js';
 import { PDF_BATCH_PAGES } from '../../workflows/extraction/pdf-stage.js';
 import { LONG_PDF_PAGES, textPdf } from '../support/pdf-fixtures.js';
+import { startWebhookReceiver } from '../support/webhook-receiver.js';
+import { ABANDONED_ATTEMPT_ERROR } from '../../workflows/webhooks/activities.js';
+import type { components } from '../../api/generated/openapi.js';
 
-describe('a worker killed mid-extraction', function () {
+describe('a worker killed mid-work', function () {
   this.timeout(180_000);
   let api: TestApi;
   let namespace: string;
@@ -31,6 +36,9 @@ describe('a worker killed mid-extraction', function () {
       TEMPORAL_ADDRESS: api.temporalAddress,
       TEMPORAL_NAMESPACE: namespace,
       AGENTPLANE_BLOB_DIR: api.blobDir,
+      AGENTPLANE_WEBHOOK_ALLOW_PRIVATE: 'true',
+      AGENTPLANE_WEBHOOK_RETRY_INITIAL_MS: '200',
+      AGENTPLANE_WEBHOOK_MAX_ATTEMPTS: '3',
     });
     workers.push(worker);
     return worker;
@@ -156,5 +164,89 @@ describe('a worker killed mid-extraction', function () {
     );
     assert.deepEqual(clean.extracted, processed.extracted);
     assert.equal((await eventsFor(db, tenant.projectId, 'file.processed', fileId)).length, 1);
+  });
+
+  it('(SIGKILL while webhook receivers hang on its attempts) makes a retry again on a restarted worker within seconds, ends a delivery whose last attempt it was as failed, and logs the attempts cut short', async () => {
+    // The workers of the tests before are gone, so that the attempts are made by this one; started first, it comes
+    // up while the endpoints are registered.
+    for (const worker of workers) worker.child.kill('SIGKILL');
+    await Promise.all(workers.map((worker) => worker.exited));
+    const doomed = await startWorker();
+    const { db } = await postgres();
+    const tenant = await newTenant(api, 'worker-crash-webhook');
+    const receiver = await startWebhookReceiver();
+    try {
+      // '/hangs': the first attempt (the dispatcher's) fails and the second never gets an answer. '/hangs-last':
+      // the same for its third, the last of AGENTPLANE_WEBHOOK_MAX_ATTEMPTS.
+      receiver.answer('/hangs', [500]);
+      receiver.hang('/hangs', 2);
+      receiver.answer('/hangs-last', [500, 500]);
+      receiver.hang('/hangs-last', 3);
+      const register = async (path: string) => {
+        const created = await tenant.admin.post('/v1/webhooks', { url: receiver.url + path, event_types: ['file.deleted'] });
+        assert.equal(created.status, 201, JSON.stringify(created.body));
+        return created.body as { id: string; secret: string };
+      };
+      const retried = await register('/hangs');
+      const last = await register('/hangs-last');
+      await recordEvent(db, tenant.projectId, 'file.deleted', { object: 'file', id: newId('file') });
+      await eventually(
+        () => {
+          assert.equal(receiver.to('/hangs').length, 2, doomed.output());
+          assert.equal(receiver.to('/hangs-last').length, 3, doomed.output());
+        },
+        { timeoutMs: 30_000, message: 'the attempts did not reach the receivers' },
+      );
+      // The replacement comes up while the attempts' heartbeats are missed; the attempts stay with the killed worker.
+      const replacement = await startWorker();
+      doomed.child.kill('SIGKILL');
+      assert.equal((await doomed.exited).signal, 'SIGKILL');
+
+      // Well within an attempt's 5-minute timeout: its missed heartbeats give it up.
+      const endOf = (endpointId: string, status: string) =>
+        eventually(
+          async () => {
+            const listed = await tenant.admin.get(`/v1/webhooks/${endpointId}/deliveries`);
+            const [found] = listed.body.data as components['schemas']['WebhookDelivery'][];
+            assert.equal(found?.status, status, replacement.output());
+            return found!;
+          },
+          { timeoutMs: 30_000, message: `the delivery did not end ${status} after the worker died` },
+        );
+      const [delivered, failed] = await Promise.all([endOf(retried.id, 'succeeded'), endOf(last.id, 'failed')]);
+      assert.deepEqual(
+        receiver.to('/hangs').map((r) => r.answered),
+        [500, 0, 204],
+      );
+      // The same message each time, signed the Standard Webhooks way.
+      for (const request of receiver.to('/hangs')) {
+        const headers = {
+          'webhook-id': String(request.headers['webhook-id']),
+          'webhook-timestamp': String(request.headers['webhook-timestamp']),
+          'webhook-signature': String(request.headers['webhook-signature']),
+        };
+        assert.equal(headers['webhook-id'], delivered.event_id);
+        assert.equal((new Webhook(retried.secret).verify(request.body, headers) as { id: string }).id, delivered.event_id);
+      }
+      assert.deepEqual(
+        delivered.attempts.map((a) => [a.attempt, a.response_status, a.error]),
+        [
+          [1, 500, 'HTTP 500'],
+          [2, null, ABANDONED_ATTEMPT_ERROR],
+          [3, 204, null],
+        ],
+      );
+      assert.equal(receiver.to('/hangs-last').length, 3, 'an attempt was made past the last');
+      assert.deepEqual(
+        failed.attempts.map((a) => [a.attempt, a.response_status, a.error]),
+        [
+          [1, 500, 'HTTP 500'],
+          [2, 500, 'HTTP 500'],
+          [3, null, ABANDONED_ATTEMPT_ERROR],
+        ],
+      );
+    } finally {
+      await receiver.close();
+    }
   });
 });

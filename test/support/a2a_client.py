@@ -2,15 +2,17 @@
 
     python a2a_client.py          # one request a line on stdin, one answer a line on stdout, until EOF
 
-A request is a JSON object naming an operation (`card`, `send`, `stream`, `get`, `cancel`) and its
+A request is a JSON object naming an operation (`card`, `send`, `stream`, `get`, `list`, `cancel`) and its
 arguments: the agent's A2A URL, the API key, and the operation's own. Its answer is one JSON object: what the
 server returned, as ProtoJSON, or {"error": <the SDK's error class>, "message": ...} when the SDK raised.
 One process serves a whole test file, so the SDK is imported once.
 """
 
 import asyncio
+import base64
 import json
 import sys
+import uuid
 
 import httpx
 from google.protobuf.json_format import MessageToDict
@@ -21,8 +23,12 @@ from a2a.types.a2a_pb2 import (
     AgentCard,
     CancelTaskRequest,
     GetTaskRequest,
+    ListTasksRequest,
+    Message,
+    Part,
     Role,
     SendMessageRequest,
+    TaskState,
 )
 
 
@@ -47,9 +53,28 @@ async def client_of(http: httpx.AsyncClient, request: dict, streaming: bool):
     return factory.create(card)
 
 
+def message_of(request: dict) -> Message:
+    files = request.get('files')
+    if not files:
+        return new_text_message(request['text'], context_id=request.get('context_id'), role=Role.ROLE_USER)
+    # A file travels as its bytes (`raw`), with its media type and name.
+    parts = [Part(text=request['text'])] if request.get('text') else []
+    parts += [Part(raw=base64.b64decode(f['base64']), media_type=f['media_type'], filename=f['filename']) for f in files]
+    return Message(message_id=str(uuid.uuid4()), context_id=request.get('context_id') or '', role=Role.ROLE_USER, parts=parts)
+
+
+def list_request(request: dict) -> ListTasksRequest:
+    listed = ListTasksRequest(context_id=request.get('context_id', ''), page_token=request.get('page_token', ''))
+    if 'status' in request:
+        listed.status = TaskState.Value(request['status'])
+    for field in ('page_size', 'history_length', 'include_artifacts'):
+        if field in request:
+            setattr(listed, field, request[field])
+    return listed
+
+
 def message_request(request: dict) -> SendMessageRequest:
-    message = new_text_message(request['text'], context_id=request.get('context_id'), role=Role.ROLE_USER)
-    send = SendMessageRequest(message=message)
+    send = SendMessageRequest(message=message_of(request))
     if request.get('return_immediately'):
         send.configuration.return_immediately = True
     return send
@@ -68,6 +93,8 @@ async def operate(request: dict) -> dict:
             return {'events': events}
         if op == 'get':
             return as_json(await client.get_task(GetTaskRequest(id=request['task_id'])))
+        if op == 'list':
+            return as_json(await client.list_tasks(list_request(request)))
         if op == 'cancel':
             return as_json(await client.cancel_task(CancelTaskRequest(id=request['task_id'])))
         raise ValueError(f'unknown operation {op}')

@@ -9,6 +9,7 @@ export interface ReceivedWebhook {
   path: string;
   headers: IncomingHttpHeaders;
   body: string;
+  /** The status it was answered; 0 for a request left hanging. */
   answered: number;
 }
 
@@ -21,6 +22,8 @@ export interface WebhookReceiver {
   redirect(path: string, location: string): void;
   /** Requests to `path` wait, unanswered, until the returned function is called; `waiting()` counts them. */
   hold(path: string): { waiting(): number; release(): void };
+  /** The `nth` request to `path` (from 1) is read and never answered, as by a receiver that hangs; kept as it comes. */
+  hang(path: string, nth: number): void;
   /** The requests to `path`. */
   to(path: string): ReceivedWebhook[];
   close(): Promise<void>;
@@ -33,10 +36,18 @@ export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
   const always = new Map<string, number>();
   const redirects = new Map<string, string>();
   const holds = new Map<string, { waiting: number; released: Promise<void>; release(): void }>();
+  const hangs = new Map<string, number>();
+  const arrivals = new Map<string, number>();
   const server = createServer(async (req, res) => {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
+    const nth = (arrivals.get(path) ?? 0) + 1;
+    arrivals.set(path, nth);
+    if (hangs.get(path) === nth) {
+      received.push({ path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), answered: 0 });
+      return;
+    }
     const held = holds.get(path);
     if (held) {
       held.waiting++;
@@ -69,6 +80,9 @@ export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
           release();
         },
       };
+    },
+    hang(path, nth) {
+      hangs.set(path, nth);
     },
     to: (path) => received.filter((r) => r.path === path),
     close: () =>

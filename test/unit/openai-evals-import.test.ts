@@ -1,5 +1,15 @@
 import assert from 'node:assert/strict';
-import { fieldsOf, itemFieldsOf, mapCriteria, render, templateOf, type Criterion } from '../../api/routes/datasets/openai-evals.js';
+import {
+  fieldsOf,
+  itemFieldsOf,
+  itemSchemaCheck,
+  mapCriteria,
+  render,
+  templateOf,
+  type Criterion,
+  type ItemCheck,
+} from '../../api/routes/datasets/openai-evals.js';
+import { MAX_PARAMETERS_BYTES, MAX_PARAMETERS_DEPTH } from '../../tools/argument-schemas.js';
 
 // Testing criteria as the OpenAI Evals API returns them (GET /v1/evals/{id}).
 const criteria: Criterion[] = [
@@ -100,5 +110,47 @@ describe('reading an OpenAI Evals export', () => {
     assert.deepEqual(itemFieldsOf({ q: 1 }), { q: 1 });
     assert.equal(itemFieldsOf({ item: 'text' }), null);
     assert.equal(itemFieldsOf([1]), null);
+  });
+
+  describe("the export's item_schema", () => {
+    const itemSchema = {
+      type: 'object',
+      properties: { question: { type: 'string' }, answer: { type: 'string' }, order: { type: 'string', pattern: '^[0-9]{4}$' } },
+      required: ['question', 'answer'],
+    };
+    const checkOf = (schema: unknown): ItemCheck => {
+      const outcome = itemSchemaCheck({ type: 'custom', item_schema: schema });
+      assert.ok(outcome && 'check' in outcome, JSON.stringify(outcome));
+      return outcome.check;
+    };
+    const problemOf = (schema: unknown): string => {
+      const outcome = itemSchemaCheck({ type: 'custom', item_schema: schema });
+      assert.ok(outcome && 'problem' in outcome, 'the schema is refused');
+      return outcome.problem;
+    };
+
+    it('checks nothing when the export has no item_schema', () => {
+      assert.equal(itemSchemaCheck(undefined), null);
+      assert.equal(itemSchemaCheck({ type: 'stored_completions' }), null);
+    });
+
+    it('passes an item that matches, and says what is wrong with one that does not, naming the item', () => {
+      const check = checkOf(itemSchema);
+      assert.equal(check({ question: 'When does 1234 ship?', answer: 'Tomorrow.', order: '1234' }), null);
+      assert.equal(check({ question: 'When?', answer: 7 }), 'item/answer must be string');
+      assert.equal(check({ question: 'When?' }), "item must have required property 'answer'");
+      assert.equal(check({ question: 'When?', answer: 'Now.', order: '12a4' }), 'item/order must match pattern "^[0-9]{4}$"');
+    });
+
+    it('refuses a schema that is not an object, too large, too deep, of another draft, or with a pattern not matched in linear time', () => {
+      assert.equal(problemOf('object'), 'is not a JSON Schema object');
+      assert.match(problemOf({ type: 'object', description: 'x'.repeat(MAX_PARAMETERS_BYTES) }), /more than the 65536 allowed/);
+      let deep: Record<string, unknown> = { type: 'string' };
+      for (let level = 0; level < MAX_PARAMETERS_DEPTH; level++) deep = { type: 'object', properties: { next: deep } };
+      assert.match(problemOf(deep), /deeper than 32 levels/);
+      assert.match(problemOf({ $schema: 'http://json-schema.org/draft-07/schema#', type: 'object' }), /only JSON Schema 2020-12/);
+      assert.match(problemOf({ type: 'object', properties: { a: { type: 'string', pattern: '^(a+)\\1$' } } }), /is not supported/);
+      assert.match(problemOf({ type: 'objekt' }), /is not a usable JSON Schema/);
+    });
   });
 });

@@ -210,6 +210,16 @@ export const createExperimentActivities = ({ db, models }: ExperimentActivityDep
         const target = await targetOf(tx, experiment);
         if (item.run_id) return target ? itemRunOf(experiment, item.run_id, target.taskQueue) : { ended: true };
         if (item.status !== 'queued' || isEnded(experiment)) return { ended: true };
+        if (item.payloads_cleared_at) {
+          await endItem(tx, item.id, {
+            status: 'failed',
+            error: {
+              code: 'conversation_cleared',
+              message: 'The item was not run: the conversation it copies was cleared (its thread deleted, or its subject forgotten).',
+            },
+          });
+          return { ended: true };
+        }
         if (!target) {
           await endItem(tx, item.id, {
             status: 'failed',

@@ -49,7 +49,7 @@ import { keepsMemories, rememberedSubject } from '../../records/memories.js';
 import { runWorkflowId } from './ids.js';
 import { networkRunWorkflowId } from '../networks/ids.js';
 import { withStoredContext } from '../../tracing/context.js';
-import { inToolSpan } from '../../tracing/gen-ai.js';
+import { exportRunSpan, inToolSpan, type EndedRun } from '../../tracing/gen-ai.js';
 import type { AgentOverrides } from '../../records/experiments.js';
 import { replayedToolSpecs, replayToolCall, type Replayed } from './replay.js';
 
@@ -190,18 +190,20 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
     return next ? (next.network ? networkRunWorkflowId(next.id) : runWorkflowId(next.id)) : null;
   };
 
-  /** Ends the run once, in `tx`, and records the outbox event. */
+  /** Ends the run once, in `tx`, and records the outbox event; the ended run, or null if it had already ended. */
   const endIn = async (
     tx: Queryable,
     run: RunRecord,
     outcome: { status: 'completed' | 'failed' | 'cancelled'; outputText: string; error?: RunError },
   ) => {
-    if (await finishRun(tx, run.id, { status: outcome.status, outputText: outcome.outputText, error: outcome.error ?? null })) {
+    const ended = await finishRun(tx, run.id, { status: outcome.status, outputText: outcome.outputText, error: outcome.error ?? null });
+    if (ended) {
       // The event's webhook deliveries are spans of the run's.
       await withStoredContext(run.trace_context, () =>
         recordEvent(tx, run.project_id, runEndedEventType(run, outcome.status), { object: 'run', id: run.id }),
       );
     }
+    return ended;
   };
 
   /** Ends the run (once) with its output, steps left running cancelled; answers the agent's next queued run, for the workflow to wake. */
@@ -212,12 +214,14 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
     const outputText = run.network_id
       ? ((await childrenOf(db, runId)).filter((c) => c.status === 'completed').at(-1)?.output_text ?? '')
       : await finalTextOf(db, runId);
-    await transaction(db, async (tx) => {
+    const ended = await transaction(db, async (tx) => {
       await tx.query(`UPDATE run_steps SET status = 'cancelled', completed_at = now() WHERE run_id = $1 AND status = 'in_progress'`, [
         runId,
       ]);
-      await endIn(tx, run, { status, outputText, error });
+      return endIn(tx, run, { status, outputText, error });
     });
+    // Only once the end is committed; an attempt retried after this commit finds the run ended and exports nothing.
+    if (ended) exportRunSpan(ended);
     return {
       next: await nextAfter(run),
       threadNext: await threadNextAfter(run),
@@ -254,6 +258,8 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
       const deltas = new DeltaBatcher((text) =>
         appendRunEvent(db, runId, 'output_text.delta', { step: stepIndex, delta: text }).then(() => context.heartbeat()),
       );
+      // The run the reply ended, as the last transaction that recorded it left it: its span leaves after that commit.
+      let endedByReply: EndedRun | null = null;
       return runModelStep(
         { db, models },
         {
@@ -281,9 +287,11 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
           traceOf: ({ run }) => run.trace_context,
           // A reply that calls no tool is the run's answer: the run ends with it, in the same transaction.
           recordWith: async (tx, { run }, reply) => {
-            if (!reply.tool_calls?.length) await endIn(tx, run, { status: 'completed', outputText: reply.content });
+            endedByReply = reply.tool_calls?.length ? null : await endIn(tx, run, { status: 'completed', outputText: reply.content });
           },
           answer: async ({ run }, reply, recorded) => {
+            if (endedByReply) exportRunSpan(endedByReply);
+            endedByReply = null;
             const toolCalls = reply.tool_calls ?? [];
             if (toolCalls.length > 0) return { toolCalls };
             return {

@@ -1,8 +1,10 @@
 /** The I/O of a webhook delivery: one attempt (sent, then logged), and the ending of a delivery that failed. */
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { Db } from '../../records/db.js';
-import { deliveryTarget, failDelivery, recordAttempt } from '../../records/webhook-deliveries.js';
+import { deliveryTarget, failDelivery, recordAbandonedAttempt, recordAttempt } from '../../records/webhook-deliveries.js';
 import { outlastDatabaseOutage } from '../database-outage.js';
+import { keepBeating } from '../heartbeats.js';
+import { waitAfterAttempt } from './backoff.js';
 import type { WebhookSettings } from './client.js';
 import { postEvent } from './send.js';
 
@@ -11,32 +13,81 @@ export interface WebhookActivityDependencies {
   webhooks: WebhookSettings;
 }
 
+/** What an attempt's heartbeats carry, for the attempt after it should its worker die: which it was, and when it began. */
+export interface AttemptBeat {
+  attempt: number;
+  startedAt: number;
+}
+
+export const ABANDONED_ATTEMPT_ERROR = 'abandoned: the worker making it stopped before its outcome was recorded';
+
 export const createWebhookActivities = ({ db, webhooks }: WebhookActivityDependencies) => ({
   /**
    * Sends the event once and logs the attempt; throws (to be retried) unless the endpoint answered 2xx.
-   * `attemptsBefore`: attempts made before the workflow's (by the dispatcher: the first).
+   * `attemptsBefore`: attempts made before the workflow's (by the dispatcher: the first). `retryInitialMs`,
+   * from workflows whose attempts heartbeat: a failed attempt asks for the delivery's backoff before the next.
    */
-  async attemptWebhookDelivery(deliveryId: string, attemptsBefore = 0): Promise<void> {
+  async attemptWebhookDelivery(deliveryId: string, attemptsBefore = 0, retryInitialMs?: number): Promise<void> {
     const context = Context.current();
-    const target = await outlastDatabaseOutage(context, () => deliveryTarget(db, deliveryId));
-    // The endpoint was deleted (its deliveries with it), or the delivery has ended already.
-    if (!target || target.delivery.status !== 'pending') return;
-    if (target.endpoint.status !== 'enabled') throw ApplicationFailure.nonRetryable('the endpoint is disabled', 'endpoint_unavailable');
-    const sent = await postEvent(target, webhooks.allowPrivate, context.cancellationSignal);
-    const attempt = {
-      attempt: attemptsBefore + context.info.attempt,
-      responseStatus: sent.responseStatus,
-      error: sent.error,
-      durationMs: sent.durationMs,
-    };
-    // The attempt was made: it is logged once the database answers, and never made again for it. A delivery
-    // whose endpoint was deleted meanwhile has ended with it.
-    const logged = await outlastDatabaseOutage(context, () => recordAttempt(db, deliveryId, attempt, sent.delivered));
-    if (!logged) return;
-    if (!sent.delivered) throw ApplicationFailure.retryable(sent.error ?? 'not delivered', 'delivery_failed');
+    const attempt = attemptsBefore + context.info.attempt;
+    const beat = keepBeating({ attempt, startedAt: Date.now() } satisfies AttemptBeat);
+    try {
+      await logAbandonedAttempt(db, deliveryId, attempt);
+      const target = await outlastDatabaseOutage(context, () => deliveryTarget(db, deliveryId));
+      // The endpoint was deleted (its deliveries with it), or the delivery has ended already.
+      if (!target || target.delivery.status !== 'pending') return;
+      if (target.endpoint.status !== 'enabled') throw ApplicationFailure.nonRetryable('the endpoint is disabled', 'endpoint_unavailable');
+      const sent = await postEvent(target, webhooks.allowPrivate, context.cancellationSignal);
+      const outcome = { attempt, responseStatus: sent.responseStatus, error: sent.error, durationMs: sent.durationMs };
+      // The attempt was made: it is logged once the database answers, and never made again for it. A delivery
+      // whose endpoint was deleted meanwhile has ended with it.
+      const logged = await outlastDatabaseOutage(context, () => recordAttempt(db, deliveryId, outcome, sent.delivered));
+      if (!logged) return;
+      if (!sent.delivered) throw ApplicationFailure.retryable(sent.error ?? 'not delivered', 'delivery_failed');
+    } catch (err) {
+      throw retryAfterBackoff(err, attempt, retryInitialMs);
+    } finally {
+      beat.stop();
+    }
   },
 
-  async failWebhookDelivery(deliveryId: string, disableAfter: number): Promise<void> {
+  /** `abandoned`: the last attempt, given up when its worker died, logged first. */
+  async failWebhookDelivery(deliveryId: string, disableAfter: number, abandoned?: AttemptBeat): Promise<void> {
+    if (abandoned) await recordAbandonedAttempt(db, deliveryId, abandonedAttempt(abandoned));
     await failDelivery(db, deliveryId, disableAfter);
   },
 });
+
+/**
+ * The attempt before this one, when its worker died mid-way (its heartbeats stopped, and Temporal gave it up):
+ * logged as abandoned, unless it had logged its outcome, so that no attempt the receiver may have had is
+ * missing from the delivery's log.
+ */
+async function logAbandonedAttempt(db: Db, deliveryId: string, attempt: number): Promise<void> {
+  const context = Context.current();
+  const previous = context.info.heartbeatDetails as AttemptBeat | undefined;
+  if (previous?.attempt !== attempt - 1) return;
+  await outlastDatabaseOutage(context, () => recordAbandonedAttempt(db, deliveryId, abandonedAttempt(previous)));
+}
+
+/** An attempt that never ended, as logged: it ran from its start until it was found abandoned, now. */
+function abandonedAttempt(beat: AttemptBeat) {
+  return { attempt: beat.attempt, error: ABANDONED_ATTEMPT_ERROR, durationMs: Math.max(0, Date.now() - beat.startedAt) };
+}
+
+/**
+ * A failed attempt is made again after the delivery's backoff, which it names; the retry policy's own short
+ * waits are left to attempts that never ended (a worker that died). Workflows whose attempts do not heartbeat
+ * pass no `retryInitialMs`: their retry policy is the backoff.
+ */
+function retryAfterBackoff(err: unknown, attempt: number, retryInitialMs: number | undefined): unknown {
+  if (retryInitialMs === undefined || err instanceof CancelledFailure) return err;
+  if (err instanceof ApplicationFailure && err.nonRetryable) return err;
+  const failure = err instanceof Error ? err : new Error(String(err));
+  return ApplicationFailure.create({
+    message: failure.message,
+    type: err instanceof ApplicationFailure ? (err.type ?? undefined) : failure.name,
+    cause: err instanceof ApplicationFailure ? undefined : failure,
+    nextRetryDelay: waitAfterAttempt(retryInitialMs, attempt),
+  });
+}

@@ -70,6 +70,8 @@ export async function postSigned(post: SignedPost): Promise<SentAttempt> {
     return done(status, `HTTP ${status}`);
   } catch (err) {
     if (timeout.aborted) return done(null, `no answer within ${ATTEMPT_TIMEOUT_MS / 1000} s`);
+    // The attempt's worker gave it up (stopping, or told by Temporal that the attempt is over).
+    if (post.signal?.aborted) return done(null, 'abandoned before an answer came');
     if (err instanceof PrivateTargetError) return done(null, `refused: ${err.message}`);
     const code = (err as { code?: string }).code;
     return done(null, code ? `${code}: ${(err as Error).message}` : (err as Error).message);

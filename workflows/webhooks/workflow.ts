@@ -3,14 +3,16 @@
  * until the endpoint answers 2xx or the attempts run out; then the delivery is ended as failed, which may
  * disable the endpoint.
  */
-import { ActivityFailure, proxyActivities, sleep } from '@temporalio/workflow';
-import type { createWebhookActivities } from './activities.js';
+import { ActivityFailure, patched, proxyActivities, sleep, TimeoutFailure } from '@temporalio/workflow';
+import type { AttemptBeat, createWebhookActivities } from './activities.js';
+import { LONGEST_WAIT_MS, waitAfterAttempt } from './backoff.js';
 import type { DeliveryInput } from './client.js';
 import { WEBHOOK_TASK_QUEUE } from '../names.js';
 
 type Activities = ReturnType<typeof createWebhookActivities>;
 
-const LONGEST_WAIT_MS = 4 * 60 * 60 * 1000;
+/** Workflows that scheduled their attempts before attempts heartbeated go on without heartbeats, so that they replay. */
+export const ATTEMPT_HEARTBEATS_PATCH = 'webhook-attempt-heartbeats';
 
 // Bookkeeping outlasts a database outage: its attempts are not the endpoint's.
 const { failWebhookDelivery } = proxyActivities<Activities>({
@@ -20,26 +22,56 @@ const { failWebhookDelivery } = proxyActivities<Activities>({
 
 export async function webhookDeliveryWorkflow({ deliveryId, retry, attemptsMade = 0 }: DeliveryInput): Promise<void> {
   if (attemptsMade >= retry.maximumAttempts) return await failWebhookDelivery(deliveryId, retry.disableAfter);
-  // The wait after a delivery's nth attempt: the initial interval, doubled after each attempt, at most 4 hours.
-  const waitAfter = (attempts: number) => Math.min(retry.initialIntervalMs * 2 ** (attempts - 1), LONGEST_WAIT_MS);
+  const waitAfter = (attempts: number) => waitAfterAttempt(retry.initialIntervalMs, attempts);
   if (attemptsMade > 0) await sleep(waitAfter(attemptsMade));
-  const { attemptWebhookDelivery } = proxyActivities<Activities>({
+  const heartbeating = patched(ATTEMPT_HEARTBEATS_PATCH);
+  try {
+    if (heartbeating) {
+      const { attemptWebhookDelivery } = heartbeatingAttempts(retry.maximumAttempts - attemptsMade);
+      await attemptWebhookDelivery(deliveryId, attemptsMade, retry.initialIntervalMs);
+    } else {
+      const { attemptWebhookDelivery } = proxyActivities<Activities>({
+        taskQueue: WEBHOOK_TASK_QUEUE,
+        startToCloseTimeout: '5 minutes',
+        retry: {
+          initialInterval: waitAfter(attemptsMade + 1),
+          backoffCoefficient: 2,
+          maximumInterval: LONGEST_WAIT_MS,
+          maximumAttempts: retry.maximumAttempts - attemptsMade,
+          nonRetryableErrorTypes: ['endpoint_unavailable'],
+        },
+      });
+      // Called as workflows started before the dispatcher's first attempts called it, so that they replay.
+      await (attemptsMade > 0 ? attemptWebhookDelivery(deliveryId, attemptsMade) : attemptWebhookDelivery(deliveryId));
+    }
+  } catch (err) {
+    if (!(err instanceof ActivityFailure)) throw err;
+    // The last attempt, given up when its worker died, is logged with the delivery's end: no attempt follows to log it.
+    const abandoned =
+      heartbeating && err.cause instanceof TimeoutFailure ? (err.cause.lastHeartbeatDetails as AttemptBeat | undefined) : undefined;
+    await (abandoned
+      ? failWebhookDelivery(deliveryId, retry.disableAfter, abandoned)
+      : failWebhookDelivery(deliveryId, retry.disableAfter));
+  }
+}
+
+/**
+ * An attempt's request is bounded at 15 s; the rest of its 5 minutes is room to record it through a database
+ * outage. It heartbeats all along: a worker that dies mid-attempt misses them, and the attempt is made again
+ * on another worker within seconds, not when the 5 minutes are up. A failed attempt names the wait before the
+ * next (the delivery's backoff); the retry policy's own short waits are for attempts that never ended.
+ */
+function heartbeatingAttempts(maximumAttempts: number) {
+  return proxyActivities<Activities>({
     taskQueue: WEBHOOK_TASK_QUEUE,
-    // An attempt's request is bounded at 15 s; the rest is room to record it through a database outage.
     startToCloseTimeout: '5 minutes',
+    heartbeatTimeout: '5 seconds',
     retry: {
-      initialInterval: waitAfter(attemptsMade + 1),
+      initialInterval: '1 second',
       backoffCoefficient: 2,
-      maximumInterval: LONGEST_WAIT_MS,
-      maximumAttempts: retry.maximumAttempts - attemptsMade,
+      maximumInterval: '10 seconds',
+      maximumAttempts,
       nonRetryableErrorTypes: ['endpoint_unavailable'],
     },
   });
-  try {
-    // Called as workflows started before the dispatcher's first attempts called it, so that they replay.
-    await (attemptsMade > 0 ? attemptWebhookDelivery(deliveryId, attemptsMade) : attemptWebhookDelivery(deliveryId));
-  } catch (err) {
-    if (!(err instanceof ActivityFailure)) throw err;
-    await failWebhookDelivery(deliveryId, retry.disableAfter);
-  }
 }

@@ -17,7 +17,7 @@ import type { InputMessage } from '../../../records/runs.js';
 import { presentDataset } from '../../../presenters/dataset.js';
 import { checkedScorers } from './datasets.js';
 import { MAX_EXPECTED_BYTES } from './items.js';
-import { fieldsOf, INPUT_FIELDS, itemFieldsOf, mapCriteria, render, templateOf, type Criterion } from './openai-evals.js';
+import { fieldsOf, INPUT_FIELDS, itemFieldsOf, itemSchemaCheck, mapCriteria, render, templateOf, type Criterion } from './openai-evals.js';
 
 type ImportBody = Input<'importDataset'>['body'];
 
@@ -90,6 +90,22 @@ function metadataFields(items: Record<string, unknown>[], used: Set<string>) {
   return { kept, unmapped };
 }
 
+const ITEM_SCHEMA = 'eval.data_source_config.item_schema';
+
+/** Each item against the export's item schema, when it has one: the first that does not match is refused, by its index. */
+function checkItemSchema(dataSourceConfig: unknown, items: Record<string, unknown>[], lines: { param: string }[]): void {
+  const schema = itemSchemaCheck(dataSourceConfig);
+  if (schema === null) return;
+  if ('problem' in schema) throw refused(`\`${ITEM_SCHEMA}\` ${schema.problem}.`, ITEM_SCHEMA);
+  for (const [n, item] of items.entries()) {
+    const problem = schema.check(item);
+    if (problem !== null) {
+      const { param } = lines[n]!;
+      throw refused(`The item at index ${n} (\`${param}\`) does not match \`${ITEM_SCHEMA}\`: ${problem}.`, param);
+    }
+  }
+}
+
 export function datasetImportRoutes(router: Router<ApiState>, deps: ApiDeps): void {
   router.post(
     '/v1/datasets/import',
@@ -103,6 +119,7 @@ export function datasetImportRoutes(router: Router<ApiState>, deps: ApiDeps): vo
         if (!fields) throw refused(`\`${param}\` is not an item: an object, or \`{"item": {...}}\`.`, param);
         return fields;
       });
+      checkItemSchema(body.eval.data_source_config, items, lines);
       const mapping = mapCriteria(body.eval.testing_criteria as Criterion[]);
       const inputTemplate = body.input
         ? templateOf(body.input)

@@ -4,6 +4,7 @@
  * answer from the criteria's reference), and whatever has no counterpart here is listed with why.
  */
 import { MAX_RUBRIC_CHARS, type ScorerSpec } from '../../../workflows/experiments/client.js';
+import { compiledSchema } from '../../../tools/argument-schemas.js';
 
 /** An eval's testing criterion as its API gives it: `type` and `name`, then the fields of its kind. */
 export type Criterion = { type: string; name?: string } & Record<string, unknown>;
@@ -200,4 +201,22 @@ export function itemFieldsOf(line: unknown): Record<string, unknown> | null {
   if (item !== undefined)
     return typeof item === 'object' && item !== null && !Array.isArray(item) ? (item as Record<string, unknown>) : null;
   return line as Record<string, unknown>;
+}
+
+/** Why an item does not match the eval's item schema, or null when it does. */
+export type ItemCheck = (item: Record<string, unknown>) => string | null;
+
+/**
+ * The check of each item against the export's `data_source_config.item_schema`, a JSON Schema a tenant wrote: held to
+ * the bounds a tool's argument schema is (size, depth, patterns matched in linear time). Null when the export has
+ * none; why it cannot be used when it cannot.
+ */
+export function itemSchemaCheck(dataSourceConfig: unknown): { check: ItemCheck } | { problem: string } | null {
+  if (typeof dataSourceConfig !== 'object' || dataSourceConfig === null || !('item_schema' in dataSourceConfig)) return null;
+  const schema = (dataSourceConfig as { item_schema: unknown }).item_schema;
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return { problem: 'is not a JSON Schema object' };
+  const compiled = compiledSchema(schema as Record<string, unknown>);
+  if ('problem' in compiled) return compiled;
+  // The checker names the value it reads `arguments`; here it is the item.
+  return { check: (item) => compiled.check(item)?.replace(/(^|, )arguments/g, '$1item') ?? null };
 }

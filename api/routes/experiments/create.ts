@@ -14,7 +14,7 @@ import { respond } from '../../audit.js';
 import { checkModel } from '../agents/definition.js';
 import { findAgent, findAgentVersion } from '../../../records/agents.js';
 import { findNetwork, findNetworkVersion } from '../../../records/networks.js';
-import { allItemsOf, findDataset } from '../../../records/datasets.js';
+import { allItemsOf, findDataset, holdSourceRuns } from '../../../records/datasets.js';
 import { createExperiment, tallyOf, toolSpecsOfRuns, type AgentOverrides } from '../../../records/experiments.js';
 import type { Queryable } from '../../../records/db.js';
 import { defaultScorers, startExperimentWorkflow, type ScorerSpec } from '../../../workflows/experiments/client.js';
@@ -85,6 +85,9 @@ export async function createExperimentRoute(ctx: ApiContext, deps: ApiDeps, { bo
   const sourceRuns = [...new Set(items.flatMap((item) => (item.source_run_id ? [item.source_run_id] : [])))];
   const sourceSpecs = await toolSpecsOfRuns(deps.db, projectId, sourceRuns);
   const { created, replayed } = await createOnce(ctx, deps, body, async (tx) => {
+    // Held while the copies are made: a thread deleted or a subject forgotten meanwhile either waits for them (and
+    // clears them) or has deleted the items first, and those are not copied.
+    await holdSourceRuns(tx, projectId, sourceRuns);
     const experiment = await createExperiment(
       tx,
       projectId,

@@ -121,11 +121,19 @@ export class ContentInspector extends Transform {
   }
 }
 
+const typeOf = (declared: string | undefined) => (declared ?? '').split(';')[0]!.trim().toLowerCase();
+const isGeneric = (type: string) => type === '' || type === 'application/octet-stream';
+
 /** Whether a declared part type agrees with the detected one (generic declarations always do). */
 export function declaredTypeAgrees(declared: string | undefined, detected: SupportedType): boolean {
-  const type = (declared ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type === '' || type === 'application/octet-stream') return true;
-  return DECLARED_ALIASES[detected].test(type);
+  const type = typeOf(declared);
+  return isGeneric(type) || DECLARED_ALIASES[detected].test(type);
+}
+
+/** Whether a declared type is one the platform takes, before the content is looked at (generic ones leave it to the content). */
+export function isSupportedDeclaredType(declared: string | undefined): boolean {
+  const type = typeOf(declared);
+  return isGeneric(type) || Object.values(DECLARED_ALIASES).some((alias) => alias.test(type));
 }
 
 const unsupported = (what: string) =>

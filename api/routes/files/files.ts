@@ -7,16 +7,14 @@ import { operation } from '../../validation.js';
 import { NotFoundError } from '../../errors.js';
 import { pageRequestOf } from '../../pagination.js';
 import { createOnce } from '../../idempotency.js';
-import { deleteFile, findFile, insertFile, listFiles, newFileId, recordExtractionStarted } from '../../../records/files.js';
-import { keepBlob } from '../../../records/blob-leases.js';
-import { cancelExtraction, startExtraction } from '../../../workflows/extraction/client.js';
+import { deleteFile, findFile, listFiles, newFileId } from '../../../records/files.js';
+import { cancelExtraction } from '../../../workflows/extraction/client.js';
 import { presentDeletedFile, presentFile } from '../../../presenters/file.js';
 import { presentList } from '../../../presenters/list.js';
 import { discardBlob, receiveUpload } from './upload.js';
+import { recordFile, startFileExtraction } from './store.js';
 
-// With Temporal unreachable, a request waits for it no longer than the connection's deadline for a call
-// (workflows/call-deadline.ts). The record is committed either way: the maintenance schedule starts a missed
-// extraction, and an extraction whose file is gone ends without effect.
+// With Temporal unreachable, the record is committed all the same (store.ts).
 export function fileRoutes(router: Router<ApiState>, deps: ApiDeps): void {
   router.post(
     '/v1/files',
@@ -29,8 +27,7 @@ export function fileRoutes(router: Router<ApiState>, deps: ApiDeps): void {
       const upload = await receiveUpload(ctx, deps, blobKey);
       const identity = [upload.sha256, upload.filename, upload.purpose, upload.metadata];
       const { created, replayed } = await createOnce(ctx, deps, identity, async (tx) => {
-        const file = await insertFile(tx, { id, projectId, blobKey, ...upload });
-        await keepBlob(tx, blobKey);
+        const file = await recordFile(tx, { id, projectId, blobKey, ...upload });
         return { status: 200, body: presentFile(file) };
       }).catch(async (err) => {
         await discardBlob(deps, blobKey);
@@ -40,11 +37,7 @@ export function fileRoutes(router: Router<ApiState>, deps: ApiDeps): void {
         // The earlier request stored these bytes already.
         await discardBlob(deps, blobKey);
       } else {
-        await startExtraction(deps.temporal, id, projectId)
-          .then(() => recordExtractionStarted(deps.db, id))
-          .catch((err) =>
-            ctx.state.log.warn({ err, file_id: id }, 'extraction start failed or was not recorded; the maintenance schedule will start it'),
-          );
+        await startFileExtraction(ctx, deps, id, projectId);
       }
       respond(ctx, created);
     }),

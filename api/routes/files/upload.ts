@@ -5,6 +5,8 @@
  */
 import busboy from 'busboy';
 import { basename } from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { ApiContext, ApiDeps } from '../../context.js';
 import { ApiError, InvalidRequestError, PayloadTooLargeError, UnsupportedMediaError } from '../../errors.js';
 import { ContentInspector, declaredTypeAgrees, MAX_FILE_BYTES } from './content-type.js';
@@ -138,12 +140,18 @@ function streamParts(ctx: ApiContext, deps: ApiDeps, blobKey: string, blob: { wr
   });
 }
 
-function finishUpload(inspector: ContentInspector, filename: string, declared: string, fields: [string, string][]): ReceivedUpload {
+/** The type the inspector found in the content, if the declared type agrees with it. */
+function detectedType(inspector: ContentInspector, declared: string): FileMimeType {
   const mimeType = inspector.detected;
   if (!mimeType) throw InvalidRequestError('invalid_parameter', 'The file could not be read.', 'file');
   if (!declaredTypeAgrees(declared, mimeType)) {
     throw UnsupportedMediaError('file_type_mismatch', `The part is declared as ${declared} but its content is ${mimeType}.`, 'file');
   }
+  return mimeType;
+}
+
+function finishUpload(inspector: ContentInspector, filename: string, declared: string, fields: [string, string][]): ReceivedUpload {
+  const mimeType = detectedType(inspector, declared);
   let purpose: string | undefined;
   const metadataFields: [string, string][] = [];
   for (const [name, value] of fields) {
@@ -165,6 +173,32 @@ function finishUpload(inspector: ContentInspector, filename: string, declared: s
     purpose,
     metadata: parseMetadata(metadataFields),
   };
+}
+
+/**
+ * A file given whole rather than streamed (an A2A message's file part): inspected as an upload is (type from the
+ * content, checked against the declared one; size bounded), then stored under `blobKey` with an upload's lease,
+ * which the transaction that records the file drops. A file refused is never stored.
+ */
+export async function receiveBytes(
+  deps: ApiDeps,
+  blobKey: string,
+  file: { data: Buffer; filename: string; declared: string; purpose: FilePurpose },
+): Promise<ReceivedUpload> {
+  const inspector = new ContentInspector();
+  await pipeline(Readable.from([file.data]), inspector, new Writable({ write: (_chunk, _encoding, done) => done() }));
+  const mimeType = detectedType(inspector, file.declared);
+  await stageUpload(deps.db, blobKey);
+  try {
+    await deps.blobs.put(blobKey, Readable.from([file.data]));
+  } catch (err) {
+    await dropUnwrittenUpload(deps.db, blobKey).catch((dropErr) =>
+      deps.log.warn({ err: dropErr, blob_key: blobKey }, 'the upload lease stays until it is due'),
+    );
+    throw err;
+  }
+  const { bytes, sha256 } = inspector;
+  return { filename: cleanFilename(file.filename), bytes, sha256, mimeType, purpose: file.purpose, metadata: {} };
 }
 
 function cleanFilename(name: string): string {

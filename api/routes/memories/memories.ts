@@ -7,6 +7,7 @@ import { audited, commitMutation, respond } from '../../audit.js';
 import { operation } from '../../validation.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
 import { pageRequestOf } from '../../pagination.js';
+import { activeExperimentRunOf } from '../../../records/run-steps.js';
 import { activeRunsForSubject, deleteMemory, findMemory, forgetSubject, listMemories } from '../../../records/memories.js';
 import { deleteThread } from '../../../records/threads.js';
 import { presentDeletedMemory, presentForgottenSubject, presentMemory } from '../../../presenters/memory.js';
@@ -65,6 +66,14 @@ export function memoryRoutes(router: Router<ApiState>, deps: ApiDeps): void {
           throw ConflictError(
             'subject_busy',
             `A run for the subject is still to end (${active.id}); cancel it, or forget the subject once it has ended.`,
+            'subject_id',
+          );
+        }
+        const copy = await activeExperimentRunOf(tx, projectId, { subjectId });
+        if (copy) {
+          throw ConflictError(
+            'subject_busy',
+            `An experiment's run copied from the subject's runs is still to end (${copy.id}); cancel it or its experiment, or forget the subject once it has ended.`,
             'subject_id',
           );
         }

@@ -8,6 +8,7 @@ import { findRun, finishRun, isFinished, runById, type RunRecord } from '../../.
 import { recordEvent, runEndedEventType } from '../../../records/events.js';
 import { cancelRunWorkflow, runWorkflowId } from '../../../workflows/runs/client.js';
 import { networkRunWorkflowId } from '../../../workflows/networks/client.js';
+import { exportRunSpan } from '../../../tracing/gen-ai.js';
 import { runWhenEnded } from './run-log.js';
 import { presentRunOf } from './run-object.js';
 
@@ -17,11 +18,14 @@ const CANCEL_WAIT_MS = 10_000;
 export async function endRunNeverStarted(deps: Pick<ApiDeps, 'db'>, runId: string): Promise<boolean> {
   const run = await runById(deps.db, runId);
   if (!run) return false;
-  return transaction(deps.db, async (tx) => {
+  const ended = await transaction(deps.db, async (tx) => {
     const ended = await finishRun(tx, runId, { status: 'cancelled' });
     if (ended) await recordEvent(tx, run.project_id, runEndedEventType(run, 'cancelled'), { object: 'run', id: runId });
     return ended;
   });
+  // Its span leaves once its end is committed.
+  if (ended) exportRunSpan(ended);
+  return ended !== null;
 }
 
 /** Cancels the run's workflow, or ends the run here if its workflow was never started. */

@@ -48,6 +48,11 @@ export interface RunRequestOptions {
   idempotencyKey?: string;
   /** A run given no thread begins one, in the transaction that makes the run (A2A: a message without a context). */
   newThread?: boolean;
+  /**
+   * Files that come with the request (an A2A message's file parts): recorded in the transaction that makes the run,
+   * which they are attached to, and their extraction started before the run's workflow (which waits for it).
+   */
+  files?: { record: (tx: Queryable) => Promise<string[]>; extract: () => Promise<void> };
 }
 
 /**
@@ -112,13 +117,14 @@ export async function startRun(
     // The thread's row is locked while its runs are looked at, so that two runs cannot both find it free.
     if (thread) await refuseBusyThread(tx, projectId, thread.id, body.on_thread_busy ?? 'reject');
     await refuseOverLimits(tx, deps, caller, current.agentIds);
+    const attached = options.files ? await options.files.record(tx) : [];
     const runId = await insertRun(tx, {
       projectId,
       target: current.target,
       apiKeyId: caller.apiKeyId,
       model: body.model ?? current.model,
       input,
-      fileIds,
+      fileIds: [...fileIds, ...attached],
       previousRunId: body.previous_run_id ?? null,
       threadId: thread?.id ?? (options.newThread ? (await newThread(tx, projectId, body)).id : null),
       subjectId: body.subject_id ?? thread?.subject_id ?? null,
@@ -135,6 +141,7 @@ export async function startRun(
 
   if (!replayed) {
     const warn = (details: Record<string, unknown>, message: string) => ctx.state.log.warn(details, message);
+    await options.files?.extract();
     await interruptRuns(deps, kind, interrupted, warn);
     await startAdmittedRun(deps, kind, runId, projectId, taskQueue, warn);
   }

@@ -9,6 +9,7 @@ import { ConflictError, NotFoundError } from '../../errors.js';
 import { cursorOf, pageRequestOf } from '../../pagination.js';
 import { createOnce } from '../../idempotency.js';
 import { UnknownCursorError } from '../../../records/pagination.js';
+import { activeExperimentRunOf } from '../../../records/run-steps.js';
 import {
   activeRunsOnThread,
   createThread,
@@ -100,6 +101,13 @@ export function threadRoutes(router: Router<ApiState>, deps: ApiDeps): void {
           throw ConflictError(
             'thread_busy',
             `The thread ${id} has a run still to end (${active.id}); cancel it, or delete the thread once it has ended.`,
+          );
+        }
+        const copy = await activeExperimentRunOf(tx, projectId, { threadId: id });
+        if (copy) {
+          throw ConflictError(
+            'thread_busy',
+            `An experiment's run copied from the thread's runs is still to end (${copy.id}); cancel it or its experiment, or delete the thread once it has ended.`,
           );
         }
         const removed = (await deleteThread(tx, projectId, id))!;
