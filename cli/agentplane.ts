@@ -4,7 +4,7 @@ import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError, readConfig, requireServices, type Config } from './config.js';
+import { ConfigError, readConfig, requireServices, shutdownGraceSecondsOf, type Config } from './config.js';
 import { createLogger, keepConfiguredKeysHeld, openServices, prepareDatabase } from './runtime.js';
 import { serveApi, serveWorker, serveWorkerProbes, type Stoppable } from './processes.js';
 import { onShutdown, StopList } from './shutdown.js';
@@ -50,16 +50,23 @@ async function dev(config: Config): Promise<void> {
   const log = createLogger(config.logLevel);
   await mkdir(config.dataDir, { recursive: true });
   const stops = new StopList(log);
-  stops.add({ stop: await lockDataDir(config.dataDir) });
-  onShutdown(() => stops.stopAll(), log);
+  stops.add({ stop: await lockDataDir(config.dataDir) }, 'the data directory lock');
+  onShutdown(
+    () => stops.stopAll(),
+    log,
+    config.shutdownGraceSeconds,
+    () => stops.stillStopping(),
+  );
   await traceAs('agentplane', stops);
   const keyFile = join(config.dataDir, 'admin-key');
   const adminKey = config.adminKey ?? (await loadOrCreateAdminKey(keyFile));
   try {
     const postgres = config.databaseUrl
       ? null
-      : stops.add(await startPostgres(join(config.dataDir, 'postgres'), { notice: (message) => log.warn(message) }));
-    const temporal = config.temporalAddress ? null : stops.add(await startTemporal({ dbFile: join(config.dataDir, 'temporal.db') }));
+      : stops.add(await startPostgres(join(config.dataDir, 'postgres'), { notice: (message) => log.warn(message) }), 'PostgreSQL');
+    const temporal = config.temporalAddress
+      ? null
+      : stops.add(await startTemporal({ dbFile: join(config.dataDir, 'temporal.db') }), 'the Temporal dev server');
     const settings = {
       databaseUrl: config.databaseUrl ?? postgres!.url,
       temporalAddress: config.temporalAddress ?? temporal!.address,
@@ -80,13 +87,23 @@ async function dev(config: Config): Promise<void> {
       modelEnv: config.modelEnv,
     };
     const services = await openServices(settings, log);
-    stops.add({ stop: () => services.close() });
+    stops.add({ stop: () => services.close() }, 'the database and Temporal connections');
     await prepareDatabase(services.db, adminKey, log, { controllerKey: config.controllerKey });
-    stops.add(keepConfiguredKeysHeld(services.db, { adminKey, controllerKey: config.controllerKey }, log));
+    stops.add(keepConfiguredKeysHeld(services.db, { adminKey, controllerKey: config.controllerKey }, log), 'the configured keys');
     stops.add(
-      await serveWorker(services, settings.temporalAddress, settings.temporalNamespace, undefined, undefined, config.extractionConcurrency),
+      await serveWorker(
+        services,
+        settings.temporalAddress,
+        settings.temporalNamespace,
+        undefined,
+        undefined,
+        config.extractionConcurrency,
+        undefined,
+        config.shutdownGraceSeconds,
+      ),
+      'the worker',
     );
-    const api = stops.add(await serveApi(services, config.port, config.host ?? '127.0.0.1'));
+    const api = stops.add(await serveApi(services, config.port, config.host ?? '127.0.0.1'), 'the API');
     const where = config.adminKey ? 'the admin key is AGENTPLANE_ADMIN_KEY' : `admin key in ${keyFile}`;
     console.log(`Agentplane is running at ${api.url} (data in ${config.dataDir}; ${where})`);
   } catch (err) {
@@ -100,14 +117,22 @@ async function api(config: Config): Promise<void> {
   const log = createLogger(config.logLevel);
   // Registered first: a SIGTERM while starting (a rollout changing its mind) still stops cleanly.
   const stops = new StopList(log);
-  onShutdown(() => stops.stopAll(), log);
+  onShutdown(
+    () => stops.stopAll(),
+    log,
+    config.shutdownGraceSeconds,
+    () => stops.stillStopping(),
+  );
   await traceAs('agentplane-api', stops);
   const services = await openServices({ ...config, ...required }, log);
-  stops.add({ stop: () => services.close() });
+  stops.add({ stop: () => services.close() }, 'the database and Temporal connections');
   await prepareDatabase(services.db, config.adminKey, log, { migrate: config.migrate, controllerKey: config.controllerKey });
   if (config.adminKey || config.controllerKey)
-    stops.add(keepConfiguredKeysHeld(services.db, { adminKey: config.adminKey, controllerKey: config.controllerKey }, log));
-  const server = stops.add(await serveApi(services, config.port, config.host ?? '0.0.0.0'));
+    stops.add(
+      keepConfiguredKeysHeld(services.db, { adminKey: config.adminKey, controllerKey: config.controllerKey }, log),
+      'the configured keys',
+    );
+  const server = stops.add(await serveApi(services, config.port, config.host ?? '0.0.0.0'), 'the API');
   log.info({ url: server.url }, `Agentplane API listening at ${server.url}`);
 }
 
@@ -115,12 +140,18 @@ async function worker(config: Config): Promise<void> {
   const required = requireServices(config);
   const log = createLogger(config.logLevel);
   const stops = new StopList(log);
-  onShutdown(() => stops.stopAll(), log);
+  onShutdown(
+    () => stops.stopAll(),
+    log,
+    config.shutdownGraceSeconds,
+    () => stops.stillStopping(),
+  );
   await traceAs('agentplane-worker', stops);
   const services = await openServices({ ...config, ...required }, log);
-  stops.add({ stop: () => services.close() });
+  stops.add({ stop: () => services.close() }, 'the database and Temporal connections');
   let worker: (Stoppable & { running(): boolean }) | undefined;
-  if (config.probePort !== undefined) stops.add(await serveWorkerProbes(config.probePort, config.host, () => worker?.running() ?? false));
+  if (config.probePort !== undefined)
+    stops.add(await serveWorkerProbes(config.probePort, config.host, () => worker?.running() ?? false), 'the probes');
   const pool = config.workerPools.find((p) => p.queue === config.taskQueue);
   worker = await serveWorker(
     services,
@@ -130,8 +161,9 @@ async function worker(config: Config): Promise<void> {
     config.taskQueue,
     config.extractionConcurrency,
     pool?.projectId,
+    config.shutdownGraceSeconds,
   );
-  stops.add(worker);
+  stops.add(worker, 'the worker');
   log.info('Agentplane worker running');
 }
 
@@ -144,15 +176,21 @@ async function controller(): Promise<void> {
   } catch (err) {
     throw err instanceof ControllerConfigError ? new ConfigError(err.message) : err;
   }
+  const graceSeconds = shutdownGraceSecondsOf(process.env);
   const log = createLogger(config.logLevel);
   const stops = new StopList(log);
-  onShutdown(() => stops.stopAll(), log);
+  onShutdown(
+    () => stops.stopAll(),
+    log,
+    graceSeconds,
+    () => stops.stillStopping(),
+  );
   await traceAs('agentplane-controller', stops);
   const running = await startController(config, kc, log).catch(async (err) => {
     await stops.stopAll();
     throw err instanceof ControllerConfigError ? new ConfigError(err.message) : err;
   });
-  stops.add({ stop: () => running.stop() });
+  stops.add({ stop: () => running.stop() }, 'the controller');
   log.info({ health: running.healthUrl, api: config.apiUrl }, 'Agentplane controller running');
 }
 
@@ -162,7 +200,7 @@ async function controller(): Promise<void> {
  */
 async function traceAs(service: string, stops: StopList): Promise<void> {
   const tracing = await startTracing(service);
-  if (tracing) stops.add(tracing);
+  if (tracing) stops.add(tracing, 'the trace export');
 }
 
 async function migrateOnly(config: Config): Promise<void> {

@@ -10,6 +10,7 @@ import { DEFAULT_IDEMPOTENCY_KEY_HOURS } from '../records/idempotency.js';
 import { DEFAULT_FAIR_SHARE, type FairShareSettings } from '../workflows/project-shares.js';
 import { normaliseBasePath } from '../api/base-path.js';
 import { DEFAULT_SESSION_TTL_SECONDS } from '../api/middleware/console-session.js';
+import { DEFAULT_SHUTDOWN_GRACE_SECONDS } from './shutdown.js';
 import { dnsServersFromEnv, dnsServersProblem } from '../tools/outbound-lookups.js';
 import { outboundNetworksFromEnv, outboundNetworksProblem } from '../tools/network-guard.js';
 import { CONTROLLER_POOL_PREFIX, type DeclaredWorkerPool } from '../api/routes/networks/worker-pool.js';
@@ -58,6 +59,8 @@ export interface Config {
   sessionTtlSeconds: number;
   /** AGENTPLANE_IDEMPOTENCY_KEY_HOURS: how long an `Idempotency-Key` replays its answer. */
   idempotencyKeyHours: number;
+  /** AGENTPLANE_SHUTDOWN_GRACE_SECONDS: how long a process may take to stop on SIGTERM before it exits regardless. */
+  shutdownGraceSeconds: number;
   /** False: `api` leaves migrations to `agentplane migrate` (a deploy step) and refuses a schema that is behind. */
   migrate: boolean;
 }
@@ -186,6 +189,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eventStreamLimits,
     basePath,
     idempotencyKeyHours: wholeNumber(env, 'AGENTPLANE_IDEMPOTENCY_KEY_HOURS', 1, 720, DEFAULT_IDEMPOTENCY_KEY_HOURS),
+    shutdownGraceSeconds: shutdownGraceSecondsOf(env),
     sessionTtlSeconds: wholeNumber(env, 'AGENTPLANE_SESSION_TTL_SECONDS', 60, 30 * 24 * 60 * 60, DEFAULT_SESSION_TTL_SECONDS),
     host: env.HOST || undefined,
     probePort: probePortText === undefined ? undefined : Number(probePortText),
@@ -245,6 +249,11 @@ export function requireServices(config: Config): Required<Pick<Config, 'database
 }
 
 /** A whole number from `min` to `max` in the variable `name`; `fallback` when unset or empty. */
+/** AGENTPLANE_SHUTDOWN_GRACE_SECONDS, read by every long-running command, the controller's included. */
+export function shutdownGraceSecondsOf(env: NodeJS.ProcessEnv): number {
+  return wholeNumber(env, 'AGENTPLANE_SHUTDOWN_GRACE_SECONDS', 1, 3600, DEFAULT_SHUTDOWN_GRACE_SECONDS);
+}
+
 function wholeNumber<Fallback extends number | undefined>(
   env: NodeJS.ProcessEnv,
   name: string,

@@ -21,6 +21,8 @@ export interface WorkerSettings extends ActivityDependencies {
   extractionConcurrency?: number;
   /** When and for how long a project over its share of the busy worker waits for its turn; the defaults when absent. */
   fairShare?: FairShareSettings;
+  /** AGENTPLANE_SHUTDOWN_GRACE_SECONDS: how long the process has to stop; activities are cancelled part of the way in. */
+  shutdownGraceSeconds?: number;
 }
 
 /** The workers of one process, run and stopped together. */
@@ -28,6 +30,16 @@ export interface WorkerGroup {
   run(): Promise<void>;
   shutdown(): void;
   getState(): ReturnType<Worker['getState']>;
+  /** Whether every worker has stopped taking tasks and has none in flight (what stopping is waiting for is Temporal's goodbye). */
+  drained(): boolean;
+}
+
+/**
+ * How long activities in flight may go on after a stop is asked for, before they are cancelled: 10 s, or half the
+ * shutdown grace when that is shorter, so that a cancelled attempt has the other half to end and give its work back.
+ */
+function activityGraceMs(shutdownGraceSeconds: number | undefined): number {
+  return Math.min(10_000, ((shutdownGraceSeconds ?? Infinity) * 1000) / 2);
 }
 
 // Webhook attempts wait on the network (up to 15 s each), not the CPU: many may be in flight at once.
@@ -49,6 +61,7 @@ export async function createWorker(settings: WorkerSettings): Promise<{ worker: 
       ...(settings.poolProjectId ? [projectGuard(settings.db, taskQueue, settings.poolProjectId)] : []),
       ...(shares.enabled ? [fairShares(settings.db, shares)] : []),
     ];
+    const shutdownGraceTime = activityGraceMs(settings.shutdownGraceSeconds);
     const workers = [
       await Worker.create({
         connection,
@@ -57,7 +70,7 @@ export async function createWorker(settings: WorkerSettings): Promise<{ worker: 
         workflowBundle: settings.workflowBundle ?? (await workflowBundle()),
         activities,
         interceptors: { activity: runInterceptors },
-        shutdownGraceTime: '10 seconds',
+        shutdownGraceTime,
         // Heartbeats carry cancellation to a running activity (a cancelled run's model call): sent at least
         // this often, a cancel reaches the call within about a second.
         maxHeartbeatThrottleInterval: '1 second',
@@ -71,7 +84,7 @@ export async function createWorker(settings: WorkerSettings): Promise<{ worker: 
           taskQueue: EXTRACTION_TASK_QUEUE,
           activities,
           maxConcurrentActivityTaskExecutions: settings.extractionConcurrency ?? availableParallelism(),
-          shutdownGraceTime: '10 seconds',
+          shutdownGraceTime,
           maxHeartbeatThrottleInterval: '1 second',
         }),
         await Worker.create({
@@ -80,7 +93,7 @@ export async function createWorker(settings: WorkerSettings): Promise<{ worker: 
           taskQueue: WEBHOOK_TASK_QUEUE,
           activities,
           maxConcurrentActivityTaskExecutions: WEBHOOK_ATTEMPTS_AT_ONCE,
-          shutdownGraceTime: '10 seconds',
+          shutdownGraceTime,
           // An attempt's heartbeats reach Temporal every second, well within its heartbeat timeout.
           maxHeartbeatThrottleInterval: '1 second',
         }),
@@ -110,6 +123,7 @@ function groupOf(workers: Worker[]): WorkerGroup {
       for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
     },
     getState: () => workers.find((w) => w.getState() !== 'RUNNING')?.getState() ?? 'RUNNING',
+    drained: () => workers.every((w) => ['DRAINED', 'STOPPED', 'FAILED'].includes(w.getState())),
   };
 }
 
@@ -140,6 +154,9 @@ export function installRuntimeLogger(log: Logger): void {
       warn: (message, meta) => write('WARN', message, meta),
       error: (message, meta) => write('ERROR', message, meta),
     },
+    // The process stops its workers itself, on SIGINT, SIGTERM and SIGHUP (cli/shutdown.ts), within its grace and in
+    // order; the SDK's own handlers would also stop them on SIGQUIT and SIGUSR2 and leave the process running idle.
+    shutdownSignals: [],
     telemetryOptions: {
       logging: {
         forward: {},

@@ -25,6 +25,8 @@ import { SseReader } from '../support/sse.js';
 
 type SentMessage = { role: string; content: unknown };
 
+const SHUTDOWN_GRACE_SECONDS = 4;
+
 describe('agentplane api and worker running agents while Temporal restarts', function () {
   this.timeout(300_000);
   const processes: CliProcess[] = [];
@@ -58,6 +60,8 @@ describe('agentplane api and worker running agents while Temporal restarts', fun
       AGENTPLANE_ADMIN_KEY: newSecret(),
       OPENAI_BASE_URL: openai.url,
       ANTHROPIC_BASE_URL: anthropic.url,
+      // Short, so that a stop which outlasts it fails the test quickly; production's default is 25 s.
+      AGENTPLANE_SHUTDOWN_GRACE_SECONDS: String(SHUTDOWN_GRACE_SECONDS),
     };
     const port = await freePort();
     api = runCli('api', { ...env, PORT: String(port), HOST: '127.0.0.1' });
@@ -144,6 +148,58 @@ describe('agentplane api and worker running agents while Temporal restarts', fun
     assert.deepEqual(askedSoFar(), ['When is high tide?', 'And low tide?'], 'each run asked the model once');
     assert.equal(api.child.exitCode, null, api.output());
     assert.equal(worker.child.exitCode, null, worker.output());
+  });
+
+  it('stops a worker on SIGTERM within its shutdown grace while Temporal is down with a model call in flight, logging why, and the next worker finishes the run', async () => {
+    const created = await client.post('/v1/agents', { name: 'swell', model: 'gpt-4.1-mini', instructions: 'Answer briefly.' });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    // The first ask is held; the next worker's attempt asks again, since the stopped worker's call ended with it.
+    let asks = 0;
+    openai.setFallback(() =>
+      ++asks === 1
+        ? { text: ['The swell ', 'is two metres.'], pause: { chunks: 1, until: released }, usage: { input: 300, output: 30 } }
+        : { text: ['The swell is two metres.'], usage: { input: 300, output: 30 } },
+    );
+    const run = await client.post(`/v1/agents/${created.body.id}/run`, { input: 'How big is the swell?', wait: false });
+    assert.equal(run.status, 202, JSON.stringify(run.body));
+    const stream = await SseReader.open(`${client.baseUrl}/v1/runs/${run.body.id}/events`, {
+      headers: { authorization: `Bearer ${client.key}` },
+    });
+    await stream.next((e) => e.event === 'output_text.delta', 60_000);
+
+    // Temporal gone, and its address held as an unreachable host's is: the worker's calls to it hang.
+    await temporal.stop();
+    toTemporal.pause();
+    const reason = lineSaid(worker, /shutdown grace of \d+ s ran out/);
+    const signalled = Date.now();
+    worker.child.kill('SIGTERM');
+    const exit = await withinDeadline(
+      worker.exited,
+      (SHUTDOWN_GRACE_SECONDS + 3) * 1000,
+      `the worker had not exited ${SHUTDOWN_GRACE_SECONDS + 3} s after SIGTERM: ${worker.output()}`,
+    );
+    const took = Date.now() - signalled;
+    assert.ok(took < (SHUTDOWN_GRACE_SECONDS + 1) * 1000, `the worker took ${took} ms to exit`);
+    // Not drained: the attempt's end could not be told to Temporal, which gives the attempt to another worker.
+    assert.deepEqual(exit, { code: 1, signal: null }, worker.output());
+    assert.match(await reason, new RegExp(`shutdown grace of ${SHUTDOWN_GRACE_SECONDS} s ran out while the worker was stopping`));
+
+    release();
+    toTemporal.resume();
+    temporal = await startTemporal({ dbFile: temporalFile, port: Number(temporal.address.split(':')[1]) });
+    worker = runCli('worker', { ...env, TEMPORAL_ADDRESS: toTemporal.address });
+    processes.push(worker);
+    const done = await runSatisfying(
+      client,
+      run.body.id,
+      (r) => r.status === 'completed',
+      `the run was not finished by the next worker: ${worker.output()}`,
+      120_000,
+    );
+    assert.equal(done.output.text, 'The swell is two metres.');
+    openai.setFallback(null);
   });
 
   it('keeps a model call going when the worker gives its attempt up for not reaching Temporal, records the reply, and does not ask the model again once Temporal is reachable', async () => {

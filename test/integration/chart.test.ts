@@ -335,6 +335,40 @@ describe('the Helm chart and the Dockerfile', function () {
     }
   });
 
+  it('gives every process its shutdown grace, and each pod 5 s more to stop, so that a process says why it exits before it is killed', async () => {
+    const graces = (manifests: Manifest[]) => {
+      const config = manifests.find((m) => m.kind === 'ConfigMap' && m.metadata.name === 'ap-agentplane-config')!.data;
+      const deployments = ['api', 'worker', 'controller'].map((component) =>
+        manifests.find((m) => m.kind === 'Deployment' && m.metadata.name === `ap-agentplane-${component}`)!,
+      );
+      const controllerEnv = deployments[2]!.spec.template.spec.containers[0].env.find(
+        (e: { name: string }) => e.name === 'AGENTPLANE_SHUTDOWN_GRACE_SECONDS',
+      );
+      return {
+        config: config.AGENTPLANE_SHUTDOWN_GRACE_SECONDS,
+        controller: controllerEnv?.value,
+        pods: deployments.map((d) => d.spec.template.spec.terminationGracePeriodSeconds),
+      };
+    };
+    assert.deepEqual(graces(await render('defaults-values.yaml')), { config: '25', controller: '25', pods: [30, 30, 30] });
+    assert.deepEqual(graces(await render('defaults-values.yaml', 'shutdownGraceSeconds=55')), {
+      config: '55',
+      controller: '55',
+      pods: [60, 60, 60],
+    });
+    const refused = await helm([
+      'template',
+      'ap',
+      chart,
+      '-f',
+      join(chart, 'ci', 'defaults-values.yaml'),
+      '--set',
+      'shutdownGraceSeconds=0',
+    ]);
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /shutdownGraceSeconds/);
+  });
+
   it('configures the graph and judge models and webhook delivery through the ConfigMap every process reads', async () => {
     const config = (manifests: Manifest[]) =>
       manifests.find((m) => m.kind === 'ConfigMap' && m.metadata.name === 'ap-agentplane-config')!.data as Record<string, string>;

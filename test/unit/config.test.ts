@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { resolve } from 'node:path';
-import { ConfigError, readConfig, requireServices } from '../../cli/config.js';
+import { ConfigError, readConfig, requireServices, shutdownGraceSecondsOf } from '../../cli/config.js';
 
 function configError(run: () => unknown, ...mentions: string[]): ConfigError {
   let caught: unknown;
@@ -51,6 +51,7 @@ describe('configuration from the environment', () => {
       rateLimits: { requestsPerMinute: undefined, concurrentRuns: undefined },
       basePath: '',
       sessionTtlSeconds: 28_800,
+      shutdownGraceSeconds: 25,
       idempotencyKeyHours: 24,
       eventStreamLimits: { perKey: 20, perProcess: 1000, stallSeconds: 30 },
       modelEnv: {},
@@ -92,6 +93,7 @@ describe('configuration from the environment', () => {
       AGENTPLANE_RETENTION_AUDIT_LOGS_DAYS: '2555',
       AGENTPLANE_BASE_PATH: '/agentplane',
       AGENTPLANE_SESSION_TTL_SECONDS: '3600',
+      AGENTPLANE_SHUTDOWN_GRACE_SECONDS: '55',
       AGENTPLANE_IDEMPOTENCY_KEY_HOURS: '72',
       AGENTPLANE_EVENT_STREAMS_PER_KEY: '5',
       AGENTPLANE_EVENT_STREAMS_PER_PROCESS: '50',
@@ -134,6 +136,7 @@ describe('configuration from the environment', () => {
       rateLimits: { requestsPerMinute: 600, concurrentRuns: 4 },
       basePath: '/agentplane',
       sessionTtlSeconds: 3600,
+      shutdownGraceSeconds: 55,
       idempotencyKeyHours: 72,
       eventStreamLimits: { perKey: 5, perProcess: 50, stallSeconds: 10 },
       modelEnv: config.modelEnv,
@@ -316,6 +319,16 @@ describe('configuration from the environment', () => {
       assert.equal(readConfig({ AGENTPLANE_SESSION_TTL_SECONDS: '60' }).sessionTtlSeconds, 60);
       for (const text of ['59', '2592001', '1h', '-1'])
         configError(() => readConfig({ AGENTPLANE_SESSION_TTL_SECONDS: text }), 'AGENTPLANE_SESSION_TTL_SECONDS', `'${text}'`);
+    });
+  });
+
+  describe('AGENTPLANE_SHUTDOWN_GRACE_SECONDS', () => {
+    it("is 25 s when unset or empty, below the chart pods' 30 s to stop, and takes whole seconds from 1 to an hour", () => {
+      assert.equal(readConfig({ AGENTPLANE_SHUTDOWN_GRACE_SECONDS: '' }).shutdownGraceSeconds, 25);
+      assert.equal(readConfig({ AGENTPLANE_SHUTDOWN_GRACE_SECONDS: '1' }).shutdownGraceSeconds, 1);
+      assert.equal(shutdownGraceSecondsOf({ AGENTPLANE_SHUTDOWN_GRACE_SECONDS: '3600' }), 3600);
+      for (const text of ['0', '3601', '2.5', '30s'])
+        configError(() => readConfig({ AGENTPLANE_SHUTDOWN_GRACE_SECONDS: text }), 'AGENTPLANE_SHUTDOWN_GRACE_SECONDS', `'${text}'`);
     });
   });
 

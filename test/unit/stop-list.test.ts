@@ -47,6 +47,21 @@ describe('stopping what a command started', () => {
     assert.deepEqual(stopped, ['worker', 'temporal', 'postgres']);
   });
 
+  it('names what is stopping while it stops, for the log should the shutdown grace run out, and nothing once all have stopped', async () => {
+    const stopped: string[] = [];
+    const stops = new StopList(quiet);
+    let releaseWorker!: () => void;
+    stops.add(service('postgres', stopped), 'PostgreSQL');
+    stops.add(service('worker', stopped, { until: new Promise((resolve) => (releaseWorker = resolve)) }), 'the worker');
+    assert.equal(stops.stillStopping(), undefined);
+    const stopping = stops.stopAll();
+    await Promise.resolve();
+    assert.equal(stops.stillStopping(), 'the worker');
+    releaseWorker();
+    await stopping;
+    assert.equal(stops.stillStopping(), undefined);
+  });
+
   it('goes on stopping the rest when one service fails to stop, and reports the failure', async () => {
     const stopped: string[] = [];
     const errors: string[] = [];
