@@ -350,7 +350,8 @@ describe('console: runs', function () {
       await page.getByRole('heading', { level: 1, name: `Experiment ${candidate.id}` }).waitFor();
       await page.getByText('3 completed, 0 failed, 0 cancelled of 3').waitFor();
       const items = page.getByRole('table');
-      const third = items.getByRole('row').filter({ hasText: 'a3' });
+      // The row whose output is a3: an id elsewhere in another row may contain the same two characters.
+      const third = items.getByRole('row').filter({ has: page.getByRole('cell', { name: 'a3', exact: true }) });
       await third.getByText('exact_match 1.00').waitFor();
       await third.getByRole('link', { name: /^run_/ }).waitFor();
       await assertAccessible(page, 'an experiment');

@@ -18,6 +18,7 @@ const NAVIGATION: [name: string, path: string][] = [
   ['Schedules', '/console/schedules'],
   ['Memories', '/console/memories'],
   ['Datasets', '/console/datasets'],
+  ['Experiments', '/console/experiments'],
   ['Networks', '/console/networks'],
   ['Files', '/console/files'],
   ['Graph', '/console/graph'],

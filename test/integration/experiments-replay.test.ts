@@ -436,6 +436,10 @@ describe('experiments', function () {
     assert.match(busy.body.error.message, new RegExp(`experiment's run .*\\(${running.run_id}\\)`));
     assert.equal((await admin.post(`/v1/experiments/${created.body.id}/cancel`, {})).status, 200);
     await runSatisfying(admin, running.run_id, (r) => r.status === 'cancelled', 'the run was not cancelled');
+    // The item ends once its run's end is recorded on it: until then its scores could still be written.
+    await eventually(async () => assert.equal((await itemsOf(created.body.id))[0].status, 'cancelled'), {
+      message: 'the item did not end cancelled',
+    });
     const forgotten = await admin.delete('/v1/memories?subject_id=customer-ottoline');
     assert.equal(forgotten.status, 200, JSON.stringify(forgotten.body));
     assert.equal(forgotten.body.removed.experiment_items_cleared, 1);
