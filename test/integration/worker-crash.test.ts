@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
 import { startTestApi, newTenant, type TestApi } from '../support/api.js';
-import { isolatedNamespace, postgres } from '../support/services.js';
+import { isolatedDatabase, isolatedNamespace } from '../support/services.js';
 import { eventually } from '../support/eventually.js';
 import { runCli, type CliProcess } from '../support/processes.js';
 import { eventsFor, recordEvent } from '../../records/events.js';
 import { newId } from '../../records/ids.js';
+import type { Db } from '../../records/db.js';
 import { pagesOf } from '../../records/files.js';
 import { extractionWorkflowId } from '../../workflows/extraction/client.js';
 import { PDF_BATCH_PAGES } from '../../workflows/extraction/pdf-stage.js';
@@ -18,11 +19,15 @@ describe('a worker killed mid-work', function () {
   this.timeout(180_000);
   let api: TestApi;
   let namespace: string;
+  // Its own database as well as its own namespace: the other suites' workers dispatch the webhook deliveries of
+  // every project in theirs, and this suite's attempts must be made by the workers it starts and kills.
+  let database: { url: string; db: Db };
   const workers: CliProcess[] = [];
 
   before(async () => {
     namespace = await isolatedNamespace('worker-crash');
-    api = await startTestApi({ worker: false, namespace });
+    database = await isolatedDatabase('agentplane_worker_crash');
+    api = await startTestApi({ worker: false, namespace, db: database.db });
   });
 
   after(async () => {
@@ -32,7 +37,7 @@ describe('a worker killed mid-work', function () {
 
   async function startWorker(): Promise<CliProcess> {
     const worker = runCli('worker', {
-      DATABASE_URL: (await postgres()).url,
+      DATABASE_URL: database.url,
       TEMPORAL_ADDRESS: api.temporalAddress,
       TEMPORAL_NAMESPACE: namespace,
       AGENTPLANE_BLOB_DIR: api.blobDir,
@@ -45,7 +50,7 @@ describe('a worker killed mid-work', function () {
   }
 
   it('(SIGKILL while storing its results) is retried on a restarted worker and the file reaches processed exactly once', async () => {
-    const { db } = await postgres();
+    const { db } = database;
     const tenant = await newTenant(api, 'worker-crash');
     const upload = await tenant.admin.upload({ file: { data: Buffer.from('first\fsecond'), filename: 'crash.txt' }, purpose: 'context' });
     assert.equal(upload.status, 200);
@@ -104,7 +109,7 @@ describe('a worker killed mid-work', function () {
   it('(SIGKILL mid-PDF) resumes after the pages it had stored, on a restarted worker, and yields every page and item once', async function () {
     // Two long files extracted in full, their pages embedded.
     this.timeout(300_000);
-    const { db } = await postgres();
+    const { db } = database;
     const tenant = await newTenant(api, 'worker-crash-pdf');
     const pageCount = LONG_PDF_PAGES;
     const data = Buffer.from(await textPdf(pageCount, 8));
@@ -172,7 +177,7 @@ describe('a worker killed mid-work', function () {
     for (const worker of workers) worker.child.kill('SIGKILL');
     await Promise.all(workers.map((worker) => worker.exited));
     const doomed = await startWorker();
-    const { db } = await postgres();
+    const { db } = database;
     const tenant = await newTenant(api, 'worker-crash-webhook');
     const receiver = await startWebhookReceiver();
     try {

@@ -14,6 +14,7 @@ import { prepareDatabase, type Services } from '../../cli/runtime.js';
 import { newSecret, type Scope } from '../../records/api-keys.js';
 import { ensureControllerKey } from '../../records/controller-key.js';
 import { FilesystemBlobStore } from '../../records/blobs/filesystem.js';
+import type { Db } from '../../records/db.js';
 import { installRuntimeLogger } from '../../workflows/worker.js';
 import { workflowBundle as keptWorkflowBundle } from '../../workflows/bundle.js';
 import { ModelCatalogue } from '../../models/catalogue.js';
@@ -84,6 +85,8 @@ export interface TestApiOptions {
   metricsPort?: number;
   /** AGENTPLANE_WORKER_POOLS: the pools the operator runs, each for one project; none by default. */
   workerPools?: DeclaredWorkerPool[];
+  /** A database of its own (`isolatedDatabase`) rather than the shared one. */
+  db?: Db;
 }
 
 export async function startTestApi(options: TestApiOptions = {}): Promise<TestApi> {
@@ -98,7 +101,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
   const modelEnv = options.modelEnv ?? {};
   const models = await ModelCatalogue.load(modelEnv, log);
   const services: Services = {
-    db: pg.db,
+    db: options.db ?? pg.db,
     blobs: await new FilesystemBlobStore(blobDir).init(),
     temporal: new Client({ connection, namespace }),
     log,

@@ -93,6 +93,24 @@ export async function startMinio(dir: string): Promise<MinioServer & { stop(): P
 }
 
 /** Stops whatever was started, last first, and removes the scratch directory. */
+/**
+ * A database of its own on the shared server, migrated, for a test whose records must be out of reach of the
+ * other suites' workers: their webhook dispatchers, for one, take the deliveries of any project in theirs.
+ * Ended with the services.
+ */
+export async function isolatedDatabase(name: string): Promise<{ url: string; db: Db }> {
+  if (!/^[a-z_]+$/.test(name)) throw new Error(`not a database name: ${name}`);
+  const pg = await postgres();
+  await pg.db.query(`DROP DATABASE IF EXISTS ${name}`);
+  await pg.db.query(`CREATE DATABASE ${name}`);
+  const url = new URL(pg.url);
+  url.pathname = `/${name}`;
+  const db = createDb(url.toString(), { log: testLog });
+  await migrate(db);
+  running.push(() => db.end());
+  return { url: url.toString(), db };
+}
+
 export async function stopServices(): Promise<void> {
   for (const stop of running.reverse()) await stop().catch((err) => console.error('stopping a test service failed:', err));
   await rm(await scratch, { recursive: true, force: true });
