@@ -6,10 +6,12 @@
  *
  * So the loop's busy time is counted against the projects whose activities were running, shared out in
  * proportion to how many each had, and decays by half every few seconds. While the loop is busy, an activity
- * of a project that has used more than its share (an even split among the projects that used the loop) waits
- * for its turn before it starts: until its project is back within its share, the loop is no longer busy, or
- * it has waited the longest a turn may take. A project alone on the worker, or one within its share, never
- * waits; local activities (a run's bookkeeping, inside its workflow task) are neither counted nor held.
+ * of a project that has used more than its share (an even split among the projects contending for the loop:
+ * those with activities under way or waiting, or that had some a moment ago) waits for its turn before it
+ * starts: until its project is back within its share, the loop is no longer busy, or it has waited the longest
+ * a turn may take. A project alone on the worker, or one within its share, never waits, and nor does one whose
+ * rivals have gone quiet: their past use holds nobody up. Local activities (a run's bookkeeping, inside its
+ * workflow task) are neither counted nor held.
  */
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import type { Context } from '@temporalio/activity';
@@ -35,6 +37,9 @@ const DECAY = 0.5 ** (TICK_MS / HALF_LIFE_MS);
 const OVER_SHARE = 1.25;
 // A project whose use has decayed below this many milliseconds of the loop is forgotten.
 const FORGOTTEN_MS = 1;
+// A project with nothing under way for this many ticks no longer contends: the gaps between one run's activities
+// are shorter, and a project that has finished is not waited for while its use decays.
+const QUIET_AFTER_TICKS = 10;
 // Activities waiting for a turn still tell Temporal they are alive (their heartbeat timeout is 5 s).
 const WAITING_HEARTBEAT_MS = 1_000;
 
@@ -43,6 +48,11 @@ export class ProjectShares {
   private readonly used = new Map<string, number>();
   private readonly running = new Map<string, number>();
   private readonly waiting = new Set<() => void>();
+  /** Activities waiting for a turn, by project. */
+  private readonly waitingOf = new Map<string, number>();
+  /** The tick at which each project last had an activity under way. */
+  private readonly lastBusyTick = new Map<string, number>();
+  private ticks = 0;
   private utilization = 0;
   private last: EventLoopUtilization = performance.eventLoopUtilization();
   private timer: NodeJS.Timeout | undefined;
@@ -56,8 +66,15 @@ export class ProjectShares {
   /** Whether an activity of `projectId` starting now would wait for a turn. */
   mustWait(projectId: string): boolean {
     if (this.utilization <= this.settings.busyUtilization || this.used.size < 2) return false;
-    const total = [...this.used.values()].reduce((sum, ms) => sum + ms, 0);
-    return (this.used.get(projectId) ?? 0) > (OVER_SHARE * total) / this.used.size;
+    const contenders = [...this.used].filter(([project]) => project === projectId || this.contends(project));
+    if (contenders.length < 2) return false;
+    const total = contenders.reduce((sum, [, ms]) => sum + ms, 0);
+    return (this.used.get(projectId) ?? 0) > (OVER_SHARE * total) / contenders.length;
+  }
+
+  private contends(projectId: string): boolean {
+    if (this.running.has(projectId) || this.waitingOf.has(projectId)) return true;
+    return this.ticks - (this.lastBusyTick.get(projectId) ?? -Infinity) < QUIET_AFTER_TICKS;
   }
 
   /**
@@ -74,6 +91,7 @@ export class ProjectShares {
       const left = this.running.get(projectId)! - 1;
       if (left === 0) this.running.delete(projectId);
       else this.running.set(projectId, left);
+      this.lastBusyTick.set(projectId, this.ticks);
     }
   }
 
@@ -84,10 +102,17 @@ export class ProjectShares {
 
   private turn(projectId: string, signal?: AbortSignal, beat?: () => void): Promise<void> {
     const waitedSince = Date.now();
+    this.waitingOf.set(projectId, (this.waitingOf.get(projectId) ?? 0) + 1);
     return new Promise((resolve) => {
       const heartbeats = beat ? setInterval(beat, WAITING_HEARTBEAT_MS) : undefined;
+      let done = false;
       const check = () => {
+        if (done) return;
         if (!signal?.aborted && Date.now() - waitedSince < this.settings.maxWaitMs && this.mustWait(projectId)) return;
+        done = true;
+        const left = this.waitingOf.get(projectId)! - 1;
+        if (left === 0) this.waitingOf.delete(projectId);
+        else this.waitingOf.set(projectId, left);
         this.waiting.delete(check);
         clearInterval(heartbeats);
         signal?.removeEventListener('abort', check);
@@ -111,13 +136,17 @@ export class ProjectShares {
    * activities are running, and gives the waiting ones their turn if it has come.
    */
   account(since: Pick<EventLoopUtilization, 'active' | 'utilization'>): void {
+    this.ticks++;
     this.utilization = this.utilization * DECAY + since.utilization * (1 - DECAY);
     const runningCount = [...this.running.values()].reduce((sum, n) => sum + n, 0);
     for (const [projectId, ms] of this.used) {
       const decayed = ms * DECAY;
-      if (decayed < FORGOTTEN_MS && !this.running.has(projectId)) this.used.delete(projectId);
-      else this.used.set(projectId, decayed);
+      if (decayed < FORGOTTEN_MS && !this.running.has(projectId)) {
+        this.used.delete(projectId);
+        this.lastBusyTick.delete(projectId);
+      } else this.used.set(projectId, decayed);
     }
+    for (const projectId of this.running.keys()) this.lastBusyTick.set(projectId, this.ticks);
     for (const [projectId, count] of this.running)
       this.used.set(projectId, (this.used.get(projectId) ?? 0) + (since.active * count) / runningCount);
     for (const check of [...this.waiting]) check();

@@ -47,6 +47,26 @@ describe('projects taking turns on a busy worker', () => {
     hog.end();
   });
 
+  it('holds a project no longer once the others have nothing under way, though their use has not yet decayed', async () => {
+    const shares = new ProjectShares({ busyUtilization: 0.3, maxWaitMs: 60_000 });
+    const hog = held();
+    const other = held();
+    for (let i = 0; i < 20; i++) void shares.run('proj_hog', hog.work);
+    const others = Array.from({ length: 10 }, () => shares.run('proj_other', other.work));
+    busyTicks(shares, 20);
+    assert.equal(shares.mustWait('proj_hog'), true, 'held while the other project has activities under way');
+
+    // The other project's activities end; a moment later the hog is alone on a loop it keeps busy.
+    other.end();
+    await Promise.all(others);
+    busyTicks(shares, 5);
+    assert.equal(shares.mustWait('proj_hog'), true, 'a gap between activities is no reason to stop taking turns');
+    busyTicks(shares, 10);
+    assert.ok((shares.usage().get('proj_other') ?? 0) > 1, "the other project's use is still remembered");
+    assert.equal(shares.mustWait('proj_hog'), false);
+    hog.end();
+  });
+
   it('holds nobody while the loop is not busy', () => {
     const shares = new ProjectShares({ busyUtilization: 0.5, maxWaitMs: 60_000 });
     const work = held();
