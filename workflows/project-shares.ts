@@ -105,11 +105,8 @@ export class ProjectShares {
     this.waitingOf.set(projectId, (this.waitingOf.get(projectId) ?? 0) + 1);
     return new Promise((resolve) => {
       const heartbeats = beat ? setInterval(beat, WAITING_HEARTBEAT_MS) : undefined;
-      let done = false;
       const check = () => {
-        if (done) return;
         if (!signal?.aborted && Date.now() - waitedSince < this.settings.maxWaitMs && this.mustWait(projectId)) return;
-        done = true;
         const left = this.waitingOf.get(projectId)! - 1;
         if (left === 0) this.waitingOf.delete(projectId);
         else this.waitingOf.set(projectId, left);

@@ -92,7 +92,6 @@ export async function startMinio(dir: string): Promise<MinioServer & { stop(): P
   return { endpoint, ...credentials, start, stop: async () => child && stopChild(child) };
 }
 
-/** Stops whatever was started, last first, and removes the scratch directory. */
 /**
  * A database of its own on the shared server, migrated, for a test whose records must be out of reach of the
  * other suites' workers: their webhook dispatchers, for one, take the deliveries of any project in theirs.
@@ -111,6 +110,7 @@ export async function isolatedDatabase(name: string): Promise<{ url: string; db:
   return { url: url.toString(), db };
 }
 
+/** Stops whatever was started, last first, and removes the scratch directory. */
 export async function stopServices(): Promise<void> {
   for (const stop of running.reverse()) await stop().catch((err) => console.error('stopping a test service failed:', err));
   await rm(await scratch, { recursive: true, force: true });
