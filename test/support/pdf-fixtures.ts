@@ -50,7 +50,7 @@ function write(page: PDFPage, font: PDFFont, text: string, x: number, top: numbe
  * Pages of a PDF long enough that a worker killed, or a database stopped, once its first pages are stored
  * catches it mid-document: several batches of pages (workflows/extraction/pdf-stage.ts), then their embeddings.
  */
-export const LONG_PDF_PAGES = 400;
+export const LONG_PDF_PAGES = 192;
 
 /** Pages whose text is `Page N line L: …`, so a test can check each word landed on its page. */
 export async function textPdf(pageCount: number, linesPerPage = 40): Promise<Uint8Array> {
