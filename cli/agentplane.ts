@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, readConfig, requireServices, shutdownGraceSecondsOf, type Config } from './config.js';
 import { createLogger, keepConfiguredKeysHeld, openServices, prepareDatabase } from './runtime.js';
-import { serveApi, serveWorker, serveWorkerProbes, type Stoppable } from './processes.js';
+import { assertPortFree, serveApi, serveWorker, serveWorkerProbes, type Stoppable } from './processes.js';
 import { onShutdown, StopList } from './shutdown.js';
 import { startPostgres, startTemporal } from './embedded.js';
 import { isAlive } from './orphans.js';
@@ -61,6 +61,7 @@ async function dev(config: Config): Promise<void> {
   const keyFile = join(config.dataDir, 'admin-key');
   const adminKey = config.adminKey ?? (await loadOrCreateAdminKey(keyFile));
   try {
+    if (config.port !== 0) await assertPortFree(config.port, config.host ?? '127.0.0.1');
     const postgres = config.databaseUrl
       ? null
       : stops.add(await startPostgres(join(config.dataDir, 'postgres'), { notice: (message) => log.warn(message) }), 'PostgreSQL');

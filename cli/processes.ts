@@ -24,6 +24,26 @@ export interface Stoppable {
   stop(): Promise<void>;
 }
 
+/** `server` listening on `host:port`; a port already taken is a ConfigError naming PORT. */
+function listenOnPort(server: Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(err.code === 'EADDRINUSE' ? new ConfigError(`${host}:${port} is already in use; set PORT to a free port.`) : err),
+    );
+    server.listen(port, host, () => resolve());
+  });
+}
+
+/**
+ * Fails at once, as `serveApi` would once everything else had started, when the API's port is taken: `dev`
+ * checks it before it spends seconds starting PostgreSQL and Temporal only to stop them again.
+ */
+export async function assertPortFree(port: number, host: string): Promise<void> {
+  const probe = createServer();
+  await listenOnPort(probe, port, host);
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+}
+
 export async function serveApi(
   services: Services,
   port: number,
@@ -36,12 +56,7 @@ export async function serveApi(
   answerParserRefusals(server);
   // Uploads of 100 MB on slow links must not be cut off; idle sockets still are.
   server.requestTimeout = 30 * 60_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(err.code === 'EADDRINUSE' ? new ConfigError(`${host}:${port} is already in use; set PORT to a free port.`) : err),
-    );
-    server.listen(port, host, () => resolve());
-  });
+  await listenOnPort(server, port, host);
   const { port: actual } = server.address() as AddressInfo;
   const shownHost = ['0.0.0.0', '::', '127.0.0.1', '::1'].includes(host) ? 'localhost' : host;
   return {

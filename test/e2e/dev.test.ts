@@ -185,7 +185,7 @@ describe('agentplane dev (npm start)', function () {
     await stopDev(first);
   });
 
-  it('names the port when it is taken, and leaves nothing running', async () => {
+  it('names the port when it is taken before starting anything, and leaves nothing running', async () => {
     const { process: first } = await startDev();
     const otherDir = await mkdtemp(join(tmpdir(), 'agentplane-dev-'));
     try {
@@ -193,6 +193,7 @@ describe('agentplane dev (npm start)', function () {
       assert.equal((await second.exited).code, 1);
       assert.match(second.output(), new RegExp(`127\\.0\\.0\\.1:${port} is already in use; set PORT`));
       assert.deepEqual(await processesUsing(otherDir), []);
+      assert.equal(existsSync(join(otherDir, 'postgres')), false, 'the port is checked before PostgreSQL is started');
     } finally {
       await rm(otherDir, { recursive: true, force: true });
     }
