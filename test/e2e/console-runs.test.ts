@@ -329,8 +329,9 @@ describe('console: runs', function () {
       await row(candidate.id).waitFor();
       assert.equal(await listed.locator('tbody tr').count(), 2);
 
-      // Two picked on the same dataset open their comparison, the newer against the older.
-      const [older, newer] = [baseline, candidate].sort((a, b) => a.created_at - b.created_at || (a.id < b.id ? -1 : 1));
+      // Two picked on the same dataset open their comparison, the newer against the older: the API lists the newer
+      // first, even when both were made in the same second.
+      const [newer, older] = (await admin.get(`/v1/experiments?dataset_id=${dataset.id}`)).body.data as [{ id: string }, { id: string }];
       await page.getByLabel(`Compare ${baseline.id}`).check();
       await page.getByLabel(`Compare ${candidate.id}`).check();
       await page.getByRole('button', { name: 'Compare the picked two' }).click();

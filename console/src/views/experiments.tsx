@@ -113,7 +113,7 @@ function ExperimentTable({ page, datasetNames }: { page: Page & { data: Experime
     setPicked((previous) => (on ? [...previous, experiment].slice(-2) : previous.filter((e) => e.id !== experiment.id)));
   return (
     <>
-      <ComparePicked picked={picked} />
+      <ComparePicked picked={picked} listed={page.data} />
       <table class="listing">
         <caption class="visually-hidden">Experiments, newest first</caption>
         <thead>
@@ -224,14 +224,18 @@ function ExperimentRow({
   );
 }
 
-/** Opens the comparison of the two picked experiments: the newer against the older, its baseline. */
-function ComparePicked({ picked }: { picked: Experiment[] }) {
+/**
+ * Opens the comparison of the two picked experiments: the newer against the older, its baseline. Two made in the
+ * same second are told apart by the list's own order, newest first, as the API keeps their creation times.
+ */
+function ComparePicked({ picked, listed }: { picked: Experiment[]; listed: Experiment[] }) {
   const [, navigate] = useLocation();
   const [first, second] = picked;
   const sameDataset = first !== undefined && second !== undefined && first.dataset_id === second.dataset_id;
+  const age = (experiment: Experiment) => listed.findIndex((e) => e.id === experiment.id);
   const open = () => {
     if (!first || !second) return;
-    const [baseline, experiment] = [first, second].sort((a, b) => a.created_at - b.created_at || a.id.localeCompare(b.id));
+    const [baseline, experiment] = [first, second].sort((a, b) => a.created_at - b.created_at || age(b) - age(a));
     navigate(`/experiments/${encodeURIComponent(experiment!.id)}/comparison?baseline=${encodeURIComponent(baseline!.id)}`);
   };
   let hint = 'Pick two finished experiments on the same dataset to compare them.';
