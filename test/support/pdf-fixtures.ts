@@ -48,7 +48,8 @@ function write(page: PDFPage, font: PDFFont, text: string, x: number, top: numbe
 
 /**
  * Pages of a PDF long enough that a worker killed, or a database stopped, once its first pages are stored
- * catches it mid-document: several batches of pages (workflows/extraction/pdf-stage.ts), then their embeddings.
+ * catches it mid-document: three batches of PDF_BATCH_PAGES (64, workflows/extraction/pdf-stage.ts), then their
+ * embeddings. A literal, so that the tests using these fixtures do not load the extraction engines.
  */
 export const LONG_PDF_PAGES = 192;
 

@@ -225,17 +225,18 @@ function ExperimentRow({
 }
 
 /**
- * Opens the comparison of the two picked experiments: the newer against the older, its baseline. Two made in the
- * same second are told apart by the list's own order, newest first, as the API keeps their creation times.
+ * Opens the comparison of the two picked experiments: the newer against the older, its baseline. `created_at` is in
+ * whole seconds; two made in the same second are told apart by the list's order, newest first, which the API keeps
+ * to the microsecond.
  */
 function ComparePicked({ picked, listed }: { picked: Experiment[]; listed: Experiment[] }) {
   const [, navigate] = useLocation();
   const [first, second] = picked;
   const sameDataset = first !== undefined && second !== undefined && first.dataset_id === second.dataset_id;
-  const age = (experiment: Experiment) => listed.findIndex((e) => e.id === experiment.id);
+  const listedAt = (experiment: Experiment) => listed.findIndex((e) => e.id === experiment.id);
   const open = () => {
     if (!first || !second) return;
-    const [baseline, experiment] = [first, second].sort((a, b) => a.created_at - b.created_at || age(b) - age(a));
+    const [baseline, experiment] = [first, second].sort((a, b) => a.created_at - b.created_at || listedAt(b) - listedAt(a));
     navigate(`/experiments/${encodeURIComponent(experiment!.id)}/comparison?baseline=${encodeURIComponent(baseline!.id)}`);
   };
   let hint = 'Pick two finished experiments on the same dataset to compare them.';
