@@ -41,8 +41,9 @@ export interface TestApi {
   stop(): Promise<void>;
 }
 
+/** The SDK's log in a test process: errors only, as a failing activity is what many tests are about. */
 export function quietTemporalRuntime(): void {
-  installRuntimeLogger(pino({ level: process.env.TEST_LOG_LEVEL ?? 'warn' }));
+  installRuntimeLogger(pino({ level: process.env.TEST_LOG_LEVEL ?? 'error' }));
 }
 
 /**
