@@ -41,7 +41,10 @@ export interface TestApi {
   stop(): Promise<void>;
 }
 
-/** The SDK's log in a test process: errors only, as a failing activity is what many tests are about. */
+/**
+ * The SDK's log in a test process: errors only. Failing activities are what many suites are about, and a warning
+ * for each would bury the report.
+ */
 export function quietTemporalRuntime(): void {
   installRuntimeLogger(pino({ level: process.env.TEST_LOG_LEVEL ?? 'error' }));
 }

@@ -6,16 +6,13 @@
 import { randomUUID } from 'node:crypto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { pino } from 'pino';
 import { findTool } from '../../cli/tools.js';
-import { installRuntimeLogger } from '../../workflows/worker.js';
-import { workflowBundle } from './api.js';
+import { quietTemporalRuntime, workflowBundle } from './api.js';
 
 let environment: Promise<TestWorkflowEnvironment> | undefined;
 
 export function workflowEnvironment(): Promise<TestWorkflowEnvironment> {
-  // Failing activities are these suites' subject: the SDK's warning for each would bury the report.
-  installRuntimeLogger(pino({ level: process.env.TEST_LOG_LEVEL ?? 'error' }));
+  quietTemporalRuntime();
   return (environment ??= TestWorkflowEnvironment.createTimeSkipping({
     server: { executable: { type: 'existing-path', path: findTool('temporal-test-server') } },
   }));
