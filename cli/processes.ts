@@ -4,6 +4,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../api/app.js';
 import { answerParserRefusals } from '../api/parser-refusals.js';
+import { createHttpServer } from '../api/idle-connections.js';
 import type { ApiMetrics } from '../api/metrics.js';
 import type { WorkflowBundle } from '@temporalio/worker';
 import { createWorker, installRuntimeLogger, type WorkerGroup } from '../workflows/worker.js';
@@ -52,7 +53,7 @@ export async function serveApi(
   const runEvents = new RunEventFeed(services.db.connectionString, services.log).start();
   const { app, metrics } = createApp({ ...services, runEvents, streamSlots: new EventStreamSlots(services.eventStreamLimits) });
   const metricsServer = services.metricsPort === undefined ? null : await serveMetrics(metrics, services.metricsPort, host);
-  const server = createServer(app.callback());
+  const server = createHttpServer(app.callback());
   answerParserRefusals(server);
   // Uploads of 100 MB on slow links must not be cut off; idle sockets still are.
   server.requestTimeout = 30 * 60_000;
@@ -80,7 +81,7 @@ export async function serveApi(
  * public port, which an ingress routes, then serves none.
  */
 async function serveMetrics(metrics: ApiMetrics, port: number, host: string): Promise<Server> {
-  const server = createServer((req, res) => {
+  const server = createHttpServer((req, res) => {
     if ((req.url ?? '/').split('?')[0] !== '/metrics' || req.method !== 'GET') {
       res.writeHead(404).end();
       return;
@@ -238,7 +239,7 @@ async function drainedFor(worker: WorkerGroup, ms: number): Promise<void> {
  * Temporal), `/readyz` once the worker polls its task queue.
  */
 export async function serveWorkerProbes(port: number, host: string | undefined, ready: () => boolean): Promise<Stoppable> {
-  const server = createServer((req, res) => {
+  const server = createHttpServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     const ok = path === '/healthz' ? true : path === '/readyz' ? ready() : undefined;
     if (ok === undefined) res.writeHead(404).end();
