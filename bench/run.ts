@@ -888,6 +888,10 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
     console.log(
       `${MANY_STEPS.toLocaleString('en')} steps ÷ ${FEW_STEPS} steps (render p50): ${(manySteps.render.p50Ms / fewSteps.render.p50Ms).toFixed(2)}×; rows in the DOM for ${MANY_STEPS.toLocaleString('en')} steps: ${manySteps.domRows}`,
     );
+    if (manySteps.firstDrawn)
+      console.log(
+        `${MANY_STEPS.toLocaleString('en')} steps: first rows drawn at p50 ${manySteps.firstDrawn.p50Ms} ms, the rest still being read (${(manySteps.firstDrawn.p50Ms / manySteps.render.p50Ms).toFixed(2)}× the time to all of them)`,
+      );
     console.log(`bundle: initial JS ${kb(bundle.initial_js_gzip_bytes)} KB gzipped, all JS ${kb(bundle.all_js_gzip_bytes)} KB`);
     results.console = {
       ...CONSOLE,

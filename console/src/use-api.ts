@@ -1,4 +1,7 @@
-/** Loads what a view shows, again when its inputs change; `reload` reads it again (after a change). */
+/**
+ * Loads what a view shows, again when its inputs change; `reload` reads it again (after a change). A loader
+ * that reads in parts may `show` what it has read so far meanwhile.
+ */
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 
 export interface Loaded<T> {
@@ -8,7 +11,7 @@ export interface Loaded<T> {
   reload: () => void;
 }
 
-export function useApi<T>(load: (signal: AbortSignal) => Promise<T>, inputs: unknown[]): Loaded<T> {
+export function useApi<T>(load: (signal: AbortSignal, show: (partial: T) => void) => Promise<T>, inputs: unknown[]): Loaded<T> {
   const [state, setState] = useState<{ data?: T; error?: Error; loading: boolean }>({ loading: true });
   const [round, setRound] = useState(0);
   const latest = useRef(load);
@@ -16,8 +19,9 @@ export function useApi<T>(load: (signal: AbortSignal) => Promise<T>, inputs: unk
   useEffect(() => {
     const controller = new AbortController();
     setState((previous) => ({ data: previous.data, loading: true }));
+    const show = (partial: T) => controller.signal.aborted || setState({ data: partial, loading: true });
     latest
-      .current(controller.signal)
+      .current(controller.signal, show)
       .then((data) => controller.signal.aborted || setState({ data, loading: false }))
       .catch((error: Error) => controller.signal.aborted || setState({ error, loading: false }));
     return () => controller.abort();

@@ -1,5 +1,6 @@
 /**
- * The run's tree and timeline in one table: a row per step and per hop, only the rows in view drawn.
+ * The run's tree and timeline in one table: a row per step and per hop, only the rows in view drawn. The
+ * steps still being read hold their rows meanwhile, so that the table has its full length from the start.
  * Each row shows its queue and execution time, tokens, its cost with its share of the run's, and a bar
  * placed on the run's timeline.
  */
@@ -17,6 +18,8 @@ const COLUMNS = ['Step', 'Status', 'Queued', 'Ran', 'Tokens', 'Cost', 'Share of 
 interface Props {
   runId: string;
   rows: TreeRow[];
+  /** How many of the run's steps are still being read: rows of the table not drawn yet. */
+  unread: number;
   /** The run's total cost in USD, the whole of every share. */
   total: number;
   /** The timeline's span in milliseconds. */
@@ -60,10 +63,10 @@ function HopName({ row, toggle }: { row: HopRow; toggle: () => void }) {
   );
 }
 
-export function StepTree({ runId, rows, total, span, selected, toggleHop }: Props) {
+export function StepTree({ runId, rows, unread, total, span, selected, toggleHop }: Props) {
   const scroller = useRef<HTMLDivElement>(null);
   const body = useRef<HTMLDivElement>(null);
-  const virtualizer = useVirtualRows(scroller, rows.length, ROW_HEIGHT);
+  const virtualizer = useVirtualRows(scroller, rows.length + unread, ROW_HEIGHT);
   const items = virtualizer.getVirtualItems();
   const totalSize = virtualizer.getTotalSize();
 
@@ -82,7 +85,7 @@ export function StepTree({ runId, rows, total, span, selected, toggleHop }: Prop
   }, [selected, rows.length]);
 
   return (
-    <div class="step-tree" role="table" aria-label="Steps and hops, with the run's timeline" aria-rowcount={rows.length + 1}>
+    <div class="step-tree" role="table" aria-label="Steps and hops, with the run's timeline" aria-rowcount={rows.length + unread + 1}>
       <div class="step-row step-head" role="row" aria-rowindex={1}>
         {COLUMNS.map((name) => (
           <span key={name} role="columnheader" class={`col-${name.split(' ')[0]!.toLowerCase()}`}>
@@ -93,7 +96,18 @@ export function StepTree({ runId, rows, total, span, selected, toggleHop }: Prop
       <div class="step-scroll" ref={scroller}>
         <div class="step-body" ref={body} role="rowgroup">
           {items.map((item) => {
-            const row = rows[item.index]!;
+            const row = rows[item.index];
+            const place = (el: HTMLDivElement | null) => {
+              if (el) el.style.transform = `translateY(${item.start}px)`;
+            };
+            if (!row)
+              return (
+                <div key={`unread-${item.index}`} role="row" aria-rowindex={item.index + 2} aria-busy="true" class="step-row" ref={place}>
+                  <span role="cell" class="col-step muted">
+                    Reading…
+                  </span>
+                </div>
+              );
             const share = total > 0 ? row.cost / total : 0;
             const duration = row.endMs === null ? null : row.endMs - row.startMs;
             return (
@@ -102,9 +116,7 @@ export function StepTree({ runId, rows, total, span, selected, toggleHop }: Prop
                 role="row"
                 aria-rowindex={item.index + 2}
                 class={`step-row depth-${row.depth}${row.key === selected ? ' selected' : ''}${row.kind === 'hop' ? ' hop-row' : ''}`}
-                ref={(el) => {
-                  if (el) el.style.transform = `translateY(${item.start}px)`;
-                }}
+                ref={place}
               >
                 <span role="cell" class="col-step">
                   {row.kind === 'hop' ? (

@@ -19,11 +19,22 @@ import './runs.css';
 
 const isActive = (status: string) => status === 'queued' || status === 'in_progress' || status === 'requires_action';
 
-/** A run with all its steps: the run carries the first of them, and the rest are read a page at a time. */
-async function readRun(id: string, signal?: AbortSignal): Promise<Run> {
+/** How often at most a run still being read is drawn again with the steps read since. */
+const DRAW_EVERY_MS = 250;
+
+/**
+ * A run with all its steps: the run carries the first of them, and the rest are read a page at a time.
+ * `onPage`, when given, is told the run as read so far: at once, then at most every `DRAW_EVERY_MS`.
+ */
+async function readRun(id: string, signal?: AbortSignal, onPage?: (partial: Run) => void): Promise<Run> {
   const run = unwrap(await api.GET('/v1/runs/{id}', { params: { path: { id } }, signal }));
   const steps = [...run.steps];
+  let toldAt = -Infinity;
   for (let more = run.steps_has_more; more && steps.length > 0;) {
+    if (onPage && performance.now() - toldAt >= DRAW_EVERY_MS) {
+      onPage({ ...run, steps: [...steps], steps_has_more: true });
+      toldAt = performance.now();
+    }
     const after = steps[steps.length - 1]!.index;
     const page = unwrap(await api.GET('/v1/runs/{id}/steps', { params: { path: { id }, query: { after, limit: 100 } }, signal }));
     steps.push(...page.data);
@@ -33,7 +44,18 @@ async function readRun(id: string, signal?: AbortSignal): Promise<Run> {
 }
 
 export default function RunView({ params }: { params: { id: string; step?: string } }) {
-  const loaded = useApi((signal) => readRun(params.id, signal), [params.id]);
+  // The first time, the run is drawn once its first steps are read and grows a page at a time, so that a
+  // long run shows its start after one request; a reload (the run changed) keeps what is drawn until the
+  // whole run is read again.
+  const drawn = useRef<string>();
+  const loaded = useApi<Run>(
+    (signal, show) => {
+      const first = drawn.current !== params.id;
+      drawn.current = params.id;
+      return readRun(params.id, signal, first ? show : undefined);
+    },
+    [params.id],
+  );
   return (
     <>
       <h1>
@@ -86,13 +108,16 @@ function RunDetail({ run, selected, reload }: { run: Run; selected?: string; rel
   const selectedRow = rows.find((row): row is StepRow => row.kind === 'step' && row.key === selected);
   const selectedRun = selectedRow ? (selectedRow.runId === run.id ? run : children.get(selectedRow.runId)) : undefined;
 
-  // For measuring: the first time the steps are drawn.
+  // For measuring: the first time the run is drawn, and the first time with all its steps read.
   const marked = useRef(false);
   useEffect(() => {
-    if (marked.current) return;
+    requestAnimationFrame(() => performance.mark('agentplane:run-first-rows'));
+  }, []);
+  useEffect(() => {
+    if (marked.current || run.steps_has_more) return;
     marked.current = true;
     requestAnimationFrame(() => performance.mark('agentplane:run-rendered'));
-  }, []);
+  }, [run.steps_has_more]);
 
   const toggleHop = (index: number) => {
     const next = new Set(expanded);
@@ -211,17 +236,26 @@ function RunDetail({ run, selected, reload }: { run: Run; selected?: string; rel
       <h2>
         {run.hops.length > 0 ? 'Steps and hops' : 'Steps'}{' '}
         <span class="muted">
-          ({formatCount(run.steps.length)} steps{run.hops.length > 0 ? `, ${run.hops.length} hops` : ''})
+          ({formatCount(Math.max(run.step_count, run.steps.length))} steps{run.hops.length > 0 ? `, ${run.hops.length} hops` : ''})
         </span>
       </h2>
       {rows.length === 0 ? (
         <p class="muted">No steps yet.</p>
       ) : (
-        <StepTree runId={run.id} rows={rows} total={total} span={span} selected={selected} toggleHop={toggleHop} />
+        <StepTree
+          runId={run.id}
+          rows={rows}
+          unread={run.steps_has_more ? Math.max(0, run.step_count - run.steps.length) : 0}
+          total={total}
+          span={span}
+          selected={selected}
+          toggleHop={toggleHop}
+        />
       )}
       {selected &&
         !selectedRow &&
         rows.length > 0 &&
+        !run.steps_has_more &&
         (linkedHop === undefined || children.has(run.hops[linkedHop]?.child_run_id ?? '')) && (
           <p class="notice" role="status">
             This run has no step {selected}.
