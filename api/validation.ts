@@ -162,11 +162,7 @@ export function operation<Id extends OperationId>(
   operationId: Id,
   handler: (ctx: ApiContext, input: Input<Id>) => Promise<void>,
 ): Middleware<ApiState> {
-  const declared = parametersOf(findOperation(operationId).operation);
-  const validateHeaders = parameterValidator(declared, 'header');
-  const validatePath = parameterValidator(declared, 'path');
-  const validateQuery = parameterValidator(declared, 'query');
-  const validateBody = jsonBodyValidator(operationId);
+  const { declared, headers: validateHeaders, path: validatePath, query: validateQuery, body: validateBody } = validatorsOf(operationId);
   const deepObjects = new Set(declared.filter((p) => p.in === 'query' && p.style === 'deepObject').map((p) => p.name));
   const lists = new Set(declared.filter((p) => p.in === 'query' && p.explode === false).map((p) => p.name));
   return async (ctx) => {
@@ -215,15 +211,34 @@ function headerName(declared: OpenApiParameter[], instancePath: string): string 
   return `/${declared.find((p) => p.name.toLowerCase() === lower)?.name ?? lower}`;
 }
 
-const validatorsOf = new Map<OperationId, { body: ValidateFunction | null; query: ValidateFunction | null }>();
-function validatorOf(operationId: OperationId, what: 'body' | 'query'): ValidateFunction {
-  let found = validatorsOf.get(operationId);
+interface Validators {
+  declared: OpenApiParameter[];
+  headers: ValidateFunction | null;
+  path: ValidateFunction | null;
+  query: ValidateFunction | null;
+  body: ValidateFunction | null;
+}
+
+// Compiled once per process, however many apps it makes: Ajv keeps every schema it compiles.
+const compiled = new Map<OperationId, Validators>();
+function validatorsOf(operationId: OperationId): Validators {
+  let found = compiled.get(operationId);
   if (!found) {
     const declared = parametersOf(findOperation(operationId).operation);
-    found = { body: jsonBodyValidator(operationId), query: parameterValidator(declared, 'query') };
-    validatorsOf.set(operationId, found);
+    found = {
+      declared,
+      headers: parameterValidator(declared, 'header'),
+      path: parameterValidator(declared, 'path'),
+      query: parameterValidator(declared, 'query'),
+      body: jsonBodyValidator(operationId),
+    };
+    compiled.set(operationId, found);
   }
-  const validate = found[what];
+  return found;
+}
+
+function validatorOf(operationId: OperationId, what: 'body' | 'query'): ValidateFunction {
+  const validate = validatorsOf(operationId)[what];
   if (!validate) throw new Error(`${operationId} takes no ${what}`);
   return validate;
 }

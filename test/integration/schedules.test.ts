@@ -220,7 +220,8 @@ describe('schedules', function () {
           assert.ok(done.length > 0, 'no scheduled run yet');
           return done;
         },
-        { intervalMs: 1_000, message: 'the schedule never reached Temporal' },
+        // A round does every maintenance duty over the suite's whole database: on a busy machine, some seconds each.
+        { timeoutMs: 90_000, intervalMs: 1_000, message: 'the schedule never reached Temporal' },
       );
       assert.equal(await outputOf(client, run.id), 'caught up');
       assert.equal((await client.delete(`/v1/schedules/${created.body.id}`)).status, 200);
