@@ -8,14 +8,22 @@ import { ApiClient } from '../support/client.js';
 import { eventually } from '../support/eventually.js';
 import { runCli, type CliProcess } from '../support/processes.js';
 
-/** Processes whose command line names `dir`: what `dev` started from its data directory. */
+/**
+ * Processes whose command line names `dir`: what `dev` started from its data directory. A process whose parent
+ * is one of them is not counted: PostgreSQL forks a backend for each connection, which bears the server's
+ * command line until it names itself.
+ */
 async function processesUsing(dir: string): Promise<string[]> {
-  const found: string[] = [];
+  const found = new Map<string, { parent: string; line: string }>();
   for (const pid of (await readdir('/proc')).filter((name) => /^\d+$/.test(name))) {
     const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-    if (cmdline.includes(dir) && Number(pid) !== process.pid) found.push(`${pid}: ${cmdline.replaceAll('\0', ' ')}`);
+    if (!cmdline.includes(dir) || Number(pid) === process.pid) continue;
+    // /proc/<pid>/stat: `pid (name) state ppid …`, the name in parentheses possibly holding spaces.
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+    const parent = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1] ?? '';
+    found.set(pid, { parent, line: `${pid}: ${cmdline.replaceAll('\0', ' ')}` });
   }
-  return found;
+  return [...found.values()].filter(({ parent }) => !found.has(parent)).map(({ line }) => line);
 }
 
 /** Pids of the processes whose NUL-separated command line contains one of `fragments`. */
