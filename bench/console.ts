@@ -61,6 +61,9 @@ async function runWithSteps(target: BenchTarget, key: string, db: Db, steps: num
   return run.id;
 }
 
+/** When the page made the performance mark `name`, in ms from navigation start. */
+const markedAt = (page: Page, name: string) => page.evaluate((mark) => performance.getEntriesByName(mark)[0]!.startTime, name);
+
 /** Opens `path` under the console `samples` times, each from navigation start to `mark`. */
 async function rendering(
   page: Page,
@@ -83,10 +86,10 @@ async function rendering(
     await page.goto(consoleUrl + path);
     await page.waitForFunction((name) => performance.getEntriesByName(name).length > 0, mark, { timeout: 60_000 });
     page.off('request', listener);
-    const at = await page.evaluate((name) => performance.getEntriesByName(name)[0]!.startTime, mark);
-    if (i >= settings.warmups) ms.push(at);
-    if (firstMark && i >= settings.warmups)
-      firstMs.push(await page.evaluate((name) => performance.getEntriesByName(name)[0]!.startTime, firstMark));
+    if (i >= settings.warmups) {
+      ms.push(await markedAt(page, mark));
+      if (firstMark) firstMs.push(await markedAt(page, firstMark));
+    }
     requests = made;
     domRows = await page.locator('[role="row"], tr').count();
   }

@@ -108,15 +108,13 @@ function RunDetail({ run, selected, reload }: { run: Run; selected?: string; rel
   const selectedRow = rows.find((row): row is StepRow => row.kind === 'step' && row.key === selected);
   const selectedRun = selectedRow ? (selectedRow.runId === run.id ? run : children.get(selectedRow.runId)) : undefined;
 
-  // For measuring: the first time the run is drawn, and the first time with all its steps read.
-  const marked = useRef(false);
+  // For measuring: the first time the run is drawn, and the first time with all its steps read (a run once
+  // read in full is not drawn in parts again).
   useEffect(() => {
     requestAnimationFrame(() => performance.mark('agentplane:run-first-rows'));
   }, []);
   useEffect(() => {
-    if (marked.current || run.steps_has_more) return;
-    marked.current = true;
-    requestAnimationFrame(() => performance.mark('agentplane:run-rendered'));
+    if (!run.steps_has_more) requestAnimationFrame(() => performance.mark('agentplane:run-rendered'));
   }, [run.steps_has_more]);
 
   const toggleHop = (index: number) => {
