@@ -1,10 +1,9 @@
-/** The OpenAPI document, read once from api/openapi.yaml (the source of truth for every shape). */
+/** The OpenAPI document, read once: api/openapi.yaml (the source of truth for every shape), as the build wrote it. */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { parse } from 'yaml';
 
-// Beside this module: the build copies the document into dist/ (scripts/copy-assets.mjs).
-export const openapiPath = fileURLToPath(new URL('./openapi.yaml', import.meta.url));
+// Beside this module: the build writes the document into dist/ as JSON (scripts/copy-assets.mjs).
+const openapiPath = fileURLToPath(new URL('./openapi.json', import.meta.url));
 
 export interface OpenApiParameter {
   name: string;
@@ -30,7 +29,7 @@ export interface OpenApiDocument {
   [key: string]: unknown;
 }
 
-export const openapiDocument = parse(readFileSync(openapiPath, 'utf8')) as OpenApiDocument;
+export const openapiDocument = JSON.parse(readFileSync(openapiPath, 'utf8')) as OpenApiDocument;
 
 export function findOperation(operationId: string): { path: string; method: string; operation: OpenApiOperation } {
   for (const [path, methods] of Object.entries(openapiDocument.paths)) {

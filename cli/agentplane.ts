@@ -6,18 +6,15 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, readConfig, requireServices, shutdownGraceSecondsOf, type Config } from './config.js';
 import { createLogger, keepConfiguredKeysHeld, openServices, prepareDatabase } from './runtime.js';
-import { assertPortFree, serveApi, serveWorker, serveWorkerProbes, type Stoppable } from './processes.js';
+import { assertPortFree, type Stoppable } from './processes.js';
 import { onShutdown, StopList } from './shutdown.js';
-import { startPostgres, startTemporal } from './embedded.js';
 import { isAlive } from './orphans.js';
 import { newSecret, retireOtherBootstrapKeys } from '../records/api-keys.js';
 import { createDb } from '../records/db.js';
 import { migrate, pendingMigrations } from '../records/migrate.js';
 import { Client, Connection } from '@temporalio/client';
-import { restartLostWork } from '../workflows/recovery.js';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { ControllerConfigError, controllerConfigFrom, loadKubeConfig, type ControllerConfig } from '../controllers/config.js';
-import { startController } from '../controllers/controller.js';
+import type { ControllerConfig } from '../controllers/config.js';
 import { ECHO_MODEL, ECHO_MODEL_PORT, ECHO_WORD_MS, startEchoModel } from './echo-model.js';
 import { startTracing } from '../tracing/tracing.js';
 import { EVAL_USAGE, evalCommand } from './eval.js';
@@ -46,7 +43,13 @@ const USAGE = `Usage: agentplane <command>
             model, "${ECHO_MODEL}", which streams the last user message back a word every --word-ms
 `;
 
+// Each command imports what only it runs when it runs: a worker never loads the API's routes, nor the API the worker's
+// engines, nor either the Kubernetes client; each of those costs a process a second or more of start-up.
+
 async function dev(config: Config): Promise<void> {
+  const { startPostgres, startTemporal } = await import('./embedded.js');
+  const { serveApi } = await import('./api-process.js');
+  const { serveWorker } = await import('./worker-process.js');
   const log = createLogger(config.logLevel);
   await mkdir(config.dataDir, { recursive: true });
   const stops = new StopList(log);
@@ -115,6 +118,7 @@ async function dev(config: Config): Promise<void> {
 
 async function api(config: Config): Promise<void> {
   const required = requireServices(config);
+  const { serveApi } = await import('./api-process.js');
   const log = createLogger(config.logLevel);
   // Registered first: a SIGTERM while starting (a rollout changing its mind) still stops cleanly.
   const stops = new StopList(log);
@@ -139,6 +143,7 @@ async function api(config: Config): Promise<void> {
 
 async function worker(config: Config): Promise<void> {
   const required = requireServices(config);
+  const { serveWorker, serveWorkerProbes } = await import('./worker-process.js');
   const log = createLogger(config.logLevel);
   const stops = new StopList(log);
   onShutdown(
@@ -169,6 +174,8 @@ async function worker(config: Config): Promise<void> {
 }
 
 async function controller(): Promise<void> {
+  const { ControllerConfigError, controllerConfigFrom, loadKubeConfig } = await import('../controllers/config.js');
+  const { startController } = await import('../controllers/controller.js');
   let config: ControllerConfig;
   let kc: KubeConfig;
   try {
@@ -232,6 +239,7 @@ async function retireAdminKeys(config: Config): Promise<void> {
 async function recover(config: Config): Promise<void> {
   if (!config.databaseUrl || !config.temporalAddress)
     throw new ConfigError('Missing configuration: set DATABASE_URL and TEMPORAL_ADDRESS (and TEMPORAL_NAMESPACE, if not default).');
+  const { restartLostWork } = await import('../workflows/recovery.js');
   const db = createDb(config.databaseUrl, { max: 1, log: createLogger(config.logLevel) });
   const connection = await Connection.connect({ address: config.temporalAddress });
   try {

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { Client } from '@temporalio/client';
-import { serveApi, type Stoppable } from '../../cli/processes.js';
+import { serveApi } from '../../cli/api-process.js';
+import type { Stoppable } from '../../cli/processes.js';
 import { S3BlobStore } from '../../records/blobs/s3.js';
 import { newTenant, sharedApi, type Tenant, type TestApi } from '../support/api.js';
 import { ApiClient } from '../support/client.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { serveWorker } from '../../cli/processes.js';
+import { serveWorker } from '../../cli/worker-process.js';
 import { controllerClient, newTenant, workflowBundle, type Tenant } from '../support/api.js';
 import type { DeclaredWorkerPool } from '../../api/routes/networks/worker-pool.js';
 import { createAgent, runSatisfying, startRunsStack, type RunsStack } from '../support/runs.js';

@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { Client, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
-import { serveApi, type Stoppable } from '../../cli/processes.js';
+import { serveApi } from '../../cli/api-process.js';
+import type { Stoppable } from '../../cli/processes.js';
 import { temporalConnection } from '../../workflows/temporal-connection.js';
 import { MAINTENANCE_SCHEDULE_ID } from '../../workflows/maintenance/client.js';
 import { temporalScheduleId } from '../../workflows/schedules/ids.js';

@@ -29,7 +29,8 @@ const snapshot = () => {
   return seen;
 };
 const before = snapshot();
-await import(${JSON.stringify(moduleUrl('../../cli/processes.js'))});
+await import(${JSON.stringify(moduleUrl('../../cli/api-process.js'))});
+await import(${JSON.stringify(moduleUrl('../../cli/worker-process.js'))});
 await import(${JSON.stringify(moduleUrl('../../workflows/extraction/engines/pdf/document.js'))});
 const replaced = [...snapshot()].filter(([name, now]) => before.has(name) && before.get(name).some((was, i) => was !== now[i]));
 console.log(JSON.stringify({ replaced: replaced.map(([name]) => name), polyfilled: typeof Promise.withResolvers === 'function' }));
