@@ -2,16 +2,8 @@
  * How a model call failed, in the terms its caller acts on: whether trying again (later, or with the next
  * candidate model) can help. The SDKs' own errors are translated here, once, for both providers.
  */
-import {
-  APIConnectionTimeoutError as AnthropicConnectionTimeoutError,
-  APIError as AnthropicApiError,
-  APIUserAbortError as AnthropicUserAbortError,
-} from '@anthropic-ai/sdk';
-import {
-  APIConnectionTimeoutError as OpenAiConnectionTimeoutError,
-  APIError as OpenAiApiError,
-  APIUserAbortError as OpenAiUserAbortError,
-} from 'openai';
+import type { APIError as AnthropicApiError } from '@anthropic-ai/sdk';
+import type { APIError as OpenAiApiError } from 'openai';
 import type { ModelProvider } from './catalogue.js';
 import { RETRYABLE_MODEL_CALL_ERROR_KINDS, type ModelCallErrorKind } from './failure-kinds.js';
 import { MODEL_RETRY_MAX_INTERVAL_MS } from './retry-interval.js';
@@ -43,9 +35,20 @@ export type CallEnding = 'cancelled' | 'timeout' | null;
 
 type SdkApiError = OpenAiApiError | AnthropicApiError;
 
-const isSdkApiError = (err: unknown): err is SdkApiError => err instanceof OpenAiApiError || err instanceof AnthropicApiError;
-const isUserAbort = (err: unknown) => err instanceof OpenAiUserAbortError || err instanceof AnthropicUserAbortError;
-const isConnectTimeout = (err: unknown) => err instanceof OpenAiConnectionTimeoutError || err instanceof AnthropicConnectionTimeoutError;
+/**
+ * What the SDKs' errors are, for telling them apart. The SDKs are loaded with their clients, on a process's first
+ * call (providers/*-client.ts); a failure to classify comes from a call, so at least one is loaded already.
+ */
+async function sdkErrors() {
+  const [anthropic, openAi] = await Promise.all([import('@anthropic-ai/sdk'), import('openai')]);
+  return {
+    isApiError: (err: unknown): err is SdkApiError => err instanceof openAi.APIError || err instanceof anthropic.APIError,
+    isAnthropicApiError: (err: unknown): err is AnthropicApiError => err instanceof anthropic.APIError,
+    isUserAbort: (err: unknown) => err instanceof openAi.APIUserAbortError || err instanceof anthropic.APIUserAbortError,
+    isConnectTimeout: (err: unknown) =>
+      err instanceof openAi.APIConnectionTimeoutError || err instanceof anthropic.APIConnectionTimeoutError,
+  };
+}
 
 /**
  * Retry-After in milliseconds: OpenAI's `retry-after-ms`, else `retry-after` in seconds or as an HTTP date.
@@ -75,13 +78,14 @@ function kindOfStatus(status: number): ModelCallErrorKind {
   return 'rejected';
 }
 
-export function classifyFailure(err: unknown, provider: ModelProvider, ending: CallEnding): ModelCallError {
+export async function classifyFailure(err: unknown, provider: ModelProvider, ending: CallEnding): Promise<ModelCallError> {
   if (err instanceof ModelCallError) return err;
+  const { isApiError, isAnthropicApiError, isUserAbort, isConnectTimeout } = await sdkErrors();
   const reason = err instanceof Error ? err.message : String(err);
   if (ending === 'cancelled' || (ending === null && isUserAbort(err)))
     return new ModelCallError('cancelled', `the ${provider} call was cancelled`, { cause: err });
   if (ending === 'timeout' || isConnectTimeout(err)) return new ModelCallError('timeout', `the ${provider} call timed out`, { cause: err });
-  if (isSdkApiError(err) && err.status !== undefined) {
+  if (isApiError(err) && err.status !== undefined) {
     const kind = kindOfStatus(err.status);
     const wait = retryAfterMs(err.headers);
     return new ModelCallError(kind, `${provider} answered ${reason}`, {
@@ -92,7 +96,7 @@ export function classifyFailure(err: unknown, provider: ModelProvider, ending: C
   }
   // A refused connection, a connection dropped mid-stream, or an error event inside the stream (an
   // overloaded provider sends one): the provider could not finish, and may later.
-  const rateLimited = err instanceof AnthropicApiError && err.type === 'rate_limit_error';
+  const rateLimited = isAnthropicApiError(err) && err.type === 'rate_limit_error';
   return new ModelCallError(rateLimited ? 'rate_limited' : 'unavailable', `${provider} could not be reached or did not finish: ${reason}`, {
     cause: err,
   });

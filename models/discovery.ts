@@ -15,7 +15,7 @@ export const DISCOVERED_MAX_OUTPUT_TOKENS = 4_096;
 
 export async function listServerModels(env: NodeJS.ProcessEnv): Promise<string[]> {
   const names: string[] = [];
-  for await (const model of openAiClient(env).models.list({ timeout: LISTING_TIMEOUT_MS })) names.push(model.id);
+  for await (const model of (await openAiClient(env)).models.list({ timeout: LISTING_TIMEOUT_MS })) names.push(model.id);
   return names;
 }
 

@@ -17,8 +17,8 @@ export { ModelCallError, type ModelCallErrorKind } from './call-error.js';
 export type { AssistantMessage, FinishReason, LoadedImage, ModelCallRequest, ModelCallResult } from './model-call.js';
 
 export class ModelGateway {
-  private openAi?: OpenAI;
-  private anthropic?: Anthropic;
+  private openAi?: Promise<OpenAI>;
+  private anthropic?: Promise<Anthropic>;
 
   constructor(
     private readonly catalogue: ModelCatalogue,
@@ -48,10 +48,10 @@ export class ModelGateway {
     const deadline = request.timeoutMs === undefined ? undefined : setTimeout(() => end('timeout'), request.timeoutMs);
     try {
       return model.provider === 'openai'
-        ? await callOpenAi((this.openAi ??= openAiClient(this.env)), request, images, controller.signal)
-        : await callAnthropic((this.anthropic ??= anthropicClient(this.env)), request, images, controller.signal);
+        ? await callOpenAi(await (this.openAi ??= openAiClient(this.env)), request, images, controller.signal)
+        : await callAnthropic(await (this.anthropic ??= anthropicClient(this.env)), request, images, controller.signal);
     } catch (err) {
-      throw classifyFailure(err, model.provider, ending);
+      throw await classifyFailure(err, model.provider, ending);
     } finally {
       clearTimeout(deadline);
       request.signal.removeEventListener('abort', cancel);

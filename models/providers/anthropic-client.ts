@@ -1,7 +1,11 @@
-/** The Anthropic SDK client, configured from the given environment only (never the process's own). */
-import Anthropic from '@anthropic-ai/sdk';
+/**
+ * The Anthropic SDK client, configured from the given environment only (never the process's own). The SDK is
+ * loaded with the first client: it takes a process most of half a second, which a process making no call skips.
+ */
+import type Anthropic from '@anthropic-ai/sdk';
 
-export function anthropicClient(env: NodeJS.ProcessEnv): Anthropic {
+export async function anthropicClient(env: NodeJS.ProcessEnv): Promise<Anthropic> {
+  const { default: Anthropic } = await import('@anthropic-ai/sdk');
   return new Anthropic({
     // Passing a key keeps the SDK from looking for credentials of its own (profiles, files on disk).
     apiKey: env.ANTHROPIC_API_KEY || 'unused',

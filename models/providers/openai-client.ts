@@ -1,7 +1,11 @@
-/** The OpenAI SDK client, configured from the given environment only (never the process's own). */
-import OpenAI from 'openai';
+/**
+ * The OpenAI SDK client, configured from the given environment only (never the process's own). The SDK is loaded
+ * with the first client, as the Anthropic one is (anthropic-client.ts).
+ */
+import type OpenAI from 'openai';
 
-export function openAiClient(env: NodeJS.ProcessEnv): OpenAI {
+export async function openAiClient(env: NodeJS.ProcessEnv): Promise<OpenAI> {
+  const { default: OpenAI } = await import('openai');
   return new OpenAI({
     // A local OpenAI-compatible server needs no key, but the SDK refuses to start without one.
     apiKey: env.OPENAI_API_KEY || 'unused',

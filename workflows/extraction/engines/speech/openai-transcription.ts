@@ -16,12 +16,14 @@ const REQUEST_TIMEOUT_MS = 30 * 60_000;
 export async function transcribeWithServer(path: string, model: string, env: NodeJS.ProcessEnv): Promise<Transcript> {
   let verbose: TranscriptionVerbose;
   try {
-    verbose = await openAiClient(env).audio.transcriptions.create(
+    verbose = await (
+      await openAiClient(env)
+    ).audio.transcriptions.create(
       { file: createReadStream(path), model, response_format: 'verbose_json', timestamp_granularities: ['word', 'segment'] },
       { timeout: REQUEST_TIMEOUT_MS },
     );
   } catch (err) {
-    const failure = classifyFailure(err, 'openai', null);
+    const failure = await classifyFailure(err, 'openai', null);
     if (failure.retryable || failure.kind === 'cancelled') throw failure;
     // OpenAI answers 400 naming the file when it cannot decode it; any other refusal is the request's.
     const undecodable = failure.status === 400 && /file|audio|decod|format/i.test(failure.message);
