@@ -8,8 +8,7 @@ import type { Db } from '../records/db.js';
 import { DEFAULT_PARAMETERS, MCP_NAME_SEPARATOR, READ_FILE_TOOL, SEARCH_CONTEXT_TOOL, type ToolDefinition } from './definitions.js';
 import { hasContext, searchContext, searchContextSpec } from './search-context.js';
 import { callHttpTool } from './http-tool.js';
-import { a2aToolSpec, callA2aTool, type RemoteTaskMemory } from './a2a.js';
-import { callMcpTool, listMcpTools } from './mcp.js';
+import type { RemoteTaskMemory } from './a2a.js';
 import type { Reach } from './network-guard.js';
 import { checkOffered } from './offer-limits.js';
 import { argumentsOf, definitionOfCall } from './guards.js';
@@ -39,6 +38,11 @@ export interface ToolContext extends Reach {
   remoteTask?: RemoteTaskMemory;
 }
 
+// The A2A and MCP clients are loaded with a process's first tool of their kind: their SDKs (and zod, under MCP's)
+// take a process most of a second to load, which one whose agents use neither never spends.
+const a2a = () => import('./a2a.js');
+const mcp = () => import('./mcp.js');
+
 /**
  * HTTP tools, A2A agents (one tool each), the listed tools of each MCP server, `read_file` when the run has attachments, and
  * `search_context` when the project has context files to search. More than a run may offer
@@ -47,10 +51,10 @@ export interface ToolContext extends Reach {
 export async function offeredTools(definitions: ToolDefinition[], ctx: ToolContext): Promise<ToolSpec[]> {
   const offered = await Promise.all(
     definitions.map(async (def): Promise<ToolSpec[]> => {
-      if (def.type === 'mcp') return listMcpTools(def, ctx);
+      if (def.type === 'mcp') return (await mcp()).listMcpTools(def, ctx);
       // A built-in tool's guards: the tool itself is offered below, when the run has what it reads.
       if (def.type === 'builtin') return [];
-      if (def.type === 'a2a') return [await a2aToolSpec(def, ctx)];
+      if (def.type === 'a2a') return [await (await a2a()).a2aToolSpec(def, ctx)];
       return [{ name: def.name, description: def.description ?? '', parameters: def.parameters ?? DEFAULT_PARAMETERS }];
     }),
   );
@@ -71,9 +75,15 @@ export async function invokeTool(definitions: ToolDefinition[], call: ToolCall, 
   if (def?.type === 'http') return callHttpTool(def, args, ctx, ctx.idempotencyKey);
   if (def?.type === 'a2a') {
     const memory = ctx.remoteTask ?? { previous: null, remember: async () => {} };
-    return callA2aTool(def, args, ctx, memory, ctx.idempotencyKey);
+    return (await a2a()).callA2aTool(def, args, ctx, memory, ctx.idempotencyKey);
   }
   if (def?.type === 'mcp')
-    return callMcpTool(def, call.name.slice(def.server_label.length + MCP_NAME_SEPARATOR.length), args, ctx, ctx.idempotencyKey);
+    return (await mcp()).callMcpTool(
+      def,
+      call.name.slice(def.server_label.length + MCP_NAME_SEPARATOR.length),
+      args,
+      ctx,
+      ctx.idempotencyKey,
+    );
   return { content: `There is no tool named ${call.name}.`, is_error: true };
 }
