@@ -162,10 +162,17 @@ export function operation<Id extends OperationId>(
   operationId: Id,
   handler: (ctx: ApiContext, input: Input<Id>) => Promise<void>,
 ): Middleware<ApiState> {
-  const { declared, headers: validateHeaders, path: validatePath, query: validateQuery, body: validateBody } = validatorsOf(operationId);
-  const deepObjects = new Set(declared.filter((p) => p.in === 'query' && p.style === 'deepObject').map((p) => p.name));
-  const lists = new Set(declared.filter((p) => p.in === 'query' && p.explode === false).map((p) => p.name));
+  findOperation(operationId); // an operation the document lacks fails as the app is made, not at its first request
   return async (ctx) => {
+    const {
+      declared,
+      deepObjects,
+      lists,
+      headers: validateHeaders,
+      path: validatePath,
+      query: validateQuery,
+      body: validateBody,
+    } = validatorsOf(operationId);
     if (validateHeaders) {
       const headers: Record<string, string> = {};
       for (const { name } of declared.filter((p) => p.in === 'header')) {
@@ -213,13 +220,18 @@ function headerName(declared: OpenApiParameter[], instancePath: string): string 
 
 interface Validators {
   declared: OpenApiParameter[];
+  /** The query parameters sent as `name[key]=value` pairs. */
+  deepObjects: Set<string>;
+  /** The query parameters that are lists. */
+  lists: Set<string>;
   headers: ValidateFunction | null;
   path: ValidateFunction | null;
   query: ValidateFunction | null;
   body: ValidateFunction | null;
 }
 
-// Compiled once per process, however many apps it makes: Ajv keeps every schema it compiles.
+// Compiled at an operation's first request, once per process however many apps it makes (Ajv keeps every schema it
+// compiles). Compiling all of them as the API started took it a second and more, for operations it may never serve.
 const compiled = new Map<OperationId, Validators>();
 function validatorsOf(operationId: OperationId): Validators {
   let found = compiled.get(operationId);
@@ -227,6 +239,8 @@ function validatorsOf(operationId: OperationId): Validators {
     const declared = parametersOf(findOperation(operationId).operation);
     found = {
       declared,
+      deepObjects: new Set(declared.filter((p) => p.in === 'query' && p.style === 'deepObject').map((p) => p.name)),
+      lists: new Set(declared.filter((p) => p.in === 'query' && p.explode === false).map((p) => p.name)),
       headers: parameterValidator(declared, 'header'),
       path: parameterValidator(declared, 'path'),
       query: parameterValidator(declared, 'query'),
