@@ -100,7 +100,11 @@
  *               of that CPU time. Goal: the experiment takes at most 1.5× the wall time of its runs made directly,
  *               and no tool call reaches the tool while it runs.
  *
- * `npm run bench -- runs` (or `upload`, `reads`, `run-lists`, `networks`, `webhooks`, `kubernetes`, `costs`, `console`, `extraction`, `isolation`, `capacity`, `retention`, `approvals`, `threads`, `experiments`) measures only those named. With BENCH_CPU_PROF_DIR set,
+ * Start-up — `agentplane api` and `agentplane worker` started afresh five times each, in turns with a bare node:http
+ *   server: exec to ready (the API's /readyz, the worker's probe /readyz once it polls) and each process's CPU time
+ *   by then, p50 (bench/startup.ts). What every pod that starts costs; no goal, the figures are for comparison.
+ *
+ * `npm run bench -- runs` (or `upload`, `reads`, `run-lists`, `networks`, `webhooks`, `kubernetes`, `costs`, `console`, `extraction`, `startup`, `isolation`, `capacity`, `retention`, `approvals`, `threads`, `experiments`) measures only those named. With BENCH_CPU_PROF_DIR set,
  * every server process writes a V8 CPU profile there as it stops (open it in Chrome's DevTools).
  *
  * Every server runs as a Node process of its own; the load comes from this one. On a shared or small
@@ -121,6 +125,7 @@ import { measureRuns, measureTracing, type RunFigures, type RunSettings, type Tr
 import { startJaeger, tracesOf } from '../test/support/jaeger.js';
 import { measureNetworks, NETWORK_MEMBERS, type NetworkFigures, type NetworkSettings } from './networks.js';
 import { measureKubernetes, type KubernetesFigures, type KubernetesSettings } from './kubernetes.js';
+import { measureStartup, type StartupFigures, type StartupSettings, type StartupTimes } from './startup.js';
 import { COST_ROWS, measureCosts, type CostFigures, type CostSettings } from './costs.js';
 import { measureRetention, RETENTION_ROWS, type RetentionFigures, type RetentionSettings } from './retention.js';
 import {
@@ -164,6 +169,7 @@ const BENCHMARKS = [
   'costs',
   'console',
   'extraction',
+  'startup',
   'isolation',
   'capacity',
   'retention',
@@ -191,6 +197,7 @@ const THREADS: ThreadSettings = {
 const THREAD_OVERHEAD_GOAL_MS = 50;
 const THREAD_SEARCH_GOAL_MS = 100;
 const CONSOLE: ConsoleSettings = { warmups: 2, samples: 10 };
+const STARTUP: StartupSettings = { samples: 5 };
 const COSTS: CostSettings = { warmups: 3, samples: 50 };
 const COST_REPORT_GOAL_P50_MS = 300;
 /** Uploads of each, interleaved: one 100 MB upload's time varies with the page cache's writeback from one to the next. */
@@ -233,6 +240,7 @@ interface Figures {
   costs?: CostFigures;
   console?: ConsoleFigures;
   extraction?: ExtractionFigures;
+  startup?: StartupFigures;
   isolation?: IsolationFigures;
   capacity?: CapacityFigures;
   retention?: RetentionFigures;
@@ -270,7 +278,18 @@ async function measure(teardown: Teardown, chosen: Set<Benchmark>): Promise<Figu
   // The approvals and experiments benchmarks' tools listen on loopback.
   const loopbackTools = chosen.has('approvals') || chosen.has('experiments');
   const env = { ...(hosts ? isolationEnv(hosts) : {}), ...(loopbackTools ? { AGENTPLANE_TOOLS_ALLOW_PRIVATE: 'true' } : {}) };
-  const { api, bareUpload, bareKoaPg, model, worker, adminKey, databaseUrl, startPair } = await startStack(teardown, env);
+  const {
+    api,
+    bareUpload,
+    bareKoaPg,
+    model,
+    worker,
+    adminKey,
+    databaseUrl,
+    startPair,
+    cli,
+    env: settings,
+  } = await startStack(teardown, env);
   const auth = { authorization: `Bearer ${adminKey}` };
   console.log(`services up in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   const figures: Figures = {};
@@ -460,6 +479,10 @@ async function measure(teardown: Teardown, chosen: Set<Benchmark>): Promise<Figu
   if (chosen.has('extraction')) {
     console.log('measuring the extraction engines');
     figures.extraction = await measureExtraction();
+  }
+  if (chosen.has('startup')) {
+    console.log(`measuring start-up (${STARTUP.samples} starts each of the API, the worker and a bare server, in turns)`);
+    figures.startup = await measureStartup(cli, settings, STARTUP);
   }
   return figures;
 }
@@ -939,6 +962,18 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
       `100 MB PDF: ${pdfMemory.pages} pages in ${fixed(pdfMemory.seconds, 1)} s; peak RSS ${fixed(pdfMemory.peakRssMb, 0)} MB, idle ${fixed(pdfMemory.idleRssMb, 0)} MB: ${fixed(pdfMemory.timesFileSize)}× the file`,
     );
     results.extraction = figures.extraction;
+  }
+
+  if (figures.startup) {
+    const { baseline, api: apiStart, worker: workerStart } = figures.startup;
+    console.log(`\nStart-up: exec to ready, p50 of ${STARTUP.samples}; CPU ms = the process's CPU time by then`);
+    row(['', 'wall ms', 'CPU ms', 'CPU ×']);
+    const line = (name: string, times: StartupTimes) =>
+      row([name, String(times.wall.p50Ms), String(times.cpu.p50Ms), (times.cpu.p50Ms / baseline.cpu.p50Ms).toFixed(1)]);
+    line('bare node:http server', baseline);
+    line('agentplane api', apiStart);
+    line('agentplane worker', workerStart);
+    results.startup = { ...STARTUP, ...figures.startup };
   }
 
   if (figures.isolation) {

@@ -38,6 +38,9 @@ export interface Stack {
   /** The loopback OpenAI-compatible server the API and worker call (its URL ends in /v1). */
   model: ServerProcess;
   worker: ServerProcess;
+  /** The compiled CLI, and the settings the API and the worker were started with: for benchmarks that start more. */
+  cli: string;
+  env: Record<string, string>;
   /**
    * Starts another API and worker on the same PostgreSQL, in a Temporal namespace of their own (so that each worker
    * takes only its own API's runs), with `env` added to their settings.
@@ -155,7 +158,18 @@ export async function startStack(teardown: Teardown, env: Record<string, string>
     const pairApi = await startServer(teardown, `${name} api`, await freePort(), [cli, 'api'], settings, '/readyz');
     return { api: pairApi, worker: { name: `${name} worker`, url: '', pid: pairWorker.child.pid!, output: pairWorker.output } };
   };
-  return { adminKey, databaseUrl: postgres.url, api, bareUpload, bareKoaPg, model, worker: workerProcess, startPair };
+  return {
+    adminKey,
+    databaseUrl: postgres.url,
+    api,
+    bareUpload,
+    bareKoaPg,
+    model,
+    worker: workerProcess,
+    cli,
+    env: agentplaneEnv,
+    startPair,
+  };
 }
 
 /** Registers a Temporal namespace and waits until the server knows it. */
