@@ -232,7 +232,15 @@ function startServer(
   return whenReady(name, `http://127.0.0.1:${port}`, readyPath, child, output);
 }
 
-async function whenReady(name: string, url: string, readyPath: string, child: ChildProcess, output: () => string): Promise<ServerProcess> {
+/** Resolves once `readyPath` under `url` answers 200, asking every `intervalMs`; fails if `child` exits first. */
+export async function whenReady(
+  name: string,
+  url: string,
+  readyPath: string,
+  child: ChildProcess,
+  output: () => string,
+  intervalMs = 200,
+): Promise<ServerProcess> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${name} exited (${child.exitCode}) before it was ready:\n${output()}`);
@@ -243,7 +251,7 @@ async function whenReady(name: string, url: string, readyPath: string, child: Ch
     if (status === 200) return { name, url, pid: child.pid!, output };
     if (Date.now() > deadline)
       throw new Error(`${name} was not ready within ${READY_TIMEOUT_MS / 1000} s (last status ${status}):\n${output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
 

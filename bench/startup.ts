@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { freePort, stopChild } from '../cli/embedded.js';
 import { cpuMs } from './proc.js';
 import { latencyOf, type LatencyFigures } from './runs.js';
+import { whenReady } from './stack.js';
 
 export interface StartupSettings {
   samples: number;
@@ -26,26 +27,24 @@ export interface StartupFigures {
   worker: StartupTimes;
 }
 
-const READY_TIMEOUT_MS = 90_000;
+// Asked this often, so the time to ready is measured to within it.
+const READY_POLL_MS = 20;
 const BARE_SERVER = `require('node:http').createServer((req, res) => res.end('ok')).listen(Number(process.env.PORT), '127.0.0.1')`;
 
-/** One start of `args` with `env`: exec to the first 200 from `readyUrl`, and the CPU time spent by then. */
-async function startOnce(args: string[], env: Record<string, string>, readyUrl: string): Promise<{ wallMs: number; cpuMs: number }> {
+/** One start of `args` with `env`: exec to the first 200 from `readyPath` on `port`, and the CPU time spent by then. */
+async function startOnce(
+  args: string[],
+  env: Record<string, string>,
+  port: number,
+  readyPath: string,
+): Promise<{ wallMs: number; cpuMs: number }> {
   const started = performance.now();
   const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   let output = '';
   child.stderr!.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
   try {
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`${args.join(' ')} exited (${child.exitCode}) before it was ready:\n${output}`);
-      const ready = await fetch(readyUrl, { signal: AbortSignal.timeout(2000) }).then(
-        (response) => response.arrayBuffer().then(() => response.status === 200),
-        () => false,
-      );
-      if (ready) return { wallMs: performance.now() - started, cpuMs: cpuMs(child.pid!) };
-      if (performance.now() - started > READY_TIMEOUT_MS) throw new Error(`${args.join(' ')} was not ready in time:\n${output}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await whenReady(args.join(' '), `http://127.0.0.1:${port}`, readyPath, child, () => output, READY_POLL_MS);
+    return { wallMs: performance.now() - started, cpuMs: cpuMs(child.pid!) };
   } finally {
     await stopChild(child);
   }
@@ -59,13 +58,11 @@ export async function measureStartup(cli: string, env: Record<string, string>, s
   const runs = { baseline: [], api: [], worker: [] } as Record<keyof StartupFigures, { wallMs: number; cpuMs: number }[]>;
   for (let i = 0; i < settings.samples; i++) {
     const port = await freePort();
-    runs.baseline.push(await startOnce(['-e', BARE_SERVER], { PORT: String(port) }, `http://127.0.0.1:${port}/`));
+    runs.baseline.push(await startOnce(['-e', BARE_SERVER], { PORT: String(port) }, port, '/'));
     const apiPort = await freePort();
-    runs.api.push(await startOnce([cli, 'api'], { ...env, PORT: String(apiPort) }, `http://127.0.0.1:${apiPort}/readyz`));
+    runs.api.push(await startOnce([cli, 'api'], { ...env, PORT: String(apiPort) }, apiPort, '/readyz'));
     const probePort = await freePort();
-    runs.worker.push(
-      await startOnce([cli, 'worker'], { ...env, AGENTPLANE_PROBE_PORT: String(probePort) }, `http://127.0.0.1:${probePort}/readyz`),
-    );
+    runs.worker.push(await startOnce([cli, 'worker'], { ...env, AGENTPLANE_PROBE_PORT: String(probePort) }, probePort, '/readyz'));
   }
   const times = (samples: { wallMs: number; cpuMs: number }[]): StartupTimes => ({
     wall: latencyOf(samples.map((s) => s.wallMs)),
