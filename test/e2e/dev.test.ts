@@ -49,7 +49,8 @@ describe('agentplane dev (npm start)', function () {
 
   afterEach(async () => {
     // A failed test must not leave its services holding the data directory for the next one.
-    if (running) await stopDev(running).catch(() => running?.child.kill('SIGKILL'));
+    const left = running;
+    if (left) await stopDev(left).catch(() => left.child.kill('SIGKILL'));
   });
 
   after(async () => {
@@ -175,37 +176,49 @@ describe('agentplane dev (npm start)', function () {
     }
   });
 
-  it('uses AGENTPLANE_ADMIN_KEY when it is set', async () => {
+  describe('with one dev running', () => {
     const key = `ap_${'k'.repeat(32)}`;
-    const { process, line } = await startDev({ AGENTPLANE_ADMIN_KEY: key });
-    assert.match(line, /AGENTPLANE_ADMIN_KEY/);
-    const client = new ApiClient(`http://127.0.0.1:${port}`, key);
-    assert.equal((await client.get('/v1/files')).status, 200);
-    await stopDev(process);
-  });
+    let first: { process: CliProcess; line: string } | undefined;
 
-  it('refuses a second dev on the same data directory, naming the one running', async () => {
-    const { process: first } = await startDev();
-    const second = runCli('dev', { PORT: String(await freePort()), AGENTPLANE_DATA_DIR: dataDir });
-    assert.equal((await second.exited).code, 1);
-    assert.match(second.output(), new RegExp(`another agentplane dev \\(pid ${first.child.pid}\\) is using ${dataDir}`));
-    assert.equal((await new ApiClient(`http://127.0.0.1:${port}`).get('/healthz')).status, 200, 'the first keeps running');
-    await stopDev(first);
-  });
+    before(async () => {
+      first = await startDev({ AGENTPLANE_ADMIN_KEY: key });
+      // Kept for every test of this group: the group stops it, not each test.
+      running = undefined;
+    });
 
-  it('names the port when it is taken before starting anything, and leaves nothing running', async () => {
-    const { process: first } = await startDev();
-    const otherDir = await mkdtemp(join(tmpdir(), 'agentplane-dev-'));
-    try {
-      const second = runCli('dev', { PORT: String(port), AGENTPLANE_DATA_DIR: otherDir });
+    after(async () => {
+      if (first) return stopDev(first.process);
+      // One that did not start in time must not outlive the group.
+      const late = running;
+      if (late) await stopDev(late).catch(() => late.child.kill('SIGKILL'));
+    });
+
+    it('uses AGENTPLANE_ADMIN_KEY when it is set', async () => {
+      assert.match(first!.line, /AGENTPLANE_ADMIN_KEY/);
+      const client = new ApiClient(`http://127.0.0.1:${port}`, key);
+      assert.equal((await client.get('/v1/files')).status, 200);
+    });
+
+    it('refuses a second dev on the same data directory, naming the one running', async () => {
+      const second = runCli('dev', { PORT: String(await freePort()), AGENTPLANE_DATA_DIR: dataDir });
       assert.equal((await second.exited).code, 1);
-      assert.match(second.output(), new RegExp(`127\\.0\\.0\\.1:${port} is already in use; set PORT`));
-      assert.deepEqual(await processesUsing(otherDir), []);
-      assert.equal(existsSync(join(otherDir, 'postgres')), false, 'the port is checked before PostgreSQL is started');
-    } finally {
-      await rm(otherDir, { recursive: true, force: true });
-    }
-    await stopDev(first);
+      assert.match(second.output(), new RegExp(`another agentplane dev \\(pid ${first!.process.child.pid}\\) is using ${dataDir}`));
+      assert.equal((await new ApiClient(`http://127.0.0.1:${port}`).get('/healthz')).status, 200, 'the first keeps running');
+    });
+
+    it('names the port when it is taken before starting anything, and leaves nothing running', async () => {
+      const otherDir = await mkdtemp(join(tmpdir(), 'agentplane-dev-'));
+      try {
+        const second = runCli('dev', { PORT: String(port), AGENTPLANE_DATA_DIR: otherDir });
+        assert.equal((await second.exited).code, 1);
+        assert.match(second.output(), new RegExp(`127\\.0\\.0\\.1:${port} is already in use; set PORT`));
+        assert.deepEqual(await processesUsing(otherDir), []);
+        assert.equal(existsSync(join(otherDir, 'postgres')), false, 'the port is checked before PostgreSQL is started');
+      } finally {
+        await rm(otherDir, { recursive: true, force: true });
+      }
+      assert.equal((await new ApiClient(`http://127.0.0.1:${port}`).get('/healthz')).status, 200, 'the first keeps running');
+    });
   });
 
   it('refuses to start the api without its services, naming each missing variable', async () => {

@@ -89,6 +89,22 @@ describe('the code and api/openapi.yaml agree', () => {
     assert.deepEqual(unrouted, [], 'operations in api/openapi.yaml without a route');
   });
 
+  it('keeps every schema of the document a valid JSON Schema (2020-12)', () => {
+    // The meta-schema does not look into `components` or `paths`: each schema is checked on its own.
+    const ajv = new Ajv2020({ strict: false });
+    const invalid = (schemas: [string, unknown][]) =>
+      schemas.filter(([, schema]) => !ajv.validateSchema(schema as object)).map(([name]) => name);
+    const parameters = Object.entries(openapiDocument.paths).flatMap(([path, item]) =>
+      Object.entries(item as Record<string, { parameters?: { name: string; schema?: unknown }[] }>).flatMap(([method, operation]) =>
+        (operation.parameters ?? []).map((p): [string, unknown] => [`${method} ${path} ${p.name}`, p.schema ?? {}]),
+      ),
+    );
+    const schemas = [...Object.entries(openapiDocument.components.schemas), ...parameters];
+    assert.ok(schemas.length > 100, `${schemas.length} schemas found`);
+    assert.deepEqual(invalid(schemas), []);
+    assert.deepEqual(invalid([['Broken', { type: 'text' }]]), ['Broken'], 'a schema of an unknown type is found');
+  });
+
   it('gives every operation a unique operationId', () => {
     const ids = Object.values(openapiDocument.paths).flatMap((item) =>
       Object.entries(item)
