@@ -150,7 +150,13 @@ describe('agentplane dev (npm start)', function () {
     running = undefined;
     for (const pid of [...guards, killed.child.pid!]) process.kill(pid, 'SIGKILL');
     await killed.exited;
-    assert.equal((await processesUsing(dataDir)).length, services.length, 'with no guard left, the services keep running');
+    // PostgreSQL keeps running with nobody left to stop it. Temporal may end by itself: Go ends a program that writes
+    // to a standard stream nobody reads any more, as its log is once dev is gone.
+    const left = await processesUsing(dataDir);
+    assert.ok(
+      left.some((line) => line.includes('/postgres -D')),
+      `with no guard left, PostgreSQL keeps running; left: ${left.join('\n')}`,
+    );
 
     const { process: again } = await startDev();
     const key = (await readFile(join(dataDir, 'admin-key'), 'utf8')).trim();
