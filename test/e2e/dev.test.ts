@@ -47,11 +47,14 @@ describe('agentplane dev (npm start)', function () {
     port = await freePort();
   });
 
-  afterEach(async () => {
-    // A failed test must not leave its services holding the data directory for the next one.
+  /** Stops the dev a test left running (one that failed, or did not start in time), killing it if it will not stop. */
+  async function stopLeftover(): Promise<void> {
     const left = running;
     if (left) await stopDev(left).catch(() => left.child.kill('SIGKILL'));
-  });
+  }
+
+  // A failed test must not leave its services holding the data directory for the next one.
+  afterEach(stopLeftover);
 
   after(async () => {
     await rm(dataDir, { recursive: true, force: true });
@@ -193,10 +196,8 @@ describe('agentplane dev (npm start)', function () {
     });
 
     after(async () => {
-      if (first) return stopDev(first.process);
-      // One that did not start in time must not outlive the group.
-      const late = running;
-      if (late) await stopDev(late).catch(() => late.child.kill('SIGKILL'));
+      if (first) await stopDev(first.process);
+      else await stopLeftover();
     });
 
     it('uses AGENTPLANE_ADMIN_KEY when it is set', async () => {

@@ -18,6 +18,8 @@ import { InFlightCalls } from './in-flight-calls.js';
 const PARSE_ERROR = -32700;
 const INVALID_REQUEST = -32600;
 const INTERNAL_ERROR = -32603;
+// "Server error", as the SDK's transport answers its own HTTP-level refusals.
+const SERVER_ERROR = -32000;
 
 export function mcpRoutes(
   router: Router<ApiState>,
@@ -36,7 +38,7 @@ export function mcpRoutes(
 function rpcCodeOf(err: ApiError): number {
   if (err.code === 'invalid_json') return PARSE_ERROR;
   if (err.code === 'invalid_request') return INVALID_REQUEST;
-  return -32000; // "Server error", as the SDK's transport answers its own HTTP-level refusals
+  return SERVER_ERROR;
 }
 
 function answerErrorsAsJsonRpc(): Middleware<ApiState> {
@@ -70,7 +72,7 @@ function onlyPost(): Middleware<ApiState> {
     ctx.body = {
       jsonrpc: '2.0',
       id: null,
-      error: { code: -32000, message: `Method not allowed: this MCP server is stateless and takes POST only.` },
+      error: { code: SERVER_ERROR, message: `Method not allowed: this MCP server is stateless and takes POST only.` },
     };
     drainUnreadBody(ctx);
   };
