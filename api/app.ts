@@ -1,6 +1,6 @@
 /** The Koa application: cross-cutting middleware, then one router per resource. */
 import { METHODS } from 'node:http';
-import Koa from 'koa';
+import Koa, { type Middleware } from 'koa';
 import Router from '@koa/router';
 import type { ApiDeps, ApiState } from './context.js';
 import { handleErrors } from './errors.js';
@@ -41,6 +41,7 @@ import { stripBasePath } from './base-path.js';
 import { mcpRoutes } from './routes/mcp/mcp.js';
 import { a2aRoutes } from './a2a/routes.js';
 import { traceRequests } from './middleware/tracing.js';
+import { admitFairly, FairAdmission } from './fair-admission.js';
 import { tracingOn } from '../tracing/context.js';
 
 export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<ApiState>; metrics: ApiMetrics } {
@@ -70,7 +71,10 @@ export function createApp(deps: ApiDeps): { app: Koa<ApiState>; router: Router<A
   // Everything under /v1 but the document itself needs a key. JSON bodies are parsed by the operations that
   // take one (operation()); multipart bodies are left to the upload handler, which streams them.
   const v1 = new Router<ApiState>(routerOptions);
-  const requestLimits = limitRequests(deps.db, deps.rateLimits);
+  const rateLimited = limitRequests(deps.db, deps.rateLimits);
+  const admitted = admitFairly(new FairAdmission(deps.admission), metrics);
+  // A request over its key's rate is refused before it waits for its project's turn.
+  const requestLimits: Middleware<ApiState> = (ctx, next) => rateLimited(ctx, () => admitted(ctx, next));
   v1.use(authenticate(deps.db, keys));
   v1.use(requestLimits);
   fileRoutes(v1, deps);

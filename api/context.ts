@@ -5,6 +5,7 @@ import type { Db } from '../records/db.js';
 import type { BlobStore } from '../records/blobs/store.js';
 import type { RunEventFeed } from '../records/run-event-feed.js';
 import type { EventStreamSlots } from './event-stream-slots.js';
+import type { AdmissionLimits } from './fair-admission.js';
 import type { ModelCatalogue } from '../models/catalogue.js';
 import type { ApiKeyRecord, KeyRateLimits } from '../records/api-keys.js';
 import type { ConsoleSessionRecord } from '../records/console-sessions.js';
@@ -35,6 +36,8 @@ export interface ApiDeps {
   /** The embedding model's folder, if installed: search ranks passages by meaning as well as words. */
   embeddingModelDir?: string;
   rateLimits?: RateLimitDefaults;
+  /** AGENTPLANE_API_REQUESTS_*, AGENTPLANE_API_QUEUE_WAIT_SECONDS: fair admission's bounds; the defaults when absent. */
+  admission?: AdmissionLimits;
   /** AGENTPLANE_JUDGE_MODEL: whether runs can be judged (a backfill may then ask for `judge`). */
   judgeModel?: string;
   /** AGENTPLANE_BASE_PATH: the path browsers reach the API under (`/agentplane`); empty at the root. */

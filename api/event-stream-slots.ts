@@ -4,6 +4,7 @@
  * what every tenant's requests share. A stream takes a slot before it begins and gives it back when it ends.
  */
 import { RateLimitError } from './errors.js';
+import { leaveAdmission } from './fair-admission.js';
 
 /** AGENTPLANE_EVENT_STREAMS_*: the caps, and how long a client may leave a stream unread before it is closed. */
 export interface EventStreamLimits {
@@ -50,6 +51,8 @@ export class EventStreamSlots {
     }
     this.byKey.set(apiKeyId, held + 1);
     this.total += 1;
+    // The stream is bounded by these slots from here on: its request's place in the fair queue is freed.
+    leaveAdmission();
     let released = false;
     return () => {
       if (released) return;

@@ -10,6 +10,7 @@ import { openapiDocument, findOperation, parametersOf, type OpenApiParameter } f
 import { InvalidRequestError, NotFoundError, UnsupportedMediaError } from './errors.js';
 import type { ApiContext, ApiState } from './context.js';
 import type { operations } from './generated/openapi.js';
+import { idleWhile } from './fair-admission.js';
 
 export type OperationId = keyof operations;
 
@@ -206,7 +207,7 @@ export function operation<Id extends OperationId>(
     let body: unknown;
     if (validateBody) {
       if (!ctx.is('application/json')) throw UnsupportedMediaError('unsupported_content_type', 'Send the body as application/json.');
-      await parseJson(ctx, async () => {});
+      await idleWhile(() => parseJson(ctx, async () => {}));
       body = ctx.request.body;
       const nul = nulPath(body);
       if (nul !== null) throw nulRefused(nul || null);

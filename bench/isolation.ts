@@ -30,6 +30,11 @@ export interface IsolationSettings {
   atOnce: number;
   /** Steady-tenant failures after which a measurement gives up. */
   maxFailures: number;
+  /**
+   * The paced measurements: each client starts a run this long after its last one started (or when that one
+   * answered, if later), alone and under all the attacks at once, beside the closed-loop ones.
+   */
+  pacedEveryMs: number;
 }
 
 export interface SteadyFigures extends LatencyFigures {
@@ -45,6 +50,8 @@ export interface IsolationFigures {
   /** underAll ÷ alone. */
   p50Ratio: number;
   p99Ratio: number;
+  /** The paced tenant alone and under all the attacks at once. */
+  paced: { alone: SteadyFigures; underAll: SteadyFigures; p50Ratio: number; p99Ratio: number };
 }
 
 export interface IsolationTarget {
@@ -145,17 +152,19 @@ async function measureWith(
   settings: IsolationSettings,
 ): Promise<IsolationFigures> {
   const stop = (name: string) => attacker.command({ type: 'stop', name });
-  const measured = async (samples: number): Promise<SteadyFigures> => {
+  const measured = async (samples: number, everyMs = 0): Promise<SteadyFigures> => {
     const { latenciesMs, failures } = await steady.work(samples, {
       atOnce: settings.atOnce,
       webhooks: false,
       maxFailures: settings.maxFailures,
+      everyMs,
     });
     return { ...latencyOf(latenciesMs), failures };
   };
 
   await steady.work(settings.warmups, { atOnce: settings.atOnce, webhooks: false });
   const alone = await measured(settings.samples);
+  const pacedAlone = await measured(settings.samples, settings.pacedEveryMs);
   const byAttack: Record<string, SteadyFigures> = {};
   for (const [name] of ABUSES) {
     console.log(`  under: ${name}`);
@@ -182,6 +191,19 @@ async function measureWith(
     )
       begun.push(name);
   const underAll = await measured(settings.samples);
+  const pacedUnderAll = await measured(settings.samples, settings.pacedEveryMs);
   for (const name of begun) await stop(name);
-  return { alone, byAttack, underAll, p50Ratio: underAll.p50Ms / alone.p50Ms, p99Ratio: underAll.p99Ms / alone.p99Ms };
+  return {
+    alone,
+    byAttack,
+    underAll,
+    p50Ratio: underAll.p50Ms / alone.p50Ms,
+    p99Ratio: underAll.p99Ms / alone.p99Ms,
+    paced: {
+      alone: pacedAlone,
+      underAll: pacedUnderAll,
+      p50Ratio: pacedUnderAll.p50Ms / pacedAlone.p50Ms,
+      p99Ratio: pacedUnderAll.p99Ms / pacedAlone.p99Ms,
+    },
+  };
 }

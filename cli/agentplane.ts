@@ -80,6 +80,7 @@ async function dev(config: Config): Promise<void> {
       toolsAllowPrivate: config.toolsAllowPrivate,
       rateLimits: config.rateLimits,
       eventStreamLimits: config.eventStreamLimits,
+      admission: config.admission,
       webhooks: config.webhooks,
       retention: config.retention,
       basePath: config.basePath,

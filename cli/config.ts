@@ -4,6 +4,7 @@ import type { S3Settings } from '../records/blobs/s3.js';
 import { TASK_QUEUE } from '../workflows/names.js';
 import type { RateLimitDefaults } from '../api/context.js';
 import { DEFAULT_EVENT_STREAM_LIMITS, type EventStreamLimits } from '../api/event-stream-slots.js';
+import { DEFAULT_ADMISSION_LIMITS, type AdmissionLimits } from '../api/fair-admission.js';
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../workflows/webhooks/client.js';
 import { DEFAULT_RETENTION, type RetentionSettings } from '../records/retention.js';
 import { DEFAULT_IDEMPOTENCY_KEY_HOURS } from '../records/idempotency.js';
@@ -53,6 +54,8 @@ export interface Config {
   rateLimits: RateLimitDefaults;
   /** AGENTPLANE_EVENT_STREAMS_PER_KEY, _PER_PROCESS, AGENTPLANE_EVENT_STREAM_STALL_SECONDS: run event streams' bounds. */
   eventStreamLimits: EventStreamLimits;
+  /** AGENTPLANE_API_REQUESTS_AT_ONCE, _QUEUED_PER_PROJECT, AGENTPLANE_API_QUEUE_WAIT_SECONDS: fair admission's bounds. */
+  admission: AdmissionLimits;
   /** AGENTPLANE_BASE_PATH: the path browsers reach the API under (`/agentplane`), normalised; '' at the root. */
   basePath: string;
   /** AGENTPLANE_SESSION_TTL_SECONDS: how long a console session lasts from sign-in; 8 hours by default. */
@@ -183,10 +186,16 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     perProcess: wholeNumber(env, 'AGENTPLANE_EVENT_STREAMS_PER_PROCESS', 1, 1_000_000, DEFAULT_EVENT_STREAM_LIMITS.perProcess),
     stallSeconds: wholeNumber(env, 'AGENTPLANE_EVENT_STREAM_STALL_SECONDS', 1, 3600, DEFAULT_EVENT_STREAM_LIMITS.stallSeconds),
   };
+  const admission: AdmissionLimits = {
+    atOnce: wholeNumber(env, 'AGENTPLANE_API_REQUESTS_AT_ONCE', 1, 10_000, DEFAULT_ADMISSION_LIMITS.atOnce),
+    queuedPerProject: wholeNumber(env, 'AGENTPLANE_API_REQUESTS_QUEUED_PER_PROJECT', 0, 100_000, DEFAULT_ADMISSION_LIMITS.queuedPerProject),
+    queueWaitSeconds: wholeNumber(env, 'AGENTPLANE_API_QUEUE_WAIT_SECONDS', 1, 600, DEFAULT_ADMISSION_LIMITS.queueWaitSeconds),
+  };
   return {
     port,
     rateLimits,
     eventStreamLimits,
+    admission,
     basePath,
     idempotencyKeyHours: wholeNumber(env, 'AGENTPLANE_IDEMPOTENCY_KEY_HOURS', 1, 720, DEFAULT_IDEMPOTENCY_KEY_HOURS),
     shutdownGraceSeconds: shutdownGraceSecondsOf(env),

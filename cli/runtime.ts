@@ -14,6 +14,7 @@ import { ConfigError } from './config.js';
 import { findTool } from './tools.js';
 import type { RateLimitDefaults } from '../api/context.js';
 import type { EventStreamLimits } from '../api/event-stream-slots.js';
+import type { AdmissionLimits } from '../api/fair-admission.js';
 import type { WebhookSettings } from '../workflows/webhooks/client.js';
 import type { RetentionSettings } from '../records/retention.js';
 import type { DeclaredWorkerPool } from '../api/routes/networks/worker-pool.js';
@@ -39,6 +40,8 @@ export interface Services {
   rateLimits?: RateLimitDefaults;
   /** AGENTPLANE_EVENT_STREAMS_*, AGENTPLANE_EVENT_STREAM_STALL_SECONDS; the defaults when absent. */
   eventStreamLimits?: EventStreamLimits;
+  /** AGENTPLANE_API_REQUESTS_*, AGENTPLANE_API_QUEUE_WAIT_SECONDS; the defaults when absent. */
+  admission?: AdmissionLimits;
   /** AGENTPLANE_WEBHOOK_*; the defaults when absent. */
   webhooks?: WebhookSettings;
   /** AGENTPLANE_RETENTION_*; the defaults when absent. */
@@ -69,6 +72,7 @@ export interface ServiceSettings {
   logLevel?: string;
   toolsAllowPrivate?: boolean;
   rateLimits?: RateLimitDefaults;
+  admission?: AdmissionLimits;
   eventStreamLimits?: EventStreamLimits;
   webhooks?: WebhookSettings;
   retention?: RetentionSettings;
@@ -109,6 +113,7 @@ export async function openServices(settings: ServiceSettings, log = createLogger
     toolsAllowPrivate: settings.toolsAllowPrivate ?? false,
     rateLimits: settings.rateLimits,
     eventStreamLimits: settings.eventStreamLimits,
+    admission: settings.admission,
     webhooks: settings.webhooks,
     retention: settings.retention,
     basePath: settings.basePath,

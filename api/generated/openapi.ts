@@ -2971,7 +2971,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Over a limit: `rate_limit_exceeded` (the key's requests per minute), `concurrent_runs_exceeded` (its runs queued or in progress), `budget_exceeded` (a spend limit, with the budget and what was spent). */
+        /** @description Over a limit: `rate_limit_exceeded` (the key's requests per minute), `concurrent_runs_exceeded` (its runs queued or in progress), `budget_exceeded` (a spend limit, with the budget and what was spent), `too_many_requests_queued` and `request_queue_timeout` (the project's requests wait for their turn on the server; see Fair admission in docs/api.md). */
         RateLimited: {
             headers: {
                 /** @description Seconds to wait before retrying. */

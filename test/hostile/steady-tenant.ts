@@ -4,6 +4,7 @@
  * counts as a failure is what its users would notice: a request answered 429 or 5xx, a run that does not
  * complete, a tool call that errs, a webhook that never comes.
  */
+import { setTimeout } from 'node:timers/promises';
 import { timed } from '../../bench/runs.js';
 import type { ApiClient } from '../support/client.js';
 import { eventually } from '../support/eventually.js';
@@ -24,10 +25,11 @@ export interface SteadyOutcome {
 export interface SteadyTenant {
   /**
    * Makes `runs` runs, `atOnce` clients each starting its next when its last one answered, and checks their
-   * webhooks unless told not to; gives up after `maxFailures` failures (a platform that stopped answering
+   * webhooks unless told not to. With `everyMs`, a client starts a run no sooner than that after its last one
+   * started: a tenant with a pace of its own, rather than one that takes whatever the platform gives. Gives up after `maxFailures` failures (a platform that stopped answering
    * would otherwise hold every run for the API's whole wait).
    */
-  work(runs: number, options?: { atOnce?: number; webhooks?: boolean; maxFailures?: number }): Promise<SteadyOutcome>;
+  work(runs: number, options?: { atOnce?: number; webhooks?: boolean; maxFailures?: number; everyMs?: number }): Promise<SteadyOutcome>;
 }
 
 async function created(client: ApiClient, path: string, body: unknown): Promise<string> {
@@ -79,7 +81,7 @@ export async function prepareSteadyTenant(ground: Battleground): Promise<SteadyT
   };
 
   return {
-    async work(runs, { atOnce = 2, webhooks = true, maxFailures = Infinity } = {}) {
+    async work(runs, { atOnce = 2, webhooks = true, maxFailures = Infinity, everyMs = 0 } = {}) {
       const latenciesMs: number[] = [];
       const failures: string[] = [];
       const completed: string[] = [];
@@ -88,11 +90,14 @@ export async function prepareSteadyTenant(ground: Battleground): Promise<SteadyT
         Array.from({ length: atOnce }, async () => {
           for (let n = next++; n < runs && failures.length < maxFailures; n = next++) {
             let failure: string | null = null;
+            const startedAt = Date.now();
             const ms = await timed(async () => {
               failure = await oneRun(n, completed).catch((err: Error) => `run ${n}: ${err.message}`);
             });
             if (failure) failures.push(failure);
             else latenciesMs.push(ms);
+            const early = startedAt + everyMs - Date.now();
+            if (early > 0) await setTimeout(early);
           }
         }),
       );

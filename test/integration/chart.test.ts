@@ -304,6 +304,17 @@ describe('the Helm chart and the Dockerfile', function () {
     assert.match(refused.stderr, /perKey/);
   });
 
+  it('gives the API its fair admission bounds', async () => {
+    const names = ['AGENTPLANE_API_REQUESTS_AT_ONCE', 'AGENTPLANE_API_REQUESTS_QUEUED_PER_PROJECT', 'AGENTPLANE_API_QUEUE_WAIT_SECONDS'];
+    const apiEnv = (manifests: Manifest[]) =>
+      manifests
+        .find((m) => m.kind === 'Deployment' && m.metadata.name === 'ap-agentplane-api')!
+        .spec.template.spec.containers[0].env.filter((e: { name: string }) => names.includes(e.name))
+        .map((e: { value: string }) => e.value);
+    assert.deepEqual(apiEnv(await render('defaults-values.yaml')), ['8', '200', '30']);
+    assert.deepEqual(apiEnv(await render('defaults-values.yaml', 'api.admission.requestsAtOnce=32')), ['32', '200', '30']);
+  });
+
   it('gives the API its base path and console session lifetime, and routes the ingress to that path', async () => {
     const apiEnv = (manifests: Manifest[]) =>
       manifests

@@ -23,6 +23,7 @@ import { ModelCatalogue } from '../../models/catalogue.js';
 import { ModelGateway } from '../../models/gateway.js';
 import { RunEventFeed } from '../../records/run-event-feed.js';
 import { EventStreamSlots, type EventStreamLimits } from '../../api/event-stream-slots.js';
+import type { AdmissionLimits } from '../../api/fair-admission.js';
 import type { ApiDeps, RateLimitDefaults } from '../../api/context.js';
 import { ApiClient } from './client.js';
 import type { DeclaredWorkerPool } from '../../api/routes/networks/worker-pool.js';
@@ -79,6 +80,8 @@ export interface TestApiOptions {
   rateLimits?: RateLimitDefaults;
   /** AGENTPLANE_EVENT_STREAMS_*: the caps on run event streams; the defaults when absent. */
   eventStreamLimits?: EventStreamLimits;
+  /** AGENTPLANE_API_REQUESTS_*, AGENTPLANE_API_QUEUE_WAIT_SECONDS: fair admission's bounds; the defaults when absent. */
+  admission?: AdmissionLimits;
   /** Webhook delivery settings; receivers on loopback are allowed by default. */
   webhooks?: Partial<WebhookSettings>;
   /** AGENTPLANE_BASE_PATH, normalised (`/agentplane`); the root by default. */
@@ -121,6 +124,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     toolsAllowPrivate: true,
     rateLimits: options.rateLimits,
     eventStreamLimits: options.eventStreamLimits,
+    admission: options.admission,
     webhooks: { ...TEST_WEBHOOK_SETTINGS, ...options.webhooks },
     basePath: options.basePath,
     sessionTtlSeconds: options.sessionTtlSeconds,

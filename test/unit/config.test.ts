@@ -54,6 +54,7 @@ describe('configuration from the environment', () => {
       shutdownGraceSeconds: 25,
       idempotencyKeyHours: 24,
       eventStreamLimits: { perKey: 20, perProcess: 1000, stallSeconds: 30 },
+      admission: { atOnce: 8, queuedPerProject: 200, queueWaitSeconds: 30 },
       modelEnv: {},
     });
   });
@@ -98,6 +99,9 @@ describe('configuration from the environment', () => {
       AGENTPLANE_EVENT_STREAMS_PER_KEY: '5',
       AGENTPLANE_EVENT_STREAMS_PER_PROCESS: '50',
       AGENTPLANE_EVENT_STREAM_STALL_SECONDS: '10',
+      AGENTPLANE_API_REQUESTS_AT_ONCE: '3',
+      AGENTPLANE_API_REQUESTS_QUEUED_PER_PROJECT: '0',
+      AGENTPLANE_API_QUEUE_WAIT_SECONDS: '5',
       ...S3,
       S3_REGION: 'eu-west-1',
     });
@@ -139,6 +143,7 @@ describe('configuration from the environment', () => {
       shutdownGraceSeconds: 55,
       idempotencyKeyHours: 72,
       eventStreamLimits: { perKey: 5, perProcess: 50, stallSeconds: 10 },
+      admission: { atOnce: 3, queuedPerProject: 0, queueWaitSeconds: 5 },
       modelEnv: config.modelEnv,
     });
     assert.equal(config.modelEnv.TEMPORAL_NAMESPACE, 'agents', 'model providers read the same environment');
@@ -338,6 +343,19 @@ describe('configuration from the environment', () => {
       configError(() => readConfig({ AGENTPLANE_EVENT_STREAMS_PER_KEY: '0' }), 'AGENTPLANE_EVENT_STREAMS_PER_KEY', "'0'");
       configError(() => readConfig({ AGENTPLANE_EVENT_STREAMS_PER_PROCESS: 'many' }), 'AGENTPLANE_EVENT_STREAMS_PER_PROCESS', "'many'");
       configError(() => readConfig({ AGENTPLANE_EVENT_STREAM_STALL_SECONDS: '3601' }), 'AGENTPLANE_EVENT_STREAM_STALL_SECONDS', "'3601'");
+    });
+  });
+
+  describe('AGENTPLANE_API_REQUESTS_*', () => {
+    it('works on 8 requests at once, queueing 200 per project for 30 s at most, when unset; refuses what is no whole number in range', () => {
+      assert.deepEqual(readConfig({}).admission, { atOnce: 8, queuedPerProject: 200, queueWaitSeconds: 30 });
+      configError(() => readConfig({ AGENTPLANE_API_REQUESTS_AT_ONCE: '0' }), 'AGENTPLANE_API_REQUESTS_AT_ONCE', "'0'");
+      configError(
+        () => readConfig({ AGENTPLANE_API_REQUESTS_QUEUED_PER_PROJECT: '-1' }),
+        'AGENTPLANE_API_REQUESTS_QUEUED_PER_PROJECT',
+        "'-1'",
+      );
+      configError(() => readConfig({ AGENTPLANE_API_QUEUE_WAIT_SECONDS: '601' }), 'AGENTPLANE_API_QUEUE_WAIT_SECONDS', "'601'");
     });
   });
 

@@ -13,6 +13,7 @@ import { ContentInspector, declaredTypeAgrees, MAX_FILE_BYTES } from './content-
 import { parseMetadata } from './metadata.js';
 import { dropUnwrittenUpload, removeBlob, stageUpload } from '../../../records/blob-leases.js';
 import type { FileMimeType, FilePurpose } from '../../../records/files.js';
+import { idleWhile } from '../../fair-admission.js';
 
 export interface ReceivedUpload {
   filename: string;
@@ -39,7 +40,8 @@ export async function receiveUpload(ctx: ApiContext, deps: ApiDeps, blobKey: str
   await stageUpload(deps.db, blobKey);
   const blob = { written: false };
   try {
-    return await streamParts(ctx, deps, blobKey, blob);
+    // Reading the upload waits on the client and the blob store: it holds no place in the fair queue.
+    return await idleWhile(() => streamParts(ctx, deps, blobKey, blob));
   } catch (err) {
     if (blob.written) await discardBlob(deps, blobKey);
     // Refused before its bytes were stored, as during a blob-store outage: nothing to remove, nothing to sweep.

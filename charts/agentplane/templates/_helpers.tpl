@@ -100,6 +100,9 @@ out once per render and remembered, so the Secret and the API's checksum of it a
 - { name: AGENTPLANE_EVENT_STREAMS_PER_KEY, value: {{ .Values.api.eventStreams.perKey | quote }} }
 - { name: AGENTPLANE_EVENT_STREAMS_PER_PROCESS, value: {{ .Values.api.eventStreams.perProcess | quote }} }
 - { name: AGENTPLANE_EVENT_STREAM_STALL_SECONDS, value: {{ .Values.api.eventStreams.stallSeconds | quote }} }
+- { name: AGENTPLANE_API_REQUESTS_AT_ONCE, value: {{ .Values.api.admission.requestsAtOnce | quote }} }
+- { name: AGENTPLANE_API_REQUESTS_QUEUED_PER_PROJECT, value: {{ .Values.api.admission.queuedPerProject | quote }} }
+- { name: AGENTPLANE_API_QUEUE_WAIT_SECONDS, value: {{ .Values.api.admission.queueWaitSeconds | quote }} }
 {{- with .Values.api.workerPools }}
 - name: AGENTPLANE_WORKER_POOLS
   value: "{{ range $i, $pool := . }}{{ if hasPrefix "network." $pool.taskQueue }}{{ fail (printf "api.workerPools: %s starts with network., which the controller's pools use; name it otherwise" $pool.taskQueue) }}{{ end }}{{ if $i }},{{ end }}{{ $pool.taskQueue }}={{ $pool.project }}{{ end }}"

@@ -1,0 +1,275 @@
+/**
+ * Fair admission: how many requests one API process works on at once, shared evenly among the projects
+ * asking, in the manner of Kubernetes' API Priority and Fairness. A project's requests beyond its share wait
+ * in a queue of its own and are let in turn about with the other projects' waiting ones, so a project that
+ * sends a hundred heavy requests at once delays its own requests, not another project's. The share is the
+ * process's requests at once divided among the projects active in the last second, at least one each; a
+ * project alone has them all. A full queue, or a wait past its bound, answers 429 with Retry-After.
+ *
+ * A request holds its place only while the API works on it: waiting for a run to end, reading an upload
+ * from the client or serving an event stream (bounded by its own slots, event-stream-slots.ts) gives the
+ * place back (`idleWhile`, `leaveAdmission`).
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Middleware } from 'koa';
+import { Gauge } from 'prom-client';
+import { callerOf, type ApiState } from './context.js';
+import { RateLimitError } from './errors.js';
+import type { ApiMetrics } from './metrics.js';
+
+/** AGENTPLANE_API_*: the bounds of fair admission on one API process. */
+export interface AdmissionLimits {
+  /** AGENTPLANE_API_REQUESTS_AT_ONCE: requests one API process works on at once, shared among projects. */
+  atOnce: number;
+  /** AGENTPLANE_API_REQUESTS_QUEUED_PER_PROJECT: a project's requests waiting for their turn; more are answered 429. */
+  queuedPerProject: number;
+  /** AGENTPLANE_API_QUEUE_WAIT_SECONDS: the longest a request waits for its turn before it is answered 429. */
+  queueWaitSeconds: number;
+}
+
+export const DEFAULT_ADMISSION_LIMITS: AdmissionLimits = { atOnce: 8, queuedPerProject: 200, queueWaitSeconds: 30 };
+
+// A project that asked this recently still counts when shares are reckoned: a client between two requests
+// has not left, and the others' shares should not swell and shrink with each of its round trips.
+const ACTIVE_MS = 1_000;
+// A project refused for a full queue or a long wait may try again this soon: its earlier requests are being served.
+const RETRY_AFTER_SECONDS = 1;
+// Projects gone quiet are swept out when this many more than those working have gathered.
+const ACTIVE_PROJECTS_KEPT = 1_000;
+
+/** The client closed the connection while its request waited: there is no one to answer. */
+class ClientGone extends Error {}
+
+interface Waiter {
+  admit(): void;
+}
+
+interface ProjectTurns {
+  working: number;
+  queue: Waiter[];
+  lastAskedAt: number;
+}
+
+/** One request's place: given back once, whatever happens to the request after. */
+export interface Place {
+  /** Gives the place back for `wait`, and waits for a place again once it settles. */
+  idleWhile<T>(wait: () => Promise<T>): Promise<T>;
+  /** Gives the place back for good: the rest of the request is bounded elsewhere, or is not the API's work. */
+  leave(): void;
+}
+
+export class FairAdmission {
+  private readonly projects = new Map<string, ProjectTurns>();
+  private working = 0;
+  /** Where the next turn is looked for, so no project is always looked at first. */
+  private turn = 0;
+
+  constructor(readonly limits: AdmissionLimits = DEFAULT_ADMISSION_LIMITS) {}
+
+  /** Requests being worked on now, and waiting for their turn, on this process. */
+  get load(): { working: number; queued: number } {
+    let queued = 0;
+    for (const project of this.projects.values()) queued += project.queue.length;
+    return { working: this.working, queued };
+  }
+
+  /**
+   * Waits for a place for one of `projectId`'s requests. `bounded` (a request arriving) is refused with 429
+   * when the project's queue is full or the wait too long; a request coming back from a wait is not.
+   */
+  async enter(projectId: string, { bounded = true, signal }: { bounded?: boolean; signal?: AbortSignal } = {}): Promise<void> {
+    const now = Date.now();
+    const project = this.projectOf(projectId, now);
+    project.lastAskedAt = now;
+    if (project.queue.length === 0 && this.hasRoomFor(project, now)) {
+      this.take(project);
+      return;
+    }
+    if (bounded && project.queue.length >= this.limits.queuedPerProject) {
+      throw RateLimitError(
+        'too_many_requests_queued',
+        `This project already has ${project.queue.length} requests waiting for their turn on this server; send fewer at once.`,
+        RETRY_AFTER_SECONDS,
+      );
+    }
+    await new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = {
+        admit: () => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', abandon);
+          resolve();
+        },
+      };
+      const drop = (err: Error) => {
+        const at = project.queue.indexOf(waiter);
+        if (at < 0) return;
+        project.queue.splice(at, 1);
+        signal?.removeEventListener('abort', abandon);
+        clearTimeout(timer);
+        this.forgetIfIdle(projectId, project, Date.now());
+        reject(err);
+      };
+      const abandon = () => drop(new ClientGone());
+      const timer = bounded
+        ? setTimeout(
+            () =>
+              drop(
+                RateLimitError(
+                  'request_queue_timeout',
+                  `This project's requests waited ${this.limits.queueWaitSeconds}s for their turn on this server; send fewer at once.`,
+                  RETRY_AFTER_SECONDS,
+                ),
+              ),
+            this.limits.queueWaitSeconds * 1000,
+          )
+        : undefined;
+      signal?.addEventListener('abort', abandon, { once: true });
+      // A request coming back from a wait was let in once already: it goes before its project's new ones.
+      if (bounded) project.queue.push(waiter);
+      else project.queue.unshift(waiter);
+    });
+  }
+
+  /** Gives back a place of `projectId`'s, and lets in whoever's turn it is. */
+  exit(projectId: string): void {
+    const project = this.projects.get(projectId);
+    if (!project) return;
+    project.working -= 1;
+    this.working -= 1;
+    this.forgetIfIdle(projectId, project, Date.now());
+    this.letIn();
+  }
+
+  private projectOf(projectId: string, now: number): ProjectTurns {
+    let project = this.projects.get(projectId);
+    if (!project) {
+      project = { working: 0, queue: [], lastAskedAt: now };
+      this.projects.set(projectId, project);
+    }
+    return project;
+  }
+
+  private activeProjects(now: number): number {
+    let active = 0;
+    for (const project of this.projects.values())
+      if (project.working > 0 || project.queue.length > 0 || now - project.lastAskedAt < ACTIVE_MS) active += 1;
+    return Math.max(1, active);
+  }
+
+  private hasRoomFor(project: ProjectTurns, now: number): boolean {
+    if (this.working >= this.limits.atOnce) return false;
+    const share = Math.max(1, Math.floor(this.limits.atOnce / this.activeProjects(now)));
+    return project.working < share;
+  }
+
+  private take(project: ProjectTurns): void {
+    project.working += 1;
+    this.working += 1;
+  }
+
+  /** Lets waiting requests in, taking the projects in turn from where the last turn ended. */
+  private letIn(): void {
+    const now = Date.now();
+    for (let admitted = true; admitted && this.working < this.limits.atOnce;) {
+      admitted = false;
+      const waiting = [...this.projects.values()].filter((project) => project.queue.length > 0);
+      for (let i = 0; i < waiting.length && this.working < this.limits.atOnce; i++) {
+        const project = waiting[(this.turn + i) % waiting.length]!;
+        if (!this.hasRoomFor(project, now)) continue;
+        this.turn = (this.turn + i + 1) % Math.max(1, waiting.length);
+        this.take(project);
+        project.queue.shift()!.admit();
+        admitted = true;
+        break;
+      }
+    }
+  }
+
+  /** A project with nothing here, and quiet long enough not to count, is forgotten; its memory is returned. */
+  private forgetIfIdle(projectId: string, project: ProjectTurns, now: number): void {
+    if (project.working === 0 && project.queue.length === 0 && now - project.lastAskedAt >= ACTIVE_MS) this.projects.delete(projectId);
+    // Projects that went quiet while others were busy are forgotten here, a few at a time.
+    if (this.projects.size > this.working + ACTIVE_PROJECTS_KEPT) {
+      for (const [id, other] of this.projects) {
+        if (other.working === 0 && other.queue.length === 0 && now - other.lastAskedAt >= ACTIVE_MS) this.projects.delete(id);
+      }
+    }
+  }
+
+  /** A place for one request, held from now. */
+  placeFor(projectId: string): Place {
+    let held = true;
+    const give = () => {
+      if (!held) return;
+      held = false;
+      this.exit(projectId);
+    };
+    return {
+      idleWhile: async <T>(wait: () => Promise<T>): Promise<T> => {
+        if (!held) return wait();
+        give();
+        try {
+          return await wait();
+        } finally {
+          await this.enter(projectId, { bounded: false });
+          held = true;
+        }
+      },
+      leave: give,
+    };
+  }
+}
+
+const current = new AsyncLocalStorage<Place>();
+
+/** Runs `wait` without holding the request's place (if it has one), and takes a place again after it. */
+export function idleWhile<T>(wait: () => Promise<T>): Promise<T> {
+  const place = current.getStore();
+  return place ? place.idleWhile(wait) : wait();
+}
+
+/** The request no longer needs a place: what is left of it is bounded by something else. */
+export function leaveAdmission(): void {
+  current.getStore()?.leave();
+}
+
+/** After authentication: each request waits for its project's turn, and holds its place until it is answered. */
+export function admitFairly(admission: FairAdmission, metrics: ApiMetrics): Middleware<ApiState> {
+  new Gauge({
+    name: 'agentplane_api_requests_working',
+    help: 'Requests this API process is working on now (AGENTPLANE_API_REQUESTS_AT_ONCE at most).',
+    registers: [metrics.registry],
+    collect() {
+      this.set(admission.load.working);
+    },
+  });
+  new Gauge({
+    name: 'agentplane_api_requests_queued',
+    help: "Requests waiting for their project's turn on this API process.",
+    registers: [metrics.registry],
+    collect() {
+      this.set(admission.load.queued);
+    },
+  });
+  return async (ctx, next) => {
+    const { projectId } = callerOf(ctx);
+    const gone = new AbortController();
+    const onClose = () => gone.abort();
+    ctx.res.once('close', onClose);
+    try {
+      await admission.enter(projectId, { signal: gone.signal });
+    } catch (err) {
+      if (!(err instanceof ClientGone)) throw err;
+      ctx.status = 408;
+      return;
+    } finally {
+      ctx.res.off('close', onClose);
+    }
+    const place = admission.placeFor(projectId);
+    try {
+      await current.run(place, next);
+    } finally {
+      place.leave();
+    }
+  };
+}

@@ -1,0 +1,100 @@
+import assert from 'node:assert/strict';
+import { FairAdmission } from '../../api/fair-admission.js';
+import { ApiError } from '../../api/errors.js';
+
+/** Settles on the next turns of the event loop: whether `promise` has settled by then. */
+async function settled(promise: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  void promise.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  await new Promise((resolve) => setImmediate(resolve));
+  return done;
+}
+
+describe('fair admission', () => {
+  it('lets a project alone have every place, and its next request in when one is given back', async () => {
+    const admission = new FairAdmission({ atOnce: 3, queuedPerProject: 10, queueWaitSeconds: 30 });
+    for (let i = 0; i < 3; i++) await admission.enter('proj_a');
+    const fourth = admission.enter('proj_a');
+    assert.equal(await settled(fourth), false);
+    assert.deepEqual(admission.load, { working: 3, queued: 1 });
+    admission.exit('proj_a');
+    await fourth;
+    assert.deepEqual(admission.load, { working: 3, queued: 0 });
+  });
+
+  it("lets another project's request in before a busy project's waiting ones", async () => {
+    const admission = new FairAdmission({ atOnce: 2, queuedPerProject: 50, queueWaitSeconds: 30 });
+    await admission.enter('proj_busy');
+    await admission.enter('proj_busy');
+    const order: string[] = [];
+    const busy = Array.from({ length: 20 }, (_, i) => admission.enter('proj_busy').then(() => order.push(`busy ${i}`)));
+    const other = admission.enter('proj_other').then(() => order.push('other'));
+    await settled(other);
+    assert.deepEqual(order, []);
+    // The busy project gives back one of its two places: with two projects asking, its share is one.
+    admission.exit('proj_busy');
+    await settled(other);
+    assert.deepEqual(order, ['other']);
+    assert.deepEqual(admission.load, { working: 2, queued: 20 });
+    for (let i = 0; i < 20; i++) {
+      admission.exit('proj_busy');
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    assert.equal(order.length, 21);
+    await Promise.all([...busy, other]);
+  });
+
+  it('answers 429 with Retry-After when a project has as many requests waiting as it may', async () => {
+    const admission = new FairAdmission({ atOnce: 1, queuedPerProject: 2, queueWaitSeconds: 30 });
+    await admission.enter('proj_a');
+    const waiting = [admission.enter('proj_a'), admission.enter('proj_a')];
+    await assert.rejects(admission.enter('proj_a'), (err: ApiError) => {
+      assert.equal(err.status, 429);
+      assert.equal(err.code, 'too_many_requests_queued');
+      assert.equal(err.headers['Retry-After'], '1');
+      return true;
+    });
+    // Another project queues on its own.
+    const other = admission.enter('proj_b');
+    for (let i = 0; i < 3; i++) admission.exit(i === 0 ? 'proj_a' : i === 1 ? 'proj_b' : 'proj_a');
+    await Promise.all([...waiting, other]);
+  });
+
+  it('answers 429 to a request that waited longer than the bound, and forgets it', async () => {
+    const admission = new FairAdmission({ atOnce: 1, queuedPerProject: 5, queueWaitSeconds: 1 });
+    await admission.enter('proj_a');
+    await assert.rejects(admission.enter('proj_a'), (err: ApiError) => err.status === 429 && err.code === 'request_queue_timeout');
+    assert.deepEqual(admission.load, { working: 1, queued: 0 });
+  });
+
+  it('forgets a waiting request whose client went away', async () => {
+    const admission = new FairAdmission({ atOnce: 1, queuedPerProject: 5, queueWaitSeconds: 30 });
+    await admission.enter('proj_a');
+    const gone = new AbortController();
+    const waiting = admission.enter('proj_a', { signal: gone.signal });
+    gone.abort();
+    await assert.rejects(waiting);
+    assert.deepEqual(admission.load, { working: 1, queued: 0 });
+  });
+
+  it('gives a place back while its request waits, and takes one again after', async () => {
+    const admission = new FairAdmission({ atOnce: 1, queuedPerProject: 5, queueWaitSeconds: 30 });
+    await admission.enter('proj_a');
+    const place = admission.placeFor('proj_a');
+    let release!: () => void;
+    const idle = place.idleWhile(() => new Promise<void>((resolve) => (release = resolve)));
+    // While it waits, another request has the place.
+    await admission.enter('proj_b');
+    release();
+    assert.equal(await settled(idle), false);
+    admission.exit('proj_b');
+    await idle;
+    assert.deepEqual(admission.load, { working: 1, queued: 0 });
+    place.leave();
+    place.leave();
+    assert.deepEqual(admission.load, { working: 0, queued: 0 });
+  });
+});
