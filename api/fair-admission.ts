@@ -81,7 +81,7 @@ export class FairAdmission {
     const now = Date.now();
     const project = this.projectOf(projectId, now);
     project.lastAskedAt = now;
-    if (project.queue.length === 0 && this.hasRoomFor(project, now)) {
+    if (project.queue.length === 0 && this.hasRoomFor(project, this.shareAt(now))) {
       this.take(project);
       return;
     }
@@ -156,10 +156,13 @@ export class FairAdmission {
     return Math.max(1, active);
   }
 
-  private hasRoomFor(project: ProjectTurns, now: number): boolean {
-    if (this.working >= this.limits.atOnce) return false;
-    const share = Math.max(1, Math.floor(this.limits.atOnce / this.activeProjects(now)));
-    return project.working < share;
+  /** Places each project may hold while the others ask too. */
+  private shareAt(now: number): number {
+    return Math.max(1, Math.floor(this.limits.atOnce / this.activeProjects(now)));
+  }
+
+  private hasRoomFor(project: ProjectTurns, share: number): boolean {
+    return this.working < this.limits.atOnce && project.working < share;
   }
 
   private take(project: ProjectTurns): void {
@@ -169,13 +172,13 @@ export class FairAdmission {
 
   /** Lets waiting requests in, taking the projects in turn from where the last turn ended. */
   private letIn(): void {
-    const now = Date.now();
+    const share = this.shareAt(Date.now());
     for (let admitted = true; admitted && this.working < this.limits.atOnce;) {
       admitted = false;
       const waiting = [...this.projects.values()].filter((project) => project.queue.length > 0);
       for (let i = 0; i < waiting.length && this.working < this.limits.atOnce; i++) {
         const project = waiting[(this.turn + i) % waiting.length]!;
-        if (!this.hasRoomFor(project, now)) continue;
+        if (!this.hasRoomFor(project, share)) continue;
         this.turn = (this.turn + i + 1) % Math.max(1, waiting.length);
         this.take(project);
         project.queue.shift()!.admit();
