@@ -5,7 +5,7 @@ import type { Db } from '../records/db.js';
 import type { BlobStore } from '../records/blobs/store.js';
 import type { RunEventFeed } from '../records/run-event-feed.js';
 import type { EventStreamSlots } from './event-stream-slots.js';
-import type { AdmissionLimits } from './fair-admission.js';
+import type { AdmissionLimits, Place } from './fair-admission.js';
 import type { ModelCatalogue } from '../models/catalogue.js';
 import type { ApiKeyRecord, KeyRateLimits } from '../records/api-keys.js';
 import type { ConsoleSessionRecord } from '../records/console-sessions.js';
@@ -74,6 +74,8 @@ export interface ApiState {
   requestId: string;
   log: Logger;
   caller?: Caller;
+  /** The request's place in its project's turns on this process (fair-admission.ts), once admitted. */
+  place?: Place;
   /** A request authenticated by the console's session cookie: the session, its key and its token. */
   session?: { record: ConsoleSessionRecord; key: ApiKeyRecord; token: string };
   /** The audit entry of a mutating request (audited()); `committed` once written with the mutation. */

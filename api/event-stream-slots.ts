@@ -4,7 +4,7 @@
  * what every tenant's requests share. A stream takes a slot before it begins and gives it back when it ends.
  */
 import { RateLimitError } from './errors.js';
-import { leaveAdmission } from './fair-admission.js';
+import type { Place } from './fair-admission.js';
 
 /** AGENTPLANE_EVENT_STREAMS_*: the caps, and how long a client may leave a stream unread before it is closed. */
 export interface EventStreamLimits {
@@ -32,8 +32,8 @@ export class EventStreamSlots {
     return this.total;
   }
 
-  /** A slot for one more stream of `apiKeyId`, and how to give it back (once is enough; more is harmless); 429 when none is free. */
-  take(apiKeyId: string): () => void {
+  /** A slot for one more stream of `apiKeyId` (in place of its request's `place`), and how to give it back (once is enough; more is harmless); 429 when none is free. */
+  take(apiKeyId: string, place?: Place): () => void {
     const held = this.byKey.get(apiKeyId) ?? 0;
     if (held >= this.limits.perKey) {
       throw RateLimitError(
@@ -52,7 +52,7 @@ export class EventStreamSlots {
     this.byKey.set(apiKeyId, held + 1);
     this.total += 1;
     // The stream is bounded by these slots from here on: its request's place in the fair queue is freed.
-    leaveAdmission();
+    place?.leave();
     let released = false;
     return () => {
       if (released) return;

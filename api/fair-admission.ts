@@ -8,9 +8,8 @@
  *
  * A request holds its place only while the API works on it: waiting for a run to end, reading an upload
  * from the client or serving an event stream (bounded by its own slots, event-stream-slots.ts) gives the
- * place back (`idleWhile`, `leaveAdmission`).
+ * place back (`idleWhile`, `Place.leave`).
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Middleware } from 'koa';
 import { Gauge } from 'prom-client';
 import { callerOf, type ApiState } from './context.js';
@@ -223,17 +222,10 @@ export class FairAdmission {
   }
 }
 
-const current = new AsyncLocalStorage<Place>();
-
-/** Runs `wait` without holding the request's place (if it has one), and takes a place again after it. */
-export function idleWhile<T>(wait: () => Promise<T>): Promise<T> {
-  const place = current.getStore();
+/** Runs `wait` without holding the request's place (if it holds one), and takes a place again after it. */
+export function idleWhile<T>(ctx: { state: ApiState }, wait: () => Promise<T>): Promise<T> {
+  const place = ctx.state.place;
   return place ? place.idleWhile(wait) : wait();
-}
-
-/** The request no longer needs a place: what is left of it is bounded by something else. */
-export function leaveAdmission(): void {
-  current.getStore()?.leave();
 }
 
 /** After authentication: each request waits for its project's turn, and holds its place until it is answered. */
@@ -268,9 +260,9 @@ export function admitFairly(admission: FairAdmission, metrics: ApiMetrics): Midd
     } finally {
       ctx.res.off('close', onClose);
     }
-    const place = admission.placeFor(projectId);
+    const place = (ctx.state.place = admission.placeFor(projectId));
     try {
-      await current.run(place, next);
+      await next();
     } finally {
       place.leave();
     }

@@ -207,7 +207,7 @@ export function operation<Id extends OperationId>(
     let body: unknown;
     if (validateBody) {
       if (!ctx.is('application/json')) throw UnsupportedMediaError('unsupported_content_type', 'Send the body as application/json.');
-      await idleWhile(() => parseJson(ctx, async () => {}));
+      await idleWhile(ctx, () => parseJson(ctx, async () => {}));
       body = ctx.request.body;
       const nul = nulPath(body);
       if (nul !== null) throw nulRefused(nul || null);

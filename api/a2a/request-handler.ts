@@ -4,6 +4,7 @@
  * a context is a thread. The SDK's JSON-RPC transports (1.0 and 0.3) parse, dispatch and answer; this class
  * is what they dispatch to, once per request.
  */
+import { idleWhile } from '../fair-admission.js';
 import type {
   AgentCard,
   CancelTaskRequest,
@@ -114,7 +115,9 @@ export class RunTaskHandler implements A2ARequestHandler {
     return this.guard(async () => {
       const { run } = await this.startRun(params, false);
       const wait = params.configuration?.returnImmediately ? 0 : BLOCKING_WAIT_MS;
-      const now = await runWhenEnded(this.deps, run.project_id, run.id, wait, this.closed.signal, { orAsking: true });
+      const now = await idleWhile(this.ctx, () =>
+        runWhenEnded(this.deps, run.project_id, run.id, wait, this.closed.signal, { orAsking: true }),
+      );
       return presentTask(now, params.configuration?.historyLength);
     });
   }
@@ -143,7 +146,9 @@ export class RunTaskHandler implements A2ARequestHandler {
       // Bounded by the connection's deadline for a call (workflows/call-deadline.ts).
       if (!(await cancelRunWorkflow(this.deps.temporal, run.id, workflowId))) await endRunNeverStarted(this.deps, run.id);
       this.ctx.state.auditTargetId = run.id;
-      return presentTask(await runWhenEnded(this.deps, run.project_id, run.id, CANCEL_WAIT_MS, this.closed.signal));
+      return presentTask(
+        await idleWhile(this.ctx, () => runWhenEnded(this.deps, run.project_id, run.id, CANCEL_WAIT_MS, this.closed.signal)),
+      );
     });
   }
 
@@ -152,7 +157,7 @@ export class RunTaskHandler implements A2ARequestHandler {
       const found = await this.taskRun(params.id);
       if (isFinished(found.status))
         throw new UnsupportedOperationError(`Task ${found.id} has ended (${found.status}): read it with GetTask.`);
-      return { run: found, release: this.deps.streamSlots.take(callerOf(this.ctx).apiKeyId) };
+      return { run: found, release: this.deps.streamSlots.take(callerOf(this.ctx).apiKeyId, this.ctx.state.place) };
     });
     yield* followTask(this.deps, run, release, this.closed.signal);
   }

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { newTenant, startTestApi, type TestApi, type Tenant } from '../support/api.js';
 import { eventually } from '../support/eventually.js';
+import { isolatedNamespace } from '../support/services.js';
 
 const QUEUED_PER_PROJECT = 3;
 const QUEUE_WAIT_SECONDS = 3;
@@ -19,8 +20,10 @@ describe('a burst of requests from one tenant', function () {
   let agentId: string;
 
   before(async () => {
+    // No worker: the runs made here stay queued, in a namespace no other suite's worker polls.
     api = await startTestApi({
       worker: false,
+      namespace: await isolatedNamespace('request-burst'),
       admission: { atOnce: 1, queuedPerProject: QUEUED_PER_PROJECT, queueWaitSeconds: QUEUE_WAIT_SECONDS },
     });
     [busy, other] = await Promise.all([newTenant(api, 'busy'), newTenant(api, 'other')]);
@@ -102,5 +105,28 @@ describe('a burst of requests from one tenant', function () {
     assert.equal((await other.admin.get('/v1/agents')).status, 200);
     assert.equal((await busy.admin.get(`/v1/agents/${agentId}`)).body.instructions, 'Updated.');
     await loadBecomes({ working: 0, queued: 0 });
+  });
+
+  it('holds no place while a request waits for its run or serves an event stream: the project is answered meanwhile', async () => {
+    const created = await busy.admin.post(`/v1/agents/${agentId}/run`, { input: 'Queued.', wait: false });
+    assert.equal(created.status, 202, JSON.stringify(created.body));
+    const gone = new AbortController();
+    const headers = { authorization: `Bearer ${busy.admin.key}`, 'content-type': 'application/json' };
+    const waiting = fetch(`${api.url}/v1/agents/${agentId}/run`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ input: 'Waited for.' }),
+      signal: gone.signal,
+    }).catch(() => undefined);
+    const stream = await fetch(`${api.url}/v1/runs/${created.body.id}/events`, { headers, signal: gone.signal });
+    assert.equal(stream.status, 200);
+    await eventually(async () => assert.equal((await busy.admin.get(`/v1/runs?agent_id=${agentId}`)).body.data.length, 2), {
+      timeoutMs: 10_000,
+    });
+    // The run the second request made is queued for good (no worker): the request waits for it, holding nothing.
+    await loadBecomes({ working: 0, queued: 0 });
+    assert.equal((await busy.admin.get('/v1/agents')).status, 200);
+    gone.abort();
+    await waiting;
   });
 });

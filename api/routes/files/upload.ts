@@ -41,7 +41,7 @@ export async function receiveUpload(ctx: ApiContext, deps: ApiDeps, blobKey: str
   const blob = { written: false };
   try {
     // Reading the upload waits on the client and the blob store: it holds no place in the fair queue.
-    return await idleWhile(() => streamParts(ctx, deps, blobKey, blob));
+    return await idleWhile(ctx, () => streamParts(ctx, deps, blobKey, blob));
   } catch (err) {
     if (blob.written) await discardBlob(deps, blobKey);
     // Refused before its bytes were stored, as during a blob-store outage: nothing to remove, nothing to sweep.

@@ -3,6 +3,7 @@
  * to its end. Its output is the tool's text; a run that fails or is cancelled is a tool result with `isError`.
  * A client that closes the call's stream, or cancels the call, cancels the run.
  */
+import { idleWhile } from '../../fair-admission.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { ApiContext, ApiDeps } from '../../context.js';
@@ -118,7 +119,7 @@ export async function callRunTool(
       )
     : Promise.resolve();
   try {
-    const run = await runWhenEnded(deps, projectId, runId, CALL_WAIT_MS, call.signal, { orAsking: true });
+    const run = await idleWhile(ctx, () => runWhenEnded(deps, projectId, runId, CALL_WAIT_MS, call.signal, { orAsking: true }));
     if (call.signal.aborted && !isFinished(run.status)) {
       await cancelForCaller(ctx, deps, run);
       return resultOf((await findRun(deps.db, projectId, runId)) ?? run, false);

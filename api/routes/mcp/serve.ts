@@ -76,7 +76,7 @@ export async function serveMcp(ctx: ApiContext, deps: ApiDeps, calls: InFlightCa
 
   // A run's call streams for as long as the run goes: it holds one of the key's event stream slots.
   const streams = scope === RUN_SCOPE;
-  const release = streams ? deps.streamSlots.take(caller.apiKeyId) : undefined;
+  const release = streams ? deps.streamSlots.take(caller.apiKeyId, ctx.state.place) : undefined;
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !streams });
   const server = mcpServerFor(ctx, deps, calls, () => void server.close());
   ctx.respond = false;

@@ -1,4 +1,5 @@
 /** POST /v1/runs/{id}/cancel: the workflow is cancelled (aborting the model call in flight) and ends the run. */
+import { idleWhile } from '../../fair-admission.js';
 import type { ApiContext, ApiDeps } from '../../context.js';
 import { callerOf } from '../../context.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
@@ -44,6 +45,6 @@ export async function cancelRun(ctx: ApiContext, deps: ApiDeps, runId: string): 
   await requestRunCancel(deps, run);
   const closed = new AbortController();
   ctx.req.on('close', () => closed.abort());
-  const now = await runWhenEnded(deps, projectId, runId, CANCEL_WAIT_MS, closed.signal);
+  const now = await idleWhile(ctx, () => runWhenEnded(deps, projectId, runId, CANCEL_WAIT_MS, closed.signal));
   respond(ctx, { status: isFinished(now.status) ? 200 : 202, body: await presentRunOf(deps, now) });
 }

@@ -4,6 +4,7 @@
  * later by the maintenance schedule, so an accepted run is never lost. A replayed key answers the same
  * run as it stands now.
  */
+import { idleWhile } from '../../fair-admission.js';
 import type { ApiContext, ApiDeps } from '../../context.js';
 import { callerOf } from '../../context.js';
 import { ConflictError, InvalidRequestError, NotFoundError } from '../../errors.js';
@@ -106,7 +107,7 @@ export async function startRun(
   const identity = options.identity ?? { ...body, stream: undefined, wait: undefined };
 
   // A streamed run holds an event stream: refused before anything is created when its key holds too many.
-  const release = body.stream ? deps.streamSlots.take(caller.apiKeyId) : undefined;
+  const release = body.stream ? deps.streamSlots.take(caller.apiKeyId, ctx.state.place) : undefined;
   let interrupted: string[] = [];
   let taskQueue: string | undefined;
   const once = (create: Parameters<typeof createOnce>[3]) => createOnce(ctx, deps, identity, create, { key: options.idempotencyKey });
@@ -165,6 +166,9 @@ export async function createRun(
   const closed = new AbortController();
   ctx.req.on('close', () => closed.abort());
   // A run that needs a person's approval answers 202 `requires_action` then, rather than when the wait is over.
-  const run = await runWhenEnded(deps, projectId, runId, body.wait === false ? 0 : WAIT_MS, closed.signal, { orAsking: true });
+  // Waiting for the run is not the API's work: the request gives its place back meanwhile.
+  const run = await idleWhile(ctx, () =>
+    runWhenEnded(deps, projectId, runId, body.wait === false ? 0 : WAIT_MS, closed.signal, { orAsking: true }),
+  );
   respond(ctx, { status: isFinished(run.status) ? 200 : 202, body: await presentRunOf(deps, run) });
 }

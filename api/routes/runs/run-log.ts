@@ -5,7 +5,6 @@
 import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
 import type { ApiContext, ApiDeps } from '../../context.js';
-import { idleWhile } from '../../fair-admission.js';
 import { findRun, isFinished, runById, type RunRecord } from '../../../records/runs.js';
 import { runEventsAfter } from '../../../records/run-events.js';
 import { endsRun, presentRunEvent, TERMINAL_RUN_EVENTS } from '../../../presenters/run.js';
@@ -36,7 +35,7 @@ export async function runWhenEnded(
       const run = await findRun(deps.db, projectId, runId);
       if (!run) throw new Error(`run ${runId} vanished`);
       if (isFinished(run.status) || (orAsking && run.pending_approvals > 0) || Date.now() >= deadline || ended.aborted) return run;
-      await idleWhile(() => follower.next(deadline - Date.now(), ended));
+      await follower.next(deadline - Date.now(), ended);
     }
   } finally {
     follower.close();

@@ -120,7 +120,13 @@ export function runRoutes(router: Router<ApiState>, deps: ApiDeps): void {
       // An EventSource reconnects to the URL it first opened, `after` included, and says in Last-Event-ID
       // how far it got since: the header is the later position. The document holds it to 1 to 15 digits.
       const lastEventId = ctx.get('last-event-id');
-      streamRunEvents(ctx, deps, id, lastEventId ? Number(lastEventId) : (query.after ?? 0), deps.streamSlots.take(caller.apiKeyId));
+      streamRunEvents(
+        ctx,
+        deps,
+        id,
+        lastEventId ? Number(lastEventId) : (query.after ?? 0),
+        deps.streamSlots.take(caller.apiKeyId, ctx.state.place),
+      );
     }),
   );
 }
