@@ -57,6 +57,10 @@ export interface Place {
   leave(): void;
 }
 
+/** Nothing working or waiting, and nothing asked for long enough not to count among the active projects. */
+const quiet = (project: ProjectTurns, now: number): boolean =>
+  project.working === 0 && project.queue.length === 0 && now - project.lastAskedAt >= ACTIVE_MS;
+
 export class FairAdmission {
   private readonly projects = new Map<string, ProjectTurns>();
   private working = 0;
@@ -150,8 +154,7 @@ export class FairAdmission {
 
   private activeProjects(now: number): number {
     let active = 0;
-    for (const project of this.projects.values())
-      if (project.working > 0 || project.queue.length > 0 || now - project.lastAskedAt < ACTIVE_MS) active += 1;
+    for (const project of this.projects.values()) if (!quiet(project, now)) active += 1;
     return Math.max(1, active);
   }
 
@@ -189,12 +192,10 @@ export class FairAdmission {
 
   /** A project with nothing here, and quiet long enough not to count, is forgotten; its memory is returned. */
   private forgetIfIdle(projectId: string, project: ProjectTurns, now: number): void {
-    if (project.working === 0 && project.queue.length === 0 && now - project.lastAskedAt >= ACTIVE_MS) this.projects.delete(projectId);
-    // Projects that went quiet while others were busy are forgotten here, a few at a time.
+    if (quiet(project, now)) this.projects.delete(projectId);
+    // Projects that went quiet while others were busy are forgotten here, all at once.
     if (this.projects.size > this.working + ACTIVE_PROJECTS_KEPT) {
-      for (const [id, other] of this.projects) {
-        if (other.working === 0 && other.queue.length === 0 && now - other.lastAskedAt >= ACTIVE_MS) this.projects.delete(id);
-      }
+      for (const [id, other] of this.projects) if (quiet(other, now)) this.projects.delete(id);
     }
   }
 
@@ -230,22 +231,19 @@ export function idleWhile<T>(ctx: { state: ApiState }, wait: () => Promise<T>): 
 
 /** After authentication: each request waits for its project's turn, and holds its place until it is answered. */
 export function admitFairly(admission: FairAdmission, metrics: ApiMetrics): Middleware<ApiState> {
-  new Gauge({
-    name: 'agentplane_api_requests_working',
-    help: 'Requests this API process is working on now (AGENTPLANE_API_REQUESTS_AT_ONCE at most).',
-    registers: [metrics.registry],
-    collect() {
-      this.set(admission.load.working);
-    },
-  });
-  new Gauge({
-    name: 'agentplane_api_requests_queued',
-    help: "Requests waiting for their project's turn on this API process.",
-    registers: [metrics.registry],
-    collect() {
-      this.set(admission.load.queued);
-    },
-  });
+  const gauges = [
+    ['working', 'Requests this API process is working on now (AGENTPLANE_API_REQUESTS_AT_ONCE at most).'],
+    ['queued', "Requests waiting for their project's turn on this API process."],
+  ] as const;
+  for (const [measure, help] of gauges)
+    new Gauge({
+      name: `agentplane_api_requests_${measure}`,
+      help,
+      registers: [metrics.registry],
+      collect() {
+        this.set(admission.load[measure]);
+      },
+    });
   return async (ctx, next) => {
     const { projectId } = callerOf(ctx);
     const gone = new AbortController();

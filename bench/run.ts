@@ -991,32 +991,25 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
       `\nIsolation: a steady tenant's one-step runs, ${ISOLATION.atOnce} at a time, while a hostile tenant abuses the same stack`,
     );
     row(['', 'p50 ms', 'p99 ms', 'p50 ×', 'p99 ×', 'runs', 'failed']);
-    const line = (name: string, f: SteadyFigures) =>
+    /** One row of figures, with its ratios to `base`'s. */
+    const lineAgainst = (base: SteadyFigures) => (name: string, f: SteadyFigures) =>
       row([
         name,
         String(f.p50Ms),
         String(f.p99Ms),
-        (f.p50Ms / alone.p50Ms).toFixed(2),
-        (f.p99Ms / alone.p99Ms).toFixed(2),
+        (f.p50Ms / base.p50Ms).toFixed(2),
+        (f.p99Ms / base.p99Ms).toFixed(2),
         String(f.samples),
         String(f.failures.length),
       ]);
+    const line = lineAgainst(alone);
     line('alone', alone);
     for (const [name, f] of Object.entries(byAttack)) line(`  ${name}`, f);
     line('under all attacks at once', underAll);
     console.log(`p99 under all attacks ÷ p99 alone: ${p99Ratio.toFixed(2)}× (p50: ${p50Ratio.toFixed(2)}×)`);
     console.log(`\nThe same tenant paced: each client starts a run ${ISOLATION.pacedEveryMs} ms after its last one started`);
     row(['', 'p50 ms', 'p99 ms', 'p50 ×', 'p99 ×', 'runs', 'failed']);
-    const pacedLine = (name: string, f: SteadyFigures) =>
-      row([
-        name,
-        String(f.p50Ms),
-        String(f.p99Ms),
-        (f.p50Ms / paced.alone.p50Ms).toFixed(2),
-        (f.p99Ms / paced.alone.p99Ms).toFixed(2),
-        String(f.samples),
-        String(f.failures.length),
-      ]);
+    const pacedLine = lineAgainst(paced.alone);
     pacedLine('alone', paced.alone);
     pacedLine('under all attacks at once', paced.underAll);
     for (const [name, f] of [

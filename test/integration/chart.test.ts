@@ -51,6 +51,14 @@ function assertLockedDown(manifests: Manifest[], atLeast: number): void {
   }
 }
 
+/** The values of the API container's variables among `names`, in the order the chart sets them. */
+function apiEnvValues(manifests: Manifest[], names: string[]): string[] {
+  return manifests
+    .find((m) => m.kind === 'Deployment' && m.metadata.name === 'ap-agentplane-api')!
+    .spec.template.spec.containers[0].env.filter((e: { name: string }) => names.includes(e.name))
+    .map((e: { value: string }) => e.value);
+}
+
 function podSpecs(manifests: Manifest[]): [string, any][] {
   return manifests.flatMap((m): [string, any][] => {
     if (m.kind === 'Deployment' || m.kind === 'Job' || m.kind === 'StatefulSet')
@@ -283,12 +291,12 @@ describe('the Helm chart and the Dockerfile', function () {
   });
 
   it("gives the API its event streams' caps and stall bound, and refuses a cap below one", async () => {
-    const names = ['AGENTPLANE_EVENT_STREAMS_PER_KEY', 'AGENTPLANE_EVENT_STREAMS_PER_PROCESS', 'AGENTPLANE_EVENT_STREAM_STALL_SECONDS'];
     const apiEnv = (manifests: Manifest[]) =>
-      manifests
-        .find((m) => m.kind === 'Deployment' && m.metadata.name === 'ap-agentplane-api')!
-        .spec.template.spec.containers[0].env.filter((e: { name: string }) => names.includes(e.name))
-        .map((e: { value: string }) => e.value);
+      apiEnvValues(manifests, [
+        'AGENTPLANE_EVENT_STREAMS_PER_KEY',
+        'AGENTPLANE_EVENT_STREAMS_PER_PROCESS',
+        'AGENTPLANE_EVENT_STREAM_STALL_SECONDS',
+      ]);
     assert.deepEqual(apiEnv(await render('defaults-values.yaml')), ['20', '1000', '30']);
     assert.deepEqual(apiEnv(await render('defaults-values.yaml', 'api.eventStreams.perKey=5')), ['5', '1000', '30']);
     const refused = await helm([
@@ -305,12 +313,12 @@ describe('the Helm chart and the Dockerfile', function () {
   });
 
   it('gives the API its fair admission bounds', async () => {
-    const names = ['AGENTPLANE_API_REQUESTS_AT_ONCE', 'AGENTPLANE_API_REQUESTS_QUEUED_PER_PROJECT', 'AGENTPLANE_API_QUEUE_WAIT_SECONDS'];
     const apiEnv = (manifests: Manifest[]) =>
-      manifests
-        .find((m) => m.kind === 'Deployment' && m.metadata.name === 'ap-agentplane-api')!
-        .spec.template.spec.containers[0].env.filter((e: { name: string }) => names.includes(e.name))
-        .map((e: { value: string }) => e.value);
+      apiEnvValues(manifests, [
+        'AGENTPLANE_API_REQUESTS_AT_ONCE',
+        'AGENTPLANE_API_REQUESTS_QUEUED_PER_PROJECT',
+        'AGENTPLANE_API_QUEUE_WAIT_SECONDS',
+      ]);
     assert.deepEqual(apiEnv(await render('defaults-values.yaml')), ['8', '200', '30']);
     assert.deepEqual(apiEnv(await render('defaults-values.yaml', 'api.admission.requestsAtOnce=32')), ['32', '200', '30']);
   });
