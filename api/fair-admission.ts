@@ -9,7 +9,16 @@
  * A request holds its place only while the API works on it: waiting for a run to end, reading an upload
  * from the client or serving an event stream (bounded by its own slots, event-stream-slots.ts) gives the
  * place back (`idleWhile`, `Place.leave`).
+ *
+ * Places alone let a project that keeps a few requests going at every moment (a loop listing runs) take as
+ * much of the process, and of the database and the CPU behind it, as it likes while places are free. So turns
+ * are also taken by time, as the worker's are (workflows/project-shares.ts): the event loop's busy time is
+ * counted against the projects holding places and decays by half every few seconds, and while the loop is
+ * busy a new request of a project that has used more than its share waits in its queue, places free or not,
+ * until the project is back within its share, the loop is no longer busy, or it has waited the longest a turn
+ * by time may take. A project alone never waits for one, nor does a request coming back from a wait.
  */
+import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import type { Middleware } from 'koa';
 import { Gauge } from 'prom-client';
 import { callerOf, type ApiState } from './context.js';
@@ -24,9 +33,22 @@ export interface AdmissionLimits {
   queuedPerProject: number;
   /** AGENTPLANE_API_QUEUE_WAIT_SECONDS: the longest a request waits for its turn before it is answered 429. */
   queueWaitSeconds: number;
+  /**
+   * AGENTPLANE_API_FAIR_SHARE_BUSY_PERCENT ÷ 100: the event loop's utilisation (0 to 1) above which projects also
+   * take turns by the time they have held places; at 1 they never do.
+   */
+  busyUtilization: number;
+  /** AGENTPLANE_API_FAIR_SHARE_MAX_WAIT_MS: the longest a request waits for its project's turn by time; at 0 none does. */
+  shareWaitMs: number;
 }
 
-export const DEFAULT_ADMISSION_LIMITS: AdmissionLimits = { atOnce: 8, queuedPerProject: 200, queueWaitSeconds: 30 };
+export const DEFAULT_ADMISSION_LIMITS: AdmissionLimits = {
+  atOnce: 8,
+  queuedPerProject: 200,
+  queueWaitSeconds: 30,
+  busyUtilization: 0.2,
+  shareWaitMs: 1_000,
+};
 
 // A project that asked this recently still counts when shares are reckoned: a client between two requests
 // has not left, and the others' shares should not swell and shrink with each of its round trips.
@@ -35,18 +57,29 @@ const ACTIVE_MS = 1_000;
 const RETRY_AFTER_SECONDS = 1;
 // Projects gone quiet are swept out when this many more than those working have gathered.
 const ACTIVE_PROJECTS_KEPT = 1_000;
+const TICK_MS = 100;
+// The time a project held places halves in this long: its past weighs for a few seconds.
+const HALF_LIFE_MS = 2_000;
+const DECAY = 0.5 ** (TICK_MS / HALF_LIFE_MS);
+// A project waits for its turn by time once it has held places a quarter longer than its share, so projects
+// that use the process about as much as each other never hold each other up.
+const OVER_SHARE = 1.25;
 
 /** The client closed the connection while its request waited: there is no one to answer. */
 class ClientGone extends Error {}
 
 interface Waiter {
   admit(): void;
+  /** When it began to wait; false for a request coming back from a wait, which never waits for a turn by time. */
+  since: number | false;
 }
 
 interface ProjectTurns {
   working: number;
   queue: Waiter[];
   lastAskedAt: number;
+  /** Milliseconds of the event loop's busy time counted against the project's places, decayed. */
+  used: number;
 }
 
 /** One request's place: given back once, whatever happens to the request after. */
@@ -66,6 +99,12 @@ export class FairAdmission {
   private working = 0;
   /** Where the next turn is looked for, so no project is always looked at first. */
   private turn = 0;
+  /** The event loop's utilisation, decayed. */
+  private utilization = 0;
+  private lastLoop: EventLoopUtilization = performance.eventLoopUtilization();
+  /** Above this use a project waits for its turn by time; reckoned on each tick. */
+  private fairUse = Infinity;
+  private ticker: NodeJS.Timeout | undefined;
 
   constructor(readonly limits: AdmissionLimits = DEFAULT_ADMISSION_LIMITS) {}
 
@@ -84,7 +123,8 @@ export class FairAdmission {
     const now = Date.now();
     const project = this.projectOf(projectId, now);
     project.lastAskedAt = now;
-    if (project.queue.length === 0 && this.hasRoomFor(project, this.shareAt(now))) {
+    this.tickWhileUsed();
+    if (project.queue.length === 0 && this.hasRoomFor(project, this.shareAt(now)) && !(bounded && this.overShare(project))) {
       this.take(project);
       return;
     }
@@ -97,6 +137,7 @@ export class FairAdmission {
     }
     await new Promise<void>((resolve, reject) => {
       const waiter: Waiter = {
+        since: bounded && Date.now(),
         admit: () => {
           clearTimeout(timer);
           signal?.removeEventListener('abort', abandon);
@@ -146,7 +187,7 @@ export class FairAdmission {
   private projectOf(projectId: string, now: number): ProjectTurns {
     let project = this.projects.get(projectId);
     if (!project) {
-      project = { working: 0, queue: [], lastAskedAt: now };
+      project = { working: 0, queue: [], lastAskedAt: now, used: 0 };
       this.projects.set(projectId, project);
     }
     return project;
@@ -167,6 +208,57 @@ export class FairAdmission {
     return this.working < this.limits.atOnce && project.working < share;
   }
 
+  /** Whether the project's next new request waits for its turn by time: it has held places past its share. */
+  private overShare(project: ProjectTurns): boolean {
+    return project.used > this.fairUse;
+  }
+
+  /** Whether a project's first waiting request may be let in now, a place being free for it. */
+  private mayLetIn(project: ProjectTurns, now: number): boolean {
+    const since = project.queue[0]!.since;
+    return since === false || !this.overShare(project) || now - since >= this.limits.shareWaitMs;
+  }
+
+  private tickWhileUsed(): void {
+    if (this.ticker || this.limits.busyUtilization >= 1 || this.limits.shareWaitMs <= 0) return;
+    this.lastLoop = performance.eventLoopUtilization();
+    this.ticker = setInterval(() => {
+      const since = performance.eventLoopUtilization(this.lastLoop);
+      this.lastLoop = performance.eventLoopUtilization();
+      this.account(since);
+    }, TICK_MS).unref();
+  }
+
+  /**
+   * Counts a tick's busy time (`active` milliseconds, `utilization` of the tick) against the projects holding
+   * places, in proportion to how many each holds; reckons the use above which a project waits (while the loop
+   * is busy, an even split among the active projects, a quarter over); and lets in the waiting requests whose
+   * turn that brings.
+   */
+  account(since: Pick<EventLoopUtilization, 'active' | 'utilization'>): void {
+    this.utilization = this.utilization * DECAY + since.utilization * (1 - DECAY);
+    const now = Date.now();
+    let contenders = 0;
+    let total = 0;
+    let remembered = false;
+    for (const project of this.projects.values()) {
+      project.used = project.used * DECAY + (this.working > 0 ? (since.active * project.working) / this.working : 0);
+      if (project.used >= 1 || project.working > 0 || project.queue.length > 0) remembered = true;
+      if (!quiet(project, now)) {
+        contenders += 1;
+        total += project.used;
+      }
+    }
+    this.fairUse = this.utilization > this.limits.busyUtilization && contenders > 1 ? (OVER_SHARE * total) / contenders : Infinity;
+    this.letIn();
+    if (!remembered) {
+      clearInterval(this.ticker);
+      this.ticker = undefined;
+      this.utilization = 0;
+      this.fairUse = Infinity;
+    }
+  }
+
   private take(project: ProjectTurns): void {
     project.working += 1;
     this.working += 1;
@@ -174,13 +266,14 @@ export class FairAdmission {
 
   /** Lets waiting requests in, taking the projects in turn from where the last turn ended. */
   private letIn(): void {
-    const share = this.shareAt(Date.now());
+    const now = Date.now();
+    const share = this.shareAt(now);
     for (let admitted = true; admitted && this.working < this.limits.atOnce;) {
       admitted = false;
       const waiting = [...this.projects.values()].filter((project) => project.queue.length > 0);
       for (let i = 0; i < waiting.length && this.working < this.limits.atOnce; i++) {
         const project = waiting[(this.turn + i) % waiting.length]!;
-        if (!this.hasRoomFor(project, share)) continue;
+        if (!this.hasRoomFor(project, share) || !this.mayLetIn(project, now)) continue;
         this.turn = (this.turn + i + 1) % Math.max(1, waiting.length);
         this.take(project);
         project.queue.shift()!.admit();

@@ -190,6 +190,9 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     atOnce: wholeNumber(env, 'AGENTPLANE_API_REQUESTS_AT_ONCE', 1, 10_000, DEFAULT_ADMISSION_LIMITS.atOnce),
     queuedPerProject: wholeNumber(env, 'AGENTPLANE_API_REQUESTS_QUEUED_PER_PROJECT', 0, 100_000, DEFAULT_ADMISSION_LIMITS.queuedPerProject),
     queueWaitSeconds: wholeNumber(env, 'AGENTPLANE_API_QUEUE_WAIT_SECONDS', 1, 600, DEFAULT_ADMISSION_LIMITS.queueWaitSeconds),
+    busyUtilization:
+      wholeNumber(env, 'AGENTPLANE_API_FAIR_SHARE_BUSY_PERCENT', 0, 100, DEFAULT_ADMISSION_LIMITS.busyUtilization * 100) / 100,
+    shareWaitMs: wholeNumber(env, 'AGENTPLANE_API_FAIR_SHARE_MAX_WAIT_MS', 0, 60_000, DEFAULT_ADMISSION_LIMITS.shareWaitMs),
   };
   return {
     port,

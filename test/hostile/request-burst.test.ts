@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { newTenant, startTestApi, type TestApi, type Tenant } from '../support/api.js';
 import { eventually } from '../support/eventually.js';
 import { isolatedNamespace } from '../support/services.js';
+import { DEFAULT_ADMISSION_LIMITS } from '../../api/fair-admission.js';
 
 const QUEUED_PER_PROJECT = 3;
 const QUEUE_WAIT_SECONDS = 3;
@@ -24,7 +25,7 @@ describe('a burst of requests from one tenant', function () {
     api = await startTestApi({
       worker: false,
       namespace: await isolatedNamespace('request-burst'),
-      admission: { atOnce: 1, queuedPerProject: QUEUED_PER_PROJECT, queueWaitSeconds: QUEUE_WAIT_SECONDS },
+      admission: { ...DEFAULT_ADMISSION_LIMITS, atOnce: 1, queuedPerProject: QUEUED_PER_PROJECT, queueWaitSeconds: QUEUE_WAIT_SECONDS },
     });
     [busy, other] = await Promise.all([newTenant(api, 'busy'), newTenant(api, 'other')]);
     const agent = await busy.admin.post('/v1/agents', { name: 'locked', model: 'gpt-4.1-mini', instructions: 'Hold.' });

@@ -318,9 +318,12 @@ describe('the Helm chart and the Dockerfile', function () {
         'AGENTPLANE_API_REQUESTS_AT_ONCE',
         'AGENTPLANE_API_REQUESTS_QUEUED_PER_PROJECT',
         'AGENTPLANE_API_QUEUE_WAIT_SECONDS',
+        'AGENTPLANE_API_FAIR_SHARE_BUSY_PERCENT',
+        'AGENTPLANE_API_FAIR_SHARE_MAX_WAIT_MS',
       ]);
-    assert.deepEqual(apiEnv(await render('defaults-values.yaml')), ['8', '200', '30']);
-    assert.deepEqual(apiEnv(await render('defaults-values.yaml', 'api.admission.requestsAtOnce=32')), ['32', '200', '30']);
+    assert.deepEqual(apiEnv(await render('defaults-values.yaml')), ['8', '200', '30', '20', '1000']);
+    assert.deepEqual(apiEnv(await render('defaults-values.yaml', 'api.admission.requestsAtOnce=32')), ['32', '200', '30', '20', '1000']);
+    assert.deepEqual(apiEnv(await render('defaults-values.yaml', 'api.admission.fairShareMaxWaitMs=0')), ['8', '200', '30', '20', '0']);
   });
 
   it('gives the API its base path and console session lifetime, and routes the ingress to that path', async () => {

@@ -54,7 +54,7 @@ describe('configuration from the environment', () => {
       shutdownGraceSeconds: 25,
       idempotencyKeyHours: 24,
       eventStreamLimits: { perKey: 20, perProcess: 1000, stallSeconds: 30 },
-      admission: { atOnce: 8, queuedPerProject: 200, queueWaitSeconds: 30 },
+      admission: { atOnce: 8, queuedPerProject: 200, queueWaitSeconds: 30, busyUtilization: 0.2, shareWaitMs: 1000 },
       modelEnv: {},
     });
   });
@@ -102,6 +102,8 @@ describe('configuration from the environment', () => {
       AGENTPLANE_API_REQUESTS_AT_ONCE: '3',
       AGENTPLANE_API_REQUESTS_QUEUED_PER_PROJECT: '0',
       AGENTPLANE_API_QUEUE_WAIT_SECONDS: '5',
+      AGENTPLANE_API_FAIR_SHARE_BUSY_PERCENT: '50',
+      AGENTPLANE_API_FAIR_SHARE_MAX_WAIT_MS: '250',
       ...S3,
       S3_REGION: 'eu-west-1',
     });
@@ -143,7 +145,7 @@ describe('configuration from the environment', () => {
       shutdownGraceSeconds: 55,
       idempotencyKeyHours: 72,
       eventStreamLimits: { perKey: 5, perProcess: 50, stallSeconds: 10 },
-      admission: { atOnce: 3, queuedPerProject: 0, queueWaitSeconds: 5 },
+      admission: { atOnce: 3, queuedPerProject: 0, queueWaitSeconds: 5, busyUtilization: 0.5, shareWaitMs: 250 },
       modelEnv: config.modelEnv,
     });
     assert.equal(config.modelEnv.TEMPORAL_NAMESPACE, 'agents', 'model providers read the same environment');
@@ -347,8 +349,20 @@ describe('configuration from the environment', () => {
   });
 
   describe('AGENTPLANE_API_REQUESTS_*', () => {
-    it('works on 8 requests at once, queueing 200 per project for 30 s at most, when unset; refuses what is no whole number in range', () => {
-      assert.deepEqual(readConfig({}).admission, { atOnce: 8, queuedPerProject: 200, queueWaitSeconds: 30 });
+    it('works on 8 requests at once, queueing 200 per project for 30 s at most, and takes turns by time above 20 % busy for 1 s at most, when unset; refuses what is no whole number in range', () => {
+      assert.deepEqual(readConfig({}).admission, {
+        atOnce: 8,
+        queuedPerProject: 200,
+        queueWaitSeconds: 30,
+        busyUtilization: 0.2,
+        shareWaitMs: 1000,
+      });
+      assert.deepEqual(
+        readConfig({ AGENTPLANE_API_FAIR_SHARE_BUSY_PERCENT: '100', AGENTPLANE_API_FAIR_SHARE_MAX_WAIT_MS: '0' }).admission,
+        { atOnce: 8, queuedPerProject: 200, queueWaitSeconds: 30, busyUtilization: 1, shareWaitMs: 0 },
+      );
+      configError(() => readConfig({ AGENTPLANE_API_FAIR_SHARE_BUSY_PERCENT: '101' }), 'AGENTPLANE_API_FAIR_SHARE_BUSY_PERCENT', "'101'");
+      configError(() => readConfig({ AGENTPLANE_API_FAIR_SHARE_MAX_WAIT_MS: 'soon' }), 'AGENTPLANE_API_FAIR_SHARE_MAX_WAIT_MS', "'soon'");
       configError(() => readConfig({ AGENTPLANE_API_REQUESTS_AT_ONCE: '0' }), 'AGENTPLANE_API_REQUESTS_AT_ONCE', "'0'");
       configError(
         () => readConfig({ AGENTPLANE_API_REQUESTS_QUEUED_PER_PROJECT: '-1' }),

@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
 import { FairAdmission } from '../../api/fair-admission.js';
 import { ApiError } from '../../api/errors.js';
+import { eventually } from '../support/eventually.js';
+
+// Turns by time held are measured on their own below.
+const BY_PLACES_ONLY = { busyUtilization: 1, shareWaitMs: 0 };
 
 /** Settles on the next turns of the event loop: whether `promise` has settled by then. */
 async function settled(promise: Promise<unknown>): Promise<boolean> {
@@ -15,7 +19,7 @@ async function settled(promise: Promise<unknown>): Promise<boolean> {
 
 describe('fair admission', () => {
   it('lets a project alone have every place, and its next request in when one is given back', async () => {
-    const admission = new FairAdmission({ atOnce: 3, queuedPerProject: 10, queueWaitSeconds: 30 });
+    const admission = new FairAdmission({ atOnce: 3, queuedPerProject: 10, queueWaitSeconds: 30, ...BY_PLACES_ONLY });
     for (let i = 0; i < 3; i++) await admission.enter('proj_a');
     const fourth = admission.enter('proj_a');
     assert.equal(await settled(fourth), false);
@@ -26,7 +30,7 @@ describe('fair admission', () => {
   });
 
   it("lets another project's request in before a busy project's waiting ones", async () => {
-    const admission = new FairAdmission({ atOnce: 2, queuedPerProject: 50, queueWaitSeconds: 30 });
+    const admission = new FairAdmission({ atOnce: 2, queuedPerProject: 50, queueWaitSeconds: 30, ...BY_PLACES_ONLY });
     await admission.enter('proj_busy');
     await admission.enter('proj_busy');
     const order: string[] = [];
@@ -48,7 +52,7 @@ describe('fair admission', () => {
   });
 
   it('answers 429 with Retry-After when a project has as many requests waiting as it may', async () => {
-    const admission = new FairAdmission({ atOnce: 1, queuedPerProject: 2, queueWaitSeconds: 30 });
+    const admission = new FairAdmission({ atOnce: 1, queuedPerProject: 2, queueWaitSeconds: 30, ...BY_PLACES_ONLY });
     await admission.enter('proj_a');
     const waiting = [admission.enter('proj_a'), admission.enter('proj_a')];
     await assert.rejects(admission.enter('proj_a'), (err: ApiError) => {
@@ -64,14 +68,14 @@ describe('fair admission', () => {
   });
 
   it('answers 429 to a request that waited longer than the bound, and forgets it', async () => {
-    const admission = new FairAdmission({ atOnce: 1, queuedPerProject: 5, queueWaitSeconds: 1 });
+    const admission = new FairAdmission({ atOnce: 1, queuedPerProject: 5, queueWaitSeconds: 1, ...BY_PLACES_ONLY });
     await admission.enter('proj_a');
     await assert.rejects(admission.enter('proj_a'), (err: ApiError) => err.status === 429 && err.code === 'request_queue_timeout');
     assert.deepEqual(admission.load, { working: 1, queued: 0 });
   });
 
   it('forgets a waiting request whose client went away', async () => {
-    const admission = new FairAdmission({ atOnce: 1, queuedPerProject: 5, queueWaitSeconds: 30 });
+    const admission = new FairAdmission({ atOnce: 1, queuedPerProject: 5, queueWaitSeconds: 30, ...BY_PLACES_ONLY });
     await admission.enter('proj_a');
     const gone = new AbortController();
     const waiting = admission.enter('proj_a', { signal: gone.signal });
@@ -81,7 +85,7 @@ describe('fair admission', () => {
   });
 
   it('gives a place back while its request waits, and takes one again after', async () => {
-    const admission = new FairAdmission({ atOnce: 1, queuedPerProject: 5, queueWaitSeconds: 30 });
+    const admission = new FairAdmission({ atOnce: 1, queuedPerProject: 5, queueWaitSeconds: 30, ...BY_PLACES_ONLY });
     await admission.enter('proj_a');
     const place = admission.placeFor('proj_a');
     let release!: () => void;
@@ -96,5 +100,67 @@ describe('fair admission', () => {
     place.leave();
     place.leave();
     assert.deepEqual(admission.load, { working: 0, queued: 0 });
+  });
+});
+
+/** A busy loop's ticks: `active` milliseconds of every 100. */
+const busyTicks = (admission: FairAdmission, ticks: number, active = 90) => {
+  for (let i = 0; i < ticks; i++) admission.account({ active, utilization: active / 100 });
+};
+
+describe('fair admission by time held, on a busy process', () => {
+  const limits = { atOnce: 8, queuedPerProject: 50, queueWaitSeconds: 30, busyUtilization: 0.2, shareWaitMs: 60_000 };
+
+  it("holds the next request of a project that held most places through a busy loop, and lets the other project's in at once", async () => {
+    const admission = new FairAdmission(limits);
+    // The hog holds three places (its share is four), the steady project one.
+    for (let i = 0; i < 3; i++) await admission.enter('proj_hog');
+    await admission.enter('proj_steady');
+    busyTicks(admission, 20);
+
+    let hogIn = false;
+    const hog = admission.enter('proj_hog').then(() => (hogIn = true));
+    assert.equal(await settled(admission.enter('proj_steady')), true, "the steady project's request is let in at once");
+    assert.equal(await settled(hog), false, "the hog's next request waits for its turn, though places are free");
+    assert.deepEqual(admission.load, { working: 5, queued: 1 });
+
+    // The hog gives its places back and the loop goes quiet: its use decays, and its turn comes.
+    for (let i = 0; i < 3; i++) admission.exit('proj_hog');
+    for (let i = 0; i < 100 && !hogIn; i++) {
+      busyTicks(admission, 1, 0);
+      await settled(hog);
+    }
+    assert.equal(hogIn, true);
+  });
+
+  it('never holds a project alone, however busy the loop', async () => {
+    const admission = new FairAdmission(limits);
+    for (let i = 0; i < 4; i++) await admission.enter('proj_alone');
+    busyTicks(admission, 20, 100);
+    assert.equal(await settled(admission.enter('proj_alone')), true);
+  });
+
+  it('holds no project while the loop is not busy', async () => {
+    const admission = new FairAdmission(limits);
+    for (let i = 0; i < 3; i++) await admission.enter('proj_hog');
+    await admission.enter('proj_steady');
+    busyTicks(admission, 40, 10);
+    assert.equal(await settled(admission.enter('proj_hog')), true);
+  });
+
+  it('lets a held request in once it has waited the longest a turn by time may take', async () => {
+    const admission = new FairAdmission({ ...limits, shareWaitMs: 50 });
+    for (let i = 0; i < 3; i++) await admission.enter('proj_hog');
+    await admission.enter('proj_steady');
+    busyTicks(admission, 20);
+    const startedAt = Date.now();
+    const hog = admission.enter('proj_hog');
+    assert.equal(await settled(hog), false);
+    // Each tick looks again; the loop stays busy, so only the bound lets it in.
+    await eventually(async () => {
+      busyTicks(admission, 1);
+      assert.equal(await settled(hog), true);
+    });
+    assert.ok(Date.now() - startedAt >= 50);
   });
 });

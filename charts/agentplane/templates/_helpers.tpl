@@ -103,6 +103,8 @@ out once per render and remembered, so the Secret and the API's checksum of it a
 - { name: AGENTPLANE_API_REQUESTS_AT_ONCE, value: {{ .Values.api.admission.requestsAtOnce | quote }} }
 - { name: AGENTPLANE_API_REQUESTS_QUEUED_PER_PROJECT, value: {{ .Values.api.admission.queuedPerProject | quote }} }
 - { name: AGENTPLANE_API_QUEUE_WAIT_SECONDS, value: {{ .Values.api.admission.queueWaitSeconds | quote }} }
+- { name: AGENTPLANE_API_FAIR_SHARE_BUSY_PERCENT, value: {{ .Values.api.admission.fairShareBusyPercent | quote }} }
+- { name: AGENTPLANE_API_FAIR_SHARE_MAX_WAIT_MS, value: {{ .Values.api.admission.fairShareMaxWaitMs | quote }} }
 {{- with .Values.api.workerPools }}
 - name: AGENTPLANE_WORKER_POOLS
   value: "{{ range $i, $pool := . }}{{ if hasPrefix "network." $pool.taskQueue }}{{ fail (printf "api.workerPools: %s starts with network., which the controller's pools use; name it otherwise" $pool.taskQueue) }}{{ end }}{{ if $i }},{{ end }}{{ $pool.taskQueue }}={{ $pool.project }}{{ end }}"
