@@ -364,7 +364,10 @@ describe('events and webhooks', () => {
       const later = await deleteAFile();
       await eventually(
         async () => {
-          const { rows } = await api.services.db.query(`SELECT 1 FROM events WHERE data->>'id' = $1 AND delivered_at IS NOT NULL`, [later]);
+          const { rows } = await api.services.db.query(
+            `SELECT 1 FROM events WHERE type = 'file.deleted' AND data->>'id' = $1 AND delivered_at IS NOT NULL`,
+            [later],
+          );
           assert.equal(rows.length, 1);
         },
         { timeoutMs: DELIVERY_TIMEOUT_MS, message: 'the event was not dispatched' },
@@ -508,9 +511,10 @@ describe('events and webhooks', () => {
       const theirs = await deleteAFile(other.admin);
       await eventually(
         async () => {
-          const { rows } = await api.services.db.query(`SELECT 1 FROM events WHERE data->>'id' = $1 AND delivered_at IS NOT NULL`, [
-            theirs,
-          ]);
+          const { rows } = await api.services.db.query(
+            `SELECT 1 FROM events WHERE type = 'file.deleted' AND data->>'id' = $1 AND delivered_at IS NOT NULL`,
+            [theirs],
+          );
           assert.equal(rows.length, 1);
         },
         { timeoutMs: DELIVERY_TIMEOUT_MS, message: 'the event was not dispatched' },
