@@ -18,13 +18,12 @@
  * until the project is back within its share, the loop is no longer busy, or it has waited the longest a turn
  * by time may take. A project alone never waits for one, nor does a request coming back from a wait.
  */
-import type { EventLoopUtilization } from 'node:perf_hooks';
+import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import type { Middleware } from 'koa';
 import { Gauge } from 'prom-client';
 import { callerOf, type ApiState } from './context.js';
 import { RateLimitError } from './errors.js';
 import type { ApiMetrics } from './metrics.js';
-import { DECAY, everyLoopTick, fairUseOf } from '../workflows/project-shares.js';
 
 /** AGENTPLANE_API_*: the bounds of fair admission on one API process. */
 export interface AdmissionLimits {
@@ -58,6 +57,13 @@ const ACTIVE_MS = 1_000;
 const RETRY_AFTER_SECONDS = 1;
 // Projects gone quiet are swept out when this many more than those working have gathered.
 const ACTIVE_PROJECTS_KEPT = 1_000;
+const TICK_MS = 100;
+// The time a project held places halves in this long: its past weighs for a few seconds.
+const HALF_LIFE_MS = 2_000;
+const DECAY = 0.5 ** (TICK_MS / HALF_LIFE_MS);
+// A project waits for its turn by time once it has held places a quarter longer than its share, so projects
+// that use the process about as much as each other never hold each other up.
+const OVER_SHARE = 1.25;
 
 /** The client closed the connection while its request waited: there is no one to answer. */
 class ClientGone extends Error {}
@@ -95,6 +101,7 @@ export class FairAdmission {
   private turn = 0;
   /** The event loop's utilisation, decayed. */
   private utilization = 0;
+  private lastLoop: EventLoopUtilization = performance.eventLoopUtilization();
   /** Above this use a project waits for its turn by time; reckoned on each tick. */
   private fairUse = Infinity;
   private ticker: NodeJS.Timeout | undefined;
@@ -214,7 +221,12 @@ export class FairAdmission {
 
   private tickWhileUsed(): void {
     if (this.ticker || this.limits.busyUtilization >= 1 || this.limits.shareWaitMs <= 0) return;
-    this.ticker = everyLoopTick((since) => this.account(since));
+    this.lastLoop = performance.eventLoopUtilization();
+    this.ticker = setInterval(() => {
+      const since = performance.eventLoopUtilization(this.lastLoop);
+      this.lastLoop = performance.eventLoopUtilization();
+      this.account(since);
+    }, TICK_MS).unref();
   }
 
   /**
@@ -237,7 +249,7 @@ export class FairAdmission {
         total += project.used;
       }
     }
-    this.fairUse = this.utilization > this.limits.busyUtilization && contenders > 1 ? fairUseOf(total, contenders) : Infinity;
+    this.fairUse = this.utilization > this.limits.busyUtilization && contenders > 1 ? (OVER_SHARE * total) / contenders : Infinity;
     this.letIn();
     if (!remembered) {
       clearInterval(this.ticker);

@@ -31,8 +31,7 @@ export const DEFAULT_FAIR_SHARE: FairShareSettings = { busyUtilization: 0.3, max
 const TICK_MS = 100;
 // Use (and the loop's utilisation) halve in this long: a project's past weighs for a few seconds.
 const HALF_LIFE_MS = 2_000;
-/** What a project's use and the loop's utilisation keep of themselves at each tick. */
-export const DECAY = 0.5 ** (TICK_MS / HALF_LIFE_MS);
+const DECAY = 0.5 ** (TICK_MS / HALF_LIFE_MS);
 // A project waits once it has used a quarter more than its share, so two projects using about as much
 // as each other never hold each other up.
 const OVER_SHARE = 1.25;
@@ -43,20 +42,6 @@ const FORGOTTEN_MS = 1;
 const QUIET_AFTER_TICKS = 10;
 // Activities waiting for a turn still tell Temporal they are alive (their heartbeat timeout is 5 s).
 const WAITING_HEARTBEAT_MS = 1_000;
-
-// The API's fair admission (api/fair-admission.ts) takes turns by time with the same measure.
-/** The use above which a project waits for its turn: an even split of `total` among `contenders`, a quarter over. */
-export const fairUseOf = (total: number, contenders: number): number => (OVER_SHARE * total) / contenders;
-
-/** Calls `onTick` every tick with the event loop's busy time since the one before; stopped by clearInterval. */
-export function everyLoopTick(onTick: (since: EventLoopUtilization) => void): NodeJS.Timeout {
-  let last = performance.eventLoopUtilization();
-  return setInterval(() => {
-    const since = performance.eventLoopUtilization(last);
-    last = performance.eventLoopUtilization();
-    onTick(since);
-  }, TICK_MS).unref();
-}
 
 export class ProjectShares {
   /** Milliseconds of the loop each project has used, decayed. */
@@ -69,6 +54,7 @@ export class ProjectShares {
   private readonly lastBusyTick = new Map<string, number>();
   private ticks = 0;
   private utilization = 0;
+  private last: EventLoopUtilization = performance.eventLoopUtilization();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly settings: FairShareSettings) {}
@@ -83,7 +69,7 @@ export class ProjectShares {
     const contenders = [...this.used].filter(([project]) => project === projectId || this.contends(project));
     if (contenders.length < 2) return false;
     const total = contenders.reduce((sum, [, ms]) => sum + ms, 0);
-    return (this.used.get(projectId) ?? 0) > fairUseOf(total, contenders.length);
+    return (this.used.get(projectId) ?? 0) > (OVER_SHARE * total) / contenders.length;
   }
 
   private contends(projectId: string): boolean {
@@ -135,7 +121,11 @@ export class ProjectShares {
   }
 
   private tickWhileUsed(): void {
-    this.timer ??= everyLoopTick((since) => this.account(since));
+    this.timer ??= setInterval(() => {
+      const since = performance.eventLoopUtilization(this.last);
+      this.last = performance.eventLoopUtilization();
+      this.account(since);
+    }, TICK_MS).unref();
   }
 
   /**
