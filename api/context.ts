@@ -36,7 +36,7 @@ export interface ApiDeps {
   /** The embedding model's folder, if installed: search ranks passages by meaning as well as words. */
   embeddingModelDir?: string;
   rateLimits?: RateLimitDefaults;
-  /** AGENTPLANE_API_REQUESTS_*, AGENTPLANE_API_QUEUE_WAIT_SECONDS: fair admission's bounds; the defaults when absent. */
+  /** AGENTPLANE_API_REQUESTS_*, AGENTPLANE_API_QUEUE_WAIT_SECONDS, AGENTPLANE_API_FAIR_SHARE_*: fair admission's bounds; the defaults when absent. */
   admission?: AdmissionLimits;
   /** AGENTPLANE_JUDGE_MODEL: whether runs can be judged (a backfill may then ask for `judge`). */
   judgeModel?: string;

@@ -54,7 +54,7 @@ export interface Config {
   rateLimits: RateLimitDefaults;
   /** AGENTPLANE_EVENT_STREAMS_PER_KEY, _PER_PROCESS, AGENTPLANE_EVENT_STREAM_STALL_SECONDS: run event streams' bounds. */
   eventStreamLimits: EventStreamLimits;
-  /** AGENTPLANE_API_REQUESTS_AT_ONCE, _QUEUED_PER_PROJECT, AGENTPLANE_API_QUEUE_WAIT_SECONDS: fair admission's bounds. */
+  /** AGENTPLANE_API_REQUESTS_AT_ONCE, _QUEUED_PER_PROJECT, AGENTPLANE_API_QUEUE_WAIT_SECONDS, AGENTPLANE_API_FAIR_SHARE_*: fair admission's bounds. */
   admission: AdmissionLimits;
   /** AGENTPLANE_BASE_PATH: the path browsers reach the API under (`/agentplane`), normalised; '' at the root. */
   basePath: string;

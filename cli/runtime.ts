@@ -40,7 +40,7 @@ export interface Services {
   rateLimits?: RateLimitDefaults;
   /** AGENTPLANE_EVENT_STREAMS_*, AGENTPLANE_EVENT_STREAM_STALL_SECONDS; the defaults when absent. */
   eventStreamLimits?: EventStreamLimits;
-  /** AGENTPLANE_API_REQUESTS_*, AGENTPLANE_API_QUEUE_WAIT_SECONDS; the defaults when absent. */
+  /** AGENTPLANE_API_REQUESTS_*, AGENTPLANE_API_QUEUE_WAIT_SECONDS, AGENTPLANE_API_FAIR_SHARE_*; the defaults when absent. */
   admission?: AdmissionLimits;
   /** AGENTPLANE_WEBHOOK_*; the defaults when absent. */
   webhooks?: WebhookSettings;

@@ -80,7 +80,7 @@ export interface TestApiOptions {
   rateLimits?: RateLimitDefaults;
   /** AGENTPLANE_EVENT_STREAMS_*: the caps on run event streams; the defaults when absent. */
   eventStreamLimits?: EventStreamLimits;
-  /** AGENTPLANE_API_REQUESTS_*, AGENTPLANE_API_QUEUE_WAIT_SECONDS: fair admission's bounds; the defaults when absent. */
+  /** AGENTPLANE_API_REQUESTS_*, AGENTPLANE_API_QUEUE_WAIT_SECONDS, AGENTPLANE_API_FAIR_SHARE_*: fair admission's bounds; the defaults when absent. */
   admission?: AdmissionLimits;
   /** Webhook delivery settings; receivers on loopback are allowed by default. */
   webhooks?: Partial<WebhookSettings>;
