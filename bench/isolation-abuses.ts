@@ -2,7 +2,7 @@
 import type { Battleground } from '../test/hostile/battleground.js';
 import type { Attack } from '../test/hostile/attacks/attack.js';
 import { hugeRunLists, openStreams, queueBehindSlowRun } from '../test/hostile/attacks/run-abuse.js';
-import { floodingMcpListing, poisonedPattern, silentDns } from '../test/hostile/attacks/tool-abuse.js';
+import { floodingMcpListing, hangingHost, poisonedPattern, silentDns } from '../test/hostile/attacks/tool-abuse.js';
 
 type Abuse = (ground: Battleground) => Promise<Attack<unknown>>;
 
@@ -12,6 +12,7 @@ export const ABUSES: [string, Abuse][] = [
   ['300 open event streams', (ground) => openStreams(ground, 300)],
   ['100 runs queued behind a slow one', (ground) => queueBehindSlowRun(ground, 100)],
   ['tool host whose DNS never answers', silentDns],
+  ['150 tool calls to a host that never answers', hangingHost],
   ['MCP listing of 40 MiB', floodingMcpListing],
   ['backtracking tool pattern', poisonedPattern],
 ];

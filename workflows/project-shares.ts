@@ -161,7 +161,7 @@ const RUNS_REMEMBERED = 10_000;
  * The project of the run an activity is for (its `runId`, or a network hop's `childRunId`), or null. The fairness
  * key a run's workflow carries is not on every activity's info (a model call's has none), so the run is read.
  */
-function projectsOfRuns(db: Queryable): (arg: unknown) => Promise<string | null> {
+export function projectsOfRuns(db: Queryable): (arg: unknown) => Promise<string | null> {
   const remembered = new LRUCache<string, string>({ max: RUNS_REMEMBERED });
   return async (arg) => {
     const { runId, childRunId } = (arg ?? {}) as { runId?: unknown; childRunId?: unknown };
@@ -176,8 +176,7 @@ function projectsOfRuns(db: Queryable): (arg: unknown) => Promise<string | null>
 }
 
 /** Holds each activity of a run until its project's turn. Activities of no run, and local ones, start at once. */
-export function fairShares(db: Queryable, shares: ProjectShares): ActivityInterceptorsFactory {
-  const projectOf = projectsOfRuns(db);
+export function fairShares(projectOf: (arg: unknown) => Promise<string | null>, shares: ProjectShares): ActivityInterceptorsFactory {
   return (ctx: Context) => {
     const inbound: ActivityInboundCallsInterceptor = {
       async execute(input, next) {

@@ -5,7 +5,8 @@ import { availableParallelism } from 'node:os';
 import { createActivities, type ActivityDependencies } from './activities.js';
 import { EXTRACTION_TASK_QUEUE, TASK_QUEUE, WEBHOOK_TASK_QUEUE } from './names.js';
 import { projectGuard } from './pool-guard.js';
-import { DEFAULT_FAIR_SHARE, fairShares, ProjectShares, type FairShareSettings } from './project-shares.js';
+import { DEFAULT_FAIR_SHARE, fairShares, ProjectShares, projectsOfRuns, type FairShareSettings } from './project-shares.js';
+import { HOST_CALL_SLOTS_PER_PROJECT, RUN_ACTIVITY_SLOTS, SlotShares, slotShares } from './slot-shares.js';
 import { workflowBundle } from './bundle.js';
 
 export interface WorkerSettings extends ActivityDependencies {
@@ -57,9 +58,14 @@ export async function createWorker(settings: WorkerSettings): Promise<{ worker: 
     const taskQueue = settings.taskQueue ?? TASK_QUEUE;
     const activities = createActivities(settings);
     const shares = new ProjectShares(settings.fairShare ?? DEFAULT_FAIR_SHARE);
+    const projectOf = projectsOfRuns(settings.db);
+    // Slots are shared out before turns are taken: a call refused a slot never waits for a turn first. A pool
+    // the operator runs for one project has nobody else to keep slots for.
     const runInterceptors = [
-      ...(settings.poolProjectId ? [projectGuard(settings.db, taskQueue, settings.poolProjectId)] : []),
-      ...(shares.enabled ? [fairShares(settings.db, shares)] : []),
+      settings.poolProjectId
+        ? projectGuard(settings.db, taskQueue, settings.poolProjectId)
+        : slotShares(projectOf, new SlotShares(HOST_CALL_SLOTS_PER_PROJECT)),
+      ...(shares.enabled ? [fairShares(projectOf, shares)] : []),
     ];
     const shutdownGraceTime = activityGraceMs(settings.shutdownGraceSeconds);
     const workers = [
@@ -70,6 +76,7 @@ export async function createWorker(settings: WorkerSettings): Promise<{ worker: 
         workflowBundle: settings.workflowBundle ?? (await workflowBundle()),
         activities,
         interceptors: { activity: runInterceptors },
+        maxConcurrentActivityTaskExecutions: RUN_ACTIVITY_SLOTS,
         shutdownGraceTime,
         // Heartbeats carry cancellation to a running activity (a cancelled run's model call): sent at least
         // this often, a cancel reaches the call within about a second.

@@ -13,7 +13,8 @@ import { startRemoteHosts, type Battleground, type RemoteHosts } from './battleg
 import { prepareSteadyTenant, type SteadyOutcome, type SteadyTenant } from './steady-tenant.js';
 import type { Attack } from './attacks/attack.js';
 import { hugeRunLists, openStreams, queueBehindSlowRun } from './attacks/run-abuse.js';
-import { floodingMcpListing, poisonedPattern, silentDns } from './attacks/tool-abuse.js';
+import { floodingMcpListing, hangingHost, poisonedPattern, silentDns } from './attacks/tool-abuse.js';
+import { HOST_CALL_SLOTS_PER_PROJECT } from '../../workflows/slot-shares.js';
 
 /** The steady tenant's runs during each abuse, two at a time; it stops at the third failure. */
 const STEADY_RUNS = 12;
@@ -110,6 +111,17 @@ describe('a hostile tenant', function () {
     } = await whileAbusing(silentDns(ground));
     assert.deepEqual(outcome.failures, []);
     assert.ok(queries > 0);
+  });
+
+  it("calling a tool on a host that never answers, more calls at once than a worker has activity slots, holds only the project's share of them, and the other tenant notices nothing", async () => {
+    const {
+      outcome,
+      seen: { calledAtOnce, refusal },
+    } = await whileAbusing(hangingHost(ground));
+    assert.deepEqual(outcome.failures, []);
+    assert.equal(calledAtOnce, HOST_CALL_SLOTS_PER_PROJECT);
+    // Its calls past its share end as calls that could not be made, saying why.
+    assert.match(refusal, new RegExp(`not made: ${HOST_CALL_SLOTS_PER_PROJECT} calls of this project .* already under way`));
   });
 
   it('offering tools from an MCP server that lists 40 MiB of them fails its own runs over the listing limit, and the other tenant notices nothing', async () => {

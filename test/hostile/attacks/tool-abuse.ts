@@ -2,6 +2,7 @@
  * The hostile tenant's abuse of the tools its runs call: an argument schema with a catastrophic pattern, a
  * tool host whose name servers never answer, and an MCP server whose listing floods.
  */
+import { HOST_CALL_SLOTS_PER_PROJECT, RUN_ACTIVITY_SLOTS } from '../../../workflows/slot-shares.js';
 import { eventually } from '../../support/eventually.js';
 import { ordering } from '../../support/model-servers/prompted.js';
 import { SILENT_HOST, type Battleground } from '../battleground.js';
@@ -56,6 +57,71 @@ export async function silentDns(ground: Battleground): Promise<Attack<{ queries:
     async stop() {
       await cancelled(ground.hostile, runIds);
       return { queries: ground.hosts.dns.asked.filter((name) => name === SILENT_HOST).length };
+    },
+  };
+}
+
+/** Runs whose every tool call waits on a host that never answers, and how many of their calls may be made at once. */
+const HANGING_RUNS = 6;
+const HANGING_CALLS_PER_RUN = Math.ceil((1.5 * RUN_ACTIVITY_SLOTS) / HANGING_RUNS);
+
+/**
+ * Runs whose model calls a tool on a host that takes each request and never answers, half as many calls
+ * again as a worker has activity slots, under way once a project's share of the slots is waiting on the host.
+ */
+export async function hangingHost(ground: Battleground): Promise<Attack<{ calledAtOnce: number; refusal: string }>> {
+  const agent = await createdAgent(ground.hostile, {
+    name: 'hanging host',
+    model: ground.model,
+    max_steps: 50,
+    tools: [{ type: 'http', name: 'hang', url: `${ground.hosts.tools.url}/hang`, timeout_ms: 60_000 }],
+  });
+  const input = ordering({ call: { name: 'hang', arguments: {}, times: HANGING_CALLS_PER_RUN } });
+  const runIds: string[] = [];
+  for (let i = 0; i < HANGING_RUNS; i++) runIds.push(await startedRun(ground.hostile, agent, input));
+  // A call under way at the host has its step in progress; one refused a slot never got one.
+  const underWay = async () => {
+    const { rows } = await ground.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM run_steps WHERE run_id = ANY($1) AND type = 'tool_call' AND status = 'in_progress'`,
+      [runIds],
+    );
+    return rows[0]!.n;
+  };
+  // Under way once the project's share of the slots is taken: by these calls, or by its other runs' (other abuses).
+  const projectUnderWay = async () => {
+    const { rows } = await ground.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM run_steps s JOIN runs r ON r.id = s.run_id
+        WHERE r.project_id = (SELECT project_id FROM runs WHERE id = $1) AND r.status IN ('queued', 'in_progress')
+          AND s.type = 'tool_call' AND s.status = 'in_progress'`,
+      [runIds[0]],
+    );
+    return rows[0]!.n;
+  };
+  await eventually(
+    async () => {
+      const calls = await projectUnderWay();
+      if (calls < HOST_CALL_SLOTS_PER_PROJECT) throw new Error(`${calls} calls under way`);
+    },
+    { timeoutMs: 20_000, message: "the hostile tenant's calls did not reach the hanging host" },
+  );
+  let calledAtOnce = await underWay();
+  return {
+    async stop() {
+      calledAtOnce = Math.max(calledAtOnce, await underWay());
+      // A call refused a slot is retried with the tool's backoff, and once out of attempts is the run's failed call.
+      const refusal = await eventually(
+        async () => {
+          const { rows } = await ground.db.query<{ content: string }>(
+            `SELECT message->>'content' AS content FROM run_steps WHERE run_id = ANY($1) AND type = 'tool_call' AND is_error LIMIT 1`,
+            [runIds],
+          );
+          if (!rows[0]) throw new Error('no call refused yet');
+          return rows[0].content;
+        },
+        { timeoutMs: 30_000, message: "none of the hostile tenant's refused calls ended" },
+      );
+      await cancelled(ground.hostile, runIds);
+      return { calledAtOnce, refusal };
     },
   };
 }

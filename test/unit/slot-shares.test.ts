@@ -1,0 +1,52 @@
+import assert from 'node:assert/strict';
+import { ApplicationFailure } from '@temporalio/activity';
+import { SLOTS_TAKEN, SlotShares } from '../../workflows/slot-shares.js';
+
+/** A call that lasts until its `end` is called. */
+function hanging(): { work: () => Promise<string>; end: () => void } {
+  let end!: () => void;
+  const ended = new Promise<string>((resolve) => (end = () => resolve('answered')));
+  return { work: () => ended, end };
+}
+
+describe("a worker's activity slots among projects", () => {
+  it("refuses a project's call past its share at once, retryably, while another project's call goes in", async () => {
+    const shares = new SlotShares(2);
+    const calls = [hanging(), hanging()];
+    const running = calls.map((call) => shares.run('proj_a', call.work));
+    await assert.rejects(
+      shares.run('proj_a', async () => 'made'),
+      (err: unknown) => {
+        assert.ok(err instanceof ApplicationFailure);
+        assert.equal(err.type, SLOTS_TAKEN);
+        assert.equal(err.nonRetryable, false);
+        assert.match(err.message, /2 calls of this project .* already under way/);
+        return true;
+      },
+    );
+    assert.equal(await shares.run('proj_b', async () => 'made'), 'made');
+    assert.deepEqual(shares.usage(), new Map([['proj_a', 2]]));
+    for (const call of calls) call.end();
+    assert.deepEqual(await Promise.all(running), ['answered', 'answered']);
+  });
+
+  it('gives a slot back when a call ends, however it ended', async () => {
+    const shares = new SlotShares(1);
+    await assert.rejects(
+      shares.run('proj_a', async () => {
+        throw new Error('the host reset the connection');
+      }),
+      /reset/,
+    );
+    const call = hanging();
+    const running = shares.run('proj_a', call.work);
+    await assert.rejects(
+      shares.run('proj_a', async () => 'made'),
+      { type: SLOTS_TAKEN },
+    );
+    call.end();
+    await running;
+    assert.equal(await shares.run('proj_a', async () => 'made'), 'made');
+    assert.deepEqual(shares.usage(), new Map());
+  });
+});

@@ -1,0 +1,69 @@
+/**
+ * A worker's activity slots among projects. Temporal gives a worker a fixed number of activities at once, and
+ * an activity holds its slot until it ends, however little it does meanwhile. Tool calls and run starts wait on
+ * hosts a tenant names (a tool's URL, an MCP server), and a host that never answers holds each call's slot until
+ * its timeout: a project that made enough of those calls at once would hold every slot, and every other
+ * project's model calls and tools would wait in Temporal's queue until they timed out.
+ *
+ * So a project may have at most a quarter of the slots in such calls at once on one worker. Its call past that
+ * is not made: the attempt fails at once, its slot is free again, and Temporal retries it with the call's own
+ * backoff, by when the project's earlier calls may have ended. One that never finds room fails as the tool call
+ * (or the run's start) would on an unreachable host: the run records it and goes on. A worker pool the operator
+ * runs for one project has no other project to keep slots for.
+ */
+import { ApplicationFailure, type Context } from '@temporalio/activity';
+import type { ActivityInboundCallsInterceptor, ActivityInterceptorsFactory } from '@temporalio/worker';
+
+/** The shared queue's activities at once, on each worker. */
+export const RUN_ACTIVITY_SLOTS = 100;
+/** Of those, the most one project's calls to the hosts its agents name may hold. */
+export const HOST_CALL_SLOTS_PER_PROJECT = RUN_ACTIVITY_SLOTS / 4;
+/** The activities that wait on a tenant's hosts: tool calls, and starts that list MCP servers' tools. */
+const HOST_CALLS = new Set(['callTool', 'startRun']);
+
+export const SLOTS_TAKEN = 'project_slots_taken';
+
+export class SlotShares {
+  private readonly held = new Map<string, number>();
+
+  constructor(private readonly perProject: number) {}
+
+  /** Does `work` for `projectId` if the project has room, counting it while it lasts; refuses it otherwise. */
+  async run<T>(projectId: string, work: () => Promise<T>): Promise<T> {
+    const held = this.held.get(projectId) ?? 0;
+    if (held >= this.perProject)
+      throw ApplicationFailure.retryable(
+        `The call was not made: ${held} calls of this project to the hosts its agents name are already under way on this worker, the most one project may have.`,
+        SLOTS_TAKEN,
+      );
+    this.held.set(projectId, held + 1);
+    try {
+      return await work();
+    } finally {
+      const left = this.held.get(projectId)! - 1;
+      if (left === 0) this.held.delete(projectId);
+      else this.held.set(projectId, left);
+    }
+  }
+
+  /** The calls under way, by project. */
+  usage(): Map<string, number> {
+    return new Map(this.held);
+  }
+}
+
+/** Refuses a project's host calls past its share of the slots; other activities, and local ones, start at once. */
+export function slotShares(projectOf: (arg: unknown) => Promise<string | null>, shares: SlotShares): ActivityInterceptorsFactory {
+  return (ctx: Context) => {
+    const inbound: ActivityInboundCallsInterceptor = {
+      async execute(input, next) {
+        if (ctx.info.isLocal || !HOST_CALLS.has(ctx.info.activityType)) return next(input);
+        // A database that cannot say whose run it is (an outage) leaves the activity to meet it itself.
+        const projectId = await projectOf(input.args[0]).catch(() => null);
+        if (!projectId) return next(input);
+        return shares.run(projectId, () => next(input));
+      },
+    };
+    return { inbound };
+  };
+}
