@@ -22,20 +22,23 @@ export const HOST_CALL_SLOTS_PER_PROJECT = RUN_ACTIVITY_SLOTS / 4;
 const HOST_CALLS = new Set(['callTool', 'startRun']);
 
 export const SLOTS_TAKEN = 'project_slots_taken';
+// A project refused again and again is logged once this often, not at every refusal.
+const REPORT_EVERY_MS = 60_000;
 
 export class SlotShares {
   private readonly held = new Map<string, number>();
+  private readonly reported = new Map<string, number>();
 
-  constructor(private readonly perProject: number) {}
+  /** `report` hears of a project's first refusal, and then at most once a minute. */
+  constructor(
+    private readonly perProject: number,
+    private readonly report: (projectId: string, perProject: number) => void = () => undefined,
+  ) {}
 
   /** Does `work` for `projectId` if the project has room, counting it while it lasts; refuses it otherwise. */
   async run<T>(projectId: string, work: () => Promise<T>): Promise<T> {
     const held = this.held.get(projectId) ?? 0;
-    if (held >= this.perProject)
-      throw ApplicationFailure.retryable(
-        `The call was not made: ${held} calls of this project to the hosts its agents name are already under way on this worker, the most one project may have.`,
-        SLOTS_TAKEN,
-      );
+    if (held >= this.perProject) this.refuse(projectId, held);
     this.held.set(projectId, held + 1);
     try {
       return await work();
@@ -44,6 +47,20 @@ export class SlotShares {
       if (left === 0) this.held.delete(projectId);
       else this.held.set(projectId, left);
     }
+  }
+
+  private refuse(projectId: string, held: number): never {
+    const now = Date.now();
+    if (now - (this.reported.get(projectId) ?? -Infinity) >= REPORT_EVERY_MS) {
+      this.reported.set(projectId, now);
+      // Projects that stopped being refused are forgotten with the next report.
+      for (const [project, at] of this.reported) if (now - at >= REPORT_EVERY_MS) this.reported.delete(project);
+      this.report(projectId, this.perProject);
+    }
+    throw ApplicationFailure.retryable(
+      `The call was not made: ${held} calls of this project to the hosts its agents name are already under way on this worker, the most one project may have.`,
+      SLOTS_TAKEN,
+    );
   }
 
   /** The calls under way, by project. */

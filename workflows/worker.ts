@@ -64,7 +64,7 @@ export async function createWorker(settings: WorkerSettings): Promise<{ worker: 
     const runInterceptors = [
       settings.poolProjectId
         ? projectGuard(settings.db, taskQueue, settings.poolProjectId)
-        : slotShares(projectOf, new SlotShares(HOST_CALL_SLOTS_PER_PROJECT)),
+        : slotShares(projectOf, new SlotShares(HOST_CALL_SLOTS_PER_PROJECT, reportSlotsTaken)),
       ...(shares.enabled ? [fairShares(projectOf, shares)] : []),
     ];
     const shutdownGraceTime = activityGraceMs(settings.shutdownGraceSeconds);
@@ -111,6 +111,14 @@ export async function createWorker(settings: WorkerSettings): Promise<{ worker: 
     await connection.close();
     throw err;
   }
+}
+
+/** Into the process's log: the operator learns which project hit its share, and may give it a pool of its own. */
+function reportSlotsTaken(projectId: string, perProject: number): void {
+  Runtime.instance().logger.warn(
+    `A project's calls to the hosts its agents name hold their share of this worker's activity slots (${perProject}); its calls past that are refused and retried.`,
+    { projectId, perProject },
+  );
 }
 
 function groupOf(workers: Worker[]): WorkerGroup {

@@ -30,6 +30,21 @@ describe("a worker's activity slots among projects", () => {
     assert.deepEqual(await Promise.all(running), ['answered', 'answered']);
   });
 
+  it('tells of a project refused at its first refusal and not again for a minute, each project on its own', async () => {
+    const reports: string[] = [];
+    const shares = new SlotShares(1, (projectId) => reports.push(projectId));
+    const calls = [hanging(), hanging()];
+    const running = [shares.run('proj_a', calls[0]!.work), shares.run('proj_b', calls[1]!.work)];
+    for (const project of ['proj_a', 'proj_a', 'proj_b', 'proj_a'])
+      await assert.rejects(
+        shares.run(project, async () => 'made'),
+        { type: SLOTS_TAKEN },
+      );
+    assert.deepEqual(reports, ['proj_a', 'proj_b']);
+    for (const call of calls) call.end();
+    await Promise.all(running);
+  });
+
   it('gives a slot back when a call ends, however it ended', async () => {
     const shares = new SlotShares(1);
     await assert.rejects(
