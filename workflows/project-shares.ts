@@ -157,11 +157,16 @@ export class ProjectShares {
 // Runs whose project is remembered, so that a run's activities after its first cost no query.
 const RUNS_REMEMBERED = 10_000;
 
+/** The project of the run an activity is for, from the activity's first argument; null when it cannot be told. */
+export type ProjectOfActivity = (arg: unknown) => Promise<string | null>;
+
 /**
  * The project of the run an activity is for (its `runId`, or a network hop's `childRunId`), or null. The fairness
  * key a run's workflow carries is not on every activity's info (a model call's has none), so the run is read.
+ * A database that cannot say whose run it is (an outage) answers null too: the activity meets the outage itself,
+ * and no project's share holds it meanwhile.
  */
-export function projectsOfRuns(db: Queryable): (arg: unknown) => Promise<string | null> {
+export function projectsOfRuns(db: Queryable): ProjectOfActivity {
   const remembered = new LRUCache<string, string>({ max: RUNS_REMEMBERED });
   return async (arg) => {
     const { runId, childRunId } = (arg ?? {}) as { runId?: unknown; childRunId?: unknown };
@@ -169,20 +174,22 @@ export function projectsOfRuns(db: Queryable): (arg: unknown) => Promise<string 
     if (!id) return null;
     const known = remembered.get(id);
     if (known) return known;
-    const { rows } = await db.query<{ project_id: string }>('SELECT project_id FROM runs WHERE id = $1', [id]);
+    const rows = await db
+      .query<{ project_id: string }>('SELECT project_id FROM runs WHERE id = $1', [id])
+      .then(({ rows }) => rows)
+      .catch(() => []);
     if (rows[0]) remembered.set(id, rows[0].project_id);
     return rows[0]?.project_id ?? null;
   };
 }
 
 /** Holds each activity of a run until its project's turn. Activities of no run, and local ones, start at once. */
-export function fairShares(projectOf: (arg: unknown) => Promise<string | null>, shares: ProjectShares): ActivityInterceptorsFactory {
+export function fairShares(projectOf: ProjectOfActivity, shares: ProjectShares): ActivityInterceptorsFactory {
   return (ctx: Context) => {
     const inbound: ActivityInboundCallsInterceptor = {
       async execute(input, next) {
         if (ctx.info.isLocal) return next(input);
-        // A database that cannot say whose run it is (an outage) leaves the activity to meet it itself.
-        const projectId = await projectOf(input.args[0]).catch(() => null);
+        const projectId = await projectOf(input.args[0]);
         if (!projectId) return next(input);
         return shares.run(
           projectId,

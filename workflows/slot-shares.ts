@@ -13,6 +13,7 @@
  */
 import { ApplicationFailure, type Context } from '@temporalio/activity';
 import type { ActivityInboundCallsInterceptor, ActivityInterceptorsFactory } from '@temporalio/worker';
+import type { ProjectOfActivity } from './project-shares.js';
 
 /** The shared queue's activities at once, on each worker. */
 export const RUN_ACTIVITY_SLOTS = 100;
@@ -70,13 +71,12 @@ export class SlotShares {
 }
 
 /** Refuses a project's host calls past its share of the slots; other activities, and local ones, start at once. */
-export function slotShares(projectOf: (arg: unknown) => Promise<string | null>, shares: SlotShares): ActivityInterceptorsFactory {
+export function slotShares(projectOf: ProjectOfActivity, shares: SlotShares): ActivityInterceptorsFactory {
   return (ctx: Context) => {
     const inbound: ActivityInboundCallsInterceptor = {
       async execute(input, next) {
         if (ctx.info.isLocal || !HOST_CALLS.has(ctx.info.activityType)) return next(input);
-        // A database that cannot say whose run it is (an outage) leaves the activity to meet it itself.
-        const projectId = await projectOf(input.args[0]).catch(() => null);
+        const projectId = await projectOf(input.args[0]);
         if (!projectId) return next(input);
         return shares.run(projectId, () => next(input));
       },
