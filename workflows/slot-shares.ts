@@ -9,7 +9,8 @@
  * is not made: the attempt fails at once, its slot is free again, and Temporal retries it with the call's own
  * backoff, by when the project's earlier calls may have ended. One that never finds room fails as the tool call
  * (or the run's start) would on an unreachable host: the run records it and goes on. A worker pool the operator
- * runs for one project has no other project to keep slots for.
+ * runs for one project has no other project to keep slots for. Webhook retries share their own worker's slots
+ * the same way (`webhooks/activities.ts`), taking them where they can wait out a refusal.
  */
 import { ApplicationFailure, type Context } from '@temporalio/activity';
 import type { ActivityInboundCallsInterceptor, ActivityInterceptorsFactory } from '@temporalio/worker';
@@ -38,30 +39,44 @@ export class SlotShares {
 
   /** Does `work` for `projectId` if the project has room, counting it while it lasts; refuses it otherwise. */
   async run<T>(projectId: string, work: () => Promise<T>): Promise<T> {
-    const held = this.held.get(projectId) ?? 0;
-    if (held >= this.perProject) this.refuse(projectId, held);
-    this.held.set(projectId, held + 1);
+    const giveBack = this.take(projectId);
+    if (!giveBack)
+      throw ApplicationFailure.retryable(
+        `The call was not made: ${this.perProject} calls of this project to the hosts its agents name are already under way on this worker, the most one project may have.`,
+        SLOTS_TAKEN,
+      );
     try {
       return await work();
     } finally {
-      const left = this.held.get(projectId)! - 1;
-      if (left === 0) this.held.delete(projectId);
-      else this.held.set(projectId, left);
+      giveBack();
     }
   }
 
-  private refuse(projectId: string, held: number): never {
-    const now = Date.now();
-    if (now - (this.reported.get(projectId) ?? -Infinity) >= REPORT_EVERY_MS) {
-      this.reported.set(projectId, now);
-      // Projects that stopped being refused are forgotten with the next report.
-      for (const [project, at] of this.reported) if (now - at >= REPORT_EVERY_MS) this.reported.delete(project);
-      this.report(projectId, this.perProject);
+  /** One of the project's slots, given back by calling the answer; null when the project holds its share already. */
+  take(projectId: string): (() => void) | null {
+    const held = this.held.get(projectId) ?? 0;
+    if (held >= this.perProject) {
+      this.refused(projectId);
+      return null;
     }
-    throw ApplicationFailure.retryable(
-      `The call was not made: ${held} calls of this project to the hosts its agents name are already under way on this worker, the most one project may have.`,
-      SLOTS_TAKEN,
-    );
+    this.held.set(projectId, held + 1);
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      const left = this.held.get(projectId)! - 1;
+      if (left === 0) this.held.delete(projectId);
+      else this.held.set(projectId, left);
+    };
+  }
+
+  private refused(projectId: string): void {
+    const now = Date.now();
+    if (now - (this.reported.get(projectId) ?? -Infinity) < REPORT_EVERY_MS) return;
+    this.reported.set(projectId, now);
+    // Projects that stopped being refused are forgotten with the next report.
+    for (const [project, at] of this.reported) if (now - at >= REPORT_EVERY_MS) this.reported.delete(project);
+    this.report(projectId, this.perProject);
   }
 
   /** The calls under way, by project. */

@@ -6,6 +6,7 @@ import { createActivities, type ActivityDependencies } from './activities.js';
 import { EXTRACTION_TASK_QUEUE, TASK_QUEUE, WEBHOOK_TASK_QUEUE } from './names.js';
 import { projectGuard } from './pool-guard.js';
 import { DEFAULT_FAIR_SHARE, fairShares, ProjectShares, projectsOfRuns, type FairShareSettings } from './project-shares.js';
+import { WEBHOOK_ATTEMPTS_AT_ONCE } from './webhooks/activities.js';
 import { HOST_CALL_SLOTS_PER_PROJECT, RUN_ACTIVITY_SLOTS, SlotShares, slotShares } from './slot-shares.js';
 import { workflowBundle } from './bundle.js';
 
@@ -42,9 +43,6 @@ export interface WorkerGroup {
 function activityGraceMs(shutdownGraceSeconds: number | undefined): number {
   return Math.min(10_000, ((shutdownGraceSeconds ?? Infinity) * 1000) / 2);
 }
-
-// Webhook attempts wait on the network (up to 15 s each), not the CPU: many may be in flight at once.
-const WEBHOOK_ATTEMPTS_AT_ONCE = 64;
 
 /**
  * The worker for a task queue. The shared queue's worker comes with a second one that runs only the

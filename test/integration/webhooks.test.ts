@@ -10,6 +10,7 @@ import { freePort } from '../../cli/embedded.js';
 import { REDELIVERIES_PER_HOUR } from '../../api/routes/webhooks/deliveries.js';
 import { deliveryWorkflowId } from '../../workflows/webhooks/client.js';
 import { ATTEMPTS_AT_ONCE_PER_PROJECT } from '../../workflows/webhooks/dispatcher.js';
+import { RETRY_ATTEMPTS_PER_PROJECT, WEBHOOK_ATTEMPTS_AT_ONCE } from '../../workflows/webhooks/activities.js';
 
 type Endpoint = components['schemas']['WebhookEndpoint'];
 /** As created or rotated: with its secret. */
@@ -484,6 +485,69 @@ describe('events and webhooks', () => {
           timeoutMs: DELIVERY_TIMEOUT_MS,
           message: 'the held project’s deliveries did not all arrive once its receiver answered',
         },
+      );
+    });
+
+    it("holds no more than a project's share of retry attempts on receivers that do not answer, and another project's retries are made meanwhile", async () => {
+      // More deliveries in retry than a worker makes attempts at once: each failed its first attempt, and each retry waits.
+      const slow = await newTenant(api, 'webhooks-slow-retries');
+      const held = receiver.hold('/retries-wait', { firstAnswered: 500 });
+      const endpoints = Math.ceil((WEBHOOK_ATTEMPTS_AT_ONCE + 6) / 2);
+      for (let i = 0; i < endpoints; i++) await register(slow.admin, `/retries-wait?endpoint=${i}`);
+      const deliveries = endpoints * 2;
+      for (let i = 0; i < 2; i++) await deleteAFile(slow.admin);
+      const attemptsOf = async () => {
+        const { rows } = await api.services.db.query<{ status: string; attempts: [number, number | null][] }>(
+          `SELECT d.status, coalesce(json_agg(json_build_array(a.attempt, a.response_status) ORDER BY a.attempt)
+                    FILTER (WHERE a.attempt IS NOT NULL), '[]') AS attempts
+             FROM webhook_deliveries d LEFT JOIN webhook_delivery_attempts a ON a.delivery_id = d.id
+            WHERE d.project_id = $1 GROUP BY d.id`,
+          [slow.projectId],
+        );
+        return rows;
+      };
+      try {
+        await eventually(
+          async () => {
+            assert.equal((await attemptsOf()).filter((d) => d.attempts.length === 1).length, deliveries);
+            assert.ok(held.waiting() >= RETRY_ATTEMPTS_PER_PROJECT, `${held.waiting()} retries waiting`);
+          },
+          { timeoutMs: DELIVERY_TIMEOUT_MS, message: 'the retries did not reach the receiver' },
+        );
+        receiver.answer('/fails-once', [500]);
+        const endpoint = await register(tenant.admin, '/fails-once');
+        await deleteAFile();
+        const delivered = await deliveryWhere(endpoint.id, (d) => d.status === 'succeeded', 'the other project’s retry was not made');
+        assert.deepEqual(
+          delivered.attempts.map((a) => [a.attempt, a.response_status]),
+          [
+            [1, 500],
+            [2, 204],
+          ],
+        );
+        // Made while every one of the held project's retries still waited on its receiver: none had ended.
+        assert.ok(
+          (await attemptsOf()).every((d) => d.attempts.length === 1),
+          'one of the held project’s retries had to end before the other project’s retry was made',
+        );
+        assert.equal(held.waiting(), RETRY_ATTEMPTS_PER_PROJECT, 'the held project took more retry attempts than its share');
+      } finally {
+        held.release();
+      }
+      // The attempts refused meanwhile were made once there was room, numbered as if nothing had come between.
+      await eventually(
+        async () => {
+          const now = await attemptsOf();
+          assert.equal(now.length, deliveries);
+          for (const delivery of now) {
+            assert.equal(delivery.status, 'succeeded');
+            assert.deepEqual(delivery.attempts, [
+              [1, 500],
+              [2, 204],
+            ]);
+          }
+        },
+        { timeoutMs: DELIVERY_TIMEOUT_MS, message: 'the held project’s deliveries did not all arrive once its receivers answered' },
       );
     });
 

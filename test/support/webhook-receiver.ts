@@ -20,8 +20,11 @@ export interface WebhookReceiver {
   answer(path: string, statuses: number[] | { always: number }): void;
   /** A redirect answer's target for `path`. */
   redirect(path: string, location: string): void;
-  /** Requests to `path` wait, unanswered, until the returned function is called; `waiting()` counts them. */
-  hold(path: string): { waiting(): number; release(): void };
+  /**
+   * Requests to `path` wait, unanswered, until the returned function is called; `waiting()` counts them.
+   * `firstAnswered`: the first request of each event to each URL (its first attempt) is answered this at once.
+   */
+  hold(path: string, options?: { firstAnswered?: number }): { waiting(): number; release(): void };
   /** The `nth` request to `path` (from 1) is read and never answered, as by a receiver that hangs; kept as it comes. */
   hang(path: string, nth: number): void;
   /** The requests to `path`. */
@@ -38,6 +41,8 @@ export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
   const holds = new Map<string, { waiting: number; released: Promise<void>; release(): void }>();
   const hangs = new Map<string, number>();
   const arrivals = new Map<string, number>();
+  const firstAnswered = new Map<string, number>();
+  const seen = new Set<string>();
   const server = createServer(async (req, res) => {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     const chunks: Buffer[] = [];
@@ -48,12 +53,16 @@ export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
       received.push({ path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), answered: 0 });
       return;
     }
-    const held = holds.get(path);
+    // Each event's first request to each URL, where the test asked for it to be answered at once.
+    const first = `${req.headers['webhook-id']} ${req.url}`;
+    const answeredFirst = firstAnswered.has(path) && !seen.has(first);
+    seen.add(first);
+    const held = answeredFirst ? undefined : holds.get(path);
     if (held) {
       held.waiting++;
       await held.released;
     }
-    const status = queued.get(path)?.shift() ?? always.get(path) ?? 204;
+    const status = answeredFirst ? firstAnswered.get(path)! : (queued.get(path)?.shift() ?? always.get(path) ?? 204);
     received.push({ path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), answered: status });
     res.writeHead(status, redirects.has(path) ? { location: redirects.get(path) } : {}).end(status >= 400 ? 'not today' : undefined);
   });
@@ -68,7 +77,8 @@ export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
     redirect(path, location) {
       redirects.set(path, location);
     },
-    hold(path) {
+    hold(path, options = {}) {
+      if (options.firstAnswered) firstAnswered.set(path, options.firstAnswered);
       let release!: () => void;
       const released = new Promise<void>((resolve) => (release = resolve));
       const held = { waiting: 0, released, release };

@@ -64,4 +64,17 @@ describe("a worker's activity slots among projects", () => {
     assert.equal(await shares.run('proj_a', async () => 'made'), 'made');
     assert.deepEqual(shares.usage(), new Map());
   });
+
+  it('takes a slot to give back once, however often it is given back, and has none to take past the share', () => {
+    const shares = new SlotShares(1);
+    const giveBack = shares.take('proj_a');
+    assert.ok(giveBack);
+    assert.equal(shares.take('proj_a'), null);
+    assert.ok(shares.take('proj_b'));
+    giveBack();
+    giveBack();
+    assert.deepEqual(shares.usage(), new Map([['proj_b', 1]]));
+    assert.ok(shares.take('proj_a'));
+    assert.equal(shares.take('proj_a'), null);
+  });
 });

@@ -1,12 +1,21 @@
 /** The I/O of a webhook delivery: one attempt (sent, then logged), and the ending of a delivery that failed. */
-import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure, Context, log } from '@temporalio/activity';
 import type { Db } from '../../records/db.js';
 import { deliveryTarget, failDelivery, recordAbandonedAttempt, recordAttempt } from '../../records/webhook-deliveries.js';
 import { outlastDatabaseOutage } from '../database-outage.js';
 import { keepBeating } from '../heartbeats.js';
+import { SlotShares } from '../slot-shares.js';
 import { waitAfterAttempt } from './backoff.js';
 import type { WebhookSettings } from './client.js';
 import { postEvent } from './send.js';
+
+/** Webhook attempts in flight at once on each worker: they wait on the network (up to 15 s each), not the CPU. */
+export const WEBHOOK_ATTEMPTS_AT_ONCE = 64;
+/**
+ * Of those, the most one project's retry attempts may hold. A project whose receivers never answer would
+ * otherwise hold every slot for 15 s at a time, and every other project's retries would wait for one.
+ */
+export const RETRY_ATTEMPTS_PER_PROJECT = WEBHOOK_ATTEMPTS_AT_ONCE / 4;
 
 export interface WebhookActivityDependencies {
   db: Db;
@@ -19,44 +28,73 @@ export interface AttemptBeat {
   startedAt: number;
 }
 
+/**
+ * An attempt not made: its project's attempts held their share of the worker's slots. The delivery's
+ * workflow waits, and asks again with the attempts made before it, so that the refusal is not one of them.
+ */
+export interface AttemptRefused {
+  attemptsMade: number;
+}
+
 export const ABANDONED_ATTEMPT_ERROR = 'abandoned: the worker making it stopped before its outcome was recorded';
 
-export const createWebhookActivities = ({ db, webhooks }: WebhookActivityDependencies) => ({
-  /**
-   * Sends the event once and logs the attempt; throws (to be retried) unless the endpoint answered 2xx.
-   * `attemptsBefore`: attempts made before the workflow's (by the dispatcher: the first). `retryInitialMs`,
-   * from workflows whose attempts heartbeat: a failed attempt asks for the delivery's backoff before the next.
-   */
-  async attemptWebhookDelivery(deliveryId: string, attemptsBefore = 0, retryInitialMs?: number): Promise<void> {
-    const context = Context.current();
-    const attempt = attemptsBefore + context.info.attempt;
-    const beat = keepBeating({ attempt, startedAt: Date.now() } satisfies AttemptBeat);
-    try {
-      await logAbandonedAttempt(db, deliveryId, attempt);
-      const target = await outlastDatabaseOutage(context, () => deliveryTarget(db, deliveryId));
-      // The endpoint was deleted (its deliveries with it), or the delivery has ended already.
-      if (!target || target.delivery.status !== 'pending') return;
-      if (target.endpoint.status !== 'enabled') throw ApplicationFailure.nonRetryable('the endpoint is disabled', 'endpoint_unavailable');
-      const sent = await postEvent(target, webhooks.allowPrivate, context.cancellationSignal);
-      const outcome = { attempt, responseStatus: sent.responseStatus, error: sent.error, durationMs: sent.durationMs };
-      // The attempt was made: it is logged once the database answers, and never made again for it. A delivery
-      // whose endpoint was deleted meanwhile has ended with it.
-      const logged = await outlastDatabaseOutage(context, () => recordAttempt(db, deliveryId, outcome, sent.delivered));
-      if (!logged) return;
-      if (!sent.delivered) throw ApplicationFailure.retryable(sent.error ?? 'not delivered', 'delivery_failed');
-    } catch (err) {
-      throw retryAfterBackoff(err, attempt, retryInitialMs);
-    } finally {
-      beat.stop();
-    }
-  },
+export const createWebhookActivities = ({ db, webhooks }: WebhookActivityDependencies) => {
+  const shares = new SlotShares(RETRY_ATTEMPTS_PER_PROJECT, reportAttemptsHeld);
+  return {
+    /**
+     * Sends the event once and logs the attempt; throws (to be retried) unless the endpoint answered 2xx.
+     * `attemptsBefore`: attempts made before this call's (by the dispatcher, or before a refusal). `retryInitialMs`,
+     * from workflows whose attempts heartbeat: a failed attempt asks for the delivery's backoff before the next.
+     * `shared`, from workflows that wait out a refusal: the attempt is not made while its project's attempts
+     * hold their share of this worker's slots, and the answer says so.
+     */
+    async attemptWebhookDelivery(
+      deliveryId: string,
+      attemptsBefore = 0,
+      retryInitialMs?: number,
+      shared = false,
+    ): Promise<AttemptRefused | undefined> {
+      const context = Context.current();
+      const attempt = attemptsBefore + context.info.attempt;
+      const beat = keepBeating({ attempt, startedAt: Date.now() } satisfies AttemptBeat);
+      try {
+        await logAbandonedAttempt(db, deliveryId, attempt);
+        const target = await outlastDatabaseOutage(context, () => deliveryTarget(db, deliveryId));
+        // The endpoint was deleted (its deliveries with it), or the delivery has ended already.
+        if (!target || target.delivery.status !== 'pending') return undefined;
+        if (target.endpoint.status !== 'enabled') throw ApplicationFailure.nonRetryable('the endpoint is disabled', 'endpoint_unavailable');
+        const giveBack = shared ? shares.take(target.endpoint.project_id) : () => undefined;
+        if (!giveBack) return { attemptsMade: attempt - 1 };
+        const sent = await postEvent(target, webhooks.allowPrivate, context.cancellationSignal).finally(giveBack);
+        const outcome = { attempt, responseStatus: sent.responseStatus, error: sent.error, durationMs: sent.durationMs };
+        // The attempt was made: it is logged once the database answers, and never made again for it. A delivery
+        // whose endpoint was deleted meanwhile has ended with it.
+        const logged = await outlastDatabaseOutage(context, () => recordAttempt(db, deliveryId, outcome, sent.delivered));
+        if (!logged) return undefined;
+        if (!sent.delivered) throw ApplicationFailure.retryable(sent.error ?? 'not delivered', 'delivery_failed');
+      } catch (err) {
+        throw retryAfterBackoff(err, attempt, retryInitialMs);
+      } finally {
+        beat.stop();
+      }
+      return undefined;
+    },
 
-  /** `abandoned`: the last attempt, given up when its worker died, logged first. */
-  async failWebhookDelivery(deliveryId: string, disableAfter: number, abandoned?: AttemptBeat): Promise<void> {
-    if (abandoned) await recordAbandonedAttempt(db, deliveryId, abandonedAttempt(abandoned));
-    await failDelivery(db, deliveryId, disableAfter);
-  },
-});
+    /** `abandoned`: the last attempt, given up when its worker died, logged first. */
+    async failWebhookDelivery(deliveryId: string, disableAfter: number, abandoned?: AttemptBeat): Promise<void> {
+      if (abandoned) await recordAbandonedAttempt(db, deliveryId, abandonedAttempt(abandoned));
+      await failDelivery(db, deliveryId, disableAfter);
+    },
+  };
+};
+
+/** Into the worker's log: the operator learns which project's receivers hold its share of the webhook slots. */
+function reportAttemptsHeld(projectId: string, perProject: number): void {
+  log.warn(
+    `A project's webhook retries hold their share of this worker's attempt slots (${perProject}); its attempts past that wait and are made later.`,
+    { projectId, perProject },
+  );
+}
 
 /**
  * The attempt before this one, when its worker died mid-way (its heartbeats stopped, and Temporal gave it up):

@@ -5,7 +5,7 @@
  */
 import { ActivityFailure, patched, proxyActivities, sleep, TimeoutFailure } from '@temporalio/workflow';
 import type { AttemptBeat, createWebhookActivities } from './activities.js';
-import { LONGEST_WAIT_MS, waitAfterAttempt } from './backoff.js';
+import { LONGEST_WAIT_MS, waitAfterAttempt, waitAfterRefusal } from './backoff.js';
 import type { DeliveryInput } from './client.js';
 import { WEBHOOK_TASK_QUEUE } from '../names.js';
 
@@ -13,6 +13,8 @@ type Activities = ReturnType<typeof createWebhookActivities>;
 
 /** Workflows that scheduled their attempts before attempts heartbeated go on without heartbeats, so that they replay. */
 export const ATTEMPT_HEARTBEATS_PATCH = 'webhook-attempt-heartbeats';
+/** Workflows that scheduled their attempts before a project's attempts were shared out are never refused one. */
+export const SHARED_ATTEMPTS_PATCH = 'webhook-attempt-shares';
 
 // Bookkeeping outlasts a database outage: its attempts are not the endpoint's.
 const { failWebhookDelivery } = proxyActivities<Activities>({
@@ -26,7 +28,17 @@ export async function webhookDeliveryWorkflow({ deliveryId, retry, attemptsMade 
   if (attemptsMade > 0) await sleep(waitAfter(attemptsMade));
   const heartbeating = patched(ATTEMPT_HEARTBEATS_PATCH);
   try {
-    if (heartbeating) {
+    if (heartbeating && patched(SHARED_ATTEMPTS_PATCH)) {
+      // An attempt refused for its project's share of the slots was not made: waited out, and asked again.
+      let made = attemptsMade;
+      for (let refusals = 0; ; refusals++) {
+        const { attemptWebhookDelivery } = heartbeatingAttempts(retry.maximumAttempts - made);
+        const refused = await attemptWebhookDelivery(deliveryId, made, retry.initialIntervalMs, true);
+        if (!refused) break;
+        made = refused.attemptsMade;
+        await sleep(waitAfterRefusal(refusals, Math.random()));
+      }
+    } else if (heartbeating) {
       const { attemptWebhookDelivery } = heartbeatingAttempts(retry.maximumAttempts - attemptsMade);
       await attemptWebhookDelivery(deliveryId, attemptsMade, retry.initialIntervalMs);
     } else {
