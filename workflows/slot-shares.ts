@@ -33,7 +33,7 @@ export class SlotShares {
 
   /** `report` hears of a project's first refusal, and then at most once a minute. */
   constructor(
-    private readonly perProject: number,
+    readonly perProject: number,
     private readonly report: (projectId: string, perProject: number) => void = () => undefined,
   ) {}
 
@@ -85,7 +85,19 @@ export class SlotShares {
   }
 }
 
-/** Refuses a project's host calls past its share of the slots; other activities, and local ones, start at once. */
+/**
+ * What a call whose workflow waits out a refusal (its input's `waitsForSlot`) answers when it is refused, in
+ * place of its own answer: its workflow sleeps (`refusal-backoff.ts`) and calls again, and the refusal is none
+ * of the call's attempts.
+ */
+export interface SlotRefusal {
+  slotsTaken: { perProject: number };
+}
+
+/**
+ * Refuses a project's host calls past its share of the slots, as a failure to retry, or as a `SlotRefusal` to
+ * a call that waits one out; other activities, and local ones, start at once.
+ */
 export function slotShares(projectOf: ProjectOfActivity, shares: SlotShares): ActivityInterceptorsFactory {
   return (ctx: Context) => {
     const inbound: ActivityInboundCallsInterceptor = {
@@ -93,7 +105,14 @@ export function slotShares(projectOf: ProjectOfActivity, shares: SlotShares): Ac
         if (ctx.info.isLocal || !HOST_CALLS.has(ctx.info.activityType)) return next(input);
         const projectId = await projectOf(input.args[0]);
         if (!projectId) return next(input);
-        return shares.run(projectId, () => next(input));
+        if (!(input.args[0] as { waitsForSlot?: unknown }).waitsForSlot) return shares.run(projectId, () => next(input));
+        const giveBack = shares.take(projectId);
+        if (!giveBack) return { slotsTaken: { perProject: shares.perProject } } satisfies SlotRefusal;
+        try {
+          return await next(input);
+        } finally {
+          giveBack();
+        }
       },
     };
     return { inbound };

@@ -11,10 +11,14 @@ import { promptedReplies } from '../support/model-servers/prompted.js';
 import { isolatedNamespace } from '../support/services.js';
 import { startRemoteHosts, type Battleground, type RemoteHosts } from './battleground.js';
 import { prepareSteadyTenant, type SteadyOutcome, type SteadyTenant } from './steady-tenant.js';
-import type { Attack } from './attacks/attack.js';
 import { hugeRunLists, openStreams, queueBehindSlowRun } from './attacks/run-abuse.js';
 import { floodingMcpListing, hangingHost, poisonedPattern, silentDns } from './attacks/tool-abuse.js';
 import { HOST_CALL_SLOTS_PER_PROJECT } from '../../workflows/slot-shares.js';
+import { TOOL_CALL_ATTEMPTS } from '../../workflows/runs/workflow.js';
+import { runWorkflowId } from '../../workflows/runs/ids.js';
+import { eventually } from '../support/eventually.js';
+import { ordering } from '../support/model-servers/prompted.js';
+import { createdAgent, startedRun, type Attack, type RunSeen } from './attacks/attack.js';
 
 /** The steady tenant's runs during each abuse, two at a time; it stops at the third failure. */
 const STEADY_RUNS = 12;
@@ -116,12 +120,49 @@ describe('a hostile tenant', function () {
   it("calling a tool on a host that never answers, more calls at once than a worker has activity slots, holds only the project's share of them, and the other tenant notices nothing", async () => {
     const {
       outcome,
-      seen: { calledAtOnce, refusal },
+      seen: { calledAtOnce, failedCalls },
     } = await whileAbusing(hangingHost(ground));
     assert.deepEqual(outcome.failures, []);
     assert.equal(calledAtOnce, HOST_CALL_SLOTS_PER_PROJECT);
-    // Its calls past its share end as calls that could not be made, saying why.
-    assert.match(refusal, new RegExp(`not made: ${HOST_CALL_SLOTS_PER_PROJECT} calls of this project .* already under way`));
+    // Its calls past its share wait for room: none fails for it.
+    assert.equal(failedCalls, 0);
+  });
+
+  it("makes a project's calls past its share of the slots once there is room, however long they waited: every call of the run is answered", async () => {
+    const agent = await createdAgent(ground.hostile, {
+      name: 'many slow calls',
+      model: ground.model,
+      max_steps: 50,
+      tools: [{ type: 'http', name: 'slow', url: `${hosts.tools.url}/held`, timeout_ms: 60_000 }],
+    });
+    const calls = HOST_CALL_SLOTS_PER_PROJECT + 5;
+    const runId = await startedRun(ground.hostile, agent, ordering({ call: { name: 'slow', arguments: {}, times: calls } }));
+    await eventually(() => assert.equal(hosts.tools.held, HOST_CALL_SLOTS_PER_PROJECT), {
+      timeoutMs: 20_000,
+      message: 'the calls did not reach the host',
+    });
+    // Held until each call past the share was refused more often than a tool call has attempts: each then slept.
+    const history = api.services.temporal.workflow.getHandle(runWorkflowId(runId));
+    await eventually(
+      async () => {
+        const slept = (await history.fetchHistory()).events?.filter((event) => event.timerStartedEventAttributes).length ?? 0;
+        assert.ok(slept >= (calls - HOST_CALL_SLOTS_PER_PROJECT) * TOOL_CALL_ATTEMPTS, `${slept} waits`);
+      },
+      { timeoutMs: 30_000, message: 'the calls past the share did not wait' },
+    );
+    assert.equal(hosts.tools.held, HOST_CALL_SLOTS_PER_PROJECT);
+    await eventually(
+      async () => {
+        hosts.tools.releaseHeld();
+        const got = await ground.hostile.get<RunSeen>(`/v1/runs/${runId}`);
+        assert.equal(got.body.status, 'completed', JSON.stringify(got.body.error));
+      },
+      { timeoutMs: 30_000, message: 'the run did not complete once the host answered' },
+    );
+    const steps = await ground.hostile.get<{ data: RunSeen['steps'] }>(`/v1/runs/${runId}/steps?limit=100`);
+    const answered = steps.body.data.filter((step) => step.type === 'tool_call');
+    assert.equal(answered.length, calls);
+    for (const step of answered) assert.equal(step.is_error, false, JSON.stringify(step));
   });
 
   it('offering tools from an MCP server that lists 40 MiB of them fails its own runs over the listing limit, and the other tenant notices nothing', async () => {

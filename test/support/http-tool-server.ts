@@ -26,6 +26,8 @@ export interface TestToolServer {
   keys: (string | undefined)[];
   /** The W3C `traceparent` of each of `received`, in the same order. */
   traceparents: (string | undefined)[];
+  /** Requests to `/held` waiting to be answered. */
+  held: number;
   /** Answers every request to `/held` that is waiting; how many there were. */
   releaseHeld(): number;
   close(): Promise<void>;
@@ -79,6 +81,9 @@ export async function startToolServer(): Promise<TestToolServer> {
     url: `http://127.0.0.1:${port}`,
     get hanging() {
       return state.hanging;
+    },
+    get held() {
+      return held.length;
     },
     received,
     keys,

@@ -52,6 +52,7 @@ import { withStoredContext } from '../../tracing/context.js';
 import { exportRunSpan, inToolSpan, type EndedRun } from '../../tracing/gen-ai.js';
 import type { AgentOverrides } from '../../records/experiments.js';
 import { replayedToolSpecs, replayToolCall, type Replayed } from './replay.js';
+import type { SlotRefusal } from '../slot-shares.js';
 
 export interface RunActivityDependencies {
   db: Db;
@@ -85,7 +86,7 @@ export interface RunEnding {
  * A tool call's outcome for the workflow: whether it waits for a person's decision, and until when; or, in a
  * replayed run, that the call had no recorded answer, which ends the run.
  */
-export interface ToolOutcome {
+export interface ToolOutcome extends Partial<SlotRefusal> {
   awaitingApproval?: { approvalId: string; expiresAtMs: number };
   replayMiss?: RunError;
 }
@@ -315,7 +316,17 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
      * for the model to read. A call waiting for a person's decision returns at once, saying until when it waits:
      * the workflow calls again once the decision comes, or its time is up.
      */
-    async callTool({ runId, stepIndex, toolCall }: { runId: string; stepIndex: number; toolCall: ToolCall }): Promise<ToolOutcome> {
+    /** `waitsForSlot`: the workflow waits out a refusal of the project's share of the worker's slots (`slot-shares.ts`). */
+    async callTool({
+      runId,
+      stepIndex,
+      toolCall,
+    }: {
+      runId: string;
+      stepIndex: number;
+      toolCall: ToolCall;
+      waitsForSlot?: boolean;
+    }): Promise<ToolOutcome> {
       const context = Context.current();
       const key = `tool:${runId}:${stepIndex}`;
       const beat = keepBeating();

@@ -15,6 +15,7 @@ import {
   proxyActivities,
   proxyLocalActivities,
   setHandler,
+  sleep,
 } from '@temporalio/workflow';
 import type { ModelReply, RunActivities, RunEnding, RunPlan } from './activities.js';
 import type { RunError } from '../../records/runs.js';
@@ -26,6 +27,7 @@ import { MODEL_RETRY_MAX_INTERVAL_MS } from '../../models/retry-interval.js';
 import { TOOL_RETRY_MAX_INTERVAL_MS } from '../../tools/outcomes.js';
 import { COST_LIMIT_REACHED, FINAL_MODEL_FAILURES } from '../../models/failure-kinds.js';
 import { failureMessage } from '../failure-message.js';
+import { waitAfterRefusal } from '../refusal-backoff.js';
 
 /** Sent by the run before it, when it ends, to an `enqueue` run waiting its turn. */
 export const admitSignal = defineSignal(ADMIT_SIGNAL);
@@ -50,6 +52,8 @@ export const QUEUED_RUN_RECHECK = '1 minute';
 
 /** Marks the histories in which a replayed tool call could end the run. */
 const REPLAY_MISS_PATCH = 'replay-miss-ends-run';
+/** Marks the histories whose tool calls wait out a refusal of their project's share of a worker's slots. */
+const SLOT_WAITS_PATCH = 'tool-calls-wait-for-slots';
 
 // Bookkeeping and the start of a run as local activities: run by the worker that runs the workflow,
 // within its workflow task, with no activity task to dispatch and no workflow task to wake afterwards,
@@ -87,10 +91,17 @@ const modelCalls = (maximumAttempts: number) =>
 const namedModel = modelCalls(6);
 const routedModel = modelCalls(2);
 
+/** A tool call's attempts; a refusal of its project's share of the slots, waited out, is none of them. */
+export const TOOL_CALL_ATTEMPTS = 4;
 const tools = proxyActivities<RunActivities>({
   startToCloseTimeout: '2 minutes',
   heartbeatTimeout: '5 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: TOOL_RETRY_MAX_INTERVAL_MS, maximumAttempts: 4 },
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: TOOL_RETRY_MAX_INTERVAL_MS,
+    maximumAttempts: TOOL_CALL_ATTEMPTS,
+  },
 });
 
 function failureOf(err: unknown): { error: RunError; retryable: boolean } {
@@ -199,15 +210,23 @@ export async function agentRunWorkflow({ runId }: { runId: string }): Promise<vo
       await Promise.all(
         toolCalls.map(async (toolCall, i) => {
           try {
-            let outcome = await tools.callTool({ runId, stepIndex: first + i, toolCall });
-            // A call waiting for a person: until the decision comes or its time is up, then the call is made again.
-            for (let waiting = outcome?.awaitingApproval; waiting; waiting = outcome?.awaitingApproval) {
-              const { approvalId, expiresAtMs } = waiting;
-              await condition(
-                () => decided.has(approvalId),
-                Math.max(1, Math.min(expiresAtMs + APPROVAL_EXPIRY_MARGIN_MS - Date.now(), APPROVAL_RECHECK_MS)),
-              );
-              outcome = await tools.callTool({ runId, stepIndex: first + i, toolCall });
+            const call = { runId, stepIndex: first + i, toolCall };
+            const waitsForSlot = patched(SLOT_WAITS_PATCH);
+            let outcome = await tools.callTool(waitsForSlot ? { ...call, waitsForSlot } : call);
+            for (let refusals = 0; ;) {
+              if (outcome?.slotsTaken) {
+                // Refused for the project's share of the worker's slots, and not made: asked again after a wait.
+                await sleep(waitAfterRefusal(refusals++, Math.random()));
+              } else if (outcome?.awaitingApproval) {
+                // A call waiting for a person: until the decision comes or its time is up, then the call is made again.
+                const { approvalId, expiresAtMs } = outcome.awaitingApproval;
+                refusals = 0;
+                await condition(
+                  () => decided.has(approvalId),
+                  Math.max(1, Math.min(expiresAtMs + APPROVAL_EXPIRY_MARGIN_MS - Date.now(), APPROVAL_RECHECK_MS)),
+                );
+              } else break;
+              outcome = await tools.callTool(waitsForSlot ? { ...call, waitsForSlot } : call);
             }
             // A replayed run's call with no recorded answer: the run ends with it (no earlier history has one).
             if (outcome?.replayMiss && patched(REPLAY_MISS_PATCH)) missed ??= outcome.replayMiss;

@@ -5,7 +5,8 @@
  */
 import { ActivityFailure, patched, proxyActivities, sleep, TimeoutFailure } from '@temporalio/workflow';
 import type { AttemptBeat, createWebhookActivities } from './activities.js';
-import { LONGEST_WAIT_MS, waitAfterAttempt, waitAfterRefusal } from './backoff.js';
+import { LONGEST_WAIT_MS, waitAfterAttempt } from './backoff.js';
+import { waitAfterRefusal } from '../refusal-backoff.js';
 import type { DeliveryInput } from './client.js';
 import { WEBHOOK_TASK_QUEUE } from '../names.js';
 

@@ -67,9 +67,10 @@ const HANGING_CALLS_PER_RUN = Math.ceil((1.5 * RUN_ACTIVITY_SLOTS) / HANGING_RUN
 
 /**
  * Runs whose model calls a tool on a host that takes each request and never answers, half as many calls
- * again as a worker has activity slots, under way once a project's share of the slots is waiting on the host.
+ * again as a worker has activity slots, under way once a project's share of the slots is waiting on the host;
+ * the calls past that share wait for room.
  */
-export async function hangingHost(ground: Battleground): Promise<Attack<{ calledAtOnce: number; refusal: string }>> {
+export async function hangingHost(ground: Battleground): Promise<Attack<{ calledAtOnce: number; failedCalls: number }>> {
   const agent = await createdAgent(ground.hostile, {
     name: 'hanging host',
     model: ground.model,
@@ -108,20 +109,13 @@ export async function hangingHost(ground: Battleground): Promise<Attack<{ called
   return {
     async stop() {
       calledAtOnce = Math.max(calledAtOnce, await underWay());
-      // A call refused a slot is retried with the tool's backoff, and once out of attempts is the run's failed call.
-      const refusal = await eventually(
-        async () => {
-          const { rows } = await ground.db.query<{ content: string }>(
-            `SELECT message->>'content' AS content FROM run_steps WHERE run_id = ANY($1) AND type = 'tool_call' AND is_error LIMIT 1`,
-            [runIds],
-          );
-          if (!rows[0]) throw new Error('no call refused yet');
-          return rows[0].content;
-        },
-        { timeoutMs: 30_000, message: "none of the hostile tenant's refused calls ended" },
+      // A call refused a slot waits for one: none of them has failed for it.
+      const { rows } = await ground.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM run_steps WHERE run_id = ANY($1) AND type = 'tool_call' AND is_error`,
+        [runIds],
       );
       await cancelled(ground.hostile, runIds);
-      return { calledAtOnce, refusal };
+      return { calledAtOnce, failedCalls: rows[0]!.n };
     },
   };
 }
