@@ -6,11 +6,12 @@
  * project's model calls and tools would wait in Temporal's queue until they timed out.
  *
  * So a project may have at most a quarter of the slots in such calls at once on one worker. Its call past that
- * is not made: the attempt fails at once, its slot is free again, and Temporal retries it with the call's own
- * backoff, by when the project's earlier calls may have ended. One that never finds room fails as the tool call
- * (or the run's start) would on an unreachable host: the run records it and goes on. A worker pool the operator
- * runs for one project has no other project to keep slots for. Webhook retries share their own worker's slots
- * the same way (`webhooks/activities.ts`), taking them where they can wait out a refusal.
+ * is not made, and its slot is free again at once. A call whose workflow waits out a refusal (`waitsForSlot`)
+ * answers so, and its workflow sleeps and calls again, holding no slot: the refusal is none of its attempts.
+ * Any other call (a run's workflow from before calls waited) fails, and Temporal retries it with the call's own
+ * backoff; one that never finds room fails as it would on an unreachable host. A worker pool the operator runs
+ * for one project has no other project to keep slots for. Webhook retries share their own worker's slots the
+ * same way (`webhooks/activities.ts`).
  */
 import { ApplicationFailure, type Context } from '@temporalio/activity';
 import type { ActivityInboundCallsInterceptor, ActivityInterceptorsFactory } from '@temporalio/worker';

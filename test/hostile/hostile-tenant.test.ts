@@ -14,7 +14,8 @@ import { prepareSteadyTenant, type SteadyOutcome, type SteadyTenant } from './st
 import { hugeRunLists, openStreams, queueBehindSlowRun } from './attacks/run-abuse.js';
 import { floodingMcpListing, hangingHost, poisonedPattern, silentDns } from './attacks/tool-abuse.js';
 import { HOST_CALL_SLOTS_PER_PROJECT } from '../../workflows/slot-shares.js';
-import { TOOL_CALL_ATTEMPTS } from '../../workflows/runs/workflow.js';
+import { SLOW_START_ATTEMPTS, TOOL_CALL_ATTEMPTS } from '../../workflows/runs/workflow.js';
+import { startMcpServer } from '../support/mcp-server.js';
 import { runWorkflowId } from '../../workflows/runs/ids.js';
 import { eventually } from '../support/eventually.js';
 import { ordering } from '../support/model-servers/prompted.js';
@@ -128,7 +129,9 @@ describe('a hostile tenant', function () {
     assert.equal(failedCalls, 0);
   });
 
-  it("makes a project's calls past its share of the slots once there is room, however long they waited: every call of the run is answered", async () => {
+  it("makes a project's calls and run starts past its share of the slots once there is room, however long they waited", async function () {
+    // Past the 6 attempts of a run's start, each wait doubling from a second: up to about a minute in all.
+    this.timeout(180_000);
     const agent = await createdAgent(ground.hostile, {
       name: 'many slow calls',
       model: ground.model,
@@ -141,24 +144,47 @@ describe('a hostile tenant', function () {
       timeoutMs: 20_000,
       message: 'the calls did not reach the host',
     });
-    // Held until each call past the share was refused more often than a tool call has attempts: each then slept.
-    const history = api.services.temporal.workflow.getHandle(runWorkflowId(runId));
-    await eventually(
-      async () => {
-        const slept = (await history.fetchHistory()).events?.filter((event) => event.timerStartedEventAttributes).length ?? 0;
-        assert.ok(slept >= (calls - HOST_CALL_SLOTS_PER_PROJECT) * TOOL_CALL_ATTEMPTS, `${slept} waits`);
-      },
-      { timeoutMs: 30_000, message: 'the calls past the share did not wait' },
-    );
-    assert.equal(hosts.tools.held, HOST_CALL_SLOTS_PER_PROJECT);
-    await eventually(
-      async () => {
-        hosts.tools.releaseHeld();
-        const got = await ground.hostile.get<RunSeen>(`/v1/runs/${runId}`);
-        assert.equal(got.body.status, 'completed', JSON.stringify(got.body.error));
-      },
-      { timeoutMs: 30_000, message: 'the run did not complete once the host answered' },
-    );
+    // A run whose start asks an MCP server for its tools: a call to a host the project's agent names, past its share.
+    const mcp = await startMcpServer();
+    try {
+      const lister = await createdAgent(ground.hostile, {
+        name: 'lists tools',
+        model: ground.model,
+        tools: [{ type: 'mcp', server_label: 'tools', server_url: mcp.url }],
+      });
+      const listingRunId = await startedRun(ground.hostile, lister, 'Use your tools.');
+      // Held until each call and the start past the share were refused more often than they have attempts.
+      const waits = async (id: string) => {
+        const history = await api.services.temporal.workflow.getHandle(runWorkflowId(id)).fetchHistory();
+        return history.events?.filter((event) => event.timerStartedEventAttributes).length ?? 0;
+      };
+      await eventually(
+        async () => {
+          const [calling, starting] = await Promise.all([waits(runId), waits(listingRunId)]);
+          assert.ok(calling >= (calls - HOST_CALL_SLOTS_PER_PROJECT) * TOOL_CALL_ATTEMPTS, `the calls waited ${calling} times`);
+          assert.ok(starting >= SLOW_START_ATTEMPTS, `the start waited ${starting} times`);
+        },
+        { timeoutMs: 45_000, message: 'the calls and the start past the share did not wait' },
+      );
+      assert.equal(hosts.tools.held, HOST_CALL_SLOTS_PER_PROJECT);
+      assert.ok(!mcp.methods.includes('tools/list'), 'the start past the share asked the MCP server');
+      const statuses = await eventually(
+        async () => {
+          hosts.tools.releaseHeld();
+          const ran = await Promise.all([runId, listingRunId].map((id) => ground.hostile.get<RunSeen>(`/v1/runs/${id}`)));
+          for (const run of ran) assert.ok(['completed', 'failed'].includes(run.body.status), `a run is ${run.body.status}`);
+          return ran.map((run) => [run.body.status, run.body.error]);
+        },
+        { timeoutMs: 45_000, message: 'the runs did not end once the host answered' },
+      );
+      assert.deepEqual(statuses, [
+        ['completed', null],
+        ['completed', null],
+      ]);
+      assert.ok(mcp.methods.includes('tools/list'));
+    } finally {
+      await mcp.close();
+    }
     const steps = await ground.hostile.get<{ data: RunSeen['steps'] }>(`/v1/runs/${runId}/steps?limit=100`);
     const answered = steps.body.data.filter((step) => step.type === 'tool_call');
     assert.equal(answered.length, calls);

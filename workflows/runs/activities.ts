@@ -233,7 +233,8 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
 
   return {
     /** The start beginRun leaves to an activity of its own, once the run is admitted. */
-    async startRun({ runId }: { runId: string }): Promise<RunPlan> {
+    /** `waitsForSlot`: the workflow waits out a refusal of the project's share of the worker's slots (`slot-shares.ts`). */
+    async startRun({ runId }: { runId: string; waitsForSlot?: boolean }): Promise<RunPlan | SlotRefusal> {
       const { run, agent } = await runAndAgent(runId);
       return start(run, agent);
     },

@@ -54,6 +54,8 @@ export const QUEUED_RUN_RECHECK = '1 minute';
 const REPLAY_MISS_PATCH = 'replay-miss-ends-run';
 /** Marks the histories whose tool calls wait out a refusal of their project's share of a worker's slots. */
 const SLOT_WAITS_PATCH = 'tool-calls-wait-for-slots';
+/** Marks the histories whose slow start waits out such a refusal. */
+const START_SLOT_WAITS_PATCH = 'run-starts-wait-for-slots';
 
 // Bookkeeping and the start of a run as local activities: run by the worker that runs the workflow,
 // within its workflow task, with no activity task to dispatch and no workflow task to wake afterwards,
@@ -71,11 +73,13 @@ const localPlanning = proxyLocalActivities<RunActivities>({
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 6 },
 });
 
+/** A slow start's attempts; a refusal of its project's share of the slots, waited out, is none of them. */
+export const SLOW_START_ATTEMPTS = 6;
 // A slow start, as an activity: heartbeating, and retried on any worker.
 const remotePlanning = proxyActivities<RunActivities>({
   startToCloseTimeout: '3 minutes',
   heartbeatTimeout: '5 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 6 },
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: SLOW_START_ATTEMPTS },
 });
 
 // A worker that dies mid-call is noticed within the heartbeat timeout, and the call runs again elsewhere.
@@ -144,12 +148,22 @@ export async function agentRunWorkflow({ runId }: { runId: string }): Promise<vo
   const end = (status: 'completed' | 'failed' | 'cancelled', error?: RunError) =>
     CancellationScope.nonCancellable(async () => settle(await bookkeeping.endRun({ runId, status, error })));
 
+  /** A slow start; one refused for the project's share of the worker's slots is not made, and asked again after a wait. */
+  const prepared = async (): Promise<RunPlan> => {
+    const waitsForSlot = patched(START_SLOT_WAITS_PATCH);
+    for (let refusals = 0; ; refusals++) {
+      const plan = await remotePlanning.startRun(waitsForSlot ? { runId, waitsForSlot } : { runId });
+      if (!('slotsTaken' in plan)) return plan;
+      await sleep(waitAfterRefusal(refusals, Math.random()));
+    }
+  };
+
   /** The run's plan once it is its turn; null when the run ended before it started. */
   const begin = async (): Promise<RunPlan | null> => {
     for (;;) {
       const beginning = await localPlanning.beginRun({ runId });
       if (beginning.admission === 'start') return beginning.plan;
-      if (beginning.admission === 'prepare') return remotePlanning.startRun({ runId });
+      if (beginning.admission === 'prepare') return await prepared();
       if (beginning.admission === 'gone') return null;
       admitted = false;
       await condition(() => admitted, QUEUED_RUN_RECHECK);
