@@ -52,10 +52,6 @@ export const QUEUED_RUN_RECHECK = '1 minute';
 
 /** Marks the histories in which a replayed tool call could end the run. */
 const REPLAY_MISS_PATCH = 'replay-miss-ends-run';
-/** Marks the histories whose tool calls wait out a refusal of their project's share of a worker's slots. */
-const SLOT_WAITS_PATCH = 'tool-calls-wait-for-slots';
-/** Marks the histories whose slow start waits out such a refusal. */
-const START_SLOT_WAITS_PATCH = 'run-starts-wait-for-slots';
 
 // Bookkeeping and the start of a run as local activities: run by the worker that runs the workflow,
 // within its workflow task, with no activity task to dispatch and no workflow task to wake afterwards,
@@ -150,9 +146,8 @@ export async function agentRunWorkflow({ runId }: { runId: string }): Promise<vo
 
   /** A slow start; one refused for the project's share of the worker's slots is not made, and asked again after a wait. */
   const prepared = async (): Promise<RunPlan> => {
-    const waitsForSlot = patched(START_SLOT_WAITS_PATCH);
     for (let refusals = 0; ; refusals++) {
-      const plan = await remotePlanning.startRun(waitsForSlot ? { runId, waitsForSlot } : { runId });
+      const plan = await remotePlanning.startRun({ runId, waitsForSlot: true });
       if (!('slotsTaken' in plan)) return plan;
       await sleep(waitAfterRefusal(refusals, Math.random()));
     }
@@ -224,9 +219,8 @@ export async function agentRunWorkflow({ runId }: { runId: string }): Promise<vo
       await Promise.all(
         toolCalls.map(async (toolCall, i) => {
           try {
-            const call = { runId, stepIndex: first + i, toolCall };
-            const waitsForSlot = patched(SLOT_WAITS_PATCH);
-            let outcome = await tools.callTool(waitsForSlot ? { ...call, waitsForSlot } : call);
+            const call = () => tools.callTool({ runId, stepIndex: first + i, toolCall, waitsForSlot: true });
+            let outcome = await call();
             for (let refusals = 0; ;) {
               if (outcome?.slotsTaken) {
                 // Refused for the project's share of the worker's slots, and not made: asked again after a wait.
@@ -240,7 +234,7 @@ export async function agentRunWorkflow({ runId }: { runId: string }): Promise<vo
                   Math.max(1, Math.min(expiresAtMs + APPROVAL_EXPIRY_MARGIN_MS - Date.now(), APPROVAL_RECHECK_MS)),
                 );
               } else break;
-              outcome = await tools.callTool(waitsForSlot ? { ...call, waitsForSlot } : call);
+              outcome = await call();
             }
             // A replayed run's call with no recorded answer: the run ends with it (no earlier history has one).
             if (outcome?.replayMiss && patched(REPLAY_MISS_PATCH)) missed ??= outcome.replayMiss;

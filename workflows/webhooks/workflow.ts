@@ -14,8 +14,6 @@ type Activities = ReturnType<typeof createWebhookActivities>;
 
 /** Workflows that scheduled their attempts before attempts heartbeated go on without heartbeats, so that they replay. */
 export const ATTEMPT_HEARTBEATS_PATCH = 'webhook-attempt-heartbeats';
-/** Workflows that scheduled their attempts before a project's attempts were shared out are never refused one. */
-export const SHARED_ATTEMPTS_PATCH = 'webhook-attempt-shares';
 
 // Bookkeeping outlasts a database outage: its attempts are not the endpoint's.
 const { failWebhookDelivery } = proxyActivities<Activities>({
@@ -29,7 +27,7 @@ export async function webhookDeliveryWorkflow({ deliveryId, retry, attemptsMade 
   if (attemptsMade > 0) await sleep(waitAfter(attemptsMade));
   const heartbeating = patched(ATTEMPT_HEARTBEATS_PATCH);
   try {
-    if (heartbeating && patched(SHARED_ATTEMPTS_PATCH)) {
+    if (heartbeating) {
       // An attempt refused for its project's share of the slots was not made: waited out, and asked again.
       let made = attemptsMade;
       for (let refusals = 0; ; refusals++) {
@@ -39,9 +37,6 @@ export async function webhookDeliveryWorkflow({ deliveryId, retry, attemptsMade 
         made = refused.attemptsMade;
         await sleep(waitAfterRefusal(refusals, Math.random()));
       }
-    } else if (heartbeating) {
-      const { attemptWebhookDelivery } = heartbeatingAttempts(retry.maximumAttempts - attemptsMade);
-      await attemptWebhookDelivery(deliveryId, attemptsMade, retry.initialIntervalMs);
     } else {
       const { attemptWebhookDelivery } = proxyActivities<Activities>({
         taskQueue: WEBHOOK_TASK_QUEUE,
