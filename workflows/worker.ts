@@ -62,7 +62,7 @@ export async function createWorker(settings: WorkerSettings): Promise<{ worker: 
     const runInterceptors = [
       settings.poolProjectId
         ? projectGuard(settings.db, taskQueue, settings.poolProjectId)
-        : slotShares(projectOf, new SlotShares(HOST_CALL_SLOTS_PER_PROJECT, reportSlotsTaken)),
+        : slotShares(projectOf, new SlotShares(settings.fairShare?.hostCallsPerProject ?? HOST_CALL_SLOTS_PER_PROJECT, reportSlotsTaken)),
       ...(shares.enabled ? [fairShares(projectOf, shares)] : []),
     ];
     const shutdownGraceTime = activityGraceMs(settings.shutdownGraceSeconds);

@@ -443,25 +443,28 @@ describe('the Helm chart and the Dockerfile', function () {
     await assertListSetting('worker.dnsServers', 'AGENTPLANE_DNS_SERVERS', ['10.96.0.10', '10.96.0.11:5353'], 'dns.example.com');
   });
 
-  it('gives workers the fair shares of worker.fairShare, and refuses a share past 100 percent', async () => {
+  it('gives workers the fair shares of worker.fairShare, and refuses a share past 100 percent or 100 slots', async () => {
     const config = (manifests: Manifest[]) =>
       manifests.find((m) => m.kind === 'ConfigMap' && m.metadata.name === 'ap-agentplane-config')!.data as Record<string, string>;
     const defaults = config(await render('defaults-values.yaml'));
     assert.equal(defaults.AGENTPLANE_WORKER_FAIR_SHARE_BUSY_PERCENT, '30');
     assert.equal(defaults.AGENTPLANE_WORKER_FAIR_SHARE_MAX_WAIT_MS, '2000');
+    assert.equal(defaults.AGENTPLANE_WORKER_HOST_CALLS_PER_PROJECT, '25');
     const off = config(await render('defaults-values.yaml', 'worker.fairShare.maxWaitMs=0'));
     assert.equal(off.AGENTPLANE_WORKER_FAIR_SHARE_MAX_WAIT_MS, '0');
-    const wrong = await helm([
-      'template',
-      'ap',
-      chart,
-      '-f',
-      join(chart, 'ci', 'defaults-values.yaml'),
-      '--set',
-      'worker.fairShare.busyPercent=101',
-    ]);
-    assert.notEqual(wrong.code, 0);
-    assert.match(wrong.stderr, /fairShare\/busyPercent/);
+    for (const value of ['busyPercent', 'hostCallsPerProject']) {
+      const wrong = await helm([
+        'template',
+        'ap',
+        chart,
+        '-f',
+        join(chart, 'ci', 'defaults-values.yaml'),
+        '--set',
+        `worker.fairShare.${value}=101`,
+      ]);
+      assert.notEqual(wrong.code, 0);
+      assert.match(wrong.stderr, new RegExp(`fairShare/${value}`));
+    }
   });
 
   it('gives the controller a key of its own, which the API registers, never the admin key, and runs worker pools in the release namespace', async () => {

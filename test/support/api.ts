@@ -30,6 +30,7 @@ import type { DeclaredWorkerPool } from '../../api/routes/networks/worker-pool.j
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../../workflows/webhooks/client.js';
 import { temporalConnection } from '../../workflows/temporal-connection.js';
 import { postgres, scratch, temporal, testLog } from './services.js';
+import type { FairShareSettings } from '../../workflows/project-shares.js';
 
 export interface TestApi {
   url: string;
@@ -96,6 +97,8 @@ export interface TestApiOptions {
   workerPools?: DeclaredWorkerPool[];
   /** A database of its own (`isolatedDatabase`) rather than the shared one. */
   db?: Db;
+  /** AGENTPLANE_WORKER_FAIR_SHARE_*, AGENTPLANE_WORKER_HOST_CALLS_PER_PROJECT: the worker's shares; the defaults when absent. */
+  fairShare?: FairShareSettings;
 }
 
 export async function startTestApi(options: TestApiOptions = {}): Promise<TestApi> {
@@ -131,6 +134,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     consoleDir: options.consoleDir,
     metricsPort: options.metricsPort,
     workerPools: options.workerPools,
+    fairShare: options.fairShare,
     close: async () => connection.close(),
   };
   await prepareDatabase(services.db, bootstrapKey, log);

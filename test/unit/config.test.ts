@@ -47,7 +47,7 @@ describe('configuration from the environment', () => {
       },
       taskQueue: 'agentplane',
       extractionConcurrency: undefined,
-      fairShare: { busyUtilization: 0.3, maxWaitMs: 2000 },
+      fairShare: { busyUtilization: 0.3, maxWaitMs: 2000, hostCallsPerProject: 25 },
       rateLimits: { requestsPerMinute: undefined, concurrentRuns: undefined },
       basePath: '',
       sessionTtlSeconds: 28_800,
@@ -80,6 +80,7 @@ describe('configuration from the environment', () => {
       AGENTPLANE_EXTRACTION_CONCURRENCY: '3',
       AGENTPLANE_WORKER_FAIR_SHARE_BUSY_PERCENT: '50',
       AGENTPLANE_WORKER_FAIR_SHARE_MAX_WAIT_MS: '500',
+      AGENTPLANE_WORKER_HOST_CALLS_PER_PROJECT: '40',
       AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE: '600',
       AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS: '4',
       AGENTPLANE_WEBHOOK_ALLOW_PRIVATE: 'true',
@@ -138,7 +139,7 @@ describe('configuration from the environment', () => {
       },
       taskQueue: 'network.support.desk',
       extractionConcurrency: 3,
-      fairShare: { busyUtilization: 0.5, maxWaitMs: 500 },
+      fairShare: { busyUtilization: 0.5, maxWaitMs: 500, hostCallsPerProject: 40 },
       rateLimits: { requestsPerMinute: 600, concurrentRuns: 4 },
       basePath: '/agentplane',
       sessionTtlSeconds: 3600,
@@ -247,12 +248,17 @@ describe('configuration from the environment', () => {
     }
   });
 
-  describe('AGENTPLANE_WORKER_FAIR_SHARE_BUSY_PERCENT and AGENTPLANE_WORKER_FAIR_SHARE_MAX_WAIT_MS', () => {
+  describe('AGENTPLANE_WORKER_FAIR_SHARE_BUSY_PERCENT, AGENTPLANE_WORKER_FAIR_SHARE_MAX_WAIT_MS and AGENTPLANE_WORKER_HOST_CALLS_PER_PROJECT', () => {
+    it("give one project's calls to its hosts 25 of a worker's 100 activity slots by default, and take 1 to 100", () => {
+      assert.equal(readConfig({ AGENTPLANE_WORKER_HOST_CALLS_PER_PROJECT: '100' }).fairShare.hostCallsPerProject, 100);
+      assert.equal(readConfig({ AGENTPLANE_WORKER_HOST_CALLS_PER_PROJECT: '1' }).fairShare.hostCallsPerProject, 1);
+    });
+
     it('turn projects from 30% busy, for at most 2 s, by default, and take 0 to 100% and 0 to 60,000 ms', () => {
-      assert.deepEqual(readConfig({}).fairShare, { busyUtilization: 0.3, maxWaitMs: 2000 });
+      assert.deepEqual(readConfig({}).fairShare, { busyUtilization: 0.3, maxWaitMs: 2000, hostCallsPerProject: 25 });
       assert.deepEqual(
         readConfig({ AGENTPLANE_WORKER_FAIR_SHARE_BUSY_PERCENT: '100', AGENTPLANE_WORKER_FAIR_SHARE_MAX_WAIT_MS: '0' }).fairShare,
-        { busyUtilization: 1, maxWaitMs: 0 },
+        { busyUtilization: 1, maxWaitMs: 0, hostCallsPerProject: 25 },
       );
     });
 
@@ -261,6 +267,8 @@ describe('configuration from the environment', () => {
       ['AGENTPLANE_WORKER_FAIR_SHARE_BUSY_PERCENT', '0.5'],
       ['AGENTPLANE_WORKER_FAIR_SHARE_MAX_WAIT_MS', '60001'],
       ['AGENTPLANE_WORKER_FAIR_SHARE_MAX_WAIT_MS', 'soon'],
+      ['AGENTPLANE_WORKER_HOST_CALLS_PER_PROJECT', '0'],
+      ['AGENTPLANE_WORKER_HOST_CALLS_PER_PROJECT', '101'],
     ];
     for (const [name, text] of refused) {
       it(`rejects ${name}='${text}', naming the variable and the value`, () => {
