@@ -18,22 +18,20 @@ import type { Context } from '@temporalio/activity';
 import type { ActivityInboundCallsInterceptor, ActivityInterceptorsFactory } from '@temporalio/worker';
 import { LRUCache } from 'lru-cache';
 import type { Queryable } from '../records/db.js';
-import { HOST_CALL_SLOTS_PER_PROJECT } from './slot-shares.js';
 
 export interface FairShareSettings {
   /** The loop's utilisation (0 to 1) above which projects take turns; at 1 they never do. */
   busyUtilization: number;
   /** The longest an activity waits for its project's turn; at 0 none waits. */
   maxWaitMs: number;
-  /** Of a worker's activity slots, the most one project's calls to the hosts its agents name may hold (`slot-shares.ts`). */
+  /**
+   * Of a worker's activity slots, the most one project's calls to the hosts its agents name may hold
+   * (`slot-shares.ts`); `HOST_CALL_SLOTS_PER_PROJECT` when absent.
+   */
   hostCallsPerProject?: number;
 }
 
-export const DEFAULT_FAIR_SHARE: FairShareSettings = {
-  busyUtilization: 0.3,
-  maxWaitMs: 2_000,
-  hostCallsPerProject: HOST_CALL_SLOTS_PER_PROJECT,
-};
+export const DEFAULT_FAIR_SHARE: FairShareSettings = { busyUtilization: 0.3, maxWaitMs: 2_000 };
 
 const TICK_MS = 100;
 // Use (and the loop's utilisation) halve in this long: a project's past weighs for a few seconds.

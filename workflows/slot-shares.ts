@@ -41,11 +41,7 @@ export class SlotShares {
   /** Does `work` for `projectId` if the project has room, counting it while it lasts; refuses it otherwise. */
   async run<T>(projectId: string, work: () => Promise<T>): Promise<T> {
     const giveBack = this.take(projectId);
-    if (!giveBack)
-      throw ApplicationFailure.retryable(
-        `The call was not made: ${this.perProject} calls of this project to the hosts its agents name are already under way on this worker, the most one project may have.`,
-        SLOTS_TAKEN,
-      );
+    if (!giveBack) throw this.refusal();
     try {
       return await work();
     } finally {
@@ -69,6 +65,14 @@ export class SlotShares {
       if (left === 0) this.held.delete(projectId);
       else this.held.set(projectId, left);
     };
+  }
+
+  /** The failure a call refused its slot fails with, to be retried. */
+  refusal(): ApplicationFailure {
+    return ApplicationFailure.retryable(
+      `The call was not made: ${this.perProject} calls of this project to the hosts its agents name are already under way on this worker, the most one project may have.`,
+      SLOTS_TAKEN,
+    );
   }
 
   private refused(projectId: string): void {
@@ -106,9 +110,12 @@ export function slotShares(projectOf: ProjectOfActivity, shares: SlotShares): Ac
         if (ctx.info.isLocal || !HOST_CALLS.has(ctx.info.activityType)) return next(input);
         const projectId = await projectOf(input.args[0]);
         if (!projectId) return next(input);
-        if (!(input.args[0] as { waitsForSlot?: unknown }).waitsForSlot) return shares.run(projectId, () => next(input));
         const giveBack = shares.take(projectId);
-        if (!giveBack) return { slotsTaken: { perProject: shares.perProject } } satisfies SlotRefusal;
+        if (!giveBack) {
+          if ((input.args[0] as { waitsForSlot?: unknown }).waitsForSlot)
+            return { slotsTaken: { perProject: shares.perProject } } satisfies SlotRefusal;
+          throw shares.refusal();
+        }
         try {
           return await next(input);
         } finally {

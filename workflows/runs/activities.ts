@@ -232,8 +232,10 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
   };
 
   return {
-    /** The start beginRun leaves to an activity of its own, once the run is admitted. */
-    /** `waitsForSlot`: the workflow waits out a refusal of the project's share of the worker's slots (`slot-shares.ts`). */
+    /**
+     * The start beginRun leaves to an activity of its own, once the run is admitted. `waitsForSlot`: the workflow
+     * waits out a refusal of the project's share of the worker's slots (`slot-shares.ts`).
+     */
     async startRun({ runId }: { runId: string; waitsForSlot?: boolean }): Promise<RunPlan | SlotRefusal> {
       const { run, agent } = await runAndAgent(runId);
       return start(run, agent);
@@ -315,9 +317,9 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
     /**
      * One tool call, past the tool's policy and approval (tool-gate.ts); its result (an error included) is recorded
      * for the model to read. A call waiting for a person's decision returns at once, saying until when it waits:
-     * the workflow calls again once the decision comes, or its time is up.
+     * the workflow calls again once the decision comes, or its time is up. `waitsForSlot`: the workflow waits out
+     * a refusal of the project's share of the worker's slots (`slot-shares.ts`).
      */
-    /** `waitsForSlot`: the workflow waits out a refusal of the project's share of the worker's slots (`slot-shares.ts`). */
     async callTool({
       runId,
       stepIndex,
