@@ -15,14 +15,17 @@ import { newTenant } from '../test/support/api.js';
 import { ApiClient } from '../test/support/client.js';
 import type { Queryable } from '../records/db.js';
 import type { Battleground, RemoteHosts } from '../test/hostile/battleground.js';
-import { prepareSteadyTenant } from '../test/hostile/steady-tenant.js';
+import { prepareSteadyTenant, type SteadyOutcome, type SteadyTenant } from '../test/hostile/steady-tenant.js';
+import { eventually } from '../test/support/eventually.js';
 import { ABUSES } from './isolation-abuses.js';
 import type { HostileAnswer, HostileCommand } from './hostile-tenant.js';
 import { BENCH_MODEL, latencyOf, type LatencyFigures } from './runs.js';
 
 export interface IsolationSettings {
   warmups: number;
-  /** Runs measured alone, and under all the attacks at once. */
+  /** Rounds of runs alone and under all the attacks at once, in turns; the figures pool them. */
+  rounds: number;
+  /** Runs measured alone, and under all the attacks at once, in each round. */
   samples: number;
   /** Runs measured under each attack on its own. */
   samplesPerAttack: number;
@@ -52,6 +55,13 @@ export interface IsolationFigures {
   p99Ratio: number;
   /** The paced tenant alone and under all the attacks at once. */
   paced: { alone: SteadyFigures; underAll: SteadyFigures; p50Ratio: number; p99Ratio: number };
+  /** Each round's own p99 ratios, closed-loop and paced: how far one round's figure strays from the pooled one. */
+  rounds: IsolationRound[];
+}
+
+export interface IsolationRound {
+  p99Ratio: number;
+  pacedP99Ratio: number;
 }
 
 export interface IsolationTarget {
@@ -140,31 +150,39 @@ export async function measureIsolation(target: IsolationTarget, settings: Isolat
     target.hosts,
   );
   try {
-    return await measureWith(steady, attacker, settings);
+    return await measureWith(steady, attacker, hostile.admin, settings);
   } finally {
     await attacker.end();
   }
 }
 
+function figuresOf(outcomes: SteadyOutcome[]): SteadyFigures {
+  return { ...latencyOf(outcomes.flatMap((o) => o.latenciesMs)), failures: outcomes.flatMap((o) => o.failures) };
+}
+
+// The longest the hostile tenant's stopped abuses may take to wind down before the steady tenant is measured alone.
+const WIND_DOWN_MS = 120_000;
+
 async function measureWith(
-  steady: Awaited<ReturnType<typeof prepareSteadyTenant>>,
+  steady: SteadyTenant,
   attacker: HostileTenant,
+  hostile: ApiClient,
   settings: IsolationSettings,
 ): Promise<IsolationFigures> {
   const stop = (name: string) => attacker.command({ type: 'stop', name });
-  const measured = async (samples: number, everyMs = 0): Promise<SteadyFigures> => {
-    const { latenciesMs, failures } = await steady.work(samples, {
-      atOnce: settings.atOnce,
-      webhooks: false,
-      maxFailures: settings.maxFailures,
-      everyMs,
-    });
-    return { ...latencyOf(latenciesMs), failures };
-  };
+  const measured = (samples: number, everyMs = 0): Promise<SteadyOutcome> =>
+    steady.work(samples, { atOnce: settings.atOnce, webhooks: false, maxFailures: settings.maxFailures, everyMs });
+  // Alone means alone: the runs and calls of the abuses just stopped have ended (cancelled runs included).
+  const woundDown = () =>
+    eventually(
+      async () => {
+        const response = await hostile.get('/v1/runs?status=queued,in_progress,requires_action&limit=1');
+        if (response.status !== 200 || response.body.data.length > 0) throw new Error(`the hostile tenant's runs are still under way`);
+      },
+      { timeoutMs: WIND_DOWN_MS, intervalMs: 500 },
+    );
 
   await steady.work(settings.warmups, { atOnce: settings.atOnce, webhooks: false });
-  const alone = await measured(settings.samples);
-  const pacedAlone = await measured(settings.samples, settings.pacedEveryMs);
   const byAttack: Record<string, SteadyFigures> = {};
   for (const [name] of ABUSES) {
     console.log(`  under: ${name}`);
@@ -177,33 +195,65 @@ async function measureWith(
       byAttack[name] = { ...latencyOf([]), failures: [`the attack could not begin: ${failed.message}`] };
       continue;
     }
-    byAttack[name] = await measured(settings.samplesPerAttack);
+    byAttack[name] = figuresOf([await measured(settings.samplesPerAttack)]);
     await stop(name);
   }
-  console.log('  under all attacks at once');
-  const begun: string[] = [];
-  for (const [name] of ABUSES)
-    if (
-      await attacker.command({ type: 'start', name }).then(
-        () => true,
-        () => false,
+
+  // Alone and under attack in turns, the order swapped each round, so that what changes over the run (tables
+  // that grow, a machine that gets busier) weighs on both sides alike.
+  const alone: SteadyOutcome[] = [];
+  const pacedAlone: SteadyOutcome[] = [];
+  const underAll: SteadyOutcome[] = [];
+  const pacedUnderAll: SteadyOutcome[] = [];
+  const rounds: IsolationRound[] = [];
+  const aloneRound = async () => {
+    await woundDown();
+    const figures = [await measured(settings.samples), await measured(settings.samples, settings.pacedEveryMs)] as const;
+    alone.push(figures[0]);
+    pacedAlone.push(figures[1]);
+    return figures;
+  };
+  const attackedRound = async () => {
+    const begun: string[] = [];
+    for (const [name] of ABUSES)
+      if (
+        await attacker.command({ type: 'start', name }).then(
+          () => true,
+          () => false,
+        )
       )
-    )
-      begun.push(name);
-  const underAll = await measured(settings.samples);
-  const pacedUnderAll = await measured(settings.samples, settings.pacedEveryMs);
-  for (const name of begun) await stop(name);
+        begun.push(name);
+    const figures = [await measured(settings.samples), await measured(settings.samples, settings.pacedEveryMs)] as const;
+    for (const name of begun) await stop(name);
+    underAll.push(figures[0]);
+    pacedUnderAll.push(figures[1]);
+    return figures;
+  };
+  for (let round = 0; round < settings.rounds; round++) {
+    console.log(
+      `  round ${round + 1} of ${settings.rounds}: ${round % 2 === 0 ? 'alone, then under all attacks at once' : 'under all attacks at once, then alone'}`,
+    );
+    let quiet, attacked;
+    if (round % 2 === 0) {
+      quiet = await aloneRound();
+      attacked = await attackedRound();
+    } else {
+      attacked = await attackedRound();
+      quiet = await aloneRound();
+    }
+    rounds.push({
+      p99Ratio: figuresOf([attacked[0]]).p99Ms / figuresOf([quiet[0]]).p99Ms,
+      pacedP99Ratio: figuresOf([attacked[1]]).p99Ms / figuresOf([quiet[1]]).p99Ms,
+    });
+  }
+  const pooled = { alone: figuresOf(alone), underAll: figuresOf(underAll) };
+  const paced = { alone: figuresOf(pacedAlone), underAll: figuresOf(pacedUnderAll) };
   return {
-    alone,
+    ...pooled,
     byAttack,
-    underAll,
-    p50Ratio: underAll.p50Ms / alone.p50Ms,
-    p99Ratio: underAll.p99Ms / alone.p99Ms,
-    paced: {
-      alone: pacedAlone,
-      underAll: pacedUnderAll,
-      p50Ratio: pacedUnderAll.p50Ms / pacedAlone.p50Ms,
-      p99Ratio: pacedUnderAll.p99Ms / pacedAlone.p99Ms,
-    },
+    p50Ratio: pooled.underAll.p50Ms / pooled.alone.p50Ms,
+    p99Ratio: pooled.underAll.p99Ms / pooled.alone.p99Ms,
+    paced: { ...paced, p50Ratio: paced.underAll.p50Ms / paced.alone.p50Ms, p99Ratio: paced.underAll.p99Ms / paced.alone.p99Ms },
+    rounds,
   };
 }
