@@ -9,9 +9,11 @@ const LONGEST_REFUSAL_WAIT_MS = 60_000;
 
 /**
  * The wait after the nth refusal in a row (from 0), spread by `jitter` (from 0 to 1) over its second half, so
- * that calls refused together are not asked again together.
+ * that calls refused together are not asked again together; `factor` times longer (up to the longest wait) when
+ * the worker answered that the project's calls are being refused faster than it asks them back
+ * (`SlotRefusal.slotsTaken.waitFactor`).
  */
-export function waitAfterRefusal(refusals: number, jitter: number): number {
-  const longest = Math.min(FIRST_REFUSAL_WAIT_MS * 2 ** refusals, LONGEST_REFUSAL_WAIT_MS);
+export function waitAfterRefusal(refusals: number, jitter: number, factor = 1): number {
+  const longest = Math.min(FIRST_REFUSAL_WAIT_MS * 2 ** refusals * Math.max(1, factor), LONGEST_REFUSAL_WAIT_MS);
   return Math.round(longest * (0.5 + jitter / 2));
 }

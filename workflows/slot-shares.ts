@@ -27,15 +27,28 @@ const HOST_CALLS = new Set(['callTool', 'startRun']);
 export const SLOTS_TAKEN = 'project_slots_taken';
 // A project refused again and again is logged once this often, not at every refusal.
 const REPORT_EVERY_MS = 60_000;
+/**
+ * How often a project's waiting calls may ask again for a slot on one worker, all together: each refusal costs
+ * the worker, Temporal and the run's history as much as a short activity, and a project with a hundred calls
+ * waiting would otherwise ask a hundred times for each time one of them gets in.
+ */
+export const ASKS_PER_SECOND = 4;
+// The span over which a project's refusals are counted: its rate of refusals decays by e over this long.
+const REFUSAL_RATE_SPAN_MS = 2_000;
+// The most times its usual wait a refused call is asked to wait (the longest wait bounds it as well).
+const MOST_WAIT_FACTOR = 60;
 
 export class SlotShares {
   private readonly held = new Map<string, number>();
   private readonly reported = new Map<string, number>();
+  /** Each project's refusals a second, decayed over REFUSAL_RATE_SPAN_MS, as of when it was last refused. */
+  private readonly refusalRates = new Map<string, { perSecond: number; at: number }>();
 
   /** `report` hears of a project's first refusal, and then at most once a minute. */
   constructor(
     readonly perProject: number,
     private readonly report: (projectId: string, perProject: number) => void = () => undefined,
+    private readonly now: () => number = Date.now,
   ) {}
 
   /** Does `work` for `projectId` if the project has room, counting it while it lasts; refuses it otherwise. */
@@ -75,12 +88,30 @@ export class SlotShares {
     );
   }
 
+  /**
+   * How many times its usual wait a refused call of `projectId` should wait, so that the project's calls ask
+   * again about `ASKS_PER_SECOND` times a second on this worker however many of them wait; 1 for a project refused
+   * less often than that.
+   */
+  waitFactor(projectId: string): number {
+    const perSecond = this.refusalRate(projectId, this.now());
+    return Math.min(MOST_WAIT_FACTOR, Math.max(1, Math.round((perSecond / ASKS_PER_SECOND) * 10) / 10));
+  }
+
+  /** The project's refusals a second as of `now`. */
+  private refusalRate(projectId: string, now: number): number {
+    const rate = this.refusalRates.get(projectId);
+    return rate ? rate.perSecond * Math.exp(-(now - rate.at) / REFUSAL_RATE_SPAN_MS) : 0;
+  }
+
   private refused(projectId: string): void {
-    const now = Date.now();
+    const now = this.now();
+    this.refusalRates.set(projectId, { perSecond: this.refusalRate(projectId, now) + 1000 / REFUSAL_RATE_SPAN_MS, at: now });
     if (now - (this.reported.get(projectId) ?? -Infinity) < REPORT_EVERY_MS) return;
     this.reported.set(projectId, now);
     // Projects that stopped being refused are forgotten with the next report.
     for (const [project, at] of this.reported) if (now - at >= REPORT_EVERY_MS) this.reported.delete(project);
+    for (const [project, { at }] of this.refusalRates) if (now - at >= REPORT_EVERY_MS) this.refusalRates.delete(project);
     this.report(projectId, this.perProject);
   }
 
@@ -96,7 +127,15 @@ export class SlotShares {
  * of the call's attempts.
  */
 export interface SlotRefusal {
-  slotsTaken: { perProject: number };
+  slotsTaken: {
+    perProject: number;
+    /**
+     * How many times its usual wait the call should wait: more than 1 while its project's calls are refused
+     * faster than `ASKS_PER_SECOND` on this worker, so that a project's waiting calls ask again about that
+     * often however many of them wait. Absent from refusals recorded before it was answered.
+     */
+    waitFactor?: number;
+  };
 }
 
 /**
@@ -113,7 +152,7 @@ export function slotShares(projectOf: ProjectOfActivity, shares: SlotShares): Ac
         const giveBack = shares.take(projectId);
         if (!giveBack) {
           if ((input.args[0] as { waitsForSlot?: unknown }).waitsForSlot)
-            return { slotsTaken: { perProject: shares.perProject } } satisfies SlotRefusal;
+            return { slotsTaken: { perProject: shares.perProject, waitFactor: shares.waitFactor(projectId) } } satisfies SlotRefusal;
           throw shares.refusal();
         }
         try {

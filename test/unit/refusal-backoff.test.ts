@@ -15,4 +15,11 @@ describe('the waits of a call refused for its share of the slots', () => {
     assert.equal(waitAfterRefusal(3, 0.5), 6_000);
     assert.equal(waitAfterRefusal(6, 0), 30_000);
   });
+
+  it('waits as many times longer as the worker asks, up to a minute, and never less than its usual wait', () => {
+    assert.equal(waitAfterRefusal(0, 1, 5), 5_000);
+    assert.equal(waitAfterRefusal(2, 0, 2.5), 5_000);
+    assert.equal(waitAfterRefusal(3, 1, 20), 60_000);
+    assert.equal(waitAfterRefusal(1, 1, 0.2), 2_000);
+  });
 });

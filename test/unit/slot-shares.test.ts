@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { ApplicationFailure } from '@temporalio/activity';
-import { SLOTS_TAKEN, SlotShares } from '../../workflows/slot-shares.js';
+import { ASKS_PER_SECOND, SLOTS_TAKEN, SlotShares } from '../../workflows/slot-shares.js';
 
 /** A call that lasts until its `end` is called. */
 function hanging(): { work: () => Promise<string>; end: () => void } {
@@ -76,5 +76,28 @@ describe("a worker's activity slots among projects", () => {
     assert.deepEqual(shares.usage(), new Map([['proj_b', 1]]));
     assert.ok(shares.take('proj_a'));
     assert.equal(shares.take('proj_a'), null);
+  });
+
+  it("asks a project's refused calls to wait longer once they are refused faster than it lets them ask, however many wait, and only that project's", () => {
+    let now = 0;
+    const shares = new SlotShares(1, undefined, () => now);
+    assert.ok(shares.take('proj_a'));
+    assert.ok(shares.take('proj_b'));
+    // A few calls waiting ask again at their usual pace.
+    for (let i = 0; i < 6; i++) assert.equal(shares.take('proj_a'), null);
+    assert.equal(shares.waitFactor('proj_a'), 1);
+    // A hundred refused at once: each waits many times longer, so that together they ask far less often.
+    for (let i = 0; i < 100; i++) assert.equal(shares.take('proj_a'), null);
+    const factor = shares.waitFactor('proj_a');
+    assert.ok(factor >= 40 / ASKS_PER_SECOND && factor <= 60, String(factor));
+    assert.equal(shares.take('proj_b'), null);
+    assert.equal(shares.waitFactor('proj_b'), 1);
+    assert.equal(shares.waitFactor('proj_c'), 1);
+    // Once they stop being refused, the project's rate fades: a call refused ten seconds later waits less long.
+    now = 10_000;
+    assert.equal(shares.take('proj_a'), null);
+    assert.ok(shares.waitFactor('proj_a') < factor / 5, String(shares.waitFactor('proj_a')));
+    now = 60_000;
+    assert.equal(shares.waitFactor('proj_a'), 1);
   });
 });

@@ -149,7 +149,7 @@ export async function agentRunWorkflow({ runId }: { runId: string }): Promise<vo
     for (let refusals = 0; ; refusals++) {
       const plan = await remotePlanning.startRun({ runId, waitsForSlot: true });
       if (!('slotsTaken' in plan)) return plan;
-      await sleep(waitAfterRefusal(refusals, Math.random()));
+      await sleep(waitAfterRefusal(refusals, Math.random(), plan.slotsTaken.waitFactor));
     }
   };
 
@@ -224,7 +224,7 @@ export async function agentRunWorkflow({ runId }: { runId: string }): Promise<vo
             for (let refusals = 0; ;) {
               if (outcome?.slotsTaken) {
                 // Refused for the project's share of the worker's slots, and not made: asked again after a wait.
-                await sleep(waitAfterRefusal(refusals++, Math.random()));
+                await sleep(waitAfterRefusal(refusals++, Math.random(), outcome.slotsTaken.waitFactor));
               } else if (outcome?.awaitingApproval) {
                 // A call waiting for a person: until the decision comes or its time is up, then the call is made again.
                 const { approvalId, expiresAtMs } = outcome.awaitingApproval;
