@@ -28,9 +28,9 @@ export const SLOTS_TAKEN = 'project_slots_taken';
 // A project refused again and again is logged once this often, not at every refusal.
 const REPORT_EVERY_MS = 60_000;
 /**
- * How often a project's waiting calls may ask again for a slot on one worker, all together: each refusal costs
- * the worker, Temporal and the run's history as much as a short activity, and a project with a hundred calls
- * waiting would otherwise ask a hundred times for each time one of them gets in.
+ * The refusals a second of a project on one worker past which its refused calls are asked to wait longer than
+ * usual: each refusal costs the worker, Temporal and the run's history as much as a short activity, and a project
+ * with a hundred calls waiting would otherwise ask a hundred times for each time one of them gets in.
  */
 export const ASKS_PER_SECOND = 4;
 // The span over which a project's refusals are counted: its rate of refusals decays by e over this long.
@@ -89,9 +89,9 @@ export class SlotShares {
   }
 
   /**
-   * How many times its usual wait a refused call of `projectId` should wait, so that the project's calls ask
-   * again about `ASKS_PER_SECOND` times a second on this worker however many of them wait; 1 for a project refused
-   * less often than that.
+   * How many times its usual wait a refused call of `projectId` should wait: its project's refusals a second on
+   * this worker ÷ `ASKS_PER_SECOND`, so that a burst of waiting calls spreads out; 1 for a project refused less
+   * often than that.
    */
   waitFactor(projectId: string): number {
     const perSecond = this.refusalRate(projectId, this.now());
@@ -131,8 +131,8 @@ export interface SlotRefusal {
     perProject: number;
     /**
      * How many times its usual wait the call should wait: more than 1 while its project's calls are refused
-     * faster than `ASKS_PER_SECOND` on this worker, so that a project's waiting calls ask again about that
-     * often however many of them wait. Absent from refusals recorded before it was answered.
+     * faster than `ASKS_PER_SECOND` on this worker, so that a burst of waiting calls spreads out. Absent from
+     * refusals recorded before it was answered.
      */
     waitFactor?: number;
   };

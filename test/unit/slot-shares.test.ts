@@ -78,7 +78,7 @@ describe("a worker's activity slots among projects", () => {
     assert.equal(shares.take('proj_a'), null);
   });
 
-  it("asks a project's refused calls to wait longer once they are refused faster than it lets them ask, however many wait, and only that project's", () => {
+  it("asks a project's refused calls to wait longer once they are refused faster than it lets them ask, and only that project's", () => {
     let now = 0;
     const shares = new SlotShares(1, undefined, () => now);
     assert.ok(shares.take('proj_a'));
