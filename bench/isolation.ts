@@ -206,9 +206,11 @@ async function measureWith(
   const underAll: SteadyOutcome[] = [];
   const pacedUnderAll: SteadyOutcome[] = [];
   const rounds: IsolationRound[] = [];
+  /** The closed-loop runs, then the paced ones. */
+  const bothWays = async () => [await measured(settings.samples), await measured(settings.samples, settings.pacedEveryMs)] as const;
   const aloneRound = async () => {
     await woundDown();
-    const figures = [await measured(settings.samples), await measured(settings.samples, settings.pacedEveryMs)] as const;
+    const figures = await bothWays();
     alone.push(figures[0]);
     pacedAlone.push(figures[1]);
     return figures;
@@ -223,7 +225,7 @@ async function measureWith(
         )
       )
         begun.push(name);
-    const figures = [await measured(settings.samples), await measured(settings.samples, settings.pacedEveryMs)] as const;
+    const figures = await bothWays();
     for (const name of begun) await stop(name);
     underAll.push(figures[0]);
     pacedUnderAll.push(figures[1]);

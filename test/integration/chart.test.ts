@@ -36,6 +36,13 @@ async function render(valuesFile: string, ...set: string[]): Promise<Manifest[]>
     .filter((m): m is Manifest => m !== null);
 }
 
+/** The stderr of a render the chart refuses (its schema, or a template's own check). */
+async function refusedRender(valuesFile: string, ...set: string[]): Promise<string> {
+  const result = await helm(['template', 'ap', chart, '-f', join(chart, 'ci', valuesFile), ...set.flatMap((s) => ['--set', s])]);
+  assert.notEqual(result.code, 0);
+  return result.stderr;
+}
+
 function assertLockedDown(manifests: Manifest[], atLeast: number): void {
   const pods = podSpecs(manifests);
   assert.ok(pods.length >= atLeast);
@@ -299,17 +306,8 @@ describe('the Helm chart and the Dockerfile', function () {
       ]);
     assert.deepEqual(apiEnv(await render('defaults-values.yaml')), ['20', '1000', '30']);
     assert.deepEqual(apiEnv(await render('defaults-values.yaml', 'api.eventStreams.perKey=5')), ['5', '1000', '30']);
-    const refused = await helm([
-      'template',
-      'ap',
-      chart,
-      '-f',
-      join(chart, 'ci', 'defaults-values.yaml'),
-      '--set',
-      'api.eventStreams.perKey=0',
-    ]);
-    assert.notEqual(refused.code, 0);
-    assert.match(refused.stderr, /perKey/);
+    const refused = await refusedRender('defaults-values.yaml', 'api.eventStreams.perKey=0');
+    assert.match(refused, /perKey/);
   });
 
   it('gives the API its fair admission bounds', async () => {
@@ -378,17 +376,8 @@ describe('the Helm chart and the Dockerfile', function () {
       controller: '55',
       pods: [60, 60, 60],
     });
-    const refused = await helm([
-      'template',
-      'ap',
-      chart,
-      '-f',
-      join(chart, 'ci', 'defaults-values.yaml'),
-      '--set',
-      'shutdownGraceSeconds=0',
-    ]);
-    assert.notEqual(refused.code, 0);
-    assert.match(refused.stderr, /shutdownGraceSeconds/);
+    const refused = await refusedRender('defaults-values.yaml', 'shutdownGraceSeconds=0');
+    assert.match(refused, /shutdownGraceSeconds/);
   });
 
   it('configures the graph and judge models and webhook delivery through the ConfigMap every process reads', async () => {
@@ -453,17 +442,8 @@ describe('the Helm chart and the Dockerfile', function () {
     const off = config(await render('defaults-values.yaml', 'worker.fairShare.maxWaitMs=0'));
     assert.equal(off.AGENTPLANE_WORKER_FAIR_SHARE_MAX_WAIT_MS, '0');
     for (const value of ['busyPercent', 'hostCallsPerProject']) {
-      const wrong = await helm([
-        'template',
-        'ap',
-        chart,
-        '-f',
-        join(chart, 'ci', 'defaults-values.yaml'),
-        '--set',
-        `worker.fairShare.${value}=101`,
-      ]);
-      assert.notEqual(wrong.code, 0);
-      assert.match(wrong.stderr, new RegExp(`fairShare/${value}`));
+      const wrong = await refusedRender('defaults-values.yaml', `worker.fairShare.${value}=101`);
+      assert.match(wrong, new RegExp(`fairShare/${value}`));
     }
   });
 
@@ -506,36 +486,18 @@ describe('the Helm chart and the Dockerfile', function () {
       'api.workerPools[1].project=proj_b',
     );
     assert.deepEqual(apiEnv(pools), { name: 'AGENTPLANE_WORKER_POOLS', value: 'gpu=proj_a,batch=proj_b' });
-    const reserved = await helm([
-      'template',
-      'ap',
-      chart,
-      '-f',
-      join(chart, 'ci', 'defaults-values.yaml'),
-      '--set',
+    const reserved = await refusedRender(
+      'defaults-values.yaml',
       'api.workerPools[0].taskQueue=network.team-a.x',
-      '--set',
       'api.workerPools[0].project=proj_a',
-    ]);
-    assert.notEqual(reserved.code, 0);
-    assert.match(reserved.stderr, /network\.team-a\.x starts with network\., which the controller's pools use/);
+    );
+    assert.match(reserved, /network\.team-a\.x starts with network\., which the controller's pools use/);
   });
 
   it('refuses values the schema does not allow, saying which', async () => {
-    const wrong = await helm([
-      'template',
-      'ap',
-      chart,
-      '-f',
-      join(chart, 'ci', 'defaults-values.yaml'),
-      '--set',
-      'api.replicas=0',
-      '--set',
-      'controller.watchNamespaces[0]=Not_A_Namespace',
-    ]);
-    assert.notEqual(wrong.code, 0);
-    assert.match(wrong.stderr, /api\/replicas': minimum: got 0, want 1/);
-    assert.match(wrong.stderr, /controller\/watchNamespaces\/0/);
+    const wrong = await refusedRender('defaults-values.yaml', 'api.replicas=0', 'controller.watchNamespaces[0]=Not_A_Namespace');
+    assert.match(wrong, /api\/replicas': minimum: got 0, want 1/);
+    assert.match(wrong, /controller\/watchNamespaces\/0/);
     const unknown = await helm(['template', 'ap', chart, '-f', join(chart, 'ci', 'defaults-values.yaml'), '--set', 'replicas=3']);
     assert.match(unknown.stderr, /additional properties 'replicas' not allowed/);
     const missing = await helm(['template', 'ap', chart, '--set', 'layout=production']);
