@@ -4,6 +4,13 @@
  * stack and the same run of the benchmark. What the hostile tenant does to the steady one is the ratio of
  * the steady tenant's latencies under attack to its latencies alone.
  *
+ * The steady tenant works at a pace of its own, as a service calling the platform does: each client starts a
+ * run every so often, whatever the platform does. It is also measured in a closed loop, each client starting
+ * its next run as soon as its last one answered, which takes whatever capacity it is given: alone it keeps
+ * most of a small machine busy, and no platform that gives the hostile tenant an even share of the machine
+ * could hold its latency, so that figure says how much room the machine has, not how well tenants are kept
+ * apart. The share of the machine's cores that was busy is measured beside each figure.
+ *
  * The hostile tenant's client and the MCP server it floods from run in a process of their own at the lowest CPU
  * priority (hostile-tenant.ts): on a real deployment they are the tenant's machines, not the platform's, and
  * what the benchmark measures is what the platform lets the tenant take from the others.
@@ -19,49 +26,50 @@ import { prepareSteadyTenant, type SteadyOutcome, type SteadyTenant } from '../t
 import { eventually } from '../test/support/eventually.js';
 import { ABUSES } from './isolation-abuses.js';
 import type { HostileAnswer, HostileCommand } from './hostile-tenant.js';
+import { machineCpuMs } from './proc.js';
 import { BENCH_MODEL, latencyOf, type LatencyFigures } from './runs.js';
 
 export interface IsolationSettings {
   warmups: number;
   /** Rounds of runs alone and under all the attacks at once, in turns; the figures pool them. */
   rounds: number;
-  /** Runs measured alone, and under all the attacks at once, in each round. */
+  /** Runs measured alone, and under all the attacks at once, in each round, paced and in a closed loop each. */
   samples: number;
-  /** Runs measured under each attack on its own. */
+  /** Runs measured under each attack on its own, paced. */
   samplesPerAttack: number;
-  /** The steady tenant's clients, each starting its next run when its last one answered. */
+  /** The steady tenant's clients. */
   atOnce: number;
   /** Steady-tenant failures after which a measurement gives up. */
   maxFailures: number;
-  /**
-   * The paced measurements: each client starts a run this long after its last one started (or when that one
-   * answered, if later), alone and under all the attacks at once, beside the closed-loop ones.
-   */
+  /** The steady tenant's pace: each client starts a run this long after its last one started (or when that one answered, if later). */
   pacedEveryMs: number;
 }
 
 export interface SteadyFigures extends LatencyFigures {
   /** What the steady tenant noticed going wrong (runs that failed or were refused), one line each. */
   failures: string[];
+  /** The share of the machine's cores busy while these runs were made, 0 to 1, whatever process kept them busy. */
+  machineBusy: number;
 }
 
-export interface IsolationFigures {
+/** One way of working of the steady tenant, alone and under all the attacks at once, pooled over the rounds. */
+export interface WorkloadFigures {
   alone: SteadyFigures;
-  /** Under each attack on its own, by name. */
-  byAttack: Record<string, SteadyFigures>;
   underAll: SteadyFigures;
   /** underAll ÷ alone. */
   p50Ratio: number;
   p99Ratio: number;
-  /** The paced tenant alone and under all the attacks at once. */
-  paced: { alone: SteadyFigures; underAll: SteadyFigures; p50Ratio: number; p99Ratio: number };
-  /** Each round's own p99 ratios, closed-loop and paced: how far one round's figure strays from the pooled one. */
-  rounds: IsolationRound[];
+  /** Each round's own p99 ratio: how far one round's figure strays from the pooled one. */
+  roundP99Ratios: number[];
 }
 
-export interface IsolationRound {
-  p99Ratio: number;
-  pacedP99Ratio: number;
+export interface IsolationFigures {
+  /** The steady tenant at its own pace: the figures the goal is on. */
+  paced: WorkloadFigures;
+  /** The paced tenant under each attack on its own, by name. */
+  byAttack: Record<string, SteadyFigures>;
+  /** The same tenant in a closed loop, each client starting a run as soon as its last one answered. */
+  closedLoop: WorkloadFigures;
 }
 
 export interface IsolationTarget {
@@ -156,8 +164,33 @@ export async function measureIsolation(target: IsolationTarget, settings: Isolat
   }
 }
 
-function figuresOf(outcomes: SteadyOutcome[]): SteadyFigures {
-  return { ...latencyOf(outcomes.flatMap((o) => o.latenciesMs)), failures: outcomes.flatMap((o) => o.failures) };
+/** The steady tenant's runs of one measurement, and the machine's CPU time while it made them. */
+interface Measured {
+  outcome: SteadyOutcome;
+  busyMs: number;
+  totalMs: number;
+}
+
+function figuresOf(measured: Measured[]): SteadyFigures {
+  const [busyMs, totalMs] = measured.reduce(([busy, total], m) => [busy + m.busyMs, total + m.totalMs], [0, 0]);
+  return {
+    ...latencyOf(measured.flatMap((m) => m.outcome.latenciesMs)),
+    failures: measured.flatMap((m) => m.outcome.failures),
+    machineBusy: totalMs > 0 ? busyMs / totalMs : 0,
+  };
+}
+
+/** The pooled figures of one way of working, alone and under attack, and each round's p99 ratio. */
+function workloadOf(rounds: { alone: Measured; underAll: Measured }[]): WorkloadFigures {
+  const alone = figuresOf(rounds.map((r) => r.alone));
+  const underAll = figuresOf(rounds.map((r) => r.underAll));
+  return {
+    alone,
+    underAll,
+    p50Ratio: underAll.p50Ms / alone.p50Ms,
+    p99Ratio: underAll.p99Ms / alone.p99Ms,
+    roundP99Ratios: rounds.map((r) => figuresOf([r.underAll]).p99Ms / figuresOf([r.alone]).p99Ms),
+  };
 }
 
 // The longest the hostile tenant's stopped abuses may take to wind down before the steady tenant is measured alone.
@@ -170,8 +203,12 @@ async function measureWith(
   settings: IsolationSettings,
 ): Promise<IsolationFigures> {
   const stop = (name: string) => attacker.command({ type: 'stop', name });
-  const measured = (samples: number, everyMs = 0): Promise<SteadyOutcome> =>
-    steady.work(samples, { atOnce: settings.atOnce, webhooks: false, maxFailures: settings.maxFailures, everyMs });
+  const measured = async (samples: number, everyMs: number): Promise<Measured> => {
+    const before = machineCpuMs();
+    const outcome = await steady.work(samples, { atOnce: settings.atOnce, webhooks: false, maxFailures: settings.maxFailures, everyMs });
+    const after = machineCpuMs();
+    return { outcome, busyMs: after.busy - before.busy, totalMs: after.total - before.total };
+  };
   // Alone means alone: the runs and calls of the abuses just stopped have ended (cancelled runs included).
   const woundDown = () =>
     eventually(
@@ -192,28 +229,27 @@ async function measureWith(
       (err: Error) => err,
     );
     if (failed) {
-      byAttack[name] = { ...latencyOf([]), failures: [`the attack could not begin: ${failed.message}`] };
+      byAttack[name] = { ...latencyOf([]), failures: [`the attack could not begin: ${failed.message}`], machineBusy: 0 };
       continue;
     }
-    byAttack[name] = figuresOf([await measured(settings.samplesPerAttack)]);
+    byAttack[name] = figuresOf([await measured(settings.samplesPerAttack, settings.pacedEveryMs)]);
     await stop(name);
   }
 
   // Alone and under attack in turns, the order swapped each round, so that what changes over the run (tables
-  // that grow, a machine that gets busier) weighs on both sides alike.
-  const alone: SteadyOutcome[] = [];
-  const pacedAlone: SteadyOutcome[] = [];
-  const underAll: SteadyOutcome[] = [];
-  const pacedUnderAll: SteadyOutcome[] = [];
-  const rounds: IsolationRound[] = [];
-  /** The closed-loop runs, then the paced ones. */
-  const bothWays = async () => [await measured(settings.samples), await measured(settings.samples, settings.pacedEveryMs)] as const;
+  // that grow, Temporal's in-memory store that grows with every run) weighs on both sides alike; over an even
+  // number of rounds a steady drift weighs on them equally.
+  // Each round measures the paced tenant first, as the attacks begin, and the closed loop after.
+  const paced: { alone: Measured; underAll: Measured }[] = [];
+  const closedLoop: { alone: Measured; underAll: Measured }[] = [];
+  /** The paced runs, then the closed-loop ones. */
+  const bothWays = async () => ({
+    paced: await measured(settings.samples, settings.pacedEveryMs),
+    closedLoop: await measured(settings.samples, 0),
+  });
   const aloneRound = async () => {
     await woundDown();
-    const figures = await bothWays();
-    alone.push(figures[0]);
-    pacedAlone.push(figures[1]);
-    return figures;
+    return bothWays();
   };
   const attackedRound = async () => {
     const begun: string[] = [];
@@ -227,35 +263,22 @@ async function measureWith(
         begun.push(name);
     const figures = await bothWays();
     for (const name of begun) await stop(name);
-    underAll.push(figures[0]);
-    pacedUnderAll.push(figures[1]);
     return figures;
   };
   for (let round = 0; round < settings.rounds; round++) {
     console.log(
       `  round ${round + 1} of ${settings.rounds}: ${round % 2 === 0 ? 'alone, then under all attacks at once' : 'under all attacks at once, then alone'}`,
     );
-    let quiet, attacked;
+    let alone, underAll;
     if (round % 2 === 0) {
-      quiet = await aloneRound();
-      attacked = await attackedRound();
+      alone = await aloneRound();
+      underAll = await attackedRound();
     } else {
-      attacked = await attackedRound();
-      quiet = await aloneRound();
+      underAll = await attackedRound();
+      alone = await aloneRound();
     }
-    rounds.push({
-      p99Ratio: figuresOf([attacked[0]]).p99Ms / figuresOf([quiet[0]]).p99Ms,
-      pacedP99Ratio: figuresOf([attacked[1]]).p99Ms / figuresOf([quiet[1]]).p99Ms,
-    });
+    paced.push({ alone: alone.paced, underAll: underAll.paced });
+    closedLoop.push({ alone: alone.closedLoop, underAll: underAll.closedLoop });
   }
-  const pooled = { alone: figuresOf(alone), underAll: figuresOf(underAll) };
-  const paced = { alone: figuresOf(pacedAlone), underAll: figuresOf(pacedUnderAll) };
-  return {
-    ...pooled,
-    byAttack,
-    p50Ratio: pooled.underAll.p50Ms / pooled.alone.p50Ms,
-    p99Ratio: pooled.underAll.p99Ms / pooled.alone.p99Ms,
-    paced: { ...paced, p50Ratio: paced.underAll.p50Ms / paced.alone.p50Ms, p99Ratio: paced.underAll.p99Ms / paced.alone.p99Ms },
-    rounds,
-  };
+  return { paced: workloadOf(paced), byAttack, closedLoop: workloadOf(closedLoop) };
 }

@@ -74,16 +74,21 @@
  *
  * Extraction — the PDF, OCR, speech and entity engines and the worker's memory on a 100 MB PDF (bench/extraction.ts).
  *
- * Isolation — a steady tenant's one-step runs (2 clients) while a hostile tenant does each abuse of the hostile-tenant
- *   suite (test/hostile) on its own, then in three rounds alone and under all the abuses at once, in turns: the
- *   order swapped each round, alone measured once the abuses stopped have wound down (bench/isolation.ts).
+ * Isolation — a steady tenant's one-step runs (2 clients, each starting one every 250 ms) while a hostile tenant does
+ *   each abuse of the hostile-tenant suite (test/hostile) on its own, then in four rounds alone and under all the
+ *   abuses at once, in turns: the order swapped each round, so that what drifts over the run (Temporal's in-memory
+ *   store grows) weighs on both sides alike; alone measured once the abuses stopped have wound down
+ *   (bench/isolation.ts).
  *   p50, p99    of the steady tenant's runs, each waited for until it completes; failures: its runs that did not.
- *               200 runs alone and 200 under all the attacks in each round, pooled over the rounds (600 each),
+ *               200 runs alone and 200 under all the attacks in each round, pooled over the rounds (800 each),
  *               so that p99 is neither the one slowest run nor one round's luck.
  *   ratio       under all the attacks ÷ alone, pooled. Goal: at most 1.5 at p99, and no failure. Each round's
  *               own p99 ratio is printed beside it, to show how far a single round strays.
- *   paced       the same tenant starting a run every 250 ms on each client, alone and under all the attacks:
- *               a tenant with a pace of its own rather than one that takes whatever capacity it is given.
+ *   cores busy  the share of the machine's CPU time that was busy meanwhile, whatever process used it.
+ *   closed loop the same tenant starting each run as soon as its last one answered, alone and under all the
+ *               attacks: it takes whatever capacity it is given, so alone it keeps most of a small machine busy,
+ *               and under attack it can only keep what a fair platform leaves it. Printed with the slowdown an
+ *               even share of the machine would cause it on its own; it has no goal.
  *
  * Approvals — a tool call that waits for a person, from the decision (`POST /v1/approvals/{id}`) to its request at a
  *   loopback tool, against a new run's tool call from the run's request (its start and one model call included), 50
@@ -192,9 +197,9 @@ const APPROVAL_DECISION_GOAL_RATIO = 1;
 const CAPACITY: CapacitySettings = { connections: 16, seconds: 5, runSeconds: 10 };
 const ISOLATION: IsolationSettings = {
   warmups: 10,
-  rounds: 3,
+  rounds: 4,
   samples: 200,
-  samplesPerAttack: 30,
+  samplesPerAttack: 40,
   atOnce: 2,
   maxFailures: 5,
   pacedEveryMs: 250,
@@ -482,7 +487,7 @@ async function measure(teardown: Teardown, chosen: Set<Benchmark>): Promise<Figu
   }
   if (chosen.has('isolation') && hosts) {
     console.log(
-      `measuring isolation (${ISOLATION.samplesPerAttack} steady-tenant runs under each attack; then ${ISOLATION.rounds} rounds of ${ISOLATION.samples} alone and ${ISOLATION.samples} under all at once, in turns)`,
+      `measuring isolation (${ISOLATION.samplesPerAttack} steady-tenant runs under each attack; then ${ISOLATION.rounds} rounds of ${ISOLATION.samples} alone and ${ISOLATION.samples} under all at once, in turns, paced and then in a closed loop)`,
     );
     const db = createDb(databaseUrl, { max: 2, log: createLogger('warn') });
     teardown.add('the isolation benchmark database pool', () => db.end());
@@ -991,18 +996,18 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
   }
 
   if (figures.isolation) {
-    const { alone, byAttack, underAll, p50Ratio, p99Ratio, paced, rounds } = figures.isolation;
-    const failures = [...Object.values(byAttack), underAll, paced.alone, paced.underAll].reduce((sum, f) => sum + f.failures.length, 0);
-    const met = p99Ratio <= ISOLATION_P99_GOAL_RATIO && failures === 0;
-    if (met) goals.push(`the steady tenant's p99 under attack ${p99Ratio.toFixed(2)}× its p99 alone`);
+    const { paced, byAttack, closedLoop } = figures.isolation;
+    const failures = [paced, closedLoop]
+      .flatMap((w) => [w.alone, w.underAll])
+      .concat(Object.values(byAttack))
+      .reduce((sum, f) => sum + f.failures.length, 0);
+    const met = paced.p99Ratio <= ISOLATION_P99_GOAL_RATIO && failures === 0;
+    if (met) goals.push(`the steady tenant's p99 under attack ${paced.p99Ratio.toFixed(2)}× its p99 alone`);
     else
       missed.push(
-        `isolation: the steady tenant's p99 under attack is ${p99Ratio.toFixed(2)}× its p99 alone, with ${failures} failed runs (goal: at most ${ISOLATION_P99_GOAL_RATIO}×, none failed)`,
+        `isolation: the steady tenant's p99 under attack is ${paced.p99Ratio.toFixed(2)}× its p99 alone, with ${failures} failed runs (goal: at most ${ISOLATION_P99_GOAL_RATIO}×, none failed)`,
       );
-    console.log(
-      `\nIsolation: a steady tenant's one-step runs, ${ISOLATION.atOnce} at a time, while a hostile tenant abuses the same stack`,
-    );
-    row(['', 'p50 ms', 'p99 ms', 'p50 ×', 'p99 ×', 'runs', 'failed']);
+    const percent = (share: number) => `${Math.round(share * 100)} %`;
     /** One row of figures, with its ratios to `base`'s. */
     const lineAgainst = (base: SteadyFigures) => (name: string, f: SteadyFigures) =>
       row([
@@ -1013,24 +1018,34 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
         (f.p99Ms / base.p99Ms).toFixed(2),
         String(f.samples),
         String(f.failures.length),
+        percent(f.machineBusy),
       ]);
-    const line = lineAgainst(alone);
-    line('alone', alone);
+    const header = () => row(['', 'p50 ms', 'p99 ms', 'p50 ×', 'p99 ×', 'runs', 'failed', 'cores busy']);
+    console.log(
+      `\nIsolation: a steady tenant's one-step runs, ${ISOLATION.atOnce} clients each starting one every ${ISOLATION.pacedEveryMs} ms, while a hostile tenant abuses the same stack`,
+    );
+    header();
+    const line = lineAgainst(paced.alone);
+    line('alone', paced.alone);
     for (const [name, f] of Object.entries(byAttack)) line(`  ${name}`, f);
-    line('under all attacks at once', underAll);
-    console.log(`p99 under all attacks ÷ p99 alone: ${p99Ratio.toFixed(2)}× (p50: ${p50Ratio.toFixed(2)}×)`);
-    console.log(`each round's own p99 ratio: ${rounds.map((r) => `${r.p99Ratio.toFixed(2)}×`).join(', ')}`);
-    console.log(`\nThe same tenant paced: each client starts a run ${ISOLATION.pacedEveryMs} ms after its last one started`);
-    row(['', 'p50 ms', 'p99 ms', 'p50 ×', 'p99 ×', 'runs', 'failed']);
-    const pacedLine = lineAgainst(paced.alone);
-    pacedLine('alone', paced.alone);
-    pacedLine('under all attacks at once', paced.underAll);
-    console.log(`each round's own p99 ratio: ${rounds.map((r) => `${r.pacedP99Ratio.toFixed(2)}×`).join(', ')}`);
+    line('under all attacks at once', paced.underAll);
+    console.log(`p99 under all attacks ÷ p99 alone: ${paced.p99Ratio.toFixed(2)}× (p50: ${paced.p50Ratio.toFixed(2)}×)`);
+    console.log(`each round's own p99 ratio: ${paced.roundP99Ratios.map((r) => `${r.toFixed(2)}×`).join(', ')}`);
+    console.log(`\nThe same tenant in a closed loop: each client starts a run as soon as its last one answered`);
+    header();
+    const closedLine = lineAgainst(closedLoop.alone);
+    closedLine('alone', closedLoop.alone);
+    closedLine('under all attacks at once', closedLoop.underAll);
+    console.log(`each round's own p99 ratio: ${closedLoop.roundP99Ratios.map((r) => `${r.toFixed(2)}×`).join(', ')}`);
+    console.log(
+      `alone it kept ${percent(closedLoop.alone.machineBusy)} of the cores busy: given half of them, its runs would take about ${(closedLoop.alone.machineBusy / 0.5).toFixed(2)}× as long on average, however fairly the platform shared them`,
+    );
     for (const [name, f] of [
       ...Object.entries(byAttack),
-      ['all at once', underAll] as const,
       ['paced, alone', paced.alone] as const,
       ['paced, all at once', paced.underAll] as const,
+      ['closed loop, alone', closedLoop.alone] as const,
+      ['closed loop, all at once', closedLoop.underAll] as const,
     ]) {
       for (const failure of f.failures) console.log(`  failed under ${name}: ${failure}`);
     }
