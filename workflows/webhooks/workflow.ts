@@ -35,7 +35,7 @@ export async function webhookDeliveryWorkflow({ deliveryId, retry, attemptsMade 
         const refused = await attemptWebhookDelivery(deliveryId, made, retry.initialIntervalMs, true);
         if (!refused) break;
         made = refused.attemptsMade;
-        await sleep(waitAfterRefusal(refusals, Math.random()));
+        await sleep(waitAfterRefusal(refusals, Math.random(), refused.waitFactor));
       }
     } else {
       const { attemptWebhookDelivery } = proxyActivities<Activities>({
