@@ -171,6 +171,12 @@ interface Measured {
   totalMs: number;
 }
 
+/** One round's measurements of one way of working. */
+interface RoundMeasured {
+  alone: Measured;
+  underAll: Measured;
+}
+
 function figuresOf(measured: Measured[]): SteadyFigures {
   const [busyMs, totalMs] = measured.reduce(([busy, total], m) => [busy + m.busyMs, total + m.totalMs], [0, 0]);
   return {
@@ -181,7 +187,7 @@ function figuresOf(measured: Measured[]): SteadyFigures {
 }
 
 /** The pooled figures of one way of working, alone and under attack, and each round's p99 ratio. */
-function workloadOf(rounds: { alone: Measured; underAll: Measured }[]): WorkloadFigures {
+function workloadOf(rounds: RoundMeasured[]): WorkloadFigures {
   const alone = figuresOf(rounds.map((r) => r.alone));
   const underAll = figuresOf(rounds.map((r) => r.underAll));
   return {
@@ -240,8 +246,8 @@ async function measureWith(
   // that grow, Temporal's in-memory store that grows with every run) weighs on both sides alike; over an even
   // number of rounds a steady drift weighs on them equally.
   // Each round measures the paced tenant first, as the attacks begin, and the closed loop after.
-  const paced: { alone: Measured; underAll: Measured }[] = [];
-  const closedLoop: { alone: Measured; underAll: Measured }[] = [];
+  const paced: RoundMeasured[] = [];
+  const closedLoop: RoundMeasured[] = [];
   /** The paced runs, then the closed-loop ones. */
   const bothWays = async () => ({
     paced: await measured(settings.samples, settings.pacedEveryMs),

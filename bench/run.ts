@@ -152,7 +152,14 @@ import {
 import { measureRunLists, type RunListFigures } from './run-lists.js';
 import { measureWebhooks, type WebhookFigures, type WebhookSettings } from './webhooks.js';
 import { measureExtraction, PDF_MEMORY_GOAL_TIMES, PDF_RATIO_GOAL, type ExtractionFigures } from './extraction.js';
-import { isolationEnv, measureIsolation, type IsolationFigures, type IsolationSettings, type SteadyFigures } from './isolation.js';
+import {
+  isolationEnv,
+  measureIsolation,
+  type IsolationFigures,
+  type IsolationSettings,
+  type SteadyFigures,
+  type WorkloadFigures,
+} from './isolation.js';
 import { startRemoteHosts } from '../test/hostile/battleground.js';
 import { CAPACITY_RATES, measureCapacity, TARGET_UTILISATION, type CapacityFigures, type CapacitySettings } from './capacity.js';
 import { createDb } from '../records/db.js';
@@ -997,10 +1004,14 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
 
   if (figures.isolation) {
     const { paced, byAttack, closedLoop } = figures.isolation;
-    const failures = [paced, closedLoop]
-      .flatMap((w) => [w.alone, w.underAll])
-      .concat(Object.values(byAttack))
-      .reduce((sum, f) => sum + f.failures.length, 0);
+    const everyFigure: [string, SteadyFigures][] = [
+      ...Object.entries(byAttack),
+      ['paced, alone', paced.alone],
+      ['paced, all at once', paced.underAll],
+      ['closed loop, alone', closedLoop.alone],
+      ['closed loop, all at once', closedLoop.underAll],
+    ];
+    const failures = everyFigure.reduce((sum, [, f]) => sum + f.failures.length, 0);
     const met = paced.p99Ratio <= ISOLATION_P99_GOAL_RATIO && failures === 0;
     if (met) goals.push(`the steady tenant's p99 under attack ${paced.p99Ratio.toFixed(2)}× its p99 alone`);
     else
@@ -1008,47 +1019,39 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
         `isolation: the steady tenant's p99 under attack is ${paced.p99Ratio.toFixed(2)}× its p99 alone, with ${failures} failed runs (goal: at most ${ISOLATION_P99_GOAL_RATIO}×, none failed)`,
       );
     const percent = (share: number) => `${Math.round(share * 100)} %`;
-    /** One row of figures, with its ratios to `base`'s. */
-    const lineAgainst = (base: SteadyFigures) => (name: string, f: SteadyFigures) =>
-      row([
-        name,
-        String(f.p50Ms),
-        String(f.p99Ms),
-        (f.p50Ms / base.p50Ms).toFixed(2),
-        (f.p99Ms / base.p99Ms).toFixed(2),
-        String(f.samples),
-        String(f.failures.length),
-        percent(f.machineBusy),
-      ]);
-    const header = () => row(['', 'p50 ms', 'p99 ms', 'p50 ×', 'p99 ×', 'runs', 'failed', 'cores busy']);
+    /** A way of working's runs alone, under each of `attacks`, and under all at once, with their ratios to alone. */
+    const table = (workload: WorkloadFigures, attacks: Record<string, SteadyFigures> = {}) => {
+      row(['', 'p50 ms', 'p99 ms', 'p50 ×', 'p99 ×', 'runs', 'failed', 'cores busy']);
+      const line = (name: string, f: SteadyFigures) =>
+        row([
+          name,
+          String(f.p50Ms),
+          String(f.p99Ms),
+          (f.p50Ms / workload.alone.p50Ms).toFixed(2),
+          (f.p99Ms / workload.alone.p99Ms).toFixed(2),
+          String(f.samples),
+          String(f.failures.length),
+          percent(f.machineBusy),
+        ]);
+      line('alone', workload.alone);
+      for (const [name, f] of Object.entries(attacks)) line(`  ${name}`, f);
+      line('under all attacks at once', workload.underAll);
+    };
+    const rounds = (workload: WorkloadFigures) =>
+      console.log(`each round's own p99 ratio: ${workload.roundP99Ratios.map((r) => `${r.toFixed(2)}×`).join(', ')}`);
     console.log(
       `\nIsolation: a steady tenant's one-step runs, ${ISOLATION.atOnce} clients each starting one every ${ISOLATION.pacedEveryMs} ms, while a hostile tenant abuses the same stack`,
     );
-    header();
-    const line = lineAgainst(paced.alone);
-    line('alone', paced.alone);
-    for (const [name, f] of Object.entries(byAttack)) line(`  ${name}`, f);
-    line('under all attacks at once', paced.underAll);
+    table(paced, byAttack);
     console.log(`p99 under all attacks ÷ p99 alone: ${paced.p99Ratio.toFixed(2)}× (p50: ${paced.p50Ratio.toFixed(2)}×)`);
-    console.log(`each round's own p99 ratio: ${paced.roundP99Ratios.map((r) => `${r.toFixed(2)}×`).join(', ')}`);
+    rounds(paced);
     console.log(`\nThe same tenant in a closed loop: each client starts a run as soon as its last one answered`);
-    header();
-    const closedLine = lineAgainst(closedLoop.alone);
-    closedLine('alone', closedLoop.alone);
-    closedLine('under all attacks at once', closedLoop.underAll);
-    console.log(`each round's own p99 ratio: ${closedLoop.roundP99Ratios.map((r) => `${r.toFixed(2)}×`).join(', ')}`);
+    table(closedLoop);
+    rounds(closedLoop);
     console.log(
       `alone it kept ${percent(closedLoop.alone.machineBusy)} of the cores busy: given half of them, its runs would take about ${(closedLoop.alone.machineBusy / 0.5).toFixed(2)}× as long on average, however fairly the platform shared them`,
     );
-    for (const [name, f] of [
-      ...Object.entries(byAttack),
-      ['paced, alone', paced.alone] as const,
-      ['paced, all at once', paced.underAll] as const,
-      ['closed loop, alone', closedLoop.alone] as const,
-      ['closed loop, all at once', closedLoop.underAll] as const,
-    ]) {
-      for (const failure of f.failures) console.log(`  failed under ${name}: ${failure}`);
-    }
+    for (const [name, f] of everyFigure) for (const failure of f.failures) console.log(`  failed under ${name}: ${failure}`);
     results.isolation = { ...ISOLATION, ...figures.isolation, goal: { p99RatioAtMost: ISOLATION_P99_GOAL_RATIO, met } };
   }
 
