@@ -140,6 +140,13 @@ const TEMPORAL_QUEUE_READS = [
 ];
 const QUEUE_READS_PER_SECOND = 10_000;
 
+/**
+ * An activity a workflow task schedules on its own task queue (a run's model and tool calls) is handed to the
+ * worker that completed the task, in the server's answer, when that worker has a slot free: no matching task
+ * and no poll to wait for, at each step of a run.
+ */
+const EAGER_ACTIVITIES = 'system.enableActivityEagerExecution=true';
+
 /** Starts `temporal server start-dev` on loopback; with `dbFile` its state survives restarts. */
 export async function startTemporal(options: { dbFile?: string; port?: number } = {}): Promise<RunningService & { address: string }> {
   const port = options.port ?? (await freePort());
@@ -156,6 +163,8 @@ export async function startTemporal(options: { dbFile?: string; port?: number } 
     '--namespace',
     'default',
     ...TEMPORAL_QUEUE_READS.flatMap((setting) => ['--dynamic-config-value', `${setting}=${QUEUE_READS_PER_SECOND}`]),
+    '--dynamic-config-value',
+    EAGER_ACTIVITIES,
   ];
   // With a database file, the server's pid is kept beside it, so that a start can stop one left running.
   const pidFile = options.dbFile && `${options.dbFile}.pid`;
