@@ -39,7 +39,7 @@ import { findThread } from '../../records/threads.js';
 import { startRun } from '../routes/runs/create.js';
 import { cancelRunWorkflow, runWorkflowId } from '../../workflows/runs/client.js';
 import { networkRunWorkflowId } from '../../workflows/networks/client.js';
-import { endRunNeverStarted } from '../routes/runs/cancel.js';
+import { endRunNeverStarted } from '../../records/unstarted-runs.js';
 import { runWhenEnded } from '../routes/runs/run-log.js';
 import { presentTask } from './task.js';
 import { followTask } from './task-events.js';
@@ -144,7 +144,7 @@ export class RunTaskHandler implements A2ARequestHandler {
       if (isFinished(run.status)) throw new TaskNotCancelableError(`Task ${run.id} has already ended (${run.status}).`);
       const workflowId = run.network_id ? networkRunWorkflowId(run.id) : runWorkflowId(run.id);
       // Bounded by the connection's deadline for a call (workflows/call-deadline.ts).
-      if (!(await cancelRunWorkflow(this.deps.temporal, run.id, workflowId))) await endRunNeverStarted(this.deps, run.id);
+      if (!(await cancelRunWorkflow(this.deps.temporal, run.id, workflowId))) await endRunNeverStarted(this.deps.db, run.id);
       this.ctx.state.auditTargetId = run.id;
       return presentTask(
         await idleWhile(this.ctx, () => runWhenEnded(this.deps, run.project_id, run.id, CANCEL_WAIT_MS, this.closed.signal)),

@@ -6,6 +6,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Db, Queryable } from '../../records/db.js';
 import { transaction } from '../../records/db.js';
+import { endRunNeverStarted } from '../../records/unstarted-runs.js';
 import { findAgentVersion } from '../../records/agents.js';
 import { findNetworkVersion } from '../../records/networks.js';
 import { lockActiveRunsOfKey } from '../../records/rate-limits.js';
@@ -286,6 +287,11 @@ export const createExperimentActivities = ({ db, models }: ExperimentActivityDep
       if (!force) return false;
       await endItem(db, item.id, { status: 'failed', error: { code: 'internal_error', message: "The item's run did not end." } });
       return true;
+    },
+
+    /** Ends a run whose workflow the experiment never started, cancelled before it could. */
+    async endRunNeverStarted({ runId }: { runId: string }): Promise<void> {
+      await endRunNeverStarted(db, runId);
     },
 
     /**

@@ -3,8 +3,8 @@
  * as any run has), each item scored once its run ends; then the experiment ends with its summary. Cancelling the
  * experiment cancels the runs going with it. Deterministic orchestration only: the I/O is in activities.ts.
  */
-import { CancellationScope, executeChild, isCancellation, ParentClosePolicy, proxyActivities, sleep } from '@temporalio/workflow';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { CancellationScope, isCancellation, ParentClosePolicy, proxyActivities, sleep, startChild } from '@temporalio/workflow';
+import { ActivityCancellationType, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { ExperimentActivities } from './activities.js';
 import { failureMessage } from '../failure-message.js';
 
@@ -14,9 +14,11 @@ const bookkeeping = proxyActivities<ExperimentActivities>({
 });
 
 // A run the key has no room for (or a `reject` agent busy) waits its turn: asked again every few seconds, for as
-// long as it takes, until the experiment is cancelled.
+// long as it takes, until the experiment is cancelled. A cancel that comes while an attempt is under way waits for
+// it: an attempt that recorded the item's run says so, and the run is ended with the experiment.
 const starting = proxyActivities<ExperimentActivities>({
   startToCloseTimeout: '1 minute',
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   retry: { initialInterval: '2 seconds', backoffCoefficient: 1.5, maximumInterval: '15 seconds' },
 });
 
@@ -26,8 +28,9 @@ const FOREIGN_RUN_RECHECK = '10 seconds';
 async function runItem(itemId: string): Promise<void> {
   const run = await starting.startItemRun({ itemId });
   if ('ended' in run) return;
+  let child;
   try {
-    await executeChild(run.workflowType, {
+    child = await startChild(run.workflowType, {
       workflowId: run.workflowId,
       taskQueue: run.taskQueue,
       args: [{ runId: run.runId }],
@@ -35,7 +38,11 @@ async function runItem(itemId: string): Promise<void> {
       parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
     });
   } catch (err) {
-    if (isCancellation(err)) throw err;
+    if (isCancellation(err)) {
+      // Cancelled before the run's workflow started: nothing else would end the run, so it ends here.
+      await CancellationScope.nonCancellable(() => bookkeeping.endRunNeverStarted({ runId: run.runId }));
+      throw err;
+    }
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) {
       await bookkeeping.settleItem({ itemId, force: true });
       return;
@@ -43,6 +50,11 @@ async function runItem(itemId: string): Promise<void> {
     // Started by another (recovery after a restore): not this workflow's child, so it is looked at until it ends.
     while (!(await bookkeeping.settleItem({ itemId }))) await sleep(FOREIGN_RUN_RECHECK);
     return;
+  }
+  try {
+    await child.result();
+  } catch (err) {
+    if (isCancellation(err)) throw err;
   }
   await bookkeeping.settleItem({ itemId, force: true });
 }

@@ -15,7 +15,7 @@ import { activeRunsOf, recordRunWorkflowStarted, type InputMessage, type RunTarg
 import { cancelRunWorkflow, runWorkflowId, startRunWorkflow } from '../../../workflows/runs/client.js';
 import { networkRunWorkflowId, startNetworkRunWorkflow } from '../../../workflows/networks/client.js';
 import { checkModel } from '../agents/definition.js';
-import { endRunNeverStarted } from './cancel.js';
+import { endRunNeverStarted } from '../../../records/unstarted-runs.js';
 
 /** What is run, as the run needs it: its current version, concurrency, model and step budget. */
 export interface Runnable {
@@ -134,7 +134,7 @@ export async function interruptRuns(
   for (const earlier of runIds) {
     const workflowId = kind === 'agent' ? runWorkflowId(earlier) : networkRunWorkflowId(earlier);
     const interrupt = async () =>
-      (await cancelRunWorkflow(deps.temporal, earlier, workflowId)) || (await endRunNeverStarted(deps, earlier));
+      (await cancelRunWorkflow(deps.temporal, earlier, workflowId)) || (await endRunNeverStarted(deps.db, earlier));
     await interrupt().catch((err) => warn({ err, run_id: earlier }, 'could not interrupt the earlier run'));
   }
 }

@@ -4,37 +4,21 @@ import type { ApiContext, ApiDeps } from '../../context.js';
 import { callerOf } from '../../context.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
 import { respond } from '../../audit.js';
-import { transaction } from '../../../records/db.js';
-import { findRun, finishRun, isFinished, runById, type RunRecord } from '../../../records/runs.js';
-import { recordEvent, runEndedEventType } from '../../../records/events.js';
+import { findRun, isFinished, type RunRecord } from '../../../records/runs.js';
+import { endRunNeverStarted } from '../../../records/unstarted-runs.js';
 import { cancelRunWorkflow, runWorkflowId } from '../../../workflows/runs/client.js';
 import { networkRunWorkflowId } from '../../../workflows/networks/client.js';
-import { exportRunSpan } from '../../../tracing/gen-ai.js';
 import { runWhenEnded } from './run-log.js';
 import { presentRunOf } from './run-object.js';
 
 const CANCEL_WAIT_MS = 10_000;
-
-/** A run whose workflow was never started (Temporal was down) is ended here; true if it was. */
-export async function endRunNeverStarted(deps: Pick<ApiDeps, 'db'>, runId: string): Promise<boolean> {
-  const run = await runById(deps.db, runId);
-  if (!run) return false;
-  const ended = await transaction(deps.db, async (tx) => {
-    const ended = await finishRun(tx, runId, { status: 'cancelled' });
-    if (ended) await recordEvent(tx, run.project_id, runEndedEventType(run, 'cancelled'), { object: 'run', id: runId });
-    return ended;
-  });
-  // Its span leaves once its end is committed.
-  if (ended) exportRunSpan(ended);
-  return ended !== null;
-}
 
 /** Cancels the run's workflow, or ends the run here if its workflow was never started. */
 export async function requestRunCancel(deps: ApiDeps, run: Pick<RunRecord, 'id' | 'network_id'>): Promise<void> {
   const workflowId = run.network_id ? networkRunWorkflowId(run.id) : runWorkflowId(run.id);
   // Bounded by the connection's deadline for a call (workflows/call-deadline.ts).
   const reached = await cancelRunWorkflow(deps.temporal, run.id, workflowId);
-  if (!reached) await endRunNeverStarted(deps, run.id);
+  if (!reached) await endRunNeverStarted(deps.db, run.id);
 }
 
 export async function cancelRun(ctx: ApiContext, deps: ApiDeps, runId: string): Promise<void> {
