@@ -11,6 +11,14 @@
  * could hold its latency, so that figure says how much room the machine has, not how well tenants are kept
  * apart. The share of the machine's cores that was busy is measured beside each figure.
  *
+ * In each round, the paced runs alone and under all the attacks begin with a few runs of their own, reported
+ * apart; the rows under each attack on its own have none, and measure it from its start. As the attacks begin,
+ * the platform is still taking in their setup (a hundred runs queued at once, the 100 MiB of tool output the
+ * benchmark writes straight to the database, a hundred and fifty calls started together); as they end, it is
+ * still winding them down. The goal is on the runs after those: a tenant under an attack that goes on, against
+ * the same tenant alone. The first runs under attack are printed beside it with their own ratio, so the price
+ * of an attack's first seconds is not hidden.
+ *
  * The hostile tenant's client and the MCP server it floods from run in a process of their own at the lowest CPU
  * priority (hostile-tenant.ts): on a real deployment they are the tenant's machines, not the platform's, and
  * what the benchmark measures is what the platform lets the tenant take from the others.
@@ -43,6 +51,8 @@ export interface IsolationSettings {
   maxFailures: number;
   /** The steady tenant's pace: each client starts a run this long after its last one started (or when that one answered, if later). */
   pacedEveryMs: number;
+  /** Paced runs made at the start of each round's measurement, alone and under all the attacks, and reported apart from it. */
+  leadIn: number;
 }
 
 export interface SteadyFigures extends LatencyFigures {
@@ -54,6 +64,11 @@ export interface SteadyFigures extends LatencyFigures {
 
 /** One way of working of the steady tenant, alone and under all the attacks at once, pooled over the rounds. */
 export interface WorkloadFigures {
+  /**
+   * The runs made first, alone (as the attacks' runs have just wound down) and under all the attacks (as they
+   * have just begun), pooled over the rounds; not among the figures below. Only the paced tenant makes them.
+   */
+  leadIn?: { alone: SteadyFigures; underAll: SteadyFigures };
   alone: SteadyFigures;
   underAll: SteadyFigures;
   /** underAll ÷ alone. */
@@ -175,6 +190,7 @@ interface Measured {
 interface RoundMeasured {
   alone: Measured;
   underAll: Measured;
+  leadIn?: { alone: Measured; underAll: Measured };
 }
 
 function figuresOf(measured: Measured[]): SteadyFigures {
@@ -190,7 +206,11 @@ function figuresOf(measured: Measured[]): SteadyFigures {
 function workloadOf(rounds: RoundMeasured[]): WorkloadFigures {
   const alone = figuresOf(rounds.map((r) => r.alone));
   const underAll = figuresOf(rounds.map((r) => r.underAll));
+  const leadIns = rounds.flatMap((r) => (r.leadIn ? [r.leadIn] : []));
   return {
+    ...(leadIns.length > 0 && {
+      leadIn: { alone: figuresOf(leadIns.map((l) => l.alone)), underAll: figuresOf(leadIns.map((l) => l.underAll)) },
+    }),
     alone,
     underAll,
     p50Ratio: underAll.p50Ms / alone.p50Ms,
@@ -245,11 +265,13 @@ async function measureWith(
   // Alone and under attack in turns, the order swapped each round, so that what changes over the run (tables
   // that grow, Temporal's in-memory store that grows with every run) weighs on both sides alike; over an even
   // number of rounds a steady drift weighs on them equally.
-  // Each round measures the paced tenant first, as the attacks begin, and the closed loop after.
+  // Each round measures the paced tenant first (its lead-in as the attacks begin, then the runs the goal is on),
+  // and the closed loop after.
   const paced: RoundMeasured[] = [];
   const closedLoop: RoundMeasured[] = [];
-  /** The paced runs, then the closed-loop ones. */
+  /** The paced lead-in, the paced runs, then the closed-loop ones. */
   const bothWays = async () => ({
+    leadIn: await measured(settings.leadIn, settings.pacedEveryMs),
     paced: await measured(settings.samples, settings.pacedEveryMs),
     closedLoop: await measured(settings.samples, 0),
   });
@@ -283,7 +305,7 @@ async function measureWith(
       underAll = await attackedRound();
       alone = await aloneRound();
     }
-    paced.push({ alone: alone.paced, underAll: underAll.paced });
+    paced.push({ alone: alone.paced, underAll: underAll.paced, leadIn: { alone: alone.leadIn, underAll: underAll.leadIn } });
     closedLoop.push({ alone: alone.closedLoop, underAll: underAll.closedLoop });
   }
   return { paced: workloadOf(paced), byAttack, closedLoop: workloadOf(closedLoop) };

@@ -81,7 +81,9 @@
  *   (bench/isolation.ts).
  *   p50, p99    of the steady tenant's runs, each waited for until it completes; failures: its runs that did not.
  *               200 runs alone and 200 under all the attacks in each round, pooled over the rounds (800 each),
- *               so that p99 is neither the one slowest run nor one round's luck.
+ *               so that p99 is neither the one slowest run nor one round's luck. Each side's 200 follow 20 runs of
+ *               its own, reported apart: under attack, those are made as the attacks begin and the platform takes
+ *               in their setup; alone, as the attacks' runs have just wound down.
  *   ratio       under all the attacks ÷ alone, pooled. Goal: at most 1.5 at p99, and no failure. Each round's
  *               own p99 ratio is printed beside it, to show how far a single round strays.
  *   cores busy  the share of the machine's CPU time that was busy meanwhile, whatever process used it.
@@ -210,6 +212,7 @@ const ISOLATION: IsolationSettings = {
   atOnce: 2,
   maxFailures: 5,
   pacedEveryMs: 250,
+  leadIn: 20,
 };
 const ISOLATION_P99_GOAL_RATIO = 1.5;
 const THREADS: ThreadSettings = {
@@ -494,7 +497,7 @@ async function measure(teardown: Teardown, chosen: Set<Benchmark>): Promise<Figu
   }
   if (chosen.has('isolation') && hosts) {
     console.log(
-      `measuring isolation (${ISOLATION.samplesPerAttack} steady-tenant runs under each attack; then ${ISOLATION.rounds} rounds of ${ISOLATION.samples} alone and ${ISOLATION.samples} under all at once, in turns, paced and then in a closed loop)`,
+      `measuring isolation (${ISOLATION.samplesPerAttack} steady-tenant runs under each attack; then ${ISOLATION.rounds} rounds of ${ISOLATION.samples} alone and ${ISOLATION.samples} under all at once, in turns, paced after ${ISOLATION.leadIn} more and then in a closed loop)`,
     );
     const db = createDb(databaseUrl, { max: 2, log: createLogger('warn') });
     teardown.add('the isolation benchmark database pool', () => db.end());
@@ -1008,6 +1011,12 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
       ...Object.entries(byAttack),
       ['paced, alone', paced.alone],
       ['paced, all at once', paced.underAll],
+      ...(paced.leadIn
+        ? ([
+            ['paced, alone as the attacks had ended', paced.leadIn.alone],
+            ['paced, all at once as they began', paced.leadIn.underAll],
+          ] as [string, SteadyFigures][])
+        : []),
       ['closed loop, alone', closedLoop.alone],
       ['closed loop, all at once', closedLoop.underAll],
     ];
@@ -1036,6 +1045,10 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
       line('alone', workload.alone);
       for (const [name, f] of Object.entries(attacks)) line(`  ${name}`, f);
       line('under all attacks at once', workload.underAll);
+      if (workload.leadIn) {
+        line(`  its first ${ISOLATION.leadIn} as they began`, workload.leadIn.underAll);
+        line(`  first ${ISOLATION.leadIn} alone, as they had ended`, workload.leadIn.alone);
+      }
     };
     const rounds = (workload: WorkloadFigures) =>
       console.log(`each round's own p99 ratio: ${workload.roundP99Ratios.map((r) => `${r.toFixed(2)}×`).join(', ')}`);
