@@ -4,14 +4,17 @@
  * otherwise take the loop, and with it the CPU that Temporal and PostgreSQL spend on its runs, in proportion
  * to how many it has, and another project's runs would slow by as much.
  *
- * So the loop's busy time is counted against the projects whose activities were running, shared out in
- * proportion to how many each had, and decays by half every few seconds. While the loop is busy, an activity
- * of a project that has used more than its share (an even split among the projects contending for the loop:
- * those with activities under way or waiting, or that had some a moment ago) waits for its turn before it
- * starts: until its project is back within its share, the loop is no longer busy, or it has waited the longest
- * a turn may take. A project alone on the worker, or one within its share, never waits, and nor does one whose
- * rivals have gone quiet: their past use holds nobody up. Local activities (a run's bookkeeping, inside its
- * workflow task) are neither counted nor held.
+ * So the loop's busy time is counted against projects, and decays by half every few seconds. Each tick's busy
+ * time is shared out in proportion to each project's activities under way, and the starts and ends its
+ * activities had in the tick (the run's records read and written, the answer passed back), local ones (a run's
+ * bookkeeping, which is never held) included. So a project whose runs start and end many short activities
+ * is charged for them, and not only the project whose longer calls happen to be under way meanwhile.
+ *
+ * While the loop is busy, an activity of a project that has used more than its share (an even split among
+ * the projects contending for the loop: those with activities under way or waiting, or that had some a moment
+ * ago) waits for its turn before it starts: until its project is back within its share, the loop is no longer
+ * busy, or it has waited the longest a turn may take. A project alone on the worker, or one within its share, never waits, and nor does one whose
+ * rivals have gone quiet: their past use holds nobody up.
  */
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import type { Context } from '@temporalio/activity';
@@ -52,6 +55,8 @@ export class ProjectShares {
   /** Milliseconds of the loop each project has used, decayed. */
   private readonly used = new Map<string, number>();
   private readonly running = new Map<string, number>();
+  /** Starts and ends of each project's activities, local ones included, since the last tick. */
+  private readonly edges = new Map<string, number>();
   private readonly waiting = new Set<() => void>();
   /** Activities waiting for a turn, by project. */
   private readonly waitingOf = new Map<string, number>();
@@ -90,6 +95,7 @@ export class ProjectShares {
     this.tickWhileUsed();
     if (this.mustWait(projectId)) await this.turn(projectId, signal, beat);
     this.running.set(projectId, (this.running.get(projectId) ?? 0) + 1);
+    this.edge(projectId);
     try {
       return await work();
     } finally {
@@ -97,7 +103,24 @@ export class ProjectShares {
       if (left === 0) this.running.delete(projectId);
       else this.running.set(projectId, left);
       this.lastBusyTick.set(projectId, this.ticks);
+      this.edge(projectId);
     }
+  }
+
+  /** Does a local activity of `projectId` at once, counting its start and end against the project. */
+  async runLocal<T>(projectId: string, work: () => Promise<T>): Promise<T> {
+    this.tickWhileUsed();
+    this.edge(projectId);
+    try {
+      return await work();
+    } finally {
+      this.edge(projectId);
+    }
+  }
+
+  private edge(projectId: string): void {
+    this.edges.set(projectId, (this.edges.get(projectId) ?? 0) + 1);
+    this.lastBusyTick.set(projectId, this.ticks);
   }
 
   /** The loop's use by project, decayed, in milliseconds. */
@@ -135,12 +158,11 @@ export class ProjectShares {
 
   /**
    * Counts a tick's busy time (`active` milliseconds, `utilization` of the tick) against the projects whose
-   * activities are running, and gives the waiting ones their turn if it has come.
+   * activities were running, started or ended in it, and gives the waiting ones their turn if it has come.
    */
   account(since: Pick<EventLoopUtilization, 'active' | 'utilization'>): void {
     this.ticks++;
     this.utilization = this.utilization * DECAY + since.utilization * (1 - DECAY);
-    const runningCount = [...this.running.values()].reduce((sum, n) => sum + n, 0);
     for (const [projectId, ms] of this.used) {
       const decayed = ms * DECAY;
       if (decayed < FORGOTTEN_MS && !this.running.has(projectId)) {
@@ -149,8 +171,11 @@ export class ProjectShares {
       } else this.used.set(projectId, decayed);
     }
     for (const projectId of this.running.keys()) this.lastBusyTick.set(projectId, this.ticks);
-    for (const [projectId, count] of this.running)
-      this.used.set(projectId, (this.used.get(projectId) ?? 0) + (since.active * count) / runningCount);
+    const claims = new Map(this.running);
+    for (const [projectId, n] of this.edges) claims.set(projectId, (claims.get(projectId) ?? 0) + n);
+    this.edges.clear();
+    const count = [...claims.values()].reduce((sum, n) => sum + n, 0);
+    for (const [projectId, n] of claims) this.used.set(projectId, (this.used.get(projectId) ?? 0) + (since.active * n) / count);
     for (const check of [...this.waiting]) check();
     if (this.used.size === 0 && this.waiting.size === 0) {
       clearInterval(this.timer);
@@ -163,7 +188,11 @@ export class ProjectShares {
 const RUNS_REMEMBERED = 10_000;
 
 /** The project of the run an activity is for, from the activity's first argument; null when it cannot be told. */
-export type ProjectOfActivity = (arg: unknown) => Promise<string | null>;
+export interface ProjectOfActivity {
+  (arg: unknown): Promise<string | null>;
+  /** The project when it is already known, without asking the database; null otherwise. */
+  known(arg: unknown): string | null;
+}
 
 /**
  * The project of the run an activity is for (its `runId`, or a network hop's `childRunId`), or null. The fairness
@@ -173,12 +202,19 @@ export type ProjectOfActivity = (arg: unknown) => Promise<string | null>;
  */
 export function projectsOfRuns(db: Queryable): ProjectOfActivity {
   const remembered = new LRUCache<string, string>({ max: RUNS_REMEMBERED });
-  return async (arg) => {
+  const runOf = (arg: unknown): string | null => {
     const { runId, childRunId } = (arg ?? {}) as { runId?: unknown; childRunId?: unknown };
-    const id = typeof runId === 'string' ? runId : typeof childRunId === 'string' ? childRunId : null;
+    return typeof runId === 'string' ? runId : typeof childRunId === 'string' ? childRunId : null;
+  };
+  const known = (arg: unknown): string | null => {
+    const id = runOf(arg);
+    return (id && remembered.get(id)) ?? null;
+  };
+  const projectOf = async (arg: unknown): Promise<string | null> => {
+    const id = runOf(arg);
     if (!id) return null;
-    const known = remembered.get(id);
-    if (known) return known;
+    const seen = remembered.get(id);
+    if (seen) return seen;
     const rows = await db
       .query<{ project_id: string }>('SELECT project_id FROM runs WHERE id = $1', [id])
       .then(({ rows }) => rows)
@@ -186,14 +222,22 @@ export function projectsOfRuns(db: Queryable): ProjectOfActivity {
     if (rows[0]) remembered.set(id, rows[0].project_id);
     return rows[0]?.project_id ?? null;
   };
+  return Object.assign(projectOf, { known });
 }
 
-/** Holds each activity of a run until its project's turn. Activities of no run, and local ones, start at once. */
+/**
+ * Holds each activity of a run until its project's turn. Activities of no run start at once, and so do local
+ * ones (a run's bookkeeping, inside its workflow task), which count against their project when it is already
+ * known: finding it out would cost each run a query.
+ */
 export function fairShares(projectOf: ProjectOfActivity, shares: ProjectShares): ActivityInterceptorsFactory {
   return (ctx: Context) => {
     const inbound: ActivityInboundCallsInterceptor = {
       async execute(input, next) {
-        if (ctx.info.isLocal) return next(input);
+        if (ctx.info.isLocal) {
+          const projectId = projectOf.known(input.args[0]);
+          return projectId ? shares.runLocal(projectId, () => next(input)) : next(input);
+        }
         const projectId = await projectOf(input.args[0]);
         if (!projectId) return next(input);
         return shares.run(

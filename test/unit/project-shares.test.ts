@@ -38,6 +38,39 @@ describe('projects taking turns on a busy worker', () => {
     assert.equal(started, true);
   });
 
+  it('charges the loop to the projects whose activities start and end, not only to those with calls under way', async () => {
+    const shares = new ProjectShares({ busyUtilization: 0.3, maxWaitMs: 60_000 });
+    // One call of one project is under way; it started a while ago.
+    const longCall = held();
+    const call = shares.run('proj_long_call', longCall.work);
+    busyTicks(shares, 1);
+    // Meanwhile the other project's runs start and end short activities, and the loop is busy with them.
+    for (let tick = 0; tick < 20; tick++) {
+      for (let i = 0; i < 5; i++) await shares.run('proj_busy', async () => undefined);
+      busyTicks(shares, 1);
+    }
+    assert.equal(shares.mustWait('proj_busy'), true);
+    assert.equal(shares.mustWait('proj_long_call'), false);
+    longCall.end();
+    await call;
+  });
+
+  it("counts a run's local activities against its project, and never holds them", async () => {
+    const shares = new ProjectShares({ busyUtilization: 0.3, maxWaitMs: 60_000 });
+    const call = held();
+    const other = shares.run('proj_other', call.work);
+    busyTicks(shares, 1);
+    for (let tick = 0; tick < 20; tick++) {
+      for (let i = 0; i < 5; i++) await shares.runLocal('proj_bookkeeping', async () => undefined);
+      busyTicks(shares, 1);
+    }
+    assert.equal(shares.mustWait('proj_bookkeeping'), true);
+    assert.equal(await shares.runLocal('proj_bookkeeping', async () => 'at once'), 'at once');
+    assert.equal(shares.mustWait('proj_other'), false);
+    call.end();
+    await other;
+  });
+
   it('never holds a project alone on the worker, however busy the loop', () => {
     const shares = new ProjectShares({ busyUtilization: 0.3, maxWaitMs: 60_000 });
     const hog = held();
