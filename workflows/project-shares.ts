@@ -13,8 +13,8 @@
  * While the loop is busy, an activity of a project that has used more than its share (an even split among
  * the projects contending for the loop: those with activities under way or waiting, or that had some a moment
  * ago) waits for its turn before it starts: until its project is back within its share, the loop is no longer
- * busy, or it has waited the longest a turn may take. A project alone on the worker, or one within its share, never waits, and nor does one whose
- * rivals have gone quiet: their past use holds nobody up.
+ * busy, or it has waited the longest a turn may take. A project alone on the worker, or one within its share,
+ * never waits, and nor does one whose rivals have gone quiet: their past use holds nobody up.
  */
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import type { Context } from '@temporalio/activity';
@@ -102,7 +102,6 @@ export class ProjectShares {
       const left = this.running.get(projectId)! - 1;
       if (left === 0) this.running.delete(projectId);
       else this.running.set(projectId, left);
-      this.lastBusyTick.set(projectId, this.ticks);
       this.edge(projectId);
     }
   }
@@ -118,6 +117,7 @@ export class ProjectShares {
     }
   }
 
+  /** Counts a start or an end of one of `projectId`'s activities; the project contends for the loop. */
   private edge(projectId: string): void {
     this.edges.set(projectId, (this.edges.get(projectId) ?? 0) + 1);
     this.lastBusyTick.set(projectId, this.ticks);
@@ -208,7 +208,7 @@ export function projectsOfRuns(db: Queryable): ProjectOfActivity {
   };
   const known = (arg: unknown): string | null => {
     const id = runOf(arg);
-    return (id && remembered.get(id)) ?? null;
+    return id ? (remembered.get(id) ?? null) : null;
   };
   const projectOf = async (arg: unknown): Promise<string | null> => {
     const id = runOf(arg);

@@ -13,6 +13,14 @@ const busyTicks = (shares: ProjectShares, ticks: number, active = 90) => {
   for (let i = 0; i < ticks; i++) shares.account({ active, utilization: active / 100 });
 };
 
+/** Twenty busy ticks, in each of which `activity` starts and ends five times. */
+async function busyTicksOf(shares: ProjectShares, activity: () => Promise<unknown>) {
+  for (let tick = 0; tick < 20; tick++) {
+    for (let i = 0; i < 5; i++) await activity();
+    busyTicks(shares, 1);
+  }
+}
+
 describe('projects taking turns on a busy worker', () => {
   it('holds the activities of a project that has used most of a busy loop, and lets the other project through', async () => {
     const shares = new ProjectShares({ busyUtilization: 0.3, maxWaitMs: 60_000 });
@@ -45,10 +53,7 @@ describe('projects taking turns on a busy worker', () => {
     const call = shares.run('proj_long_call', longCall.work);
     busyTicks(shares, 1);
     // Meanwhile the other project's runs start and end short activities, and the loop is busy with them.
-    for (let tick = 0; tick < 20; tick++) {
-      for (let i = 0; i < 5; i++) await shares.run('proj_busy', async () => undefined);
-      busyTicks(shares, 1);
-    }
+    await busyTicksOf(shares, () => shares.run('proj_busy', async () => undefined));
     assert.equal(shares.mustWait('proj_busy'), true);
     assert.equal(shares.mustWait('proj_long_call'), false);
     longCall.end();
@@ -60,10 +65,7 @@ describe('projects taking turns on a busy worker', () => {
     const call = held();
     const other = shares.run('proj_other', call.work);
     busyTicks(shares, 1);
-    for (let tick = 0; tick < 20; tick++) {
-      for (let i = 0; i < 5; i++) await shares.runLocal('proj_bookkeeping', async () => undefined);
-      busyTicks(shares, 1);
-    }
+    await busyTicksOf(shares, () => shares.runLocal('proj_bookkeeping', async () => undefined));
     assert.equal(shares.mustWait('proj_bookkeeping'), true);
     assert.equal(await shares.runLocal('proj_bookkeeping', async () => 'at once'), 'at once');
     assert.equal(shares.mustWait('proj_other'), false);
