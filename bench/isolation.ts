@@ -17,7 +17,8 @@
  * benchmark writes straight to the database, a hundred and fifty calls started together); as they end, it is
  * still winding them down. The goal is on the runs after those: a tenant under an attack that goes on, against
  * the same tenant alone. The first runs under attack are printed beside it with their own ratio, so the price
- * of an attack's first seconds is not hidden.
+ * of an attack's first seconds is not hidden. Where the paced runs' time went, alone and under all the attacks, is
+ * reported beside them (`RunPhases`), from the timestamps the platform recorded.
  *
  * The hostile tenant's client and the MCP server it floods from run in a process of their own at the lowest CPU
  * priority (hostile-tenant.ts): on a real deployment they are the tenant's machines, not the platform's, and
@@ -30,7 +31,7 @@ import { newTenant } from '../test/support/api.js';
 import { ApiClient } from '../test/support/client.js';
 import type { Queryable } from '../records/db.js';
 import type { Battleground, RemoteHosts } from '../test/hostile/battleground.js';
-import { prepareSteadyTenant, type SteadyOutcome, type SteadyTenant } from '../test/hostile/steady-tenant.js';
+import { prepareSteadyTenant, type AnsweredRun, type SteadyOutcome, type SteadyTenant } from '../test/hostile/steady-tenant.js';
 import { eventually } from '../test/support/eventually.js';
 import { ABUSES } from './isolation-abuses.js';
 import type { HostileAnswer, HostileCommand } from './hostile-tenant.js';
@@ -78,9 +79,34 @@ export interface WorkloadFigures {
   roundP99Ratios: number[];
 }
 
+/**
+ * Where a run's time went, from its client's request to its answer; the five add up to the run's latency. The
+ * platform's own timestamps are each transaction's start, on the same machine as the client.
+ */
+export interface RunPhases {
+  /** From the request to the run's record: the API. */
+  recorded: number;
+  /** From the record to the run's start: its workflow started, its first task dispatched, the run admitted. */
+  started: number;
+  /** Its model and tool calls, from each one's record to its result's, all together. */
+  calls: number;
+  /** Between its start and its last call's end, outside the calls: each call dispatched by Temporal to a worker. */
+  between: number;
+  /** From its last call's end to the answer: the end recorded, the API told, the run read and sent. */
+  answered: number;
+}
+
+/**
+ * Each phase of the paced runs, alone and under all the attacks at once: its own p50 and p99, and its mean over
+ * the slowest 1 % of the runs (those the p99 of their latency is on).
+ */
+export type PhaseFigures = Record<'alone' | 'underAll', Record<keyof RunPhases, { p50Ms: number; p99Ms: number; slowestMeanMs: number }>>;
+
 export interface IsolationFigures {
   /** The steady tenant at its own pace: the figures the goal is on. */
   paced: WorkloadFigures;
+  /** Where the paced runs' time went, alone and under all the attacks at once. */
+  phases: PhaseFigures;
   /** The paced tenant under each attack on its own, by name. */
   byAttack: Record<string, SteadyFigures>;
   /** The same tenant in a closed loop, each client starting a run as soon as its last one answered. */
@@ -173,7 +199,7 @@ export async function measureIsolation(target: IsolationTarget, settings: Isolat
     target.hosts,
   );
   try {
-    return await measureWith(steady, attacker, hostile.admin, settings);
+    return await measureWith(steady, attacker, hostile.admin, target.db, settings);
   } finally {
     await attacker.end();
   }
@@ -219,6 +245,48 @@ function workloadOf(rounds: RoundMeasured[]): WorkloadFigures {
   };
 }
 
+const epochMs = (column: string) => `(extract(epoch FROM ${column}) * 1000)::float8`;
+
+/** The phases of each of `answered`, from the timestamps its run and steps were recorded with. */
+async function phasesOf(db: Queryable, answered: AnsweredRun[]): Promise<RunPhases[]> {
+  const ids = answered.map((a) => a.runId);
+  const { rows } = await db.query<{ id: string; created: number; started: number; calls: number; last: number | null }>(
+    `SELECT r.id, ${epochMs('r.created_at')} AS created, ${epochMs('r.started_at')} AS started,
+            coalesce(sum(${epochMs('s.completed_at')} - ${epochMs('s.started_at')}), 0) AS calls,
+            max(${epochMs('s.completed_at')}) AS last
+       FROM runs r LEFT JOIN run_steps s ON s.run_id = r.id
+      WHERE r.id = ANY($1) GROUP BY r.id`,
+    [ids],
+  );
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  return answered.flatMap(({ runId, sentAtMs, ms }) => {
+    const run = byId.get(runId);
+    if (!run) return [];
+    const lastCallEnd = run.last ?? run.started;
+    return [
+      {
+        recorded: run.created - sentAtMs,
+        started: run.started - run.created,
+        calls: run.calls,
+        between: lastCallEnd - run.started - run.calls,
+        answered: sentAtMs + ms - lastCallEnd,
+      },
+    ];
+  });
+}
+
+function phaseFiguresOf(phases: RunPhases[]): PhaseFigures['alone'] {
+  const names: (keyof RunPhases)[] = ['recorded', 'started', 'calls', 'between', 'answered'];
+  const total = (p: RunPhases) => names.reduce((sum, name) => sum + p[name], 0);
+  const slowest = [...phases].sort((a, b) => total(b) - total(a)).slice(0, Math.max(1, Math.ceil(phases.length / 100)));
+  return Object.fromEntries(
+    names.map((name) => {
+      const { p50Ms, p99Ms } = latencyOf(phases.map((p) => p[name]));
+      return [name, { p50Ms, p99Ms, slowestMeanMs: latencyOf(slowest.map((p) => p[name])).meanMs }];
+    }),
+  ) as PhaseFigures['alone'];
+}
+
 // The longest the hostile tenant's stopped abuses may take to wind down before the steady tenant is measured alone.
 const WIND_DOWN_MS = 120_000;
 
@@ -226,6 +294,7 @@ async function measureWith(
   steady: SteadyTenant,
   attacker: HostileTenant,
   hostile: ApiClient,
+  db: Queryable,
   settings: IsolationSettings,
 ): Promise<IsolationFigures> {
   const stop = (name: string) => attacker.command({ type: 'stop', name });
@@ -308,5 +377,17 @@ async function measureWith(
     paced.push({ alone: alone.paced, underAll: underAll.paced, leadIn: { alone: alone.leadIn, underAll: underAll.leadIn } });
     closedLoop.push({ alone: alone.closedLoop, underAll: underAll.closedLoop });
   }
-  return { paced: workloadOf(paced), byAttack, closedLoop: workloadOf(closedLoop) };
+  const phasesUnder = async (side: 'alone' | 'underAll') =>
+    phaseFiguresOf(
+      await phasesOf(
+        db,
+        paced.flatMap((round) => round[side].outcome.answered),
+      ),
+    );
+  return {
+    paced: workloadOf(paced),
+    phases: { alone: await phasesUnder('alone'), underAll: await phasesUnder('underAll') },
+    byAttack,
+    closedLoop: workloadOf(closedLoop),
+  };
 }

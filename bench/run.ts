@@ -159,6 +159,7 @@ import {
   measureIsolation,
   type IsolationFigures,
   type IsolationSettings,
+  type RunPhases,
   type SteadyFigures,
   type WorkloadFigures,
 } from './isolation.js';
@@ -1058,6 +1059,26 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
     table(paced, byAttack);
     console.log(`p99 under all attacks ÷ p99 alone: ${paced.p99Ratio.toFixed(2)}× (p50: ${paced.p50Ratio.toFixed(2)}×)`);
     rounds(paced);
+    console.log(
+      `\nWhere the paced runs' time went, alone and under all attacks at once (ms): each phase's own percentiles, and its mean in the slowest 1 % of the runs`,
+    );
+    row(['', 'p50 alone', 'p50 under', 'p99 alone', 'p99 under', 'p99 ×', 'slow alone', 'slow under']);
+    const phaseNames: Record<keyof RunPhases, string> = {
+      recorded: 'request to record (API)',
+      started: 'record to start',
+      calls: 'model and tool calls',
+      between: 'between calls',
+      answered: 'last call to answer',
+    };
+    for (const [phase, name] of Object.entries(phaseNames) as [keyof RunPhases, string][]) {
+      const [alone, under] = [figures.isolation.phases.alone[phase], figures.isolation.phases.underAll[phase]];
+      row([
+        `  ${name}`,
+        ...[alone.p50Ms, under.p50Ms, alone.p99Ms, under.p99Ms].map(String),
+        (under.p99Ms / alone.p99Ms).toFixed(2),
+        ...[alone.slowestMeanMs, under.slowestMeanMs].map(String),
+      ]);
+    }
     console.log(`\nThe same tenant in a closed loop: each client starts a run as soon as its last one answered`);
     table(closedLoop);
     rounds(closedLoop);

@@ -15,9 +15,20 @@ const HOOK_PATH = '/steady-runs';
 /** How long the webhooks of the runs made may take to arrive once the runs are done. */
 const DELIVERY_DEADLINE_MS = 20_000;
 
+/** A run that completed, as its client saw it. */
+export interface AnsweredRun {
+  runId: string;
+  /** When its request was sent, in milliseconds since the epoch. */
+  sentAtMs: number;
+  /** Its time from request to its completed answer. */
+  ms: number;
+}
+
 export interface SteadyOutcome {
   /** Each run's time from request to its completed answer, in order of completion. */
   latenciesMs: number[];
+  /** The runs that completed without a failure, in the same order. */
+  answered: AnsweredRun[];
   /** What went wrong, one line each; empty when the tenant noticed nothing. */
   failures: string[];
 }
@@ -57,20 +68,20 @@ export async function prepareSteadyTenant(ground: Battleground): Promise<SteadyT
   await created(client, '/v1/webhooks', { url: `${hosts.steadyHookUrl}${HOOK_PATH}`, event_types: ['run.completed'] });
   const lookup = ordering({ call: { name: 'lookup', arguments: { q: 'steady' } } });
 
-  /** One run, waited for; a description of what went wrong, or null. */
-  async function oneRun(n: number, completed: string[]): Promise<string | null> {
+  /** One run, waited for: its id once it completed, and a description of what went wrong, or null. */
+  async function oneRun(n: number, completed: string[]): Promise<{ runId?: string; failure: string | null }> {
     const withTool = n % 4 === 3;
     const path = `/v1/agents/${withTool ? tooled : plain}/run`;
     const response = await client.post(path, { input: withTool ? lookup : `Question ${n}?` });
     if (response.status !== 200)
-      return `run ${n}: POST ${path} answered ${response.status}: ${JSON.stringify(response.body).slice(0, 300)}`;
+      return { failure: `run ${n}: POST ${path} answered ${response.status}: ${JSON.stringify(response.body).slice(0, 300)}` };
     const run = response.body;
-    if (run.status !== 'completed') return `run ${n} ended ${run.status}: ${JSON.stringify(run.error)}`;
+    if (run.status !== 'completed') return { failure: `run ${n} ended ${run.status}: ${JSON.stringify(run.error)}` };
     completed.push(run.id);
     const toolStep = run.steps.find((step: { type: string }) => step.type === 'tool_call');
     if (withTool && (!toolStep || toolStep.is_error))
-      return `run ${n}: the tool call failed: ${JSON.stringify(toolStep?.output ?? run.steps).slice(0, 300)}`;
-    return null;
+      return { runId: run.id, failure: `run ${n}: the tool call failed: ${JSON.stringify(toolStep?.output ?? run.steps).slice(0, 300)}` };
+    return { runId: run.id, failure: null };
   }
 
   const undelivered = (runIds: string[]) => {
@@ -83,20 +94,24 @@ export async function prepareSteadyTenant(ground: Battleground): Promise<SteadyT
   return {
     async work(runs, { atOnce = 2, webhooks = true, maxFailures = Infinity, everyMs = 0 } = {}) {
       const latenciesMs: number[] = [];
+      const answered: AnsweredRun[] = [];
       const failures: string[] = [];
       const completed: string[] = [];
       let next = 0;
       await Promise.all(
         Array.from({ length: atOnce }, async () => {
           for (let n = next++; n < runs && failures.length < maxFailures; n = next++) {
-            let failure: string | null = null;
-            const startedAt = Date.now();
+            let outcome: { runId?: string; failure: string | null } = { failure: null };
+            const sentAtMs = Date.now();
             const ms = await timed(async () => {
-              failure = await oneRun(n, completed).catch((err: Error) => `run ${n}: ${err.message}`);
+              outcome = await oneRun(n, completed).catch((err: Error) => ({ failure: `run ${n}: ${err.message}` }));
             });
-            if (failure) failures.push(failure);
-            else latenciesMs.push(ms);
-            const early = startedAt + everyMs - Date.now();
+            if (outcome.failure) failures.push(outcome.failure);
+            else {
+              latenciesMs.push(ms);
+              answered.push({ runId: outcome.runId!, sentAtMs, ms });
+            }
+            const early = sentAtMs + everyMs - Date.now();
             if (early > 0) await setTimeout(early);
           }
         }),
@@ -112,7 +127,7 @@ export async function prepareSteadyTenant(ground: Battleground): Promise<SteadyT
         if (missing.length > 0)
           failures.push(`no run.completed webhook within ${DELIVERY_DEADLINE_MS} ms for ${missing.length} of ${completed.length} runs`);
       }
-      return { latenciesMs, failures };
+      return { latenciesMs, answered, failures };
     },
   };
 }
