@@ -96,6 +96,15 @@ export interface RunPhases {
   answered: number;
 }
 
+/** The phases, in the order a run goes through them, with how the report names them. */
+export const RUN_PHASES: Record<keyof RunPhases, string> = {
+  recorded: 'request to record (API)',
+  started: 'record to start',
+  calls: 'model and tool calls',
+  between: 'between calls',
+  answered: 'last call to answer',
+};
+
 /**
  * Each phase of the paced runs, alone and under all the attacks at once: its own p50 and p99, and its mean over
  * the slowest 1 % of the runs (those the p99 of their latency is on).
@@ -222,7 +231,7 @@ interface RoundMeasured {
 function figuresOf(measured: Measured[]): SteadyFigures {
   const [busyMs, totalMs] = measured.reduce(([busy, total], m) => [busy + m.busyMs, total + m.totalMs], [0, 0]);
   return {
-    ...latencyOf(measured.flatMap((m) => m.outcome.latenciesMs)),
+    ...latencyOf(measured.flatMap((m) => m.outcome.answered.map((run) => run.ms))),
     failures: measured.flatMap((m) => m.outcome.failures),
     machineBusy: totalMs > 0 ? busyMs / totalMs : 0,
   };
@@ -276,7 +285,7 @@ async function phasesOf(db: Queryable, answered: AnsweredRun[]): Promise<RunPhas
 }
 
 function phaseFiguresOf(phases: RunPhases[]): PhaseFigures['alone'] {
-  const names: (keyof RunPhases)[] = ['recorded', 'started', 'calls', 'between', 'answered'];
+  const names = Object.keys(RUN_PHASES) as (keyof RunPhases)[];
   const total = (p: RunPhases) => names.reduce((sum, name) => sum + p[name], 0);
   const slowest = [...phases].sort((a, b) => total(b) - total(a)).slice(0, Math.max(1, Math.ceil(phases.length / 100)));
   return Object.fromEntries(

@@ -159,6 +159,7 @@ import {
   measureIsolation,
   type IsolationFigures,
   type IsolationSettings,
+  RUN_PHASES,
   type RunPhases,
   type SteadyFigures,
   type WorkloadFigures,
@@ -1063,14 +1064,7 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
       `\nWhere the paced runs' time went, alone and under all attacks at once (ms): each phase's own percentiles, and its mean in the slowest 1 % of the runs`,
     );
     row(['', 'p50 alone', 'p50 under', 'p99 alone', 'p99 under', 'p99 ×', 'slow alone', 'slow under']);
-    const phaseNames: Record<keyof RunPhases, string> = {
-      recorded: 'request to record (API)',
-      started: 'record to start',
-      calls: 'model and tool calls',
-      between: 'between calls',
-      answered: 'last call to answer',
-    };
-    for (const [phase, name] of Object.entries(phaseNames) as [keyof RunPhases, string][]) {
+    for (const [phase, name] of Object.entries(RUN_PHASES) as [keyof RunPhases, string][]) {
       const [alone, under] = [figures.isolation.phases.alone[phase], figures.isolation.phases.underAll[phase]];
       row([
         `  ${name}`,

@@ -25,13 +25,14 @@ export interface AnsweredRun {
 }
 
 export interface SteadyOutcome {
-  /** Each run's time from request to its completed answer, in order of completion. */
-  latenciesMs: number[];
-  /** The runs that completed without a failure, in the same order. */
+  /** The runs that completed without a failure, in order of completion. */
   answered: AnsweredRun[];
   /** What went wrong, one line each; empty when the tenant noticed nothing. */
   failures: string[];
 }
+
+/** One run as its client saw it: its id once it completed, and what went wrong, if anything. */
+type RunOutcome = { runId?: string; failure: string | null };
 
 export interface SteadyTenant {
   /**
@@ -69,7 +70,7 @@ export async function prepareSteadyTenant(ground: Battleground): Promise<SteadyT
   const lookup = ordering({ call: { name: 'lookup', arguments: { q: 'steady' } } });
 
   /** One run, waited for: its id once it completed, and a description of what went wrong, or null. */
-  async function oneRun(n: number, completed: string[]): Promise<{ runId?: string; failure: string | null }> {
+  async function oneRun(n: number, completed: string[]): Promise<RunOutcome> {
     const withTool = n % 4 === 3;
     const path = `/v1/agents/${withTool ? tooled : plain}/run`;
     const response = await client.post(path, { input: withTool ? lookup : `Question ${n}?` });
@@ -93,7 +94,6 @@ export async function prepareSteadyTenant(ground: Battleground): Promise<SteadyT
 
   return {
     async work(runs, { atOnce = 2, webhooks = true, maxFailures = Infinity, everyMs = 0 } = {}) {
-      const latenciesMs: number[] = [];
       const answered: AnsweredRun[] = [];
       const failures: string[] = [];
       const completed: string[] = [];
@@ -101,16 +101,13 @@ export async function prepareSteadyTenant(ground: Battleground): Promise<SteadyT
       await Promise.all(
         Array.from({ length: atOnce }, async () => {
           for (let n = next++; n < runs && failures.length < maxFailures; n = next++) {
-            let outcome: { runId?: string; failure: string | null } = { failure: null };
+            let outcome: RunOutcome = { failure: null };
             const sentAtMs = Date.now();
             const ms = await timed(async () => {
               outcome = await oneRun(n, completed).catch((err: Error) => ({ failure: `run ${n}: ${err.message}` }));
             });
             if (outcome.failure) failures.push(outcome.failure);
-            else {
-              latenciesMs.push(ms);
-              answered.push({ runId: outcome.runId!, sentAtMs, ms });
-            }
+            else answered.push({ runId: outcome.runId!, sentAtMs, ms });
             const early = sentAtMs + everyMs - Date.now();
             if (early > 0) await setTimeout(early);
           }
@@ -127,7 +124,7 @@ export async function prepareSteadyTenant(ground: Battleground): Promise<SteadyT
         if (missing.length > 0)
           failures.push(`no run.completed webhook within ${DELIVERY_DEADLINE_MS} ms for ${missing.length} of ${completed.length} runs`);
       }
-      return { latenciesMs, answered, failures };
+      return { answered, failures };
     },
   };
 }
