@@ -194,7 +194,10 @@ describe('schedules', function () {
     await cancelRuns(admin, created.body.id);
   });
 
-  it('accepts a schedule while Temporal is out of reach, and the maintenance round writes it to Temporal once it is back', async () => {
+  it('accepts a schedule while Temporal is out of reach, and the maintenance round writes it to Temporal once it is back', async function () {
+    // Rounds never overlap: the one that writes the schedule may wait for one already going, some seconds per
+    // duty over the suite's whole database on a busy machine. The test's time must cover its wait below.
+    this.timeout(180_000);
     const proxy = await startPausableProxy(stack.api.temporalAddress);
     const connection = temporalConnection(proxy.address);
     const namespace = stack.api.services.temporal.options.namespace;
@@ -222,7 +225,7 @@ describe('schedules', function () {
           return done;
         },
         // A round does every maintenance duty over the suite's whole database: on a busy machine, some seconds each.
-        { timeoutMs: 90_000, intervalMs: 1_000, message: 'the schedule never reached Temporal' },
+        { timeoutMs: 120_000, intervalMs: 1_000, message: 'the schedule never reached Temporal' },
       );
       assert.equal(await outputOf(client, run.id), 'caught up');
       assert.equal((await client.delete(`/v1/schedules/${created.body.id}`)).status, 200);
