@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import { ScheduleNotFoundError, ScheduleOverlapPolicy, WorkflowNotFoundError } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { newTenant, workerDependenciesOf, startTestApi, workflowBundle, type TestApi } from '../support/api.js';
-import { isolatedNamespace } from '../support/services.js';
+import { isolatedDatabase, isolatedNamespace } from '../support/services.js';
 import { eventually } from '../support/eventually.js';
 import type { Stoppable } from '../../cli/processes.js';
 import { serveWorker } from '../../cli/worker-process.js';
@@ -38,7 +38,10 @@ describe('maintenance', function () {
 
   before(async () => {
     namespace = await isolatedNamespace('maintenance');
-    api = await startTestApi({ worker: false, namespace });
+    // A database of its own: every suite's worker runs maintenance rounds, which would otherwise take the records
+    // made here for this suite's duties (a lost start, a due blob) before its own duties and rounds could.
+    const { db } = await isolatedDatabase('agentplane_maintenance');
+    api = await startTestApi({ worker: false, namespace, db });
     activities = createMaintenanceActivities(api.services);
   });
 

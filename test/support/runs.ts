@@ -20,7 +20,7 @@ export interface RunsStack {
 export async function startRunsStack(
   name: string,
   modelEnv: NodeJS.ProcessEnv = {},
-  options: Pick<TestApiOptions, 'rateLimits' | 'workerPools' | 'eventStreamLimits'> = {},
+  options: Pick<TestApiOptions, 'rateLimits' | 'workerPools' | 'eventStreamLimits' | 'db'> = {},
 ): Promise<RunsStack> {
   const openai = await startOpenAiServer({ models: ['local-llama'] });
   const anthropic = await startAnthropicServer();
