@@ -325,7 +325,9 @@ describe('console sessions', () => {
       ]);
       assert.equal((await send(api, 'DELETE', '/v1/sessions/current', { cookie: ended.cookie, origin, csrf: ended.csrf })).status, 204);
 
-      assert.ok((await createMaintenanceActivities(api.services).removeFinishedConsoleSessions()) >= 2);
+      // On the database the suites share, another suite's round may remove them first: what is left is what counts
+      // here (the maintenance suite, on a database of its own, checks the round's count).
+      await createMaintenanceActivities(api.services).removeFinishedConsoleSessions();
 
       const { rows } = await api.services.db.query<{ id: string }>('SELECT id FROM console_sessions WHERE api_key_id = $1', [
         live.session.api_key_id,

@@ -109,6 +109,40 @@ describe('maintenance', function () {
       assert.equal((await eventsFor(api.services.db, tenant.projectId, 'file.processed', upload.body.id)).length, 1);
     });
 
+    it('removes the console sessions past their end, signed out or expired, counting them, and keeps the live ones', async () => {
+      const tenant = await newTenant(api, 'maintenance sessions');
+      const signIn = async () => {
+        const response = await fetch(`${api.url}/v1/sessions`, {
+          method: 'POST',
+          headers: { origin: api.url, 'content-type': 'application/json' },
+          body: JSON.stringify({ api_key: tenant.admin.key }),
+        });
+        const body = (await response.json()) as { id: string; csrf_token: string };
+        assert.equal(response.status, 201, JSON.stringify(body));
+        const cookie = response.headers
+          .getSetCookie()
+          .find((c) => c.startsWith('agentplane_session='))!
+          .split(';')[0]!;
+        return { id: body.id, cookie, csrf: body.csrf_token };
+      };
+      const [expired, ended, live] = [await signIn(), await signIn(), await signIn()];
+      await api.services.db.query(`UPDATE console_sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, [expired.id]);
+      const signedOut = await fetch(`${api.url}/v1/sessions/current`, {
+        method: 'DELETE',
+        headers: { cookie: ended.cookie, origin: api.url, 'x-csrf-token': ended.csrf },
+      });
+      assert.equal(signedOut.status, 204);
+
+      assert.equal(await run(activities.removeFinishedConsoleSessions), 2);
+
+      const { rows } = await api.services.db.query<{ id: string }>('SELECT id FROM console_sessions');
+      assert.deepEqual(
+        rows.map((r) => r.id),
+        [live.id],
+      );
+      assert.equal(await run(activities.removeFinishedConsoleSessions), 0, 'a second round finds nothing left to remove');
+    });
+
     it('recovers another project’s lost run start while one project has more than a round’s worth of runs waiting with their workflows', async () => {
       const busy = await newTenant(api, 'maintenance-busy-runs');
       const quiet = await newTenant(api, 'maintenance-quiet-runs');
