@@ -64,6 +64,10 @@ const DECAY = 0.5 ** (TICK_MS / HALF_LIFE_MS);
 // A project waits for its turn by time once it has held places a quarter longer than its share, so projects
 // that use the process about as much as each other never hold each other up.
 const OVER_SHARE = 1.25;
+// A quiet project whose use has decayed below this many milliseconds of the loop is forgotten. Until then it is
+// remembered: a project held for its turn goes quiet while it waits, and coming back with its past forgotten
+// it would find the others over a share reckoned without its own use.
+const FORGOTTEN_MS = 1;
 
 /** The client closed the connection while its request waited: there is no one to answer. */
 class ClientGone extends Error {}
@@ -106,7 +110,16 @@ export class FairAdmission {
   private fairUse = Infinity;
   private ticker: NodeJS.Timeout | undefined;
 
-  constructor(readonly limits: AdmissionLimits = DEFAULT_ADMISSION_LIMITS) {}
+  /** `clock` tells the time in milliseconds (Date.now, unless a test keeps its own). */
+  constructor(
+    readonly limits: AdmissionLimits = DEFAULT_ADMISSION_LIMITS,
+    private readonly clock: () => number = Date.now,
+  ) {}
+
+  /** Projects this process remembers: working, waiting, or quiet with their use yet to decay. */
+  get remembered(): number {
+    return this.projects.size;
+  }
 
   /** Requests being worked on now, and waiting for their turn, on this process. */
   get load(): { working: number; queued: number } {
@@ -120,7 +133,7 @@ export class FairAdmission {
    * when the project's queue is full or the wait too long; a request coming back from a wait is not.
    */
   async enter(projectId: string, { bounded = true, signal }: { bounded?: boolean; signal?: AbortSignal } = {}): Promise<void> {
-    const now = Date.now();
+    const now = this.clock();
     const project = this.projectOf(projectId, now);
     project.lastAskedAt = now;
     this.tickWhileUsed();
@@ -137,7 +150,7 @@ export class FairAdmission {
     }
     await new Promise<void>((resolve, reject) => {
       const waiter: Waiter = {
-        since: bounded && Date.now(),
+        since: bounded && this.clock(),
         admit: () => {
           clearTimeout(timer);
           signal?.removeEventListener('abort', abandon);
@@ -150,7 +163,7 @@ export class FairAdmission {
         project.queue.splice(at, 1);
         signal?.removeEventListener('abort', abandon);
         clearTimeout(timer);
-        this.forgetIfIdle(projectId, project, Date.now());
+        this.forgetIfIdle(projectId, project, this.clock());
         reject(err);
       };
       const abandon = () => drop(new ClientGone());
@@ -180,7 +193,7 @@ export class FairAdmission {
     if (!project) return;
     project.working -= 1;
     this.working -= 1;
-    this.forgetIfIdle(projectId, project, Date.now());
+    this.forgetIfIdle(projectId, project, this.clock());
     this.letIn();
   }
 
@@ -237,12 +250,13 @@ export class FairAdmission {
    */
   account(since: Pick<EventLoopUtilization, 'active' | 'utilization'>): void {
     this.utilization = this.utilization * DECAY + since.utilization * (1 - DECAY);
-    const now = Date.now();
+    const now = this.clock();
     let contenders = 0;
     let total = 0;
     let remembered = false;
-    for (const project of this.projects.values()) {
+    for (const [projectId, project] of this.projects) {
       project.used = project.used * DECAY + (this.working > 0 ? (since.active * project.working) / this.working : 0);
+      if (this.forgetIfIdle(projectId, project, now)) continue;
       if (project.used >= 1 || project.working > 0 || project.queue.length > 0) remembered = true;
       if (!quiet(project, now)) {
         contenders += 1;
@@ -266,7 +280,7 @@ export class FairAdmission {
 
   /** Lets waiting requests in, taking the projects in turn from where the last turn ended. */
   private letIn(): void {
-    const now = Date.now();
+    const now = this.clock();
     const share = this.shareAt(now);
     for (let admitted = true; admitted && this.working < this.limits.atOnce;) {
       admitted = false;
@@ -283,13 +297,19 @@ export class FairAdmission {
     }
   }
 
-  /** A project with nothing here, and quiet long enough not to count, is forgotten; its memory is returned. */
-  private forgetIfIdle(projectId: string, project: ProjectTurns, now: number): void {
-    if (quiet(project, now)) this.projects.delete(projectId);
-    // Projects that went quiet while others were busy are forgotten here, all at once.
+  /**
+   * A project with nothing here, quiet long enough not to count, and whose use has decayed, is forgotten; its
+   * memory is returned. Whether it was.
+   */
+  private forgetIfIdle(projectId: string, project: ProjectTurns, now: number): boolean {
+    const forgotten = quiet(project, now) && project.used < FORGOTTEN_MS;
+    if (forgotten) this.projects.delete(projectId);
+    // Past that many quiet ones (projects that went quiet while others were busy), all are forgotten at once,
+    // their use with them: what one process remembers stays bounded, however many projects ask.
     if (this.projects.size > this.working + ACTIVE_PROJECTS_KEPT) {
       for (const [id, other] of this.projects) if (quiet(other, now)) this.projects.delete(id);
     }
+    return forgotten;
   }
 
   /** A place for one request, held from now. */

@@ -133,6 +133,52 @@ describe('fair admission by time held, on a busy process', () => {
     assert.equal(hogIn, true);
   });
 
+  it('remembers the use of a project held for its turn until it has decayed, so its rival is not held when it comes back', async () => {
+    let now = 0;
+    const admission = new FairAdmission({ ...limits, shareWaitMs: 1_000 }, () => now);
+    for (let i = 0; i < 3; i++) await admission.enter('proj_hog');
+    await admission.enter('proj_steady');
+    busyTicks(admission, 20);
+    // The hog's next request is held for its turn, and let in once it has waited the longest a turn may take.
+    const held = admission.enter('proj_hog');
+    assert.equal(await settled(held), false);
+    now += 1_000;
+    busyTicks(admission, 1);
+    assert.equal(await settled(held), true);
+    // The steady project makes and ends another request, keeping its first place. The hog's requests end, the last
+    // over a second after the hog last asked: it is quiet, with most of the loop's use behind it.
+    assert.equal(await settled(admission.enter('proj_steady')), true);
+    admission.exit('proj_steady');
+    for (let i = 0; i < 4; i++) admission.exit('proj_hog');
+
+    // The hog comes back at once: its past still counts, and its request waits for its turn again.
+    const back = admission.enter('proj_hog');
+    assert.equal(await settled(back), false, "the hog's request coming back waits for its turn");
+    now += 1_000;
+    busyTicks(admission, 1);
+    assert.equal(await settled(back), true);
+    // It holds a place while the loop stays busy, as the steady project does.
+    busyTicks(admission, 5);
+    admission.exit('proj_steady');
+    assert.equal(await settled(admission.enter('proj_steady')), true, "the steady project's next request is let in at once");
+    assert.equal(await settled(admission.enter('proj_hog')), false, "the hog's next request still waits for its turn");
+  });
+
+  it('forgets a quiet project once its use has decayed', async () => {
+    let now = 0;
+    const admission = new FairAdmission(limits, () => now);
+    await admission.enter('proj_gone');
+    await admission.enter('proj_other');
+    busyTicks(admission, 20);
+    admission.exit('proj_gone');
+    admission.exit('proj_other');
+    now += 1_000;
+    busyTicks(admission, 1, 0);
+    assert.equal(admission.remembered, 2, 'both are remembered while their use weighs');
+    for (let i = 0; i < 400 && admission.remembered > 0; i++) busyTicks(admission, 1, 0);
+    assert.equal(admission.remembered, 0);
+  });
+
   it('never holds a project alone, however busy the loop', async () => {
     const admission = new FairAdmission(limits);
     for (let i = 0; i < 4; i++) await admission.enter('proj_alone');
