@@ -77,6 +77,11 @@ export interface WorkloadFigures {
   p99Ratio: number;
   /** Each round's own p99 ratio: how far one round's figure strays from the pooled one. */
   roundP99Ratios: number[];
+  /**
+   * The p99 ratio's 95 % interval, by resampling the pooled runs of each side: how far the ratio could stray
+   * from one run of the benchmark to the next by the luck of which runs came out slowest.
+   */
+  p99RatioInterval: [number, number];
 }
 
 /**
@@ -228,10 +233,40 @@ interface RoundMeasured {
   leadIn?: { alone: Measured; underAll: Measured };
 }
 
+const latenciesOf = (measured: Measured[]) => measured.flatMap((m) => m.outcome.answered.map((run) => run.ms));
+
+// Resamples for the p99 ratio's interval, and a fixed seed so that the same runs give the same interval.
+const RESAMPLES = 2_000;
+const RESAMPLING_SEED = 0x5eed;
+
+/** The p99 of `ms` drawn again, as many, with replacement, with `random`. */
+function resampledP99(ms: number[], random: () => number): number {
+  const drawn = Array.from({ length: ms.length }, () => ms[Math.floor(random() * ms.length)]!);
+  return latencyOf(drawn).p99Ms;
+}
+
+/**
+ * The 2.5th and 97.5th percentiles of the p99 ratio of `under` to `alone` over resamples of both (the percentile
+ * bootstrap): a ratio outside it in another run of the benchmark is more than the luck of the slowest runs.
+ */
+export function p99RatioInterval(alone: number[], under: number[], resamples = RESAMPLES): [number, number] {
+  if (alone.length === 0 || under.length === 0) return [NaN, NaN];
+  // mulberry32: a small seeded generator, so that the interval is the same for the same runs.
+  let state = RESAMPLING_SEED;
+  const random = () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+  const ratios = Array.from({ length: resamples }, () => resampledP99(under, random) / resampledP99(alone, random)).sort((a, b) => a - b);
+  return [ratios[Math.floor(resamples * 0.025)]!, ratios[Math.ceil(resamples * 0.975) - 1]!];
+}
+
 function figuresOf(measured: Measured[]): SteadyFigures {
   const [busyMs, totalMs] = measured.reduce(([busy, total], m) => [busy + m.busyMs, total + m.totalMs], [0, 0]);
   return {
-    ...latencyOf(measured.flatMap((m) => m.outcome.answered.map((run) => run.ms))),
+    ...latencyOf(latenciesOf(measured)),
     failures: measured.flatMap((m) => m.outcome.failures),
     machineBusy: totalMs > 0 ? busyMs / totalMs : 0,
   };
@@ -251,6 +286,7 @@ function workloadOf(rounds: RoundMeasured[]): WorkloadFigures {
     p50Ratio: underAll.p50Ms / alone.p50Ms,
     p99Ratio: underAll.p99Ms / alone.p99Ms,
     roundP99Ratios: rounds.map((r) => figuresOf([r.underAll]).p99Ms / figuresOf([r.alone]).p99Ms),
+    p99RatioInterval: p99RatioInterval(latenciesOf(rounds.map((r) => r.alone)), latenciesOf(rounds.map((r) => r.underAll))),
   };
 }
 

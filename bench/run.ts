@@ -1052,8 +1052,11 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
         line(`  first ${ISOLATION.leadIn} alone, as they had ended`, workload.leadIn.alone);
       }
     };
-    const rounds = (workload: WorkloadFigures) =>
+    const rounds = (workload: WorkloadFigures) => {
+      const [low, high] = workload.p99RatioInterval;
       console.log(`each round's own p99 ratio: ${workload.roundP99Ratios.map((r) => `${r.toFixed(2)}×`).join(', ')}`);
+      console.log(`p99 ratio's 95 % interval, resampling the pooled runs: ${low.toFixed(2)}× to ${high.toFixed(2)}×`);
+    };
     console.log(
       `\nIsolation: a steady tenant's one-step runs, ${ISOLATION.atOnce} clients each starting one every ${ISOLATION.pacedEveryMs} ms, while a hostile tenant abuses the same stack`,
     );
