@@ -1,52 +1,12 @@
 import assert from 'node:assert/strict';
 import { sharedApi, newTenant, type Tenant, type TestApi } from '../support/api.js';
-import { assertDocumentedResponse } from '../support/contract.js';
+import { send, sessionCookieOf, signIn as signInTo, type Answer } from '../support/console-sessions.js';
 import { LIVE_SESSIONS_PER_KEY } from '../../api/routes/sessions/sessions.js';
 import { createMaintenanceActivities } from '../../workflows/maintenance/activities.js';
-
-interface Answer {
-  status: number;
-  headers: Headers;
-  body: any;
-}
-
-/** What a browser sends: the cookie, and on changes the Origin and CSRF headers the console adds. */
-interface BrowserRequest {
-  cookie?: string;
-  origin?: string | null;
-  csrf?: string;
-  json?: unknown;
-  headers?: Record<string, string>;
-}
-
-async function send(api: TestApi, method: string, path: string, request: BrowserRequest = {}): Promise<Answer> {
-  const headers: Record<string, string> = { ...request.headers };
-  if (request.cookie !== undefined) headers.cookie = request.cookie;
-  if (request.origin !== undefined && request.origin !== null) headers.origin = request.origin;
-  if (request.csrf !== undefined) headers['x-csrf-token'] = request.csrf;
-  if (request.json !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(api.url + path, {
-    method,
-    headers,
-    body: request.json === undefined ? undefined : JSON.stringify(request.json),
-  });
-  const contentType = response.headers.get('content-type') ?? '';
-  const text = await response.text();
-  const body = contentType.startsWith('application/json') ? JSON.parse(text) : text;
-  assertDocumentedResponse(method, path, response.status, body, contentType);
-  return { status: response.status, headers: response.headers, body };
-}
 
 function assertError(response: Answer, status: number, code: string) {
   assert.equal(response.status, status, JSON.stringify(response.body));
   assert.equal(response.body.error.code, code);
-}
-
-/** The `name=value` part of the session cookie a response set. */
-function sessionCookieOf(response: Answer): string {
-  const cookie = response.headers.getSetCookie().find((c) => c.startsWith('agentplane_session='));
-  assert.ok(cookie, `no session cookie in ${JSON.stringify(response.headers.getSetCookie())}`);
-  return cookie.split(';')[0]!;
 }
 
 describe('console sessions', () => {
@@ -62,11 +22,7 @@ describe('console sessions', () => {
     [tenant, other] = await Promise.all([newTenant(api, 'sessions A'), newTenant(api, 'sessions B')]);
   });
 
-  async function signIn(key: string) {
-    const response = await send(api, 'POST', '/v1/sessions', { origin, json: { api_key: key } });
-    assert.equal(response.status, 201, JSON.stringify(response.body));
-    return { response, cookie: sessionCookieOf(response), csrf: response.body.csrf_token as string, session: response.body };
-  }
+  const signIn = (key: string) => signInTo(api, key);
 
   describe('signing in', () => {
     it('answers 201 with the session and sets an HttpOnly, SameSite=Strict cookie for the whole API, lasting 8 hours', async () => {

@@ -5,6 +5,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { newTenant, workerDependenciesOf, startTestApi, workflowBundle, type TestApi } from '../support/api.js';
 import { isolatedDatabase, isolatedNamespace } from '../support/services.js';
 import { eventually } from '../support/eventually.js';
+import { send, signIn } from '../support/console-sessions.js';
 import type { Stoppable } from '../../cli/processes.js';
 import { serveWorker } from '../../cli/worker-process.js';
 import { eventsFor, recordEvent } from '../../records/events.js';
@@ -111,34 +112,22 @@ describe('maintenance', function () {
 
     it('removes the console sessions past their end, signed out or expired, counting them, and keeps the live ones', async () => {
       const tenant = await newTenant(api, 'maintenance sessions');
-      const signIn = async () => {
-        const response = await fetch(`${api.url}/v1/sessions`, {
-          method: 'POST',
-          headers: { origin: api.url, 'content-type': 'application/json' },
-          body: JSON.stringify({ api_key: tenant.admin.key }),
-        });
-        const body = (await response.json()) as { id: string; csrf_token: string };
-        assert.equal(response.status, 201, JSON.stringify(body));
-        const cookie = response.headers
-          .getSetCookie()
-          .find((c) => c.startsWith('agentplane_session='))!
-          .split(';')[0]!;
-        return { id: body.id, cookie, csrf: body.csrf_token };
-      };
-      const [expired, ended, live] = [await signIn(), await signIn(), await signIn()];
-      await api.services.db.query(`UPDATE console_sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, [expired.id]);
-      const signedOut = await fetch(`${api.url}/v1/sessions/current`, {
-        method: 'DELETE',
-        headers: { cookie: ended.cookie, origin: api.url, 'x-csrf-token': ended.csrf },
-      });
-      assert.equal(signedOut.status, 204);
+      const key = tenant.admin.key!;
+      const [expired, ended, live] = [await signIn(api, key), await signIn(api, key), await signIn(api, key)];
+      await api.services.db.query(`UPDATE console_sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, [
+        expired.session.id,
+      ]);
+      assert.equal(
+        (await send(api, 'DELETE', '/v1/sessions/current', { cookie: ended.cookie, origin: api.url, csrf: ended.csrf })).status,
+        204,
+      );
 
       assert.equal(await run(activities.removeFinishedConsoleSessions), 2);
 
       const { rows } = await api.services.db.query<{ id: string }>('SELECT id FROM console_sessions');
       assert.deepEqual(
         rows.map((r) => r.id),
-        [live.id],
+        [live.session.id],
       );
       assert.equal(await run(activities.removeFinishedConsoleSessions), 0, 'a second round finds nothing left to remove');
     });
