@@ -30,7 +30,7 @@ export async function dispatchEvents(db: Db, limit: number): Promise<number> {
     const { rows: targets } = await tx.query<{ event_id: string; endpoint_id: string; project_id: string }>(
       `SELECT e.id AS event_id, w.id AS endpoint_id, e.project_id FROM events e
        JOIN webhook_endpoints w ON w.project_id = e.project_id AND w.status = 'enabled' AND w.created_at <= e.created_at
-        AND (e.type = ANY(w.event_types) OR '*' = ANY(w.event_types))
+        AND agentplane_endpoint_takes(w.event_types, e.type)
        WHERE e.id = ANY($1::text[]) ORDER BY e.created_at, e.id`,
       [ids],
     );

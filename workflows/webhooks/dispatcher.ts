@@ -4,10 +4,10 @@
  * gets a workflow for its retries. Woken by a notification when a delivery, or an event that an enabled
  * endpoint subscribes to, is recorded (LISTEN, on a connection of its own), when an attempt ends, and every
  * POLL_MS regardless, so a lost notification or a PostgreSQL or Temporal outage only delays deliveries; the
- * events no endpoint takes are marked dispatched by that poll, many at once. Several dispatchers (one per worker) share the
- * work: events and deliveries are claimed with SKIP LOCKED, and a delivery's workflow id is fixed. A
- * dispatcher that dies mid-attempt leaves its claim to expire, and another makes the attempt again: at least
- * once, deduplicable by the event's id.
+ * events no endpoint takes are marked dispatched by that poll, many at once. Several dispatchers (one per
+ * worker) share the work: events and deliveries are claimed with SKIP LOCKED, and a delivery's workflow id
+ * is fixed. A dispatcher that dies mid-attempt leaves its claim to expire, and another makes the attempt
+ * again: at least once, deduplicable by the event's id.
  */
 import pg from 'pg';
 import type { Client } from '@temporalio/client';
