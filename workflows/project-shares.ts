@@ -11,10 +11,12 @@
  * is charged for them, and not only the project whose longer calls happen to be under way meanwhile.
  *
  * While the loop is busy, an activity of a project that has used more than its share (an even split among
- * the projects contending for the loop: those with activities under way or waiting, or that had some a moment
- * ago) waits for its turn before it starts: until its project is back within its share, the loop is no longer
- * busy, or it has waited the longest a turn may take. A project alone on the worker, or one within its share,
- * never waits, and nor does one whose rivals have gone quiet: their past use holds nobody up.
+ * the projects contending for the loop: those with activities waiting for a turn, or that started or ended one
+ * a moment ago) waits for its turn before it starts: until its project is back within its share, the loop is no
+ * longer busy, or it has waited the longest a turn may take. A project alone on the worker, or one within its
+ * share, never waits, and nor does one whose rivals have gone quiet: their past use holds nobody up. A rival
+ * whose only activities are calls under way (a model or a host that has not answered yet) asks nothing of the
+ * loop until one ends, so nobody waits for it meanwhile: a turn given to no one is time lost.
  */
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import type { Context } from '@temporalio/activity';
@@ -45,8 +47,9 @@ const DECAY = 0.5 ** (TICK_MS / HALF_LIFE_MS);
 const OVER_SHARE = 1.25;
 // A project whose use has decayed below this many milliseconds of the loop is forgotten.
 const FORGOTTEN_MS = 1;
-// A project with nothing under way for this many ticks no longer contends: the gaps between one run's activities
-// are shorter, and a project that has finished is not waited for while its use decays.
+// A project none of whose activities started or ended for this many ticks, and none waiting, no longer contends:
+// the gaps between one run's activities are shorter, and a project that has finished, or only waits on calls
+// under way, is not waited for while its use decays.
 const QUIET_AFTER_TICKS = 10;
 // Activities waiting for a turn still tell Temporal they are alive (their heartbeat timeout is 5 s).
 const WAITING_HEARTBEAT_MS = 1_000;
@@ -60,8 +63,8 @@ export class ProjectShares {
   private readonly waiting = new Set<() => void>();
   /** Activities waiting for a turn, by project. */
   private readonly waitingOf = new Map<string, number>();
-  /** The tick at which each project last had an activity under way. */
-  private readonly lastBusyTick = new Map<string, number>();
+  /** The tick at which an activity of each project last started or ended. */
+  private readonly lastEdgeTick = new Map<string, number>();
   private ticks = 0;
   private utilization = 0;
   private last: EventLoopUtilization = performance.eventLoopUtilization();
@@ -82,9 +85,13 @@ export class ProjectShares {
     return (this.used.get(projectId) ?? 0) > (OVER_SHARE * total) / contenders.length;
   }
 
+  /**
+   * Whether a project asks for the loop: it has an activity waiting for its turn, or one started or ended lately
+   * (a run's next step follows its last one within a moment). Calls under way alone do not ask.
+   */
   private contends(projectId: string): boolean {
-    if (this.running.has(projectId) || this.waitingOf.has(projectId)) return true;
-    return this.ticks - (this.lastBusyTick.get(projectId) ?? -Infinity) < QUIET_AFTER_TICKS;
+    if (this.waitingOf.has(projectId)) return true;
+    return this.ticks - (this.lastEdgeTick.get(projectId) ?? -Infinity) < QUIET_AFTER_TICKS;
   }
 
   /**
@@ -120,7 +127,7 @@ export class ProjectShares {
   /** Counts a start or an end of one of `projectId`'s activities; the project contends for the loop. */
   private edge(projectId: string): void {
     this.edges.set(projectId, (this.edges.get(projectId) ?? 0) + 1);
-    this.lastBusyTick.set(projectId, this.ticks);
+    this.lastEdgeTick.set(projectId, this.ticks);
   }
 
   /** The loop's use by project, decayed, in milliseconds. */
@@ -167,10 +174,9 @@ export class ProjectShares {
       const decayed = ms * DECAY;
       if (decayed < FORGOTTEN_MS && !this.running.has(projectId)) {
         this.used.delete(projectId);
-        this.lastBusyTick.delete(projectId);
+        this.lastEdgeTick.delete(projectId);
       } else this.used.set(projectId, decayed);
     }
-    for (const projectId of this.running.keys()) this.lastBusyTick.set(projectId, this.ticks);
     const claims = new Map(this.running);
     for (const [projectId, n] of this.edges) claims.set(projectId, (claims.get(projectId) ?? 0) + n);
     this.edges.clear();

@@ -13,11 +13,25 @@ const busyTicks = (shares: ProjectShares, ticks: number, active = 90) => {
   for (let i = 0; i < ticks; i++) shares.account({ active, utilization: active / 100 });
 };
 
-/** Twenty busy ticks, in each of which `activity` starts and ends five times. */
-async function busyTicksOf(shares: ProjectShares, activity: () => Promise<unknown>) {
+/** Starts and ends one short activity of each project of `asking`, as a run's steps do. */
+async function asked(shares: ProjectShares, asking: string[]) {
+  for (const projectId of asking) await shares.run(projectId, async () => undefined);
+}
+
+/** Twenty busy ticks, in each of which `activity` starts and ends five times, and each project of `asking` asks once. */
+async function busyTicksOf(shares: ProjectShares, activity: () => Promise<unknown>, asking: string[] = []) {
   for (let tick = 0; tick < 20; tick++) {
     for (let i = 0; i < 5; i++) await activity();
+    await asked(shares, asking);
     busyTicks(shares, 1);
+  }
+}
+
+/** Ticks `active` milliseconds busy, in each of which each project of `asking` asks once. */
+async function busyTicksAsking(shares: ProjectShares, ticks: number, asking: string[], active = 90) {
+  for (let tick = 0; tick < ticks; tick++) {
+    await asked(shares, asking);
+    busyTicks(shares, 1, active);
   }
 }
 
@@ -26,9 +40,9 @@ describe('projects taking turns on a busy worker', () => {
     const shares = new ProjectShares({ busyUtilization: 0.3, maxWaitMs: 60_000 });
     const hog = held();
     const steady = held();
-    // The hog has 20 activities under way, the steady project one.
+    // The hog has 20 activities under way; the steady project one, and its runs start and end others meanwhile.
     const running = [...Array.from({ length: 20 }, () => shares.run('proj_hog', hog.work)), shares.run('proj_steady', steady.work)];
-    busyTicks(shares, 20);
+    await busyTicksAsking(shares, 20, ['proj_steady']);
     assert.equal(shares.mustWait('proj_hog'), true);
     assert.equal(shares.mustWait('proj_steady'), false);
 
@@ -54,9 +68,29 @@ describe('projects taking turns on a busy worker', () => {
     busyTicks(shares, 1);
     // Meanwhile the other project's runs start and end short activities, and the loop is busy with them.
     await busyTicksOf(shares, () => shares.run('proj_busy', async () => undefined));
+    const used = shares.usage();
+    assert.ok(used.get('proj_busy')! > 4 * used.get('proj_long_call')!, `charged ${JSON.stringify([...used])}`);
+    // Once the call ends, its project's run goes on: the busy project, over its share, takes turns with it.
+    longCall.end();
+    await call;
     assert.equal(shares.mustWait('proj_busy'), true);
     assert.equal(shares.mustWait('proj_long_call'), false);
-    longCall.end();
+  });
+
+  it('holds no project for a rival whose only activities are calls under way, which ask nothing of the loop', async () => {
+    const shares = new ProjectShares({ busyUtilization: 0.3, maxWaitMs: 60_000 });
+    // A run of one project waits on a model that does not answer (a run watched by hundreds of streams, say).
+    const hanging = held();
+    const call = shares.run('proj_hanging', hanging.work);
+    busyTicks(shares, 1);
+    // The other project's runs keep the loop busy, with nobody else asking for it.
+    await busyTicksOf(shares, () => shares.run('proj_busy', async () => undefined));
+    assert.equal(shares.mustWait('proj_busy'), false);
+    let started = false;
+    const next = shares.run('proj_busy', async () => void (started = true));
+    assert.equal(started, true, "the busy project's next activity starts at once: a turn would go to no one");
+    await next;
+    hanging.end();
     await call;
   });
 
@@ -65,7 +99,7 @@ describe('projects taking turns on a busy worker', () => {
     const call = held();
     const other = shares.run('proj_other', call.work);
     busyTicks(shares, 1);
-    await busyTicksOf(shares, () => shares.runLocal('proj_bookkeeping', async () => undefined));
+    await busyTicksOf(shares, () => shares.runLocal('proj_bookkeeping', async () => undefined), ['proj_other']);
     assert.equal(shares.mustWait('proj_bookkeeping'), true);
     assert.equal(await shares.runLocal('proj_bookkeeping', async () => 'at once'), 'at once');
     assert.equal(shares.mustWait('proj_other'), false);
@@ -82,14 +116,14 @@ describe('projects taking turns on a busy worker', () => {
     hog.end();
   });
 
-  it('holds a project no longer once the others have nothing under way, though their use has not yet decayed', async () => {
+  it('holds a project no longer once the others have stopped asking for the loop, though their use has not yet decayed', async () => {
     const shares = new ProjectShares({ busyUtilization: 0.3, maxWaitMs: 60_000 });
     const hog = held();
     const other = held();
     for (let i = 0; i < 20; i++) void shares.run('proj_hog', hog.work);
-    const others = Array.from({ length: 10 }, () => shares.run('proj_other', other.work));
-    busyTicks(shares, 20);
-    assert.equal(shares.mustWait('proj_hog'), true, 'held while the other project has activities under way');
+    const others = Array.from({ length: 2 }, () => shares.run('proj_other', other.work));
+    await busyTicksAsking(shares, 20, ['proj_other']);
+    assert.equal(shares.mustWait('proj_hog'), true, 'held while the other project starts and ends activities');
 
     // The other project's activities end; a moment later the hog is alone on a loop it keeps busy.
     other.end();
@@ -102,12 +136,12 @@ describe('projects taking turns on a busy worker', () => {
     hog.end();
   });
 
-  it('holds nobody while the loop is not busy', () => {
+  it('holds nobody while the loop is not busy', async () => {
     const shares = new ProjectShares({ busyUtilization: 0.5, maxWaitMs: 60_000 });
     const work = held();
     for (let i = 0; i < 20; i++) void shares.run('proj_many', work.work);
     void shares.run('proj_few', work.work);
-    busyTicks(shares, 20, 20);
+    await busyTicksAsking(shares, 20, ['proj_few'], 20);
     assert.equal(shares.mustWait('proj_many'), false);
     work.end();
   });
@@ -117,11 +151,11 @@ describe('projects taking turns on a busy worker', () => {
     const work = held();
     for (let i = 0; i < 20; i++) void shares.run('proj_hog', work.work);
     void shares.run('proj_steady', work.work);
-    busyTicks(shares, 20);
+    await busyTicksAsking(shares, 20, ['proj_steady']);
     const began = Date.now();
     const waited = shares.run('proj_hog', async () => Date.now() - began);
-    // The loop stays busy and the hog over its share: only the time limit lets it start.
-    const ticking = setInterval(() => busyTicks(shares, 1), 10);
+    // The loop stays busy, the steady project asking for it and the hog over its share: only the time limit lets it start.
+    const ticking = setInterval(() => void asked(shares, ['proj_steady']).then(() => busyTicks(shares, 1)), 10);
     try {
       assert.ok((await waited) >= 50);
     } finally {
