@@ -16,7 +16,9 @@
  * longer busy, or it has waited the longest a turn may take. A project alone on the worker, or one within its
  * share, never waits, and nor does one whose rivals have gone quiet: their past use holds nobody up. A rival
  * whose only activities are calls under way (a model or a host that has not answered yet) asks nothing of the
- * loop until one ends, so nobody waits for it meanwhile: a turn given to no one is time lost.
+ * loop until one ends, so nobody waits for it meanwhile: a turn given to no one is time lost. A project new to
+ * the worker starts level with the lightest project contending, so those already there are not held for the
+ * loop they had before it came.
  */
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import type { Context } from '@temporalio/activity';
@@ -126,8 +128,22 @@ export class ProjectShares {
 
   /** Counts a start or an end of one of `projectId`'s activities; the project contends for the loop. */
   private edge(projectId: string): void {
+    if (!this.used.has(projectId)) this.join(projectId);
     this.edges.set(projectId, (this.edges.get(projectId) ?? 0) + 1);
     this.lastEdgeTick.set(projectId, this.ticks);
+  }
+
+  /**
+   * A project new to the worker (or forgotten, its use decayed to nothing) counts from its first activity as
+   * having used as much as the lightest of the projects contending, as a CPU scheduler places a new task: the
+   * loop they had while it asked for nothing took nothing from it, so none of them is held for it as it comes,
+   * and from then on each is held by what it uses more than the others. A project that is remembered (a call
+   * under way, or use not yet decayed) keeps its own count, so one whose runs pause on slow calls is not
+   * counted up to its rivals' use each time it comes back.
+   */
+  private join(projectId: string): void {
+    const others = [...this.used].filter(([project]) => this.contends(project)).map(([, ms]) => ms);
+    if (others.length > 0) this.used.set(projectId, Math.min(...others));
   }
 
   /** The loop's use by project, decayed, in milliseconds. */

@@ -94,6 +94,24 @@ describe('projects taking turns on a busy worker', () => {
     await call;
   });
 
+  it('does not hold a project for the loop it had alone before a new project came, and holds the newcomer once it uses more', async () => {
+    const shares = new ProjectShares({ busyUtilization: 0.3, maxWaitMs: 60_000 });
+    // The steady project has had the busy loop to itself for two seconds.
+    await busyTicksAsking(shares, 20, ['proj_steady']);
+    // A new project comes and starts many short activities; the steady project goes on as before.
+    const newcomerTicks = async (ticks: number) => {
+      for (let tick = 0; tick < ticks; tick++) {
+        for (let i = 0; i < 10; i++) await shares.runLocal('proj_new', async () => undefined);
+        assert.equal(shares.mustWait('proj_steady'), false, `the steady project held ${tick + 1} tick(s) after the newcomer came`);
+        await asked(shares, ['proj_steady']);
+        busyTicks(shares, 1);
+      }
+    };
+    await newcomerTicks(3);
+    await newcomerTicks(20);
+    assert.equal(shares.mustWait('proj_new'), true, 'the newcomer, using most of the loop since it came, takes turns');
+  });
+
   it("counts a run's local activities against its project, and never holds them", async () => {
     const shares = new ProjectShares({ busyUtilization: 0.3, maxWaitMs: 60_000 });
     const call = held();
