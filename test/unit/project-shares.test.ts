@@ -35,6 +35,21 @@ async function busyTicksAsking(shares: ProjectShares, ticks: number, asking: str
   }
 }
 
+/**
+ * One call of `calling` under way, started a while ago, while `proj_busy`'s runs start and end short activities
+ * and keep the loop busy; ends the call and waits for it to end.
+ */
+async function busyBesideCall(shares: ProjectShares, calling: string): Promise<() => Promise<void>> {
+  const call = held();
+  const running = shares.run(calling, call.work);
+  busyTicks(shares, 1);
+  await busyTicksOf(shares, () => shares.run('proj_busy', async () => undefined));
+  return async () => {
+    call.end();
+    await running;
+  };
+}
+
 describe('projects taking turns on a busy worker', () => {
   it('holds the activities of a project that has used most of a busy loop, and lets the other project through', async () => {
     const shares = new ProjectShares({ busyUtilization: 0.3, maxWaitMs: 60_000 });
@@ -62,36 +77,27 @@ describe('projects taking turns on a busy worker', () => {
 
   it('charges the loop to the projects whose activities start and end, not only to those with calls under way', async () => {
     const shares = new ProjectShares({ busyUtilization: 0.3, maxWaitMs: 60_000 });
-    // One call of one project is under way; it started a while ago.
-    const longCall = held();
-    const call = shares.run('proj_long_call', longCall.work);
-    busyTicks(shares, 1);
-    // Meanwhile the other project's runs start and end short activities, and the loop is busy with them.
-    await busyTicksOf(shares, () => shares.run('proj_busy', async () => undefined));
+    // One call of one project is under way; meanwhile the other project's runs keep the loop busy.
+    const endCall = await busyBesideCall(shares, 'proj_long_call');
     const used = shares.usage();
     assert.ok(used.get('proj_busy')! > 4 * used.get('proj_long_call')!, `charged ${JSON.stringify([...used])}`);
     // Once the call ends, its project's run goes on: the busy project, over its share, takes turns with it.
-    longCall.end();
-    await call;
+    await endCall();
     assert.equal(shares.mustWait('proj_busy'), true);
     assert.equal(shares.mustWait('proj_long_call'), false);
   });
 
   it('holds no project for a rival whose only activities are calls under way, which ask nothing of the loop', async () => {
     const shares = new ProjectShares({ busyUtilization: 0.3, maxWaitMs: 60_000 });
-    // A run of one project waits on a model that does not answer (a run watched by hundreds of streams, say).
-    const hanging = held();
-    const call = shares.run('proj_hanging', hanging.work);
-    busyTicks(shares, 1);
-    // The other project's runs keep the loop busy, with nobody else asking for it.
-    await busyTicksOf(shares, () => shares.run('proj_busy', async () => undefined));
+    // A run of one project waits on a model that does not answer (a run watched by hundreds of streams, say),
+    // while the other project's runs keep the loop busy, with nobody else asking for it.
+    const endCall = await busyBesideCall(shares, 'proj_hanging');
     assert.equal(shares.mustWait('proj_busy'), false);
     let started = false;
     const next = shares.run('proj_busy', async () => void (started = true));
     assert.equal(started, true, "the busy project's next activity starts at once: a turn would go to no one");
     await next;
-    hanging.end();
-    await call;
+    await endCall();
   });
 
   it('does not hold a project for the loop it had alone before a new project came, and holds the newcomer once it uses more', async () => {
