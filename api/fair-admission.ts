@@ -200,10 +200,21 @@ export class FairAdmission {
   private projectOf(projectId: string, now: number): ProjectTurns {
     let project = this.projects.get(projectId);
     if (!project) {
-      project = { working: 0, queue: [], lastAskedAt: now, used: 0 };
+      project = { working: 0, queue: [], lastAskedAt: now, used: this.lightestUse(now) };
       this.projects.set(projectId, project);
     }
     return project;
+  }
+
+  /**
+   * What a project new to this process (or forgotten) counts as having used: as much as the lightest project
+   * asking, as the worker places one (workflows/project-shares.ts). Counted from nothing, it would leave the
+   * projects already at work over an even split, held for the time they had the process to themselves.
+   */
+  private lightestUse(now: number): number {
+    let lightest = Infinity;
+    for (const project of this.projects.values()) if (!quiet(project, now)) lightest = Math.min(lightest, project.used);
+    return Number.isFinite(lightest) ? lightest : 0;
   }
 
   private activeProjects(now: number): number {

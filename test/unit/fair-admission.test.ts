@@ -164,6 +164,24 @@ describe('fair admission by time held, on a busy process', () => {
     assert.equal(await settled(admission.enter('proj_hog')), false, "the hog's next request still waits for its turn");
   });
 
+  it('does not hold a project for the time it had the process alone before a new project came, and holds the newcomer once it holds more', async () => {
+    const admission = new FairAdmission(limits);
+    for (let i = 0; i < 2; i++) await admission.enter('proj_steady');
+    busyTicks(admission, 20);
+    // A new project takes two places beside it, and the loop stays busy.
+    for (let i = 0; i < 2; i++) assert.equal(await settled(admission.enter('proj_new')), true);
+    busyTicks(admission, 2);
+    assert.equal(await settled(admission.enter('proj_steady')), true, "the steady project's next request is let in at once");
+
+    // The steady project keeps one place; the newcomer takes a third, short of its share of four, and holds them
+    // through a busy loop.
+    for (let i = 0; i < 2; i++) admission.exit('proj_steady');
+    assert.equal(await settled(admission.enter('proj_new')), true);
+    busyTicks(admission, 40);
+    assert.equal(await settled(admission.enter('proj_new')), false, "the newcomer's next request waits for its turn");
+    assert.equal(await settled(admission.enter('proj_steady')), true, "the steady project's next request is let in at once");
+  });
+
   it('forgets a quiet project once its use has decayed', async () => {
     let now = 0;
     const admission = new FairAdmission(limits, () => now);
