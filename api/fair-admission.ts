@@ -69,6 +69,20 @@ const OVER_SHARE = 1.25;
 // it would find the others over a share reckoned without its own use.
 const FORGOTTEN_MS = 1;
 
+/**
+ * The least use at which a project joining the active ones whose use is `others` leaves none of those within
+ * their share (at most OVER_SHARE of an even split) over it. Alone beside one project, three fifths of its use.
+ */
+export function leastHoldingNobody(others: number[]): number {
+  if (others.length === 0) return 0;
+  const total = others.reduce((sum, ms) => sum + ms, 0);
+  const bar = others.length < 2 ? Infinity : (OVER_SHARE * total) / others.length;
+  let least = 0;
+  for (const ms of others) if (ms <= bar) least = Math.max(least, ((others.length + 1) * ms) / OVER_SHARE - total);
+  // A hair above, so that rounding leaves nobody over the bar.
+  return least > 0 ? least + 1e-6 : 0;
+}
+
 /** The client closed the connection while its request waited: there is no one to answer. */
 class ClientGone extends Error {}
 
@@ -134,7 +148,8 @@ export class FairAdmission {
    */
   async enter(projectId: string, { bounded = true, signal }: { bounded?: boolean; signal?: AbortSignal } = {}): Promise<void> {
     const now = this.clock();
-    const project = this.projectOf(projectId, now);
+    const project = this.projectOf(projectId);
+    if (quiet(project, now)) this.join(project, now);
     project.lastAskedAt = now;
     this.tickWhileUsed();
     if (project.queue.length === 0 && this.hasRoomFor(project, this.shareAt(now)) && !(bounded && this.overShare(project))) {
@@ -197,24 +212,26 @@ export class FairAdmission {
     this.letIn();
   }
 
-  private projectOf(projectId: string, now: number): ProjectTurns {
+  private projectOf(projectId: string): ProjectTurns {
     let project = this.projects.get(projectId);
     if (!project) {
-      project = { working: 0, queue: [], lastAskedAt: now, used: this.lightestUse(now) };
+      project = { working: 0, queue: [], lastAskedAt: -Infinity, used: 0 };
       this.projects.set(projectId, project);
     }
     return project;
   }
 
   /**
-   * What a project new to this process (or forgotten) counts as having used: as much as the lightest project
-   * asking, as the worker places one (workflows/project-shares.ts). Counted from nothing, it would leave the
-   * projects already at work over an even split, held for the time they had the process to themselves.
+   * A project that comes to ask (new to this process, or back from quiet) counts from then on as having used at
+   * least the least at which its coming holds up none of the active projects within their share, as the worker
+   * places one (workflows/project-shares.ts). Counted from what little it had, it would leave them over a share
+   * reckoned with it, held for the time they had the process to themselves. No more than that least: from then
+   * on a project that holds places longer than the others, newcomer or not, waits for its turns.
    */
-  private lightestUse(now: number): number {
-    let lightest = Infinity;
-    for (const project of this.projects.values()) if (!quiet(project, now)) lightest = Math.min(lightest, project.used);
-    return Number.isFinite(lightest) ? lightest : 0;
+  private join(project: ProjectTurns, now: number): void {
+    const others: number[] = [];
+    for (const other of this.projects.values()) if (other !== project && !quiet(other, now)) others.push(other.used);
+    project.used = Math.max(project.used, leastHoldingNobody(others));
   }
 
   private activeProjects(now: number): number {

@@ -16,9 +16,9 @@
  * longer busy, or it has waited the longest a turn may take. A project alone on the worker, or one within its
  * share, never waits, and nor does one whose rivals have gone quiet: their past use holds nobody up. A rival
  * whose only activities are calls under way (a model or a host that has not answered yet) asks nothing of the
- * loop until one ends, so nobody waits for it meanwhile: a turn given to no one is time lost. A project new to
- * the worker starts level with the lightest project contending, so those already there are not held for the
- * loop they had before it came.
+ * loop until one ends, so nobody waits for it meanwhile: a turn given to no one is time lost. A project that
+ * comes to contend, new or back from quiet, starts no lower than holds up none of those already there, so they
+ * are not held for the loop they had before it came.
  */
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import type { Context } from '@temporalio/activity';
@@ -128,22 +128,24 @@ export class ProjectShares {
 
   /** Counts a start or an end of one of `projectId`'s activities; the project contends for the loop. */
   private edge(projectId: string): void {
-    if (!this.used.has(projectId)) this.join(projectId);
+    if (!this.contends(projectId)) this.join(projectId);
     this.edges.set(projectId, (this.edges.get(projectId) ?? 0) + 1);
     this.lastEdgeTick.set(projectId, this.ticks);
   }
 
   /**
-   * A project new to the worker (or forgotten, its use decayed to nothing) counts from its first activity as
-   * having used as much as the lightest of the projects contending, as a CPU scheduler places a new task: the
-   * loop they had while it asked for nothing took nothing from it, so none of them is held for it as it comes,
-   * and from then on each is held by what it uses more than the others. A project that is remembered (a call
-   * under way, or use not yet decayed) keeps its own count, so one whose runs pause on slow calls is not
-   * counted up to its rivals' use each time it comes back.
+   * A project that comes to contend (new to the worker, or back from a quiet second) counts from then on as
+   * having used at least the least at which its coming holds up none of the projects contending within their
+   * share, as a CPU scheduler places a waking task: the loop they had while it asked for nothing took nothing
+   * from it. Counted from what little it had, it would leave them over a share reckoned with it, held for the
+   * loop they had before it came. No more than that least: from its first tick on, a project that uses more
+   * than the others, newcomer or not, is held, so a project back from a slow call still has turns before a
+   * rival that kept the loop busy meanwhile.
    */
   private join(projectId: string): void {
-    const others = [...this.used].filter(([project]) => this.contends(project)).map(([, ms]) => ms);
-    if (others.length > 0) this.used.set(projectId, Math.min(...others));
+    const others = [...this.used].filter(([project]) => project !== projectId && this.contends(project)).map(([, ms]) => ms);
+    const least = leastHoldingNobody(others);
+    if (least > (this.used.get(projectId) ?? 0)) this.used.set(projectId, least);
   }
 
   /** The loop's use by project, decayed, in milliseconds. */
@@ -204,6 +206,20 @@ export class ProjectShares {
       this.timer = undefined;
     }
   }
+}
+
+/**
+ * The least use at which a project joining the contenders whose use is `others` leaves none of those within
+ * their share (at most OVER_SHARE of an even split) over it. Alone beside one project, three fifths of its use.
+ */
+export function leastHoldingNobody(others: number[]): number {
+  if (others.length === 0) return 0;
+  const total = others.reduce((sum, ms) => sum + ms, 0);
+  const bar = others.length < 2 ? Infinity : (OVER_SHARE * total) / others.length;
+  let least = 0;
+  for (const ms of others) if (ms <= bar) least = Math.max(least, ((others.length + 1) * ms) / OVER_SHARE - total);
+  // A hair above, so that rounding leaves nobody over the bar.
+  return least > 0 ? least + 1e-6 : 0;
 }
 
 // Runs whose project is remembered, so that a run's activities after its first cost no query.

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { FairAdmission } from '../../api/fair-admission.js';
+import { FairAdmission, leastHoldingNobody as apiLeast } from '../../api/fair-admission.js';
+import { leastHoldingNobody as workerLeast } from '../../workflows/project-shares.js';
 import { ApiError } from '../../api/errors.js';
 import { eventually } from '../support/eventually.js';
 
@@ -182,6 +183,30 @@ describe('fair admission by time held, on a busy process', () => {
     assert.equal(await settled(admission.enter('proj_steady')), true, "the steady project's next request is let in at once");
   });
 
+  it('does not hold a project as another comes back from quiet with little use counted, and holds that one once it holds more', async () => {
+    let now = 0;
+    const admission = new FairAdmission(limits, () => now);
+    for (let i = 0; i < 3; i++) await admission.enter('proj_steady');
+    await admission.enter('proj_rival');
+    busyTicks(admission, 10);
+    // The rival's request ends and it goes quiet for a few seconds, its use decaying, while the steady project works on.
+    admission.exit('proj_rival');
+    now += 3_000;
+    busyTicks(admission, 30);
+    assert.equal(admission.remembered, 2, "the rival's use is still remembered");
+    // The rival comes back with two requests.
+    for (let i = 0; i < 2; i++) assert.equal(await settled(admission.enter('proj_rival')), true);
+    busyTicks(admission, 2);
+    assert.equal(await settled(admission.enter('proj_steady')), true, "the steady project's next request is let in at once");
+
+    // The steady project keeps one place; the rival takes a third and holds them through a busy loop.
+    for (let i = 0; i < 3; i++) admission.exit('proj_steady');
+    assert.equal(await settled(admission.enter('proj_rival')), true);
+    busyTicks(admission, 40);
+    assert.equal(await settled(admission.enter('proj_rival')), false, "the rival's next request waits for its turn");
+    assert.equal(await settled(admission.enter('proj_steady')), true, "the steady project's next request is let in at once");
+  });
+
   it('forgets a quiet project once its use has decayed', async () => {
     let now = 0;
     const admission = new FairAdmission(limits, () => now);
@@ -227,4 +252,42 @@ describe('fair admission by time held, on a busy process', () => {
     });
     assert.ok(Date.now() - startedAt >= 50);
   });
+});
+
+describe('where a project coming to ask is placed, on the API and on the worker alike', () => {
+  const OVER_SHARE = 1.25;
+  /** Those of `uses` over a quarter above an even split, when more than one asks. */
+  const held = (uses: number[]) => {
+    const bar = uses.length < 2 ? Infinity : (OVER_SHARE * uses.reduce((sum, ms) => sum + ms, 0)) / uses.length;
+    return uses.map((ms) => ms > bar);
+  };
+
+  for (const [layer, least] of [
+    ['API', apiLeast],
+    ['worker', workerLeast],
+  ] as const) {
+    it(`on the ${layer}: holds up none of those within their share, and any lower would`, () => {
+      assert.equal(least([]), 0);
+      assert.ok(Math.abs(least([1_000]) - 600) < 0.001);
+      let seed = 7;
+      const random = () => ((seed = (seed * 48_271) % 2_147_483_647) / 2_147_483_647) * 3_000;
+      for (let i = 0; i < 500; i++) {
+        const others = Array.from({ length: 1 + (i % 5) }, random);
+        const placed = least(others);
+        const before = held(others);
+        const after = held([...others, placed]);
+        assert.ok(
+          others.every((_, j) => before[j] || !after[j]),
+          `placed at ${placed} beside ${others.join(', ')}, it holds up one that was within its share`,
+        );
+        if (placed > 0) {
+          const lower = held([...others, placed * 0.99]);
+          assert.ok(
+            others.some((_, j) => !before[j] && lower[j]),
+            `placed at ${placed} beside ${others.join(', ')}, lower would do`,
+          );
+        }
+      }
+    });
+  }
 });

@@ -81,10 +81,34 @@ describe('projects taking turns on a busy worker', () => {
     const endCall = await busyBesideCall(shares, 'proj_long_call');
     const used = shares.usage();
     assert.ok(used.get('proj_busy')! > 4 * used.get('proj_long_call')!, `charged ${JSON.stringify([...used])}`);
-    // Once the call ends, its project's run goes on: the busy project, over its share, takes turns with it.
+    // Once the call ends, its project's run goes on: the busy project, using more of the loop than it from then on,
+    // takes turns with it.
     await endCall();
+    assert.equal(shares.mustWait('proj_long_call'), false);
+    for (let i = 0; i < 5; i++) await shares.runLocal('proj_busy', async () => undefined);
+    await asked(shares, ['proj_long_call']);
+    busyTicks(shares, 1);
     assert.equal(shares.mustWait('proj_busy'), true);
     assert.equal(shares.mustWait('proj_long_call'), false);
+  });
+
+  it('does not hold a project as a rival comes back from a quiet spell with little use counted, and holds the rival once it uses more', async () => {
+    const shares = new ProjectShares({ busyUtilization: 0.3, maxWaitMs: 60_000 });
+    // The rival's one call has been under way (a host that has not answered) while the steady project kept the loop busy.
+    const call = held();
+    const calling = shares.run('proj_rival', call.work);
+    busyTicks(shares, 1);
+    await busyTicksAsking(shares, 20, ['proj_steady']);
+    call.end();
+    await calling;
+    // The rival's runs go on, many short activities a tick; the steady project goes on as before.
+    for (let tick = 0; tick < 20; tick++) {
+      for (let i = 0; i < 10; i++) await shares.runLocal('proj_rival', async () => undefined);
+      assert.equal(shares.mustWait('proj_steady'), false, `the steady project held ${tick} tick(s) after the rival came back`);
+      await asked(shares, ['proj_steady']);
+      busyTicks(shares, 1);
+    }
+    assert.equal(shares.mustWait('proj_rival'), true, 'the rival, using most of the loop since it came back, takes turns');
   });
 
   it('holds no project for a rival whose only activities are calls under way, which ask nothing of the loop', async () => {
