@@ -109,6 +109,17 @@ const busyTicks = (admission: FairAdmission, ticks: number, active = 90) => {
   for (let i = 0; i < ticks; i++) admission.account({ active, utilization: active / 100 });
 };
 
+/**
+ * With `proj_steady` down to one place and `other` holding two, `other` takes a third (short of its share of four)
+ * and holds them through a busy loop: its next request waits for its turn, the steady project's is let in at once.
+ */
+async function heldOnceItHoldsMore(admission: FairAdmission, other: string) {
+  assert.equal(await settled(admission.enter(other)), true);
+  busyTicks(admission, 40);
+  assert.equal(await settled(admission.enter(other)), false, `${other}'s next request waits for its turn`);
+  assert.equal(await settled(admission.enter('proj_steady')), true, "the steady project's next request is let in at once");
+}
+
 describe('fair admission by time held, on a busy process', () => {
   const limits = { atOnce: 8, queuedPerProject: 50, queueWaitSeconds: 30, busyUtilization: 0.2, shareWaitMs: 60_000 };
 
@@ -174,13 +185,8 @@ describe('fair admission by time held, on a busy process', () => {
     busyTicks(admission, 2);
     assert.equal(await settled(admission.enter('proj_steady')), true, "the steady project's next request is let in at once");
 
-    // The steady project keeps one place; the newcomer takes a third, short of its share of four, and holds them
-    // through a busy loop.
     for (let i = 0; i < 2; i++) admission.exit('proj_steady');
-    assert.equal(await settled(admission.enter('proj_new')), true);
-    busyTicks(admission, 40);
-    assert.equal(await settled(admission.enter('proj_new')), false, "the newcomer's next request waits for its turn");
-    assert.equal(await settled(admission.enter('proj_steady')), true, "the steady project's next request is let in at once");
+    await heldOnceItHoldsMore(admission, 'proj_new');
   });
 
   it('does not hold a project as another comes back from quiet with little use counted, and holds that one once it holds more', async () => {
@@ -199,12 +205,8 @@ describe('fair admission by time held, on a busy process', () => {
     busyTicks(admission, 2);
     assert.equal(await settled(admission.enter('proj_steady')), true, "the steady project's next request is let in at once");
 
-    // The steady project keeps one place; the rival takes a third and holds them through a busy loop.
     for (let i = 0; i < 3; i++) admission.exit('proj_steady');
-    assert.equal(await settled(admission.enter('proj_rival')), true);
-    busyTicks(admission, 40);
-    assert.equal(await settled(admission.enter('proj_rival')), false, "the rival's next request waits for its turn");
-    assert.equal(await settled(admission.enter('proj_steady')), true, "the steady project's next request is let in at once");
+    await heldOnceItHoldsMore(admission, 'proj_rival');
   });
 
   it('forgets a quiet project once its use has decayed', async () => {

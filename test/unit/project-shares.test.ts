@@ -36,6 +36,19 @@ async function busyTicksAsking(shares: ProjectShares, ticks: number, asking: str
 }
 
 /**
+ * Busy ticks in each of which `heavy` starts and ends ten short activities and `proj_steady` one, asserting
+ * before each that the steady project is not held.
+ */
+async function steadyBesideHeavy(shares: ProjectShares, heavy: string, ticks: number) {
+  for (let tick = 0; tick < ticks; tick++) {
+    for (let i = 0; i < 10; i++) await shares.runLocal(heavy, async () => undefined);
+    assert.equal(shares.mustWait('proj_steady'), false, `the steady project held ${tick} tick(s) after ${heavy} came`);
+    await asked(shares, ['proj_steady']);
+    busyTicks(shares, 1);
+  }
+}
+
+/**
  * One call of `calling` under way, started a while ago, while `proj_busy`'s runs start and end short activities
  * and keep the loop busy; ends the call and waits for it to end.
  */
@@ -102,12 +115,7 @@ describe('projects taking turns on a busy worker', () => {
     call.end();
     await calling;
     // The rival's runs go on, many short activities a tick; the steady project goes on as before.
-    for (let tick = 0; tick < 20; tick++) {
-      for (let i = 0; i < 10; i++) await shares.runLocal('proj_rival', async () => undefined);
-      assert.equal(shares.mustWait('proj_steady'), false, `the steady project held ${tick} tick(s) after the rival came back`);
-      await asked(shares, ['proj_steady']);
-      busyTicks(shares, 1);
-    }
+    await steadyBesideHeavy(shares, 'proj_rival', 20);
     assert.equal(shares.mustWait('proj_rival'), true, 'the rival, using most of the loop since it came back, takes turns');
   });
 
@@ -129,16 +137,7 @@ describe('projects taking turns on a busy worker', () => {
     // The steady project has had the busy loop to itself for two seconds.
     await busyTicksAsking(shares, 20, ['proj_steady']);
     // A new project comes and starts many short activities; the steady project goes on as before.
-    const newcomerTicks = async (ticks: number) => {
-      for (let tick = 0; tick < ticks; tick++) {
-        for (let i = 0; i < 10; i++) await shares.runLocal('proj_new', async () => undefined);
-        assert.equal(shares.mustWait('proj_steady'), false, `the steady project held ${tick + 1} tick(s) after the newcomer came`);
-        await asked(shares, ['proj_steady']);
-        busyTicks(shares, 1);
-      }
-    };
-    await newcomerTicks(3);
-    await newcomerTicks(20);
+    await steadyBesideHeavy(shares, 'proj_new', 23);
     assert.equal(shares.mustWait('proj_new'), true, 'the newcomer, using most of the loop since it came, takes turns');
   });
 
