@@ -3,7 +3,7 @@
  * arguments or edited ones, or rejected) or expired, which counts as a rejection. While any of a run's calls wait,
  * the run and the runs above it in a network's tree count it (`runs.pending_approvals`) and show `requires_action`.
  */
-import type { Queryable } from './db.js';
+import { statement, type Queryable } from './db.js';
 import { recordEvent } from './events.js';
 import { newId } from './ids.js';
 import { selectPage, type Page, type PageRequest } from './pagination.js';
@@ -159,11 +159,13 @@ export async function decideApproval(tx: Queryable, approval: ApprovalRecord, de
   return decided;
 }
 
+const CANCEL_PENDING_APPROVALS = statement(
+  'cancel_pending_approvals',
+  `UPDATE approvals SET status = 'cancelled', decided_at = now() WHERE run_id = $1 AND status = 'pending'`,
+);
+
 /** A run that ends takes its waiting calls with it: they are cancelled, and no longer count on the runs above. */
 export async function cancelPendingApprovals(tx: Queryable, runId: string): Promise<void> {
-  const { rowCount } = await tx.query(
-    `UPDATE approvals SET status = 'cancelled', decided_at = now() WHERE run_id = $1 AND status = 'pending'`,
-    [runId],
-  );
+  const { rowCount } = await tx.query(CANCEL_PENDING_APPROVALS, [runId]);
   if (rowCount) await countPending(tx, runId, -rowCount);
 }

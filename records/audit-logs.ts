@@ -1,6 +1,6 @@
 /** The append-only audit log (a trigger refuses UPDATE and DELETE). */
 import { newId } from './ids.js';
-import type { Queryable } from './db.js';
+import { statement, type Queryable } from './db.js';
 import { selectPage, type Page, type PageRequest } from './pagination.js';
 
 export interface AuditLogRecord {
@@ -29,22 +29,24 @@ export interface NewAuditEntry {
   requestId: string;
 }
 
-export async function appendAuditEntry(db: Queryable, entry: NewAuditEntry): Promise<void> {
-  await db.query(
-    `INSERT INTO audit_logs (id, project_id, api_key_id, action, target_type, target_id, status, error_code, request_id)
+const INSERT_AUDIT_ENTRY = statement(
+  'insert_audit_entry',
+  `INSERT INTO audit_logs (id, project_id, api_key_id, action, target_type, target_id, status, error_code, request_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-    [
-      newId('audit'),
-      entry.projectId,
-      entry.apiKeyId,
-      entry.action,
-      entry.targetType,
-      entry.targetId,
-      entry.status,
-      entry.errorCode,
-      entry.requestId,
-    ],
-  );
+);
+
+export async function appendAuditEntry(db: Queryable, entry: NewAuditEntry): Promise<void> {
+  await db.query(INSERT_AUDIT_ENTRY, [
+    newId('audit'),
+    entry.projectId,
+    entry.apiKeyId,
+    entry.action,
+    entry.targetType,
+    entry.targetId,
+    entry.status,
+    entry.errorCode,
+    entry.requestId,
+  ]);
 }
 
 export interface AuditFilter {

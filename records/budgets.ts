@@ -4,7 +4,7 @@
  * threshold is announced once per period, by the transaction that records the usage crossing it.
  */
 import { newId } from './ids.js';
-import type { Queryable } from './db.js';
+import { statement, type Queryable } from './db.js';
 import { recordEvent } from './events.js';
 import { selectPage, type Page, type PageRequest } from './pagination.js';
 
@@ -125,17 +125,27 @@ export const APPLIES = (projectId: string, apiKeyId: string, agentIds: string) =
 
 const MATCHING = APPLIES('$1', '$2', '$3::text[]');
 
+const EXHAUSTED_BUDGET = statement(
+  'exhausted_budget',
+  `SELECT * FROM (SELECT ${COLUMNS}, b.limit_usd AS limit_value FROM budgets b WHERE ${MATCHING}) applying
+     WHERE spent_usd::numeric >= limit_value ORDER BY created_at, id LIMIT 1`,
+);
+
 /** The first budget (oldest) of those that apply whose period's spend has reached its limit; null if none has. */
 export async function exhaustedBudget(db: Queryable, charged: Chargeable): Promise<BudgetRecord | null> {
-  const { rows } = await db.query<BudgetRecord>(
-    `SELECT * FROM (SELECT ${COLUMNS}, b.limit_usd AS limit_value FROM budgets b WHERE ${MATCHING}) applying
-     WHERE spent_usd::numeric >= limit_value ORDER BY created_at, id LIMIT 1`,
-    [charged.projectId, charged.apiKeyId, charged.agentIds],
-  );
+  const { rows } = await db.query<BudgetRecord>(EXHAUSTED_BUDGET, [charged.projectId, charged.apiKeyId, charged.agentIds]);
   if (!rows[0]) return null;
   const { limit_value: _limit, ...budget } = rows[0] as BudgetRecord & { limit_value: unknown };
   return budget;
 }
+
+const OPEN_THRESHOLDS = statement(
+  'open_thresholds',
+  `SELECT b.id FROM budgets b WHERE ${MATCHING}
+       AND EXISTS (SELECT 1 FROM unnest(b.thresholds) t WHERE NOT EXISTS (
+         SELECT 1 FROM budget_thresholds_reached r WHERE r.budget_id = b.id AND r.period_start = ${PERIOD('b')} AND r.threshold = t))
+     ORDER BY b.id`,
+);
 
 /**
  * Called in the transaction that records a usage row: every budget the row counts towards that has a
@@ -145,13 +155,7 @@ export async function exhaustedBudget(db: Queryable, charged: Chargeable): Promi
  * rows that cross a threshold together cannot both miss it. A project without budgets costs one query.
  */
 export async function announceThresholds(tx: Queryable, charged: Chargeable): Promise<void> {
-  const { rows: open } = await tx.query<{ id: string }>(
-    `SELECT b.id FROM budgets b WHERE ${MATCHING}
-       AND EXISTS (SELECT 1 FROM unnest(b.thresholds) t WHERE NOT EXISTS (
-         SELECT 1 FROM budget_thresholds_reached r WHERE r.budget_id = b.id AND r.period_start = ${PERIOD('b')} AND r.threshold = t))
-     ORDER BY b.id`,
-    [charged.projectId, charged.apiKeyId, charged.agentIds],
-  );
+  const { rows: open } = await tx.query<{ id: string }>(OPEN_THRESHOLDS, [charged.projectId, charged.apiKeyId, charged.agentIds]);
   if (open.length === 0) return;
   const ids = open.map((b) => b.id);
   await tx.query(`SELECT pg_advisory_xact_lock(hashtext('budget:' || id)) FROM (SELECT unnest($1::text[]) AS id ORDER BY 1) ids`, [ids]);

@@ -10,7 +10,7 @@
  * then the budgets' in id order, the order the ledger's threshold check takes them in too), so calls made at
  * once cannot all find the same room. A run with no cap and no budget reserves nothing.
  */
-import type { Queryable } from './db.js';
+import { statement, type Queryable } from './db.js';
 import type { PriceApplied } from './run-steps.js';
 import { APPLIES, COUNTS_FOR, SPENT } from './budgets.js';
 
@@ -37,6 +37,15 @@ interface CapUse {
 
 const HELD_BY_OTHERS = 'NOT (h.run_id = $1 AND h.step_index = $2)';
 
+const CAPS_OF_RUN = statement(
+  'caps_of_run',
+  `SELECT r.project_id, r.api_key_id, r.agent_id, coalesce(r.parent_run_id, r.id) AS root_id,
+       array_remove(ARRAY[CASE WHEN r.max_cost_usd IS NOT NULL THEN r.id END, CASE WHEN p.max_cost_usd IS NOT NULL THEN p.id END], NULL) AS capped,
+       ARRAY(SELECT b.id FROM budgets b WHERE ${APPLIES('r.project_id', 'r.api_key_id', 'array_remove(ARRAY[r.agent_id], NULL)')} ORDER BY b.id) AS budgets,
+       usage_cost($2::bigint, 0, $3::bigint, $4::numeric, $5::numeric, $6::numeric)::text AS worst
+     FROM runs r LEFT JOIN runs p ON p.id = r.parent_run_id WHERE r.id = $1`,
+);
+
 /**
  * Reserves the call's worst case in `tx`, or says which cap it would not fit. Made again for the same step (a
  * retried attempt), it replaces that step's reservation rather than counting it twice.
@@ -52,14 +61,14 @@ export async function reserveModelCall(tx: Queryable, bound: ModelCallBound): Pr
     capped: string[];
     budgets: string[];
     worst: string;
-  }>(
-    `SELECT r.project_id, r.api_key_id, r.agent_id, coalesce(r.parent_run_id, r.id) AS root_id,
-       array_remove(ARRAY[CASE WHEN r.max_cost_usd IS NOT NULL THEN r.id END, CASE WHEN p.max_cost_usd IS NOT NULL THEN p.id END], NULL) AS capped,
-       ARRAY(SELECT b.id FROM budgets b WHERE ${APPLIES('r.project_id', 'r.api_key_id', 'array_remove(ARRAY[r.agent_id], NULL)')} ORDER BY b.id) AS budgets,
-       usage_cost($2::bigint, 0, $3::bigint, $4::numeric, $5::numeric, $6::numeric)::text AS worst
-     FROM runs r LEFT JOIN runs p ON p.id = r.parent_run_id WHERE r.id = $1`,
-    [bound.runId, bound.inputTokens, bound.outputTokens, price.input_per_million, price.cached_input_per_million, price.output_per_million],
-  );
+  }>(CAPS_OF_RUN, [
+    bound.runId,
+    bound.inputTokens,
+    bound.outputTokens,
+    price.input_per_million,
+    price.cached_input_per_million,
+    price.output_per_million,
+  ]);
   const run = runs[0];
   if (!run || (run.capped.length === 0 && run.budgets.length === 0)) return { reserved: false };
 
@@ -111,12 +120,16 @@ function refusalOf(cap: CapUse, bound: ModelCallBound, worst: string): string {
   );
 }
 
+const RELEASE_RESERVATION = statement('release_reservation', 'DELETE FROM cost_reservations WHERE run_id = $1 AND step_index = $2');
+
 /** With the call's usage recorded, or its failure: the step's reservation goes. */
 export async function releaseReservation(tx: Queryable, runId: string, stepIndex: number): Promise<void> {
-  await tx.query('DELETE FROM cost_reservations WHERE run_id = $1 AND step_index = $2', [runId, stepIndex]);
+  await tx.query(RELEASE_RESERVATION, [runId, stepIndex]);
 }
+
+const RELEASE_RESERVATIONS_OF = statement('release_reservations_of', 'DELETE FROM cost_reservations WHERE run_id = $1');
 
 /** With the end of the run: whatever it still holds goes (a call cut short by a cancellation). */
 export async function releaseReservationsOf(tx: Queryable, runId: string): Promise<void> {
-  await tx.query('DELETE FROM cost_reservations WHERE run_id = $1', [runId]);
+  await tx.query(RELEASE_RESERVATIONS_OF, [runId]);
 }

@@ -11,7 +11,8 @@ export interface Queryable {
 
 /**
  * A statement PostgreSQL parses and plans once per connection instead of at every call. For the reads nearly
- * every request makes (a record by its id), where parsing and planning are much of the database's work.
+ * every request makes (a record by its id) and the statements every run makes, where parsing and planning are
+ * much of the database's work. Its text is fixed when its module loads, so a connection holds a bounded set.
  */
 export interface Statement {
   readonly name: string;

@@ -4,7 +4,7 @@
  */
 import { newId } from './ids.js';
 import { currentTraceContext, type StoredTraceContext } from '../tracing/context.js';
-import type { Queryable } from './db.js';
+import { statement, type Queryable } from './db.js';
 import { selectPage, type Page, type PageRequest } from './pagination.js';
 
 /** Every type of event the platform records; webhook endpoints subscribe to some of them, or to `*`. */
@@ -54,16 +54,15 @@ export interface EventRecord {
   trace_context?: StoredTraceContext | null;
 }
 
+const INSERT_EVENT = statement(
+  'insert_event',
+  'INSERT INTO events (id, project_id, type, data, trace_context) VALUES ($1, $2, $3, $4, $5)',
+);
+
 export async function recordEvent(tx: Queryable, projectId: string, type: EventType, subject: EventSubject): Promise<string> {
   const id = newId('evt');
   // The trace of what happened (a request, a run): the event's webhook deliveries are spans of it.
-  await tx.query('INSERT INTO events (id, project_id, type, data, trace_context) VALUES ($1, $2, $3, $4, $5)', [
-    id,
-    projectId,
-    type,
-    subject,
-    currentTraceContext(),
-  ]);
+  await tx.query(INSERT_EVENT, [id, projectId, type, subject, currentTraceContext()]);
   return id;
 }
 

@@ -4,7 +4,7 @@
  * at commit tells listening API processes to read what is new. Its payload is the run's id and the
  * event's type (`run_… run.completed`), so that who waits only for a run's end wakes only then.
  */
-import type { Queryable } from './db.js';
+import { statement, type Queryable } from './db.js';
 
 export const RUN_EVENTS_CHANNEL = 'agentplane_run_events';
 
@@ -22,6 +22,13 @@ export interface RunEventRecord {
   created_at: Date;
 }
 
+const APPEND_RUN_EVENT = statement(
+  'append_run_event',
+  `WITH next AS (UPDATE runs SET event_seq = event_seq + 1 WHERE id = $1 RETURNING event_seq, parent_run_id),
+       appended AS (INSERT INTO run_events (run_id, seq, type, data) SELECT $1, event_seq, $2, $3 FROM next RETURNING seq)
+     SELECT appended.seq, next.parent_run_id, pg_notify($4, $1 || ' ' || $2) FROM appended, next`,
+);
+
 /**
  * Appends an event to a run's log. A hop's events are appended to its network run's log too, tagged with
  * `child_run_id`, so one stream follows the whole network.
@@ -30,12 +37,7 @@ export async function appendRunEvent(tx: Queryable, runId: string, type: string,
   // One statement, so that even outside a transaction the event and its notification are one: a write
   // reported failed (the database going down) has written nothing, and is safe to make again. The
   // notification names the event's type too, so that who waits only for a run's end wakes only then.
-  const { rows } = await tx.query<{ seq: number; parent_run_id: string | null }>(
-    `WITH next AS (UPDATE runs SET event_seq = event_seq + 1 WHERE id = $1 RETURNING event_seq, parent_run_id),
-       appended AS (INSERT INTO run_events (run_id, seq, type, data) SELECT $1, event_seq, $2, $3 FROM next RETURNING seq)
-     SELECT appended.seq, next.parent_run_id, pg_notify($4, $1 || ' ' || $2) FROM appended, next`,
-    [runId, type, data, RUN_EVENTS_CHANNEL],
-  );
+  const { rows } = await tx.query<{ seq: number; parent_run_id: string | null }>(APPEND_RUN_EVENT, [runId, type, data, RUN_EVENTS_CHANNEL]);
   // A hop's events are the network run's too, tagged with the hop's run.
   const parent = rows[0]!.parent_run_id;
   if (parent) await appendRunEvent(tx, parent, type, { ...data, child_run_id: runId });

@@ -3,7 +3,7 @@
  * finishes a run (so no run ends unscored), the judge and people add theirs later. Each row carries the
  * run's attribution, for analytics. Scoring again replaces a scorer's row.
  */
-import type { Queryable } from './db.js';
+import { statement, type Queryable } from './db.js';
 import { heuristicScores, HEURISTIC_SCORERS, type FinishedRun, type HeuristicScorer, type Score } from './run-scorers.js';
 import type { ChatMessage } from '../models/messages.js';
 import type { Citation } from './run-steps.js';
@@ -19,7 +19,8 @@ export interface RunScoreRecord extends Score {
 const MAX_PAGES = 100;
 const MAX_PAGE_CHARS = 20_000;
 
-interface RunRow {
+/** What the heuristics read of the run's own row. */
+export interface RunRow {
   project_id: string;
   status: string;
   output_text: string;
@@ -35,15 +36,22 @@ export async function finishedRunOf(db: Queryable, runId: string): Promise<Finis
      FROM runs WHERE id = $1 AND completed_at IS NOT NULL AND status IN ('completed', 'failed', 'cancelled')`,
     [runId],
   );
-  const run = rows[0];
-  if (!run) return null;
-  // A network run answers for everything its hops did.
-  const steps = await db.query<{ is_error: boolean; message: ChatMessage | null; citations: Citation[] | null }>(
-    `SELECT is_error, message, citations FROM run_steps
+  return rows[0] ? finishedRunFrom(db, runId, rows[0]) : null;
+}
+
+const TOOL_CALLS_OF_RUN = statement(
+  'tool_calls_of_run',
+  `SELECT is_error, message, citations FROM run_steps
      WHERE (run_id = $1 OR run_id IN (SELECT id FROM runs WHERE parent_run_id = $1)) AND type = 'tool_call' AND status IN ('completed', 'failed')
      ORDER BY run_id, index`,
-    [runId],
-  );
+);
+
+/** What the heuristics read of a finished run whose row is at hand: its tool calls and what it answered from. */
+async function finishedRunFrom(db: Queryable, runId: string, run: RunRow): Promise<FinishedRun> {
+  // A network run answers for everything its hops did.
+  const steps = await db.query<{ is_error: boolean; message: ChatMessage | null; citations: Citation[] | null }>(TOOL_CALLS_OF_RUN, [
+    runId,
+  ]);
   const context: string[] = [];
   for (const step of steps.rows) {
     if (step.message?.role === 'tool' && !step.is_error) context.push(step.message.content);
@@ -74,17 +82,30 @@ export async function finishedRunOf(db: Queryable, runId: string): Promise<Finis
  */
 export async function saveScores(db: Queryable, runId: string, scores: Score[], cleared: string[] = []): Promise<number> {
   if (cleared.length > 0) await db.query('DELETE FROM run_scores WHERE run_id = $1 AND scorer = ANY($2)', [runId, cleared]);
-  if (scores.length === 0) return 0;
-  const { rowCount } = await db.query(
-    `INSERT INTO run_scores (run_id, scorer, project_id, value, explanation, agent_id, network_id, api_key_id, model, metadata, run_created_at, run_completed_at)
+  const written = await insertScores(db, runId, scores);
+  if (written > 0) await refreshAttribution(db, runId);
+  return written;
+}
+
+const INSERT_SCORES = statement(
+  'insert_scores',
+  `INSERT INTO run_scores (run_id, scorer, project_id, value, explanation, agent_id, network_id, api_key_id, model, metadata, run_created_at, run_completed_at)
      SELECT r.id, s.scorer, r.project_id, s.value, s.explanation, r.agent_id, coalesce(r.network_id, p.network_id), r.api_key_id,
        coalesce(r.resolved_model, r.model), r.metadata, r.created_at, r.completed_at
      FROM runs r LEFT JOIN runs p ON p.id = r.parent_run_id, unnest($2::text[], $3::float8[], $4::text[]) AS s(scorer, value, explanation)
      WHERE r.id = $1 AND r.completed_at IS NOT NULL
      ON CONFLICT (run_id, scorer) DO UPDATE SET value = excluded.value, explanation = excluded.explanation, scored_at = now()`,
-    [runId, scores.map((s) => s.scorer), scores.map((s) => s.value), scores.map((s) => s.explanation)],
-  );
-  await refreshAttribution(db, runId);
+);
+
+/** Writes `scores` with the run's attribution, each replacing its scorer's earlier row; the rows written. */
+async function insertScores(db: Queryable, runId: string, scores: Score[]): Promise<number> {
+  if (scores.length === 0) return 0;
+  const { rowCount } = await db.query(INSERT_SCORES, [
+    runId,
+    scores.map((s) => s.scorer),
+    scores.map((s) => s.value),
+    scores.map((s) => s.explanation),
+  ]);
   return rowCount ?? 0;
 }
 
@@ -118,11 +139,23 @@ export async function scoreFinishedRun(
   return scores;
 }
 
+/**
+ * Scores a run with every heuristic in the transaction that ends it, from the row that ending returned. No score
+ * of the run can be there yet (a score is only written for a finished run), so none is cleared or attributed again.
+ */
+export async function scoreEndingRun(db: Queryable, runId: string, run: RunRow): Promise<Score[]> {
+  const scores = heuristicScores(await finishedRunFrom(db, runId, run), HEURISTIC_SCORERS);
+  await insertScores(db, runId, scores);
+  return scores;
+}
+
 const COLUMNS = 'run_id, scorer, value, explanation, scored_at';
 const ORDER = `ORDER BY array_position(ARRAY['completion', 'latency', 'tool_errors', 'non_empty', 'groundedness', 'judge']::text[], scorer) NULLS LAST, scorer`;
 
+const SCORES_OF = statement('scores_of', `SELECT ${COLUMNS} FROM run_scores WHERE run_id = $1 ${ORDER}`);
+
 export async function scoresOf(db: Queryable, runId: string): Promise<RunScoreRecord[]> {
-  const { rows } = await db.query<RunScoreRecord>(`SELECT ${COLUMNS} FROM run_scores WHERE run_id = $1 ${ORDER}`, [runId]);
+  const { rows } = await db.query<RunScoreRecord>(SCORES_OF, [runId]);
   return rows;
 }
 

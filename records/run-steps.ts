@@ -5,7 +5,7 @@
  */
 import type { ChatMessage, TokenUsage, ToolCall } from '../models/messages.js';
 import { activeCopyRunOf, clearCopies, clearedMiss, holdCopiesOf } from './experiment-copies.js';
-import type { Queryable } from './db.js';
+import { statement, type Queryable } from './db.js';
 import { appendRunEvent } from './run-events.js';
 import { releaseReservation } from './cost-caps.js';
 import { recordUsage } from './usage.js';
@@ -74,8 +74,10 @@ export interface RunStepRecord {
 const COLUMNS = `run_id, index, type, status, attempt, model, provider, price_version, input_tokens, output_tokens, cached_tokens,
   trim_scale(cost)::text AS cost, tool_call, message, is_error, citations, remote_task, replayed_from, error, started_at, completed_at, payload_expired`;
 
+const STEPS_OF = statement('steps_of', `SELECT ${COLUMNS} FROM run_steps WHERE run_id = $1 ORDER BY index`);
+
 export async function stepsOf(db: Queryable, runId: string): Promise<RunStepRecord[]> {
-  const { rows } = await db.query<RunStepRecord>(`SELECT ${COLUMNS} FROM run_steps WHERE run_id = $1 ORDER BY index`, [runId]);
+  const { rows } = await db.query<RunStepRecord>(STEPS_OF, [runId]);
   return rows;
 }
 
@@ -83,6 +85,13 @@ export async function findStep(db: Queryable, runId: string, index: number): Pro
   const { rows } = await db.query<RunStepRecord>(`SELECT ${COLUMNS} FROM run_steps WHERE run_id = $1 AND index = $2`, [runId, index]);
   return rows[0] ?? null;
 }
+
+const BEGIN_STEP = statement(
+  'begin_step',
+  `INSERT INTO run_steps (run_id, index, type, status, model, provider, tool_call) VALUES ($1, $2, $3, 'in_progress', $4, $5, $6)
+     ON CONFLICT (run_id, index) DO UPDATE SET attempt = run_steps.attempt + 1, started_at = now(), model = EXCLUDED.model, provider = EXCLUDED.provider
+     RETURNING attempt`,
+);
 
 /**
  * Starts (or, on a retried activity, restarts) a step. A restart counts the attempt and announces the
@@ -97,12 +106,7 @@ export async function beginStep(
   const model = step.type === 'model_call' ? step.model : null;
   const provider = step.type === 'model_call' ? step.provider : null;
   const toolCall = step.type === 'tool_call' ? step.toolCall : null;
-  const { rows } = await tx.query<{ attempt: number }>(
-    `INSERT INTO run_steps (run_id, index, type, status, model, provider, tool_call) VALUES ($1, $2, $3, 'in_progress', $4, $5, $6)
-     ON CONFLICT (run_id, index) DO UPDATE SET attempt = run_steps.attempt + 1, started_at = now(), model = EXCLUDED.model, provider = EXCLUDED.provider
-     RETURNING attempt`,
-    [runId, index, step.type, model, provider, toolCall],
-  );
+  const { rows } = await tx.query<{ attempt: number }>(BEGIN_STEP, [runId, index, step.type, model, provider, toolCall]);
   await appendRunEvent(tx, runId, 'step.started', {
     step: index,
     step_type: step.type,
@@ -119,6 +123,22 @@ export interface PriceApplied {
   cached_input_per_million: string;
 }
 
+const ADD_MODEL_USAGE = statement(
+  'add_model_usage',
+  `UPDATE runs SET input_tokens = input_tokens + $2, output_tokens = output_tokens + $3, cached_tokens = cached_tokens + $4, cost = cost + $5::numeric
+     WHERE id = $1`,
+);
+
+const COMPLETE_MODEL_STEP = statement(
+  'complete_model_step',
+  `UPDATE run_steps s SET status = 'completed', completed_at = now(), message = $3, input_tokens = $4::bigint, output_tokens = $5::bigint,
+       cached_tokens = $6::bigint, price_version = $7,
+       cost = usage_cost($4::bigint, $6::bigint, $5::bigint, $8::numeric, $9::numeric, $10::numeric)
+     FROM runs r
+     WHERE s.run_id = $1 AND s.index = $2 AND s.status <> 'completed' AND r.id = s.run_id
+     RETURNING trim_scale(s.cost)::text AS cost, r.project_id, s.model, s.provider`,
+);
+
 /**
  * Completes a model call with its reply and usage, charged at `price`; false when the step was already
  * completed (nothing is added twice). Cached input tokens are charged at the cached price and the rest of
@@ -132,26 +152,18 @@ export async function completeModelStep(
   usage: TokenUsage,
   price: PriceApplied,
 ): Promise<boolean> {
-  const { rows } = await tx.query<{ cost: string; project_id: string; model: string; provider: string | null }>(
-    `UPDATE run_steps s SET status = 'completed', completed_at = now(), message = $3, input_tokens = $4::bigint, output_tokens = $5::bigint,
-       cached_tokens = $6::bigint, price_version = $7,
-       cost = usage_cost($4::bigint, $6::bigint, $5::bigint, $8::numeric, $9::numeric, $10::numeric)
-     FROM runs r
-     WHERE s.run_id = $1 AND s.index = $2 AND s.status <> 'completed' AND r.id = s.run_id
-     RETURNING trim_scale(s.cost)::text AS cost, r.project_id, s.model, s.provider`,
-    [
-      runId,
-      index,
-      message,
-      usage.input_tokens,
-      usage.output_tokens,
-      usage.cached_tokens,
-      price.version,
-      price.input_per_million,
-      price.cached_input_per_million,
-      price.output_per_million,
-    ],
-  );
+  const { rows } = await tx.query<{ cost: string; project_id: string; model: string; provider: string | null }>(COMPLETE_MODEL_STEP, [
+    runId,
+    index,
+    message,
+    usage.input_tokens,
+    usage.output_tokens,
+    usage.cached_tokens,
+    price.version,
+    price.input_per_million,
+    price.cached_input_per_million,
+    price.output_per_million,
+  ]);
   const charged = rows[0];
   if (!charged) return false;
   await releaseReservation(tx, runId, index);
@@ -165,11 +177,7 @@ export async function completeModelStep(
     usage,
     price,
   });
-  await tx.query(
-    `UPDATE runs SET input_tokens = input_tokens + $2, output_tokens = output_tokens + $3, cached_tokens = cached_tokens + $4, cost = cost + $5::numeric
-     WHERE id = $1`,
-    [runId, usage.input_tokens, usage.output_tokens, usage.cached_tokens, charged.cost],
-  );
+  await tx.query(ADD_MODEL_USAGE, [runId, usage.input_tokens, usage.output_tokens, usage.cached_tokens, charged.cost]);
   if (message.role === 'assistant') {
     for (const call of message.tool_calls ?? []) await appendRunEvent(tx, runId, 'tool_call', { step: index, tool_call: call });
   }
@@ -263,14 +271,16 @@ export interface StepPage {
   before?: Pick<RunStepRecord, 'completed_at'>;
 }
 
-/** A page of a run's steps in order: those after step `afterIndex` (from the first when undefined). */
-export async function stepPage(db: Queryable, runId: string, afterIndex: number | undefined, limit: number): Promise<StepPage> {
-  const { rows } = await db.query<RunStepRecord>(
-    `SELECT ${COLUMNS},
+const STEP_PAGE = statement(
+  'step_page',
+  `SELECT ${COLUMNS},
        (SELECT jsonb_build_object('id', a.id, 'status', a.status) FROM approvals a WHERE a.run_id = s.run_id AND a.step_index = s.index) AS approval
      FROM run_steps s WHERE run_id = $1 AND index > $2 ORDER BY index LIMIT $3`,
-    [runId, afterIndex ?? -1, limit + 1],
-  );
+);
+
+/** A page of a run's steps in order: those after step `afterIndex` (from the first when undefined). */
+export async function stepPage(db: Queryable, runId: string, afterIndex: number | undefined, limit: number): Promise<StepPage> {
+  const { rows } = await db.query<RunStepRecord>(STEP_PAGE, [runId, afterIndex ?? -1, limit + 1]);
   const page: StepPage = { steps: rows.slice(0, limit), hasMore: rows.length > limit };
   if (afterIndex !== undefined) {
     const previous = await db.query<Pick<RunStepRecord, 'completed_at'>>(
@@ -288,12 +298,14 @@ export async function stepCountOf(db: Queryable, runId: string): Promise<number>
   return rows[0]!.count;
 }
 
+const CITATIONS_OF_STEPS = statement(
+  'citations_of_steps',
+  'SELECT citations FROM run_steps WHERE run_id = $1 AND citations IS NOT NULL ORDER BY index',
+);
+
 /** The passages a run's tool calls cited, step by step: read without the steps' messages. */
 export async function citationsOfSteps(db: Queryable, runId: string): Promise<Citation[][]> {
-  const { rows } = await db.query<{ citations: Citation[] }>(
-    'SELECT citations FROM run_steps WHERE run_id = $1 AND citations IS NOT NULL ORDER BY index',
-    [runId],
-  );
+  const { rows } = await db.query<{ citations: Citation[] }>(CITATIONS_OF_STEPS, [runId]);
   return rows.map((r) => r.citations);
 }
 

@@ -7,7 +7,7 @@ import type { NetworkRouterType } from './networks.js';
 import { statement, type Queryable } from './db.js';
 import { selectPage, type Page, type PageRequest } from './pagination.js';
 import { appendRunEvent, RUN_EVENTS_CHANNEL } from './run-events.js';
-import { scoreFinishedRun, type Score } from './run-scores.js';
+import { scoreEndingRun, type Score } from './run-scores.js';
 import { LRUCache } from 'lru-cache';
 import { cancelPendingApprovals } from './approvals.js';
 import { releaseReservationsOf } from './cost-caps.js';
@@ -141,39 +141,41 @@ export function statusCondition(statuses: RunStatus[]): [string, ...unknown[]] {
   return [`(${parts.map(([sql]) => sql).join(' OR ')})`, ...parts.flatMap(([, ...values]) => values)];
 }
 
+const INSERT_RUN = statement(
+  'insert_run',
+  `INSERT INTO runs (id, project_id, agent_id, agent_version, network_id, network_version, api_key_id, status, model, input, file_ids, previous_run_id,
+       max_steps, metadata, max_cost_usd, thread_id, subject_id, trace_context, experiment_id, agent_overrides, replay_item_id, schedule_id, scheduled_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $9, $10, $11, $12, $13, $14::numeric, $15, $16, $17, $18, $19, $20, $21, $22)`,
+);
+
 /** Inserts a queued run with its first event; answers its id. */
 export async function insertRun(tx: Queryable, run: NewRun): Promise<string> {
   const id = newId('run');
-  await tx.query(
-    `INSERT INTO runs (id, project_id, agent_id, agent_version, network_id, network_version, api_key_id, status, model, input, file_ids, previous_run_id,
-       max_steps, metadata, max_cost_usd, thread_id, subject_id, trace_context, experiment_id, agent_overrides, replay_item_id, schedule_id, scheduled_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', $8, $9, $10, $11, $12, $13, $14::numeric, $15, $16, $17, $18, $19, $20, $21, $22)`,
-    [
-      id,
-      run.projectId,
-      'agentId' in run.target ? run.target.agentId : null,
-      'agentId' in run.target ? run.target.agentVersion : null,
-      'networkId' in run.target ? run.target.networkId : null,
-      'networkId' in run.target ? run.target.networkVersion : null,
-      run.apiKeyId,
-      run.model,
-      JSON.stringify(run.input),
-      run.fileIds,
-      run.previousRunId,
-      run.maxSteps,
-      run.metadata,
-      run.maxCostUsd,
-      run.threadId,
-      run.subjectId,
-      // A child of the request's span: the run's own span, exported when it ends.
-      newRunTraceContext(),
-      run.experiment?.id ?? null,
-      run.experiment?.overrides ? JSON.stringify(run.experiment.overrides) : null,
-      run.experiment?.replayItemId ?? null,
-      run.scheduled?.scheduleId ?? null,
-      run.scheduled?.at ?? null,
-    ],
-  );
+  await tx.query(INSERT_RUN, [
+    id,
+    run.projectId,
+    'agentId' in run.target ? run.target.agentId : null,
+    'agentId' in run.target ? run.target.agentVersion : null,
+    'networkId' in run.target ? run.target.networkId : null,
+    'networkId' in run.target ? run.target.networkVersion : null,
+    run.apiKeyId,
+    run.model,
+    JSON.stringify(run.input),
+    run.fileIds,
+    run.previousRunId,
+    run.maxSteps,
+    run.metadata,
+    run.maxCostUsd,
+    run.threadId,
+    run.subjectId,
+    // A child of the request's span: the run's own span, exported when it ends.
+    newRunTraceContext(),
+    run.experiment?.id ?? null,
+    run.experiment?.overrides ? JSON.stringify(run.experiment.overrides) : null,
+    run.experiment?.replayItemId ?? null,
+    run.scheduled?.scheduleId ?? null,
+    run.scheduled?.at ?? null,
+  ]);
   await appendRunEvent(tx, id, 'run.created', {});
   return id;
 }
@@ -185,9 +187,11 @@ export async function findRun(db: Queryable, projectId: string, id: string): Pro
   return rows[0] ?? null;
 }
 
+const RUN_BY_ID = statement('run_by_id', `SELECT ${COLUMNS} FROM runs WHERE id = $1`);
+
 /** For the worker, which knows runs by id alone. */
 export async function runById(db: Queryable, id: string): Promise<RunRecord | null> {
-  const { rows } = await db.query<RunRecord>(`SELECT ${COLUMNS} FROM runs WHERE id = $1`, [id]);
+  const { rows } = await db.query<RunRecord>(RUN_BY_ID, [id]);
   return rows[0] ?? null;
 }
 
@@ -397,19 +401,21 @@ export async function admissionOf(db: Queryable, run: RunRecord, concurrency: Co
   return (await activeRunsOf(db, run.agent_id ?? run.network_id!)).some(isAhead) ? 'wait' : 'start';
 }
 
+const MARK_RUN_STARTED = statement(
+  'mark_run_started',
+  `WITH started AS (
+       UPDATE runs SET status = 'in_progress', started_at = now(), event_seq = event_seq + 1 WHERE id = $1 AND status = 'queued'
+       RETURNING event_seq, parent_run_id),
+     appended AS (INSERT INTO run_events (run_id, seq, type, data) SELECT $1, event_seq, 'run.in_progress', '{}' FROM started RETURNING seq)
+     SELECT started.parent_run_id, pg_notify($2, $1 || ' run.in_progress') FROM appended, started`,
+);
+
 /**
  * Queued → in_progress, once, with its event, in one statement (appendRunEvent's, with the change of
  * status). False if the run was no longer queued (cancelled meanwhile, or already started).
  */
 export async function markRunStarted(db: Queryable, runId: string): Promise<boolean> {
-  const { rows } = await db.query<{ parent_run_id: string | null }>(
-    `WITH started AS (
-       UPDATE runs SET status = 'in_progress', started_at = now(), event_seq = event_seq + 1 WHERE id = $1 AND status = 'queued'
-       RETURNING event_seq, parent_run_id),
-     appended AS (INSERT INTO run_events (run_id, seq, type, data) SELECT $1, event_seq, 'run.in_progress', '{}' FROM started RETURNING seq)
-     SELECT started.parent_run_id, pg_notify($2, $1 || ' run.in_progress') FROM appended, started`,
-    [runId, RUN_EVENTS_CHANNEL],
-  );
+  const { rows } = await db.query<{ parent_run_id: string | null }>(MARK_RUN_STARTED, [runId, RUN_EVENTS_CHANNEL]);
   // A hop's start is its network run's event too.
   const parent = rows[0]?.parent_run_id;
   if (parent) await appendRunEvent(db, parent, 'run.in_progress', { child_run_id: runId });
@@ -420,22 +426,21 @@ export async function recordRouting(tx: Queryable, runId: string, resolvedModel:
   await tx.query('UPDATE runs SET resolved_model = $2, routing_reason = $3 WHERE id = $1', [runId, resolvedModel, reason]);
 }
 
+const RECORD_PLAN = statement('record_plan', 'UPDATE runs SET tool_specs = $2, resolved_model = $3, routing_reason = $4 WHERE id = $1');
+
 /** What the run will use: the tools offered to the model, and the model chosen first and why. */
 export async function recordPlan(
   db: Queryable,
   runId: string,
   plan: { toolSpecs: unknown[]; resolvedModel: string; reason: string },
 ): Promise<void> {
-  await db.query('UPDATE runs SET tool_specs = $2, resolved_model = $3, routing_reason = $4 WHERE id = $1', [
-    runId,
-    JSON.stringify(plan.toolSpecs),
-    plan.resolvedModel,
-    plan.reason,
-  ]);
+  await db.query(RECORD_PLAN, [runId, JSON.stringify(plan.toolSpecs), plan.resolvedModel, plan.reason]);
 }
 
+const TOOL_SPECS_OF = statement('tool_specs_of', 'SELECT tool_specs FROM runs WHERE id = $1');
+
 export async function toolSpecsOf(db: Queryable, runId: string): Promise<unknown[] | null> {
-  const { rows } = await db.query<{ tool_specs: unknown[] | null }>('SELECT tool_specs FROM runs WHERE id = $1', [runId]);
+  const { rows } = await db.query<{ tool_specs: unknown[] | null }>(TOOL_SPECS_OF, [runId]);
   return rows[0]?.tool_specs ?? null;
 }
 
@@ -449,11 +454,7 @@ export async function finishRun(
   runId: string,
   outcome: { status: 'completed' | 'failed' | 'cancelled'; outputText?: string; error?: RunError | null },
 ): Promise<EndedRun | null> {
-  const { rows } = await tx.query<EndedRunRow>(
-    `UPDATE runs SET status = $2, output_text = coalesce($3, output_text), error = $4, completed_at = now()
-     WHERE id = $1 AND status IN ('queued', 'in_progress') RETURNING ${ENDED_COLUMNS}`,
-    [runId, outcome.status, outcome.outputText ?? null, outcome.error ?? null],
-  );
+  const { rows } = await tx.query<EndedRunRow>(FINISH_RUN, [runId, outcome.status, outcome.outputText ?? null, outcome.error ?? null]);
   const ended = rows[0];
   if (!ended) return null;
   // A completed run's turn joins its thread with its ending; a run that failed or was cancelled adds nothing to it.
@@ -461,13 +462,15 @@ export async function finishRun(
   await cancelPendingApprovals(tx, runId);
   await releaseReservationsOf(tx, runId);
   // A hop's usage and cost join its parent's in the transaction that ends it: once, and exactly.
-  await tx.query(
-    `UPDATE runs p SET input_tokens = p.input_tokens + c.input_tokens, output_tokens = p.output_tokens + c.output_tokens,
-       cached_tokens = p.cached_tokens + c.cached_tokens, cost = p.cost + c.cost
-     FROM runs c WHERE c.id = $1 AND p.id = c.parent_run_id`,
-    [runId],
-  );
-  const scores = await scoreHeuristics(tx, runId);
+  if (ended.parent_run_id) {
+    await tx.query(
+      `UPDATE runs p SET input_tokens = p.input_tokens + c.input_tokens, output_tokens = p.output_tokens + c.output_tokens,
+         cached_tokens = p.cached_tokens + c.cached_tokens, cost = p.cost + c.cost
+       FROM runs c WHERE c.id = $1 AND p.id = c.parent_run_id`,
+      [runId],
+    );
+  }
+  const scores = await scoreHeuristics(tx, ended);
   await appendRunEvent(tx, runId, `run.${outcome.status}`, outcome.error ? { error: outcome.error } : {});
   // Its totals are final here (a network run's took its hops' as each ended). Its name is only read for its span.
   const name = tracingOn() && ended.trace_context ? await nameOf(tx, ended) : null;
@@ -476,10 +479,17 @@ export async function finishRun(
 
 /** What finishRun reads of the run it ends: its turn for the thread, and what its span tells. */
 type EndedRunRow = Omit<EndedRun, 'name' | 'scores' | 'input' | 'output_text'> &
-  Pick<RunRecord, 'project_id' | 'agent_version' | 'network_version' | 'input' | 'output_text'>;
+  Pick<RunRecord, 'project_id' | 'agent_version' | 'network_version' | 'input' | 'output_text' | 'file_ids'> & { duration_ms: number };
 
 const ENDED_COLUMNS = `id, project_id, thread_id, input, output_text, trace_context, status, agent_id, agent_version, network_id, network_version,
-  parent_run_id, hop_index, model, resolved_model, input_tokens, output_tokens, cached_tokens, trim_scale(cost)::text AS cost, error, created_at, completed_at`;
+  parent_run_id, hop_index, model, resolved_model, input_tokens, output_tokens, cached_tokens, trim_scale(cost)::text AS cost, error, created_at, completed_at,
+  file_ids, (extract(epoch FROM completed_at - created_at) * 1000)::float8 AS duration_ms`;
+
+const FINISH_RUN = statement(
+  'finish_run',
+  `UPDATE runs SET status = $2, output_text = coalesce($3, output_text), error = $4, completed_at = now()
+     WHERE id = $1 AND status IN ('queued', 'in_progress') RETURNING ${ENDED_COLUMNS}`,
+);
 
 // Agent and network versions never change once written: their names are read once per process.
 const versionNames = new LRUCache<string, string>({ max: 1_000 });
@@ -502,30 +512,35 @@ async function nameOf(tx: Queryable, run: EndedRunRow): Promise<string | null> {
  * scorer that fails is rolled back alone (the run still ends; a backfill can score it later), but a lost
  * connection fails the transaction, which is then retried whole.
  */
-async function scoreHeuristics(tx: Queryable, runId: string): Promise<Score[]> {
+async function scoreHeuristics(tx: Queryable, ended: EndedRunRow): Promise<Score[]> {
   await tx.query('SAVEPOINT run_scores');
   try {
-    const scores = await scoreFinishedRun(tx, runId);
+    const scores = await scoreEndingRun(tx, ended.id, ended);
     await tx.query('RELEASE SAVEPOINT run_scores');
-    return scores ?? [];
+    return scores;
   } catch {
     await tx.query('ROLLBACK TO SAVEPOINT run_scores');
     return [];
   }
 }
 
+/** The runs of an agent, or of a network, not yet ended (hops aside) with the concurrency of their version, oldest first. */
+const queueOf = (target: 'agent' | 'network') =>
+  statement(
+    `queue_of_${target}`,
+    `SELECT r.id, r.status, v.concurrency FROM runs r JOIN ${target}_versions v ON v.${target}_id = r.${target}_id AND v.version = r.${target}_version
+     WHERE r.${target}_id = $1 AND r.parent_run_id IS NULL AND r.status IN ('queued', 'in_progress') ORDER BY r.created_at, r.id`,
+  );
+const QUEUE_OF_AGENT = queueOf('agent');
+const QUEUE_OF_NETWORK = queueOf('network');
+
 /**
  * The next queued run of an agent or a network, when it is an `enqueue` run waiting its turn: null if a
  * run is still in progress, or if the next one is of a version that does not wait (it starts on its own).
  */
 export async function nextQueuedRun(db: Queryable, targetId: string): Promise<string | null> {
-  const network = targetId.startsWith('net_');
-  const versions = network
-    ? 'network_versions v ON v.network_id = r.network_id AND v.version = r.network_version'
-    : 'agent_versions v ON v.agent_id = r.agent_id AND v.version = r.agent_version';
   const { rows } = await db.query<{ id: string; status: RunStatus; concurrency: string }>(
-    `SELECT r.id, r.status, v.concurrency FROM runs r JOIN ${versions}
-     WHERE r.${network ? 'network_id' : 'agent_id'} = $1 AND r.parent_run_id IS NULL AND r.status IN ('queued', 'in_progress') ORDER BY r.created_at, r.id`,
+    targetId.startsWith('net_') ? QUEUE_OF_NETWORK : QUEUE_OF_AGENT,
     [targetId],
   );
   if (rows.some((r) => r.status === 'in_progress')) return null;
@@ -608,7 +623,12 @@ export async function waitingQueueHeads(db: Queryable, waitedSeconds: number, li
   return rows;
 }
 
+const RUN_WORKFLOW_STARTED = statement(
+  'run_workflow_started',
+  'UPDATE runs SET workflow_started_at = now() WHERE id = $1 AND workflow_started_at IS NULL',
+);
+
 /** The run's workflow is known to exist: maintenance need not start it again. */
 export async function recordRunWorkflowStarted(db: Queryable, runId: string): Promise<void> {
-  await db.query('UPDATE runs SET workflow_started_at = now() WHERE id = $1 AND workflow_started_at IS NULL', [runId]);
+  await db.query(RUN_WORKFLOW_STARTED, [runId]);
 }

@@ -7,7 +7,7 @@
  * which hold its partitions' day, still hold it to one row.
  */
 import type { TokenUsage } from '../models/messages.js';
-import type { Queryable } from './db.js';
+import { statement, type Queryable } from './db.js';
 import { newId } from './ids.js';
 import type { PriceApplied } from './run-steps.js';
 import { announceThresholds } from './budgets.js';
@@ -33,14 +33,9 @@ export interface UsageEntry {
   remoteRunId?: string | null;
 }
 
-/**
- * Records a call, and the budget thresholds it crosses; returns its cost as an exact decimal string, or null
- * when the file's passage was charged already.
- */
-export async function recordUsage(db: Queryable, entry: UsageEntry): Promise<string | null> {
-  const { usage, price } = entry;
-  const { rows } = await db.query<{ cost: string; agent_id: string | null; api_key_id: string | null }>(
-    `INSERT INTO usage_records (id, project_id, source, run_id, step_index, file_id, agent_id, network_id, api_key_id, model, provider,
+const INSERT_USAGE = statement(
+  'insert_usage',
+  `INSERT INTO usage_records (id, project_id, source, run_id, step_index, file_id, agent_id, network_id, api_key_id, model, provider,
        price_version, input_tokens, output_tokens, cached_tokens, cost, metadata, passage_hash, created_at, remote_run_id)
      SELECT $1, $2, $3, $4, $5, $6, r.agent_id, COALESCE(r.network_id, p.network_id), r.api_key_id, $7, $8, $9::text,
        $10::bigint, $11::bigint, $12::bigint,
@@ -53,27 +48,34 @@ export async function recordUsage(db: Queryable, entry: UsageEntry): Promise<str
      LEFT JOIN files f ON f.id = $6 AND f.project_id = $2
      ON CONFLICT DO NOTHING
      RETURNING cost::text AS cost, agent_id, api_key_id`,
-    [
-      newId('usage'),
-      entry.projectId,
-      entry.source,
-      entry.runId ?? null,
-      entry.stepIndex ?? null,
-      entry.fileId ?? null,
-      entry.model,
-      entry.provider,
-      price.version,
-      usage.input_tokens,
-      usage.output_tokens,
-      usage.cached_tokens,
-      price.input_per_million,
-      price.cached_input_per_million,
-      price.output_per_million,
-      entry.passageHash ?? null,
-      entry.cost ?? null,
-      entry.remoteRunId ?? null,
-    ],
-  );
+);
+
+/**
+ * Records a call, and the budget thresholds it crosses; returns its cost as an exact decimal string, or null
+ * when the file's passage was charged already.
+ */
+export async function recordUsage(db: Queryable, entry: UsageEntry): Promise<string | null> {
+  const { usage, price } = entry;
+  const { rows } = await db.query<{ cost: string; agent_id: string | null; api_key_id: string | null }>(INSERT_USAGE, [
+    newId('usage'),
+    entry.projectId,
+    entry.source,
+    entry.runId ?? null,
+    entry.stepIndex ?? null,
+    entry.fileId ?? null,
+    entry.model,
+    entry.provider,
+    price.version,
+    usage.input_tokens,
+    usage.output_tokens,
+    usage.cached_tokens,
+    price.input_per_million,
+    price.cached_input_per_million,
+    price.output_per_million,
+    entry.passageHash ?? null,
+    entry.cost ?? null,
+    entry.remoteRunId ?? null,
+  ]);
   const row = rows[0];
   if (!row) return null;
   await announceThresholds(db, { projectId: entry.projectId, apiKeyId: row.api_key_id, agentIds: row.agent_id ? [row.agent_id] : [] });

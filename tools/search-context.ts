@@ -4,7 +4,7 @@
  * keeps those citations with its output. Offered when the project has at least one processed context file.
  */
 import type { ToolSpec } from '../models/messages.js';
-import type { Queryable } from '../records/db.js';
+import { statement, type Queryable } from '../records/db.js';
 import { matchingNodes, matchingPassages, relationsAmong } from '../records/graph-search.js';
 import { searchMemories } from '../records/memories.js';
 import type { Citation } from '../records/run-steps.js';
@@ -41,11 +41,13 @@ export const searchContextSpec: ToolSpec = {
   parameters: PARAMETERS,
 };
 
+const HAS_CONTEXT = statement(
+  'has_context',
+  `SELECT 1 FROM files WHERE project_id = $1 AND purpose = 'context' AND status = 'processed' LIMIT 1`,
+);
+
 export async function hasContext(scope: ContextScope): Promise<boolean> {
-  const { rowCount } = await scope.db.query(
-    `SELECT 1 FROM files WHERE project_id = $1 AND purpose = 'context' AND status = 'processed' LIMIT 1`,
-    [scope.projectId],
-  );
+  const { rowCount } = await scope.db.query(HAS_CONTEXT, [scope.projectId]);
   return (rowCount ?? 0) > 0;
 }
 

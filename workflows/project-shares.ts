@@ -24,7 +24,7 @@ import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import type { Context } from '@temporalio/activity';
 import type { ActivityInboundCallsInterceptor, ActivityInterceptorsFactory } from '@temporalio/worker';
 import { LRUCache } from 'lru-cache';
-import type { Queryable } from '../records/db.js';
+import { statement, type Queryable } from '../records/db.js';
 
 export interface FairShareSettings {
   /** The loop's utilisation (0 to 1) above which projects take turns; at 1 they never do. */
@@ -222,6 +222,8 @@ export function leastHoldingNobody(others: number[]): number {
   return least > 0 ? least + 1e-6 : 0;
 }
 
+const PROJECT_OF_RUN = statement('project_of_run', 'SELECT project_id FROM runs WHERE id = $1');
+
 // Runs whose project is remembered, so that a run's activities after its first cost no query.
 const RUNS_REMEMBERED = 10_000;
 
@@ -254,7 +256,7 @@ export function projectsOfRuns(db: Queryable): ProjectOfActivity {
     const seen = remembered.get(id);
     if (seen) return seen;
     const rows = await db
-      .query<{ project_id: string }>('SELECT project_id FROM runs WHERE id = $1', [id])
+      .query<{ project_id: string }>(PROJECT_OF_RUN, [id])
       .then(({ rows }) => rows)
       .catch(() => []);
     if (rows[0]) remembered.set(id, rows[0].project_id);
