@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { SseReader } from '../support/sse.js';
 import { eventually } from '../support/eventually.js';
+import { optionalTsToMs, tsToMs } from '@temporalio/common/lib/time.js';
 import { runWorkflowId } from '../../workflows/runs/client.js';
 import type { ModelServer } from '../support/model-servers/scripted-server.js';
 import { createAgent, runSatisfying, startRunsStack, type RunsStack } from '../support/runs.js';
@@ -319,6 +320,34 @@ describe('runs', function () {
     const again = await stack.tenant.admin.post(`/v1/runs/${started.body.id}/cancel`, {});
     assert.equal(again.status, 409);
     assert.equal(again.body.error.code, 'run_finished');
+  });
+
+  it("sends Temporal no heartbeat in a model call's first second, however soon its text streams, and then one a second", async () => {
+    const agent = await createAgent(stack.tenant.admin);
+    stack.openai.enqueue({ text: ['Thinking'], hang: true });
+    const started = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Think on.', wait: false });
+    assert.equal(started.status, 202);
+    const stream = await SseReader.open(`${stack.api.url}/v1/runs/${started.body.id}/events`, {
+      headers: { authorization: `Bearer ${stack.tenant.admin.key}` },
+    });
+    await stream.next((e) => e.event === 'output_text.delta');
+    const workflow = stack.api.services.temporal.workflow.getHandle(runWorkflowId(started.body.id));
+    // When the call started and when Temporal last had a heartbeat of it (undefined: none yet), by Temporal's clock.
+    const call = async () => {
+      const pending = (await workflow.describe()).raw.pendingActivities ?? [];
+      assert.equal(pending.length, 1, 'the model call is not under way');
+      return { startedMs: tsToMs(pending[0]!.lastStartedTime), beatMs: optionalTsToMs(pending[0]!.lastHeartbeatTime) };
+    };
+    // Its text has streamed; a heartbeat, if any yet, is the one a second in.
+    const streaming = await call();
+    if (streaming.beatMs !== undefined) assert.ok(streaming.beatMs - streaming.startedMs >= 900, 'a heartbeat went out with the text');
+    // A longer call still beats, so that a cancellation reaches it.
+    await eventually(async () => assert.notEqual((await call()).beatMs, undefined, 'no heartbeat yet'), {
+      message: 'the call sent no heartbeat',
+    });
+    const cancelled = await stack.tenant.admin.post(`/v1/runs/${started.body.id}/cancel`, {});
+    assert.equal(cancelled.status, 200, JSON.stringify(cancelled.body));
+    await stream.next((e) => e.event === 'run.cancelled');
   });
 
   it('creates one run for a repeated Idempotency-Key and answers it again', async () => {

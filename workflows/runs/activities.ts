@@ -258,10 +258,10 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
 
     /** One model call, streamed into the run's event log; its reply and usage are recorded once. */
     async callModel({ runId, stepIndex, model }: { runId: string; stepIndex: number; model: string }): Promise<ModelReply> {
-      const context = Context.current();
-      const deltas = new DeltaBatcher((text) =>
-        appendRunEvent(db, runId, 'output_text.delta', { step: stepIndex, delta: text }).then(() => context.heartbeat()),
-      );
+      // The call's heartbeats are runModelStep's, once a second: a reply within the first second costs Temporal none.
+      const deltas = new DeltaBatcher(async (text) => {
+        await appendRunEvent(db, runId, 'output_text.delta', { step: stepIndex, delta: text });
+      });
       // The run the reply ended, as the last transaction that recorded it left it: its span leaves after that commit.
       let endedByReply: EndedRun | null = null;
       return runModelStep(
