@@ -19,6 +19,9 @@ export interface RunScoreRecord extends Score {
 const MAX_PAGES = 100;
 const MAX_PAGE_CHARS = 20_000;
 
+/** A finished run's duration (RunRow's `duration_ms`), as a column of the runs table read or returned. */
+export const DURATION_MS = '(extract(epoch FROM completed_at - created_at) * 1000)::float8 AS duration_ms';
+
 /** What the heuristics read of the run's own row. */
 export interface RunRow {
   project_id: string;
@@ -32,7 +35,7 @@ export interface RunRow {
 /** What the heuristics read of a finished run; null when the run is not finished (or not there). */
 export async function finishedRunOf(db: Queryable, runId: string): Promise<FinishedRun | null> {
   const { rows } = await db.query<RunRow>(
-    `SELECT project_id, status, output_text, input, file_ids, (extract(epoch FROM completed_at - created_at) * 1000)::float8 AS duration_ms
+    `SELECT project_id, status, output_text, input, file_ids, ${DURATION_MS}
      FROM runs WHERE id = $1 AND completed_at IS NOT NULL AND status IN ('completed', 'failed', 'cancelled')`,
     [runId],
   );

@@ -7,7 +7,7 @@ import type { NetworkRouterType } from './networks.js';
 import { statement, type Queryable } from './db.js';
 import { selectPage, type Page, type PageRequest } from './pagination.js';
 import { appendRunEvent, RUN_EVENTS_CHANNEL } from './run-events.js';
-import { scoreEndingRun, type Score } from './run-scores.js';
+import { DURATION_MS, scoreEndingRun, type Score } from './run-scores.js';
 import { LRUCache } from 'lru-cache';
 import { cancelPendingApprovals } from './approvals.js';
 import { releaseReservationsOf } from './cost-caps.js';
@@ -483,7 +483,7 @@ type EndedRunRow = Omit<EndedRun, 'name' | 'scores' | 'input' | 'output_text'> &
 
 const ENDED_COLUMNS = `id, project_id, thread_id, input, output_text, trace_context, status, agent_id, agent_version, network_id, network_version,
   parent_run_id, hop_index, model, resolved_model, input_tokens, output_tokens, cached_tokens, trim_scale(cost)::text AS cost, error, created_at, completed_at,
-  file_ids, (extract(epoch FROM completed_at - created_at) * 1000)::float8 AS duration_ms`;
+  file_ids, ${DURATION_MS}`;
 
 const FINISH_RUN = statement(
   'finish_run',

@@ -301,7 +301,8 @@ describe('runs', function () {
     }
   });
 
-  it('cancels a run mid-stream: the model request is aborted and the run ends cancelled; cancelling again is 409', async () => {
+  /** A run whose model call streams some text and then hangs, and its event stream read up to that text. */
+  async function runStreamingThenHanging() {
     const agent = await createAgent(stack.tenant.admin);
     stack.openai.enqueue({ text: ['Thinking'], hang: true });
     const started = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Think forever.', wait: false });
@@ -310,6 +311,11 @@ describe('runs', function () {
       headers: { authorization: `Bearer ${stack.tenant.admin.key}` },
     });
     await stream.next((e) => e.event === 'output_text.delta');
+    return { started, stream };
+  }
+
+  it('cancels a run mid-stream: the model request is aborted and the run ends cancelled; cancelling again is 409', async () => {
+    const { started, stream } = await runStreamingThenHanging();
     const abortedBefore = stack.openai.abortedCount;
     const cancelled = await stack.tenant.admin.post(`/v1/runs/${started.body.id}/cancel`, {});
     assert.equal(cancelled.status, 200, JSON.stringify(cancelled.body));
@@ -323,14 +329,7 @@ describe('runs', function () {
   });
 
   it("sends Temporal no heartbeat in a model call's first second, however soon its text streams, and then one a second", async () => {
-    const agent = await createAgent(stack.tenant.admin);
-    stack.openai.enqueue({ text: ['Thinking'], hang: true });
-    const started = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Think on.', wait: false });
-    assert.equal(started.status, 202);
-    const stream = await SseReader.open(`${stack.api.url}/v1/runs/${started.body.id}/events`, {
-      headers: { authorization: `Bearer ${stack.tenant.admin.key}` },
-    });
-    await stream.next((e) => e.event === 'output_text.delta');
+    const { started, stream } = await runStreamingThenHanging();
     const workflow = stack.api.services.temporal.workflow.getHandle(runWorkflowId(started.body.id));
     // When the call started and when Temporal last had a heartbeat of it (undefined: none yet), by Temporal's clock.
     const call = async () => {
