@@ -6,10 +6,15 @@
  * instead of calling again. A cancellation of the run, Temporal's word that the run's workflow has ended (the
  * attempt "not found": a cancelled run's workflow ends at once), a pause or reset of the activity, the worker's
  * shutdown and the activity's start-to-close timeout end the call.
+ *
+ * Temporal's word of a cancellation comes with the attempt's next heartbeat (`heartbeats.ts`). The worker that
+ * ends a cancelled run (its workflow's, which is where the run's calls are handed first) ends the run's calls
+ * in flight on it at once instead (`endCallsOfCancelledRun`); a call on another worker hears at its next heartbeat.
  */
-import type { Context } from '@temporalio/activity';
+import { CancelledFailure, type Context } from '@temporalio/activity';
 
 interface CallInFlight {
+  runId: string;
   /** Settles (never rejects) when the call and what records it have ended. */
   settled: Promise<void>;
   abort(reason: unknown): void;
@@ -44,15 +49,21 @@ export async function joinCallInFlight(context: Context, key: string): Promise<v
 }
 
 /**
- * Makes the call for `key` (a run's step), with a signal that aborts only when the call must end; a later
+ * Makes the call for `key` (a step of `runId`), with a signal that aborts only when the call must end; a later
  * attempt on this worker joins it (joinCallInFlight) rather than making it again.
  */
-export function callOutlivingAttempt<T>(context: Context, key: string, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
+export function callOutlivingAttempt<T>(
+  context: Context,
+  runId: string,
+  key: string,
+  call: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
   const controller = new AbortController();
   onCallCancelled(context, (reason) => controller.abort(reason));
   const signal = AbortSignal.any([controller.signal, AbortSignal.timeout(context.info.startToCloseTimeoutMs)]);
   const result = call(signal);
   const entry: CallInFlight = {
+    runId,
     settled: result.then(
       () => undefined,
       () => undefined,
@@ -64,4 +75,9 @@ export function callOutlivingAttempt<T>(context: Context, key: string, call: (si
     if (inFlight.get(key) === entry) inFlight.delete(key);
   });
   return result;
+}
+
+/** Ends the calls in flight on this worker for `runId`, a run that has just been cancelled, as a cancellation would. */
+export function endCallsOfCancelledRun(runId: string): void {
+  for (const call of inFlight.values()) if (call.runId === runId) call.abort(new CancelledFailure('the run was cancelled'));
 }

@@ -1,10 +1,16 @@
 /**
- * Heartbeats carry cancellation to a running activity (and tell Temporal its worker is alive), so a long
- * activity sends them at least every HEARTBEAT_MS. A local activity has none: its workflow task carries it.
+ * Heartbeats tell Temporal an activity's worker is alive, and carry back a cancellation, so a long activity
+ * sends them at least every HEARTBEAT_MS. A local activity has none: its workflow task carries it.
+ *
+ * Each one Temporal receives is a write of the activity's workflow, and a call that hangs (a host that never
+ * answers) sends them for as long as it lasts: every two seconds leaves three of the five-second heartbeat
+ * timeout to spare, for half the writes of every second. A cancelled run's calls need not wait for one to end:
+ * the worker that ends the run ends them (`calls-in-flight.ts`).
  */
 import { Context } from '@temporalio/activity';
 
-const HEARTBEAT_MS = 1_000;
+/** How often a long activity heartbeats, and the longest the worker holds one back (its heartbeat throttle). */
+export const HEARTBEAT_MS = 2_000;
 
 /** One heartbeat, now. */
 export function heartbeat(): void {

@@ -98,7 +98,7 @@ export async function runModelStep<Read, Answer>({ db, models }: ModelStepDepend
     if (ready.recorded) return await outlastDatabaseOutage(context, () => step.answer(ready.read, ready.reply, true));
 
     const { read, model, call } = ready;
-    const reply = await callOutlivingAttempt(context, key, async (signal) => {
+    const reply = await callOutlivingAttempt(context, runId, key, async (signal) => {
       callSignal = signal;
       const price = models.catalogue.priceAt(model, new Date());
       const chat = { provider: model.provider, model: model.provider_model, messages: call.messages };

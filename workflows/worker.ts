@@ -9,6 +9,7 @@ import { DEFAULT_FAIR_SHARE, fairShares, ProjectShares, projectsOfRuns, type Fai
 import { WEBHOOK_ATTEMPTS_AT_ONCE } from './webhooks/activities.js';
 import { HOST_CALL_SLOTS_PER_PROJECT, RUN_ACTIVITY_SLOTS, SlotShares, slotShares } from './slot-shares.js';
 import { workflowBundle } from './bundle.js';
+import { HEARTBEAT_MS } from './heartbeats.js';
 
 export interface WorkerSettings extends ActivityDependencies {
   temporalAddress: string;
@@ -76,9 +77,9 @@ export async function createWorker(settings: WorkerSettings): Promise<{ worker: 
         interceptors: { activity: runInterceptors },
         maxConcurrentActivityTaskExecutions: RUN_ACTIVITY_SLOTS,
         shutdownGraceTime,
-        // Heartbeats carry cancellation to a running activity (a cancelled run's model call): sent at least
-        // this often, a cancel reaches the call within about a second.
-        maxHeartbeatThrottleInterval: '1 second',
+        // Heartbeats carry cancellation to a running activity: a cancel reaches a call on another worker than its
+        // run's workflow within HEARTBEAT_MS (on the same worker, at once).
+        maxHeartbeatThrottleInterval: HEARTBEAT_MS,
       }),
     ];
     if (taskQueue === TASK_QUEUE) {
@@ -90,7 +91,7 @@ export async function createWorker(settings: WorkerSettings): Promise<{ worker: 
           activities,
           maxConcurrentActivityTaskExecutions: settings.extractionConcurrency ?? availableParallelism(),
           shutdownGraceTime,
-          maxHeartbeatThrottleInterval: '1 second',
+          maxHeartbeatThrottleInterval: HEARTBEAT_MS,
         }),
         await Worker.create({
           connection,
@@ -99,8 +100,8 @@ export async function createWorker(settings: WorkerSettings): Promise<{ worker: 
           activities,
           maxConcurrentActivityTaskExecutions: WEBHOOK_ATTEMPTS_AT_ONCE,
           shutdownGraceTime,
-          // An attempt's heartbeats reach Temporal every second, well within its heartbeat timeout.
-          maxHeartbeatThrottleInterval: '1 second',
+          // An attempt's heartbeats reach Temporal every HEARTBEAT_MS, well within its heartbeat timeout.
+          maxHeartbeatThrottleInterval: HEARTBEAT_MS,
         }),
       );
     }

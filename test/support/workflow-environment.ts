@@ -8,6 +8,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { findTool } from '../../cli/tools.js';
 import { quietTemporalRuntime, workflowBundle } from './api.js';
+import { HEARTBEAT_MS } from '../../workflows/heartbeats.js';
 
 let environment: Promise<TestWorkflowEnvironment> | undefined;
 
@@ -51,8 +52,8 @@ export async function startSuiteWorker<A extends Activities>(activities: A): Pro
     taskQueue,
     workflowBundle: await workflowBundle(),
     activities: dispatching,
-    // As in production (workflows/worker.ts): a cancellation reaches a heartbeating activity within a second.
-    maxHeartbeatThrottleInterval: '1 second',
+    // As in production (workflows/worker.ts): a cancellation reaches a heartbeating activity within HEARTBEAT_MS.
+    maxHeartbeatThrottleInterval: HEARTBEAT_MS,
   });
   const running = worker.run();
   return {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { Context } from '@temporalio/activity';
+import { CancelledFailure, Context } from '@temporalio/activity';
 import { ActivityCancellationDetails } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { callOutlivingAttempt, joinCallInFlight } from '../../workflows/calls-in-flight.js';
+import { callOutlivingAttempt, endCallsOfCancelledRun, joinCallInFlight } from '../../workflows/calls-in-flight.js';
 
 /** A call that ends when told to, or rejects when its signal aborts. */
 function pendingCall() {
@@ -40,7 +40,7 @@ describe('a step call in flight when its attempt is cancelled', () => {
     for (const reason of [{ timedOut: true, notFound: true }, { timedOut: true }]) {
       const env = attempt();
       const pending = pendingCall();
-      const answer = env.run(() => callOutlivingAttempt(Context.current(), `step:${JSON.stringify(reason)}`, pending.call));
+      const answer = env.run(() => callOutlivingAttempt(Context.current(), 'run', `step:${JSON.stringify(reason)}`, pending.call));
       env.cancel('TIMED_OUT', new ActivityCancellationDetails(reason));
       assert.equal(pending.signal().aborted, false, JSON.stringify(reason));
       pending.finish('the reply');
@@ -59,7 +59,7 @@ describe('a step call in flight when its attempt is cancelled', () => {
     ]) {
       const env = attempt();
       const pending = pendingCall();
-      const answer = env.run(() => callOutlivingAttempt(Context.current(), `step:${JSON.stringify(reason)}`, pending.call));
+      const answer = env.run(() => callOutlivingAttempt(Context.current(), 'run', `step:${JSON.stringify(reason)}`, pending.call));
       env.cancel('CANCELLED', new ActivityCancellationDetails(reason));
       assert.equal(pending.signal().aborted, true, JSON.stringify(reason));
       await assert.rejects(answer, /aborted/);
@@ -70,7 +70,7 @@ describe('a step call in flight when its attempt is cancelled', () => {
   it('is joined by the next attempt of the same step, which waits for it rather than calling again', async () => {
     const first = attempt();
     const pending = pendingCall();
-    const answer = first.run(() => callOutlivingAttempt(Context.current(), 'step:joined', pending.call));
+    const answer = first.run(() => callOutlivingAttempt(Context.current(), 'run', 'step:joined', pending.call));
     first.cancel('TIMED_OUT', new ActivityCancellationDetails({ timedOut: true, notFound: true }));
     let joined = false;
     const second = attempt().run(() => joinCallInFlight(Context.current(), 'step:joined').then(() => (joined = true)));
@@ -83,10 +83,27 @@ describe('a step call in flight when its attempt is cancelled', () => {
     await attempt().run(() => joinCallInFlight(Context.current(), 'step:joined'));
   });
 
+  it("ends at once when this worker ends its run as cancelled, before Temporal's word comes with a heartbeat; another run's call goes on", async () => {
+    const env = attempt();
+    const cancelled = pendingCall();
+    const other = pendingCall();
+    const answer = env.run(() => callOutlivingAttempt(Context.current(), 'cancelled-run', 'model:cancelled-run:0', cancelled.call));
+    const otherAnswer = attempt().run(() => callOutlivingAttempt(Context.current(), 'other-run', 'model:other-run:0', other.call));
+    endCallsOfCancelledRun('cancelled-run');
+    assert.equal(cancelled.signal().aborted, true);
+    assert.ok(cancelled.signal().reason instanceof CancelledFailure, String(cancelled.signal().reason));
+    await assert.rejects(answer, /aborted/);
+    assert.equal(other.signal().aborted, false);
+    // The next attempt has nothing to join.
+    await attempt().run(() => joinCallInFlight(Context.current(), 'model:cancelled-run:0'));
+    other.finish('the reply');
+    assert.equal(await otherAnswer, 'the reply');
+  });
+
   it('is ended by the run being cancelled while the next attempt waits for it', async () => {
     const first = attempt();
     const pending = pendingCall();
-    const answer = first.run(() => callOutlivingAttempt(Context.current(), 'step:cancelled-later', pending.call));
+    const answer = first.run(() => callOutlivingAttempt(Context.current(), 'run', 'step:cancelled-later', pending.call));
     first.cancel('TIMED_OUT', new ActivityCancellationDetails({ timedOut: true, notFound: true }));
     const next = attempt();
     const waiting = next.run(() => joinCallInFlight(Context.current(), 'step:cancelled-later'));

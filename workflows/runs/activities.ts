@@ -40,7 +40,7 @@ import { chooseModels, readyAttachments, RunRefused } from './planning.js';
 import { DeltaBatcher } from './deltas.js';
 import { outlastDatabaseOutage } from '../database-outage.js';
 import { heartbeat, keepBeating } from '../heartbeats.js';
-import { callOutlivingAttempt, joinCallInFlight } from '../calls-in-flight.js';
+import { callOutlivingAttempt, endCallsOfCancelledRun, joinCallInFlight } from '../calls-in-flight.js';
 import { runModelStep } from '../model-step.js';
 import { outputAllowance } from '../../models/model-call.js';
 import { handoffOf, handoffToolFor } from './handoff.js';
@@ -223,6 +223,8 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
     });
     // Only once the end is committed; an attempt retried after this commit finds the run ended and exports nothing.
     if (ended) exportRunSpan(ended);
+    // Its calls still in flight on this worker end now, not at their next heartbeat.
+    if (status === 'cancelled') endCallsOfCancelledRun(runId);
     return {
       next: await nextAfter(run),
       threadNext: await threadNextAfter(run),
@@ -352,7 +354,7 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
         if ('awaiting' in call.gate) return { awaitingApproval: call.gate.awaiting };
         if (!('go' in call.gate)) return {};
         const approved = call.gate.go;
-        await callOutlivingAttempt(context, key, async (signal) => {
+        await callOutlivingAttempt(context, runId, key, async (signal) => {
           callSignal = signal;
           const definition = definitionOfCall(call.agent.tools as ToolDefinition[], approved.name);
           const traced = { name: approved.name, callId: approved.id, type: definition?.type ?? 'builtin', arguments: approved.arguments };
