@@ -77,6 +77,8 @@ export interface WorkloadFigures {
   p99Ratio: number;
   /** Each round's own p99 ratio: how far one round's figure strays from the pooled one. */
   roundP99Ratios: number[];
+  /** Each round's own p99s (ms), alone and under all the attacks: which side a stray round's ratio comes from. */
+  roundP99Ms: { alone: number; underAll: number }[];
   /**
    * The p99 ratio's 95 % interval, by resampling the pooled runs of each side: how far the ratio could stray
    * from one run of the benchmark to the next by the luck of which runs came out slowest.
@@ -272,11 +274,12 @@ function figuresOf(measured: Measured[]): SteadyFigures {
   };
 }
 
-/** The pooled figures of one way of working, alone and under attack, and each round's p99 ratio. */
+/** The pooled figures of one way of working, alone and under attack, and each round's p99s and their ratio. */
 function workloadOf(rounds: RoundMeasured[]): WorkloadFigures {
   const alone = figuresOf(rounds.map((r) => r.alone));
   const underAll = figuresOf(rounds.map((r) => r.underAll));
   const leadIns = rounds.flatMap((r) => (r.leadIn ? [r.leadIn] : []));
+  const roundP99Ms = rounds.map((r) => ({ alone: figuresOf([r.alone]).p99Ms, underAll: figuresOf([r.underAll]).p99Ms }));
   return {
     ...(leadIns.length > 0 && {
       leadIn: { alone: figuresOf(leadIns.map((l) => l.alone)), underAll: figuresOf(leadIns.map((l) => l.underAll)) },
@@ -285,7 +288,8 @@ function workloadOf(rounds: RoundMeasured[]): WorkloadFigures {
     underAll,
     p50Ratio: underAll.p50Ms / alone.p50Ms,
     p99Ratio: underAll.p99Ms / alone.p99Ms,
-    roundP99Ratios: rounds.map((r) => figuresOf([r.underAll]).p99Ms / figuresOf([r.alone]).p99Ms),
+    roundP99Ratios: roundP99Ms.map((r) => r.underAll / r.alone),
+    roundP99Ms,
     p99RatioInterval: p99RatioInterval(latenciesOf(rounds.map((r) => r.alone)), latenciesOf(rounds.map((r) => r.underAll))),
   };
 }

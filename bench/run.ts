@@ -1054,7 +1054,11 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
     };
     const rounds = (workload: WorkloadFigures) => {
       const [low, high] = workload.p99RatioInterval;
-      console.log(`each round's own p99 ratio: ${workload.roundP99Ratios.map((r) => `${r.toFixed(2)}×`).join(', ')}`);
+      const ofRound = (ratio: number, i: number) => {
+        const { alone, underAll } = workload.roundP99Ms[i]!;
+        return `${ratio.toFixed(2)}× (${alone.toFixed(0)} → ${underAll.toFixed(0)} ms)`;
+      };
+      console.log(`each round's own p99 ratio (alone → under all): ${workload.roundP99Ratios.map(ofRound).join(', ')}`);
       console.log(`p99 ratio's 95 % interval, resampling the pooled runs: ${low.toFixed(2)}× to ${high.toFixed(2)}×`);
     };
     console.log(
