@@ -9,9 +9,11 @@
  *
  * Temporal's word of a cancellation comes with the attempt's next heartbeat (`heartbeats.ts`). The worker that
  * ends a cancelled run (its workflow's, which is where the run's calls are handed first) ends the run's calls
- * in flight on it at once instead (`endCallsOfCancelledRun`); a call on another worker hears at its next heartbeat.
+ * in flight on it at once instead (`endCallsOfCancelledRun`), and begins none of the run's steps afterwards; a
+ * call on another worker hears at its next heartbeat.
  */
-import { CancelledFailure, type Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure, type Context } from '@temporalio/activity';
+import { LRUCache } from 'lru-cache';
 
 interface CallInFlight {
   runId: string;
@@ -21,6 +23,15 @@ interface CallInFlight {
 }
 
 const inFlight = new Map<string, CallInFlight>();
+
+// The runs this worker ended as cancelled, for longer than any of their attempts can last (a model call's is 10 minutes).
+const cancelledHere = new LRUCache<string, true>({ max: 10_000, ttl: 15 * 60_000 });
+
+/**
+ * What a step of a run this worker ended as cancelled throws while Temporal has not yet told its attempt: final,
+ * so that the attempt is not tried again (the run's workflow no longer waits for it).
+ */
+const runCancelledHere = () => ApplicationFailure.nonRetryable('The run was cancelled.', 'run_cancelled');
 
 /** Calls `abort` when the attempt is cancelled for a reason that ends its call too. */
 function onCallCancelled(context: Context, abort: (reason: unknown) => void): void {
@@ -40,12 +51,27 @@ function onCallCancelled(context: Context, abort: (reason: unknown) => void): vo
   else signal.addEventListener('abort', follow, { once: true });
 }
 
-/** Waits until the call an earlier attempt on this worker is making for `key` (if any) has ended. */
-export async function joinCallInFlight(context: Context, key: string): Promise<void> {
+/**
+ * Waits until the call an earlier attempt on this worker is making for `key` (a step of `runId`), if any, has
+ * ended; throws if the run has been cancelled here, so that the step is not begun again.
+ */
+export async function joinCallInFlight(context: Context, runId: string, key: string): Promise<void> {
   const call = inFlight.get(key);
-  if (!call) return;
-  onCallCancelled(context, (reason) => call.abort(reason));
-  await call.settled;
+  if (call) {
+    onCallCancelled(context, (reason) => call.abort(reason));
+    await call.settled;
+  }
+  if (cancelledHere.has(runId)) throw runCancelledHere();
+}
+
+/**
+ * What an attempt whose call's `signal` aborted throws: Temporal's cancellation of it, or, when the run was
+ * cancelled here before Temporal told the attempt, the run's cancellation as a final failure.
+ */
+export function endedCall(context: Context, signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  if (!context.cancellationSignal.aborted && reason instanceof ApplicationFailure && reason.type === 'run_cancelled') return reason;
+  return new CancelledFailure('the run was cancelled');
 }
 
 /**
@@ -79,5 +105,6 @@ export function callOutlivingAttempt<T>(
 
 /** Ends the calls in flight on this worker for `runId`, a run that has just been cancelled, as a cancellation would. */
 export function endCallsOfCancelledRun(runId: string): void {
-  for (const call of inFlight.values()) if (call.runId === runId) call.abort(new CancelledFailure('the run was cancelled'));
+  cancelledHere.set(runId, true);
+  for (const call of inFlight.values()) if (call.runId === runId) call.abort(runCancelledHere());
 }

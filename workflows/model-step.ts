@@ -5,7 +5,7 @@
  * model failure is recorded on the step when it is final, and becomes the activity's failure either way. A call
  * whose attempt alone is given up goes on and is recorded for the next attempt (calls-in-flight.ts).
  */
-import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { transaction, type Db, type Queryable } from '../records/db.js';
 import { beginStep, completeModelStep, failStep, stepsOf, type RunStepRecord } from '../records/run-steps.js';
 import type { CatalogueModel, ModelCatalogue } from '../models/catalogue.js';
@@ -15,7 +15,7 @@ import { inputTokenBound, outputAllowance } from '../models/model-call.js';
 import { reserveModelCall } from '../records/cost-caps.js';
 import { outlastDatabaseOutage } from './database-outage.js';
 import { keepBeating } from './heartbeats.js';
-import { callOutlivingAttempt, joinCallInFlight } from './calls-in-flight.js';
+import { callOutlivingAttempt, endedCall, joinCallInFlight } from './calls-in-flight.js';
 import { modelCallFailure } from './model-failure.js';
 import type { StoredTraceContext } from '../tracing/context.js';
 import { inChatSpan } from '../tracing/gen-ai.js';
@@ -67,7 +67,7 @@ export async function runModelStep<Read, Answer>({ db, models }: ModelStepDepend
   let callSignal: AbortSignal | undefined;
   try {
     // An earlier attempt's call still in flight on this worker is waited for, and its reply read as recorded.
-    await joinCallInFlight(context, key);
+    await joinCallInFlight(context, runId, key);
     const ready = await outlastDatabaseOutage(context, async () => {
       const steps = await stepsOf(db, runId);
       const read = await step.read(steps);
@@ -133,7 +133,8 @@ export async function runModelStep<Read, Answer>({ db, models }: ModelStepDepend
     return await outlastDatabaseOutage(context, () => step.answer(read, reply, false), callSignal);
   } catch (err) {
     await step.flush?.().catch(() => {});
-    if ((callSignal ?? context.cancellationSignal).aborted) throw new CancelledFailure('the run was cancelled');
+    const ended = callSignal ?? context.cancellationSignal;
+    if (ended.aborted) throw endedCall(context, ended);
     if (!(err instanceof ModelCallError)) throw err;
     if (!err.retryable) {
       await outlastDatabaseOutage(context, () =>

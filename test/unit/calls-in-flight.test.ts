@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { CancelledFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import { ActivityCancellationDetails } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { callOutlivingAttempt, endCallsOfCancelledRun, joinCallInFlight } from '../../workflows/calls-in-flight.js';
+import { callOutlivingAttempt, endCallsOfCancelledRun, endedCall, joinCallInFlight } from '../../workflows/calls-in-flight.js';
 
 /** A call that ends when told to, or rejects when its signal aborts. */
 function pendingCall() {
@@ -73,14 +73,14 @@ describe('a step call in flight when its attempt is cancelled', () => {
     const answer = first.run(() => callOutlivingAttempt(Context.current(), 'run', 'step:joined', pending.call));
     first.cancel('TIMED_OUT', new ActivityCancellationDetails({ timedOut: true, notFound: true }));
     let joined = false;
-    const second = attempt().run(() => joinCallInFlight(Context.current(), 'step:joined').then(() => (joined = true)));
+    const second = attempt().run(() => joinCallInFlight(Context.current(), 'run', 'step:joined').then(() => (joined = true)));
     await new Promise((resolve) => setImmediate(resolve));
     assert.equal(joined, false, 'the next attempt went on while the call was in flight');
     pending.finish('the reply');
     await second;
     assert.equal(await answer, 'the reply');
     // Nothing is left to join once it has ended.
-    await attempt().run(() => joinCallInFlight(Context.current(), 'step:joined'));
+    await attempt().run(() => joinCallInFlight(Context.current(), 'run', 'step:joined'));
   });
 
   it("ends at once when this worker ends its run as cancelled, before Temporal's word comes with a heartbeat; another run's call goes on", async () => {
@@ -91,13 +91,29 @@ describe('a step call in flight when its attempt is cancelled', () => {
     const otherAnswer = attempt().run(() => callOutlivingAttempt(Context.current(), 'other-run', 'model:other-run:0', other.call));
     endCallsOfCancelledRun('cancelled-run');
     assert.equal(cancelled.signal().aborted, true);
-    assert.ok(cancelled.signal().reason instanceof CancelledFailure, String(cancelled.signal().reason));
     await assert.rejects(answer, /aborted/);
+    // The attempt fails for good, as Temporal has not told it yet: it is not tried again.
+    const ended = await env.run(async () => endedCall(Context.current(), cancelled.signal()));
+    assert.ok(ended instanceof ApplicationFailure && ended.nonRetryable && ended.type === 'run_cancelled', String(ended));
     assert.equal(other.signal().aborted, false);
-    // The next attempt has nothing to join.
-    await attempt().run(() => joinCallInFlight(Context.current(), 'model:cancelled-run:0'));
+    // A next attempt at one of its steps on this worker begins nothing; another run's steps go on.
+    await assert.rejects(
+      attempt().run(() => joinCallInFlight(Context.current(), 'cancelled-run', 'model:cancelled-run:0')),
+      (err) => err instanceof ApplicationFailure && err.type === 'run_cancelled',
+    );
+    await attempt().run(() => joinCallInFlight(Context.current(), 'other-run', 'model:other-run:1'));
     other.finish('the reply');
     assert.equal(await otherAnswer, 'the reply');
+  });
+
+  it("ends with Temporal's cancellation once Temporal has told the attempt, whoever aborted its call", async () => {
+    const env = attempt();
+    const pending = pendingCall();
+    const answer = env.run(() => callOutlivingAttempt(Context.current(), 'told-run', 'model:told-run:0', pending.call));
+    endCallsOfCancelledRun('told-run');
+    await assert.rejects(answer, /aborted/);
+    env.cancel('CANCELLED', new ActivityCancellationDetails({ cancelRequested: true }));
+    assert.ok((await env.run(async () => endedCall(Context.current(), pending.signal()))) instanceof CancelledFailure);
   });
 
   it('is ended by the run being cancelled while the next attempt waits for it', async () => {
@@ -106,7 +122,7 @@ describe('a step call in flight when its attempt is cancelled', () => {
     const answer = first.run(() => callOutlivingAttempt(Context.current(), 'run', 'step:cancelled-later', pending.call));
     first.cancel('TIMED_OUT', new ActivityCancellationDetails({ timedOut: true, notFound: true }));
     const next = attempt();
-    const waiting = next.run(() => joinCallInFlight(Context.current(), 'step:cancelled-later'));
+    const waiting = next.run(() => joinCallInFlight(Context.current(), 'run', 'step:cancelled-later'));
     next.cancel('CANCELLED', new ActivityCancellationDetails({ cancelRequested: true }));
     await assert.rejects(answer, /aborted/);
     await waiting;

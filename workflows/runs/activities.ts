@@ -3,7 +3,7 @@
  * activity is safe to run again: a step already completed is returned as recorded, never redone, so a
  * worker that dies mid-run costs at most the call it was making.
  */
-import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { LRUCache } from 'lru-cache';
 import type { Db, Queryable } from '../../records/db.js';
 import type { BlobStore } from '../../records/blobs/store.js';
@@ -40,7 +40,7 @@ import { chooseModels, readyAttachments, RunRefused } from './planning.js';
 import { DeltaBatcher } from './deltas.js';
 import { outlastDatabaseOutage } from '../database-outage.js';
 import { heartbeat, keepBeating } from '../heartbeats.js';
-import { callOutlivingAttempt, endCallsOfCancelledRun, joinCallInFlight } from '../calls-in-flight.js';
+import { callOutlivingAttempt, endCallsOfCancelledRun, endedCall, joinCallInFlight } from '../calls-in-flight.js';
 import { runModelStep } from '../model-step.js';
 import { outputAllowance } from '../../models/model-call.js';
 import { handoffOf, handoffToolFor } from './handoff.js';
@@ -338,7 +338,7 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
       let callSignal: AbortSignal | undefined;
       try {
         // An earlier attempt's call still in flight on this worker is waited for: a tool is called once per step.
-        await joinCallInFlight(context, key);
+        await joinCallInFlight(context, runId, key);
         const call = await outlastDatabaseOutage(context, async (): Promise<PreparedCall | null> => {
           const done = await findStep(db, runId, stepIndex);
           if (done?.status === 'completed') return null;
@@ -390,7 +390,8 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
         });
         return {};
       } catch (err) {
-        if ((callSignal ?? context.cancellationSignal).aborted) throw new CancelledFailure('the run was cancelled');
+        const ended = callSignal ?? context.cancellationSignal;
+        if (ended.aborted) throw endedCall(context, ended);
         if (err instanceof ToolUnavailableError)
           throw ApplicationFailure.create({ message: err.message, type: 'tool_unavailable', nextRetryDelay: err.retryAfterMs });
         throw err;
