@@ -31,7 +31,8 @@ const cancelledHere = new LRUCache<string, true>({ max: 10_000, ttl: 15 * 60_000
  * What a step of a run this worker ended as cancelled throws while Temporal has not yet told its attempt: final,
  * so that the attempt is not tried again (the run's workflow no longer waits for it).
  */
-const runCancelledHere = () => ApplicationFailure.nonRetryable('The run was cancelled.', 'run_cancelled');
+const RUN_CANCELLED = 'run_cancelled';
+const runCancelledHere = () => ApplicationFailure.nonRetryable('The run was cancelled.', RUN_CANCELLED);
 
 /** Calls `abort` when the attempt is cancelled for a reason that ends its call too. */
 function onCallCancelled(context: Context, abort: (reason: unknown) => void): void {
@@ -65,12 +66,15 @@ export async function joinCallInFlight(context: Context, runId: string, key: str
 }
 
 /**
- * What an attempt whose call's `signal` aborted throws: Temporal's cancellation of it, or, when the run was
- * cancelled here before Temporal told the attempt, the run's cancellation as a final failure.
+ * What an attempt that failed throws when its call was ended (`callSignal`, or the attempt itself before any call
+ * was made, aborted): Temporal's cancellation of it, or, when the run was cancelled here before Temporal told the
+ * attempt, the run's cancellation as a final failure. Undefined when nothing was ended.
  */
-export function endedCall(context: Context, signal: AbortSignal): Error {
+export function endedCall(context: Context, callSignal: AbortSignal | undefined): Error | undefined {
+  const signal = callSignal ?? context.cancellationSignal;
+  if (!signal.aborted) return undefined;
   const reason: unknown = signal.reason;
-  if (!context.cancellationSignal.aborted && reason instanceof ApplicationFailure && reason.type === 'run_cancelled') return reason;
+  if (!context.cancellationSignal.aborted && reason instanceof ApplicationFailure && reason.type === RUN_CANCELLED) return reason;
   return new CancelledFailure('the run was cancelled');
 }
 

@@ -133,8 +133,8 @@ export async function runModelStep<Read, Answer>({ db, models }: ModelStepDepend
     return await outlastDatabaseOutage(context, () => step.answer(read, reply, false), callSignal);
   } catch (err) {
     await step.flush?.().catch(() => {});
-    const ended = callSignal ?? context.cancellationSignal;
-    if (ended.aborted) throw endedCall(context, ended);
+    const ended = endedCall(context, callSignal);
+    if (ended) throw ended;
     if (!(err instanceof ModelCallError)) throw err;
     if (!err.retryable) {
       await outlastDatabaseOutage(context, () =>

@@ -260,7 +260,7 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
 
     /** One model call, streamed into the run's event log; its reply and usage are recorded once. */
     async callModel({ runId, stepIndex, model }: { runId: string; stepIndex: number; model: string }): Promise<ModelReply> {
-      // The call's heartbeats are runModelStep's, once a second: a reply within the first second costs Temporal none.
+      // The call's heartbeats are runModelStep's, every HEARTBEAT_MS: a reply sooner than that costs Temporal none.
       const deltas = new DeltaBatcher(async (text) => {
         await appendRunEvent(db, runId, 'output_text.delta', { step: stepIndex, delta: text });
       });
@@ -390,8 +390,8 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
         });
         return {};
       } catch (err) {
-        const ended = callSignal ?? context.cancellationSignal;
-        if (ended.aborted) throw endedCall(context, ended);
+        const ended = endedCall(context, callSignal);
+        if (ended) throw ended;
         if (err instanceof ToolUnavailableError)
           throw ApplicationFailure.create({ message: err.message, type: 'tool_unavailable', nextRetryDelay: err.retryAfterMs });
         throw err;
