@@ -1067,6 +1067,12 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
     table(paced, byAttack);
     console.log(`p99 under all attacks ÷ p99 alone: ${paced.p99Ratio.toFixed(2)}× (p50: ${paced.p50Ratio.toFixed(2)}×)`);
     rounds(paced);
+    // The goal is isolation of a tenant within its share: one that alone needs more than half of the cores
+    // cannot have all it asks for beside another that wants the rest, however fairly they are shared.
+    if (paced.alone.machineBusy > 0.5)
+      console.log(
+        `alone it kept ${percent(paced.alone.machineBusy)} of the cores busy, more than half of them: under attack it asks for more than an even split of this machine, and waits for cores however fairly the platform shares them`,
+      );
     console.log(
       `\nWhere the paced runs' time went, alone and under all attacks at once (ms): each phase's own percentiles, and its mean in the slowest 1 % of the runs`,
     );
