@@ -5,13 +5,13 @@
 
 /** The first wait after a refusal, doubled after each refusal in a row. */
 export const FIRST_REFUSAL_WAIT_MS = 1_000;
-const LONGEST_REFUSAL_WAIT_MS = 60_000;
+/** The longest wait: a refused call asks again within it. */
+export const LONGEST_REFUSAL_WAIT_MS = 60_000;
 
 /**
  * The wait after the nth refusal in a row (from 0), spread by `jitter` (from 0 to 1) over its second half, so
  * that calls refused together are not asked again together; `factor` times longer (up to the longest wait) when
- * the worker answered that the project's calls are being refused faster than it asks them back
- * (`SlotRefusal.slotsTaken.waitFactor`).
+ * the worker answered that many of the project's calls wait (`SlotRefusal.slotsTaken.waitFactor`).
  */
 export function waitAfterRefusal(refusals: number, jitter: number, factor = 1): number {
   const longest = Math.min(FIRST_REFUSAL_WAIT_MS * 2 ** refusals * Math.max(1, factor), LONGEST_REFUSAL_WAIT_MS);

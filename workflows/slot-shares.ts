@@ -16,6 +16,7 @@
 import { ApplicationFailure, type Context } from '@temporalio/activity';
 import type { ActivityInboundCallsInterceptor, ActivityInterceptorsFactory } from '@temporalio/worker';
 import type { ProjectOfActivity } from './project-shares.js';
+import { LONGEST_REFUSAL_WAIT_MS } from './refusal-backoff.js';
 
 /** The shared queue's activities at once, on each worker. */
 export const RUN_ACTIVITY_SLOTS = 100;
@@ -28,21 +29,42 @@ export const SLOTS_TAKEN = 'project_slots_taken';
 // A project refused again and again is logged once this often, not at every refusal.
 const REPORT_EVERY_MS = 60_000;
 /**
- * The refusals a second of a project on one worker past which its refused calls are asked to wait longer than
- * usual: each refusal costs the worker, Temporal and the run's history as much as a short activity, and a project
+ * The asks a second that a project's refused calls together make of one worker, once more of them wait than
+ * this: each ask costs the worker, Temporal and the run's history as much as a short activity, and a project
  * with a hundred calls waiting would otherwise ask a hundred times for each time one of them gets in.
  */
 export const ASKS_PER_SECOND = 4;
-// The span over which a project's refusals are counted: its rate of refusals decays by e over this long.
-const REFUSAL_RATE_SPAN_MS = 2_000;
 // The most times its usual wait a refused call is asked to wait (the longest wait bounds it as well).
 const MOST_WAIT_FACTOR = 60;
+// So few calls waiting ask at their usual pace: their waits double from a second, and together they soon ask
+// less often than ASKS_PER_SECOND.
+const FEW_WAITING = 2 * ASKS_PER_SECOND;
+// Waiting calls past this many ask no less often: their wait is at its most already.
+const MOST_WAITING_COUNTED = ASKS_PER_SECOND * MOST_WAIT_FACTOR;
+// A refused call asks again within the longest wait; one not seen for longer got in or ended.
+const WAITING_FOR_MS = LONGEST_REFUSAL_WAIT_MS + 5_000;
+
+/** A call asking for a slot: the same `id` each time it asks again, and the run it is for, if any. */
+export interface CallAsking {
+  id: string;
+  runId?: string;
+}
+
+interface WaitingCall {
+  /** When it was last refused. */
+  at: number;
+  runId?: string;
+}
 
 export class SlotShares {
   private readonly held = new Map<string, number>();
   private readonly reported = new Map<string, number>();
-  /** Each project's refusals a second, decayed over REFUSAL_RATE_SPAN_MS, as of when it was last refused. */
-  private readonly refusalRates = new Map<string, { perSecond: number; at: number }>();
+  /** Each project's calls waiting to ask again, by call: the longest-waiting first. */
+  private readonly waiting = new Map<string, Map<string, WaitingCall>>();
+  /** The waiting calls of each run, so that a run's end forgets them at once. */
+  private readonly waitingOfRun = new Map<string, { projectId: string; calls: Set<string> }>();
+  private lastSweep = -Infinity;
+  private unnamed = 0;
 
   /** `report` hears of a project's first refusal, and then at most once a minute. */
   constructor(
@@ -62,13 +84,18 @@ export class SlotShares {
     }
   }
 
-  /** One of the project's slots, given back by calling the answer; null when the project holds its share already. */
-  take(projectId: string): (() => void) | null {
+  /**
+   * One of the project's slots, given back by calling the answer; null when the project holds its share already.
+   * `call` names the call asking (the same each time it asks again) and its run, so that its project's calls
+   * waiting are counted once each.
+   */
+  take(projectId: string, call?: CallAsking): (() => void) | null {
     const held = this.held.get(projectId) ?? 0;
     if (held >= this.perProject) {
-      this.refused(projectId);
+      this.refused(projectId, call ?? { id: `unnamed ${++this.unnamed}` });
       return null;
     }
+    if (call) this.forget(projectId, call.id);
     this.held.set(projectId, held + 1);
     let given = false;
     return () => {
@@ -89,29 +116,64 @@ export class SlotShares {
   }
 
   /**
-   * How many times its usual wait a refused call of `projectId` should wait: its project's refusals a second on
-   * this worker ÷ `ASKS_PER_SECOND`, so that a burst of waiting calls spreads out; 1 for a project refused less
-   * often than that.
+   * How many times its usual wait a refused call of `projectId` should wait: the project's calls waiting on this
+   * worker ÷ `ASKS_PER_SECOND`, so that together they ask about that often whatever their number; 1 while only a
+   * few wait.
    */
   waitFactor(projectId: string): number {
-    const perSecond = this.refusalRate(projectId, this.now());
-    return Math.min(MOST_WAIT_FACTOR, Math.max(1, Math.round((perSecond / ASKS_PER_SECOND) * 10) / 10));
+    const waiting = this.waitingOf(projectId, this.now());
+    if (waiting <= FEW_WAITING) return 1;
+    return Math.min(MOST_WAIT_FACTOR, Math.round((waiting / ASKS_PER_SECOND) * 10) / 10);
   }
 
-  /** The project's refusals a second as of `now`. */
-  private refusalRate(projectId: string, now: number): number {
-    const rate = this.refusalRates.get(projectId);
-    return rate ? rate.perSecond * Math.exp(-(now - rate.at) / REFUSAL_RATE_SPAN_MS) : 0;
+  /** The calls of a run that has ended wait no more. */
+  forgetRun(runId: string): void {
+    const run = this.waitingOfRun.get(runId);
+    if (run) for (const call of run.calls) this.forget(run.projectId, call);
   }
 
-  private refused(projectId: string): void {
+  /** The project's calls refused within the longest wait, forgetting those refused before. */
+  private waitingOf(projectId: string, now: number): number {
+    const calls = this.waiting.get(projectId);
+    if (!calls) return 0;
+    for (const [call, { at }] of calls) {
+      if (now - at < WAITING_FOR_MS) break;
+      this.forget(projectId, call);
+    }
+    return calls.size;
+  }
+
+  private forget(projectId: string, call: string): void {
+    const calls = this.waiting.get(projectId);
+    const runId = calls?.get(call)?.runId;
+    if (!calls?.delete(call)) return;
+    if (calls.size === 0) this.waiting.delete(projectId);
+    const run = runId === undefined ? undefined : this.waitingOfRun.get(runId);
+    run?.calls.delete(call);
+    if (run?.calls.size === 0) this.waitingOfRun.delete(runId!);
+  }
+
+  private refused(projectId: string, call: CallAsking): void {
     const now = this.now();
-    this.refusalRates.set(projectId, { perSecond: this.refusalRate(projectId, now) + 1000 / REFUSAL_RATE_SPAN_MS, at: now });
+    // Last refused, so last in the map's order: the longest-waiting stay first, to be forgotten first.
+    this.forget(projectId, call.id);
+    const calls = this.waiting.get(projectId) ?? new Map<string, WaitingCall>();
+    this.waiting.set(projectId, calls);
+    calls.set(call.id, { at: now, runId: call.runId });
+    if (call.runId !== undefined) {
+      const run = this.waitingOfRun.get(call.runId) ?? { projectId, calls: new Set<string>() };
+      this.waitingOfRun.set(call.runId, run);
+      run.calls.add(call.id);
+    }
+    if (calls.size > MOST_WAITING_COUNTED) this.forget(projectId, calls.keys().next().value!);
+    if (now - this.lastSweep >= WAITING_FOR_MS) {
+      this.lastSweep = now;
+      for (const project of [...this.waiting.keys()]) this.waitingOf(project, now);
+    }
     if (now - (this.reported.get(projectId) ?? -Infinity) < REPORT_EVERY_MS) return;
     this.reported.set(projectId, now);
     // Projects that stopped being refused are forgotten with the next report.
     for (const [project, at] of this.reported) if (now - at >= REPORT_EVERY_MS) this.reported.delete(project);
-    for (const [project, { at }] of this.refusalRates) if (now - at >= REPORT_EVERY_MS) this.refusalRates.delete(project);
     this.report(projectId, this.perProject);
   }
 
@@ -130,13 +192,29 @@ export interface SlotRefusal {
   slotsTaken: {
     perProject: number;
     /**
-     * How many times its usual wait the call should wait: more than 1 while its project's calls are refused
-     * faster than `ASKS_PER_SECOND` on this worker, so that a burst of waiting calls spreads out. Absent from
-     * refusals recorded before it was answered.
+     * How many times its usual wait the call should wait: more than 1 while many of its project's calls wait on
+     * this worker (`SlotShares.waitFactor`), so that a burst of waiting calls spreads out. Absent from refusals
+     * recorded before it was answered.
      */
     waitFactor?: number;
   };
 }
+
+/** The run an activity is for, if its input names one. */
+function runOf(input: unknown): string | undefined {
+  const { runId } = (input ?? {}) as { runId?: unknown };
+  return typeof runId === 'string' ? runId : undefined;
+}
+
+/** The call an activity makes, the same each time it asks again: its run's and step's. */
+function callOf(activityType: string, input: unknown): CallAsking | undefined {
+  const runId = runOf(input);
+  const { stepIndex } = (input ?? {}) as { stepIndex?: unknown };
+  return runId === undefined ? undefined : { id: `${activityType} ${runId} ${String(stepIndex ?? '')}`, runId };
+}
+
+// The activity that ends a run (on the worker whose workflow task ends it), after which its calls wait no more.
+const RUN_END = 'endRun';
 
 /**
  * Refuses a project's host calls past its share of the slots, as a failure to retry, or as a `SlotRefusal` to
@@ -146,10 +224,14 @@ export function slotShares(projectOf: ProjectOfActivity, shares: SlotShares): Ac
   return (ctx: Context) => {
     const inbound: ActivityInboundCallsInterceptor = {
       async execute(input, next) {
+        if (ctx.info.activityType === RUN_END) {
+          const runId = runOf(input.args[0]);
+          return next(input).finally(() => runId && shares.forgetRun(runId));
+        }
         if (ctx.info.isLocal || !HOST_CALLS.has(ctx.info.activityType)) return next(input);
         const projectId = await projectOf(input.args[0]);
         if (!projectId) return next(input);
-        const giveBack = shares.take(projectId);
+        const giveBack = shares.take(projectId, callOf(ctx.info.activityType, input.args[0]));
         if (!giveBack) {
           if ((input.args[0] as { waitsForSlot?: unknown }).waitsForSlot)
             return { slotsTaken: { perProject: shares.perProject, waitFactor: shares.waitFactor(projectId) } } satisfies SlotRefusal;

@@ -35,9 +35,9 @@ export interface AttemptBeat {
 export interface AttemptRefused {
   attemptsMade: number;
   /**
-   * How many times its usual wait the delivery should wait before it asks again: more than 1 while its project's
-   * attempts are refused faster than `ASKS_PER_SECOND` on this worker (`SlotShares.waitFactor`), so that a burst of
-   * waiting retries spreads out. Absent from refusals recorded before it was answered.
+   * How many times its usual wait the delivery should wait before it asks again: more than 1 while many of its
+   * project's deliveries wait on this worker (`SlotShares.waitFactor`), so that a burst of waiting retries spreads
+   * out. Absent from refusals recorded before it was answered.
    */
   waitFactor?: number;
 }
@@ -69,7 +69,7 @@ export const createWebhookActivities = ({ db, webhooks }: WebhookActivityDepende
         // The endpoint was deleted (its deliveries with it), or the delivery has ended already.
         if (!target || target.delivery.status !== 'pending') return undefined;
         if (target.endpoint.status !== 'enabled') throw ApplicationFailure.nonRetryable('the endpoint is disabled', 'endpoint_unavailable');
-        const giveBack = shared ? shares.take(target.endpoint.project_id) : () => undefined;
+        const giveBack = shared ? shares.take(target.endpoint.project_id, { id: deliveryId }) : () => undefined;
         if (!giveBack) return { attemptsMade: attempt - 1, waitFactor: shares.waitFactor(target.endpoint.project_id) };
         const sent = await postEvent(target, webhooks.allowPrivate, context.cancellationSignal).finally(giveBack);
         const outcome = { attempt, responseStatus: sent.responseStatus, error: sent.error, durationMs: sent.durationMs };
