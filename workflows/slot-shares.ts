@@ -17,13 +17,14 @@ import { ApplicationFailure, type Context } from '@temporalio/activity';
 import type { ActivityInboundCallsInterceptor, ActivityInterceptorsFactory } from '@temporalio/worker';
 import type { ProjectOfActivity } from './project-shares.js';
 import { LONGEST_REFUSAL_WAIT_MS } from './refusal-backoff.js';
+import type { RunActivities } from './runs/activities.js';
 
 /** The shared queue's activities at once, on each worker. */
 export const RUN_ACTIVITY_SLOTS = 100;
 /** Of those, the most one project's calls to the hosts its agents name may hold. */
 export const HOST_CALL_SLOTS_PER_PROJECT = RUN_ACTIVITY_SLOTS / 4;
 /** The activities that wait on a tenant's hosts: tool calls, and starts that list MCP servers' tools. */
-const HOST_CALLS = new Set(['callTool', 'startRun']);
+const HOST_CALLS = new Set<string>(['callTool', 'startRun'] satisfies (keyof RunActivities)[]);
 
 export const SLOTS_TAKEN = 'project_slots_taken';
 // A project refused again and again is logged once this often, not at every refusal.
@@ -214,7 +215,7 @@ function callOf(activityType: string, input: unknown): CallAsking | undefined {
 }
 
 // The activity that ends a run (on the worker whose workflow task ends it), after which its calls wait no more.
-const RUN_END = 'endRun';
+const RUN_END: keyof RunActivities = 'endRun';
 
 /**
  * Refuses a project's host calls past its share of the slots, as a failure to retry, or as a `SlotRefusal` to
