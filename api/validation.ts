@@ -11,6 +11,7 @@ import { InvalidRequestError, NotFoundError, UnsupportedMediaError } from './err
 import type { ApiContext, ApiState } from './context.js';
 import type { operations } from './generated/openapi.js';
 import { idleWhile } from './fair-admission.js';
+import { depthProblem } from './json-depth.js';
 
 export type OperationId = keyof operations;
 
@@ -209,6 +210,8 @@ export function operation<Id extends OperationId>(
       if (!ctx.is('application/json')) throw UnsupportedMediaError('unsupported_content_type', 'Send the body as application/json.');
       await idleWhile(ctx, () => parseJson(ctx, async () => {}));
       body = ctx.request.body;
+      const deep = depthProblem(body);
+      if (deep) throw InvalidRequestError('invalid_json', `The body ${deep}.`);
       const nul = nulPath(body);
       if (nul !== null) throw nulRefused(nul || null);
       if (!validateBody(body)) throw violation(validateBody.errors);

@@ -26,6 +26,7 @@ import { RunTaskHandler, type A2ATarget } from './request-handler.js';
 import { COST_EXTENSION_URI } from './task.js';
 import { answerRefusals, type JsonRpcId } from './refusals.js';
 import { writeEventStream } from './event-stream.js';
+import { depthProblem } from '../json-depth.js';
 
 // A message's files come in it, as base64 (a third larger than their bytes): room for MAX_FILE_BYTES of them and
 // the text beside them, and no more.
@@ -137,6 +138,8 @@ function serveJsonRpc(deps: ApiDeps): Middleware<ApiState> {
       );
     }
     const body = ctx.request.body as unknown;
+    const deep = depthProblem(body);
+    if (deep) return answer(ctx, idOf(body), A2A_ERROR_CODE.INVALID_REQUEST, `The request ${deep}.`);
     const fault = envelopeFault(body);
     if (fault) return answer(ctx, idOf(body), A2A_ERROR_CODE.INVALID_REQUEST, fault);
     const request = body as { id?: JsonRpcId; method: string };

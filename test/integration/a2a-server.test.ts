@@ -545,6 +545,8 @@ describe('A2A server: agents and networks as A2A agents, driven by the official 
     assert.deepEqual(await error([{ jsonrpc: '2.0', id: 1, method: 'GetTask' }]), [null, -32600]);
     const huge = { jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { parts: [{ text: 'x'.repeat(16_000_000) }] } } };
     assert.deepEqual(await error(huge), [null, -32600]);
+    const deep = `{"jsonrpc": "2.0", "id": 12, "method": "SendMessage", "params": {"message": {"messageId": "m-deep", "role": "ROLE_USER", "parts": [{"data": ${'{"a": '.repeat(100_000)}1${'}'.repeat(100_000)}}]}}}`;
+    assert.deepEqual(await error(deep), [12, -32600]);
     assert.deepEqual(await error({ jsonrpc: '2.0', id: 2, method: 'Dance', params: {} }), [2, -32601]);
     assert.deepEqual(await error({ jsonrpc: '2.0', id: 3, method: 'message/send', params: {} }), [3, -32601]);
     assert.deepEqual(await error({ jsonrpc: '2.0', id: 4, method: 'SendMessage', params: {} }, { 'a2a-version': '' }), [4, -32601]);

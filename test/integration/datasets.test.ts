@@ -3,6 +3,7 @@ import { createAgent, startRunsStack, type RunsStack } from '../support/runs.js'
 import { startToolServer, type TestToolServer } from '../support/http-tool-server.js';
 import { newTenant } from '../support/api.js';
 import type { ApiClient, ApiResponse } from '../support/client.js';
+import { MAX_JSON_DEPTH } from '../../api/json-depth.js';
 
 function assertError(response: ApiResponse, status: number, code: string, param: string | null) {
   assert.equal(response.status, status, JSON.stringify(response.body));
@@ -331,6 +332,14 @@ describe('datasets', function () {
       items_jsonl: [lines[0], { item: { question: 'Where is my order?', answer: 7 } }].map((line) => JSON.stringify(line)).join('\n'),
     });
     assertError(mismatched, 400, 'invalid_import', 'items_jsonl (line 2)');
+    // A line is read on its own: one nested past the limit is refused for it, as a body would be.
+    const deep = `{"item": {"question": "Hi", "answer": "x", "extra": ${'['.repeat(20_000)}${']'.repeat(20_000)}}}`;
+    const nested = await client.post('/v1/datasets/import', { eval: evalDefinition, items_jsonl: `${JSON.stringify(lines[0])}\n${deep}` });
+    assertError(nested, 400, 'invalid_import', 'items_jsonl (line 2)');
+    assert.match(
+      nested.body.error.message,
+      new RegExp(`^Line 2 of \`items_jsonl\` nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels`),
+    );
     assert.match(mismatched.body.error.message, /^The item at index 1 .*item_schema`: item\/answer must be string\.$/);
     const unsafe = await client.post('/v1/datasets/import', {
       eval: {

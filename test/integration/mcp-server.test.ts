@@ -317,6 +317,11 @@ describe('the MCP server: agents and networks as tools over streamable HTTP', fu
     const batch = await post(JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'ping' }]));
     assert.equal(batch.status, 400);
     assert.equal((await rpcOf(batch)).error.code, -32600);
+    const deep = await post(
+      `{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": ${'['.repeat(100_000)}${']'.repeat(100_000)}}}`,
+    );
+    assert.equal(deep.status, 400);
+    assert.equal((await rpcOf(deep)).error.code, -32600);
     const unknown = await post(JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'no/such/method' }));
     assert.equal(unknown.status, 200);
     assert.deepEqual((await rpcOf(unknown)).error.code, -32601);

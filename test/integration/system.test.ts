@@ -7,6 +7,7 @@ import { pino } from 'pino';
 import { createApp } from '../../api/app.js';
 import type { ApiDeps } from '../../api/context.js';
 import { openapiDocument } from '../../api/openapi-document.js';
+import { MAX_JSON_DEPTH } from '../../api/json-depth.js';
 import { servedDocument } from '../../api/served-document.js';
 import { createDb } from '../../records/db.js';
 import { apiDepsOf, sharedApi, newTenant, startTestApi, type Tenant, type TestApi } from '../support/api.js';
@@ -449,6 +450,27 @@ describe('system endpoints and request handling', () => {
       });
       assertError(response, 400, 'invalid_json');
       assert.match(response.body.error.message, /__proto__/);
+    });
+
+    it(`answers a body nested deeper than ${MAX_JSON_DEPTH} levels with 400 invalid_json, never 500, and takes one at the limit`, async () => {
+      // A hundred thousand levels within a megabyte: what walked it by recursion ran out of stack.
+      const far = `{"name": "deep", "model": "gpt-4.1-mini", "metadata": ${'['.repeat(100_000)}${']'.repeat(100_000)}}`;
+      const refused = await tenant.admin.request('POST', '/v1/agents', { body: far, headers: { 'content-type': 'application/json' } });
+      assertError(refused, 400, 'invalid_json');
+      assert.equal(refused.body.error.message, `The body nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels, the most allowed.`);
+      // An item's expected answer is any JSON: the body, its `items` and the item take three levels of it.
+      const dataset = (await tenant.admin.post('/v1/datasets', { name: 'deep answers' })).body;
+      const nested = (levels: number): unknown => (levels === 0 ? 'Paris' : [nested(levels - 1)]);
+      const atLimit = await tenant.admin.post(`/v1/datasets/${dataset.id}/items`, {
+        items: [{ input: 'Hi', expected: nested(MAX_JSON_DEPTH - 3) }],
+      });
+      assert.equal(atLimit.status, 201, JSON.stringify(atLimit.body));
+      const past = await tenant.admin.post(`/v1/datasets/${dataset.id}/items`, {
+        items: [{ input: 'Hi', expected: nested(MAX_JSON_DEPTH - 2) }],
+      });
+      assertError(past, 400, 'invalid_json');
+      assert.equal((await tenant.admin.get(`/v1/datasets/${dataset.id}/items`)).body.data.length, 1);
+      assert.equal((await tenant.admin.get('/v1/agents?limit=100')).body.data.filter((a: { name: string }) => a.name === 'deep').length, 0);
     });
 
     it('answers an unknown field with 400 unknown_parameter naming it', async () => {

@@ -11,6 +11,7 @@ import { audited, respond } from '../../audit.js';
 import { operation, type Input } from '../../validation.js';
 import { ApiError, InvalidRequestError } from '../../errors.js';
 import { createOnce } from '../../idempotency.js';
+import { depthProblem } from '../../json-depth.js';
 import { MAX_METADATA_KEY_LENGTH, MAX_METADATA_PAIRS, MAX_METADATA_VALUE_LENGTH } from '../files/metadata.js';
 import { addItems, createDataset, type NewDatasetItem } from '../../../records/datasets.js';
 import type { InputMessage } from '../../../records/runs.js';
@@ -40,6 +41,8 @@ function linesOf(body: ImportBody): { line: unknown; param: string }[] {
     } catch {
       throw refused(`Line ${n + 1} of \`items_jsonl\` is not JSON.`, param);
     }
+    const deep = depthProblem(line);
+    if (deep) throw refused(`Line ${n + 1} of \`items_jsonl\` ${deep}.`, param);
     // PostgreSQL text cannot hold U+0000, which JSON can spell as an escape.
     if (JSON.stringify(line).includes('\\u0000'))
       throw refused(`Line ${n + 1} of \`items_jsonl\` holds the NUL character (U+0000).`, param);

@@ -23,6 +23,7 @@ import { listTools, LIST_SCOPE, RUN_SCOPE, SEARCH_SCOPE } from './tools.js';
 import { SEARCH_CONTEXT_TOOL, targetOfToolName } from './tool-names.js';
 import { callRunTool } from './run-tool.js';
 import { callSearchTool } from './search-tool.js';
+import { depthProblem } from '../../json-depth.js';
 
 const { version } = createRequire(import.meta.url)('../../../../package.json') as { version: string };
 
@@ -50,6 +51,8 @@ export async function serveMcp(ctx: ApiContext, deps: ApiDeps, calls: InFlightCa
   if (!ctx.is('application/json'))
     throw UnsupportedMediaError('unsupported_content_type', 'Send the JSON-RPC message as application/json.');
   await parseJson(ctx, async () => {});
+  const deep = depthProblem(ctx.request.body);
+  if (deep) throw new ApiError(400, 'invalid_request_error', 'invalid_request', `The body ${deep}.`);
   const parsed = JSONRPCMessageSchema.safeParse(ctx.request.body);
   if (!parsed.success) {
     const batch = Array.isArray(ctx.request.body) ? ' (batches are not part of the protocol since its 2025-06-18 revision)' : '';
