@@ -23,7 +23,8 @@ export function cronProblem(cron: string): string | null {
   const bad = fields.find((field) => !CRON_FIELD.test(field));
   if (bad !== undefined) return `the field ${JSON.stringify(bad)} is not a number, a name, \`*\`, a range, a list or a step.`;
   try {
-    cronOf(cron, 'UTC');
+    // A date no month has (30 February) is a valid field each, and a schedule that would never run.
+    if (cronOf(cron, 'UTC').nextRun() === null) return 'it names no day that exists (such as 30 February), so it would never run.';
   } catch (err) {
     return `${(err as Error).message.replace(/^CronPattern: /, '')}.`;
   }
@@ -41,7 +42,7 @@ export function isKnownTimezone(timezone: string): boolean {
   }
 }
 
-const cronOf = (cron: string, timezone: string) => new Cron(cron.trim(), { timezone, paused: true, legacyMode: false });
+const cronOf = (cron: string, timezone: string) => new Cron(cron.trim(), { timezone, paused: true, mode: '5-part', domAndDow: true });
 
 export type ScheduleTiming = { cron: string; timezone: string } | { intervalSeconds: number };
 

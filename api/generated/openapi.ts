@@ -1745,7 +1745,7 @@ export interface components {
             name?: components["schemas"]["Text"];
             agent_id?: components["schemas"]["ObjectId"];
             network_id?: components["schemas"]["ObjectId"];
-            /** @description Five fields (minute, hour, day of month, month, day of week), each `*`, a number, a name (`mon`, `jan`), a range, a list or a step (`*\/15`). 400 `invalid_cron` otherwise. */
+            /** @description Five fields (minute, hour, day of month, month, day of week), each `*`, a number, a name (`mon`, `jan`), a range, a list or a step (`*\/15`). When both the day of month and the day of week are restricted, a day must match both. 400 `invalid_cron` otherwise, and for a day no month has (`0 0 30 2 *`), which would never run. */
             cron?: components["schemas"]["Text"];
             /** @description The IANA time zone the `cron` times are in (`Europe/Paris`); `UTC` by default. Only with `cron`. */
             timezone?: components["schemas"]["Text"];

@@ -64,6 +64,9 @@ describe('schedules', function () {
     await refused({ cron: '0 9 * *' }, 400, 'invalid_cron');
     await refused({ cron: '61 * * * *' }, 400, 'invalid_cron');
     await refused({ cron: '0 9 L * *' }, 400, 'invalid_cron');
+    // Days no month has: a schedule that would never run (these months' 31st answered 500 once).
+    await refused({ cron: '0 0 31 4,6,9,11 *' }, 400, 'invalid_cron');
+    await refused({ cron: '0 0 30 feb *' }, 400, 'invalid_cron');
     await refused({ cron: '0 9 * * 1-5', timezone: 'Mars/Olympus' }, 400, 'invalid_timezone');
     await refused({ cron: '0 9 * * *', interval_seconds: 60 }, 400, 'invalid_parameter');
     await refused({}, 400, 'missing_parameter');

@@ -6,10 +6,21 @@ const iso = (dates: Date[]) => dates.map((d) => d.toISOString());
 
 describe('schedule times', () => {
   it('takes five-field cron expressions of numbers, names, ranges, lists and steps, and refuses what Temporal would', () => {
-    for (const cron of ['* * * * *', '0 9 * * 1-5', '*/15 0-6,18-23 * jan-mar mon', '0 0 1 1 *', '5,35 */2 1-15/2 * sun'])
+    for (const cron of ['* * * * *', '0 9 * * 1-5', '*/15 0-6,18-23 * jan-mar mon', '0 0 1 1 *', '5,35 */2 1-15/2 * sun', '0 0 29 2 *'])
       assert.equal(cronProblem(cron), null, cron);
     for (const cron of ['0 9 * *', '0 0 9 * * *', '0 9 L * *', '0 9 ? * 1', '0 9 * * 1#2', '61 * * * *', '0 25 * * *', '@daily', ''])
       assert.notEqual(cronProblem(cron), null, cron);
+  });
+
+  it('refuses a date no month has, which would never run, and takes one that comes only in leap years', () => {
+    for (const cron of ['0 0 30 2 *', '0 0 31 4,6,9,11 *', '0 0 30,31 feb *'])
+      assert.equal(cronProblem(cron), 'it names no day that exists (such as 30 February), so it would never run.', cron);
+    // 29 February on a Monday: 2044 is the next.
+    assert.equal(cronProblem('0 0 29 2 mon'), null);
+    assert.equal(
+      nextTimes({ cron: '0 0 29 2 mon', timezone: 'UTC' }, 1, new Date('2026-01-01T00:00:00Z'))[0]?.toISOString(),
+      '2044-02-29T00:00:00.000Z',
+    );
   });
 
   it('knows IANA time zone names and nothing else', () => {
