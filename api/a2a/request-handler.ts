@@ -41,7 +41,7 @@ import { cancelRunWorkflow, runWorkflowId } from '../../workflows/runs/client.js
 import { networkRunWorkflowId } from '../../workflows/networks/client.js';
 import { endRunNeverStarted } from '../../records/unstarted-runs.js';
 import { runWhenEnded } from '../routes/runs/run-log.js';
-import { presentTask } from './task.js';
+import { checkedHistoryLength, presentTask } from './task.js';
 import { followTask } from './task-events.js';
 import { listTasksOf } from './task-list.js';
 import { messageInputOf } from './message-input.js';
@@ -113,25 +113,30 @@ export class RunTaskHandler implements A2ARequestHandler {
 
   sendMessage(params: SendMessageRequest): Promise<Task> {
     return this.guard(async () => {
+      const historyLength = checkedHistoryLength(params.configuration?.historyLength);
       const { run } = await this.startRun(params, false);
       const wait = params.configuration?.returnImmediately ? 0 : BLOCKING_WAIT_MS;
       const now = await idleWhile(this.ctx, () =>
         runWhenEnded(this.deps, run.project_id, run.id, wait, this.closed.signal, { orAsking: true }),
       );
-      return presentTask(now, params.configuration?.historyLength);
+      return presentTask(now, historyLength);
     });
   }
 
   async *sendMessageStream(params: SendMessageRequest): AsyncGenerator<StreamResponse, void, undefined> {
-    const { run, release } = await this.guard(async () => {
+    const { run, release, historyLength } = await this.guard(async () => {
+      const historyLength = checkedHistoryLength(params.configuration?.historyLength);
       const started = await this.startRun(params, true);
-      return { run: started.run, release: started.release! };
+      return { run: started.run, release: started.release!, historyLength };
     });
-    yield* followTask(this.deps, run, release, this.closed.signal, params.configuration?.historyLength);
+    yield* followTask(this.deps, run, release, this.closed.signal, historyLength);
   }
 
   getTask(params: GetTaskRequest): Promise<Task> {
-    return this.guard(async () => presentTask(await this.taskRun(params.id), params.historyLength));
+    return this.guard(async () => {
+      const historyLength = checkedHistoryLength(params.historyLength);
+      return presentTask(await this.taskRun(params.id), historyLength);
+    });
   }
 
   listTasks(params: ListTasksRequest): Promise<ListTasksResponse> {

@@ -8,7 +8,7 @@ import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import type { Queryable } from '../../records/db.js';
 import type { RunStatus } from '../../records/runs.js';
 import { countTaskRuns, taskRunsPage, type TaskRunPosition, type TaskRunQuery } from '../../records/run-tasks.js';
-import { presentTask } from './task.js';
+import { checkedHistoryLength, presentTask } from './task.js';
 
 /** As the protocol says: 50 when not asked, at most 100. */
 export const DEFAULT_PAGE_SIZE = 50;
@@ -87,9 +87,7 @@ export async function listTasksOf(
   params: ListTasksRequest,
 ): Promise<ListTasksResponse> {
   const pageSize = pageSizeOf(params);
-  if (params.historyLength !== undefined && (!Number.isInteger(params.historyLength) || params.historyLength < 0)) {
-    throw new RequestMalformedError('historyLength must be a whole number, 0 or more.');
-  }
+  const historyLength = checkedHistoryLength(params.historyLength);
   const query: TaskRunQuery = {
     projectId,
     target,
@@ -104,7 +102,7 @@ export async function listTasksOf(
   ]);
   return {
     tasks: runs.map((run) => {
-      const task = presentTask(run, params.historyLength);
+      const task = presentTask(run, historyLength);
       // Artifacts only when asked for: a list is for finding tasks, GetTask for reading one.
       return params.includeArtifacts ? task : { ...task, artifacts: [] };
     }),

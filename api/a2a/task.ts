@@ -4,6 +4,7 @@
  * the run has cost so far, under the cost extension's key.
  */
 import { Role, TaskState, type Artifact, type Message, type Part, type Task, type TaskStatus } from '@a2a-js/sdk';
+import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { isFinished, type InputMessage, type RunRecord } from '../../records/runs.js';
 
 /** The cost extension: declared in every card, and its value in every task's metadata. */
@@ -98,6 +99,17 @@ export function outputArtifactOf(run: RunRecord): Artifact {
     metadata: undefined,
     extensions: [],
   };
+}
+
+/** The most `historyLength` may be: the protocol types it as an int32. */
+const MAX_HISTORY_LENGTH = 2 ** 31 - 1;
+
+/** `historyLength` as a request gives it (absent, or a whole number from 0 up); RequestMalformedError otherwise. */
+export function checkedHistoryLength(historyLength: number | undefined): number | undefined {
+  if (historyLength === undefined) return undefined;
+  if (!Number.isInteger(historyLength) || historyLength < 0 || historyLength > MAX_HISTORY_LENGTH)
+    throw new RequestMalformedError(`historyLength must be a whole number from 0 to ${MAX_HISTORY_LENGTH}.`);
+  return historyLength;
 }
 
 /**

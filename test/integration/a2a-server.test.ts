@@ -552,6 +552,16 @@ describe('A2A server: agents and networks as A2A agents, driven by the official 
     assert.deepEqual(await error({ jsonrpc: '2.0', id: 4, method: 'SendMessage', params: {} }, { 'a2a-version': '' }), [4, -32601]);
     assert.deepEqual(await error({ jsonrpc: '2.0', id: 5, method: 'GetTask', params: {} }), [5, -32602]);
     assert.deepEqual(await error({ jsonrpc: '2.0', id: 6, method: 'GetTask', params: { id: 'run_none' } }), [6, -32001]);
+    // historyLength is an int32 from 0 up, whichever method takes it; a message with a wrong one starts no run.
+    const runsBefore = (await stack.tenant.admin.get(`/v1/agents/${agent.id}/runs?limit=100`)).body.data.length;
+    for (const historyLength of [-1, 2.5, 'many', 2 ** 31]) {
+      assert.deepEqual(await error({ jsonrpc: '2.0', id: 13, method: 'GetTask', params: { id: 'run_none', historyLength } }), [13, -32602]);
+      assert.deepEqual(await error({ jsonrpc: '2.0', id: 14, method: 'ListTasks', params: { historyLength } }), [14, -32602]);
+      const message = { messageId: `m-history-${historyLength}`, role: 'ROLE_USER', parts: [{ text: 'Hi.' }] };
+      const configuration = { historyLength };
+      assert.deepEqual(await error({ jsonrpc: '2.0', id: 15, method: 'SendMessage', params: { message, configuration } }), [15, -32602]);
+    }
+    assert.equal((await stack.tenant.admin.get(`/v1/agents/${agent.id}/runs?limit=100`)).body.data.length, runsBefore);
     assert.deepEqual(
       await error({ jsonrpc: '2.0', id: 7, method: 'GetTask', params: { id: 'run_none' } }, { 'a2a-version': '2.0' }),
       [7, -32009],
