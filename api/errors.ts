@@ -36,8 +36,9 @@ export const AuthenticationError = (message = 'Provide a valid API key as `Autho
   new ApiError(401, 'authentication_error', 'invalid_api_key', message);
 export const PermissionError = (scope: string) =>
   new ApiError(403, 'permission_error', 'missing_scope', `This API key lacks the \`${scope}\` scope.`);
-export const NotFoundError = (what: string, id: string) =>
-  new ApiError(404, 'not_found_error', 'resource_not_found', `No ${what} with id '${id}'.`, 'id');
+/** No `what` with `id` in the caller's project; `param` names where the id came from (the path's `id`, or a field). */
+export const NotFoundError = (what: string, id: string, param = 'id') =>
+  new ApiError(404, 'not_found_error', 'resource_not_found', `No ${what} with id '${id}'.`, param);
 export const ConflictError = (code: string, message: string, param: string | null = null) =>
   new ApiError(409, 'conflict_error', code, message, param);
 export const PayloadTooLargeError = (message: string, param: string | null = null) =>

@@ -107,10 +107,10 @@ describe('datasets', function () {
       'items.0.expected',
     );
     assertError(
-      await client.post(`/v1/datasets/${dataset.id}/items`, { items: [{ input: 'Hi', file_ids: ['file_none'] }] }),
+      await client.post(`/v1/datasets/${dataset.id}/items`, { items: [{ input: 'Hi' }, { input: 'Hi', file_ids: ['file_none'] }] }),
       404,
       'resource_not_found',
-      'id',
+      'items.1.file_ids.0',
     );
     assert.equal((await client.get(`/v1/datasets/${dataset.id}`)).body.item_count, 0, 'a refused batch adds nothing');
 
@@ -142,7 +142,7 @@ describe('datasets', function () {
 
     const removed = await client.delete(`/v1/datasets/${dataset.id}/items/${ids[0]}`);
     assert.deepEqual(removed.body, { id: ids[0], object: 'dataset.item', deleted: true });
-    assertError(await client.get(`/v1/datasets/${dataset.id}/items/${ids[0]}`), 404, 'resource_not_found', 'id');
+    assertError(await client.get(`/v1/datasets/${dataset.id}/items/${ids[0]}`), 404, 'resource_not_found', 'item_id');
     assert.equal((await client.get(`/v1/datasets/${dataset.id}`)).body.item_count, 2);
     const audit = await client.get(`/v1/audit-logs?target_id=${dataset.id}`);
     assert.ok(audit.body.data.some((e: any) => e.action === 'dataset_item.create' && e.outcome.status === 201));
@@ -190,7 +190,7 @@ describe('datasets', function () {
       await stranger.admin.post(`/v1/datasets/${theirs.body.id}/items`, { items: [{ from_run_id: run.id }] }),
       404,
       'resource_not_found',
-      'id',
+      'items.0.from_run_id',
     );
     assertError(await stranger.admin.get(`/v1/datasets/${dataset.id}`), 404, 'resource_not_found', 'id');
   });

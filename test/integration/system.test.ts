@@ -473,6 +473,36 @@ describe('system endpoints and request handling', () => {
       assert.equal((await tenant.admin.get('/v1/agents?limit=100')).body.data.filter((a: { name: string }) => a.name === 'deep').length, 0);
     });
 
+    it("answers an id in the body that names nothing of the project with 404 whose param is the id's field", async () => {
+      const agent = (await tenant.admin.post('/v1/agents', { name: 'referee', model: 'gpt-4.1-mini' })).body;
+      const dataset = (await tenant.admin.post('/v1/datasets', { name: 'references' })).body;
+      const run = `/v1/agents/${agent.id}/run`;
+      for (const [path, body, param] of [
+        [run, { input: 'Hi', thread_id: 'thread_none' }, 'thread_id'],
+        [run, { input: 'Hi', previous_run_id: 'run_none' }, 'previous_run_id'],
+        [run, { input: 'Hi', file_ids: ['file_none'] }, 'file_ids.0'],
+        ['/v1/agents/agent_none/run', { input: 'Hi' }, 'id'],
+        ['/v1/schedules', { agent_id: 'agent_none', interval_seconds: 60, run: { input: 'Hi' } }, 'agent_id'],
+        ['/v1/schedules', { network_id: 'net_none', interval_seconds: 60, run: { input: 'Hi' } }, 'network_id'],
+        ['/v1/schedules', { agent_id: agent.id, interval_seconds: 60, run: { input: 'Hi', file_ids: ['file_none'] } }, 'run.file_ids.0'],
+        ['/v1/experiments', { dataset_id: 'ds_none', agent_id: agent.id }, 'dataset_id'],
+        ['/v1/experiments', { dataset_id: dataset.id, agent_id: 'agent_none' }, 'agent_id'],
+        ['/v1/budgets', { limit_usd: '5', period: 'day', scope: { type: 'agent', id: 'agent_none' } }, 'scope.id'],
+        ['/v1/api-keys', { name: 'k', scopes: ['files:read'], project_id: 'proj_none' }, 'project_id'],
+      ] as const) {
+        const answer = await (path === '/v1/api-keys' ? api.root : tenant.admin).post(path, body);
+        assertError(answer, 404, 'resource_not_found', param);
+      }
+      // A model a schedule's run names is its field under `run`.
+      const schedule = { agent_id: agent.id, interval_seconds: 60 };
+      assertError(
+        await tenant.admin.post('/v1/schedules', { ...schedule, run: { input: 'Hi', model: 'no-such-model' } }),
+        400,
+        'model_not_found',
+        'run.model',
+      );
+    });
+
     it('answers an unknown field with 400 unknown_parameter naming it', async () => {
       const response = await tenant.admin.post('/v1/api-keys', { name: 'x', scopes: ['files:read'], expires: 'never' });
       assertError(response, 400, 'unknown_parameter', 'expires');

@@ -24,7 +24,7 @@ export function apiKeyRoutes(router: Router<ApiState>, deps: ApiDeps, keys: KeyC
       const projectId = body.project_id ?? caller.projectId;
       // Only the bootstrap key reaches across projects; for anyone else another project does not exist.
       if (projectId !== caller.projectId && (!caller.bootstrap || !(await findProject(deps.db, projectId)))) {
-        throw NotFoundError('project', projectId);
+        throw NotFoundError('project', projectId, 'project_id');
       }
       // The entry belongs with the key, so that project's admins see who created it.
       if (projectId !== caller.projectId) ctx.state.auditProjectId = projectId;

@@ -23,11 +23,11 @@ const thresholdsOf = (thresholds: number[]) => [...thresholds].sort((a, b) => a 
 /** The scope's id, checked to name something of the caller's project (another project's answers 404). */
 async function scopeIdOf(db: Queryable, projectId: string, scope: Input<'createBudget'>['body']['scope']): Promise<string> {
   if (scope.type === 'project') {
-    if (scope.id !== undefined && scope.id !== projectId) throw NotFoundError('project', scope.id);
+    if (scope.id !== undefined && scope.id !== projectId) throw NotFoundError('project', scope.id, 'scope.id');
     return projectId;
   }
   const found = scope.type === 'agent' ? await findAgent(db, projectId, scope.id) : await findApiKey(db, projectId, scope.id);
-  if (!found) throw NotFoundError(scope.type === 'agent' ? 'agent' : 'API key', scope.id);
+  if (!found) throw NotFoundError(scope.type === 'agent' ? 'agent' : 'API key', scope.id, 'scope.id');
   return scope.id;
 }
 

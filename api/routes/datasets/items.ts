@@ -73,7 +73,7 @@ async function withSnapshot(
   const { fromRunId, ...rest } = item;
   if (fromRunId === undefined) return rest;
   const run = await findRun(tx, projectId, fromRunId);
-  if (!run) throw NotFoundError('run', fromRunId);
+  if (!run) throw NotFoundError('run', fromRunId, `${param}.from_run_id`);
   if (!isFinished(run.status)) {
     throw ConflictError('run_active', `Run ${run.id} has not ended yet; take it into the dataset once it has.`, `${param}.from_run_id`);
   }
@@ -91,7 +91,11 @@ async function withSnapshot(
 /** Copying a run reads its conversation; attaching files reads them: each needs its read scope besides. */
 async function checkReach(deps: ApiDeps, caller: Caller, items: ItemRequest[]): Promise<void> {
   if (items.some((item) => item.from_run_id !== undefined) && !hasScope(caller, 'agents:read')) throw PermissionError('agents:read');
-  await checkAttachments(deps.db, caller, [...new Set(items.flatMap((item) => item.file_ids ?? []))]);
+  const fileIds = [...new Set(items.flatMap((item) => item.file_ids ?? []))];
+  await checkAttachments(deps.db, caller, fileIds, (fileId) => {
+    const i = items.findIndex((item) => item.file_ids?.includes(fileId));
+    return `items.${i}.file_ids.${items[i]!.file_ids!.indexOf(fileId)}`;
+  });
 }
 
 export function datasetItemRoutes(router: Router<ApiState>, deps: ApiDeps): void {
@@ -141,7 +145,7 @@ export function datasetItemRoutes(router: Router<ApiState>, deps: ApiDeps): void
     requireAnyScope(...READ_SCOPES),
     operation('getDatasetItem', async (ctx, { path: { id, item_id: itemId } }) => {
       const item = await findItem(deps.db, callerOf(ctx).projectId, id, itemId);
-      if (!item) throw NotFoundError('dataset item', itemId);
+      if (!item) throw NotFoundError('dataset item', itemId, 'item_id');
       ctx.body = presentDatasetItemWithToolCalls(item);
     }),
   );
@@ -154,7 +158,7 @@ export function datasetItemRoutes(router: Router<ApiState>, deps: ApiDeps): void
       const { projectId } = callerOf(ctx);
       const answer = await commitMutation(ctx, deps.db, async (tx) => {
         if (!(await findDataset(tx, projectId, id, { lock: true }))) throw NotFoundError('dataset', id);
-        if (!(await deleteItem(tx, projectId, id, itemId))) throw NotFoundError('dataset item', itemId);
+        if (!(await deleteItem(tx, projectId, id, itemId))) throw NotFoundError('dataset item', itemId, 'item_id');
         return { status: 200, body: presentDeletedDatasetItem(itemId) };
       });
       respond(ctx, answer);

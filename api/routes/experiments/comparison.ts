@@ -27,7 +27,7 @@ export function experimentComparisonRoutes(router: Router<ApiState>, deps: ApiDe
       const experiment = await findExperiment(deps.db, projectId, id);
       if (!experiment) throw NotFoundError('experiment', id);
       const baseline = await findExperiment(deps.db, projectId, query.baseline);
-      if (!baseline) throw NotFoundError('experiment', query.baseline);
+      if (!baseline) throw NotFoundError('experiment', query.baseline, 'baseline');
       if (baseline.dataset_id !== experiment.dataset_id)
         throw InvalidRequestError(
           'dataset_mismatch',

@@ -43,15 +43,15 @@ async function targetOf(db: Queryable, projectId: string, body: Body) {
       : (await findNetworkVersion(db, body.network_id!, version)) !== null;
   const current =
     body.agent_id !== undefined
-      ? ((await findAgent(db, projectId, body.agent_id)) ?? notFound('agent', body.agent_id))
-      : ((await findNetwork(db, projectId, body.network_id!)) ?? notFound('network', body.network_id!));
+      ? ((await findAgent(db, projectId, body.agent_id)) ?? notFound('agent', body.agent_id, 'agent_id'))
+      : ((await findNetwork(db, projectId, body.network_id!)) ?? notFound('network', body.network_id!, 'network_id'));
   const version = body.version ?? current.version;
-  if (!(await exists(version))) throw NotFoundError(`version ${version} of ${current.id}`, current.id);
+  if (!(await exists(version))) throw NotFoundError(`version ${version} of ${current.id}`, current.id, 'version');
   return { target: body.agent_id !== undefined ? { agentId: body.agent_id } : { networkId: body.network_id! }, version };
 }
 
-const notFound = (what: string, id: string): never => {
-  throw NotFoundError(what, id);
+const notFound = (what: string, id: string, param: string): never => {
+  throw NotFoundError(what, id, param);
 };
 
 export async function createExperimentRoute(ctx: ApiContext, deps: ApiDeps, { body }: Input<'createExperiment'>): Promise<void> {
@@ -62,7 +62,7 @@ export async function createExperimentRoute(ctx: ApiContext, deps: ApiDeps, { bo
   const { target, version } = await targetOf(deps.db, projectId, body);
   if (body.overrides?.model !== undefined) await checkModel(deps.models, body.overrides.model, 'overrides.model');
 
-  const dataset = (await findDataset(deps.db, projectId, body.dataset_id)) ?? notFound('dataset', body.dataset_id);
+  const dataset = (await findDataset(deps.db, projectId, body.dataset_id)) ?? notFound('dataset', body.dataset_id, 'dataset_id');
   const items = await allItemsOf(deps.db, dataset.id);
   if (items.length === 0) throw ConflictError('dataset_empty', `The dataset ${dataset.id} has no items to run.`, 'dataset_id');
   if (items.length > MAX_EXPERIMENT_ITEMS)

@@ -31,10 +31,17 @@ export interface Runnable {
   agentIds: string[];
 }
 
-export async function runnableOf(db: Queryable, projectId: string, kind: 'agent' | 'network', id: string, lock = false): Promise<Runnable> {
+export async function runnableOf(
+  db: Queryable,
+  projectId: string,
+  kind: 'agent' | 'network',
+  id: string,
+  lock = false,
+  param = 'id',
+): Promise<Runnable> {
   if (kind === 'agent') {
     const agent = await findAgent(db, projectId, id, { lock });
-    if (!agent) throw NotFoundError('agent', id);
+    if (!agent) throw NotFoundError('agent', id, param);
     return {
       target: { agentId: id, agentVersion: agent.version },
       concurrency: agent.concurrency,
@@ -45,7 +52,7 @@ export async function runnableOf(db: Queryable, projectId: string, kind: 'agent'
     };
   }
   const network = await findNetwork(db, projectId, id, { lock });
-  if (!network) throw NotFoundError('network', id);
+  if (!network) throw NotFoundError('network', id, param);
   // A network run's own model calls are its supervisor's; its step budget is its hop budget.
   return {
     target: { networkId: id, networkVersion: network.version },
@@ -69,18 +76,27 @@ export function inputMessagesOf(input: RunRequestParts['input'], param = 'input'
   return messages;
 }
 
-/** Refuses attachments the caller may not read (403), or that are not files of its project (404). */
-export async function checkAttachments(db: Queryable, caller: Caller, fileIds: string[]): Promise<void> {
+/**
+ * Refuses attachments the caller may not read (403), or that are not files of its project (404, naming the
+ * first such id's field: `paramOf` it).
+ */
+export async function checkAttachments(
+  db: Queryable,
+  caller: Caller,
+  fileIds: string[],
+  paramOf = (fileId: string) => `file_ids.${fileIds.indexOf(fileId)}`,
+): Promise<void> {
   // Attaching a file hands its content to the model and back in the answer: reading it, by another road.
   if (fileIds.length > 0 && !hasScope(caller, 'files:read')) throw PermissionError('files:read');
   const files = await attachmentsOf(db, caller.projectId, fileIds);
   const unknown = fileIds.find((fileId) => !files.some((f) => f.id === fileId));
-  if (unknown !== undefined) throw NotFoundError('file', unknown);
+  if (unknown !== undefined) throw NotFoundError('file', unknown, paramOf(unknown));
 }
 
 /**
  * Checks a run request before anything is written: the target is the project's, the model is known, the files are
  * the project's (and the caller may read them), and the input has a user message. Answers the input as messages.
+ * An error names the field at fault: the target's as `targetParam`, the request's under `under` (`run.` in a schedule).
  */
 export async function checkRunRequest(
   deps: Pick<ApiDeps, 'db' | 'models'>,
@@ -88,12 +104,13 @@ export async function checkRunRequest(
   kind: 'agent' | 'network',
   targetId: string,
   body: RunRequestParts,
+  { targetParam = 'id', under = '' }: { targetParam?: string; under?: string } = {},
 ): Promise<{ input: InputMessage[]; fileIds: string[] }> {
-  await runnableOf(deps.db, caller.projectId, kind, targetId);
-  if (body.model !== undefined) await checkModel(deps.models, body.model);
+  await runnableOf(deps.db, caller.projectId, kind, targetId, false, targetParam);
+  if (body.model !== undefined) await checkModel(deps.models, body.model, `${under}model`);
   const fileIds = body.file_ids ?? [];
-  await checkAttachments(deps.db, caller, fileIds);
-  const input = inputMessagesOf(body.input);
+  await checkAttachments(deps.db, caller, fileIds, (fileId) => `${under}file_ids.${fileIds.indexOf(fileId)}`);
+  const input = inputMessagesOf(body.input, `${under}input`);
   return { input, fileIds };
 }
 

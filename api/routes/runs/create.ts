@@ -24,7 +24,7 @@ const WAIT_MS = 30_000;
 
 /** A run on a thread waits for the thread's earlier runs when asked to; otherwise, while one is still to end, 409. */
 async function refuseBusyThread(tx: Queryable, projectId: string, threadId: string, onBusy: 'reject' | 'wait'): Promise<void> {
-  if (!(await findThread(tx, projectId, threadId, { lock: true }))) throw NotFoundError('thread', threadId);
+  if (!(await findThread(tx, projectId, threadId, { lock: true }))) throw NotFoundError('thread', threadId, 'thread_id');
   if (onBusy === 'wait') return;
   const [active] = await activeRunsOnThread(tx, threadId);
   if (active) {
@@ -81,7 +81,7 @@ export async function startRun(
 
   if (body.previous_run_id !== undefined) {
     const previous = await findRun(deps.db, projectId, body.previous_run_id);
-    if (!previous || previous.agent_id !== targetId) throw NotFoundError('run', body.previous_run_id);
+    if (!previous || previous.agent_id !== targetId) throw NotFoundError('run', body.previous_run_id, 'previous_run_id');
     if (!isFinished(previous.status)) {
       throw ConflictError('previous_run_active', `Run ${previous.id} has not ended yet; continue it once it has.`, 'previous_run_id');
     }
@@ -95,7 +95,7 @@ export async function startRun(
     );
   }
   const thread = body.thread_id === undefined ? null : await findThread(deps.db, projectId, body.thread_id);
-  if (body.thread_id !== undefined && !thread) throw NotFoundError('thread', body.thread_id);
+  if (body.thread_id !== undefined && !thread) throw NotFoundError('thread', body.thread_id, 'thread_id');
   if (thread?.subject_id && body.subject_id !== undefined && body.subject_id !== thread.subject_id) {
     throw InvalidRequestError(
       'subject_mismatch',

@@ -80,7 +80,10 @@ function targetOf(body: Input<'createSchedule'>['body']): { kind: 'agent' | 'net
 /** The run request checked as the run endpoints check one, against the schedule's target as it is now. */
 async function checkScheduledRun(deps: ApiDeps, caller: Caller, schedule: Pick<ScheduleDefinition, 'agentId' | 'networkId' | 'run'>) {
   const kind = schedule.agentId !== null ? 'agent' : 'network';
-  await checkRunRequest(deps, caller, kind, (schedule.agentId ?? schedule.networkId)!, schedule.run);
+  await checkRunRequest(deps, caller, kind, (schedule.agentId ?? schedule.networkId)!, schedule.run, {
+    targetParam: `${kind === 'agent' ? 'agent' : 'network'}_id`,
+    under: 'run.',
+  });
 }
 
 /** Writes the Temporal Schedule now; if Temporal does not answer, the maintenance round writes it later. */

@@ -35,7 +35,7 @@ export function webhookDeliveryRoutes(router: Router<ApiState>, deps: ApiDeps): 
         const endpoint = await findEndpoint(tx, projectId, id, { lock: true });
         if (!endpoint) throw NotFoundError('webhook endpoint', id);
         const original = await findDelivery(tx, projectId, id, deliveryId);
-        if (!original) throw NotFoundError('webhook delivery', deliveryId);
+        if (!original) throw NotFoundError('webhook delivery', deliveryId, 'delivery_id');
         if (endpoint.status !== 'enabled')
           throw ConflictError('endpoint_disabled', `Webhook endpoint ${id} is disabled; enable it first.`, 'id');
         // Each redelivery is up to a dozen signed requests to a URL of the caller's choosing: bounded, so the
