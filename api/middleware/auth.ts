@@ -82,7 +82,8 @@ export function authenticate(db: Db, keys: KeyCache): Middleware<ApiState> {
       ctx.state.session = { record: session.session, key: session.key, token: session.token };
       return next();
     }
-    const match = /^Bearer ([^\s]+)$/.exec(ctx.get('authorization'));
+    // The scheme is case-insensitive, and one or more spaces part it from the key (RFC 9110, 11.4).
+    const match = /^bearer +([^\s]+)$/i.exec(ctx.get('authorization'));
     const secret = match?.[1];
     if (!secret || secret.length > MAX_KEY_LENGTH || !secret.startsWith('ap_')) throw AuthenticationError();
     let caller = keys.get(secret);

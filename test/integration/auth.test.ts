@@ -53,6 +53,13 @@ describe('API keys and tenancy', () => {
       });
     }
 
+    it('takes the scheme in any case, as HTTP reads it (bearer, BEARER), with the key after one or more spaces', async () => {
+      for (const scheme of ['bearer', 'BEARER', 'bEaReR', 'Bearer  ']) {
+        const response = await new ApiClient(api.url).get('/v1/files', { authorization: `${scheme} ${tenant.admin.key}` });
+        assert.equal(response.status, 200, `${scheme}: ${JSON.stringify(response.body)}`);
+      }
+    });
+
     it('answers 401 to a well-formed key that was never issued', async () => {
       const response = await new ApiClient(api.url, 'ap_0123456789abcdefghijABCDEFGHIJ01').get('/v1/files');
       assertError(response, 401, 'invalid_api_key');
