@@ -2039,7 +2039,7 @@ export interface components {
              * @enum {string}
              */
             type: "http";
-            /** @description Not `read_file`, the built-in tool's name. */
+            /** @description 1 to 64 letters, digits, `_` and `-`, and not `read_file`, the built-in tool's name. */
             name: string;
             description?: components["schemas"]["Text"];
             url: components["schemas"]["ToolUrl"];
@@ -2086,7 +2086,7 @@ export interface components {
              * @enum {string}
              */
             type: "a2a";
-            /** @description The tool's name as the model sees it; unique among the agent's HTTP and A2A tools. */
+            /** @description The tool's name as the model sees it: 1 to 64 letters, digits, `_` and `-`, unique among the agent's HTTP and A2A tools, and not `read_file` or `search_context`, the built-in tools' names. */
             name: string;
             /** @description What the model reads of the tool; the card's name and description when absent. */
             description?: components["schemas"]["Text"];

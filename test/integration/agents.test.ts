@@ -144,6 +144,10 @@ describe('agents', () => {
   it('refuses with 400, saying why, the tool names, labels, headers, URLs and parameters the document rules out', async () => {
     const refusals: [tool: Record<string, unknown>, param: string, value: RegExp][] = [
       [{ type: 'http', name: 'read_file', url: 'https://a.example.com/' }, 'tools.0.name', /"read_file"/],
+      // A name the pattern refuses is told by the rule it breaks, not by the one it keeps.
+      [{ type: 'http', name: 'outil_é', url: 'https://a.example.com/' }, 'tools.0.name', /1 to 64 letters, digits, `_` and `-`/],
+      [{ type: 'http', name: 'n'.repeat(65), url: 'https://a.example.com/' }, 'tools.0.name', /1 to 64 letters/],
+      [{ type: 'a2a', name: 'two words', card_url: 'https://a.example.com/card.json' }, 'tools.0.name', /1 to 64 letters/],
       [{ type: 'http', name: 'lookup', url: 'https://a.example.com/', headers: { TE: 'trailers' } }, 'tools.0.headers', /"TE"/],
       [{ type: 'http', name: 'lookup', url: 'https://a.example.com/', parameters: { properties: {} } }, 'tools.0.parameters.type', /type/],
       [{ type: 'http', name: 'lookup', url: 'https://user:secret@a.example.com/' }, 'tools.0.url', /No user name or password/],
