@@ -2607,7 +2607,7 @@ export interface components {
         RunFeedbackRequest: {
             score: number | ("thumbs_up" | "thumbs_down");
             comment?: components["schemas"]["Text"];
-            /** @description The feedback's name: the score is `human:<name>`; without it, `human`. */
+            /** @description The feedback's name, 1 to 40 lowercase letters, digits, `_` and `-`: the score is `human:<name>`; without it, `human`. */
             name?: string;
         };
         QualityResult: {
@@ -2695,7 +2695,7 @@ export interface components {
             max_cost_usd?: components["schemas"]["CostCap"];
             memory?: components["schemas"]["MemorySettings"];
         };
-        /** @description The task queue of workers dedicated to this network (`agentplane worker` with AGENTPLANE_TASK_QUEUE set to it): its runs and every hop of them run there. `null`: the shared workers. Until a worker polls the queue, runs stay queued. Only a pool the operator runs for the caller's project (AGENTPLANE_WORKER_POOLS) is accepted, or, from the Kubernetes controller's key, one of its `network.…` pools; any other answers 400 `unknown_worker_pool`. */
+        /** @description Lowercase letters, digits, `.` and `-`, beginning and ending with a letter or digit, at most 100: the task queue of workers dedicated to this network (`agentplane worker` with AGENTPLANE_TASK_QUEUE set to it): its runs and every hop of them run there. `null`: the shared workers. Until a worker polls the queue, runs stay queued. Only a pool the operator runs for the caller's project (AGENTPLANE_WORKER_POOLS) is accepted, or, from the Kubernetes controller's key, one of its `network.…` pools; any other answers 400 `unknown_worker_pool`. */
         WorkerPool: string | null;
         CreateNetworkRequest: WithRequired<components["schemas"]["NetworkFields"], "name" | "members" | "router"> & components["schemas"]["ManagedFields"];
         UpdateNetworkRequest: components["schemas"]["NetworkFields"];

@@ -273,6 +273,9 @@ describe("a network's worker pool", function () {
     assert.ok(!listed.body.data.some((n: { name: string }) => n.name === 'elsewhere'), 'a refused network was stored');
 
     const network = await stack.tenant.admin.post('/v1/networks', { name: 'shared', members: [a.id], router: { type: 'sequential' } });
+    const misspelt = await stack.tenant.admin.patch(`/v1/networks/${network.body.id}`, { worker_pool: 'Other_Pool' });
+    assert.equal(misspelt.status, 400);
+    assert.match(misspelt.body.error.message, /^`worker_pool` is not valid: Lowercase letters, digits, `\.` and `-`/);
     const moved = await stack.tenant.admin.patch(`/v1/networks/${network.body.id}`, { worker_pool: 'other-pool' });
     assert.equal(moved.status, 400);
     assert.equal(moved.body.error.code, 'unknown_worker_pool');

@@ -317,6 +317,9 @@ describe('quality: run scores, the judge, feedback, analytics and backfill', fun
         assert.equal(refused.status, 400, JSON.stringify(body));
         assert.equal(refused.body.error.param, param, JSON.stringify(refused.body));
       }
+      // A name is told the rule it breaks.
+      const named = await client.post(`/v1/runs/${runId}/feedback`, { score: 1, name: 'Lead Reviewer' });
+      assert.match(named.body.error.message, /^`name` is not valid: The feedback's name, 1 to 40 lowercase letters, digits, `_` and `-`/);
     });
 
     it("answers 404 for another project's run, and 403 to a key without agents:run", async () => {
