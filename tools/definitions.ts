@@ -75,7 +75,7 @@ export interface BuiltinToolDefinition extends Guarded {
 export type ToolDefinition = HttpToolDefinition | McpToolDefinition | A2aToolDefinition | BuiltinToolDefinition;
 
 export interface DefinitionProblem {
-  /** Where the problem is, e.g. `tools[2].url`. */
+  /** Where the problem is, e.g. `tools.2.url`. */
   param: string;
   message: string;
 }
@@ -108,12 +108,12 @@ export function toolDefinitionProblems(tools: ToolDefinition[], options: { allow
   const labels = tools.flatMap((t) => (t.type === 'mcp' ? [t.server_label] : []));
   const seen = new Map<string, number>();
   tools.forEach((tool, i) => {
-    const at = `tools[${i}]`;
+    const at = `tools.${i}`;
     if (tool.type === 'http' || tool.type === 'a2a') {
       // HTTP and A2A tools share one namespace: each is one function the model calls by name.
       const earlier = seen.get(`http:${tool.name}`);
       if (earlier !== undefined)
-        problems.push({ param: `${at}.name`, message: `the name ${tool.name} is already used by tools[${earlier}]` });
+        problems.push({ param: `${at}.name`, message: `the name ${tool.name} is already used by tools.${earlier}` });
       else seen.set(`http:${tool.name}`, i);
       if (BUILT_IN_TOOLS.includes(tool.name))
         problems.push({ param: `${at}.name`, message: `${tool.name} is the name of a built-in tool` });
@@ -132,12 +132,12 @@ export function toolDefinitionProblems(tools: ToolDefinition[], options: { allow
     } else if (tool.type === 'builtin') {
       const earlier = seen.get(`builtin:${tool.name}`);
       if (earlier !== undefined)
-        problems.push({ param: `${at}.name`, message: `the built-in tool ${tool.name} is already used by tools[${earlier}]` });
+        problems.push({ param: `${at}.name`, message: `the built-in tool ${tool.name} is already used by tools.${earlier}` });
       else seen.set(`builtin:${tool.name}`, i);
     } else {
       const earlier = seen.get(`mcp:${tool.server_label}`);
       if (earlier !== undefined) {
-        problems.push({ param: `${at}.server_label`, message: `the label ${tool.server_label} is already used by tools[${earlier}]` });
+        problems.push({ param: `${at}.server_label`, message: `the label ${tool.server_label} is already used by tools.${earlier}` });
       } else seen.set(`mcp:${tool.server_label}`, i);
       // So that `<label>__<tool>` splits one way only: the first `__` always ends the label.
       if (tool.server_label.includes(MCP_NAME_SEPARATOR) || tool.server_label.endsWith('_')) {

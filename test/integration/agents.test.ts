@@ -88,7 +88,7 @@ describe('agents', () => {
     });
     assert.equal(duplicate.status, 400);
     assert.equal(duplicate.body.error.code, 'invalid_tool');
-    assert.match(duplicate.body.error.param, /^tools\[1\]/);
+    assert.match(duplicate.body.error.param, /^tools\.1/);
     // Two tools alike break the document's own rule (uniqueItems).
     const lookup = { type: 'http', name: 'lookup', url: 'https://a.example.com/' };
     const twice = await tenant.admin.post('/v1/agents', { name: 'x', model: 'auto', tools: [lookup, lookup] });
@@ -108,7 +108,7 @@ describe('agents', () => {
       ],
     });
     assert.equal(schema.status, 400);
-    assert.match(schema.body.error.param, /^tools\[0\]\.parameters/);
+    assert.match(schema.body.error.param, /^tools\.0\.parameters/);
   });
 
   it('refuses with 400 invalid_tool parameters past 65,536 bytes or 32 levels, or with a pattern that cannot be matched in linear time, and stores nothing', async () => {
@@ -135,7 +135,7 @@ describe('agents', () => {
       });
       assert.equal(answer.status, 400, JSON.stringify(answer.body).slice(0, 300));
       assert.equal(answer.body.error.code, 'invalid_tool');
-      assert.equal(answer.body.error.param, 'tools[0].parameters');
+      assert.equal(answer.body.error.param, 'tools.0.parameters');
       assert.match(answer.body.error.message, message);
     }
     assert.equal((await tenant.admin.get('/v1/agents?limit=100')).body.data.length, before);

@@ -258,8 +258,8 @@ describe('approvals and tool policy', () => {
         { type: 'builtin', name: 'read_file', approval: { mode: 'always' } },
       ],
     });
-    assertError(twice, 400, 'invalid_tool', 'tools[1].name');
-    assert.match(twice.body.error.message, /is already used by tools\[0\]$/);
+    assertError(twice, 400, 'invalid_tool', 'tools.1.name');
+    assert.match(twice.body.error.message, /is already used by tools\.0$/);
   });
 
   it('refuses an agent whose approval or policy schema cannot be used, with 400 invalid_tool naming it', async () => {
@@ -268,6 +268,6 @@ describe('approvals and tool policy', () => {
       model: 'gpt-4.1-mini',
       tools: [payments({ policy: { deny_when: { properties: { to: { pattern: '(a)\\1' } } } } })],
     });
-    assertError(refused, 400, 'invalid_tool', 'tools[0].policy.deny_when');
+    assertError(refused, 400, 'invalid_tool', 'tools.0.policy.deny_when');
   });
 });

@@ -61,7 +61,7 @@ describe('agent networks', function () {
         const refused = await stack.tenant.admin.post('/v1/networks', { name: 'x', members: [a.id, bad], router: { type: 'sequential' } });
         assert.equal(refused.status, 400);
         assert.equal(refused.body.error.code, 'unknown_member');
-        assert.equal(refused.body.error.param, 'members[1]');
+        assert.equal(refused.body.error.param, 'members.1');
         assert.match(refused.body.error.message, new RegExp(bad));
       }
     });

@@ -56,7 +56,7 @@ describe('tool argument schemas', () => {
       const found = problems(withPattern(pattern));
       assert.deepEqual(
         found.map((p) => p.param),
-        ['tools[0].parameters'],
+        ['tools.0.parameters'],
         pattern,
       );
       assert.match(
@@ -75,13 +75,13 @@ describe('tool argument schemas', () => {
     assert.deepEqual(problems(wide(atLimit)), []);
     assert.deepEqual(problems(wide(atLimit + 1)), [
       {
-        param: 'tools[0].parameters',
+        param: 'tools.0.parameters',
         message: `is ${MAX_PARAMETERS_BYTES + 1} bytes as JSON, more than the ${MAX_PARAMETERS_BYTES} allowed`,
       },
     ]);
     assert.deepEqual(problems(nested(MAX_PARAMETERS_DEPTH - 1)), []);
     assert.deepEqual(problems(nested(MAX_PARAMETERS_DEPTH + 1)), [
-      { param: 'tools[0].parameters', message: `nests objects and arrays deeper than ${MAX_PARAMETERS_DEPTH} levels, the most allowed` },
+      { param: 'tools.0.parameters', message: `nests objects and arrays deeper than ${MAX_PARAMETERS_DEPTH} levels, the most allowed` },
     ]);
   });
 
@@ -93,7 +93,7 @@ describe('tool argument schemas', () => {
     });
     assert.deepEqual(problems(wide(MAX_PARAMETERS_NODES - 2)), []);
     assert.deepEqual(problems(wide(MAX_PARAMETERS_NODES - 1)), [
-      { param: 'tools[0].parameters', message: `holds more than ${MAX_PARAMETERS_NODES} objects and arrays, the most allowed` },
+      { param: 'tools.0.parameters', message: `holds more than ${MAX_PARAMETERS_NODES} objects and arrays, the most allowed` },
     ]);
   });
 
@@ -105,7 +105,7 @@ describe('tool argument schemas', () => {
     assert.deepEqual(problems(patterned(MAX_PARAMETERS_PATTERNS)), []);
     assert.deepEqual(problems(patterned(MAX_PARAMETERS_PATTERNS + 1)), [
       {
-        param: 'tools[0].parameters',
+        param: 'tools.0.parameters',
         message: `is not a usable JSON Schema: it uses more than ${MAX_PARAMETERS_PATTERNS} patterns, the most allowed`,
       },
     ]);

@@ -41,12 +41,12 @@ describe('tool definition problems', () => {
   });
 
   it('refuses two HTTP tools with one name, and two MCP servers with one label', () => {
-    assert.deepEqual(params([http(), http(), mcp(), mcp()]), ['tools[1].name', 'tools[3].server_label']);
-    assert.match(problems([http(), http()])[0]!.message, /already used by tools\[0\]/);
+    assert.deepEqual(params([http(), http(), mcp(), mcp()]), ['tools.1.name', 'tools.3.server_label']);
+    assert.match(problems([http(), http()])[0]!.message, /already used by tools\.0/);
   });
 
   it('refuses an HTTP tool named like the tools of an MCP server (<label>__<tool>), or like read_file', () => {
-    assert.deepEqual(params([mcp(), http({ name: 'docs__search' }), http({ name: 'read_file' })]), ['tools[1].name', 'tools[2].name']);
+    assert.deepEqual(params([mcp(), http({ name: 'docs__search' }), http({ name: 'read_file' })]), ['tools.1.name', 'tools.2.name']);
   });
 
   it('refuses an A2A tool whose name an HTTP tool, a built-in tool or an MCP server has, or whose card is on a private host', () => {
@@ -62,15 +62,15 @@ describe('tool definition problems', () => {
         a2a({ name: 'creds', card_url: 'https://user:pw@agents.example.com/card' }),
         a2a({ name: 'headed', headers: { Host: 'x' } }),
       ]),
-      ['tools[1].name', 'tools[3].name', 'tools[4].name', 'tools[5].card_url', 'tools[6].card_url', 'tools[7].headers.Host'],
+      ['tools.1.name', 'tools.3.name', 'tools.4.name', 'tools.5.card_url', 'tools.6.card_url', 'tools.7.headers.Host'],
     );
     assert.deepEqual(params([a2a({ card_url: 'http://10.0.0.7/card' })], true), []);
   });
 
   it('refuses a server label that would make <label>__<tool> ambiguous', () => {
     assert.deepEqual(params([mcp({ server_label: 'my__docs' }), mcp({ server_label: 'docs_' })]), [
-      'tools[0].server_label',
-      'tools[1].server_label',
+      'tools.0.server_label',
+      'tools.1.server_label',
     ]);
   });
 
@@ -83,7 +83,7 @@ describe('tool definition problems', () => {
     ]);
     assert.deepEqual(
       found.map((p) => p.param),
-      ['tools[0].parameters', 'tools[1].parameters', 'tools[2].parameters'],
+      ['tools.0.parameters', 'tools.1.parameters', 'tools.2.parameters'],
     );
     assert.match(found[0]!.message, /type is "object"/);
     assert.match(found[1]!.message, /not a usable JSON Schema/);
@@ -99,7 +99,7 @@ describe('tool definition problems', () => {
     ]);
     assert.deepEqual(
       found.map((p) => p.param),
-      ['tools[0].url', 'tools[1].url', 'tools[2].url', 'tools[3].url', 'tools[4].server_url'],
+      ['tools.0.url', 'tools.1.url', 'tools.2.url', 'tools.3.url', 'tools.4.server_url'],
     );
     assert.match(found[3]!.message, /credentials/);
   });
@@ -130,7 +130,7 @@ describe('tool definition problems', () => {
       const found = problems([http({ url }), mcp({ server_url: url })]);
       assert.deepEqual(
         found.map((p) => p.param),
-        ['tools[0].url', 'tools[1].server_url'],
+        ['tools.0.url', 'tools.1.server_url'],
         url,
       );
       assert.match(found[0]!.message, /public addresses/, url);
@@ -149,7 +149,7 @@ describe('tool definition problems', () => {
     ]);
     assert.deepEqual(
       found.map((p) => p.param),
-      ['tools[0].headers.X-Trace', 'tools[1].headers.Host', 'tools[1].headers'],
+      ['tools.0.headers.X-Trace', 'tools.1.headers.Host', 'tools.1.headers'],
     );
   });
 });

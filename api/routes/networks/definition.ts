@@ -12,7 +12,7 @@ export async function checkMembers(db: Queryable, projectId: string, members: st
     throw InvalidRequestError(
       'unknown_member',
       `No agent '${missing[0]}' in this project: members must be agent ids of this project.`,
-      `members[${index}]`,
+      `members.${index}`,
     );
   }
 }
