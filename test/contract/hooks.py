@@ -45,7 +45,7 @@ def error_code(response):
 
 
 # How the API words a clash between two of an agent's tools (tools/definitions.ts).
-TOOL_CLASH = re.compile(r"is already used by tools\[\d+\]$|belong to the tools of the MCP server ")
+TOOL_CLASH = re.compile(r"is already used by tools\.\d+$|belong to the tools of the MCP server ")
 # How the network guard words a literal host that is not public, for an IPv6 one (tools/network-guard.ts).
 IPV6_NOT_PUBLIC = re.compile(r"(^|\s)[0-9A-Fa-f.]*:[0-9A-Fa-f:.]* is not a public address")
 # Where free-form JSON is, in the name of a parameter: a tool's schemas, an approver's edited arguments.
@@ -131,6 +131,10 @@ def filter_failure(context, failure, case, response):
         #   Errors): the free-form objects (tool schemas, metadata of runs' inputs) have no schema of their own for
         #   the keys inside them, as for NUL above.
         if error_code(response) == "invalid_json" and "__proto__" in error_of(response).get("message", ""):
+            return False
+        # - no JSON body may nest objects and arrays deeper than 128 levels (400 invalid_json, docs/api.md, Errors):
+        #   the free-form values have no schema of their own to bound their depth, as for NUL above.
+        if error_code(response) == "invalid_json" and "deeper than 128 levels" in error_of(response).get("message", ""):
             return False
         # - a dataset names each scorer once (400 duplicate_scorer, ScorerSpec): no schema can compare one field of
         #   an array's items; and a `json_schema` scorer's `schema` must compile (400 invalid_scorer naming it), as a
