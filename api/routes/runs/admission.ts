@@ -78,13 +78,13 @@ export function inputMessagesOf(input: RunRequestParts['input'], param = 'input'
 
 /**
  * Refuses attachments the caller may not read (403), or that are not files of its project (404, naming the
- * first such id's field: `paramOf` it).
+ * first such id's field, `paramOf` it).
  */
 export async function checkAttachments(
   db: Queryable,
   caller: Caller,
   fileIds: string[],
-  paramOf = (fileId: string) => `file_ids.${fileIds.indexOf(fileId)}`,
+  paramOf: (fileId: string) => string,
 ): Promise<void> {
   // Attaching a file hands its content to the model and back in the answer: reading it, by another road.
   if (fileIds.length > 0 && !hasScope(caller, 'files:read')) throw PermissionError('files:read');

@@ -81,7 +81,7 @@ function targetOf(body: Input<'createSchedule'>['body']): { kind: 'agent' | 'net
 async function checkScheduledRun(deps: ApiDeps, caller: Caller, schedule: Pick<ScheduleDefinition, 'agentId' | 'networkId' | 'run'>) {
   const kind = schedule.agentId !== null ? 'agent' : 'network';
   await checkRunRequest(deps, caller, kind, (schedule.agentId ?? schedule.networkId)!, schedule.run, {
-    targetParam: `${kind === 'agent' ? 'agent' : 'network'}_id`,
+    targetParam: `${kind}_id`,
     under: 'run.',
   });
 }
