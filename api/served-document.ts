@@ -61,7 +61,7 @@ const nonPublicIpv4 = Object.values(specialRanges)
   .flatMap((ranges) => (Array.isArray(ranges[0]) ? (ranges as Range[]) : [ranges as Range]))
   .map(([address, prefix]) => rangePattern(address.octets, prefix));
 
-const localhostName = '(([A-Za-z0-9]+(-[A-Za-z0-9]+)*\\.)*[Ll][Oo][Cc][Aa][Ll][Hh][Oo][Ss][Tt]\\.?)';
+const localhostName = '(([A-Za-z0-9]+(-+[A-Za-z0-9]+)*\\.)*[Ll][Oo][Cc][Aa][Ll][Hh][Oo][Ss][Tt]\\.?)';
 
 /** A URL whose host is refused by its text alone: a `localhost` name or a non-public IPv4 literal. */
 export const NON_PUBLIC_LITERAL_HOST = `^https?://(${localhostName}|${nonPublicIpv4.map((p) => `(${p})`).join('|')})([:/?#]|$)`;

@@ -4,7 +4,7 @@
  * plain http(s) URLs on public hosts.
  */
 import { parametersProblem } from './argument-schemas.js';
-import { literalHostProblem } from './network-guard.js';
+import { literalHostProblem, parsedUrl } from './network-guard.js';
 
 /** Whether a call waits for a person's decision before it runs (tools/guards.ts). */
 export type ToolApproval = { mode: 'never' | 'always' } | { mode: 'when'; arguments: Record<string, unknown> };
@@ -153,12 +153,8 @@ export function toolDefinitionProblems(tools: ToolDefinition[], options: { allow
 }
 
 function urlProblems(text: string, param: string, { allowPrivate }: { allowPrivate: boolean }): DefinitionProblem[] {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return [{ param, message: 'must be an absolute URL' }];
-  }
+  const url = parsedUrl(text);
+  if (typeof url === 'string') return [{ param, message: url }];
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return [{ param, message: 'must be an http or https URL' }];
   if (url.username !== '' || url.password !== '') return [{ param, message: 'must not carry credentials; send them in headers' }];
   const hostProblem = allowPrivate ? null : literalHostProblem(url);

@@ -122,6 +122,20 @@ export function hostOf(url: URL): string {
 }
 
 /**
+ * `text` parsed as a URL, or why it is not one. The document's URL pattern admits every URL but those whose
+ * host has an `xn--` label that does not decode as punycode, which no pattern can tell; the problem says so.
+ */
+export function parsedUrl(text: string): URL | string {
+  try {
+    return new URL(text);
+  } catch {
+    const host = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/([^/?#:]*)/.exec(text)?.[1] ?? '';
+    const label = host.split('.').find((part) => /^xn--/i.test(part));
+    return label === undefined ? 'must be an absolute URL' : `${host} is not a host name: its label ${label} is not valid punycode`;
+  }
+}
+
+/**
  * Why a URL's host is refused before any lookup: a literal IP that is not public, or a `localhost` name.
  * Null when only resolving the name can tell. The URL parser has already turned the other spellings of an
  * IPv4 address (`2130706433`, `0x7f.1`) into dotted quads.

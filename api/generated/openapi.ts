@@ -2027,7 +2027,7 @@ export interface components {
          * @enum {string}
          */
         Concurrency: "allow" | "reject" | "enqueue" | "interrupt";
-        /** @description An http or https URL: a host name, an IPv4 address or a bracketed IPv6 address, an optional port, then path, query and fragment in printable ASCII (percent-encode the rest). No user name or password: send credentials in `headers`. Whether private, loopback and link-local targets are refused (400 `invalid_tool`) is the deployment's setting (AGENTPLANE_TOOLS_ALLOW_PRIVATE); the document a deployment serves says which. */
+        /** @description An http or https URL: a host name (an internationalized one in its ASCII form, `xn--` labels decoding as punycode), an IPv4 address or a bracketed IPv6 address, an optional port, then path, query and fragment in printable ASCII (percent-encode the rest). No user name or password: send credentials in `headers`. Whether private, loopback and link-local targets are refused (400 `invalid_tool`) is the deployment's setting (AGENTPLANE_TOOLS_ALLOW_PRIVATE); the document a deployment serves says which. */
         ToolUrl: string;
         /** @description Headers that frame or route a request (Host, Content-Length, Connection, …) are the platform's to set. */
         Headers: {

@@ -48,6 +48,8 @@ def error_code(response):
 TOOL_CLASH = re.compile(r"is already used by tools\.\d+$|belong to the tools of the MCP server ")
 # How the network guard words a literal host that is not public, for an IPv6 one (tools/network-guard.ts).
 IPV6_NOT_PUBLIC = re.compile(r"(^|\s)[0-9A-Fa-f.]*:[0-9A-Fa-f:.]* is not a public address")
+# How the API words a host whose `xn--` label does not decode (tools/network-guard.ts).
+NOT_PUNYCODE = re.compile(r" is not a host name: its label \S+ is not valid punycode")
 # Where free-form JSON is, in the name of a parameter: a tool's schemas, an approver's edited arguments.
 TOOL_PARAMETERS = re.compile(r"tools\.\d+\.(parameters|approval\.arguments|policy\.deny_when)\.|arguments\.|scorers\.\d+\.schema\.|items\.\d+\.|eval\.")
 # Where a dataset scorer's JSON Schema is, in the name of a parameter.
@@ -122,6 +124,10 @@ def filter_failure(context, failure, case, response):
         #   `localhost` names and non-public IPv4 literals by pattern; IPv6's many spellings of its special ranges
         #   are stated in words only (ToolUrl, WebhookUrl).
         if error_code(response) in ("invalid_url", "invalid_tool") and IPV6_NOT_PUBLIC.search(error_of(response).get("message", "")):
+            return False
+        # - a host's `xn--` label must decode as punycode (400 invalid_url or invalid_tool, ToolUrl's description):
+        #   no pattern can decode it, so the URL pattern admits any such label.
+        if error_code(response) in ("invalid_url", "invalid_tool") and NOT_PUNYCODE.search(error_of(response).get("message", "")):
             return False
         # - a run holding the bootstrap key (not the one the suite runs) may not revoke it or set its rate limits
         #   (400 bootstrap_key, docs/api.md, Keys): its id is as random as any key's, so no pattern can single it out.

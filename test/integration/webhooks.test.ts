@@ -141,6 +141,25 @@ describe('events and webhooks', () => {
       );
     });
 
+    it('takes a host name in its internationalized ASCII form or with inner double hyphens, and answers 400 naming a label that is not punycode', async () => {
+      for (const url of ['https://xn--mnchen-3ya.de/hooks', 'https://deploy-preview-42--site.netlify.app/hooks']) {
+        const created = await tenant.admin.post<EndpointWithSecret>('/v1/webhooks', { url, event_types: ['file.deleted'] });
+        assert.equal(created.status, 201, JSON.stringify(created.body));
+        assert.equal(created.body.url, url);
+        assert.equal((await tenant.admin.delete(`/v1/webhooks/${created.body.id}`)).status, 200);
+      }
+      const listed = async () => (await tenant.admin.get<{ data: unknown[] }>('/v1/webhooks?limit=100')).body.data.length;
+      const before = await listed();
+      const refused = await tenant.admin.post('/v1/webhooks', { url: 'https://hooks.xn--a.example/in', event_types: ['*'] });
+      assertError(refused, 400, 'invalid_url');
+      assert.equal(refused.body.error.message, 'hooks.xn--a.example is not a host name: its label xn--a is not valid punycode.');
+      assert.equal(refused.body.error.param, 'url');
+      assert.equal(await listed(), before);
+      const endpoint = await register(tenant.admin, '/punycode');
+      assertError(await tenant.admin.patch(`/v1/webhooks/${endpoint.id}`, { url: 'https://xn--0.example/in' }), 400, 'invalid_url');
+      assert.equal((await tenant.admin.get<EndpointWithSecret>(`/v1/webhooks/${endpoint.id}`)).body.url, endpoint.url);
+    });
+
     it('changes the URL, types and description; disabling records webhook_endpoint.disabled; enabling starts the count afresh', async () => {
       const endpoint = await register(tenant.admin, '/patch');
       const changed = await tenant.admin.request<Endpoint>('PATCH', `/v1/webhooks/${endpoint.id}`, {

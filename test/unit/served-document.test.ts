@@ -38,7 +38,13 @@ describe('the document a deployment serves', () => {
       assert.equal(toolUrl(url), !refused, url);
       assert.equal(webhookUrl(url), !refused, url);
     }
-    for (const url of ['http://localhost/', 'https://LOCALHOST.:8443', 'http://api.localhost/x', 'http://a-b.c.localhost?q']) {
+    for (const url of [
+      'http://localhost/',
+      'https://LOCALHOST.:8443',
+      'http://api.localhost/x',
+      'http://a-b.c.localhost?q',
+      'http://a--b.localhost/',
+    ]) {
       assert.notEqual(literalHostProblem(new URL(url)), null, url);
       assert.equal(toolUrl(url), false, url);
       assert.equal(webhookUrl(url), false, url);
@@ -48,6 +54,9 @@ describe('the document a deployment serves', () => {
       'http://mylocalhost/',
       'https://hooks.example.com/in',
       'http://[2606:4700::1111]/',
+      'https://xn--mnchen-3ya.de/hook',
+      'https://deploy-preview-42--site.netlify.app/hook',
+      'http://shop.xn--p1ai/',
     ]) {
       assert.equal(toolUrl(url), true, url);
       assert.equal(webhookUrl(url), true, url);

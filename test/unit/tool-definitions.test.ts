@@ -104,6 +104,19 @@ describe('tool definition problems', () => {
     assert.match(found[3]!.message, /credentials/);
   });
 
+  it('takes internationalized and double-hyphen host names, and says which label of a name is not valid punycode', () => {
+    const hosts = ['xn--mnchen-3ya.de', 'deploy-preview-42--site.netlify.app', 'shop.xn--p1ai', 'XN--MNCHEN-3YA.DE'];
+    assert.deepEqual(problems(hosts.map((host, i) => http({ name: `t${i}`, url: `https://${host}/hook` }))), []);
+    const found = problems([http({ url: 'https://api.xn--a.example:8443/x' }), a2a({ card_url: 'https://xn--0.example/card' })]);
+    assert.deepEqual(
+      found.map((p) => [p.param, p.message]),
+      [
+        ['tools.0.url', 'api.xn--a.example is not a host name: its label xn--a is not valid punycode'],
+        ['tools.1.card_url', 'xn--0.example is not a host name: its label xn--0 is not valid punycode'],
+      ],
+    );
+  });
+
   const privateTargets = [
     'http://127.0.0.1/x',
     'http://localhost:8080/x',
