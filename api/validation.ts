@@ -11,7 +11,7 @@ import { InvalidRequestError, NotFoundError, UnsupportedMediaError } from './err
 import type { ApiContext, ApiState } from './context.js';
 import type { operations } from './generated/openapi.js';
 import { idleWhile } from './fair-admission.js';
-import { depthProblem } from './json-depth.js';
+import { depthProblem } from '../records/json-depth.js';
 
 export type OperationId = keyof operations;
 

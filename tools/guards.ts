@@ -4,6 +4,7 @@
  * are a tenant's, matched like a tool's parameters (argument-schemas.ts): compiled once, in linear time.
  */
 import type { ToolCall } from '../models/messages.js';
+import { depthProblem } from '../records/json-depth.js';
 import { compiledSchema } from './argument-schemas.js';
 import { MCP_NAME_SEPARATOR, type ToolDefinition } from './definitions.js';
 
@@ -47,5 +48,7 @@ export function argumentsOf(call: ToolCall): Record<string, unknown> | string {
     return `The arguments are not valid JSON (${(err as Error).message}); send a JSON object.`;
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return 'The arguments must be a JSON object.';
+  const tooDeep = depthProblem(parsed);
+  if (tooDeep) return `The arguments are too deep: their object ${tooDeep}; send a shallower one.`;
   return parsed as Record<string, unknown>;
 }

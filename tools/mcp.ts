@@ -7,6 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolSpec } from '../models/messages.js';
+import { depthProblem } from '../records/json-depth.js';
 import { DEFAULT_PARAMETERS, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, MCP_NAME_SEPARATOR, type McpToolDefinition } from './definitions.js';
 import { guardedFetch, ResponseTooLargeError } from './guarded-fetch.js';
 import { checkListedTool, MAX_LISTING_BYTES, MAX_TOOLS_PER_SERVER, ToolsTooLargeError } from './offer-limits.js';
@@ -182,7 +183,10 @@ function resultText(result: CallToolResult): string {
         return '[content of an unknown kind, not shown]';
     }
   });
-  if (parts.length === 0 && result.structuredContent !== undefined) return JSON.stringify(result.structuredContent);
+  if (parts.length === 0 && result.structuredContent !== undefined) {
+    const tooDeep = depthProblem(result.structuredContent);
+    return tooDeep ? `[structured content that ${tooDeep}, not shown]` : JSON.stringify(result.structuredContent);
+  }
   return parts.join('\n');
 }
 

@@ -26,7 +26,7 @@ import { RunTaskHandler, type A2ATarget } from './request-handler.js';
 import { COST_EXTENSION_URI } from './task.js';
 import { answerRefusals, type JsonRpcId } from './refusals.js';
 import { writeEventStream } from './event-stream.js';
-import { depthProblem } from '../json-depth.js';
+import { depthProblem } from '../../records/json-depth.js';
 
 // A message's files come in it, as base64 (a third larger than their bytes): room for MAX_FILE_BYTES of them and
 // the text beside them, and no more.

@@ -3,7 +3,7 @@ import { createAgent, startRunsStack, type RunsStack } from '../support/runs.js'
 import { startToolServer, type TestToolServer } from '../support/http-tool-server.js';
 import { newTenant } from '../support/api.js';
 import type { ApiClient, ApiResponse } from '../support/client.js';
-import { MAX_JSON_DEPTH } from '../../api/json-depth.js';
+import { MAX_JSON_DEPTH } from '../../records/json-depth.js';
 
 function assertError(response: ApiResponse, status: number, code: string, param: string | null) {
   assert.equal(response.status, status, JSON.stringify(response.body));

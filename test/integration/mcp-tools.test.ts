@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { MAX_JSON_DEPTH } from '../../records/json-depth.js';
 import type { McpToolDefinition } from '../../tools/definitions.js';
 import { callMcpTool, listMcpTools } from '../../tools/mcp.js';
 import { PrivateTargetError } from '../../tools/network-guard.js';
@@ -74,6 +75,21 @@ describe('remote MCP servers', () => {
       content: 'a picture:\n[image content: image/png, 8 bytes, not shown]',
       is_error: false,
     });
+  });
+
+  it('shows structured content as JSON, and describes instead content nested deeper than it can be shown', async () => {
+    // Past what JSON.stringify can walk, the call threw, to be made again, instead of answering.
+    const levels = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+    assert.deepEqual(await callMcpTool(mcp(), 'nested', { depth: MAX_JSON_DEPTH - 1 }, reach()), {
+      content: `{"levels":${levels(MAX_JSON_DEPTH - 1)}}`,
+      is_error: false,
+    });
+    for (const depth of [MAX_JSON_DEPTH, 100_000]) {
+      assert.deepEqual(await callMcpTool(mcp(), 'nested', { depth }, reach()), {
+        content: `[structured content that nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels, the most allowed, not shown]`,
+        is_error: false,
+      });
+    }
   });
 
   it('stops reading an answer past 4 MiB and tells the model', async () => {

@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { createApp } from '../../api/app.js';
 import type { ApiDeps } from '../../api/context.js';
 import { openapiDocument } from '../../api/openapi-document.js';
-import { MAX_JSON_DEPTH } from '../../api/json-depth.js';
+import { MAX_JSON_DEPTH } from '../../records/json-depth.js';
 import { servedDocument } from '../../api/served-document.js';
 import { createDb } from '../../records/db.js';
 import { apiDepsOf, sharedApi, newTenant, startTestApi, type Tenant, type TestApi } from '../support/api.js';

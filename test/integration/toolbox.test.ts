@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { completeExtraction, insertFile, newFileId } from '../../records/files.js';
 import { storePages } from '../../records/file-content.js';
+import { MAX_JSON_DEPTH } from '../../records/json-depth.js';
 import { insertProject } from '../../records/projects.js';
 import type { ToolDefinition } from '../../tools/definitions.js';
 import { invokeTool, offeredTools, ToolsTooLargeError, ToolUnavailableError, type ToolContext } from '../../tools/toolbox.js';
@@ -98,6 +99,19 @@ describe('the toolbox a run uses', () => {
     assert.match(broken.content, /^The arguments are not valid JSON \(.*\); send a JSON object\.$/);
     for (const args of ['[1,2]', 'null', '"word"', '7'])
       assert.deepEqual(await call('echo', args), { content: 'The arguments must be a JSON object.', is_error: true }, args);
+    // Nested past what JSON.stringify can walk, the call threw (to be made again) instead of telling the model.
+    const nested = (depth: number) => `{"word": ${'['.repeat(depth)}${']'.repeat(depth)}}`;
+    for (const [tool, depth] of [
+      ['echo', MAX_JSON_DEPTH],
+      ['busy', MAX_JSON_DEPTH],
+      ['busy', 100_000],
+    ] as const) {
+      assert.deepEqual(await call(tool, nested(depth)), {
+        content: `The arguments are too deep: their object nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels, the most allowed; send a shallower one.`,
+        is_error: true,
+      });
+    }
+    assert.doesNotMatch((await call('echo', nested(MAX_JSON_DEPTH - 1))).content, /too deep/);
   });
 
   it('refuses to offer more than 128 tools in all, however they are spread over MCP servers', async () => {

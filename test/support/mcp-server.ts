@@ -2,10 +2,11 @@
  * A remote MCP server on loopback, built with the official SDK (streamable HTTP), with a few tools to
  * call: `add`, `fail` (answers isError), `picture` (an image), `whoami` (the Authorization header it was
  * sent), `flood` (5 MB of text) and `wait` (answers only when the test releases it), and as many more
- * tools as a test asks for (`extra_<n>`, with descriptions of the length it asks for).
+ * tools as a test asks for (`extra_<n>`, with descriptions of the length it asks for); `nested`, not listed,
+ * answers with structured content as deep as its `depth` argument.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -63,6 +64,19 @@ function toolServer(waiting: (() => void)[], extra: ExtraTools): McpServer {
   return server;
 }
 
+type CallMessage = { id?: number; method?: string; params?: { name?: string; arguments?: { depth?: number } } };
+
+/**
+ * `nested`, a tool answered without the SDK, which could not write it: structured content (no text) whose
+ * arrays nest `depth` levels inside its object.
+ */
+function answerNested(res: ServerResponse, message: CallMessage): void {
+  const depth = message.params?.arguments?.depth ?? 1;
+  const content = `{"levels":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+  const body = `{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":{"content":[],"structuredContent":${content}}}`;
+  res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+}
+
 /**
  * Stateless by default (JSON answers, a server per request); with `sessions`, a server keeps a session per
  * client (answers as event streams, a GET stream for server messages, DELETE to end the session).
@@ -79,12 +93,13 @@ export async function startMcpServer({
       res.writeHead(405, { allow: 'POST' }).end();
       return;
     }
-    let message: { method?: string } | undefined;
+    let message: CallMessage | undefined;
     if (req.method === 'POST') {
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
-      message = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { method?: string };
+      message = JSON.parse(Buffer.concat(chunks).toString('utf8')) as CallMessage;
       if (message.method) methods.push(message.method);
+      if (message.method === 'tools/call' && message.params?.name === 'nested') return answerNested(res, message);
     } else methods.push(req.method ?? '');
     const sessionId = req.headers['mcp-session-id'];
     const existing = typeof sessionId === 'string' ? open.get(sessionId) : undefined;

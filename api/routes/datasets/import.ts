@@ -11,7 +11,7 @@ import { audited, respond } from '../../audit.js';
 import { operation, type Input } from '../../validation.js';
 import { ApiError, InvalidRequestError } from '../../errors.js';
 import { createOnce } from '../../idempotency.js';
-import { depthProblem } from '../../json-depth.js';
+import { depthProblem } from '../../../records/json-depth.js';
 import { MAX_METADATA_KEY_LENGTH, MAX_METADATA_PAIRS, MAX_METADATA_VALUE_LENGTH } from '../files/metadata.js';
 import { addItems, createDataset, type NewDatasetItem } from '../../../records/datasets.js';
 import type { InputMessage } from '../../../records/runs.js';

@@ -23,7 +23,7 @@ import { listTools, LIST_SCOPE, RUN_SCOPE, SEARCH_SCOPE } from './tools.js';
 import { SEARCH_CONTEXT_TOOL, targetOfToolName } from './tool-names.js';
 import { callRunTool } from './run-tool.js';
 import { callSearchTool } from './search-tool.js';
-import { depthProblem } from '../../json-depth.js';
+import { depthProblem } from '../../../records/json-depth.js';
 
 const { version } = createRequire(import.meta.url)('../../../../package.json') as { version: string };
 

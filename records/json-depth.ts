@@ -1,8 +1,9 @@
 /**
- * How deep a JSON value a request carries may nest objects and arrays. Parsing a deeper one costs little, but
- * whatever walks it afterwards by recursion (checks, `JSON.stringify`, the libraries a value is handed to) runs
- * out of stack: a client's mistake would answer 500. The limit is serde_json's default, far past any schema,
- * message or dataset item a client means to send.
+ * How deep a JSON value the platform takes may nest objects and arrays: from a client's request, a model's tool
+ * call or a remote tool's answer. Parsing a deeper one costs little, but whatever walks it afterwards by
+ * recursion (checks, `JSON.stringify`, the libraries a value is handed to) runs out of stack: a client's
+ * mistake would answer 500, and a tool's answer would fail its call, to be made again. The limit is
+ * serde_json's default, far past any schema, message, dataset item or tool result anyone means to send.
  */
 export const MAX_JSON_DEPTH = 128;
 
