@@ -87,7 +87,7 @@ export async function insertAgent(
 
 const FIND_AGENT_TEXT = `SELECT ${COLUMNS} FROM ${CURRENT} WHERE a.id = $1 AND a.project_id = $2 AND a.deleted_at IS NULL`;
 const FIND_AGENT = statement('find_agent', FIND_AGENT_TEXT);
-const FIND_AGENT_FOR_UPDATE = statement('find_agent_for_update', `${FIND_AGENT_TEXT} FOR UPDATE OF a`);
+const LOCK_AGENT = statement('lock_agent', 'SELECT 1 FROM agents WHERE id = $1 AND project_id = $2 AND deleted_at IS NULL FOR UPDATE');
 
 export async function findAgent(
   db: Queryable,
@@ -95,7 +95,11 @@ export async function findAgent(
   id: string,
   options: { lock?: boolean } = {},
 ): Promise<AgentRecord | null> {
-  const { rows } = await db.query<AgentRecord>(options.lock ? FIND_AGENT_FOR_UPDATE : FIND_AGENT, [id, projectId]);
+  // Locked, then read. A read that locked through its join to the current version would, had it waited for a
+  // change, check the changed row against the version it joined before, find it no longer current, and answer
+  // that there is no agent: PostgreSQL re-reads only the locked row.
+  if (options.lock) await db.query(LOCK_AGENT, [id, projectId]);
+  const { rows } = await db.query<AgentRecord>(FIND_AGENT, [id, projectId]);
   return rows[0] ?? null;
 }
 

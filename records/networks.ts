@@ -89,8 +89,11 @@ export async function findNetwork(
   id: string,
   options: { lock?: boolean } = {},
 ): Promise<NetworkRecord | null> {
+  // Locked, then read, as an agent is (records/agents.ts, findAgent).
+  if (options.lock)
+    await db.query('SELECT 1 FROM networks WHERE id = $1 AND project_id = $2 AND deleted_at IS NULL FOR UPDATE', [id, projectId]);
   const { rows } = await db.query<NetworkRecord>(
-    `SELECT ${COLUMNS} FROM ${CURRENT} WHERE n.id = $1 AND n.project_id = $2 AND n.deleted_at IS NULL${options.lock ? ' FOR UPDATE OF n' : ''}`,
+    `SELECT ${COLUMNS} FROM ${CURRENT} WHERE n.id = $1 AND n.project_id = $2 AND n.deleted_at IS NULL`,
     [id, projectId],
   );
   return rows[0] ?? null;

@@ -42,6 +42,26 @@ describe('agent networks', function () {
       assert.equal((await stack.tenant.admin.get(`/v1/networks/${created.id}`)).status, 404);
     });
 
+    it('applies changes that come at once one after another: each answers 200 with a version of its own', async () => {
+      const a = await createAgent(stack.tenant.admin, { name: 'a' });
+      const created = await network({ members: [a.id], router: { type: 'sequential' } });
+      // A change that waited for another's used to find no network, and answered 404.
+      const changes = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => stack.tenant.admin.patch(`/v1/networks/${created.id}`, { max_hops: i + 1 })),
+      );
+      assert.deepEqual(
+        changes.map((c) => c.status),
+        Array(8).fill(200),
+        JSON.stringify(changes.map((c) => c.body)),
+      );
+      assert.deepEqual(
+        changes.map((c) => c.body.version).sort((x, y) => x - y),
+        [2, 3, 4, 5, 6, 7, 8, 9],
+      );
+      const last = changes.find((c) => c.body.version === 9)!;
+      assert.deepEqual((await stack.tenant.admin.get(`/v1/networks/${created.id}`)).body, last.body);
+    });
+
     it('still updates with POST, the verb before PATCH, and says on the answer that POST is deprecated', async () => {
       const a = await createAgent(stack.tenant.admin, { name: 'a' });
       const created = await network({ members: [a.id], router: { type: 'sequential' } });

@@ -431,6 +431,40 @@ describe('runs', function () {
     await runSatisfying(stack.tenant.admin, first.body.id, (r) => r.status === 'cancelled', 'the first run was not interrupted');
   });
 
+  it('takes runs and changes of one agent that come at once: every run starts, and every change is a version of its own', async () => {
+    const agent = await createAgent(stack.tenant.admin);
+    for (let i = 0; i < 8; i++) stack.openai.enqueue({ text: ['Done.'] });
+    // A request that waited for another's change used to find no agent, and answered 404.
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => [
+        stack.tenant.admin.patch(`/v1/agents/${agent.id}`, { description: `change ${i}` }),
+        stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: `Go ${i}.`, wait: false }),
+      ]).flat(),
+    );
+    const changes = answers.filter((_, i) => i % 2 === 0);
+    const runs = answers.filter((_, i) => i % 2 === 1);
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      Array.from({ length: 16 }, (_, i) => (i % 2 === 0 ? 200 : 202)),
+      JSON.stringify(answers.map((a) => a.body)),
+    );
+    assert.deepEqual(
+      changes.map((c) => c.body.version).sort((x, y) => x - y),
+      [2, 3, 4, 5, 6, 7, 8, 9],
+    );
+    const last = changes.find((c) => c.body.version === 9)!;
+    assert.deepEqual((await stack.tenant.admin.get(`/v1/agents/${agent.id}`)).body, last.body);
+    for (const run of runs) {
+      const ended = await runSatisfying(
+        stack.tenant.admin,
+        run.body.id,
+        (r) => r.status === 'completed',
+        `run ${run.body.id} did not complete`,
+      );
+      assert.ok(ended.agent_version >= 1 && ended.agent_version <= 9, String(ended.agent_version));
+    }
+  });
+
   it('finishes a run on the version it started with after the agent is updated and deleted', async () => {
     const agent = await createAgent(stack.tenant.admin, { instructions: 'Version one.' });
     stack.openai.enqueue({ text: ['…'], hang: true });
