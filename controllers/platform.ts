@@ -174,8 +174,8 @@ export class Platform {
 
   updateSchedule(id: string, body: ScheduleChange): Promise<Schedule | null> {
     return call(
-      `POST /v1/schedules/${id}`,
-      () => this.client.POST('/v1/schedules/{id}', { params: { path: { id } }, body }),
+      `PATCH /v1/schedules/${id}`,
+      () => this.client.PATCH('/v1/schedules/{id}', { params: { path: { id } }, body }),
       this.key,
       [404],
     );

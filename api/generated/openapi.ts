@@ -570,13 +570,18 @@ export interface paths {
         /** Retrieve a schedule with its next run times and its latest runs. Needs `schedules:read` (or `schedules:write`). */
         get: operations["getSchedule"];
         put?: never;
-        /** Pause (`{"paused": true}`), resume, or change a schedule; what is absent stays as it was. A new `cron` replaces `interval_seconds` and the other way round. Needs `schedules:write` and `agents:run`. */
-        post: operations["updateSchedule"];
+        /**
+         * The same as `PATCH /v1/schedules/{id}`, kept for clients written before PATCH; use PATCH.
+         * @deprecated
+         * @description Deprecated: answers as PATCH does, adding the headers `Deprecation` and `Link` (to this document). It will be removed in a later version.
+         */
+        post: operations["updateScheduleByPost"];
         /** Delete a schedule; it starts no more runs. Its runs stay, and keep its id. Needs `schedules:write`. */
         delete: operations["deleteSchedule"];
         options?: never;
         head?: never;
-        patch?: never;
+        /** Pause (`{"paused": true}`), resume, or change a schedule; what is absent stays as it was. A new `cron` replaces `interval_seconds` and the other way round. Needs `schedules:write` and `agents:run`. */
+        patch: operations["updateSchedule"];
         trace?: never;
     };
     "/v1/budgets": {
@@ -4524,7 +4529,7 @@ export interface operations {
             503: components["responses"]["Error"];
         };
     };
-    updateSchedule: {
+    updateScheduleByPost: {
         parameters: {
             query?: never;
             header?: never;
@@ -4535,11 +4540,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "paused": true
-                 *     }
-                 */
                 "application/json": components["schemas"]["UpdateScheduleRequest"];
             };
         };
@@ -4547,6 +4547,8 @@ export interface operations {
             /** @description The schedule as it now is. */
             200: {
                 headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Link: components["headers"]["DeprecationLink"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4589,6 +4591,46 @@ export interface operations {
             403: components["responses"]["Error"];
             404: components["responses"]["Error"];
             409: components["responses"]["Error"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Error"];
+        };
+    };
+    updateSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "paused": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateScheduleRequest"];
+            };
+        };
+        responses: {
+            /** @description The schedule as it now is. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            400: components["responses"]["Error"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            413: components["responses"]["Error"];
+            415: components["responses"]["Error"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Error"];
         };

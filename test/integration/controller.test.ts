@@ -216,7 +216,7 @@ describe('the controller', function () {
       [schedule.cron, schedule.timezone, schedule.run, schedule.managed_resource.uid],
       ['0 9 * * 1-5', 'Europe/Paris', { input: 'Summarise.' }, ready.metadata.uid],
     );
-    const notFromKubernetes = await client.post(`/v1/schedules/${shownDigest!.id}`, { paused: true });
+    const notFromKubernetes = await client.patch(`/v1/schedules/${shownDigest!.id}`, { paused: true });
     assert.equal(notFromKubernetes.status, 409);
     assert.equal(notFromKubernetes.body.error.code, 'managed_by_kubernetes');
 

@@ -13,6 +13,7 @@ import { temporalScheduleId } from '../../workflows/schedules/ids.js';
 import { newTenant } from '../support/api.js';
 import { isolatedDatabase } from '../support/services.js';
 import { ApiClient } from '../support/client.js';
+import { assertMarkedDeprecated } from '../support/deprecated-update.js';
 import { eventually } from '../support/eventually.js';
 import { startPausableProxy } from '../support/pausable-proxy.js';
 import { createAgent, startRunsStack, type RunsStack } from '../support/runs.js';
@@ -147,7 +148,7 @@ describe('schedules', function () {
       JSON.stringify(shown.recent_runs),
     );
 
-    const paused = await admin.post(`/v1/schedules/${schedule.id}`, { paused: true });
+    const paused = await admin.patch(`/v1/schedules/${schedule.id}`, { paused: true });
     assert.equal(paused.status, 200, JSON.stringify(paused.body));
     assert.deepEqual(paused.body.next_run_times, []);
     const handle = stack.api.services.temporal.schedule.getHandle(temporalScheduleId(schedule.id));
@@ -165,8 +166,10 @@ describe('schedules', function () {
     assert.deepEqual(await stack.api.services.temporal.workflow.getHandle(workflowId).result(), { runId: null });
     assert.equal((await runsOf(admin, schedule.id)).length, before);
 
+    // POST, the update verb before PATCH, still changes a schedule, and says on its answer that it is deprecated.
     const resumed = await admin.post(`/v1/schedules/${schedule.id}`, { paused: false, run: { input: 'second' } });
     assert.equal(resumed.status, 200, JSON.stringify(resumed.body));
+    await assertMarkedDeprecated(admin.baseUrl, `/v1/schedules/${schedule.id}`, resumed);
     await eventually(
       async () => {
         const runs = (await runsOf(admin, schedule.id)).filter((r) => r.status === 'completed');

@@ -29,6 +29,7 @@ import { syncSchedule } from '../../../workflows/schedules/client.js';
 import { cronProblem, isKnownTimezone } from '../../../records/schedule-times.js';
 import { checkRunRequest } from '../runs/admission.js';
 import { refuseUnmanagedChange } from '../managed.js';
+import { deprecatedUpdateByPost, SCHEDULES_PATCH_SINCE } from '../../middleware/deprecated-update.js';
 
 const DEFAULT_CATCHUP_WINDOW_SECONDS = 60;
 
@@ -160,8 +161,8 @@ export function scheduleRoutes(router: Router<ApiState>, deps: ApiDeps): void {
     }),
   );
 
-  router.post(
-    '/v1/schedules/:id',
+  // PATCH is the update verb; POST answers the same for clients written before it, marked deprecated.
+  const update = [
     audited(deps.db, 'schedule.update', 'schedule'),
     ...writes,
     operation('updateSchedule', async (ctx, { path: { id }, body }) => {
@@ -188,7 +189,9 @@ export function scheduleRoutes(router: Router<ApiState>, deps: ApiDeps): void {
       await writeToTemporal(ctx, deps, [id]);
       respond(ctx, answer);
     }),
-  );
+  ] as const;
+  router.patch('/v1/schedules/:id', ...update);
+  router.post('/v1/schedules/:id', deprecatedUpdateByPost(SCHEDULES_PATCH_SINCE), ...update);
 
   router.delete(
     '/v1/schedules/:id',

@@ -39,7 +39,7 @@ export default function SchedulesView() {
   async function setPaused(schedule: Schedule, paused: boolean) {
     setError(undefined);
     try {
-      unwrap(await api.POST('/v1/schedules/{id}', { params: { path: { id: schedule.id } }, body: { paused } }));
+      unwrap(await api.PATCH('/v1/schedules/{id}', { params: { path: { id: schedule.id } }, body: { paused } }));
       schedules.reload();
     } catch (failure) {
       setError((failure as Error).message);
