@@ -2218,7 +2218,7 @@ export interface components {
             file_ids?: components["schemas"]["ObjectId"][];
             metadata?: components["schemas"]["Metadata"];
             model?: components["schemas"]["ModelName"];
-            /** @description A finished run of this agent to continue: its conversation comes before `input`. */
+            /** @description A finished run of this agent to continue: its conversation comes before `input`. A run of another agent or of a network answers 400, one that has not ended 409 `previous_run_active`. */
             previous_run_id?: components["schemas"]["ObjectId"];
             /** @description A thread to run on: its messages (as many of the newest turns as the model's window leaves room for, whole) come before `input`, and the run's input and output are added to it when it completes. Not with `previous_run_id`. While another run on the thread is still to end, 409 `thread_busy`, unless `on_thread_busy` is `wait`. */
             thread_id?: components["schemas"]["ObjectId"];

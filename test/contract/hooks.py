@@ -93,6 +93,10 @@ def filter_failure(context, failure, case, response):
         #   (400 unknown_member): which ids exist is the database's to say, as for invalid_cursor.
         if error_code(response) == "unknown_member":
             return False
+        # - `previous_run_id` must name a run of the agent being run (400 invalid_parameter, CreateRunRequest): which
+        #   agent a run is of is the database's to say, as for unknown_member.
+        if error_of(response).get("param") == "previous_run_id" and " continues a run of this agent" in error_of(response).get("message", ""):
+            return False
         # - a network's `worker_pool` must be a pool the operator runs for the caller's project (400
         #   unknown_worker_pool, WorkerPool): configuration (AGENTPLANE_WORKER_POOLS), as for model_not_found.
         if error_code(response) == "unknown_worker_pool":

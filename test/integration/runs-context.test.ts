@@ -133,6 +133,18 @@ describe('runs: routing, attachments, MCP tools and conversations', function () 
       previous_run_id: 'run_doesnotexist',
     });
     assert.equal(unknownRun.status, 404);
+    // A run of another agent of the project is there to read, so it is not called unknown: it is the wrong one.
+    const anotherAgent = await createAgent(stack.tenant.admin);
+    stack.openai.enqueue({ text: ['theirs'], usage: { input: 1, output: 1 } });
+    const theirs = await stack.tenant.admin.post(`/v1/agents/${anotherAgent.id}/run`, { input: 'Theirs.' });
+    const wrongAgent = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Go on.', previous_run_id: theirs.body.id });
+    assert.equal(wrongAgent.status, 400, JSON.stringify(wrongAgent.body));
+    assert.deepEqual(wrongAgent.body.error, {
+      type: 'invalid_request_error',
+      code: 'invalid_parameter',
+      message: `Run ${theirs.body.id} is a run of agent ${anotherAgent.id}; \`previous_run_id\` continues a run of this agent.`,
+      param: 'previous_run_id',
+    });
 
     stack.openai.enqueue({ text: ['mine'], usage: { input: 1, output: 1 } });
     const mine = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Mine.' });

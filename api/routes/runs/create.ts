@@ -81,7 +81,15 @@ export async function startRun(
 
   if (body.previous_run_id !== undefined) {
     const previous = await findRun(deps.db, projectId, body.previous_run_id);
-    if (!previous || previous.agent_id !== targetId) throw NotFoundError('run', body.previous_run_id, 'previous_run_id');
+    if (!previous) throw NotFoundError('run', body.previous_run_id, 'previous_run_id');
+    if (previous.agent_id !== targetId) {
+      const whose = previous.agent_id ? `agent ${previous.agent_id}` : `network ${previous.network_id}`;
+      throw InvalidRequestError(
+        'invalid_parameter',
+        `Run ${previous.id} is a run of ${whose}; \`previous_run_id\` continues a run of this agent.`,
+        'previous_run_id',
+      );
+    }
     if (!isFinished(previous.status)) {
       throw ConflictError('previous_run_active', `Run ${previous.id} has not ended yet; continue it once it has.`, 'previous_run_id');
     }
