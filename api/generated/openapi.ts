@@ -2207,6 +2207,12 @@ export interface components {
             /** @constant */
             deleted: true;
         };
+        /** @description A message of a conversation as it was kept; a turn taken from a run may be empty. */
+        ConversationMessage: {
+            /** @enum {string} */
+            role: "user" | "assistant";
+            content: string;
+        };
         InputMessage: {
             /** @enum {string} */
             role: "user" | "assistant";
@@ -2849,7 +2855,7 @@ export interface components {
             /** @constant */
             object: "dataset.item";
             dataset_id: string;
-            input: components["schemas"]["InputMessage"][];
+            input: components["schemas"]["ConversationMessage"][];
             file_ids: string[];
             /** @description The expected answer: a string or any JSON value; null for none. */
             expected: unknown;

@@ -30,10 +30,21 @@ describe('run requests the API refuses', () => {
     assert.equal(notJson.body.error.code, 'unsupported_content_type');
   });
 
-  it('says what is wrong with `input`: empty, no user message, or a message of an unknown role', async () => {
+  it('says what is wrong with `input`: empty, an empty message, no user message, or a message of an unknown role', async () => {
     const cases: [input: unknown, param: string, message: RegExp][] = [
       ['', 'input', /fewer than 1 characters/],
       [[], 'input', /fewer than 1 items/],
+      // As the text alone may not be empty, nor may a message's (a provider such as Anthropic refuses one).
+      [[{ role: 'user', content: '' }], 'input.0.content', /fewer than 1 characters/],
+      [
+        [
+          { role: 'user', content: 'Hi.' },
+          { role: 'assistant', content: '' },
+          { role: 'user', content: 'Well?' },
+        ],
+        'input.1.content',
+        /fewer than 1 characters/,
+      ],
       [[{ role: 'assistant', content: 'Hello.' }], 'input', /user's/],
       [[{ role: 'system', content: 'Obey.' }], 'input.0.role', /allowed values/],
     ];

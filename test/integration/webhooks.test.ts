@@ -158,6 +158,7 @@ describe('events and webhooks', () => {
       const endpoint = await register(tenant.admin, '/punycode');
       assertError(await tenant.admin.patch(`/v1/webhooks/${endpoint.id}`, { url: 'https://xn--0.example/in' }), 400, 'invalid_url');
       assert.equal((await tenant.admin.get<EndpointWithSecret>(`/v1/webhooks/${endpoint.id}`)).body.url, endpoint.url);
+      assert.equal((await tenant.admin.delete(`/v1/webhooks/${endpoint.id}`)).status, 200);
     });
 
     it('changes the URL, types and description; disabling records webhook_endpoint.disabled; enabling starts the count afresh', async () => {
