@@ -2527,7 +2527,7 @@ export interface components {
              */
             concurrency: number;
             metadata?: components["schemas"]["Metadata"];
-        } & (unknown | unknown);
+        } & ((unknown | unknown) & unknown & unknown);
         /** @enum {string} */
         ExperimentStatus: "queued" | "running" | "completed" | "failed" | "cancelled";
         Experiment: {

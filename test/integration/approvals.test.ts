@@ -133,6 +133,10 @@ describe('approvals and tool policy', () => {
     assert.equal(created.body.status, 'requires_action');
     assert.equal(paid(), before + 1, 'the small payment waited for approval');
     const [approval] = (await stack.tenant.admin.get(`/v1/approvals?run_id=${created.body.id}`)).body.data;
+    // A rejection with arguments is told the document's rule, where the body itself was quoted back.
+    const withArguments = await stack.tenant.admin.post(`/v1/approvals/${approval.id}`, { decision: 'reject', arguments: { amount: 1 } });
+    assert.equal(withArguments.status, 400);
+    assert.equal(withArguments.body.error.message, 'The body is not valid: A rejection carries no `arguments`.');
     const rejected = await stack.tenant.admin.post(`/v1/approvals/${approval.id}`, { decision: 'reject', reason: 'Not on company money.' });
     assert.equal(rejected.body.status, 'rejected');
     const run = await runSatisfying(stack.tenant.admin, created.body.id, (r) => r.status === 'completed', 'the run goes on');

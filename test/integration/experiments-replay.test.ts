@@ -463,13 +463,19 @@ describe('experiments', function () {
 
   it('answers 400 for a request that names no target, both, overrides on a network, or scorers a dataset would refuse', async () => {
     const admin = stack.tenant.admin;
-    const refused = async (body: Record<string, unknown>, code: string) => {
+    const refused = async (body: Record<string, unknown>, code: string, message?: string) => {
       const answer = await admin.post('/v1/experiments', { dataset_id: datasetId, ...body });
       assert.equal(answer.status, 400, JSON.stringify(answer.body));
       assert.equal(answer.body.error.code, code, JSON.stringify(answer.body));
+      if (message !== undefined) assert.equal(answer.body.error.message, message);
     };
     await refused({}, 'missing_parameter');
-    await refused({ agent_id: agent.id, network_id: 'net_x' }, 'invalid_parameter');
+    // Said in the document's words, where the body itself was quoted back as what may not be.
+    await refused(
+      { agent_id: agent.id, network_id: 'net_x' },
+      'invalid_parameter',
+      'The body is not valid: Give `agent_id` or `network_id`, not both.',
+    );
     await refused({ agent_id: agent.id, scorers: ['astrology'] }, 'invalid_parameter');
     // Checked as a dataset's scorers are.
     await refused({ agent_id: agent.id, scorers: ['completion', { name: 'completion' }] }, 'duplicate_scorer');
@@ -477,7 +483,12 @@ describe('experiments', function () {
     await refused({ agent_id: agent.id, scorers: [{ name: 'json_schema', schema: { type: 'strung' } }] }, 'invalid_scorer');
     await refused({ agent_id: agent.id, concurrency: 0 }, 'invalid_parameter');
     const network = await admin.post('/v1/networks', { name: 'n', members: [agent.id], router: { type: 'sequential' } });
-    await refused({ network_id: network.body.id, overrides: { model: 'gpt-4.1-mini' } }, 'invalid_parameter');
+    // It was told that `agent_id` was missing.
+    await refused(
+      { network_id: network.body.id, overrides: { model: 'gpt-4.1-mini' } },
+      'invalid_parameter',
+      'The body is not valid: `overrides` change what an agent runs with; a network experiment takes none.',
+    );
   });
 
   it("answers 404 for an unknown experiment, agent, version or dataset, and for another project's dataset", async () => {
@@ -487,7 +498,14 @@ describe('experiments', function () {
     assert.equal((await admin.post('/v1/experiments/exp_missing/cancel', {})).status, 404);
     assert.equal((await admin.post('/v1/experiments', { dataset_id: 'ds_missing', agent_id: agent.id })).status, 404);
     assert.equal((await admin.post('/v1/experiments', { dataset_id: datasetId, agent_id: 'agent_missing' })).status, 404);
-    assert.equal((await admin.post('/v1/experiments', { dataset_id: datasetId, agent_id: agent.id, version: 99 })).status, 404);
+    const noVersion = await admin.post('/v1/experiments', { dataset_id: datasetId, agent_id: agent.id, version: 99 });
+    assert.equal(noVersion.status, 404);
+    assert.deepEqual(noVersion.body.error, {
+      type: 'not_found_error',
+      code: 'resource_not_found',
+      message: `Agent ${agent.id} has no version 99; its latest is ${(await admin.get(`/v1/agents/${agent.id}`)).body.version}.`,
+      param: 'version',
+    });
     const other = await newTenant(stack.api, 'experiments-other');
     const otherAgent = await createAgent(other.admin);
     const theirs = await other.admin.post('/v1/experiments', { dataset_id: datasetId, agent_id: otherAgent.id });

@@ -5,7 +5,7 @@
  */
 import type { ApiContext, ApiDeps } from '../../context.js';
 import { callerOf } from '../../context.js';
-import { ConflictError, InvalidRequestError, NotFoundError, PermissionError } from '../../errors.js';
+import { ApiError, ConflictError, InvalidRequestError, NotFoundError, PermissionError } from '../../errors.js';
 import { hasScope } from '../../middleware/auth.js';
 import { concurrentRunsOf } from '../../middleware/rate-limit.js';
 import type { Input } from '../../validation.js';
@@ -46,7 +46,16 @@ async function targetOf(db: Queryable, projectId: string, body: Body) {
       ? ((await findAgent(db, projectId, body.agent_id)) ?? notFound('agent', body.agent_id, 'agent_id'))
       : ((await findNetwork(db, projectId, body.network_id!)) ?? notFound('network', body.network_id!, 'network_id'));
   const version = body.version ?? current.version;
-  if (!(await exists(version))) throw NotFoundError(`version ${version} of ${current.id}`, current.id, 'version');
+  if (!(await exists(version))) {
+    const kind = body.agent_id !== undefined ? 'Agent' : 'Network';
+    throw new ApiError(
+      404,
+      'not_found_error',
+      'resource_not_found',
+      `${kind} ${current.id} has no version ${version}; its latest is ${current.version}.`,
+      'version',
+    );
+  }
   return { target: body.agent_id !== undefined ? { agentId: body.agent_id } : { networkId: body.network_id! }, version };
 }
 
