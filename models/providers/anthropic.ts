@@ -32,7 +32,9 @@ function parsedArguments(text: string): unknown {
 
 /**
  * The conversation in Anthropic's shape: system messages become `system`, tool results become
- * `tool_result` blocks of a user turn, and consecutive results share one turn, as the API requires.
+ * `tool_result` blocks of a user turn, and consecutive results share one turn, as the API requires. A message
+ * with nothing in it (a run that answered nothing, an agent without instructions) is left out: Anthropic
+ * refuses an empty one, where other providers take it.
  */
 function toAnthropicConversation(messages: ChatMessage[], images: LoadedImages): { system: string | undefined; messages: MessageParam[] } {
   const system: string[] = [];
@@ -51,13 +53,18 @@ function toAnthropicConversation(messages: ChatMessage[], images: LoadedImages):
       continue;
     }
     openResults = null;
-    if (message.role === 'system') system.push(message.content);
-    else if (message.role === 'user')
-      turns.push({
-        role: 'user',
-        content: typeof message.content === 'string' ? message.content : message.content.map((part) => userBlock(part, images)),
-      });
-    else turns.push({ role: 'assistant', content: assistantBlocks(message) });
+    if (message.role === 'system') {
+      if (message.content !== '') system.push(message.content);
+    } else if (message.role === 'user') {
+      const content =
+        typeof message.content === 'string'
+          ? message.content
+          : message.content.filter((part) => part.type !== 'text' || part.text !== '').map((part) => userBlock(part, images));
+      if (content.length > 0) turns.push({ role: 'user', content });
+    } else {
+      const blocks = assistantBlocks(message);
+      if (blocks.length > 0) turns.push({ role: 'assistant', content: blocks });
+    }
   }
   return { system: system.length ? system.join('\n\n') : undefined, messages: turns };
 }

@@ -255,6 +255,31 @@ describe('runs: routing, attachments, MCP tools and conversations', function () 
     );
   });
 
+  it('continues on Anthropic a run that answered nothing, leaving its empty answer out, and an agent without instructions', async () => {
+    const agent = await createAgent(stack.tenant.admin, { instructions: '' });
+    stack.openai.enqueue({ text: [''], usage: { input: 5, output: 0 } });
+    const silent = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Say nothing.' });
+    assert.equal(silent.body.status, 'completed', JSON.stringify(silent.body));
+    assert.equal(silent.body.output.text, '');
+    // Anthropic refuses a conversation holding an empty message (its double does too), so the run failed.
+    stack.anthropic.enqueue({ text: ['Here I am.'] });
+    const next = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, {
+      input: 'Now speak.',
+      previous_run_id: silent.body.id,
+      model: 'claude-haiku-4-5',
+    });
+    assert.equal(next.body.status, 'completed', JSON.stringify(next.body));
+    const sent = stack.anthropic.requests.at(-1) as { system?: unknown; messages: { role: string; content: unknown }[] };
+    assert.deepEqual(
+      sent.messages.map((m) => [m.role, m.content]),
+      [
+        ['user', 'Say nothing.'],
+        ['user', 'Now speak.'],
+      ],
+    );
+    assert.equal(sent.system, undefined);
+  });
+
   it('ends a run that spends its max_steps without a final answer as failed max_steps_reached', async () => {
     const { startToolServer } = await import('../support/http-tool-server.js');
     const tools = await startToolServer();

@@ -101,12 +101,32 @@ async function streamReply(exchange: Exchange, reply: ScriptedReply): Promise<vo
   res.end();
 }
 
+/**
+ * Anthropic's rule on content: every message holds some, but the last if it is the assistant's (a prefill),
+ * and no text block is empty. It refuses a request that breaks it with 400, in these words.
+ */
+function emptyContentProblem(messages: unknown): string | null {
+  const list = Array.isArray(messages) ? (messages as { role?: string; content?: unknown }[]) : [];
+  for (const [i, message] of list.entries()) {
+    const content = message.content;
+    const blocks = Array.isArray(content) ? (content as { type?: string; text?: unknown }[]) : [];
+    const j = blocks.findIndex((block) => block.type === 'text' && block.text === '');
+    if (j >= 0) return `messages.${i}.content.${j}.text: text content blocks must be non-empty`;
+    const empty = content === '' || (Array.isArray(content) && content.length === 0);
+    if (empty && !(i === list.length - 1 && message.role === 'assistant'))
+      return `messages.${i}: all messages must have non-empty content except for the optional final assistant message`;
+  }
+  return null;
+}
+
 export async function startAnthropicServer(options: { port?: number } = {}): Promise<ModelServer> {
   return startScriptedServer(
     (exchange) => {
       const { method, path, body, res } = exchange;
       if (method !== 'POST' || path !== '/v1/messages') return sendError(res, 404, undefined, `Not found: ${method} ${path}`);
       if (body.stream !== true) return sendError(res, 400, undefined, 'this loopback server answers streamed requests only');
+      const refused = emptyContentProblem(body.messages);
+      if (refused) return sendError(res, 400, undefined, refused);
       const reply = exchange.takeReply();
       if (!reply) return sendError(res, 500, undefined, `no reply scripted for model ${String(body.model)}`);
       if (reply.status !== undefined) return sendError(res, reply.status, reply.retry_after);
