@@ -112,20 +112,13 @@ export async function findAgentVersion(db: Queryable, agentId: string, version: 
   return rows[0] ?? null;
 }
 
-/** Writes the next version with `changes` applied; null when there is no such agent. */
-export async function updateAgent(
-  tx: Queryable,
-  projectId: string,
-  id: string,
-  changes: Partial<AgentDefinition>,
-): Promise<AgentRecord | null> {
-  const current = await findAgent(tx, projectId, id, { lock: true });
-  if (!current) return null;
+/** Writes the next version of `current`, which the caller read under its lock (findAgent), with `changes` applied. */
+export async function updateAgent(tx: Queryable, current: AgentRecord, changes: Partial<AgentDefinition>): Promise<AgentRecord> {
   const version = current.version + 1;
   // The version is written from the definition's fields alone; the record's others are not read.
-  await insertVersion(tx, id, version, { ...current, ...changes });
-  await tx.query('UPDATE agents SET version = $2, updated_at = now() WHERE id = $1', [id, version]);
-  return findAgent(tx, projectId, id);
+  await insertVersion(tx, current.id, version, { ...current, ...changes });
+  await tx.query('UPDATE agents SET version = $2, updated_at = now() WHERE id = $1', [current.id, version]);
+  return (await findAgent(tx, current.project_id, current.id))!;
 }
 
 export async function deleteAgent(tx: Queryable, projectId: string, id: string): Promise<boolean> {

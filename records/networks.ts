@@ -107,19 +107,13 @@ export async function findNetworkVersion(db: Queryable, networkId: string, versi
   return rows[0] ?? null;
 }
 
-export async function updateNetwork(
-  tx: Queryable,
-  projectId: string,
-  id: string,
-  changes: Partial<NetworkDefinition>,
-): Promise<NetworkRecord | null> {
-  const current = await findNetwork(tx, projectId, id, { lock: true });
-  if (!current) return null;
+/** Writes the next version of `current`, which the caller read under its lock (findNetwork), with `changes` applied. */
+export async function updateNetwork(tx: Queryable, current: NetworkRecord, changes: Partial<NetworkDefinition>): Promise<NetworkRecord> {
   const version = current.version + 1;
   // The version is written from the definition's fields alone; the record's others are not read.
-  await insertVersion(tx, id, version, { ...current, ...changes });
-  await tx.query('UPDATE networks SET version = $2, updated_at = now() WHERE id = $1', [id, version]);
-  return findNetwork(tx, projectId, id);
+  await insertVersion(tx, current.id, version, { ...current, ...changes });
+  await tx.query('UPDATE networks SET version = $2, updated_at = now() WHERE id = $1', [current.id, version]);
+  return (await findNetwork(tx, current.project_id, current.id))!;
 }
 
 export async function deleteNetwork(tx: Queryable, projectId: string, id: string): Promise<boolean> {

@@ -96,9 +96,7 @@ export function agentRoutes(router: Router<ApiState>, deps: ApiDeps): void {
         const current = await findAgent(tx, projectId, id, { lock: true });
         if (!current) throw NotFoundError('agent', id);
         refuseUnmanagedChange(ctx, current, 'Agent');
-        const agent = await updateAgent(tx, projectId, id, body);
-        if (!agent) throw NotFoundError('agent', id);
-        return { status: 200, body: presentAgent(agent) };
+        return { status: 200, body: presentAgent(await updateAgent(tx, current, body)) };
       });
       respond(ctx, answer);
     }),

@@ -93,9 +93,7 @@ export function networkRoutes(router: Router<ApiState>, deps: ApiDeps): void {
         const current = await findNetwork(tx, projectId, id, { lock: true });
         if (!current) throw NotFoundError('network', id);
         refuseUnmanagedChange(ctx, current, 'Network');
-        const network = await updateNetwork(tx, projectId, id, body);
-        if (!network) throw NotFoundError('network', id);
-        return { status: 200, body: presentNetwork(network) };
+        return { status: 200, body: presentNetwork(await updateNetwork(tx, current, body)) };
       });
       respond(ctx, answer);
     }),
