@@ -102,6 +102,19 @@ describe('ContentInspector', () => {
     await rejectsWith([Buffer.from('a'.repeat(5000)), Buffer.from('b\u0000')], 415, 'unsupported_file_type');
   });
 
+  for (const [encoding, order, data] of [
+    ['UTF-16', 'little-endian', Buffer.from('\ufeffA note saved by Notepad as Unicode.\r\n', 'utf16le')],
+    ['UTF-16', 'big-endian', Buffer.from([0xfe, 0xff, 0x00, 0x68, 0x00, 0x69])],
+    ['UTF-32', 'little-endian', Buffer.from([0xff, 0xfe, 0x00, 0x00, 0x68, 0x00, 0x00, 0x00])],
+  ] as const) {
+    it(`rejects ${encoding} ${order} text with 415 saying it is ${encoding} text and must be UTF-8, not naming another format`, async () => {
+      await rejectsWith([data], 415, 'unsupported_file_type');
+      await assert.rejects(inspect([data]), {
+        message: `The file is ${encoding} text; plain text must be UTF-8. Save it as UTF-8 and upload it again.`,
+      });
+    });
+  }
+
   it('rejects a GIF, a real image type that is not supported, with 415 naming its type', async () => {
     await rejectsWith([fixtures.gif()], 415, 'unsupported_file_type');
     await assert.rejects(inspect([fixtures.gif()]), /image\/gif/);

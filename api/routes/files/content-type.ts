@@ -93,6 +93,8 @@ export class ContentInspector extends Transform {
   private async decide(): Promise<void> {
     const head = Buffer.concat(this.head);
     this.head = [];
+    const wide = wideTextEncoding(head);
+    if (wide) throw notUtf8Text(wide);
     const found = await fileTypeFromBuffer(head);
     const type = found && BINARY_TYPES[found.ext];
     if (type) {
@@ -121,6 +123,20 @@ export class ContentInspector extends Transform {
   }
 }
 
+// Byte order marks of the text encodings other than UTF-8 a file is saved in (Windows' "Unicode" is UTF-16LE),
+// longest first: UTF-32LE's starts as UTF-16LE's does. Their bytes resemble other formats' signatures (FF FE
+// starts an MPEG audio frame), so they are told by name before those are looked for.
+const WIDE_BOMS: [string, Buffer][] = [
+  ['UTF-32', Buffer.from([0xff, 0xfe, 0x00, 0x00])],
+  ['UTF-32', Buffer.from([0x00, 0x00, 0xfe, 0xff])],
+  ['UTF-16', Buffer.from([0xff, 0xfe])],
+  ['UTF-16', Buffer.from([0xfe, 0xff])],
+];
+
+function wideTextEncoding(head: Buffer): string | undefined {
+  return WIDE_BOMS.find(([, bom]) => head.subarray(0, bom.length).equals(bom))?.[0];
+}
+
 const typeOf = (declared: string | undefined) => (declared ?? '').split(';')[0]!.trim().toLowerCase();
 const isGeneric = (type: string) => type === '' || type === 'application/octet-stream';
 
@@ -143,3 +159,9 @@ const unsupported = (what: string) =>
     'file',
   );
 const notText = () => unsupported('unknown binary data (not UTF-8 text)');
+const notUtf8Text = (encoding: string) =>
+  UnsupportedMediaError(
+    'unsupported_file_type',
+    `The file is ${encoding} text; plain text must be UTF-8. Save it as UTF-8 and upload it again.`,
+    'file',
+  );
