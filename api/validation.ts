@@ -91,16 +91,87 @@ const depthOf = (error: ErrorObject) => error.instancePath.split('/').length;
 
 /**
  * The error that says most. Under `oneOf` or `anyOf` Ajv reports a failure from every branch; the telling
- * one reaches deepest into the value, or, as deep, says more than that the value is not a branch's kind.
+ * one comes from the branch the value names (below), or reaches deepest into the value, or, as deep, says more
+ * than that the value is not a branch's kind.
  */
 function mostTelling(errors: ErrorObject[]): ErrorObject | undefined {
   // What an array lacks is told by `contains`, not by the items that do not supply it.
   const lacking = errors.find((e) => e.keyword === 'contains');
   if (lacking) return lacking;
+  const named = errors
+    .filter((e) => e.keyword === 'oneOf' || e.keyword === 'anyOf')
+    .sort((a, b) => depthOf(a) - depthOf(b))
+    .map(namedBranchError)
+    .find((e) => e !== undefined);
+  if (named) return named;
   const branches = errors.filter((e) => e.keyword !== 'oneOf' && e.keyword !== 'anyOf');
   const better = (e: ErrorObject, best: ErrorObject) =>
     depthOf(e) > depthOf(best) || (depthOf(e) === depthOf(best) && KIND_ONLY.has(best.keyword) && !KIND_ONLY.has(e.keyword));
   return branches.reduce<ErrorObject | undefined>((best, e) => (!best || better(e, best) ? e : best), undefined) ?? errors[0];
+}
+
+type Schema = Record<string, unknown>;
+
+const referred = (schema: unknown): Schema | undefined => {
+  const ref = (schema as Schema | undefined)?.$ref;
+  if (typeof ref !== 'string') return schema as Schema | undefined;
+  const found = ref
+    .replace(/^#\//, '')
+    .split('/')
+    .reduce<unknown>((node, key) => (node as Schema | undefined)?.[key], openapiDocument);
+  return found as Schema | undefined;
+};
+
+/** The values a branch allows for each property it pins with `const` or `enum` (a `type`, a `name`, a `mode`). */
+function pinnedProperties(branch: unknown): Map<string, unknown[]> {
+  const pinned = new Map<string, unknown[]>();
+  const properties = referred(branch)?.properties as Record<string, Schema> | undefined;
+  for (const [name, property] of Object.entries(properties ?? {})) {
+    if ('const' in property) pinned.set(name, [property.const]);
+    else if (Array.isArray(property.enum)) pinned.set(name, property.enum);
+  }
+  return pinned;
+}
+
+const branchValidators = new WeakMap<object, ValidateFunction>();
+function branchValidator(branch: object): ValidateFunction {
+  let validate = branchValidators.get(branch);
+  if (!validate) branchValidators.set(branch, (validate = bodies.compile(anchored(branch) as object)));
+  return validate;
+}
+
+/**
+ * What is wrong with a value under a `oneOf` whose branches are told apart by a property each pins (a router's
+ * `type`, a scorer's `name`): the failure of the branches the value's own `type` (or `name`) names, not that it
+ * is not another branch's. When it names none, that property is what is wrong, and the error lists what it may
+ * be. Undefined when the branches pin no property in common, or the value does not hold it.
+ */
+function namedBranchError(choice: ErrorObject): ErrorObject | undefined {
+  const branches = choice.schema;
+  const value = choice.data as Record<string, unknown> | undefined;
+  if (!Array.isArray(branches) || value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  const pins = branches.map(pinnedProperties);
+  // The properties that tell the branches apart: those every branch pins. One a single branch pins (a
+  // scorer's `metric`) is that branch's own field, wrong or right only there.
+  const held = [...pins[0]!.keys()].filter((name) => pins.every((pin) => pin.has(name)) && value[name] !== undefined);
+  if (held.length === 0) return undefined;
+  const named = branches.filter((_, i) => held.every((name) => pins[i]!.get(name)!.includes(value[name])));
+  if (named.length === branches.length) return undefined;
+  if (named.length === 0) {
+    const name = held[0]!;
+    const allowed = [...new Set(pins.flatMap((pin) => pin.get(name) ?? []))];
+    return { ...choice, keyword: 'enum', instancePath: `${choice.instancePath}/${name}`, params: { allowedValues: allowed } };
+  }
+  const failures = named.flatMap((branch) => {
+    const validate = branchValidator(branch as object);
+    if (validate(value)) return [];
+    return (validate.errors ?? []).map((e) => ({ ...e, instancePath: `${choice.instancePath}${e.instancePath}` }));
+  });
+  const missing = failures.filter((e) => e.keyword === 'required');
+  // A value that may take one of several branches' fields, and has none of them: each is named.
+  if (missing.length > 1 && missing.length === failures.length && missing.every((e) => e.instancePath === missing[0]!.instancePath))
+    return { ...missing[0]!, params: { missingProperty: missing.map((e) => e.params.missingProperty as string) } };
+  return mostTelling(failures);
 }
 
 /** Turns the most telling schema violation into a 400 that names the offending parameter. */
@@ -108,8 +179,9 @@ function violation(errors: ErrorObject[] | null | undefined): Error {
   const error = errors ? mostTelling(errors) : undefined;
   const path = (error?.instancePath ?? '').split('/').filter(Boolean);
   if (error?.keyword === 'required') {
-    const name = [...path, error.params.missingProperty as string].join('.');
-    return InvalidRequestError('missing_parameter', `Missing required parameter \`${name}\`.`, name);
+    const names = [error.params.missingProperty as string | string[]].flat().map((missing) => [...path, missing].join('.'));
+    const listed = names.map((name) => `\`${name}\``).join(' or ');
+    return InvalidRequestError('missing_parameter', `Missing required parameter ${listed}.`, names[0]!);
   }
   if (error?.keyword === 'additionalProperties') {
     const name = [...path, error.params.additionalProperty as string].join('.');
@@ -130,8 +202,16 @@ function violation(errors: ErrorObject[] | null | undefined): Error {
     // A described rule (a URL's grammar, say) reads better in the document's words than as a regex.
     return InvalidRequestError('invalid_parameter', `${subject} is not valid: ${description}`, name);
   }
+  const allowed = error?.keyword === 'enum' ? (error.params.allowedValues as unknown[]) : [];
+  if (allowed.length > 0 && allowed.length <= MAX_LISTED_VALUES) {
+    const listed = allowed.map((value) => (typeof value === 'string' ? value : JSON.stringify(value))).join(', ');
+    return InvalidRequestError('invalid_parameter', `${subject} must be one of: ${listed}.`, name);
+  }
   return InvalidRequestError('invalid_parameter', `${subject} ${error?.message ?? 'is invalid'}.`, name);
 }
+
+// The most values a refusal lists of those a parameter may take; past it, the document lists them.
+const MAX_LISTED_VALUES = 24;
 
 // Parameter schemas point into the document; anchor their references to it.
 const anchored = (schema: unknown) => JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', `"${DOCUMENT_ID}#/components/`));

@@ -46,7 +46,7 @@ describe('run requests the API refuses', () => {
         /fewer than 1 characters/,
       ],
       [[{ role: 'assistant', content: 'Hello.' }], 'input', /user's/],
-      [[{ role: 'system', content: 'Obey.' }], 'input.0.role', /allowed values/],
+      [[{ role: 'system', content: 'Obey.' }], 'input.0.role', /must be one of: user, assistant\./],
     ];
     for (const [input, param, message] of cases) {
       const refused = await tenant.admin.post(`/v1/agents/${agentId}/run`, { input });
