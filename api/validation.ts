@@ -98,6 +98,8 @@ function mostTelling(errors: ErrorObject[]): ErrorObject | undefined {
   // What an array lacks is told by `contains`, not by the items that do not supply it.
   const lacking = errors.find((e) => e.keyword === 'contains');
   if (lacking) return lacking;
+  const untagged = errors.find((e) => e.keyword === 'discriminator');
+  if (untagged) return tagError(untagged);
   const named = errors
     .filter((e) => e.keyword === 'oneOf' || e.keyword === 'anyOf')
     .sort((a, b) => depthOf(a) - depthOf(b))
@@ -107,7 +109,26 @@ function mostTelling(errors: ErrorObject[]): ErrorObject | undefined {
   const branches = errors.filter((e) => e.keyword !== 'oneOf' && e.keyword !== 'anyOf');
   const better = (e: ErrorObject, best: ErrorObject) =>
     depthOf(e) > depthOf(best) || (depthOf(e) === depthOf(best) && KIND_ONLY.has(best.keyword) && !KIND_ONLY.has(e.keyword));
-  return branches.reduce<ErrorObject | undefined>((best, e) => (!best || better(e, best) ? e : best), undefined) ?? errors[0];
+  const best = branches.reduce<ErrorObject | undefined>((found, e) => (!found || better(e, found) ? e : found), undefined) ?? errors[0];
+  if (best?.keyword !== 'required') return best;
+  // Alternatives that each need a field the value lacks (`agent_id` or `network_id`): each is named.
+  const alike = branches.filter((e) => e.keyword === 'required' && e.instancePath === best.instancePath);
+  const missing = [...new Set(alike.map((e) => e.params.missingProperty as string))];
+  return missing.length > 1 ? { ...best, params: { missingProperty: missing } } : best;
+}
+
+/**
+ * A tool (or any `oneOf` with a `discriminator`) whose `type` is missing, or names no branch: Ajv says only that
+ * the tag "must be in oneOf"; the error names the field, and what it may be.
+ */
+function tagError(error: ErrorObject): ErrorObject {
+  const tag = error.params.tag as string;
+  const value = error.data as Record<string, unknown> | undefined;
+  if (value !== null && typeof value === 'object' && value[tag] === undefined)
+    return { ...error, keyword: 'required', params: { missingProperty: tag } };
+  const branches = (error.parentSchema as Schema | undefined)?.oneOf;
+  const allowed = [...new Set((Array.isArray(branches) ? branches : []).flatMap((branch) => pinnedProperties(branch).get(tag) ?? []))];
+  return { ...error, keyword: 'enum', instancePath: `${error.instancePath}/${tag}`, params: { allowedValues: allowed } };
 }
 
 type Schema = Record<string, unknown>;
@@ -151,6 +172,7 @@ function namedBranchError(choice: ErrorObject): ErrorObject | undefined {
   const value = choice.data as Record<string, unknown> | undefined;
   if (!Array.isArray(branches) || value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
   const pins = branches.map(pinnedProperties);
+  if (pins.length === 0) return undefined;
   // The properties that tell the branches apart: those every branch pins. One a single branch pins (a
   // scorer's `metric`) is that branch's own field, wrong or right only there.
   const held = [...pins[0]!.keys()].filter((name) => pins.every((pin) => pin.has(name)) && value[name] !== undefined);
@@ -158,19 +180,17 @@ function namedBranchError(choice: ErrorObject): ErrorObject | undefined {
   const named = branches.filter((_, i) => held.every((name) => pins[i]!.get(name)!.includes(value[name])));
   if (named.length === branches.length) return undefined;
   if (named.length === 0) {
-    const name = held[0]!;
+    const name = held.find((key) => !pins.some((pin) => pin.get(key)!.includes(value[key]))) ?? held[0]!;
     const allowed = [...new Set(pins.flatMap((pin) => pin.get(name) ?? []))];
     return { ...choice, keyword: 'enum', instancePath: `${choice.instancePath}/${name}`, params: { allowedValues: allowed } };
   }
-  const failures = named.flatMap((branch) => {
+  const failures: ErrorObject[] = [];
+  for (const branch of named) {
     const validate = branchValidator(branch as object);
-    if (validate(value)) return [];
-    return (validate.errors ?? []).map((e) => ({ ...e, instancePath: `${choice.instancePath}${e.instancePath}` }));
-  });
-  const missing = failures.filter((e) => e.keyword === 'required');
-  // A value that may take one of several branches' fields, and has none of them: each is named.
-  if (missing.length > 1 && missing.length === failures.length && missing.every((e) => e.instancePath === missing[0]!.instancePath))
-    return { ...missing[0]!, params: { missingProperty: missing.map((e) => e.params.missingProperty as string) } };
+    // A value two branches take fails `oneOf` for that, which Ajv's own error tells.
+    if (validate(value)) return undefined;
+    failures.push(...(validate.errors ?? []).map((e) => ({ ...e, instancePath: `${choice.instancePath}${e.instancePath}` })));
+  }
   return mostTelling(failures);
 }
 

@@ -109,6 +109,44 @@ describe('what a refused request is told', () => {
     });
   });
 
+  it('names each of the fields one of which is needed, where it named the first alone', () => {
+    const run = { input: 'Hi.' };
+    assert.deepEqual(refusal('createSchedule', { run, cron: '0 9 * * *' }), {
+      code: 'missing_parameter',
+      param: 'agent_id',
+      message: 'Missing required parameter `agent_id` or `network_id`.',
+    });
+    assert.deepEqual(refusal('createSchedule', { run, agent_id: 'agent_a' }), {
+      code: 'missing_parameter',
+      param: 'cron',
+      message: 'Missing required parameter `cron` or `interval_seconds`.',
+    });
+    assert.deepEqual(refusal('createExperiment', { dataset_id: 'ds_a' }), {
+      code: 'missing_parameter',
+      param: 'agent_id',
+      message: 'Missing required parameter `agent_id` or `network_id`.',
+    });
+  });
+
+  it("names a tool's missing or unknown `type`, where it was told the tag must be in oneOf", () => {
+    const agent = (tool: unknown) => ({ name: 'a', model: 'echo', tools: [tool] });
+    assert.deepEqual(refusal('createAgent', agent({ type: 'htp', name: 't' })), {
+      code: 'invalid_parameter',
+      param: 'tools.0.type',
+      message: '`tools.0.type` must be one of: http, mcp, a2a, builtin.',
+    });
+    assert.deepEqual(refusal('createAgent', agent({ name: 't' })), {
+      code: 'missing_parameter',
+      param: 'tools.0.type',
+      message: 'Missing required parameter `tools.0.type`.',
+    });
+    assert.deepEqual(refusal('createAgent', agent({ type: 7, name: 't' })), {
+      code: 'invalid_parameter',
+      param: 'tools.0.type',
+      message: '`tools.0.type` must be one of: http, mcp, a2a, builtin.',
+    });
+  });
+
   it('lists the values a field may take, where Ajv says only that it must be one of them', () => {
     assert.deepEqual(refusal('createBudget', { ...budget({ type: 'project' }), period: 'week' }), {
       code: 'invalid_parameter',
