@@ -211,6 +211,24 @@ describe('agent networks', function () {
     assert.deepEqual(child.body.input, [{ role: 'user', content: 'Write a haiku.' }]);
   });
 
+  it("answers with the supervisor's own reply when it finishes before any hop, a task no member was needed for", async () => {
+    const writer = await createAgent(stack.tenant.admin, { name: 'writer' });
+    const net = await network({
+      members: [writer.id],
+      router: { type: 'supervisor', instructions: 'Plan the work.', model: 'gpt-4.1-nano' },
+    });
+    stack.openai.enqueue({ model: 'gpt-4.1-nano', text: ['Hello! What should the team write?'], usage: { input: 300, output: 9 } });
+    const greeted = await stack.tenant.admin.post(`/v1/networks/${net.id}/run`, { input: 'Hello there.' });
+    assert.equal(greeted.body.status, 'completed', JSON.stringify(greeted.body.error));
+    assert.deepEqual(greeted.body.hops, []);
+    assert.equal(greeted.body.output.text, 'Hello! What should the team write?');
+    await eventually(async () => {
+      const stored = await stack.tenant.admin.get(`/v1/runs/${greeted.body.id}`);
+      assert.equal(stored.body.output.text, 'Hello! What should the team write?');
+      assert.equal(stored.body.scores.find((s: { scorer: string }) => s.scorer === 'non_empty')?.value, 1, 'scored as an answer');
+    });
+  });
+
   it('hands control from member to member through the handoff tool until one answers', async () => {
     const triage = await createAgent(stack.tenant.admin, { name: 'triage' });
     const billing = await createAgent(stack.tenant.admin, { name: 'billing', description: 'Invoices and refunds' });

@@ -208,13 +208,20 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
   };
 
   /** Ends the run (once) with its output, steps left running cancelled; answers the agent's next queued run, for the workflow to wake. */
+  /**
+   * A network run answers with its last completed hop's output; one whose supervisor finished before any hop, with
+   * the supervisor's own answer (a task that needed no member: a greeting, a question it could answer itself).
+   */
+  const networkOutputOf = async (runId: string): Promise<string> => {
+    const hops = await childrenOf(db, runId);
+    if (hops.length === 0) return finalTextOf(db, runId);
+    return hops.filter((c) => c.status === 'completed').at(-1)?.output_text ?? '';
+  };
+
   const end = async (runId: string, status: 'completed' | 'failed' | 'cancelled', error?: RunError): Promise<RunEnding> => {
     const run = await runById(db, runId);
     if (!run) return { next: null };
-    // A network run answers with its last hop's output.
-    const outputText = run.network_id
-      ? ((await childrenOf(db, runId)).filter((c) => c.status === 'completed').at(-1)?.output_text ?? '')
-      : await finalTextOf(db, runId);
+    const outputText = run.network_id ? await networkOutputOf(runId) : await finalTextOf(db, runId);
     const ended = await transaction(db, async (tx) => {
       await tx.query(`UPDATE run_steps SET status = 'cancelled', completed_at = now() WHERE run_id = $1 AND status = 'in_progress'`, [
         runId,
