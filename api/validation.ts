@@ -60,7 +60,7 @@ parameters.addSchema({ ...openapiDocument, $id: DOCUMENT_ID }, undefined, undefi
 export const hasNul = (text: string) => text.includes('\u0000');
 
 /** The dotted path of the first string in `value`, or key, that holds the NUL character; null if none does. */
-function nulPath(value: unknown, path: string[] = []): string | null {
+export function nulPath(value: unknown, path: string[] = []): string | null {
   if (typeof value === 'string') return hasNul(value) ? path.join('.') : null;
   if (typeof value !== 'object' || value === null) return null;
   for (const [key, item] of Object.entries(value)) {

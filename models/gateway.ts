@@ -12,6 +12,8 @@ import { anthropicClient } from './providers/anthropic-client.js';
 import { callAnthropic } from './providers/anthropic.js';
 import { openAiClient } from './providers/openai-client.js';
 import { callOpenAi } from './providers/openai.js';
+import { withoutNul } from './storable-text.js';
+import type { AssistantMessage } from './model-call.js';
 
 export { ModelCallError, type ModelCallErrorKind } from './call-error.js';
 export type { AssistantMessage, FinishReason, LoadedImage, ModelCallRequest, ModelCallResult } from './model-call.js';
@@ -46,10 +48,17 @@ export class ModelGateway {
     const cancel = () => end('cancelled');
     request.signal.addEventListener('abort', cancel, { once: true });
     const deadline = request.timeoutMs === undefined ? undefined : setTimeout(() => end('timeout'), request.timeoutMs);
+    // What the provider answers is kept, streamed and recorded as the platform can store it (storable-text.ts).
+    const onTextDelta = request.onTextDelta;
+    const storing: ModelCallRequest = onTextDelta
+      ? { ...request, onTextDelta: (text) => (text = withoutNul(text)) && onTextDelta(text) }
+      : request;
     try {
-      return model.provider === 'openai'
-        ? await callOpenAi(await (this.openAi ??= openAiClient(this.env)), request, images, controller.signal)
-        : await callAnthropic(await (this.anthropic ??= anthropicClient(this.env)), request, images, controller.signal);
+      const result =
+        model.provider === 'openai'
+          ? await callOpenAi(await (this.openAi ??= openAiClient(this.env)), storing, images, controller.signal)
+          : await callAnthropic(await (this.anthropic ??= anthropicClient(this.env)), storing, images, controller.signal);
+      return { ...result, message: storableMessage(result.message) };
     } catch (err) {
       throw await classifyFailure(err, model.provider, ending);
     } finally {
@@ -57,4 +66,20 @@ export class ModelGateway {
       request.signal.removeEventListener('abort', cancel);
     }
   }
+}
+
+function storableMessage(message: AssistantMessage): AssistantMessage {
+  const { content, tool_calls } = message;
+  return {
+    ...message,
+    content: withoutNul(content),
+    ...(tool_calls && {
+      tool_calls: tool_calls.map((call) => ({
+        ...call,
+        id: withoutNul(call.id),
+        name: withoutNul(call.name),
+        arguments: withoutNul(call.arguments),
+      })),
+    }),
+  };
 }

@@ -4,6 +4,7 @@
  */
 
 import type { Citation, RemoteCharge } from '../records/run-steps.js';
+import { withoutNul } from '../models/storable-text.js';
 
 export type { RemoteCharge } from '../records/run-steps.js';
 
@@ -31,7 +32,8 @@ export class ToolUnavailableError extends Error {
     readonly retryAfterMs?: number,
     options?: ErrorOptions,
   ) {
-    super(message, options);
+    // A remote's words reach the step's error once the call is given up, which is stored.
+    super(withoutNul(message), options);
     this.name = 'ToolUnavailableError';
   }
 }

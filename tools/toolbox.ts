@@ -13,6 +13,7 @@ import type { Reach } from './network-guard.js';
 import { checkOffered } from './offer-limits.js';
 import { argumentsOf, definitionOfCall } from './guards.js';
 import type { ToolResult } from './outcomes.js';
+import { withoutNul } from '../models/storable-text.js';
 import { readFile, readFileSpec } from './read-file.js';
 
 export { ToolUnavailableError, type ToolResult } from './outcomes.js';
@@ -65,7 +66,13 @@ export async function offeredTools(definitions: ToolDefinition[], ctx: ToolConte
   return specs;
 }
 
+/** The tool's result, as the run can store it: without what PostgreSQL cannot hold (models/storable-text.ts). */
 export async function invokeTool(definitions: ToolDefinition[], call: ToolCall, ctx: ToolContext): Promise<ToolResult> {
+  const result = await answerOf(definitions, call, ctx);
+  return { ...result, content: withoutNul(result.content) };
+}
+
+async function answerOf(definitions: ToolDefinition[], call: ToolCall, ctx: ToolContext): Promise<ToolResult> {
   const args = argumentsOf(call);
   if (typeof args === 'string') return { content: args, is_error: true };
   if (call.name === READ_FILE_TOOL && ctx.attachmentIds.length > 0) return readFile(args, ctx);

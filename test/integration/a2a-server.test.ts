@@ -540,6 +540,7 @@ describe('A2A server: agents and networks as A2A agents, driven by the official 
       assert.equal(answer.status, 200, JSON.stringify(answer.body));
       return [answer.body.id, answer.body.error.code];
     };
+    const runsBefore0 = (await stack.tenant.admin.get(`/v1/agents/${agent.id}/runs?limit=100`)).body.data.length;
     assert.deepEqual(await error('{"jsonrpc": "2.0", "id": 1,'), [null, -32700]);
     assert.deepEqual(await error({ id: 1, method: 'GetTask', params: { id: 'x' } }), [1, -32600]);
     assert.deepEqual(await error([{ jsonrpc: '2.0', id: 1, method: 'GetTask' }]), [null, -32600]);
@@ -552,6 +553,21 @@ describe('A2A server: agents and networks as A2A agents, driven by the official 
     assert.deepEqual(await error({ jsonrpc: '2.0', id: 4, method: 'SendMessage', params: {} }, { 'a2a-version': '' }), [4, -32601]);
     assert.deepEqual(await error({ jsonrpc: '2.0', id: 5, method: 'GetTask', params: {} }), [5, -32602]);
     assert.deepEqual(await error({ jsonrpc: '2.0', id: 6, method: 'GetTask', params: { id: 'run_none' } }), [6, -32001]);
+    // No string in a request may hold NUL, which PostgreSQL cannot keep: ids and texts alike, each named.
+    const nul = (message: Record<string, unknown>) => ({ messageId: 'm-nul', role: 'ROLE_USER', parts: [{ text: 'Hi.' }], ...message });
+    for (const [method, params, where] of [
+      ['SendMessage', { message: nul({ messageId: 'm-\u0000' }) }, 'params.message.messageId'],
+      ['SendMessage', { message: nul({ contextId: 'thread_\u0000' }) }, 'params.message.contextId'],
+      ['SendMessage', { message: nul({ parts: [{ text: 'a\u0000b' }] }) }, 'params.message.parts.0.text'],
+      ['GetTask', { id: 'run_\u0000' }, 'params.id'],
+      ['CancelTask', { id: 'run_\u0000' }, 'params.id'],
+      ['ListTasks', { contextId: '\u0000' }, 'params.contextId'],
+    ] as const) {
+      const answer = await rpc({ jsonrpc: '2.0', id: 16, method, params });
+      assert.equal(answer.body.error?.code, -32602, `${method}: ${JSON.stringify(answer.body)}`);
+      assert.equal(answer.body.error.message, `\`${where}\` holds the NUL character (U+0000), which no string in a request may.`);
+    }
+    assert.equal((await stack.tenant.admin.get(`/v1/agents/${agent.id}/runs?limit=100`)).body.data.length, runsBefore0);
     // historyLength is an int32 from 0 up, whichever method takes it; a message with a wrong one starts no run.
     const runsBefore = (await stack.tenant.admin.get(`/v1/agents/${agent.id}/runs?limit=100`)).body.data.length;
     for (const historyLength of [-1, 2.5, 'many', 2 ** 31]) {

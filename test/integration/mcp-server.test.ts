@@ -305,6 +305,16 @@ describe('the MCP server: agents and networks as tools over streamable HTTP', fu
     assert.deepEqual((nothing.structuredContent as { entities: unknown[] }).entities, [], "another project's graph is not searched");
     const bad = await client.callTool({ name: 'search_context', arguments: { query: 'Acme', limit: 500 } });
     assert.equal(bad.isError, true);
+    // A refused query is told as the tool's argument, `query`, not as the endpoint's `q`.
+    for (const [query, why] of [
+      ['', /^`query` must NOT have fewer than 1 characters\. \(invalid_parameter\)$/],
+      ['a'.repeat(201), /^`query` must NOT have more than 200 characters\. \(invalid_parameter\)$/],
+      ['Ac\u0000me', /^`query` must not contain the NUL character \(U\+0000\)\. \(invalid_parameter\)$/],
+    ] as const) {
+      const refused = await client.callTool({ name: 'search_context', arguments: { query } });
+      assert.equal(refused.isError, true);
+      assert.match((refused.content as TextBlock[])[0]!.text, why);
+    }
   });
 
   it('answers malformed JSON-RPC with protocol errors, never 500, and GET and DELETE with 405', async () => {

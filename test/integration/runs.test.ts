@@ -228,6 +228,33 @@ describe('runs', function () {
     }
   });
 
+  it('keeps a tool answer and a model answer holding NUL characters without them, calling each once', async () => {
+    const { startToolServer } = await import('../support/http-tool-server.js');
+    const tools = await startToolServer();
+    try {
+      const agent = await createAgent(stack.tenant.admin, {
+        tools: [{ type: 'http', name: 'nul', url: `${tools.url}/nul`, method: 'GET' }],
+      });
+      const calls = stack.openai.requests.length;
+      stack.openai.enqueue({ tool_calls: [{ name: 'nul', arguments: '{}' }] });
+      stack.openai.enqueue({ text: ['It said before', '\u0000', 'after.'] });
+      const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Call it.' });
+      assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
+      assert.equal(run.body.steps[1].output, 'beforeafter');
+      assert.equal(run.body.output.text, 'It said beforeafter.');
+      assert.deepEqual(tools.received, ['/nul'], 'the tool was called once');
+      assert.equal(stack.openai.requests.length - calls, 2, 'the model was called twice, once for each step');
+      const stream = await SseReader.open(`${stack.api.url}/v1/runs/${run.body.id}/events`, {
+        headers: { authorization: `Bearer ${stack.tenant.admin.key}` },
+      });
+      await stream.done;
+      const deltas = stream.events.filter((e) => e.event === 'output_text.delta').map((e) => e.data.delta);
+      assert.equal(deltas.join(''), 'It said beforeafter.');
+    } finally {
+      await tools.close();
+    }
+  });
+
   it("stores a tool's result once, on its step, and its event stream still carries it", async () => {
     const { startToolServer } = await import('../support/http-tool-server.js');
     const tools = await startToolServer();

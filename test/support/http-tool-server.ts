@@ -1,6 +1,6 @@
 /**
  * An HTTP tool on loopback: `/echo` answers with what it received, `/status/<code>` with that status
- * (`retry-after` from the query), `/bytes/<n>` with n bytes of text, `/picture` with a PNG, `/redirect`
+ * (`retry-after` from the query), `/bytes/<n>` with n bytes of text, `/nul` with text holding a NUL byte, `/picture` with a PNG, `/redirect`
  * with a 302, `/hang` never answers (its requests are counted, so a test can wait for one to arrive),
  * `/held` answers as `/echo` does once the test releases it, and `/unavailable/<n>` answers 503 to its first
  * n requests, then as `/echo` does.
@@ -65,6 +65,8 @@ export async function startToolServer(): Promise<TestToolServer> {
         .end(`status ${arg} on purpose`);
     } else if (route === 'bytes') {
       res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end('é'.repeat(Number(arg) / 2));
+    } else if (route === 'nul') {
+      res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end('before\u0000after');
     } else if (route === 'picture') {
       res.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.from('89504e470d0a1a0a', 'hex'));
     } else if (route === 'redirect') {

@@ -18,7 +18,13 @@ export async function callSearchTool(ctx: ApiContext, deps: ApiDeps, args: Recor
     return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
   } catch (err) {
     const refusal = toApiError(err);
-    if (refusal) return refusalResult(refusal);
+    if (refusal) return refusalResult(refusal.param === 'q' ? asQueryArgument(refusal) : refusal);
     throw err;
   }
+}
+
+/** A refusal of the endpoint's `q`, told of the tool's argument, `query`, which the caller sent. */
+function asQueryArgument(refusal: ApiError): ApiError {
+  const message = refusal.message.replaceAll('`q`', '`query`');
+  return new ApiError(refusal.status, refusal.type, refusal.code, message, 'query', refusal.headers, refusal.details);
 }
