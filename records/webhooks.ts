@@ -136,6 +136,9 @@ export async function updateEndpoint(
 
 /** Deletes the endpoint with its deliveries and their attempts; a delivery in flight finds it gone and stops. */
 export async function deleteEndpoint(tx: Queryable, projectId: string, id: string): Promise<boolean> {
+  // Whatever ends a delivery (recordAttempt, failDelivery) locks its row, then its endpoint's; the deletion's cascade
+  // would take them the other way round, and the two deadlock. Its deliveries are locked first, in one order.
+  await tx.query('SELECT 1 FROM webhook_deliveries WHERE endpoint_id = $1 AND project_id = $2 ORDER BY id FOR UPDATE', [id, projectId]);
   const { rowCount } = await tx.query('DELETE FROM webhook_endpoints WHERE id = $1 AND project_id = $2', [id, projectId]);
   return rowCount === 1;
 }

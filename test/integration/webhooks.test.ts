@@ -7,6 +7,8 @@ import type { ApiClient, ApiResponse } from '../support/client.js';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../support/webhook-receiver.js';
 import type { components } from '../../api/generated/openapi.js';
 import { freePort } from '../../cli/embedded.js';
+import { createDb } from '../../records/db.js';
+import { testLog } from '../support/services.js';
 import { REDELIVERIES_PER_HOUR } from '../../api/routes/webhooks/deliveries.js';
 import { deliveryWorkflowId } from '../../workflows/webhooks/client.js';
 import { ATTEMPTS_AT_ONCE_PER_PROJECT } from '../../workflows/webhooks/dispatcher.js';
@@ -205,6 +207,41 @@ describe('events and webhooks', () => {
       assertError(await tenant.admin.get(`/v1/webhooks/${endpoint.id}`), 404);
       assertError(await tenant.admin.get(`/v1/webhooks/${endpoint.id}/deliveries`), 404);
       assertError(await tenant.admin.delete(`/v1/webhooks/${endpoint.id}`), 404);
+    });
+
+    it('deletes an endpoint while a delivery of it is being failed, without either deadlocking', async () => {
+      const endpoint = await register(tenant.admin, '/deleted-while-failing');
+      await deleteAFile();
+      const [delivery] = await eventually(async () => {
+        const found = await deliveriesOf(endpoint.id);
+        assert.equal(found.length, 1);
+        assert.equal(found[0]!.status, 'succeeded');
+        return found;
+      });
+      const locker = createDb(api.services.db.connectionString, { max: 1, log: testLog });
+      const failing = await locker.connect();
+      try {
+        // As failDelivery ends a delivery: its row first, then its endpoint's count of failures.
+        await failing.query('BEGIN');
+        await failing.query(`UPDATE webhook_deliveries SET status = status WHERE id = $1`, [delivery!.id]);
+        const deleting = tenant.admin.delete(`/v1/webhooks/${endpoint.id}`);
+        await eventually(async () => {
+          const { rows } = await api.services.db.query(
+            `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%webhook_%' AND pid <> $1`,
+            [(await failing.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid],
+          );
+          assert.ok(rows.length > 0, 'the deletion waits for the delivery');
+        });
+        await failing.query(`UPDATE webhook_endpoints SET consecutive_failures = consecutive_failures + 1 WHERE id = $1`, [endpoint.id]);
+        await failing.query('COMMIT');
+        const deleted = await deleting;
+        assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
+        assertError(await tenant.admin.get(`/v1/webhooks/${endpoint.id}`), 404);
+      } finally {
+        await failing.query('ROLLBACK').catch(() => undefined);
+        failing.release();
+        await locker.end();
+      }
     });
 
     it('needs webhooks:read to read, webhooks:write to change, events:read for events; admin keys do everything', async () => {
