@@ -78,8 +78,29 @@ function storableMessage(message: AssistantMessage): AssistantMessage {
         ...call,
         id: withoutNul(call.id),
         name: withoutNul(call.name),
-        arguments: withoutNul(call.arguments),
+        arguments: storableArguments(withoutNul(call.arguments)),
       })),
     }),
   };
+}
+
+/**
+ * Arguments as JSON text whose strings, parsed, hold no NUL either: a `\u0000` escape becomes one when a tool,
+ * the judge or the memory reader reads them, and what they read is stored. Arguments without such an escape, or
+ * that are not JSON (the tool says so to the model), are left as they are.
+ */
+function storableArguments(text: string): string {
+  if (!text.includes('\\u0000')) return text;
+  try {
+    return JSON.stringify(
+      JSON.parse(text, (_key, value: unknown) => {
+        if (typeof value === 'string') return withoutNul(value);
+        if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+        return Object.fromEntries(Object.entries(value).map(([key, item]) => [withoutNul(key), item as unknown]));
+      }),
+    );
+  } catch {
+    // Not JSON, or nested past what the parser can walk: the tool's own checks refuse it.
+    return text;
+  }
 }

@@ -41,6 +41,23 @@ export interface ModelCallResult {
 export type LoadedImages = ReadonlyMap<string, LoadedImage>;
 
 /**
+ * A token count as a provider reported it, as the usage ledger can keep it: a whole number from 0. A server that
+ * speaks the wire format loosely may leave a count out, send null, a negative number or a fraction: kept as sent,
+ * it would fail the write that records the call (and the call would be made again) or book a negative cost. A
+ * count that is not a number, or not above 0, is 0; a fraction is rounded.
+ */
+export function tokenCount(reported: unknown): number {
+  if (typeof reported !== 'number' || !Number.isFinite(reported) || reported <= 0) return 0;
+  return Math.min(Math.round(reported), Number.MAX_SAFE_INTEGER);
+}
+
+/** Usage as the ledger keeps it: cached input tokens are part of the input, never more than all of it. */
+export function usageOf(input: unknown, output: unknown, cached: unknown): TokenUsage {
+  const input_tokens = tokenCount(input);
+  return { input_tokens, output_tokens: tokenCount(output), cached_tokens: Math.min(tokenCount(cached), input_tokens) };
+}
+
+/**
  * The image bytes one call carries at most: base64 makes about 27 MB of them, under Anthropic's 32 MB request
  * limit (OpenAI's is 50 MB). An image that would take a call past it is left out, and the model told so.
  */

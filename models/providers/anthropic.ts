@@ -14,6 +14,8 @@ import type { ChatMessage, ToolCall, ToolSpec } from '../messages.js';
 import {
   imageOf,
   outputAllowance,
+  tokenCount,
+  usageOf,
   type FinishReason,
   type LoadedImages,
   type ModelCallRequest,
@@ -149,10 +151,11 @@ export async function callAnthropic(
     output_tokens?: number | null;
   }) => {
     // message_delta carries cumulative counts; a null one is "unchanged".
-    usage.input = reported.input_tokens ?? usage.input;
-    usage.cacheRead = reported.cache_read_input_tokens ?? usage.cacheRead;
-    usage.cacheCreation = reported.cache_creation_input_tokens ?? usage.cacheCreation;
-    usage.output = reported.output_tokens ?? usage.output;
+    const count = (n: number | null | undefined, before: number) => (n === null || n === undefined ? before : tokenCount(n));
+    usage.input = count(reported.input_tokens, usage.input);
+    usage.cacheRead = count(reported.cache_read_input_tokens, usage.cacheRead);
+    usage.cacheCreation = count(reported.cache_creation_input_tokens, usage.cacheCreation);
+    usage.output = count(reported.output_tokens, usage.output);
   };
   for await (const event of stream) {
     switch (event.type) {
@@ -189,11 +192,7 @@ export async function callAnthropic(
   const toolCalls = [...calls.entries()].sort(([a], [b]) => a - b).map(([, call]) => ({ ...call, arguments: call.arguments || '{}' }));
   return {
     message: { role: 'assistant', content: text, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
-    usage: {
-      input_tokens: usage.input + usage.cacheRead + usage.cacheCreation,
-      output_tokens: usage.output,
-      cached_tokens: usage.cacheRead,
-    },
+    usage: usageOf(usage.input + usage.cacheRead + usage.cacheCreation, usage.output, usage.cacheRead),
     finish_reason: finishReasonOf(stopReason),
     ...(request_id ? { provider_request_id: request_id } : {}),
   };

@@ -8,7 +8,7 @@ import type {
 } from 'openai/resources/chat/completions';
 import { ModelCallError } from '../call-error.js';
 import type { ChatMessage, TokenUsage, ToolCall, ToolSpec } from '../messages.js';
-import { imageOf, type FinishReason, type LoadedImages, type ModelCallRequest, type ModelCallResult } from '../model-call.js';
+import { imageOf, usageOf, type FinishReason, type LoadedImages, type ModelCallRequest, type ModelCallResult } from '../model-call.js';
 
 function toOpenAiMessage(message: ChatMessage, images: LoadedImages): ChatCompletionMessageParam {
   switch (message.role) {
@@ -86,11 +86,7 @@ export async function callOpenAi(
   let usage: TokenUsage = { input_tokens: 0, output_tokens: 0, cached_tokens: 0 };
   for await (const chunk of stream) {
     if (chunk.usage) {
-      usage = {
-        input_tokens: chunk.usage.prompt_tokens,
-        output_tokens: chunk.usage.completion_tokens,
-        cached_tokens: chunk.usage.prompt_tokens_details?.cached_tokens ?? 0,
-      };
+      usage = usageOf(chunk.usage.prompt_tokens, chunk.usage.completion_tokens, chunk.usage.prompt_tokens_details?.cached_tokens);
     }
     const choice = chunk.choices[0];
     if (!choice) continue;

@@ -228,21 +228,33 @@ describe('runs', function () {
     }
   });
 
-  it('keeps a tool answer and a model answer holding NUL characters without them, calling each once', async () => {
+  it('keeps a tool answer, a model answer and arguments holding NUL characters without them, calling each once', async () => {
     const { startToolServer } = await import('../support/http-tool-server.js');
     const tools = await startToolServer();
     try {
       const agent = await createAgent(stack.tenant.admin, {
-        tools: [{ type: 'http', name: 'nul', url: `${tools.url}/nul`, method: 'GET' }],
+        tools: [
+          { type: 'http', name: 'nul', url: `${tools.url}/nul`, method: 'GET' },
+          { type: 'http', name: 'weather', url: `${tools.url}/echo`, method: 'POST' },
+        ],
       });
       const calls = stack.openai.requests.length;
-      stack.openai.enqueue({ tool_calls: [{ name: 'nul', arguments: '{}' }] });
+      stack.openai.enqueue({
+        tool_calls: [
+          { name: 'nul', arguments: '{}' },
+          // A JSON escape of NUL, which parsing turns into the character.
+          { name: 'weather', arguments: '{"city": "Os\\u0000lo"}' },
+        ],
+      });
       stack.openai.enqueue({ text: ['It said before', '\u0000', 'after.'] });
-      const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Call it.' });
+      const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Call them.' });
       assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
-      assert.equal(run.body.steps[1].output, 'beforeafter');
+      const [, nul, weather] = run.body.steps;
+      assert.equal(nul.output, 'beforeafter');
+      assert.equal(weather.tool_call.arguments, '{"city":"Oslo"}');
+      assert.equal(JSON.parse(weather.output).body, '{"city":"Oslo"}', 'the tool was sent the arguments without NUL');
       assert.equal(run.body.output.text, 'It said beforeafter.');
-      assert.deepEqual(tools.received, ['/nul'], 'the tool was called once');
+      assert.deepEqual(tools.received.sort(), ['/echo', '/nul'], 'each tool was called once');
       assert.equal(stack.openai.requests.length - calls, 2, 'the model was called twice, once for each step');
       const stream = await SseReader.open(`${stack.api.url}/v1/runs/${run.body.id}/events`, {
         headers: { authorization: `Bearer ${stack.tenant.admin.key}` },
@@ -252,6 +264,39 @@ describe('runs', function () {
       assert.equal(deltas.join(''), 'It said beforeafter.');
     } finally {
       await tools.close();
+    }
+  });
+
+  it('records what a server reporting usage loosely reported, as whole counts from 0, calling the model once', async () => {
+    const agent = await createAgent(stack.tenant.admin);
+    const reported: [Record<string, unknown>, { input_tokens: number; output_tokens: number; cached_tokens: number }][] = [
+      // No completion_tokens, as some OpenAI-compatible servers send it.
+      [
+        { prompt_tokens: 40, total_tokens: 40 },
+        { input_tokens: 40, output_tokens: 0, cached_tokens: 0 },
+      ],
+      [
+        { prompt_tokens: null, completion_tokens: 7.6 },
+        { input_tokens: 0, output_tokens: 8, cached_tokens: 0 },
+      ],
+      [
+        { prompt_tokens: -5, completion_tokens: '9' },
+        { input_tokens: 0, output_tokens: 0, cached_tokens: 0 },
+      ],
+      // More cached tokens than input ones would book a negative cost.
+      [
+        { prompt_tokens: 10, completion_tokens: 2, prompt_tokens_details: { cached_tokens: 50 } },
+        { input_tokens: 10, output_tokens: 2, cached_tokens: 10 },
+      ],
+    ];
+    for (const [raw_usage, usage] of reported) {
+      const calls = stack.openai.requests.length;
+      stack.openai.enqueue({ text: ['Counted.'], raw_usage });
+      const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Count.' });
+      assert.equal(run.body.status, 'completed', `${JSON.stringify(raw_usage)}: ${JSON.stringify(run.body.error)}`);
+      assert.deepEqual(run.body.usage, usage, JSON.stringify(raw_usage));
+      assert.ok(!run.body.cost.startsWith('-'), `cost ${run.body.cost}`);
+      assert.equal(stack.openai.requests.length - calls, 1, 'the model was called once');
     }
   });
 

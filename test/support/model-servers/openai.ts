@@ -98,7 +98,7 @@ async function streamReply(exchange: Exchange, reply: ScriptedReply): Promise<vo
       model,
       system_fingerprint: 'fp_loopback',
       choices: [],
-      usage: {
+      usage: reply.raw_usage ?? {
         prompt_tokens: input,
         completion_tokens: output,
         total_tokens: input + output,

@@ -13,6 +13,8 @@ export interface ScriptedReply {
   tool_calls?: { name: string; arguments: string }[];
   /** Total input tokens (cached ones included), output tokens, and input tokens served from the cache. */
   usage?: { input: number; output: number; cached?: number };
+  /** The usage object exactly as sent, in the provider's own field names, for a server that reports it loosely. */
+  raw_usage?: Record<string, unknown>;
   /** Answer with this error status and the provider's error body instead. */
   status?: number;
   /** Seconds, sent as Retry-After with an error status. */
