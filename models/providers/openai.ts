@@ -56,6 +56,37 @@ function finishReasonOf(reason: ChatCompletionChunk.Choice['finish_reason'], cal
   return reason === 'tool_calls' || reason === 'function_call' || calledTools ? 'tool_calls' : 'stop';
 }
 
+/**
+ * The tool calls of a streamed answer, put together from their deltas. OpenAI sends a call's id and name in its
+ * first delta and its arguments in pieces after, each delta with the call's `index`. Servers that speak the
+ * format loosely are read as they mean it: Gemini's OpenAI-compatible endpoint sends no `index` (a delta with a
+ * new id begins a call, one without continues the last), and some proxies number every call 0 (a new id at an
+ * index begins a call, and the index's later deltas continue that one).
+ */
+class StreamedCalls {
+  readonly all: ToolCall[] = [];
+  // The server's index of each call, to the call's place among ours.
+  private readonly byIndex = new Map<number, ToolCall>();
+  private last: ToolCall | undefined;
+
+  callOf(delta: { index?: number | null; id?: string | null }): ToolCall {
+    const index = typeof delta.index === 'number' ? delta.index : undefined;
+    const call =
+      (delta.id ? this.all.find((known) => known.id === delta.id) : undefined) ??
+      (delta.id ? undefined : index === undefined ? this.last : this.byIndex.get(index)) ??
+      this.begin(delta.id ?? '');
+    if (index !== undefined) this.byIndex.set(index, call);
+    this.last = call;
+    return call;
+  }
+
+  private begin(id: string): ToolCall {
+    const call = { id, name: '', arguments: '' };
+    this.all.push(call);
+    return call;
+  }
+}
+
 export async function callOpenAi(
   client: OpenAI,
   request: ModelCallRequest,
@@ -80,7 +111,7 @@ export async function callOpenAi(
     .withResponse();
 
   let text = '';
-  const calls: ToolCall[] = [];
+  const calls = new StreamedCalls();
   let finish: ChatCompletionChunk.Choice['finish_reason'] = null;
   // A server that ignores include_usage reports nothing; the call is then recorded as free.
   let usage: TokenUsage = { input_tokens: 0, output_tokens: 0, cached_tokens: 0 };
@@ -94,10 +125,8 @@ export async function callOpenAi(
       text += choice.delta.content;
       request.onTextDelta?.(choice.delta.content);
     }
-    // A call's id and name come in its first delta, its arguments in pieces after; parallel calls by index.
     for (const delta of choice.delta.tool_calls ?? []) {
-      const call = (calls[delta.index] ??= { id: '', name: '', arguments: '' });
-      if (delta.id) call.id = delta.id;
+      const call = calls.callOf(delta);
       if (delta.function?.name) call.name += delta.function.name;
       if (delta.function?.arguments) call.arguments += delta.function.arguments;
     }
@@ -107,7 +136,7 @@ export async function callOpenAi(
   signal.throwIfAborted();
   if (finish === null) throw new ModelCallError('unavailable', 'openai ended the stream before the model finished');
 
-  const toolCalls = calls.filter(Boolean);
+  const toolCalls = calls.all;
   return {
     message: { role: 'assistant', content: text, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
     usage,

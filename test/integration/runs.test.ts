@@ -267,6 +267,43 @@ describe('runs', function () {
     }
   });
 
+  for (const deltas of ['gemini', 'index_zero'] as const) {
+    it(`calls each tool of parallel calls streamed as ${deltas === 'gemini' ? "Gemini's OpenAI-compatible endpoint streams them, without an index" : 'proxies stream them, every call numbered 0'}`, async () => {
+      const { startToolServer } = await import('../support/http-tool-server.js');
+      const tools = await startToolServer();
+      try {
+        const agent = await createAgent(stack.tenant.admin, {
+          tools: [
+            { type: 'http', name: 'weather', url: `${tools.url}/echo`, method: 'POST' },
+            { type: 'http', name: 'time', url: `${tools.url}/echo`, method: 'GET' },
+          ],
+        });
+        stack.openai.enqueue({
+          tool_calls: [
+            { name: 'weather', arguments: '{"city":"Oslo"}' },
+            { name: 'time', arguments: '{"zone":"Europe/Oslo"}' },
+          ],
+          tool_call_deltas: deltas,
+        });
+        stack.openai.enqueue({ text: ['Sunny, at noon.'] });
+        const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Weather and time in Oslo?' });
+        assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
+        const calls = run.body.steps.filter((s: { type: string }) => s.type === 'tool_call');
+        assert.deepEqual(
+          calls.map((s: { tool_call: { name: string; arguments: string } }) => [s.tool_call.name, s.tool_call.arguments]),
+          [
+            ['weather', '{"city":"Oslo"}'],
+            ['time', '{"zone":"Europe/Oslo"}'],
+          ],
+        );
+        assert.deepEqual(JSON.parse(calls[1].output).query, { zone: ['Europe/Oslo'] });
+        assert.equal(run.body.output.text, 'Sunny, at noon.');
+      } finally {
+        await tools.close();
+      }
+    });
+  }
+
   it('records what a server reporting usage loosely reported, as whole counts from 0, calling the model once', async () => {
     const agent = await createAgent(stack.tenant.admin);
     const reported: [Record<string, unknown>, { input_tokens: number; output_tokens: number; cached_tokens: number }][] = [

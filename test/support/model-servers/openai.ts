@@ -82,11 +82,14 @@ async function streamReply(exchange: Exchange, reply: ScriptedReply): Promise<vo
   if (!(await streamText(exchange, reply, (content) => chunk({ content })))) return;
   if (reply.hang) return exchange.hold();
 
+  const numbered = (index: number) =>
+    reply.tool_call_deltas === 'gemini' ? {} : { index: reply.tool_call_deltas === 'index_zero' ? 0 : index };
   (reply.tool_calls ?? []).forEach((call, index) => {
-    chunk({ tool_calls: [{ index, id: `call_${randomId(24)}`, type: 'function', function: { name: call.name, arguments: '' } }] });
-    for (const piece of halves(call.arguments)) chunk({ tool_calls: [{ index, function: { arguments: piece } }] });
+    const id = `call_${randomId(24)}`;
+    chunk({ tool_calls: [{ ...numbered(index), id, type: 'function', function: { name: call.name, arguments: '' } }] });
+    for (const piece of halves(call.arguments)) chunk({ tool_calls: [{ ...numbered(index), function: { arguments: piece } }] });
   });
-  chunk({}, reply.tool_calls?.length ? 'tool_calls' : 'stop');
+  chunk({}, reply.tool_calls?.length && reply.tool_call_deltas !== 'gemini' ? 'tool_calls' : 'stop');
 
   const streamOptions = body.stream_options as { include_usage?: boolean } | undefined;
   if (streamOptions?.include_usage) {

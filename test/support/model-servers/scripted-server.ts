@@ -13,6 +13,12 @@ export interface ScriptedReply {
   tool_calls?: { name: string; arguments: string }[];
   /** Total input tokens (cached ones included), output tokens, and input tokens served from the cache. */
   usage?: { input: number; output: number; cached?: number };
+  /**
+   * How tool calls' deltas are numbered, for servers that speak the format loosely: `gemini` as Gemini's
+   * OpenAI-compatible endpoint streams them (no `index`; each call's id in its first delta; `finish_reason`
+   * `stop`), `index_zero` as proxies that number every call 0. OpenAI's own numbering when absent.
+   */
+  tool_call_deltas?: 'gemini' | 'index_zero';
   /** The usage object exactly as sent, in the provider's own field names, for a server that reports it loosely. */
   raw_usage?: Record<string, unknown>;
   /** Answer with this error status and the provider's error body instead. */
