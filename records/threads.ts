@@ -97,9 +97,11 @@ export async function listThreads(
     conditions.push(['EXISTS (SELECT 1 FROM runs r WHERE r.thread_id = threads.id AND r.agent_id = ?)', filters.agentId]);
   if (filters.networkId !== undefined)
     conditions.push(['EXISTS (SELECT 1 FROM runs r WHERE r.thread_id = threads.id AND r.network_id = ?)', filters.networkId]);
+  // A query of no words (punctuation alone, or nothing) holds no lexeme, which no message matches: it filters nothing.
   if (filters.q !== undefined)
     conditions.push([
-      `id IN (SELECT m.thread_id FROM thread_messages m WHERE m.project_id = threads.project_id AND m.search @@ plainto_tsquery('simple', ?))`,
+      `(numnode(plainto_tsquery('simple', ?)) = 0 OR id IN (SELECT m.thread_id FROM thread_messages m WHERE m.project_id = threads.project_id AND m.search @@ plainto_tsquery('simple', ?)))`,
+      filters.q,
       filters.q,
     ]);
   return selectPage<ThreadRecord>(db, {

@@ -3865,7 +3865,7 @@ export interface operations {
                 created_after?: number;
                 /** @description Only threads created before this time (Unix seconds). */
                 created_before?: number;
-                /** @description Only threads with a message holding every word given (whole words, any case; punctuation ignored). Words that are all punctuation match every thread. */
+                /** @description Only threads with a message holding every word given (whole words, any case; punctuation ignored). A query of no words (empty, or punctuation alone) matches every thread. */
                 q?: string;
                 /** @description Only threads whose metadata holds every pair given, e.g. `metadata[channel]=email`. */
                 metadata?: {

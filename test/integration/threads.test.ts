@@ -72,6 +72,9 @@ describe('threads: conversations that last', function () {
     const ids = async (query: string) => (await client.get(`/v1/threads?${query}`)).body.data.map((t: { id: string }) => t.id);
     assert.deepEqual(await ids('q=ships%20TOMORROW'), [thread.id]);
     assert.deepEqual(await ids('q=tomorrow%20yesterday'), []);
+    // A query of no words (punctuation alone, or nothing) filters nothing, as the document says.
+    assert.deepEqual(await ids('q=%21%3F%21&order=asc'), [thread.id, other.body.id]);
+    assert.deepEqual(await ids('q=&order=asc'), [thread.id, other.body.id]);
     assert.deepEqual(await ids(`agent_id=${agent.id}`), [thread.id]);
     assert.deepEqual(await ids('subject_id=customer-7'), [other.body.id]);
     assert.deepEqual(await ids('metadata[channel]=email'), [thread.id]);
