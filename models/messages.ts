@@ -17,7 +17,17 @@ export interface ToolCall {
 export type ChatMessage =
   | { role: 'system'; content: string }
   | { role: 'user'; content: string | ContentPart[] }
-  | { role: 'assistant'; content: string; tool_calls?: ToolCall[] }
+  | {
+      role: 'assistant';
+      content: string;
+      tool_calls?: ToolCall[];
+      /**
+       * What an OpenAI-compatible server sent beside each of `tool_calls` (by position) to have it sent back with
+       * that call (`extra_content`: Gemini's thought signature, without which Gemini 3 refuses the next turn). Kept
+       * with the step for the conversation, never shown.
+       */
+      tool_call_extras?: (Record<string, unknown> | null)[];
+    }
   | { role: 'tool'; tool_call_id: string; name: string; content: string; is_error?: boolean };
 
 /** A tool as offered to a model: a name, what it does, and a JSON Schema of its arguments. */

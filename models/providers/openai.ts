@@ -32,10 +32,12 @@ function toOpenAiMessage(message: ChatMessage, images: LoadedImages): ChatComple
         content: message.content || (message.tool_calls?.length ? null : ''),
         ...(message.tool_calls?.length
           ? {
-              tool_calls: message.tool_calls.map((call) => ({
+              tool_calls: message.tool_calls.map((call, index) => ({
                 id: call.id,
                 type: 'function' as const,
                 function: { name: call.name, arguments: call.arguments },
+                // Sent back as it came (a field of Gemini's, beside OpenAI's own).
+                ...(message.tool_call_extras?.[index] ? { extra_content: message.tool_call_extras[index] } : {}),
               })),
             }
           : {}),
@@ -65,11 +67,18 @@ function finishReasonOf(reason: ChatCompletionChunk.Choice['finish_reason'], cal
  */
 class StreamedCalls {
   readonly all: ToolCall[] = [];
+  // What the server sent beside each call to have it back (`extra_content`), by call.
+  private readonly extras = new Map<ToolCall, Record<string, unknown>>();
   // The server's index of each call, to the call's place among ours.
   private readonly byIndex = new Map<number, ToolCall>();
   private last: ToolCall | undefined;
 
-  callOf(delta: { index?: number | null; id?: string | null }): ToolCall {
+  /** `extra_content` of each call, by position, when any call had one. */
+  get extraContents(): (Record<string, unknown> | null)[] | undefined {
+    return this.extras.size > 0 ? this.all.map((call) => this.extras.get(call) ?? null) : undefined;
+  }
+
+  callOf(delta: { index?: number | null; id?: string | null; extra_content?: unknown }): ToolCall {
     const index = typeof delta.index === 'number' ? delta.index : undefined;
     const call =
       (delta.id ? this.all.find((known) => known.id === delta.id) : undefined) ??
@@ -77,6 +86,9 @@ class StreamedCalls {
       this.begin(delta.id ?? '');
     if (index !== undefined) this.byIndex.set(index, call);
     this.last = call;
+    const extra = delta.extra_content;
+    if (extra !== null && typeof extra === 'object' && !Array.isArray(extra))
+      this.extras.set(call, { ...this.extras.get(call), ...(extra as Record<string, unknown>) });
     return call;
   }
 
@@ -137,8 +149,14 @@ export async function callOpenAi(
   if (finish === null) throw new ModelCallError('unavailable', 'openai ended the stream before the model finished');
 
   const toolCalls = calls.all;
+  const extras = calls.extraContents;
   return {
-    message: { role: 'assistant', content: text, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
+    message: {
+      role: 'assistant',
+      content: text,
+      ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
+      ...(extras ? { tool_call_extras: extras } : {}),
+    },
     usage,
     finish_reason: finishReasonOf(finish, toolCalls.length > 0),
     ...(request_id ? { provider_request_id: request_id } : {}),

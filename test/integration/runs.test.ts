@@ -304,6 +304,43 @@ describe('runs', function () {
     });
   }
 
+  it("sends Gemini's thought signature back with each tool call it came with, and shows it nowhere", async () => {
+    const { startToolServer } = await import('../support/http-tool-server.js');
+    const tools = await startToolServer();
+    try {
+      const agent = await createAgent(stack.tenant.admin, {
+        tools: [
+          { type: 'http', name: 'weather', url: `${tools.url}/echo`, method: 'POST' },
+          { type: 'http', name: 'time', url: `${tools.url}/echo`, method: 'GET' },
+        ],
+      });
+      stack.openai.enqueue({
+        tool_calls: [
+          { name: 'weather', arguments: '{"city":"Oslo"}' },
+          { name: 'time', arguments: '{"zone":"Europe/Oslo"}' },
+        ],
+        tool_call_deltas: 'gemini',
+        thought_signatures: true,
+      });
+      stack.openai.enqueue({ text: ['Sunny, at noon.'] });
+      const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Weather and time in Oslo?' });
+      assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
+      type SentCall = { function: { name: string }; extra_content?: unknown };
+      const second = stack.openai.requests.at(-1) as { messages: { role: string; tool_calls?: SentCall[] }[] };
+      const asked = second.messages.find((m) => m.role === 'assistant' && m.tool_calls);
+      assert.deepEqual(
+        asked?.tool_calls?.map((call) => [call.function.name, call.extra_content]),
+        [
+          ['weather', { google: { thought_signature: 'signature-0' } }],
+          ['time', { google: { thought_signature: 'signature-1' } }],
+        ],
+      );
+      assert.doesNotMatch(JSON.stringify(run.body), /signature-|extra/, 'the run shows no signature');
+    } finally {
+      await tools.close();
+    }
+  });
+
   it('records what a server reporting usage loosely reported, as whole counts from 0, calling the model once', async () => {
     const agent = await createAgent(stack.tenant.admin);
     const reported: [Record<string, unknown>, { input_tokens: number; output_tokens: number; cached_tokens: number }][] = [
