@@ -51,7 +51,13 @@ export class ModelGateway {
     // What the provider answers is kept, streamed and recorded as the platform can store it (storable-text.ts).
     const onTextDelta = request.onTextDelta;
     const storing: ModelCallRequest = onTextDelta
-      ? { ...request, onTextDelta: (text) => (text = withoutNul(text)) && onTextDelta(text) }
+      ? {
+          ...request,
+          onTextDelta: (text) => {
+            const kept = withoutNul(text);
+            if (kept) onTextDelta(kept);
+          },
+        }
       : request;
     try {
       const result =

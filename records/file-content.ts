@@ -4,6 +4,7 @@
  * content and tables endpoints.
  */
 import type { Queryable } from './db.js';
+import { withoutNul } from '../models/storable-text.js';
 import { newId } from './ids.js';
 import type { PageText, Table, TranscriptSegment } from './content-types.js';
 
@@ -31,16 +32,19 @@ export interface TableRecord {
   cells: Table['cells'];
 }
 
-/** PostgreSQL text cannot hold NUL, which some PDFs' text layers and some transcripts contain. */
-const clean = (text: string) => text.replaceAll('\u0000', '');
-
 export async function storePages(db: Queryable, fileId: string, pages: PageText[]): Promise<void> {
   if (pages.length === 0) return;
   await db.query(
     `INSERT INTO file_pages (file_id, page_number, text, source, confidence)
      SELECT $1, n, t, s, c FROM unnest($2::int[], $3::text[], $4::text[], $5::real[]) AS p(n, t, s, c)
      ON CONFLICT (file_id, page_number) DO NOTHING`,
-    [fileId, pages.map((p) => p.page), pages.map((p) => clean(p.text)), pages.map((p) => p.source), pages.map((p) => p.confidence ?? null)],
+    [
+      fileId,
+      pages.map((p) => p.page),
+      pages.map((p) => withoutNul(p.text)),
+      pages.map((p) => p.source),
+      pages.map((p) => p.confidence ?? null),
+    ],
   );
 }
 
@@ -54,7 +58,7 @@ export async function storeSegments(db: Queryable, fileId: string, segments: Tra
     [
       fileId,
       first,
-      segments.map((s) => clean(s.text.trim())),
+      segments.map((s) => withoutNul(s.text.trim())),
       segments.map((s) => Math.round(s.start_ms)),
       segments.map((s) => Math.round(s.end_ms)),
     ],
@@ -85,7 +89,7 @@ export async function storeTables(db: Queryable, fileId: string, tables: Table[]
       rows.map((r) => r.table.rows),
       rows.map((r) => r.table.columns),
       rows.map((r) => r.table.detection),
-      rows.map((r) => JSON.stringify(r.table.cells.map((cell) => ({ ...cell, text: clean(cell.text) })))),
+      rows.map((r) => JSON.stringify(r.table.cells.map((cell) => ({ ...cell, text: withoutNul(cell.text) })))),
       rows.map((r) => r.table.truncated ?? false),
     ],
   );

@@ -80,16 +80,19 @@ class StreamedCalls {
 
   callOf(delta: { index?: number | null; id?: string | null; extra_content?: unknown }): ToolCall {
     const index = typeof delta.index === 'number' ? delta.index : undefined;
-    const call =
-      (delta.id ? this.all.find((known) => known.id === delta.id) : undefined) ??
-      (delta.id ? undefined : index === undefined ? this.last : this.byIndex.get(index)) ??
-      this.begin(delta.id ?? '');
+    const call = this.continued(delta.id, index) ?? this.begin(delta.id ?? '');
     if (index !== undefined) this.byIndex.set(index, call);
     this.last = call;
     const extra = delta.extra_content;
     if (extra !== null && typeof extra === 'object' && !Array.isArray(extra))
       this.extras.set(call, { ...this.extras.get(call), ...(extra as Record<string, unknown>) });
     return call;
+  }
+
+  /** The call a delta goes on with: the one of its id, else of its index, else (no index) the last one. */
+  private continued(id: string | null | undefined, index: number | undefined): ToolCall | undefined {
+    if (id) return this.all.find((known) => known.id === id);
+    return index === undefined ? this.last : this.byIndex.get(index);
   }
 
   private begin(id: string): ToolCall {

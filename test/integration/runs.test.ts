@@ -4,7 +4,7 @@ import { eventually } from '../support/eventually.js';
 import { optionalTsToMs, tsToMs } from '@temporalio/common/lib/time.js';
 import { runWorkflowId } from '../../workflows/runs/client.js';
 import { HEARTBEAT_MS } from '../../workflows/heartbeats.js';
-import type { ModelServer } from '../support/model-servers/scripted-server.js';
+import type { ModelServer, ScriptedReply } from '../support/model-servers/scripted-server.js';
 import { createAgent, runSatisfying, startRunsStack, type RunsStack } from '../support/runs.js';
 
 /** Waits until the model server has received a request beyond the `seen` it had. */
@@ -267,44 +267,11 @@ describe('runs', function () {
     }
   });
 
-  for (const deltas of ['gemini', 'index_zero'] as const) {
-    it(`calls each tool of parallel calls streamed as ${deltas === 'gemini' ? "Gemini's OpenAI-compatible endpoint streams them, without an index" : 'proxies stream them, every call numbered 0'}`, async () => {
-      const { startToolServer } = await import('../support/http-tool-server.js');
-      const tools = await startToolServer();
-      try {
-        const agent = await createAgent(stack.tenant.admin, {
-          tools: [
-            { type: 'http', name: 'weather', url: `${tools.url}/echo`, method: 'POST' },
-            { type: 'http', name: 'time', url: `${tools.url}/echo`, method: 'GET' },
-          ],
-        });
-        stack.openai.enqueue({
-          tool_calls: [
-            { name: 'weather', arguments: '{"city":"Oslo"}' },
-            { name: 'time', arguments: '{"zone":"Europe/Oslo"}' },
-          ],
-          tool_call_deltas: deltas,
-        });
-        stack.openai.enqueue({ text: ['Sunny, at noon.'] });
-        const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Weather and time in Oslo?' });
-        assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
-        const calls = run.body.steps.filter((s: { type: string }) => s.type === 'tool_call');
-        assert.deepEqual(
-          calls.map((s: { tool_call: { name: string; arguments: string } }) => [s.tool_call.name, s.tool_call.arguments]),
-          [
-            ['weather', '{"city":"Oslo"}'],
-            ['time', '{"zone":"Europe/Oslo"}'],
-          ],
-        );
-        assert.deepEqual(JSON.parse(calls[1].output).query, { zone: ['Europe/Oslo'] });
-        assert.equal(run.body.output.text, 'Sunny, at noon.');
-      } finally {
-        await tools.close();
-      }
-    });
-  }
-
-  it("sends Gemini's thought signature back with each tool call it came with, and shows it nowhere", async () => {
+  /**
+   * A run of an agent with two echo tools whose model calls both at once, streamed as `streaming` says, then
+   * answers "Sunny, at noon.".
+   */
+  async function weatherAndTimeRun(streaming: Pick<ScriptedReply, 'tool_call_deltas' | 'thought_signatures'>) {
     const { startToolServer } = await import('../support/http-tool-server.js');
     const tools = await startToolServer();
     try {
@@ -319,26 +286,46 @@ describe('runs', function () {
           { name: 'weather', arguments: '{"city":"Oslo"}' },
           { name: 'time', arguments: '{"zone":"Europe/Oslo"}' },
         ],
-        tool_call_deltas: 'gemini',
-        thought_signatures: true,
+        ...streaming,
       });
       stack.openai.enqueue({ text: ['Sunny, at noon.'] });
       const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Weather and time in Oslo?' });
       assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
-      type SentCall = { function: { name: string }; extra_content?: unknown };
-      const second = stack.openai.requests.at(-1) as { messages: { role: string; tool_calls?: SentCall[] }[] };
-      const asked = second.messages.find((m) => m.role === 'assistant' && m.tool_calls);
-      assert.deepEqual(
-        asked?.tool_calls?.map((call) => [call.function.name, call.extra_content]),
-        [
-          ['weather', { google: { thought_signature: 'signature-0' } }],
-          ['time', { google: { thought_signature: 'signature-1' } }],
-        ],
-      );
-      assert.doesNotMatch(JSON.stringify(run.body), /signature-|extra/, 'the run shows no signature');
+      return run.body;
     } finally {
       await tools.close();
     }
+  }
+
+  for (const deltas of ['gemini', 'index_zero'] as const) {
+    it(`calls each tool of parallel calls streamed as ${deltas === 'gemini' ? "Gemini's OpenAI-compatible endpoint streams them, without an index" : 'proxies stream them, every call numbered 0'}`, async () => {
+      const run = await weatherAndTimeRun({ tool_call_deltas: deltas });
+      const calls = run.steps.filter((s: { type: string }) => s.type === 'tool_call');
+      assert.deepEqual(
+        calls.map((s: { tool_call: { name: string; arguments: string } }) => [s.tool_call.name, s.tool_call.arguments]),
+        [
+          ['weather', '{"city":"Oslo"}'],
+          ['time', '{"zone":"Europe/Oslo"}'],
+        ],
+      );
+      assert.deepEqual(JSON.parse(calls[1].output).query, { zone: ['Europe/Oslo'] });
+      assert.equal(run.output.text, 'Sunny, at noon.');
+    });
+  }
+
+  it("sends Gemini's thought signature back with each tool call it came with, and shows it nowhere", async () => {
+    const run = await weatherAndTimeRun({ tool_call_deltas: 'gemini', thought_signatures: true });
+    type SentCall = { function: { name: string }; extra_content?: unknown };
+    const second = stack.openai.requests.at(-1) as { messages: { role: string; tool_calls?: SentCall[] }[] };
+    const asked = second.messages.find((m) => m.role === 'assistant' && m.tool_calls);
+    assert.deepEqual(
+      asked?.tool_calls?.map((call) => [call.function.name, call.extra_content]),
+      [
+        ['weather', { google: { thought_signature: 'signature-0' } }],
+        ['time', { google: { thought_signature: 'signature-1' } }],
+      ],
+    );
+    assert.doesNotMatch(JSON.stringify(run), /signature-|extra/, 'the run shows no signature');
   });
 
   it('records what a server reporting usage loosely reported, as whole counts from 0, calling the model once', async () => {
