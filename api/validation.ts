@@ -12,6 +12,7 @@ import type { ApiContext, ApiState } from './context.js';
 import type { operations } from './generated/openapi.js';
 import { idleWhile } from './fair-admission.js';
 import { depthProblem } from '../records/json-depth.js';
+import { halfPairIn } from '../models/storable-text.js';
 
 export type OperationId = keyof operations;
 
@@ -55,31 +56,50 @@ bodies.addSchema({ ...(withoutMappings as object), $id: DOCUMENT_ID }, undefined
 const parameters = new Ajv2020({ strict: false, allErrors: false, coerceTypes: true, useDefaults: true });
 parameters.addSchema({ ...openapiDocument, $id: DOCUMENT_ID }, undefined, undefined, NOT_CHECKED_AGAINST_META_SCHEMA);
 
-// PostgreSQL text cannot hold U+0000, so no string a request carries may: each way in (the URL, JSON bodies,
-// multipart metadata) refuses it before anything is stored, and the document says so (its `Text` schema).
+// PostgreSQL text cannot hold U+0000, nor jsonb half of a surrogate pair (a JSON `\ud83d` without the `\ude00` that
+// completes it, which is no character), so no string a request carries may hold either: each way in (the URL, JSON
+// bodies, multipart metadata) refuses it before anything is stored, and the document says so (its `Text` schema).
 export const hasNul = (text: string) => text.includes('\u0000');
+const NUL = 'the NUL character (U+0000)';
 
-/** The dotted path of the first string in `value`, or key, that holds the NUL character; null if none does. */
-export function nulPath(value: unknown, path: string[] = []): string | null {
-  if (typeof value === 'string') return hasNul(value) ? path.join('.') : null;
+/** What in `text` no string of a request may hold, in words that can follow "holds"; null if nothing. */
+export function unstorable(text: string): string | null {
+  if (hasNul(text)) return NUL;
+  const half = halfPairIn(text);
+  return half ? `half of a surrogate pair (\`${half}\` without its other half)` : null;
+}
+
+/** The dotted path of the first string in `value`, or key, that holds what no string of a request may, and what. */
+export function unstorablePath(value: unknown, path: string[] = []): { path: string; holds: string } | null {
+  if (typeof value === 'string') {
+    const holds = unstorable(value);
+    return holds ? { path: path.join('.'), holds } : null;
+  }
   if (typeof value !== 'object' || value === null) return null;
   for (const [key, item] of Object.entries(value)) {
-    if (hasNul(key)) return [...path, key].join('.');
-    const found = nulPath(item, [...path, key]);
+    const holds = unstorable(key);
+    if (holds) return { path: [...path, key].join('.'), holds };
+    const found = unstorablePath(item, [...path, key]);
     if (found !== null) return found;
   }
   return null;
 }
 
-const nulRefused = (param: string | null) =>
-  InvalidRequestError('invalid_parameter', `${param ? `\`${param}\`` : 'The URL'} must not contain the NUL character (U+0000).`, param);
+const textRefused = (param: string | null, holds = NUL) =>
+  InvalidRequestError('invalid_parameter', `${param ? `\`${param}\`` : 'The URL'} must not contain ${holds}.`, param);
+
+/** Refuses a JSON value holding a string that no request may (unstorable), naming where it is. */
+function refuseUnstorable(value: unknown): void {
+  const found = unstorablePath(value);
+  if (found) throw textRefused(found.path || null, found.holds);
+}
 
 /** Refuses a URL holding `%00` (the only way a NUL reaches a path or a query) before any route sees it. */
 export function refuseNulInUrl(): Middleware<ApiState> {
   return async (ctx, next) => {
     if (/%00/i.test(ctx.url)) {
       const param = Object.entries(ctx.query).find(([name, value]) => hasNul(name) || [value ?? ''].flat().some(hasNul))?.[0];
-      throw nulRefused(param ?? null);
+      throw textRefused(param ?? null);
     }
     await next();
   };
@@ -312,8 +332,7 @@ export function operation<Id extends OperationId>(
       body = ctx.request.body;
       const deep = depthProblem(body);
       if (deep) throw InvalidRequestError('invalid_json', `The body ${deep}.`);
-      const nul = nulPath(body);
-      if (nul !== null) throw nulRefused(nul || null);
+      refuseUnstorable(body);
       if (!validateBody(body)) throw violation(validateBody.errors);
     }
     await handler(ctx, { path, query, body } as Input<Id>);
@@ -370,8 +389,7 @@ function validatorOf(operationId: OperationId, what: 'body' | 'query'): Validate
  * same request another way (an MCP tool's arguments); the same 400 when it is not valid.
  */
 export function checkJsonBody<Id extends OperationId>(operationId: Id, body: unknown): JsonBodyOf<Id> {
-  const nul = nulPath(body);
-  if (nul !== null) throw nulRefused(nul || null);
+  refuseUnstorable(body);
   const validate = validatorOf(operationId, 'body');
   if (!validate(body)) throw violation(validate.errors);
   return body as JsonBodyOf<Id>;
@@ -379,8 +397,7 @@ export function checkJsonBody<Id extends OperationId>(operationId: Id, body: unk
 
 /** The query of `operationId` checked and completed with its defaults, as operation() would hand it over. */
 export function checkQuery<Id extends OperationId>(operationId: Id, query: Record<string, unknown>): QueryOf<Id> {
-  const nul = nulPath(query);
-  if (nul !== null) throw nulRefused(nul || null);
+  refuseUnstorable(query);
   const copy = { ...query };
   const validate = validatorOf(operationId, 'query');
   if (!validate(copy)) throw violation(validate.errors);

@@ -7,7 +7,7 @@ import type { APIError as OpenAiApiError } from 'openai';
 import type { ModelProvider } from './catalogue.js';
 import { RETRYABLE_MODEL_CALL_ERROR_KINDS, type ModelCallErrorKind } from './failure-kinds.js';
 import { MODEL_RETRY_MAX_INTERVAL_MS } from './retry-interval.js';
-import { withoutNul } from './storable-text.js';
+import { storableText } from './storable-text.js';
 
 export type { ModelCallErrorKind } from './failure-kinds.js';
 
@@ -23,7 +23,7 @@ export class ModelCallError extends Error {
 
   constructor(kind: ModelCallErrorKind, message: string, options: { status?: number; retryAfterMs?: number; cause?: unknown } = {}) {
     // A provider's words reach the run's error, which is stored.
-    super(withoutNul(message), { cause: options.cause });
+    super(storableText(message), { cause: options.cause });
     this.name = 'ModelCallError';
     this.kind = kind;
     this.retryable = RETRYABLE.has(kind);

@@ -12,7 +12,7 @@ import { anthropicClient } from './providers/anthropic-client.js';
 import { callAnthropic } from './providers/anthropic.js';
 import { openAiClient } from './providers/openai-client.js';
 import { callOpenAi } from './providers/openai.js';
-import { withoutNul } from './storable-text.js';
+import { storableText } from './storable-text.js';
 import type { AssistantMessage } from './model-call.js';
 
 export { ModelCallError, type ModelCallErrorKind } from './call-error.js';
@@ -49,21 +49,14 @@ export class ModelGateway {
     request.signal.addEventListener('abort', cancel, { once: true });
     const deadline = request.timeoutMs === undefined ? undefined : setTimeout(() => end('timeout'), request.timeoutMs);
     // What the provider answers is kept, streamed and recorded as the platform can store it (storable-text.ts).
-    const onTextDelta = request.onTextDelta;
-    const storing: ModelCallRequest = onTextDelta
-      ? {
-          ...request,
-          onTextDelta: (text) => {
-            const kept = withoutNul(text);
-            if (kept) onTextDelta(kept);
-          },
-        }
-      : request;
+    const deltas = request.onTextDelta && storableDeltas(request.onTextDelta);
+    const storing: ModelCallRequest = deltas ? { ...request, onTextDelta: deltas.push } : request;
     try {
       const result =
         model.provider === 'openai'
           ? await callOpenAi(await (this.openAi ??= openAiClient(this.env)), storing, images, controller.signal)
           : await callAnthropic(await (this.anthropic ??= anthropicClient(this.env)), storing, images, controller.signal);
+      deltas?.end();
       return { ...result, message: storableMessage(result.message) };
     } catch (err) {
       throw await classifyFailure(err, model.provider, ending);
@@ -78,31 +71,61 @@ function storableMessage(message: AssistantMessage): AssistantMessage {
   const { content, tool_calls } = message;
   return {
     ...message,
-    content: withoutNul(content),
+    content: storableText(content),
     ...(tool_calls && {
       tool_calls: tool_calls.map((call) => ({
         ...call,
-        id: withoutNul(call.id),
-        name: withoutNul(call.name),
-        arguments: storableArguments(withoutNul(call.arguments)),
+        id: storableText(call.id),
+        name: storableText(call.name),
+        arguments: storableArguments(storableText(call.arguments)),
       })),
     }),
   };
 }
 
 /**
- * Arguments as JSON text whose strings, parsed, hold no NUL either: a `\u0000` escape becomes one when a tool,
- * the judge or the memory reader reads them, and what they read is stored. Arguments without such an escape, or
- * that are not JSON (the tool says so to the model), are left as they are.
+ * Text deltas passed on as they can be stored. A delta that ends in the first half of a surrogate pair (a server
+ * cutting its text by UTF-16 units between an emoji's two halves) keeps it back for the next delta, which may
+ * begin with the other half; a half that stays alone becomes U+FFFD, as in the answer's text.
+ */
+function storableDeltas(onTextDelta: (text: string) => void) {
+  let held = '';
+  const pass = (text: string) => {
+    const kept = storableText(text);
+    if (kept) onTextDelta(kept);
+  };
+  return {
+    push: (delta: string) => {
+      const text = held + delta;
+      const last = text.charCodeAt(text.length - 1);
+      const endsInFirstHalf = last >= 0xd800 && last <= 0xdbff;
+      held = endsInFirstHalf ? text.slice(-1) : '';
+      pass(endsInFirstHalf ? text.slice(0, -1) : text);
+    },
+    end: () => {
+      pass(held);
+      held = '';
+    },
+  };
+}
+
+// A JSON escape of NUL or of half of a surrogate pair.
+const UNSTORABLE_ESCAPE = /\\u(0000|d[89a-f])/i;
+
+/**
+ * Arguments as JSON text whose strings, parsed, can be stored too (storable-text.ts): a `\u0000` or a lone
+ * `\ud83d` escape becomes what cannot be when a tool, the judge or the memory reader reads them, and what they
+ * read is stored. Arguments without such an escape, or that are not JSON (the tool says so to the model), are
+ * left as they are.
  */
 function storableArguments(text: string): string {
-  if (!text.includes('\\u0000')) return text;
+  if (!UNSTORABLE_ESCAPE.test(text)) return text;
   try {
     return JSON.stringify(
       JSON.parse(text, (_key, value: unknown) => {
-        if (typeof value === 'string') return withoutNul(value);
+        if (typeof value === 'string') return storableText(value);
         if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
-        return Object.fromEntries(Object.entries(value).map(([key, item]) => [withoutNul(key), item as unknown]));
+        return Object.fromEntries(Object.entries(value).map(([key, item]) => [storableText(key), item as unknown]));
       }),
     );
   } catch {

@@ -1,7 +1,21 @@
 /**
- * Text as the platform can keep it. PostgreSQL's text and jsonb cannot hold U+0000, which a provider, a tool or a
- * remote agent may still answer with (a JSON `\u0000`, a NUL byte in a body), and a PDF's text layer or a
- * transcript may hold: kept as it came, it would fail the write that records it, and the work would be done
- * again. It is left out, wherever such text comes in.
+ * Text as the platform can keep it. PostgreSQL's text and jsonb cannot hold U+0000, nor can jsonb hold half of
+ * a UTF-16 surrogate pair (a JSON `\ud83d` without the `\ude00` that completes it), which a provider, a tool or
+ * a remote agent may still answer with (a JSON escape, a NUL byte in a body, a text cut between an emoji's two
+ * halves), and a PDF's text layer or a transcript may hold: kept as it came, it would fail the write that
+ * records it, and the work would be done again. A NUL is left out and half a pair becomes U+FFFD (the
+ * replacement character), wherever such text comes in.
  */
-export const withoutNul = (text: string): string => (text.includes('\u0000') ? text.replaceAll('\u0000', '') : text);
+export function storableText(text: string): string {
+  const kept = text.includes('\u0000') ? text.replaceAll('\u0000', '') : text;
+  return kept.isWellFormed() ? kept : kept.toWellFormed();
+}
+
+const HALF_PAIR = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** The first half of a surrogate pair in `text` that stands without its other half, as its JSON escape (`\ud83d`); null if none does. */
+export function halfPairIn(text: string): string | null {
+  if (text.isWellFormed()) return null;
+  const half = HALF_PAIR.exec(text)![0];
+  return `\\u${half.charCodeAt(0).toString(16)}`;
+}

@@ -4,7 +4,7 @@
  * content and tables endpoints.
  */
 import type { Queryable } from './db.js';
-import { withoutNul } from '../models/storable-text.js';
+import { storableText } from '../models/storable-text.js';
 import { newId } from './ids.js';
 import type { PageText, Table, TranscriptSegment } from './content-types.js';
 
@@ -41,7 +41,7 @@ export async function storePages(db: Queryable, fileId: string, pages: PageText[
     [
       fileId,
       pages.map((p) => p.page),
-      pages.map((p) => withoutNul(p.text)),
+      pages.map((p) => storableText(p.text)),
       pages.map((p) => p.source),
       pages.map((p) => p.confidence ?? null),
     ],
@@ -58,7 +58,7 @@ export async function storeSegments(db: Queryable, fileId: string, segments: Tra
     [
       fileId,
       first,
-      segments.map((s) => withoutNul(s.text.trim())),
+      segments.map((s) => storableText(s.text.trim())),
       segments.map((s) => Math.round(s.start_ms)),
       segments.map((s) => Math.round(s.end_ms)),
     ],
@@ -89,7 +89,7 @@ export async function storeTables(db: Queryable, fileId: string, tables: Table[]
       rows.map((r) => r.table.rows),
       rows.map((r) => r.table.columns),
       rows.map((r) => r.table.detection),
-      rows.map((r) => JSON.stringify(r.table.cells.map((cell) => ({ ...cell, text: withoutNul(cell.text) })))),
+      rows.map((r) => JSON.stringify(r.table.cells.map((cell) => ({ ...cell, text: storableText(cell.text) })))),
       rows.map((r) => r.table.truncated ?? false),
     ],
   );

@@ -9,6 +9,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { Role, TaskState, type AgentCard, type Message, type Part, type Task } from '@a2a-js/sdk';
 import { ServiceParameters, withA2AExtensions, type Client } from '@a2a-js/sdk/client';
 import type { ToolSpec } from '../models/messages.js';
+import { storableText } from '../models/storable-text.js';
+import { depthProblem } from '../records/json-depth.js';
 import type { RemoteTask } from '../records/run-steps.js';
 
 export type { RemoteTask } from '../records/run-steps.js';
@@ -108,6 +110,11 @@ export async function callA2aTool(
         options,
       );
       if (!isTask(sent)) return { content: bounded(partsText(sent.parts)), is_error: false };
+      const unkept = unkeptIdOf(sent);
+      if (unkept) {
+        await cancelTask(client, { task_id: sent.id, context_id: sent.contextId });
+        return { content: `The agent of ${def.name} answered with a task whose ${unkept}; the task was cancelled`, is_error: true };
+      }
       current = sent;
       task = { task_id: sent.id, context_id: sent.contextId };
       await memory.remember(task);
@@ -153,6 +160,24 @@ function userMessage(text: string, idempotencyKey: string | undefined): Message 
 
 const isTask = (result: Message | Task): result is Task => 'status' in result && 'artifacts' in result;
 
+// The most characters of a task's id or context id that the step keeps (A2A's are UUIDs).
+const MAX_TASK_ID_CHARS = 1_024;
+
+/**
+ * Why the task's ids cannot be kept on the step, which follows the task by them: text PostgreSQL cannot hold
+ * (storable-text.ts), which changed would name another task, or an id too long to keep. Null when they can be.
+ */
+function unkeptIdOf(task: Task): string | null {
+  for (const [what, id] of [
+    ['id', task.id],
+    ['context id', task.contextId],
+  ] as const) {
+    if (storableText(id) !== id) return `${what} cannot be kept: it holds the NUL character or half of a surrogate pair`;
+    if (id.length > MAX_TASK_ID_CHARS) return `${what} cannot be kept: it is longer than ${MAX_TASK_ID_CHARS} characters`;
+  }
+  return null;
+}
+
 const settled = (task: Task) => ENDED.has(task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED) || INTERRUPTED.has(task.status!.state);
 
 /** Asks the agent to cancel the task, waiting briefly; an agent that cannot is left to end it itself. */
@@ -196,7 +221,10 @@ function partsText(parts: Part[]): string {
       const content = part.content;
       if (!content) return '';
       if (content.$case === 'text') return content.value;
-      if (content.$case === 'data') return JSON.stringify(content.value);
+      if (content.$case === 'data') {
+        const tooDeep = depthProblem(content.value);
+        return tooDeep ? `[data that ${tooDeep}, not shown]` : JSON.stringify(content.value);
+      }
       if (content.$case === 'url')
         return `[file: ${part.filename || content.value}${part.mediaType ? `, ${part.mediaType}` : ''}, not shown]`;
       return `[file: ${part.filename || 'unnamed'}${part.mediaType ? `, ${part.mediaType}` : ''}, ${content.value.length} bytes, not shown]`;
@@ -218,7 +246,7 @@ function chargeOf(task: Task): RemoteCharge | undefined {
   const tokens = (n: unknown) => (Number.isSafeInteger(n) && (n as number) >= 0 ? (n as number) : 0);
   if (typeof cost !== 'string' || !COST.test(cost)) return undefined;
   return {
-    remoteRunId: typeof run_id === 'string' ? run_id.slice(0, 128) : null,
+    remoteRunId: typeof run_id === 'string' ? storableText(run_id.slice(0, 128)) : null,
     costUsd: cost,
     inputTokens: tokens(input_tokens),
     outputTokens: tokens(output_tokens),

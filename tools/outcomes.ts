@@ -4,7 +4,7 @@
  */
 
 import type { Citation, RemoteCharge } from '../records/run-steps.js';
-import { withoutNul } from '../models/storable-text.js';
+import { storableText } from '../models/storable-text.js';
 
 export type { RemoteCharge } from '../records/run-steps.js';
 
@@ -33,7 +33,7 @@ export class ToolUnavailableError extends Error {
     options?: ErrorOptions,
   ) {
     // A remote's words reach the step's error once the call is given up, which is stored.
-    super(withoutNul(message), options);
+    super(storableText(message), options);
     this.name = 'ToolUnavailableError';
   }
 }

@@ -9,7 +9,7 @@ import { matchingNodes, matchingPassages, relationsAmong } from '../records/grap
 import { searchMemories } from '../records/memories.js';
 import type { Citation } from '../records/run-steps.js';
 import { embedQuery } from '../models/embeddings.js';
-import { withoutNul } from '../models/storable-text.js';
+import { storableText } from '../models/storable-text.js';
 import { argumentsValidator } from './argument-schemas.js';
 import { SEARCH_CONTEXT_TOOL } from './definitions.js';
 import type { ToolResult } from './outcomes.js';
@@ -55,7 +55,7 @@ export async function hasContext(scope: ContextScope): Promise<boolean> {
 export async function searchContext(args: Record<string, unknown>, scope: ContextScope): Promise<ToolResult> {
   const problem = argumentsValidator(PARAMETERS)(args);
   if (problem) return { content: `The arguments do not match the tool's parameters: ${problem}`, is_error: true };
-  const query = withoutNul(args.query as string);
+  const query = storableText(args.query as string);
   const limit = (args.limit as number | undefined) ?? 5;
   const [passages, nodes, memories] = await Promise.all([
     matchingPassages(scope.db, scope.projectId, query, limit, await embedQuery(scope.embeddingModelDir, query).catch(() => undefined)),

@@ -13,7 +13,7 @@ import type { Reach } from './network-guard.js';
 import { checkOffered } from './offer-limits.js';
 import { argumentsOf, definitionOfCall } from './guards.js';
 import type { ToolResult } from './outcomes.js';
-import { withoutNul } from '../models/storable-text.js';
+import { storableText } from '../models/storable-text.js';
 import { readFile, readFileSpec } from './read-file.js';
 
 export { ToolUnavailableError, type ToolResult } from './outcomes.js';
@@ -69,7 +69,7 @@ export async function offeredTools(definitions: ToolDefinition[], ctx: ToolConte
 /** The tool's result, as the run can store it: without what PostgreSQL cannot hold (models/storable-text.ts). */
 export async function invokeTool(definitions: ToolDefinition[], call: ToolCall, ctx: ToolContext): Promise<ToolResult> {
   const result = await answerOf(definitions, call, ctx);
-  return { ...result, content: withoutNul(result.content) };
+  return { ...result, content: storableText(result.content) };
 }
 
 async function answerOf(definitions: ToolDefinition[], call: ToolCall, ctx: ToolContext): Promise<ToolResult> {

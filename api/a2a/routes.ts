@@ -27,7 +27,7 @@ import { COST_EXTENSION_URI } from './task.js';
 import { answerRefusals, type JsonRpcId } from './refusals.js';
 import { writeEventStream } from './event-stream.js';
 import { depthProblem } from '../../records/json-depth.js';
-import { nulPath } from '../validation.js';
+import { unstorablePath } from '../validation.js';
 
 // A message's files come in it, as base64 (a third larger than their bytes): room for MAX_FILE_BYTES of them and
 // the text beside them, and no more.
@@ -145,15 +145,10 @@ function serveJsonRpc(deps: ApiDeps): Middleware<ApiState> {
     if (fault) return answer(ctx, idOf(body), A2A_ERROR_CODE.INVALID_REQUEST, fault);
     const request = body as { id?: JsonRpcId; method: string; params?: unknown };
     const id = idOf(body);
-    // As in every request to the API: PostgreSQL cannot keep the NUL character, and ids and texts reach it.
-    const nul = nulPath(request.params, ['params']);
-    if (nul !== null)
-      return answer(
-        ctx,
-        id,
-        A2A_ERROR_CODE.INVALID_PARAMS,
-        `\`${nul}\` holds the NUL character (U+0000), which no string in a request may.`,
-      );
+    // As in every request to the API: PostgreSQL cannot keep the NUL character or half a surrogate pair, and ids and texts reach it.
+    const unfit = unstorablePath(request.params, ['params']);
+    if (unfit)
+      return answer(ctx, id, A2A_ERROR_CODE.INVALID_PARAMS, `\`${unfit.path}\` holds ${unfit.holds}, which no string in a request may.`);
 
     const version = requestedVersionOf(ctx);
     const legacy = version === LEGACY_PROTOCOL_VERSION;

@@ -1208,7 +1208,7 @@ export interface components {
             last_id: string | null;
             has_more: boolean;
         };
-        /** @description A string without the NUL character (U+0000); a request holding one answers 400. */
+        /** @description A string without the NUL character (U+0000) or half of a surrogate pair (a JSON `\ud83d` alone); a request holding either answers 400. */
         Text: string;
         /** @description An object's id as the platform issues it (`file_…`, `run_…`): at most 64 characters, without NUL. An id that names nothing of the project answers 404. */
         ObjectId: string;

@@ -115,13 +115,13 @@ def filter_failure(context, failure, case, response):
         #   is the JSON Schema meta-schema's to say, and the document does not embed it.
         if error_code(response) == "invalid_tool" and "is not a usable JSON Schema" in error_of(response).get("message", ""):
             return False
-        # - no string in a request may hold NUL (the document's description): a tool's `parameters` (and its
+        # - no string in a request may hold NUL or half a surrogate pair (the document's description): a tool's `parameters` (and its
         #   approval's and policy's schemas, an approver's edited `arguments`, a dataset scorer's schema, an item's
         #   `expected`, an import's items and eval) are free-form JSON, with no schema
         #   of their own for the strings inside them. (A recursive one would state it, but openapi-typescript cannot
         #   type a recursive union.)
         if error_code(response) == "invalid_parameter" and TOOL_PARAMETERS.match(error_of(response).get("param") or ""):
-            if "NUL character" in error_of(response).get("message", ""):
+            if "NUL character" in error_of(response).get("message", "") or "surrogate pair" in error_of(response).get("message", ""):
                 return False
         # - where the deployment refuses private targets (not the one the suite runs), a literal IPv6 host that is
         #   not public answers 400 invalid_url (webhooks) or invalid_tool (tools). The served document rules out

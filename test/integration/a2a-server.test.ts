@@ -567,6 +567,15 @@ describe('A2A server: agents and networks as A2A agents, driven by the official 
       assert.equal(answer.body.error?.code, -32602, `${method}: ${JSON.stringify(answer.body)}`);
       assert.equal(answer.body.error.message, `\`${where}\` holds the NUL character (U+0000), which no string in a request may.`);
     }
+    // Nor half of a surrogate pair (a lone `\ud83d`), which is not a character and which jsonb cannot keep.
+    for (const [method, params, where] of [
+      ['SendMessage', { message: nul({ parts: [{ text: 'Smile \ud83d' }] }) }, 'params.message.parts.0.text'],
+      ['SendMessage', { message: nul({ messageId: 'm-\ude00' }) }, 'params.message.messageId'],
+    ] as const) {
+      const answer = await rpc({ jsonrpc: '2.0', id: 17, method, params });
+      assert.equal(answer.body.error?.code, -32602, `${method}: ${JSON.stringify(answer.body)}`);
+      assert.match(answer.body.error.message, new RegExp(`^\`${where.replaceAll('.', '\\.')}\` holds half of a surrogate pair`));
+    }
     assert.equal((await stack.tenant.admin.get(`/v1/agents/${agent.id}/runs?limit=100`)).body.data.length, runsBefore0);
     // historyLength is an int32 from 0 up, whichever method takes it; a message with a wrong one starts no run.
     const runsBefore = (await stack.tenant.admin.get(`/v1/agents/${agent.id}/runs?limit=100`)).body.data.length;

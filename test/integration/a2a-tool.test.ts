@@ -3,6 +3,8 @@ import { callA2aTool, type RemoteTask, type RemoteTaskMemory } from '../../tools
 import type { A2aToolDefinition } from '../../tools/definitions.js';
 import { assertDocumentedResponse } from '../support/contract.js';
 import { eventually } from '../support/eventually.js';
+import { COST_EXTENSION } from '../../tools/a2a-client.js';
+import { MAX_JSON_DEPTH } from '../../records/json-depth.js';
 import { REPORTED_COST, startA2aAgent, type TestA2aAgent } from '../support/a2a-agent.js';
 import { createAgent, runSatisfying, startRunsStack, type RunsStack } from '../support/runs.js';
 
@@ -101,6 +103,78 @@ describe('a2a tools: calling remote agents over A2A', function () {
       mine.map((r) => r.amount.value),
       ['0.0125'],
     );
+  });
+
+  /** A remote agent written without the SDK, whose SendMessage answers `task`. */
+  const answering = (task: Record<string, unknown>) =>
+    startA2aAgent({ answers: { SendMessage: () => ({ task: { contextId: 'ctx-1', history: [], artifacts: [], ...task } }) } });
+
+  it("keeps a remote agent's answer and reported run holding what PostgreSQL cannot as they can be kept, and charges it once", async () => {
+    const odd = await answering({
+      id: 'task-odd-1',
+      status: { state: 'TASK_STATE_COMPLETED' },
+      artifacts: [{ artifactId: 'a', parts: [{ text: 'Half \ud83d, and a NUL: \u0000.' }] }],
+      metadata: { [COST_EXTENSION]: { ...REPORTED_COST, run_id: 'run_\u0000remote\udc00' } },
+    });
+    try {
+      const agent = await createAgent(stack.tenant.admin, { tools: [{ type: 'a2a', name: 'research', card_url: odd.cardUrl }] });
+      stack.openai.enqueue({
+        tool_calls: [{ name: 'research', arguments: '{"message":"Anything odd?"}' }],
+        usage: { input: 0, output: 0 },
+      });
+      stack.openai.enqueue({ text: ['Odd indeed.'], usage: { input: 0, output: 0 } });
+      const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Ask it.' });
+      assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
+      const step = run.body.steps[1];
+      assert.equal(step.output, 'Half \ufffd, and a NUL: .');
+      assert.deepEqual(step.remote_task, { task_id: 'task-odd-1', context_id: 'ctx-1', run_id: 'run_remote\ufffd' });
+      assert.equal(run.body.cost, '0.0125');
+      assert.deepEqual(odd.methods, ['SendMessage'], 'the message was sent once');
+    } finally {
+      await odd.close();
+    }
+  });
+
+  it('refuses a task whose id or context cannot be kept, cancelling it, and remembers nothing', async () => {
+    for (const [id, contextId] of [
+      ['task-\u0000', 'ctx-1'],
+      ['task-2', 'ctx-\ud800'],
+      ['t'.repeat(1025), 'ctx-1'],
+    ]) {
+      const odd = await answering({ id, contextId, status: { state: 'TASK_STATE_WORKING' } });
+      try {
+        const kept = memory();
+        const result = await callA2aTool(tool({ card_url: odd.cardUrl }), { message: 'Anything odd?' }, reach(), kept);
+        assert.equal(result.is_error, true);
+        assert.match(result.content, /^The agent of research answered with a task whose (id|context id) cannot be kept: /);
+        assert.deepEqual(kept.kept, []);
+        assert.deepEqual(odd.methods, ['SendMessage', 'CancelTask'], 'the task was cancelled, and not followed');
+      } finally {
+        await odd.close();
+      }
+    }
+  });
+
+  it('shows data as JSON, and describes instead data nested deeper than it can be shown', async () => {
+    // Past what JSON.stringify can walk, the model was told "Maximum call stack size exceeded".
+    const nested = (depth: number) => `${'{"a": '.repeat(depth)}1${'}'.repeat(depth)}`;
+    const notShown = `[data that nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels, the most allowed, not shown]`;
+    for (const [depth, content] of [
+      [3, '{"a":{"a":{"a":1}}}'],
+      [MAX_JSON_DEPTH + 1, notShown],
+      [100_000, notShown],
+    ] as const) {
+      const message = `{"message": {"messageId": "m-1", "role": "ROLE_AGENT", "parts": [{"data": ${nested(depth)}}]}}`;
+      const deep = await startA2aAgent({ answers: { SendMessage: () => message } });
+      try {
+        assert.deepEqual(await callA2aTool(tool({ card_url: deep.cardUrl }), { message: 'How deep?' }, reach(), memory()), {
+          content,
+          is_error: false,
+        });
+      } finally {
+        await deep.close();
+      }
+    }
   });
 
   it('cancels the remote task when the calling run is cancelled', async () => {

@@ -341,6 +341,13 @@ describe('datasets', function () {
       new RegExp(`^Line 2 of \`items_jsonl\` nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels`),
     );
     assert.match(mismatched.body.error.message, /^The item at index 1 .*item_schema`: item\/answer must be string\.$/);
+    // A line's text is JSON of its own: half of a surrogate pair in it (a lone `\ud83d` escape) is refused for that line.
+    const halved = await client.post('/v1/datasets/import', {
+      eval: evalDefinition,
+      items_jsonl: `${JSON.stringify(lines[0])}\n{"item": {"question": "Smile \\ud83d", "answer": "x"}}`,
+    });
+    assertError(halved, 400, 'invalid_import', 'items_jsonl (line 2)');
+    assert.match(halved.body.error.message, /^Line 2 of `items_jsonl` holds half of a surrogate pair/);
     const unsafe = await client.post('/v1/datasets/import', {
       eval: {
         ...evalDefinition,

@@ -447,6 +447,21 @@ describe('POST /v1/files (upload)', () => {
       );
     });
 
+    it('answers 400 for a metadata key or value holding half of a surrogate pair, and stores nothing', async () => {
+      await rejectsAndStoresNothing(
+        () => upload({ file: text(), purpose: 'context', metadata: { note: 'Smile \ud83d' } }),
+        400,
+        'metadata_invalid_value',
+        'metadata[note]',
+      );
+      await rejectsAndStoresNothing(
+        () => upload({ file: text(), purpose: 'context', metadata: { '\ude00': 'v' } }),
+        400,
+        'metadata_invalid_key',
+        'metadata',
+      );
+    });
+
     it('answers 400 for a metadata key or value holding the NUL character, and stores nothing', async () => {
       await rejectsAndStoresNothing(
         () => upload({ file: text(), purpose: 'context', metadata: { note: 'a\u0000b' } }),

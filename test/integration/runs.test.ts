@@ -267,6 +267,37 @@ describe('runs', function () {
     }
   });
 
+  it('keeps a model answer and arguments holding half of a surrogate pair with U+FFFD in its place, calling each once', async () => {
+    const { startToolServer } = await import('../support/http-tool-server.js');
+    const tools = await startToolServer();
+    try {
+      const agent = await createAgent(stack.tenant.admin, {
+        tools: [{ type: 'http', name: 'weather', url: `${tools.url}/echo`, method: 'POST' }],
+      });
+      const calls = stack.openai.requests.length;
+      // JSON escapes of one half of a pair, which parsing turns into a string jsonb cannot hold.
+      stack.openai.enqueue({ tool_calls: [{ name: 'weather', arguments: '{"city": "Os\\ud800lo"}' }] });
+      // An emoji's two halves in two deltas, as a server cutting its text by UTF-16 units streams it, then a lone half.
+      stack.openai.enqueue({ text: ['Smile ', '\ud83d', '\ude00', ', half ', '\ud83d', '.'] });
+      const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Weather in Oslo?' });
+      assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
+      const [, weather] = run.body.steps;
+      assert.equal(weather.tool_call.arguments, '{"city":"Os\ufffdlo"}');
+      assert.equal(JSON.parse(weather.output).body, '{"city":"Os\ufffdlo"}', 'the tool was sent the arguments as kept');
+      assert.equal(run.body.output.text, 'Smile \u{1F600}, half \ufffd.');
+      assert.deepEqual(tools.received, ['/echo'], 'the tool was called once');
+      assert.equal(stack.openai.requests.length - calls, 2, 'the model was called twice, once for each step');
+      const stream = await SseReader.open(`${stack.api.url}/v1/runs/${run.body.id}/events`, {
+        headers: { authorization: `Bearer ${stack.tenant.admin.key}` },
+      });
+      await stream.done;
+      const deltas = stream.events.filter((e) => e.event === 'output_text.delta').map((e) => e.data.delta);
+      assert.equal(deltas.join(''), 'Smile \u{1F600}, half \ufffd.');
+    } finally {
+      await tools.close();
+    }
+  });
+
   /**
    * A run of an agent with two echo tools whose model calls both at once, streamed as `streaming` says, then
    * answers "Sunny, at noon.".

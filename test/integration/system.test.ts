@@ -525,6 +525,28 @@ describe('system endpoints and request handling', () => {
       assert.equal(rows.length, 0);
     });
 
+    it('answers a string holding half of a surrogate pair (a lone JSON `\\ud83d`) with 400 naming it, and creates nothing', async () => {
+      // What a client sends when it cuts a text between the two halves of an emoji; jsonb cannot hold it.
+      const agent = (await tenant.admin.post('/v1/agents', { name: 'halves', model: 'gpt-4.1-mini' })).body;
+      for (const [method, path, body, param] of [
+        ['POST', '/v1/agents', { name: 'cut \ud83d', model: 'gpt-4.1-mini' }, 'name'],
+        ['POST', '/v1/agents', { name: 'cut', model: 'gpt-4.1-mini', metadata: { note: 'tail \ude00' } }, 'metadata.note'],
+        ['PATCH', `/v1/agents/${agent.id}`, { metadata: { ['key \ud800']: 'v' } }, 'metadata.key \ud800'],
+        ['POST', `/v1/agents/${agent.id}/run`, { input: 'Smile \ud83d' }, 'input'],
+      ] as const) {
+        const answer = await tenant.admin.request(method, path, { json: body });
+        assertError(answer, 400, 'invalid_parameter', param);
+        assert.match(answer.body.error.message, /half of a surrogate pair/);
+      }
+      const agents = (await tenant.admin.get('/v1/agents?limit=100')).body.data as { name: string }[];
+      assert.deepEqual(
+        agents.filter((a) => a.name.startsWith('cut')),
+        [],
+      );
+      assert.deepEqual((await tenant.admin.get(`/v1/agents/${agent.id}/runs`)).body.data, []);
+      assert.deepEqual((await tenant.admin.get(`/v1/agents/${agent.id}`)).body.metadata, {});
+    });
+
     it('answers a missing or mistyped field with 400 naming it', async () => {
       assertError(await tenant.admin.post('/v1/api-keys', { name: 'x' }), 400, 'missing_parameter', 'scopes');
       assertError(await tenant.admin.post('/v1/api-keys', { name: 'x', scopes: ['root'] }), 400, 'invalid_parameter', 'scopes.0');

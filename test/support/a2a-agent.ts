@@ -3,7 +3,7 @@
  * Express handlers for the card and JSON-RPC), speaking A2A 1.0. It answers a message with one artifact,
  * `Answer to: <message>`, and reports the task's cost through Agentplane's cost extension; a message
  * containing `hold` keeps its task working until it is cancelled, and one containing `more input` asks for
- * more input. What it was sent is kept for the test to read.
+ * more input. What it was sent is kept for the test to read; a method's result can be written by the test instead.
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -129,8 +129,14 @@ class TestExecutor implements AgentExecutor {
   }
 }
 
-/** `interfaceUrl`: the URL the card names for its JSON-RPC interface, in place of the agent's own. */
-export async function startA2aAgent(options: { interfaceUrl?: string } = {}): Promise<TestA2aAgent> {
+/**
+ * `interfaceUrl`: the URL the card names for its JSON-RPC interface, in place of the agent's own. `answers`: the
+ * JSON-RPC result of a method (or its JSON text), written here as a server that does not use the SDK could (ids,
+ * texts, reports and nesting the SDK would not make).
+ */
+export async function startA2aAgent(
+  options: { interfaceUrl?: string; answers?: Partial<Record<string, (params: unknown) => unknown>> } = {},
+): Promise<TestA2aAgent> {
   const app = express();
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
@@ -170,12 +176,21 @@ export async function startA2aAgent(options: { interfaceUrl?: string } = {}): Pr
   const executor = new TestExecutor(agent);
   const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
   app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: handler }));
-  app.use('/a2a', express.json(), (req, _res, next) => {
+  app.use('/a2a', express.json(), (req, res, next) => {
     const body = req.body as { method?: string; params?: { message?: { messageId?: string; message_id?: string } } };
     agent.methods.push(body.method ?? '');
     agent.headers.push(req.headers);
     const messageId = body.params?.message?.messageId ?? body.params?.message?.message_id;
     if (messageId) agent.messageIds.push(messageId);
+    const answer = options.answers?.[body.method ?? ''];
+    if (answer) {
+      const { id, params } = req.body as { id: unknown; params: unknown };
+      const result = answer(params);
+      // A string is the result's JSON text as it is, which may nest past what JSON.stringify can write.
+      const text = typeof result === 'string' ? result : JSON.stringify(result);
+      res.type('json').send(`{"jsonrpc": "2.0", "id": ${JSON.stringify(id)}, "result": ${text}}`);
+      return;
+    }
     next();
   });
   app.use('/a2a', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));

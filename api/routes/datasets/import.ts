@@ -8,7 +8,7 @@ import type { ApiDeps, ApiState } from '../../context.js';
 import { callerOf } from '../../context.js';
 import { requireScope } from '../../middleware/auth.js';
 import { audited, respond } from '../../audit.js';
-import { operation, type Input } from '../../validation.js';
+import { operation, unstorablePath, type Input } from '../../validation.js';
 import { ApiError, InvalidRequestError } from '../../errors.js';
 import { createOnce } from '../../idempotency.js';
 import { depthProblem } from '../../../records/json-depth.js';
@@ -43,9 +43,9 @@ function linesOf(body: ImportBody): { line: unknown; param: string }[] {
     }
     const deep = depthProblem(line);
     if (deep) throw refused(`Line ${n + 1} of \`items_jsonl\` ${deep}.`, param);
-    // PostgreSQL text cannot hold U+0000, which JSON can spell as an escape.
-    if (JSON.stringify(line).includes('\\u0000'))
-      throw refused(`Line ${n + 1} of \`items_jsonl\` holds the NUL character (U+0000).`, param);
+    // What no string of a request may hold (the NUL character, half a surrogate pair), which JSON can spell as an escape.
+    const unfit = unstorablePath(line);
+    if (unfit) throw refused(`Line ${n + 1} of \`items_jsonl\` holds ${unfit.holds}.`, param);
     lines.push({ line, param });
     if (lines.length > MAX_IMPORT_ITEMS)
       throw refused(`\`items_jsonl\` holds more than the ${MAX_IMPORT_ITEMS} items allowed.`, 'items_jsonl');

@@ -1,6 +1,6 @@
 /** `metadata` as one JSON-object field or as `metadata[key]` fields: at most 16 string pairs. */
 import { InvalidRequestError } from '../../errors.js';
-import { hasNul } from '../../validation.js';
+import { unstorable } from '../../validation.js';
 
 export const MAX_METADATA_PAIRS = 16;
 export const MAX_METADATA_KEY_LENGTH = 64;
@@ -43,17 +43,17 @@ export function parseMetadata(fields: [string, string][]): Record<string, string
   }
   const metadata: Record<string, string> = Object.create(null);
   for (const [key, value] of pairs) {
-    if (typeof key !== 'string' || key.length === 0 || characters(key) > MAX_METADATA_KEY_LENGTH || hasNul(key)) {
+    if (typeof key !== 'string' || key.length === 0 || characters(key) > MAX_METADATA_KEY_LENGTH || unstorable(key)) {
       throw InvalidRequestError(
         'metadata_invalid_key',
-        `Metadata keys are strings of 1 to ${MAX_METADATA_KEY_LENGTH} characters, without the NUL character.`,
+        `Metadata keys are strings of 1 to ${MAX_METADATA_KEY_LENGTH} characters, without the NUL character or half of a surrogate pair.`,
         `metadata`,
       );
     }
-    if (typeof value !== 'string' || hasNul(value)) {
+    if (typeof value !== 'string' || unstorable(value)) {
       throw InvalidRequestError(
         'metadata_invalid_value',
-        `The value of metadata key '${key}' must be a string without the NUL character.`,
+        `The value of metadata key '${key}' must be a string without the NUL character or half of a surrogate pair.`,
         `metadata[${key}]`,
       );
     }

@@ -1,7 +1,7 @@
 /** A page's text layer as positioned words, grouped into lines in reading order. */
 import type { PageViewport } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { TextItem, TextMarkedContent } from 'pdfjs-dist/types/src/display/api.js';
-import { withoutNul } from '../../../../models/storable-text.js';
+import { storableText } from '../../../../models/storable-text.js';
 
 /** A word in PDF points, origin at the page's top-left; `y` is the top of its em box. */
 export interface Word {
@@ -29,7 +29,7 @@ export function wordsOf(items: (TextItem | TextMarkedContent)[], viewport: PageV
   for (const item of items) {
     if (!('str' in item)) continue;
     // PostgreSQL text cannot hold NUL, which some PDFs' text layers contain.
-    const str = withoutNul(item.str);
+    const str = storableText(item.str);
     if (str.trim() === '') continue;
     // The item's quadrilateral in PDF space: its baseline from (e, f) along (a, b) for `width`, raised by (c, d),
     // the text matrix's vertical vector, whose length is the font size.
