@@ -12,7 +12,7 @@ import { anthropicClient } from './providers/anthropic-client.js';
 import { callAnthropic } from './providers/anthropic.js';
 import { openAiClient } from './providers/openai-client.js';
 import { callOpenAi } from './providers/openai.js';
-import { storableText } from './storable-text.js';
+import { storableJson, storableText } from './storable-text.js';
 import type { AssistantMessage } from './model-call.js';
 
 export { ModelCallError, type ModelCallErrorKind } from './call-error.js';
@@ -121,13 +121,7 @@ const UNSTORABLE_ESCAPE = /\\u(0000|d[89a-f])/i;
 function storableArguments(text: string): string {
   if (!UNSTORABLE_ESCAPE.test(text)) return text;
   try {
-    return JSON.stringify(
-      JSON.parse(text, (_key, value: unknown) => {
-        if (typeof value === 'string') return storableText(value);
-        if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
-        return Object.fromEntries(Object.entries(value).map(([key, item]) => [storableText(key), item as unknown]));
-      }),
-    );
+    return JSON.stringify(storableJson(JSON.parse(text)));
   } catch {
     // Not JSON, or nested past what the parser can walk: the tool's own checks refuse it.
     return text;

@@ -19,3 +19,11 @@ export function halfPairIn(text: string): string | null {
   const half = HALF_PAIR.exec(text)![0];
   return `\\u${half.charCodeAt(0).toString(16)}`;
 }
+
+/** A JSON value whose strings and keys, at every depth, are storable text (a schema a tool server lists). */
+export function storableJson<T>(value: T): T {
+  if (typeof value === 'string') return storableText(value) as T;
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((item: unknown) => storableJson(item)) as T;
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [storableText(key), storableJson(item as unknown)])) as T;
+}

@@ -72,7 +72,7 @@ export async function a2aToolSpec(def: A2aToolDefinition, reach: Reach & { runId
       described = '';
     }
   }
-  return { name: def.name, description: described.slice(0, MAX_DESCRIPTION_CHARS), parameters: PARAMETERS };
+  return { name: def.name, description: storableText(described.slice(0, MAX_DESCRIPTION_CHARS)), parameters: PARAMETERS };
 }
 
 /** Sends the model's message (or, on a retry, follows the task an earlier attempt started) and answers with the task's result. */

@@ -7,6 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolSpec } from '../models/messages.js';
+import { storableJson, storableText } from '../models/storable-text.js';
 import { depthProblem } from '../records/json-depth.js';
 import { DEFAULT_PARAMETERS, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, MCP_NAME_SEPARATOR, type McpToolDefinition } from './definitions.js';
 import { guardedFetch, ResponseTooLargeError } from './guarded-fetch.js';
@@ -49,7 +50,8 @@ export async function listMcpTools(def: McpToolDefinition, reach: Reach): Promis
         if (!OFFERABLE_NAME.test(name)) continue;
         const spec = { name, description: tool.description ?? tool.title ?? '', parameters: tool.inputSchema ?? DEFAULT_PARAMETERS };
         checkListedTool(def.server_label, spec);
-        specs.push(spec);
+        // Kept with the run (its offered tools) as PostgreSQL can keep it, once the schema's size is known to be bounded.
+        specs.push({ ...spec, description: storableText(spec.description), parameters: storableJson(spec.parameters) });
         if (specs.length > MAX_TOOLS_PER_SERVER) {
           throw new ToolsTooLargeError(
             `The MCP server ${def.server_label} lists more than ${MAX_TOOLS_PER_SERVER} tools; name the ones to offer in allowed_tools.`,

@@ -466,6 +466,29 @@ describe('runs', function () {
     }
   });
 
+  it('offers the tools an MCP server lists with NUL or half a surrogate pair in their descriptions as they can be kept', async () => {
+    const { startMcpServer } = await import('../support/mcp-server.js');
+    const mcp = await startMcpServer({
+      extraTools: { count: 1, description: 'Finds\u0000 things \ud83d', argumentDescription: 'What\u0000 \ude00' },
+    });
+    try {
+      const agent = await createAgent(stack.tenant.admin, {
+        tools: [{ type: 'mcp', server_label: 'odd', server_url: mcp.url, allowed_tools: ['extra_0'] }],
+      });
+      stack.openai.enqueue({ text: ['Nothing to find.'] });
+      const run = await stack.tenant.admin.post(`/v1/agents/${agent.id}/run`, { input: 'Find it.' });
+      assert.equal(run.body.status, 'completed', JSON.stringify(run.body.error));
+      const offered = (stack.openai.requests.at(-1) as { tools: { function: { description: string; parameters: unknown } }[] }).tools;
+      assert.equal(offered[0]!.function.description, 'Finds things \ufffd');
+      assert.equal(
+        (offered[0]!.function.parameters as { properties: { q: { description: string } } }).properties.q.description,
+        'What \ufffd',
+      );
+    } finally {
+      await mcp.close();
+    }
+  });
+
   /** A run whose model call streams some text and then hangs, and its event stream read up to that text. */
   async function runStreamingThenHanging() {
     const agent = await createAgent(stack.tenant.admin);

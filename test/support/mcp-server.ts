@@ -25,16 +25,23 @@ export interface TestMcpServer {
 
 const PICTURE = Buffer.from('89504e470d0a1a0a', 'hex').toString('base64');
 
-/** Tools listed beyond the usual ones: `count` of them, each described in `descriptionChars` characters. */
+/**
+ * Tools listed beyond the usual ones: `count` of them, each described in `descriptionChars` characters, or as
+ * `description`; with `argumentDescription`, each takes an argument `q` so described.
+ */
 export interface ExtraTools {
   count: number;
   descriptionChars?: number;
+  description?: string;
+  argumentDescription?: string;
 }
 
 function toolServer(waiting: (() => void)[], extra: ExtraTools): McpServer {
   const server = new McpServer({ name: 'agentplane-test-tools', version: '1.0.0' });
   for (let i = 0; i < extra.count; i++) {
-    server.registerTool(`extra_${i}`, { description: 'd'.repeat(extra.descriptionChars ?? 16) }, async () => ({
+    const description = extra.description ?? 'd'.repeat(extra.descriptionChars ?? 16);
+    const inputSchema = extra.argumentDescription === undefined ? undefined : { q: z.string().describe(extra.argumentDescription) };
+    server.registerTool(`extra_${i}`, { description, inputSchema }, async () => ({
       content: [{ type: 'text', text: `extra ${i}` }],
     }));
   }
