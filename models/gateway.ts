@@ -68,7 +68,7 @@ export class ModelGateway {
 }
 
 function storableMessage(message: AssistantMessage): AssistantMessage {
-  const { content, tool_calls } = message;
+  const { content, tool_calls, tool_call_extras } = message;
   return {
     ...message,
     content: storableText(content),
@@ -80,7 +80,18 @@ function storableMessage(message: AssistantMessage): AssistantMessage {
         arguments: storableArguments(storableText(call.arguments)),
       })),
     }),
+    ...(tool_call_extras && { tool_call_extras: tool_call_extras.map(storableExtra) }),
   };
+}
+
+/** What a server sent beside a call to have it back, as it can be kept; one nested past what can be walked is not kept. */
+function storableExtra(extra: Record<string, unknown> | null): Record<string, unknown> | null {
+  try {
+    return extra && storableJson(extra);
+  } catch (err) {
+    if (err instanceof RangeError) return null;
+    throw err;
+  }
 }
 
 /**

@@ -359,6 +359,22 @@ describe('runs', function () {
     assert.doesNotMatch(JSON.stringify(run), /signature-|extra/, 'the run shows no signature');
   });
 
+  it('sends back a thought signature holding what PostgreSQL cannot as it could be kept, calling the model once for each step', async () => {
+    const calls = stack.openai.requests.length;
+    const run = await weatherAndTimeRun({ tool_call_deltas: 'gemini', thought_signatures: ['sig\u0000-0', 'sig-1 \ud800'] });
+    assert.deepEqual(
+      run.steps.map((s: { type: string; tool_call?: { name: string } }) => s.tool_call?.name ?? s.type),
+      ['model_call', 'weather', 'time', 'model_call'],
+    );
+    assert.equal(stack.openai.requests.length - calls, 2);
+    type SentCall = { function: { name: string }; extra_content?: unknown };
+    const second = stack.openai.requests.at(-1) as { messages: { role: string; tool_calls?: SentCall[] }[] };
+    assert.deepEqual(
+      second.messages.find((m) => m.role === 'assistant' && m.tool_calls)?.tool_calls?.map((call) => call.extra_content),
+      [{ google: { thought_signature: 'sig-0' } }, { google: { thought_signature: 'sig-1 \ufffd' } }],
+    );
+  });
+
   it('records what a server reporting usage loosely reported, as whole counts from 0, calling the model once', async () => {
     const agent = await createAgent(stack.tenant.admin);
     const reported: [Record<string, unknown>, { input_tokens: number; output_tokens: number; cached_tokens: number }][] = [

@@ -86,7 +86,8 @@ async function streamReply(exchange: Exchange, reply: ScriptedReply): Promise<vo
     reply.tool_call_deltas === 'gemini' ? {} : { index: reply.tool_call_deltas === 'index_zero' ? 0 : index };
   (reply.tool_calls ?? []).forEach((call, index) => {
     const id = `call_${randomId(24)}`;
-    const signed = reply.thought_signatures ? { extra_content: { google: { thought_signature: `signature-${index}` } } } : {};
+    const signature = reply.thought_signatures === true ? `signature-${index}` : reply.thought_signatures?.[index];
+    const signed = signature === undefined ? {} : { extra_content: { google: { thought_signature: signature } } };
     chunk({ tool_calls: [{ ...numbered(index), id, type: 'function', function: { name: call.name, arguments: '' }, ...signed }] });
     for (const piece of halves(call.arguments)) chunk({ tool_calls: [{ ...numbered(index), function: { arguments: piece } }] });
   });

@@ -19,8 +19,11 @@ export interface ScriptedReply {
    * `stop`), `index_zero` as proxies that number every call 0. OpenAI's own numbering when absent.
    */
   tool_call_deltas?: 'gemini' | 'index_zero';
-  /** Each tool call's first delta carries Gemini's thought signature (`extra_content`), `signature-<n>` for the nth call. */
-  thought_signatures?: boolean;
+  /**
+   * Each tool call's first delta carries Gemini's thought signature (`extra_content`): `signature-<n>` for the nth
+   * call, or the nth of those given.
+   */
+  thought_signatures?: true | string[];
   /** The usage object exactly as sent, in the provider's own field names, for a server that reports it loosely. */
   raw_usage?: Record<string, unknown>;
   /** Answer with this error status and the provider's error body instead. */
