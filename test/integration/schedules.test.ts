@@ -11,12 +11,15 @@ import { temporalConnection } from '../../workflows/temporal-connection.js';
 import { MAINTENANCE_SCHEDULE_ID } from '../../workflows/maintenance/client.js';
 import { temporalScheduleId } from '../../workflows/schedules/ids.js';
 import { newTenant } from '../support/api.js';
-import { isolatedDatabase } from '../support/services.js';
 import { ApiClient } from '../support/client.js';
 import { assertMarkedDeprecated } from '../support/deprecated-update.js';
 import { eventually } from '../support/eventually.js';
 import { startPausableProxy } from '../support/pausable-proxy.js';
 import { createAgent, startRunsStack, type RunsStack } from '../support/runs.js';
+import { createDb } from '../../records/db.js';
+import { deleteAgent, findAgent } from '../../records/agents.js';
+import { deleteSchedulesOf } from '../../records/schedules.js';
+import { isolatedDatabase, testLog } from '../support/services.js';
 
 type Messages = { role: string; content: string }[];
 
@@ -120,6 +123,45 @@ describe('schedules', function () {
       audited.body.data.map((e: { action: string }) => e.action),
       ['schedule.delete', 'schedule.create'],
     );
+  });
+
+  it('leaves no schedule behind its agent, one created while the agent was being deleted included', async () => {
+    const { admin, projectId } = stack.tenant;
+    const agent = await createAgent(admin);
+    const locker = createDb(stack.api.services.db.connectionString, { max: 1, log: testLog });
+    const deleting = await locker.connect();
+    try {
+      // As DELETE /v1/agents/{id} does, up to its commit: the agent held and deleted, and its schedules with it.
+      await deleting.query('BEGIN');
+      assert.ok(await findAgent(deleting, projectId, agent.id, { lock: true }));
+      assert.ok(await deleteAgent(deleting, projectId, agent.id));
+      await deleteSchedulesOf(deleting, projectId, { agentId: agent.id });
+      let answered = false;
+      const creating = admin.post('/v1/schedules', { agent_id: agent.id, interval_seconds: 3600, run: { input: 'Go.' } }).finally(() => {
+        answered = true;
+      });
+      // The creation waits for the deletion, as it must, or is answered without waiting.
+      await eventually(async () => {
+        const { rows } = await stack.api.services.db.query(
+          "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FOR SHARE%'",
+        );
+        assert.ok(answered || rows.length > 0, 'the creation neither waited nor was answered');
+      });
+      await deleting.query('COMMIT');
+      const created = await creating;
+      assert.equal(created.status, 404, JSON.stringify(created.body));
+      assert.deepEqual([created.body.error.code, created.body.error.param], ['resource_not_found', 'agent_id']);
+      const schedules = (await admin.get('/v1/schedules?limit=100')).body.data as { agent_id: string }[];
+      assert.deepEqual(
+        schedules.filter((s) => s.agent_id === agent.id),
+        [],
+        'a schedule outlived its agent',
+      );
+    } finally {
+      await deleting.query('ROLLBACK').catch(() => undefined);
+      deleting.release();
+      await locker.end();
+    }
   });
 
   it('runs every interval with the schedule id on each run; pausing stops the runs, and resuming with a new input runs that', async () => {

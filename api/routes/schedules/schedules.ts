@@ -133,6 +133,7 @@ export function scheduleRoutes(router: Router<ApiState>, deps: ApiDeps): void {
       await checkScheduledRun(deps, caller, definition);
       const { created, replayed } = await createOnce(ctx, deps, body, async (tx) => {
         const schedule = await insertSchedule(tx, caller.projectId, caller.apiKeyId, definition, body.managed_resource ?? null);
+        if (!schedule) throw NotFoundError(target.kind, target.id, `${target.kind}_id`);
         return { status: 201, body: presentSchedule(schedule, []) };
       });
       if (!replayed) await writeToTemporal(ctx, deps, [created.body.id]);
