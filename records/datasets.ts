@@ -171,6 +171,15 @@ export async function deleteItem(tx: Queryable, projectId: string, datasetId: st
  * first (clearConversations): it either waits for the items and deletes them, or has cleared the runs before they
  * are read, and the snapshot finds them cleared.
  */
+/**
+ * Holds the dataset until the transaction ends, as an experiment's items are copied from it: its deletion, or an
+ * item's, waits for the copies, or has been written and is seen. False when the dataset is gone.
+ */
+export async function holdDataset(tx: Queryable, projectId: string, id: string): Promise<boolean> {
+  const { rowCount } = await tx.query('SELECT 1 FROM datasets WHERE id = $1 AND project_id = $2 FOR SHARE', [id, projectId]);
+  return rowCount === 1;
+}
+
 export async function holdSourceRuns(tx: Queryable, projectId: string, runIds: string[]): Promise<void> {
   await tx.query('SELECT id FROM runs WHERE project_id = $1 AND id = ANY($2::text[]) ORDER BY id FOR SHARE', [projectId, runIds]);
 }

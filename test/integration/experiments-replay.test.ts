@@ -9,6 +9,8 @@ import { startToolServer, type TestToolServer } from '../support/http-tool-serve
 import { startMcpServer, type TestMcpServer } from '../support/mcp-server.js';
 import { eventually } from '../support/eventually.js';
 import { newTenant } from '../support/api.js';
+import { createDb } from '../../records/db.js';
+import { testLog } from '../support/services.js';
 import type { ApiClient } from '../support/client.js';
 import type { ScriptedReply } from '../support/model-servers/scripted-server.js';
 
@@ -24,6 +26,7 @@ describe('experiments', function () {
   let mcp: TestMcpServer;
   let agent: { id: string };
   let datasetId: string;
+  let sourceRunIds: string[];
   /** What the two source runs sent: requests to the HTTP tool, and to the MCP server. */
   const original = { http: 0, mcp: 0 };
 
@@ -123,6 +126,7 @@ describe('experiments', function () {
     original.mcp = sent().mcp - before.mcp;
     assert.equal(original.http, 2, 'each source run called the HTTP tool once');
     assert.ok(original.mcp >= 2, 'each source run asked the MCP server');
+    sourceRunIds = runIds;
     datasetId = await datasetOf(runIds);
   });
 
@@ -512,6 +516,42 @@ describe('experiments', function () {
     assert.equal(theirs.status, 404, JSON.stringify(theirs.body));
     assert.equal((await other.admin.get(`/v1/experiments?dataset_id=${datasetId}`)).body.data.length, 0);
   });
+
+  for (const [emptied, status, code] of [
+    ['whose dataset is deleted', 404, 'resource_not_found'],
+    ['whose items are all deleted', 409, 'dataset_empty'],
+  ] as const) {
+    it(`answers ${status} to an experiment ${emptied} while it is being created, where it ran none of them`, async () => {
+      const admin = stack.tenant.admin;
+      const doomed = await datasetOf(sourceRunIds);
+      const items = (await admin.get(`/v1/datasets/${doomed}/items`)).body.data as { id: string }[];
+      const locker = createDb(stack.api.services.db.connectionString, { max: 1, log: testLog });
+      const holding = await locker.connect();
+      try {
+        // The source runs held, as a thread's deletion holds them: the creation, its items read, waits for them.
+        await holding.query('BEGIN');
+        await holding.query('SELECT 1 FROM runs WHERE id = ANY($1) FOR UPDATE', [sourceRunIds]);
+        const creating = admin.post('/v1/experiments', { dataset_id: doomed, agent_id: agent.id });
+        await eventually(async () => {
+          const { rows } = await stack.api.services.db.query(
+            "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FOR SHARE%'",
+          );
+          assert.ok(rows.length > 0, 'the creation does not wait for the source runs');
+        });
+        const deletions = status === 404 ? [`/v1/datasets/${doomed}`] : items.map((item) => `/v1/datasets/${doomed}/items/${item.id}`);
+        for (const path of deletions) assert.equal((await admin.delete(path)).status, 200, path);
+        await holding.query('COMMIT');
+        const created = await creating;
+        assert.equal(created.status, status, JSON.stringify(created.body));
+        assert.deepEqual([created.body.error.code, created.body.error.param], [code, 'dataset_id']);
+        assert.deepEqual((await admin.get(`/v1/experiments?dataset_id=${doomed}`)).body.data, []);
+      } finally {
+        await holding.query('ROLLBACK').catch(() => undefined);
+        holding.release();
+        await locker.end();
+      }
+    });
+  }
 
   it('needs experiments:write and agents:run to create, experiments:read to read', async () => {
     const writer = await stack.tenant.keyWith('experiments:write');

@@ -14,7 +14,7 @@ import { respond } from '../../audit.js';
 import { checkModel } from '../agents/definition.js';
 import { findAgent, findAgentVersion } from '../../../records/agents.js';
 import { findNetwork, findNetworkVersion } from '../../../records/networks.js';
-import { allItemsOf, findDataset, holdSourceRuns } from '../../../records/datasets.js';
+import { allItemsOf, findDataset, holdDataset, holdSourceRuns } from '../../../records/datasets.js';
 import { createExperiment, tallyOf, toolSpecsOfRuns, type AgentOverrides } from '../../../records/experiments.js';
 import type { Queryable } from '../../../records/db.js';
 import { defaultScorers, startExperimentWorkflow, type ScorerSpec } from '../../../workflows/experiments/client.js';
@@ -97,6 +97,8 @@ export async function createExperimentRoute(ctx: ApiContext, deps: ApiDeps, { bo
     // Held while the copies are made: a thread deleted or a subject forgotten meanwhile either waits for them (and
     // clears them) or has deleted the items first, and those are not copied.
     await holdSourceRuns(tx, projectId, sourceRuns);
+    // Read before it was held, the dataset may have been deleted since: its items, copied now, would be none.
+    if (!(await holdDataset(tx, projectId, dataset.id))) notFound('dataset', dataset.id, 'dataset_id');
     const experiment = await createExperiment(
       tx,
       projectId,
@@ -116,7 +118,10 @@ export async function createExperimentRoute(ctx: ApiContext, deps: ApiDeps, { bo
       items,
       sourceSpecs,
     );
-    return { status: 201, body: presentExperiment(experiment, (await tallyOf(tx, [experiment.id])).get(experiment.id)!) };
+    const tally = (await tallyOf(tx, [experiment.id])).get(experiment.id)!;
+    // Items deleted since they were read are not copied; with none left, there is nothing to run.
+    if (tally.counts.total === 0) throw ConflictError('dataset_empty', `The dataset ${dataset.id} has no items to run.`, 'dataset_id');
+    return { status: 201, body: presentExperiment(experiment, tally) };
   });
   if (!replayed) {
     await startExperimentWorkflow(deps.temporal, created.body.id, projectId).catch((err) =>
