@@ -99,6 +99,10 @@ describe('the MCP server: agents and networks as tools over streamable HTTP', fu
     const listed = [...page1.tools, ...page2.tools].map((t) => t.name.split('__')[1]).filter(Boolean);
     assert.deepEqual(listed.sort(), [foreign.id, ...many.map((a) => a.id)].sort());
     await assert.rejects(otherClient.listTools({ cursor: 'not-a-cursor' }), /Invalid cursor/);
+    // A cursor made up to look like one: its position answers as any cursor this server did not make, never as a failure.
+    const forged = (position: unknown) => Buffer.from(JSON.stringify(position)).toString('base64url');
+    for (const after of ['agent_\u0000x', '\u0000', 'x'.repeat(5_000)])
+      await assert.rejects(otherClient.listTools({ cursor: forged({ kind: 'agent', after }) }), /Invalid cursor: pass the nextCursor/);
   });
 
   it("calls an agent's tool: the run's output as text, its id, status and cost as structured content, progress on the way, audited", async () => {

@@ -89,10 +89,16 @@ type Position = { kind: 'agent' | 'network'; after?: string };
 
 const encodeCursor = (position: Position) => Buffer.from(JSON.stringify(position)).toString('base64url');
 
+// The id a cursor stands at, as this server writes them (records/ids.ts): a forged one never reaches a query.
+const POSITION_ID = /^(agent|net)_[A-Za-z0-9]{1,64}$/;
+
 function decodeCursor(cursor: string): Position {
   try {
     const position = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Position;
-    if ((position.kind === 'agent' || position.kind === 'network') && (position.after === undefined || typeof position.after === 'string'))
+    if (
+      (position.kind === 'agent' || position.kind === 'network') &&
+      (position.after === undefined || (typeof position.after === 'string' && POSITION_ID.test(position.after)))
+    )
       return position;
   } catch {
     // Answered below, as every cursor this server did not make.
