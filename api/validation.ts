@@ -62,7 +62,7 @@ parameters.addSchema({ ...openapiDocument, $id: DOCUMENT_ID }, undefined, undefi
 export const hasNul = (text: string) => text.includes('\u0000');
 const NUL = 'the NUL character (U+0000)';
 
-/** What in `text` no string of a request may hold, in words that can follow "holds"; null if nothing. */
+/** What in `text` no string of a request may hold, named ("the NUL character (U+0000)"); null if nothing. */
 export function unstorable(text: string): string | null {
   if (hasNul(text)) return NUL;
   const half = halfPairIn(text);
