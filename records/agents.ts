@@ -89,6 +89,18 @@ const FIND_AGENT_TEXT = `SELECT ${COLUMNS} FROM ${CURRENT} WHERE a.id = $1 AND a
 const FIND_AGENT = statement('find_agent', FIND_AGENT_TEXT);
 const LOCK_AGENT = statement('lock_agent', 'SELECT 1 FROM agents WHERE id = $1 AND project_id = $2 AND deleted_at IS NULL FOR UPDATE');
 
+/**
+ * Holds the agent until the transaction ends, as what is written for it (a schedule) is: its deletion, which deletes
+ * those too, waits for them, or has been written and is seen. False when the agent is gone.
+ */
+export async function holdAgent(tx: Queryable, projectId: string, id: string): Promise<boolean> {
+  const { rowCount } = await tx.query('SELECT 1 FROM agents WHERE id = $1 AND project_id = $2 AND deleted_at IS NULL FOR SHARE', [
+    id,
+    projectId,
+  ]);
+  return rowCount === 1;
+}
+
 export async function findAgent(
   db: Queryable,
   projectId: string,

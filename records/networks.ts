@@ -83,6 +83,15 @@ export async function insertNetwork(
   return (await findNetwork(tx, projectId, id))!;
 }
 
+/** Holds the network until the transaction ends, as holdAgent holds an agent. False when the network is gone. */
+export async function holdNetwork(tx: Queryable, projectId: string, id: string): Promise<boolean> {
+  const { rowCount } = await tx.query('SELECT 1 FROM networks WHERE id = $1 AND project_id = $2 AND deleted_at IS NULL FOR SHARE', [
+    id,
+    projectId,
+  ]);
+  return rowCount === 1;
+}
+
 export async function findNetwork(
   db: Queryable,
   projectId: string,

@@ -69,16 +69,7 @@ export async function insertSchedule(
   apiKeyId: string,
   schedule: ScheduleDefinition,
   managed: ManagedResource | null = null,
-): Promise<ScheduleRecord | null> {
-  // The target is held until the transaction ends: its deletion, which deletes its schedules, waits for this one to
-  // be written, or this one, once the deletion is written, finds no target. Checked before and not held, a target
-  // deleted meanwhile left a schedule that outlived it.
-  const target = schedule.agentId !== null ? { table: 'agents', id: schedule.agentId } : { table: 'networks', id: schedule.networkId };
-  const held = await tx.query(`SELECT 1 FROM ${target.table} WHERE id = $1 AND project_id = $2 AND deleted_at IS NULL FOR SHARE`, [
-    target.id,
-    projectId,
-  ]);
-  if (held.rowCount !== 1) return null;
+): Promise<ScheduleRecord> {
   const id = newId('sched');
   await tx.query(
     `INSERT INTO schedules (id, project_id, name, agent_id, network_id, cron, timezone, interval_seconds, run, overlap,

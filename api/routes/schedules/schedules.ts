@@ -27,6 +27,8 @@ import { presentDeletedSchedule, presentSchedule, SHOWN_TIMES } from '../../../p
 import { presentList } from '../../../presenters/list.js';
 import { syncSchedule } from '../../../workflows/schedules/client.js';
 import { cronProblem, isKnownTimezone } from '../../../records/schedule-times.js';
+import { holdAgent } from '../../../records/agents.js';
+import { holdNetwork } from '../../../records/networks.js';
 import { checkRunRequest } from '../runs/admission.js';
 import { refuseUnmanagedChange } from '../managed.js';
 import { deprecatedUpdateByPost, SCHEDULES_PATCH_SINCE } from '../../middleware/deprecated-update.js';
@@ -132,8 +134,10 @@ export function scheduleRoutes(router: Router<ApiState>, deps: ApiDeps): void {
       };
       await checkScheduledRun(deps, caller, definition);
       const { created, replayed } = await createOnce(ctx, deps, body, async (tx) => {
+        // Checked above but not held, a target deleted since would leave a schedule that outlives it.
+        const held = await (target.kind === 'agent' ? holdAgent : holdNetwork)(tx, caller.projectId, target.id);
+        if (!held) throw NotFoundError(target.kind, target.id, `${target.kind}_id`);
         const schedule = await insertSchedule(tx, caller.projectId, caller.apiKeyId, definition, body.managed_resource ?? null);
-        if (!schedule) throw NotFoundError(target.kind, target.id, `${target.kind}_id`);
         return { status: 201, body: presentSchedule(schedule, []) };
       });
       if (!replayed) await writeToTemporal(ctx, deps, [created.body.id]);
