@@ -3,7 +3,7 @@
  * given in PDF points from the page's top-left, as the engine reports them; pdf-lib's own origin is bottom-left.
  */
 import { GlobalFonts, createCanvas } from '@napi-rs/canvas';
-import { PDFDocument, PDFHexString, PDFNumber, PDFPage, StandardFonts, rgb, type PDFFont } from 'pdf-lib';
+import { PDFDocument, PDFHexString, PDFName, PDFNumber, PDFPage, StandardFonts, rgb, type PDFFont } from 'pdf-lib';
 
 export const pageSize = { width: 612, height: 792 } as const;
 
@@ -170,6 +170,31 @@ export async function scannedPdf(): Promise<Uint8Array> {
   const image = await doc.embedPng(await canvas.encode('png'));
   doc.addPage([pageSize.width, pageSize.height]).drawImage(image, { x: 0, y: 0, width: pageSize.width, height: pageSize.height });
   doc.addPage([pageSize.width, pageSize.height]);
+  return doc.save();
+}
+
+/**
+ * One page whose content stream shows the word `a` `words` times at one spot, the stream compressed: a million
+ * words are 28 MB of drawing in about 60 KB of file, the way a hostile document inflates to far more than it is.
+ */
+export async function inflatingPdf(words: number): Promise<Uint8Array> {
+  const { doc, font } = await newDocument();
+  const page = doc.addPage([pageSize.width, pageSize.height]);
+  page.node.setFontDictionary(PDFName.of('F1'), font.ref);
+  const drawing = 'BT /F1 10 Tf\n' + '1 0 0 1 72 720 Tm (a) Tj\n'.repeat(words) + 'ET\n';
+  page.node.set(PDFName.of('Contents'), doc.context.register(doc.context.flateStream(drawing)));
+  return doc.save();
+}
+
+/** One page of `points` × `points` PDF points (at most 14,400, 200 inches) that is a scan: only an image. */
+export async function largeScanPdf(points: number): Promise<Uint8Array> {
+  const canvas = createCanvas(200, 200);
+  const context = canvas.getContext('2d');
+  context.fillStyle = '#ffffff';
+  context.fillRect(0, 0, canvas.width, canvas.height);
+  const { doc } = await newDocument();
+  const image = await doc.embedPng(await canvas.encode('png'));
+  doc.addPage([points, points]).drawImage(image, { x: 0, y: 0, width: points, height: points });
   return doc.save();
 }
 

@@ -4,15 +4,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Table } from '../../workflows/extraction/engines/content.js';
 import { ExtractionError } from '../../workflows/extraction/engines/errors.js';
-import { extractPdf } from '../../workflows/extraction/engines/pdf/extract.js';
+import { extractPdf, PAGE_TIME_LIMIT_MS, renderPdfPage, THREAD_HEAP_MB } from '../../workflows/extraction/engines/pdf/extract.js';
 import { extractPdfPages } from '../../workflows/extraction/engines/pdf/pages.js';
-import { renderPage } from '../../workflows/extraction/engines/pdf/render.js';
+import { MAX_RENDER_SIDE, renderPage } from '../../workflows/extraction/engines/pdf/render.js';
 import {
   borderlessTable,
   borderlessTablePdf,
   encryptedPdf,
   fruitTable,
   garbage,
+  inflatingPdf,
+  largeScanPdf,
   ruledTablePdf,
   scannedPdf,
   scannedWords,
@@ -197,11 +199,61 @@ describe('PDF engine', () => {
     });
 
     it('renders that page to a PNG of the page’s size times the scale', async () => {
-      const png = await renderPage(await scannedPdf(), 2, 2);
+      const png = await renderPdfPage(await scannedPdf(), 2, 2);
       assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
       assert.equal(png.readUInt32BE(16), 612 * 2);
       assert.equal(png.readUInt32BE(20), 792 * 2);
       assert.ok(png.length > 5_000, `a ${png.length}-byte PNG is too small to hold "${scannedWords}"`);
+    });
+  });
+
+  describe('documents made to exhaust the reader', () => {
+    /** The longest this thread's timers went unserved while `work` ran: what every other call in the process waited. */
+    async function longestStall<T>(work: Promise<T>): Promise<{ stalledMs: number; settled: PromiseSettledResult<T> }> {
+      let [last, stalledMs] = [Date.now(), 0];
+      const ticks = setInterval(() => {
+        stalledMs = Math.max(stalledMs, Date.now() - last);
+        last = Date.now();
+      }, 20);
+      const [settled] = await Promise.allSettled([work]);
+      clearInterval(ticks);
+      return { stalledMs, settled };
+    }
+
+    it('reads a page of 200,000 words on one spot, more than a call’s arguments can hold', async () => {
+      const { pages } = await extractPdf(await inflatingPdf(200_000));
+      assert.equal(pages[0]!.text, 'a'.repeat(200_000));
+    });
+
+    it('refuses a page that takes longer than a page may, read in a thread that leaves this one free', async () => {
+      // A million words: 60 KB of file, 25 MB of drawing, and minutes of this thread before.
+      const { stalledMs, settled } = await longestStall(extractPdf(await inflatingPdf(1_000_000), { pageTimeLimitMs: 2_000 }));
+      assert.equal(settled.status, 'rejected');
+      const err = (settled as PromiseRejectedResult).reason as ExtractionError;
+      assert.ok(err instanceof ExtractionError, String(err));
+      assert.equal(err.code, 'invalid_file');
+      assert.equal(err.message, 'Page 1 of the PDF took more than 2 s to read, the most a page may take.');
+      assert.ok(stalledMs < 1_000, `this thread's timers waited ${stalledMs} ms`);
+    });
+
+    it(`refuses a page that needs more than a thread's ${THREAD_HEAP_MB} MB, ending only that thread`, async function () {
+      this.timeout(PAGE_TIME_LIMIT_MS);
+      await assert.rejects(extractPdf(await inflatingPdf(1_000_000)), (err: unknown) => {
+        assert.ok(err instanceof ExtractionError, String(err));
+        assert.deepEqual(
+          [err.code, err.message],
+          ['invalid_file', `Page 1 of the PDF needs more than ${THREAD_HEAP_MB} MB to read, the most a page may use.`],
+        );
+        return true;
+      });
+      // The next document is read as ever.
+      assert.equal((await extractPdf(await textPdf(1, 1))).pages.length, 1);
+    });
+
+    it(`renders a scan larger than OCR reads at ${MAX_RENDER_SIDE} pixels on its long side`, async () => {
+      // 200 inches square: 28,800 pixels at the scale asked, a 3 GB canvas.
+      const png = await renderPage(await largeScanPdf(14_400), 1, 2);
+      assert.deepEqual([png.readUInt32BE(16), png.readUInt32BE(20)], [MAX_RENDER_SIDE, MAX_RENDER_SIDE]);
     });
   });
 

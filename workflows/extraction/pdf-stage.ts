@@ -7,8 +7,7 @@ import { transaction } from '../../records/db.js';
 import type { FileRecord } from '../../records/files.js';
 import { lastStoredPart, storePages, storeTables } from '../../records/file-content.js';
 import type { PageText, Table } from './engines/content.js';
-import { extractPdf } from './engines/pdf/extract.js';
-import { renderPage } from './engines/pdf/render.js';
+import { extractPdf, renderPdfPage } from './engines/pdf/extract.js';
 import { imagePageText } from './engines/image.js';
 import type { StageDeps } from './content-stage.js';
 
@@ -58,6 +57,6 @@ export async function* pdfBatches(
 }
 
 async function readScan(path: string, page: PageText): Promise<PageText> {
-  const recognised = await imagePageText(await renderPage(path, page.page, SCAN_SCALE));
+  const recognised = await imagePageText(await renderPdfPage(path, page.page, SCAN_SCALE));
   return { ...recognised, page: page.page };
 }

@@ -97,8 +97,8 @@ function tableOf(page: number, rows: Row[]): Table | null {
   const labelValues = columns.length === 2 && numbers >= rows.length * 0.8;
   if (!((columns.length >= 3 && shortCells) || labelValues)) return null;
 
-  const top = Math.min(...rows.map((r) => r.line.y));
-  const bottom = Math.max(...rows.map((r) => r.line.y + r.line.height));
+  const top = rows.reduce((least, r) => Math.min(least, r.line.y), Infinity);
+  const bottom = rows.reduce((most, r) => Math.max(most, r.line.y + r.line.height), -Infinity);
   // Row boundaries halfway between lines, so the cells tile the table.
   const edges = rows.map((r, i) => (i === 0 ? top : (rows[i - 1]!.line.y + rows[i - 1]!.line.height + r.line.y) / 2));
   edges.push(bottom);

@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { getDocument, PDFDataRangeTransport, VerbosityLevel } from './pdfjs.js';
 import type { PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { ExtractionError } from '../errors.js';
+import { MAX_SOURCE_PIXELS } from '../ocr-image.js';
 
 /** A file path, or the PDF's bytes (never modified: pdfjs gets a copy of them, the only one the engine holds). */
 export type PdfSource = string | Uint8Array;
@@ -56,6 +57,9 @@ export async function openPdf(source: PdfSource): Promise<PDFDocumentProxy> {
     disableFontFace: true,
     useSystemFonts: false,
     stopAtErrors: false,
+    // An image is drawn only up to the size OCR reads (a page scanned at 600 dpi has about 35 megapixels): a
+    // kilobyte of a flate stream can declare gigapixels, which pdfjs would decode outside any thread's heap.
+    maxImageSize: MAX_SOURCE_PIXELS,
     verbosity: VerbosityLevel.ERRORS,
   });
   try {

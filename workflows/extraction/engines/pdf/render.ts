@@ -3,7 +3,13 @@ import type { Canvas } from '@napi-rs/canvas';
 import type { RenderParameters } from 'pdfjs-dist/types/src/display/api.js';
 import { extractionErrorOf, openPdf, type PdfSource } from './document.js';
 
-/** `scale` 1 is 72 dpi; OCR wants about 300 dpi, so ≈ 4. */
+/**
+ * The longest side a page is rendered at: OCR scales any larger image down to this first, so more pixels would
+ * only cost memory (a page may be 200 inches on a side, 57,600 pixels at 4 × 72 dpi).
+ */
+export const MAX_RENDER_SIDE = 4000;
+
+/** `scale` 1 is 72 dpi; OCR wants about 300 dpi, so ≈ 4. A page larger than `MAX_RENDER_SIDE` is rendered smaller. */
 export async function renderPage(source: PdfSource, pageNumber: number, scale: number): Promise<Buffer> {
   const doc = await openPdf(source);
   try {
@@ -11,7 +17,8 @@ export async function renderPage(source: PdfSource, pageNumber: number, scale: n
       throw new RangeError(`The PDF has ${doc.numPages} pages; there is no page ${pageNumber}.`);
     }
     const page = await doc.getPage(pageNumber);
-    const viewport = page.getViewport({ scale });
+    const { width, height } = page.getViewport({ scale });
+    const viewport = page.getViewport({ scale: scale * Math.min(1, MAX_RENDER_SIDE / Math.max(width, height)) });
     // pdfjs's Node canvas factory makes @napi-rs/canvas canvases.
     const { canvas } = (doc.canvasFactory as { create(w: number, h: number): { canvas: Canvas } }).create(
       Math.ceil(viewport.width),

@@ -81,10 +81,12 @@ export function linesOf(words: Word[]): Line[] {
 
 function lineOf(words: Word[]): Line {
   words.sort((p, q) => p.x - q.x);
-  const x = Math.min(...words.map((w) => w.x));
-  const y = Math.min(...words.map((w) => w.y));
-  const right = Math.max(...words.map((w) => w.x + w.width));
-  const bottom = Math.max(...words.map((w) => w.y + w.height));
+  // Loops, not Math.min(...words): a line of a few hundred thousand words is past what a call's arguments hold.
+  let [x, y, right, bottom] = [Infinity, Infinity, -Infinity, -Infinity];
+  for (const w of words) {
+    [x, y] = [Math.min(x, w.x), Math.min(y, w.y)];
+    [right, bottom] = [Math.max(right, w.x + w.width), Math.max(bottom, w.y + w.height)];
+  }
   return { words, x, y, width: right - x, height: bottom - y };
 }
 
