@@ -6,6 +6,8 @@ import {
   type EntityMention,
   type Passage,
 } from '../../workflows/extraction/engines/entities.js';
+import { extractEntitiesInThread } from '../../workflows/extraction/engines/entities-thread.js';
+import { longestStall } from '../support/stalls.js';
 
 const page = (text: string, number: number | null = 1): Passage => ({ text, page: number, start_ms: null, end_ms: null });
 
@@ -162,6 +164,20 @@ describe('entity extraction', () => {
     assert.equal(capped.mentions.filter((m) => m.passage === 0).length, 500);
     assert.equal(capped.mentions.filter((m) => m.passage === 1).length, 8, 'the next passage has its own allowance');
     for (const r of capped.relations) assert.ok(capped.mentions[r.source] && capped.mentions[r.target]);
+  });
+});
+
+describe('entity extraction in a thread of its own', () => {
+  it('finds what it finds in this thread, leaving this thread free while it reads a large slice', async () => {
+    // 200,000 characters, the most the graph stage reads at once: seconds of analysis.
+    const text = NEWS.repeat(Math.ceil(50_000 / NEWS.length)).slice(0, 50_000);
+    const slice = [page(text, 1), page(text, 2), page(text, 3), page(text, 4)];
+    const { stalledMs, settled } = await longestStall(() => extractEntitiesInThread(slice));
+    assert.equal(settled.status, 'fulfilled');
+    const found = (settled as PromiseFulfilledResult<EntityExtraction>).value;
+    assert.deepEqual(found, extractEntities(slice));
+    assert.ok(found.mentions.length > 1_000, `${found.mentions.length} mentions`);
+    assert.ok(stalledMs < 1_000, `this thread's timers waited ${stalledMs} ms`);
   });
 });
 

@@ -23,6 +23,7 @@ import {
   twoColumnProsePdf,
   type Grid,
 } from '../support/pdf-fixtures.js';
+import { longestStall } from '../support/stalls.js';
 
 /** The cells as `row,column[ rowSpan×columnSpan]=text`, easy to compare and to read in a failure. */
 const cellsOf = (table: Table) =>
@@ -208,18 +209,6 @@ describe('PDF engine', () => {
   });
 
   describe('documents made to exhaust the reader', () => {
-    /** The longest this thread's timers went unserved while `work` ran: what every other call in the process waited. */
-    async function longestStall<T>(work: Promise<T>): Promise<{ stalledMs: number; settled: PromiseSettledResult<T> }> {
-      let [last, stalledMs] = [Date.now(), 0];
-      const ticks = setInterval(() => {
-        stalledMs = Math.max(stalledMs, Date.now() - last);
-        last = Date.now();
-      }, 20);
-      const [settled] = await Promise.allSettled([work]);
-      clearInterval(ticks);
-      return { stalledMs, settled };
-    }
-
     it('reads a page of 200,000 words on one spot, more than a call’s arguments can hold', async () => {
       const { pages } = await extractPdf(await inflatingPdf(200_000));
       assert.equal(pages[0]!.text, 'a'.repeat(200_000));
@@ -227,7 +216,8 @@ describe('PDF engine', () => {
 
     it('refuses a page that takes longer than a page may, read in a thread that leaves this one free', async () => {
       // A million words: 60 KB of file, 25 MB of drawing, and minutes of this thread before.
-      const { stalledMs, settled } = await longestStall(extractPdf(await inflatingPdf(1_000_000), { pageTimeLimitMs: 2_000 }));
+      const bytes = await inflatingPdf(1_000_000);
+      const { stalledMs, settled } = await longestStall(() => extractPdf(bytes, { pageTimeLimitMs: 2_000 }));
       assert.equal(settled.status, 'rejected');
       const err = (settled as PromiseRejectedResult).reason as ExtractionError;
       assert.ok(err instanceof ExtractionError, String(err));

@@ -6,7 +6,8 @@ import type { Context } from '@temporalio/activity';
 import type { Db } from '../../records/db.js';
 import type { NewGraphItem } from '../../records/graph.js';
 import type { FileRecord } from '../../records/files.js';
-import { chunksOf, extractEntities, type Passage } from './engines/entities.js';
+import { chunksOf, type Passage } from './engines/entities.js';
+import { extractEntitiesInThread } from './engines/entities-thread.js';
 import { modelRelations, type GraphModel, type ModelSpending } from './graph-model.js';
 
 /** Pages read and analysed at a time: bounds memory on a long file. */
@@ -23,7 +24,7 @@ interface StoredPart {
 
 /** A page or segment is read in windows of about this many characters, cut at sentence ends. */
 const WINDOW_CHARS = 50_000;
-/** Characters analysed in one go before the stage lets its heartbeats through. */
+/** Characters analysed in one go (in a thread of their own), between heartbeats. */
 const SLICE_CHARS = 200_000;
 /** A file's first this many characters are analysed; past them, a huge text file adds no more items. */
 export const MAX_GRAPH_CHARACTERS = 20_000_000;
@@ -72,7 +73,7 @@ export async function graphItemsOf(db: Db, file: FileRecord, context: Context, m
   }
 
   async function analyse(windows: Window[]): Promise<void> {
-    const { mentions, relations: offline } = extractEntities(windows);
+    const { mentions, relations: offline } = await extractEntitiesInThread(windows);
     const read = model ? await modelRelations(db, file.id, file.project_id, model, windows, mentions, context, spending) : [];
     const relations = [...offline, ...read.map((r) => ({ ...r, extractor: `model:${model!.id}` }))];
     const where = (window: number, start: number, end: number, text: string, extractor: string) => {
@@ -97,7 +98,5 @@ export async function graphItemsOf(db: Db, file: FileRecord, context: Context, m
         provenance: where(r.passage, r.start, r.end, windows[r.passage]!.text.slice(r.start, r.end), r.extractor),
       });
     }
-    // The analysis is synchronous: let the heartbeat timer (and cancellation) through between slices.
-    await new Promise((resolve) => setImmediate(resolve));
   }
 }
