@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
-import { findDelimitedTables } from '../../workflows/extraction/engines/delimited-tables.js';
-import { extractText, textTables } from '../../workflows/extraction/engines/text.js';
+import {
+  findDelimitedTables,
+  MAX_TABLE_ROWS,
+  MAX_TABLE_TEXT_CHARACTERS,
+  textTables,
+} from '../../workflows/extraction/engines/delimited-tables.js';
+import { extractText } from '../../workflows/extraction/engines/text.js';
+import { longestStall } from '../support/stalls.js';
 import type { Table } from '../../workflows/extraction/engines/content.js';
 
 /** The table's cell texts, row by row. */
@@ -109,13 +115,53 @@ describe('delimited tables in text', () => {
     assert.deepEqual(findDelimitedTables('Heading\n---\ntext', 1), []);
   });
 
-  it('counts the tables of every page of a text file', async () => {
+  it('finds the tables of every page of a text file', async () => {
     const body = Readable.from([Buffer.from('x,y\n1,2\fno tables here\f| h |\n|---|\n| v |\n')]);
     const result = await extractText(body, () => {});
-    assert.deepEqual(result, { pages: ['x,y\n1,2', 'no tables here', '| h |\n|---|\n| v |\n'], tables: 2 });
+    assert.deepEqual(result.pages, ['x,y\n1,2', 'no tables here', '| h |\n|---|\n| v |\n']);
     assert.deepEqual(
-      textTables(result.pages).map((table) => table.page),
-      [1, 3],
+      result.tables.map((table) => [table.page, grid(table)]),
+      [
+        [
+          1,
+          [
+            ['x', 'y'],
+            ['1', '2'],
+          ],
+        ],
+        [3, [['h'], ['v']]],
+      ],
     );
+  });
+
+  it('reads a text file’s first 20 million characters for tables, ending a table there, and no more', () => {
+    // The table's first two rows end before the 20,000,000th character, its third after it.
+    const before = 'word\n'.repeat(3_999_998) + '\n';
+    assert.equal(MAX_TABLE_TEXT_CHARACTERS - before.length, 9);
+    const tables = textTables([before + 'a,b\n1,2\n3,4\n', 'x,y\n5,6\n']);
+    assert.deepEqual(
+      tables.map((table) => [table.page, grid(table)]),
+      [
+        [
+          1,
+          [
+            ['a', 'b'],
+            ['1', '2'],
+          ],
+        ],
+      ],
+    );
+  });
+
+  it('reads the tables of a 100 MB text file in a thread that leaves this one free', async () => {
+    const csv = Buffer.from('alpha,beta,gamma,delta\n'.repeat(100_000_000 / 23));
+    const { stalledMs, settled } = await longestStall(() => extractText(Readable.from([csv]), () => {}));
+    assert.equal(settled.status, 'fulfilled');
+    const { tables } = (settled as PromiseFulfilledResult<Awaited<ReturnType<typeof extractText>>>).value;
+    assert.deepEqual(
+      tables.map((table) => [table.rows, table.truncated]),
+      [[MAX_TABLE_ROWS, true]],
+    );
+    assert.ok(stalledMs < 1_000, `this thread's timers waited ${stalledMs} ms`);
   });
 });

@@ -6,7 +6,7 @@ import {
   type EntityMention,
   type Passage,
 } from '../../workflows/extraction/engines/entities.js';
-import { extractEntitiesInThread } from '../../workflows/extraction/engines/entities-thread.js';
+import { extractEntitiesInThread } from '../../workflows/extraction/engines/analysis-thread.js';
 import { longestStall } from '../support/stalls.js';
 
 const page = (text: string, number: number | null = 1): Passage => ({ text, page: number, start_ms: null, end_ms: null });

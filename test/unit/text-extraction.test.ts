@@ -9,7 +9,7 @@ const ignoreProgress = () => {};
 describe('text extraction', () => {
   it('makes one page per form feed', async () => {
     const result = await extractText(stream(['one\ftwo\fthree']), ignoreProgress);
-    assert.deepEqual(result, { pages: ['one', 'two', 'three'], tables: 0 });
+    assert.deepEqual(result, { pages: ['one', 'two', 'three'], tables: [] });
   });
 
   it('splits pages on form feeds wherever the chunks break', async () => {

@@ -15,7 +15,7 @@ import type { FileRecord } from '../../records/files.js';
 import { storePages, storeSegments, storeTables } from '../../records/file-content.js';
 import { storeVisionImage } from '../../records/vision-images.js';
 import { ExtractionError } from './engines/errors.js';
-import { extractText, textTables } from './engines/text.js';
+import { extractText } from './engines/text.js';
 import { imagePageText, readImage } from './engines/image.js';
 import { visionImageOf } from './engines/vision-image.js';
 import { transcribeAudio } from './engines/speech/transcriber.js';
@@ -32,10 +32,10 @@ export async function extractInto(file: FileRecord, deps: StageDeps): Promise<vo
   const progress = (bytesRead: number) => context.heartbeat({ bytesRead });
   switch (file.mime_type) {
     case 'text/plain': {
-      const { pages } = await extractText(await read(file, deps), progress);
+      const { pages, tables } = await extractText(await read(file, deps), progress);
       const parts = pages.map((text, i) => ({ page: i + 1, text, source: 'plain_text' as const }));
       await transaction(db, async (tx) => {
-        await storeTables(tx, file.id, textTables(pages));
+        await storeTables(tx, file.id, tables);
         await storePages(tx, file.id, parts);
       });
       return;

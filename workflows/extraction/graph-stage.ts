@@ -7,7 +7,7 @@ import type { Db } from '../../records/db.js';
 import type { NewGraphItem } from '../../records/graph.js';
 import type { FileRecord } from '../../records/files.js';
 import { chunksOf, type Passage } from './engines/entities.js';
-import { extractEntitiesInThread } from './engines/entities-thread.js';
+import { extractEntitiesInThread } from './engines/analysis-thread.js';
 import { modelRelations, type GraphModel, type ModelSpending } from './graph-model.js';
 
 /** Pages read and analysed at a time: bounds memory on a long file. */

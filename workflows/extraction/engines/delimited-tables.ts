@@ -11,6 +11,26 @@ export const MAX_TABLE_CELLS = 50_000;
 /** A page yields at most this many tables. */
 export const MAX_TABLES_PER_PAGE = 500;
 
+/**
+ * A text file's first this many characters are read for tables (about 300 MB of memory and a second or two at
+ * most); past them, its pages are kept whole but hold no table, and a table going on past them ends there.
+ */
+export const MAX_TABLE_TEXT_CHARACTERS = 20_000_000;
+
+/** The tables written in a text file's pages. */
+export function textTables(pages: string[]): Table[] {
+  const tables: Table[] = [];
+  let left = MAX_TABLE_TEXT_CHARACTERS;
+  for (const [i, text] of pages.entries()) {
+    if (left <= 0) break;
+    // Cut after a whole line, so that no row is read in part.
+    const read = text.length <= left ? text : text.slice(0, text.lastIndexOf('\n', left) + 1);
+    for (const table of findDelimitedTables(read, i + 1)) tables.push(table);
+    left -= text.length;
+  }
+  return tables;
+}
+
 export function findDelimitedTables(pageText: string, page: number): Table[] {
   const text = pageText.replace(/\r\n?/g, '\n');
   const lines = text.split('\n');

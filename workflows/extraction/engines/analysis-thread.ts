@@ -1,0 +1,68 @@
+/**
+ * The synchronous analyses of a file's text, run in a pool thread: entities and relations (about 2 s for a
+ * 200,000-character slice of a large file) and the tables written in a text file (up to 8 s for its first 20
+ * million characters). In the worker's own thread they held every other project's runs, tool calls and
+ * heartbeats that long, a hundred times over for one large upload.
+ */
+import { Worker } from 'node:worker_threads';
+import type { Table } from './content.js';
+import type { EntityExtraction, Passage } from './entities.js';
+import type { AnalysisAnswer, AnalysisJob } from './analysis-worker.js';
+
+/**
+ * A job needs at most about 300 MB (20 million characters of short lines read for tables); a heap of its own
+ * keeps a runaway one from the process's.
+ */
+const THREAD_HEAP_MB = 512;
+
+/** Threads kept between jobs; unreferenced while idle, so they never keep the process alive. */
+const idleWorkers: Worker[] = [];
+
+/** What `extractEntities(passages)` finds. */
+export async function extractEntitiesInThread(passages: readonly Passage[]): Promise<EntityExtraction> {
+  const answer = await inThread({ job: 'entities', passages: [...passages] });
+  return (answer as { entities: EntityExtraction }).entities;
+}
+
+/** What `textTables(pages)` finds. */
+export async function textTablesInThread(pages: string[]): Promise<Table[]> {
+  const answer = await inThread({ job: 'tables', pages });
+  return (answer as { tables: Table[] }).tables;
+}
+
+async function inThread(job: AnalysisJob): Promise<AnalysisAnswer> {
+  const worker =
+    idleWorkers.pop() ??
+    new Worker(new URL('./analysis-worker.js', import.meta.url), { resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB } });
+  worker.ref();
+  let answer: AnalysisAnswer;
+  try {
+    answer = await new Promise<AnalysisAnswer>((resolve, reject) => {
+      const finish = () => {
+        worker.off('message', onMessage);
+        worker.off('error', onError);
+        worker.off('exit', onExit);
+      };
+      const onMessage = (message: AnalysisAnswer) => {
+        finish();
+        resolve(message);
+      };
+      const onError = (err: Error) => {
+        finish();
+        reject(err);
+      };
+      const onExit = (code: number) => onError(new Error(`An analysis thread exited with code ${code}.`));
+      worker.on('message', onMessage);
+      worker.on('error', onError);
+      worker.on('exit', onExit);
+      worker.postMessage(job);
+    });
+  } catch (err) {
+    void worker.terminate();
+    throw err;
+  }
+  worker.unref();
+  idleWorkers.push(worker);
+  if ('failure' in answer) throw new Error(answer.failure);
+  return answer;
+}
