@@ -111,18 +111,29 @@ export async function discardContent(db: Queryable, fileId: string): Promise<voi
 }
 
 /** Parts after `after` (a page or segment number), in order, one more than `limit` to tell whether more follow. */
+/**
+ * A page of a file's parts or tables ends with the one that reaches this many bytes (so it holds one, however
+ * large): a text file's page can be a million characters, and a table 50,000 cells, so a hundred of either could
+ * be hundreds of megabytes in one response of a server every project shares.
+ */
+export const LIST_BYTES = 4 * 1024 * 1024;
+
 export async function contentParts(
   db: Queryable,
   fileId: string,
   after: number,
   limit: number,
 ): Promise<{ rows: ContentPartRecord[]; hasMore: boolean }> {
-  const { rows } = await db.query<ContentPartRecord>(
-    `SELECT page_number, start_ms, end_ms, source, confidence, text FROM file_pages
-     WHERE file_id = $1 AND page_number > $2 ORDER BY page_number LIMIT $3`,
-    [fileId, after, limit + 1],
+  const { rows } = await db.query<ContentPartRecord & { fetched: number }>(
+    `SELECT page_number, start_ms, end_ms, source, confidence, text, fetched FROM (
+       SELECT *, sum(size) OVER (ORDER BY page_number) - size AS before, count(*) OVER () AS fetched FROM (
+         SELECT page_number, start_ms, end_ms, source, confidence, text, octet_length(text) AS size FROM file_pages
+         WHERE file_id = $1 AND page_number > $2 ORDER BY page_number LIMIT $3
+       ) next
+     ) page WHERE before < $4 ORDER BY page_number`,
+    [fileId, after, limit + 1, LIST_BYTES],
   );
-  return { rows: rows.slice(0, limit), hasMore: rows.length > limit };
+  return withinBudget(rows, limit);
 }
 
 export async function tablesOf(
@@ -131,13 +142,25 @@ export async function tablesOf(
   after: string | undefined,
   limit: number,
 ): Promise<{ rows: TableRecord[]; hasMore: boolean }> {
-  const { rows } = await db.query<TableRecord>(
-    `SELECT id, file_id, page, position, box, row_count, column_count, detection, truncated, cells FROM file_tables t
-     WHERE file_id = $1 AND ($2::text IS NULL OR (page, position) > (SELECT page, position FROM file_tables WHERE id = $2 AND file_id = $1))
-     ORDER BY page, position LIMIT $3`,
-    [fileId, after ?? null, limit + 1],
+  const { rows } = await db.query<TableRecord & { fetched: number }>(
+    `SELECT id, file_id, page, position, box, row_count, column_count, detection, truncated, cells, fetched FROM (
+       SELECT *, sum(size) OVER (ORDER BY page, position) - size AS before, count(*) OVER () AS fetched FROM (
+         SELECT id, file_id, page, position, box, row_count, column_count, detection, truncated, cells,
+                octet_length(cells::text) AS size FROM file_tables t
+         WHERE file_id = $1 AND ($2::text IS NULL OR (page, position) > (SELECT page, position FROM file_tables WHERE id = $2 AND file_id = $1))
+         ORDER BY page, position LIMIT $3
+       ) next
+     ) page WHERE before < $4 ORDER BY page, position`,
+    [fileId, after ?? null, limit + 1, LIST_BYTES],
   );
-  return { rows: rows.slice(0, limit), hasMore: rows.length > limit };
+  return withinBudget(rows, limit);
+}
+
+/** A page of `limit` rows, or fewer where LIST_BYTES was reached; more follow if any fetched were left out. */
+function withinBudget<Row extends { fetched: number }>(rows: Row[], limit: number): { rows: Omit<Row, 'fetched'>[]; hasMore: boolean } {
+  const fetched = Number(rows[0]?.fetched ?? 0);
+  const kept = rows.slice(0, limit).map(({ fetched: _, ...row }) => row);
+  return { rows: kept, hasMore: fetched > kept.length };
 }
 
 export async function tableExists(db: Queryable, fileId: string, id: string): Promise<boolean> {

@@ -220,7 +220,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The text extracted from a processed file, in order: one part per page (PDF, text, image) or per transcript segment with its time span (audio). A file not yet processed, or failed, answers 409 `file_not_processed`. */
+        /** The text extracted from a processed file, in order: one part per page (PDF, text, image) or per transcript segment with its time span (audio); a text file's page is at most 1,000,000 characters. A page of the list ends with the part that reaches 4 MiB (so it holds one however large, and may hold fewer than `limit`); `has_more` says more follow. A file not yet processed, or failed, answers 409 `file_not_processed`. */
         get: operations["getFileContent"];
         put?: never;
         post?: never;
@@ -237,7 +237,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The tables found in a processed file, in page order, as rows of cells with the page and box they occupy. A file not yet processed, or failed, answers 409 `file_not_processed`. */
+        /** The tables found in a processed file, in page order, as rows of cells with the page and box they occupy. A page of the list ends with the table that reaches 4 MiB (so it holds one however large, and may hold fewer than `limit`); `has_more` says more follow. A file not yet processed, or failed, answers 409 `file_not_processed`. */
         get: operations["getFileTables"];
         put?: never;
         post?: never;

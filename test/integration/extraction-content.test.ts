@@ -160,6 +160,36 @@ describe('what extraction makes of each kind of file, served by the content and 
     );
   });
 
+  it('serves a text file without form feeds as pages of a million characters, a page of the list ending with the part that reaches 4 MiB', async () => {
+    // 60,000 lines of 100 characters: six pages cut after a line, where the file was one page of 6 MB.
+    const text = Array.from({ length: 60_000 }, (_, i) => `line ${String(i).padStart(5, '0')} `.padEnd(99, '.') + '\n').join('');
+    const file = await processed(Buffer.from(text), 'long.txt');
+    assert.equal(file.extracted.pages, 6);
+    const first = await tenant.admin.get(`/v1/files/${file.id}/content?limit=100`);
+    assert.deepEqual(
+      [first.body.data.map((p: Part) => [p.id, p.text.length]), first.body.has_more],
+      [[1, 2, 3, 4, 5].map((n) => [`page-${n}`, 1_000_000]), true],
+    );
+    const rest = await tenant.admin.get(`/v1/files/${file.id}/content?limit=100&after=page-5`);
+    assert.deepEqual([rest.body.data.map((p: Part) => p.id), rest.body.has_more], [['page-6'], false]);
+    assert.equal([...first.body.data, ...rest.body.data].map((p: Part) => p.text).join(''), text);
+  });
+
+  it('lists tables until they reach 4 MiB, and the rest after them', async () => {
+    // Six CSV paragraphs of 400 rows of two 1,000-character cells: a page each, about 0.86 MB of cells each.
+    const row = (r: number) => `${'a'.repeat(996)}${String(r).padStart(4, '0')},${'b'.repeat(1_000)}\n`;
+    const paragraph = Array.from({ length: 400 }, (_, r) => row(r)).join('');
+    const file = await processed(Buffer.from(Array(6).fill(paragraph).join('\n')), 'tables.txt');
+    assert.equal(file.extracted.tables, 6);
+    const first = await tenant.admin.get(`/v1/files/${file.id}/tables?limit=100`);
+    assert.deepEqual(
+      [first.body.data.map((t: { page: number; rows: number }) => [t.page, t.rows]), first.body.has_more],
+      [[1, 2, 3, 4, 5].map((page) => [page, 400]), true],
+    );
+    const rest = await tenant.admin.get(`/v1/files/${file.id}/tables?limit=100&after=${first.body.data[4].id}`);
+    assert.deepEqual([rest.body.data.map((t: { page: number }) => t.page), rest.body.has_more], [[6], false]);
+  });
+
   it('fails an encrypted PDF with encrypted_file, and says why', async () => {
     const upload = await tenant.admin.upload({
       purpose: 'context',

@@ -3,6 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Table } from '../../workflows/extraction/engines/content.js';
+import { MAX_FILE_PAGES } from '../../workflows/extraction/engines/content.js';
 import { ExtractionError } from '../../workflows/extraction/engines/errors.js';
 import { extractPdf, PAGE_TIME_LIMIT_MS, renderPdfPage, THREAD_HEAP_MB } from '../../workflows/extraction/engines/pdf/extract.js';
 import { extractPdfPages } from '../../workflows/extraction/engines/pdf/pages.js';
@@ -238,6 +239,16 @@ describe('PDF engine', () => {
       });
       // The next document is read as ever.
       assert.equal((await extractPdf(await textPdf(1, 1))).pages.length, 1);
+    });
+
+    it(`fails with invalid_file on a PDF of more than ${MAX_FILE_PAGES.toLocaleString('en')} pages, reading none of them`, async () => {
+      let pagesRead = 0;
+      await assert.rejects(extractPdf(await textPdf(MAX_FILE_PAGES + 1, 0), { onProgress: () => pagesRead++ }), (err: unknown) => {
+        assert.ok(err instanceof ExtractionError, String(err));
+        assert.deepEqual([err.code, err.message], ['invalid_file', 'The PDF has 10,001 pages; a file may have at most 10,000.']);
+        return true;
+      });
+      assert.equal(pagesRead, 0);
     });
 
     it(`renders a scan larger than OCR reads at ${MAX_RENDER_SIDE} pixels on its long side`, async () => {

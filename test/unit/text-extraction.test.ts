@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
-import { extractText } from '../../workflows/extraction/engines/text.js';
+import { extractText, MAX_TEXT_PAGE_CHARACTERS, pagesOf } from '../../workflows/extraction/engines/text.js';
 import { ExtractionError } from '../../workflows/extraction/engines/errors.js';
+import { MAX_FILE_PAGES } from '../../workflows/extraction/engines/content.js';
 
 const stream = (chunks: (string | Buffer)[]) => Readable.from(chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c)));
 const ignoreProgress = () => {};
@@ -43,6 +44,42 @@ describe('text extraction', () => {
 
   it('gives an empty body one empty page', async () => {
     assert.deepEqual((await extractText(stream([]), ignoreProgress)).pages, ['']);
+  });
+
+  it(`goes on to a new page after ${MAX_TEXT_PAGE_CHARACTERS.toLocaleString('en')} characters, cut after a line`, async () => {
+    const line = 'x'.repeat(99) + '\n';
+    const text = line.repeat(25_000);
+    const { pages } = await extractText(stream([text, '\fnext']), ignoreProgress);
+    assert.deepEqual(
+      pages.map((page) => page.length),
+      [MAX_TEXT_PAGE_CHARACTERS, MAX_TEXT_PAGE_CHARACTERS, 500_000, 4],
+    );
+    assert.equal(pages.join(''), text + 'next');
+  });
+
+  it('cuts a long page after its last blank line, else its last line break, else at the limit but never inside a pair', () => {
+    assert.deepEqual(pagesOf('aa\n\nbb\ncc\ndd', 8), ['aa\n\n', 'bb\ncc\ndd']);
+    assert.deepEqual(pagesOf('a\r\n\r\nbbbbbbbbb', 8), ['a\r\n\r\n', 'bbbbbbbb', 'b']);
+    assert.deepEqual(pagesOf('aaaa\nbbbbbbbbb', 8), ['aaaa\n', 'bbbbbbbb', 'b']);
+    assert.deepEqual(pagesOf('abcdefghijklmnopq', 8), ['abcdefgh', 'ijklmnop', 'q']);
+    assert.deepEqual(pagesOf('abcdefg😀xyz', 8), ['abcdefg', '😀xyz']);
+    assert.deepEqual(pagesOf('abcdefgh', 8), ['abcdefgh']);
+  });
+
+  it(`takes ${MAX_FILE_PAGES.toLocaleString('en')} pages and fails with invalid_file on one more, before holding them all`, async () => {
+    assert.equal((await extractText(stream(['\f'.repeat(MAX_FILE_PAGES - 1)]), ignoreProgress)).pages.length, MAX_FILE_PAGES);
+    // 10 MB of form feeds was ten million pages, and about 600 MB of the worker's heap.
+    await assert.rejects(extractText(stream(['\f'.repeat(10_000_000)]), ignoreProgress), (err: unknown) => {
+      assert.ok(err instanceof ExtractionError, String(err));
+      assert.deepEqual(
+        [err.code, err.message],
+        [
+          'invalid_file',
+          'The text has more than 10,000 pages (form feeds, or a million characters each); a file may have at most that many.',
+        ],
+      );
+      return true;
+    });
   });
 
   it('reports the bytes read so far after each chunk', async () => {

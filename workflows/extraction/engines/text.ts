@@ -1,8 +1,11 @@
-/** Plain text: UTF-8, one page per form feed (U+000C), at least one page. */
+/**
+ * Plain text: UTF-8, one page per form feed (U+000C), at least one page, and no page longer than
+ * MAX_TEXT_PAGE_CHARACTERS: a longer one goes on to the next.
+ */
 import type { Readable } from 'node:stream';
 import { TextDecoder } from 'node:util';
 import { textTablesInThread } from './analysis-thread.js';
-import type { Table } from './content.js';
+import { MAX_FILE_PAGES, type Table } from './content.js';
 import { ExtractionError, type Progress } from './errors.js';
 
 export interface TextExtraction {
@@ -21,6 +24,7 @@ export async function extractText(body: Readable, progress: Progress): Promise<T
       bytesRead += chunk.length;
       const parts = decoder.decode(chunk, { stream: true }).split('\f');
       current += parts[0]!;
+      if (pages.length + parts.length > MAX_FILE_PAGES) throw tooManyPages();
       for (const part of parts.slice(1)) {
         pages.push(current);
         current = part;
@@ -33,5 +37,42 @@ export async function extractText(body: Readable, progress: Progress): Promise<T
     throw err;
   }
   pages.push(current);
-  return { pages, tables: await textTablesInThread(pages) };
+  const bounded = pages.flatMap((page) => pagesOf(page));
+  if (bounded.length > MAX_FILE_PAGES) throw tooManyPages();
+  return { pages: bounded, tables: await textTablesInThread(bounded) };
+}
+
+const tooManyPages = () =>
+  new ExtractionError(
+    'invalid_file',
+    `The text has more than ${MAX_FILE_PAGES.toLocaleString('en')} pages (form feeds, or a million characters each); a file may have at most that many.`,
+  );
+
+/**
+ * The most characters a text file's page holds. A page is what a reader is served at once (`GET
+ * /v1/files/:id/content`), and a 100 MB file without form feeds was one page, which no server can hold in
+ * memory for every reader who asks.
+ */
+export const MAX_TEXT_PAGE_CHARACTERS = 1_000_000;
+
+/**
+ * A form feed's page as pages of at most `max` characters, each cut after its last blank line (between
+ * paragraphs, where no table is cut), or else its last line break, or else at the limit, never between the two
+ * halves of a surrogate pair.
+ */
+export function pagesOf(text: string, max = MAX_TEXT_PAGE_CHARACTERS): string[] {
+  const pages: string[] = [];
+  let start = 0;
+  while (text.length - start > max) {
+    const end = start + max;
+    const after = (found: number, length: number) => (found >= start ? found + length : -1);
+    const blank = Math.max(after(text.lastIndexOf('\n\n', end - 2), 2), after(text.lastIndexOf('\n\r\n', end - 3), 3));
+    const line = after(text.lastIndexOf('\n', end - 1), 1);
+    let cut = blank > 0 ? blank : line > 0 ? line : end;
+    if (cut === end && /[\ud800-\udbff]/.test(text[cut - 1]!)) cut--;
+    pages.push(text.slice(start, cut));
+    start = cut;
+  }
+  pages.push(text.slice(start));
+  return pages;
 }

@@ -11,6 +11,7 @@
 import { availableParallelism } from 'node:os';
 import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
+import { MAX_FILE_PAGES } from '../content.js';
 import { ExtractionError } from '../errors.js';
 import type { PdfSource } from './document.js';
 import type { PdfExtraction } from './pages.js';
@@ -48,6 +49,12 @@ export async function extractPdf(source: PdfSource, options: PdfOptions = {}): P
   const helpers: PdfThread[] = [];
   try {
     const pageCount = await lead.open(source, tables);
+    if (pageCount > MAX_FILE_PAGES) {
+      throw new ExtractionError(
+        'invalid_file',
+        `The PDF has ${pageCount.toLocaleString('en')} pages; a file may have at most ${MAX_FILE_PAGES.toLocaleString('en')}.`,
+      );
+    }
     const from = Math.max(1, options.startPage ?? 1);
     const to = Math.min(pageCount, options.endPage ?? pageCount);
     if (from > to) return { pageCount, pages: [], tables: [], ocrPages: [] };
