@@ -2,8 +2,10 @@ import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import {
   findDelimitedTables,
+  MAX_CELLS_PER_FILE,
   MAX_TABLE_ROWS,
   MAX_TABLE_TEXT_CHARACTERS,
+  MAX_TABLES_PER_FILE,
   textTables,
 } from '../../workflows/extraction/engines/delimited-tables.js';
 import { extractText } from '../../workflows/extraction/engines/text.js';
@@ -153,14 +155,31 @@ describe('delimited tables in text', () => {
     );
   });
 
+  it(`keeps a text file’s first ${MAX_TABLES_PER_FILE.toLocaleString('en')} tables, and no more`, () => {
+    // 21 pages of 500 two-row CSV paragraphs: 10,500 tables in 94 KB.
+    const page = 'a,b\n1,2\n\n'.repeat(500);
+    const tables = textTables(Array<string>(21).fill(page));
+    assert.equal(tables.length, MAX_TABLES_PER_FILE);
+    assert.deepEqual([tables.at(-1)!.page, tables.at(-1)!.cells.length], [20, 4]);
+  });
+
+  it(`keeps tables until a text file’s tables hold ${MAX_CELLS_PER_FILE.toLocaleString('en')} cells, and no more`, () => {
+    // 21 pages of one CSV of 1,000 rows of 50 fields: 50,000 cells each.
+    const page = Array<string>(1_000).fill(Array<string>(50).fill('1').join(',')).join('\n');
+    const tables = textTables(Array<string>(21).fill(page));
+    assert.deepEqual([tables.length, tables.reduce((cells, table) => cells + table.cells.length, 0)], [20, MAX_CELLS_PER_FILE]);
+  });
+
   it('reads the tables of a 100 MB text file in a thread that leaves this one free', async () => {
     const csv = Buffer.from('alpha,beta,gamma,delta\n'.repeat(100_000_000 / 23));
     const { stalledMs, settled } = await longestStall(() => extractText(Readable.from([csv]), () => {}));
     assert.equal(settled.status, 'fulfilled');
     const { tables } = (settled as PromiseFulfilledResult<Awaited<ReturnType<typeof extractText>>>).value;
+    // Its pages of a million characters (43,478 lines) each hold a table of their first 1,000 rows, up to the
+    // 20 millionth character: 5 lines into page 21.
     assert.deepEqual(
-      tables.map((table) => [table.rows, table.truncated]),
-      [[MAX_TABLE_ROWS, true]],
+      tables.map((table) => [table.page, table.rows, table.truncated]),
+      [...Array.from({ length: 20 }, (_, i) => [i + 1, MAX_TABLE_ROWS, true]), [21, 5, false]],
     );
     assert.ok(stalledMs < 1_000, `this thread's timers waited ${stalledMs} ms`);
   });

@@ -7,6 +7,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Table } from './content.js';
 import type { EntityExtraction, Passage } from './entities.js';
+import { ExtractionError } from './errors.js';
 import type { AnalysisAnswer, AnalysisJob } from './analysis-worker.js';
 
 /**
@@ -47,9 +48,11 @@ async function inThread(job: AnalysisJob): Promise<AnalysisAnswer> {
         finish();
         resolve(message);
       };
-      const onError = (err: Error) => {
+      const onError = (err: Error & { code?: string }) => {
         finish();
-        reject(err);
+        // Nothing a retry could change: the same text needs the same memory.
+        const tooLarge = err.code === 'ERR_WORKER_OUT_OF_MEMORY';
+        reject(tooLarge ? new ExtractionError('invalid_file', `Analysing the file's text needs more than ${THREAD_HEAP_MB} MB.`) : err);
       };
       const onExit = (code: number) => onError(new Error(`An analysis thread exited with code ${code}.`));
       worker.on('message', onMessage);

@@ -17,15 +17,26 @@ export const MAX_TABLES_PER_PAGE = 500;
  */
 export const MAX_TABLE_TEXT_CHARACTERS = 20_000_000;
 
+/**
+ * A text file yields at most this many tables and cells; past them, no more tables are kept. Each is a row stored
+ * and an object in memory: 20 MB of two-row CSV paragraphs was two million tables, more than a gigabyte of heap.
+ */
+export const MAX_TABLES_PER_FILE = 10_000;
+export const MAX_CELLS_PER_FILE = 1_000_000;
+
 /** The tables written in a text file's pages. */
 export function textTables(pages: string[]): Table[] {
   const tables: Table[] = [];
-  let left = MAX_TABLE_TEXT_CHARACTERS;
+  let [left, cells] = [MAX_TABLE_TEXT_CHARACTERS, 0];
   for (const [i, text] of pages.entries()) {
     if (left <= 0) break;
     // Cut after a whole line, so that no row is read in part.
     const read = text.length <= left ? text : text.slice(0, text.lastIndexOf('\n', left) + 1);
-    for (const table of findDelimitedTables(read, i + 1)) tables.push(table);
+    for (const table of findDelimitedTables(read, i + 1)) {
+      cells += table.cells.length;
+      if (tables.length === MAX_TABLES_PER_FILE || cells > MAX_CELLS_PER_FILE) return tables;
+      tables.push(table);
+    }
     left -= text.length;
   }
   return tables;

@@ -64,14 +64,14 @@ export function pagesOf(text: string, max = MAX_TEXT_PAGE_CHARACTERS): string[] 
   const pages: string[] = [];
   let start = 0;
   while (text.length - start > max) {
-    const end = start + max;
-    const after = (found: number, length: number) => (found >= start ? found + length : -1);
-    const blank = Math.max(after(text.lastIndexOf('\n\n', end - 2), 2), after(text.lastIndexOf('\n\r\n', end - 3), 3));
-    const line = after(text.lastIndexOf('\n', end - 1), 1);
-    let cut = blank > 0 ? blank : line > 0 ? line : end;
-    if (cut === end && /[\ud800-\udbff]/.test(text[cut - 1]!)) cut--;
-    pages.push(text.slice(start, cut));
-    start = cut;
+    // Searched within the page only: from its end back to the text's start, each search was the whole file.
+    const page = text.slice(start, start + max);
+    const after = (found: number, length: number) => (found < 0 ? 0 : found + length);
+    const blank = Math.max(after(page.lastIndexOf('\n\n'), 2), after(page.lastIndexOf('\n\r\n'), 3));
+    let cut = blank || after(page.lastIndexOf('\n'), 1) || max;
+    if (cut === max && /[\ud800-\udbff]/.test(page[cut - 1]!)) cut--;
+    pages.push(page.slice(0, cut));
+    start += cut;
   }
   pages.push(text.slice(start));
   return pages;
