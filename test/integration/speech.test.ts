@@ -143,6 +143,24 @@ describe('speech to text: the faster-whisper sidecar (Whisper tiny.en, offline)'
     assert.equal(transcriber.pid, pid, 'the sidecar was not restarted');
   });
 
+  it('fails audio longer than the most it transcribes with invalid_file as its decoding passes it, and goes on to the next file', async () => {
+    const capped = new Transcriber({ python: findTool('speech-python'), maxAudioSeconds: 30 });
+    try {
+      const silence = join(dir, 'long-silence.wav');
+      await writeFile(silence, silentWav(60));
+      await assert.rejects(capped.transcribe(silence), (err: unknown) => {
+        assert.ok(err instanceof ExtractionError, String(err));
+        assert.deepEqual([err.code, err.message], ['invalid_file', 'the audio is longer than 30 seconds, the most transcribed of a file']);
+        return true;
+      });
+      const pid = capped.pid;
+      assert.ok(keyWordShare(await capped.transcribe(wav)) >= KEY_WORD_SHARE);
+      assert.equal(capped.pid, pid, 'the sidecar was not restarted');
+    } finally {
+      await capped.close();
+    }
+  });
+
   it('starts a new sidecar after the running one is killed (SIGKILL), and the next file is transcribed', async () => {
     await transcriber.start();
     const killed = transcriber.pid!;

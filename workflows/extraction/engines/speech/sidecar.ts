@@ -85,12 +85,13 @@ export class Sidecar {
     return this.#exit !== null;
   }
 
-  request(id: number, path: string): Promise<Transcript> {
+  /** The transcript of the file at `path`, refused (`invalid_file`) once its audio goes past `maxSeconds`. */
+  request(id: number, path: string, maxSeconds: number): Promise<Transcript> {
     if (this.#exit) return Promise.reject(this.#exit);
     return new Promise<Transcript>((resolve, reject) => {
       this.#waiting.set(id, { resolve, reject });
       this.#holdProcessOpen(true);
-      this.#child.stdin.write(`${JSON.stringify({ id, path })}\n`);
+      this.#child.stdin.write(`${JSON.stringify({ id, path, max_seconds: maxSeconds })}\n`);
     });
   }
 

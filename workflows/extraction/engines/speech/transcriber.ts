@@ -22,11 +22,19 @@ export interface TranscriberOptions {
   startTimeoutMs?: number;
   /** How long one file may take; the sidecar is killed (and started again for the next file) past it. */
   requestTimeoutMs?: number;
+  /** The longest audio transcribed; a longer file fails `invalid_file` as its decoding passes it. */
+  maxAudioSeconds?: number;
 }
 
 const DEFAULT_START_TIMEOUT_MS = 120_000;
 // About an hour of audio on two cores, with room to spare.
 const DEFAULT_REQUEST_TIMEOUT_MS = 30 * 60_000;
+/**
+ * Two hours: 460 MB decoded, and longer than the timeout lets two cores transcribe. A longer file held the one
+ * sidecar every project's audio waits for until the timeout, at each attempt, and a day of audio ran the worker
+ * out of memory.
+ */
+export const MAX_AUDIO_SECONDS = 2 * 3600;
 const STOP_GRACE_MS = 5_000;
 
 /**
@@ -45,6 +53,7 @@ export class Transcriber {
   readonly #threads: number;
   readonly #startTimeoutMs: number;
   readonly #requestTimeoutMs: number;
+  readonly #maxAudioSeconds: number;
   #sidecar: Sidecar | null = null;
   #tail: Promise<unknown> = Promise.resolve();
   #nextId = 1;
@@ -54,6 +63,7 @@ export class Transcriber {
     this.#threads = options.threads ?? (Number(process.env.AGENTPLANE_SPEECH_THREADS) || availableParallelism());
     this.#startTimeoutMs = options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
     this.#requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    this.#maxAudioSeconds = options.maxAudioSeconds ?? MAX_AUDIO_SECONDS;
   }
 
   /** The running sidecar's process id; undefined before the first request and after close(). */
@@ -89,7 +99,7 @@ export class Transcriber {
       }, this.#requestTimeoutMs);
     });
     try {
-      return await Promise.race([sidecar.request(this.#nextId++, path), timedOut]);
+      return await Promise.race([sidecar.request(this.#nextId++, path, this.#maxAudioSeconds), timedOut]);
     } catch (err) {
       if (err instanceof SidecarExited && attempt === 1) return this.#attempt(path, attempt + 1);
       if (err instanceof SidecarExited) throw new Error(`${err.message} (twice, while transcribing ${path})`, { cause: err });
