@@ -271,17 +271,37 @@ export interface StepPage {
   before?: Pick<RunStepRecord, 'completed_at'>;
 }
 
+/**
+ * A page of a run's steps ends with the step that reaches this many bytes (so it holds one, however large): a
+ * tool's result can be 1 MiB and a run 50 steps, and a page of them was held whole by a server every project shares.
+ */
+export const STEP_PAGE_BYTES = 4 * 1024 * 1024;
+
 const STEP_PAGE = statement(
   'step_page',
-  `SELECT ${COLUMNS},
-       (SELECT jsonb_build_object('id', a.id, 'status', a.status) FROM approvals a WHERE a.run_id = s.run_id AND a.step_index = s.index) AS approval
-     FROM run_steps s WHERE run_id = $1 AND index > $2 ORDER BY index LIMIT $3`,
+  `SELECT * FROM (
+     SELECT *, sum(size) OVER (ORDER BY index) - size AS before, count(*) OVER () AS fetched FROM (
+       SELECT ${COLUMNS},
+         (SELECT jsonb_build_object('id', a.id, 'status', a.status) FROM approvals a WHERE a.run_id = s.run_id AND a.step_index = s.index) AS approval,
+         coalesce(octet_length(message::text), 0) + coalesce(octet_length(tool_call::text), 0) AS size
+       FROM run_steps s WHERE run_id = $1 AND index > $2 ORDER BY index LIMIT $3
+     ) next
+   ) page WHERE before < $4 ORDER BY index`,
 );
 
-/** A page of a run's steps in order: those after step `afterIndex` (from the first when undefined). */
+/**
+ * A page of a run's steps in order: those after step `afterIndex` (from the first when undefined), `limit` of them
+ * or fewer where STEP_PAGE_BYTES was reached.
+ */
 export async function stepPage(db: Queryable, runId: string, afterIndex: number | undefined, limit: number): Promise<StepPage> {
-  const { rows } = await db.query<RunStepRecord>(STEP_PAGE, [runId, afterIndex ?? -1, limit + 1]);
-  const page: StepPage = { steps: rows.slice(0, limit), hasMore: rows.length > limit };
+  const { rows } = await db.query<RunStepRecord & { size: unknown; before: unknown; fetched: string }>(STEP_PAGE, [
+    runId,
+    afterIndex ?? -1,
+    limit + 1,
+    STEP_PAGE_BYTES,
+  ]);
+  const steps = rows.slice(0, limit).map(({ size: _size, before: _before, fetched: _fetched, ...step }) => step);
+  const page: StepPage = { steps, hasMore: Number(rows[0]?.fetched ?? 0) > steps.length };
   if (afterIndex !== undefined) {
     const previous = await db.query<Pick<RunStepRecord, 'completed_at'>>(
       'SELECT completed_at FROM run_steps WHERE run_id = $1 AND index <= $2 ORDER BY index DESC LIMIT 1',

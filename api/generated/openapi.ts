@@ -954,7 +954,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Retrieve a run with its input, output, usage and cost, and its first 20 steps; `steps_has_more` says whether `/v1/runs/{id}/steps` lists more. */
+        /** Retrieve a run with its input, output, usage and cost, and its first 20 steps (fewer when they reach 4 MiB before: the step that reaches it is the last); `steps_has_more` says whether `/v1/runs/{id}/steps` lists more. */
         get: operations["getRun"];
         put?: never;
         post?: never;
@@ -971,7 +971,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A run's steps in order, a page at a time. In this list a step's `index` is its id: `first_id` and `last_id` are indexes, and `after` takes one. */
+        /** A run's steps in order, a page at a time, a page ending with the step that reaches 4 MiB (so it may hold fewer than `limit`). In this list a step's `index` is its id: `first_id` and `last_id` are indexes, and `after` takes one. */
         get: operations["listRunSteps"];
         put?: never;
         post?: never;
@@ -2442,7 +2442,7 @@ export interface components {
                 /** @description Every passage the run's `search_context` calls returned, once each, in the order first cited. */
                 citations: components["schemas"]["Citation"][];
             };
-            /** @description The run's first 20 steps in order, each with the message it added (a model call's reply, a tool call's result). The rest: `GET /v1/runs/{id}/steps?after=<index of the last one>`. */
+            /** @description The run's first 20 steps in order, each with the message it added (a model call's reply, a tool call's result), ending early with the step that reaches 4 MiB. The rest: `GET /v1/runs/{id}/steps?after=<index of the last one>`. */
             steps: components["schemas"]["RunStep"][];
             /** @description Whether the run has steps after those in `steps`. */
             steps_has_more: boolean;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { newTenant } from '../support/api.js';
 import { createAgent, startRunsStack, type RunsStack } from '../support/runs.js';
-import { addBulkyCopies, addSteps } from '../support/run-steps.js';
+import { addBulkyCopies, addSteps, fattenToolResults } from '../support/run-steps.js';
 
 type Listed = {
   id: string;
@@ -112,6 +112,31 @@ describe('the project-wide run list', function () {
 
       const firstPage = await bulky.admin.get(`/v1/runs/${original.id}/steps?limit=2`);
       assert.deepEqual([firstPage.body.first_id, firstPage.body.last_id, firstPage.body.has_more], ['0', '1', true]);
+    });
+
+    it('gives a run whose tool results are 1 MiB its steps up to the one that reaches 4 MiB, and the rest by 4 MiB a page', async () => {
+      stack.openai.enqueue({ text: ['thought 0'], usage: { input: 10, output: 2 } });
+      const fat = (await bulky.admin.post(`/v1/agents/${agent.id}/run`, { input: 'fat' })).body;
+      await addSteps(stack.api.services.db, fat.id, 30);
+      await fattenToolResults(stack.api.services.db, fat.id, 1024 * 1024);
+      // Tool calls are the odd steps: the fourth of them, step 7, takes the page past 4 MiB (20 steps were 10 MiB).
+      const run = await bulky.admin.get(`/v1/runs/${fat.id}`);
+      assert.ok(JSON.stringify(run.body).length < 5_000_000, `the run answered ${JSON.stringify(run.body).length} characters`);
+      assert.deepEqual(
+        [run.body.steps.map((s: { index: number }) => s.index), run.body.steps_has_more, run.body.step_count],
+        [[0, 1, 2, 3, 4, 5, 6, 7], true, 30],
+      );
+      const seen: number[] = [];
+      for (let after = '', more = true; more;) {
+        const page = await bulky.admin.get(`/v1/runs/${fat.id}/steps?limit=100${after}`);
+        assert.ok(JSON.stringify(page.body).length < 5_000_000, `a page answered ${JSON.stringify(page.body).length} characters`);
+        seen.push(...page.body.data.map((s: { index: number }) => s.index));
+        [after, more] = [`&after=${page.body.last_id}`, page.body.has_more];
+      }
+      assert.deepEqual(
+        seen,
+        Array.from({ length: 30 }, (_, i) => i),
+      );
     });
 
     it("answers 404 for another project's run steps and 400 for a cursor that is no index", async () => {

@@ -49,3 +49,11 @@ export async function addBulkyCopies(db: Queryable, runId: string, copies: numbe
   );
   return ids;
 }
+
+/** Makes each tool call's result of a run `bytes` long, as large as a tool's limit allows. */
+export async function fattenToolResults(db: Queryable, runId: string, bytes: number): Promise<void> {
+  await db.query(
+    `UPDATE run_steps SET message = jsonb_set(message, '{content}', to_jsonb(repeat('a', $2))) WHERE run_id = $1 AND type = 'tool_call'`,
+    [runId, bytes],
+  );
+}
