@@ -3,6 +3,7 @@
  * is `processing`, in batches that a resumed extraction may write again (each row once), and read back by the
  * content and tables endpoints.
  */
+import { byBytes, PAGE_BYTES, pageByBytes, type Sized } from './byte-pages.js';
 import type { Queryable } from './db.js';
 import { storableText } from '../models/storable-text.js';
 import { newId } from './ids.js';
@@ -110,30 +111,23 @@ export async function discardContent(db: Queryable, fileId: string): Promise<voi
   await db.query('DELETE FROM graph_model_answers WHERE file_id = $1', [fileId]);
 }
 
-/** Parts after `after` (a page or segment number), in order, one more than `limit` to tell whether more follow. */
-/**
- * A page of a file's parts or tables ends with the one that reaches this many bytes (so it holds one, however
- * large): a text file's page can be a million characters, and a table 50,000 cells, so a hundred of either could
- * be hundreds of megabytes in one response of a server every project shares.
- */
-export const LIST_BYTES = 4 * 1024 * 1024;
-
+/** Parts after `after` (a page or segment number), in order: `limit` of them, or fewer where PAGE_BYTES was reached. */
 export async function contentParts(
   db: Queryable,
   fileId: string,
   after: number,
   limit: number,
 ): Promise<{ rows: ContentPartRecord[]; hasMore: boolean }> {
-  const { rows } = await db.query<ContentPartRecord & { fetched: number }>(
-    `SELECT page_number, start_ms, end_ms, source, confidence, text, fetched FROM (
-       SELECT *, sum(size) OVER (ORDER BY page_number) - size AS before, count(*) OVER () AS fetched FROM (
-         SELECT page_number, start_ms, end_ms, source, confidence, text, octet_length(text) AS size FROM file_pages
-         WHERE file_id = $1 AND page_number > $2 ORDER BY page_number LIMIT $3
-       ) next
-     ) page WHERE before < $4 ORDER BY page_number`,
-    [fileId, after, limit + 1, LIST_BYTES],
+  const { rows } = await db.query<Sized<ContentPartRecord>>(
+    byBytes(
+      `SELECT page_number, start_ms, end_ms, source, confidence, text, octet_length(text) AS size FROM file_pages
+       WHERE file_id = $1 AND page_number > $2 ORDER BY page_number LIMIT $3`,
+      'page_number',
+      '$4',
+    ),
+    [fileId, after, limit + 1, PAGE_BYTES],
   );
-  return withinBudget(rows, limit);
+  return pageByBytes<ContentPartRecord>(rows, limit);
 }
 
 export async function tablesOf(
@@ -142,25 +136,18 @@ export async function tablesOf(
   after: string | undefined,
   limit: number,
 ): Promise<{ rows: TableRecord[]; hasMore: boolean }> {
-  const { rows } = await db.query<TableRecord & { fetched: number }>(
-    `SELECT id, file_id, page, position, box, row_count, column_count, detection, truncated, cells, fetched FROM (
-       SELECT *, sum(size) OVER (ORDER BY page, position) - size AS before, count(*) OVER () AS fetched FROM (
-         SELECT id, file_id, page, position, box, row_count, column_count, detection, truncated, cells,
-                octet_length(cells::text) AS size FROM file_tables t
-         WHERE file_id = $1 AND ($2::text IS NULL OR (page, position) > (SELECT page, position FROM file_tables WHERE id = $2 AND file_id = $1))
-         ORDER BY page, position LIMIT $3
-       ) next
-     ) page WHERE before < $4 ORDER BY page, position`,
-    [fileId, after ?? null, limit + 1, LIST_BYTES],
+  const { rows } = await db.query<Sized<TableRecord>>(
+    byBytes(
+      `SELECT id, file_id, page, position, box, row_count, column_count, detection, truncated, cells,
+              octet_length(cells::text) AS size FROM file_tables t
+       WHERE file_id = $1 AND ($2::text IS NULL OR (page, position) > (SELECT page, position FROM file_tables WHERE id = $2 AND file_id = $1))
+       ORDER BY page, position LIMIT $3`,
+      'page, position',
+      '$4',
+    ),
+    [fileId, after ?? null, limit + 1, PAGE_BYTES],
   );
-  return withinBudget(rows, limit);
-}
-
-/** A page of `limit` rows, or fewer where LIST_BYTES was reached; more follow if any fetched were left out. */
-function withinBudget<Row extends { fetched: number }>(rows: Row[], limit: number): { rows: Omit<Row, 'fetched'>[]; hasMore: boolean } {
-  const fetched = Number(rows[0]?.fetched ?? 0);
-  const kept = rows.slice(0, limit).map(({ fetched: _, ...row }) => row);
-  return { rows: kept, hasMore: fetched > kept.length };
+  return pageByBytes<TableRecord>(rows, limit);
 }
 
 export async function tableExists(db: Queryable, fileId: string, id: string): Promise<boolean> {

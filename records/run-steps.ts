@@ -5,6 +5,7 @@
  */
 import type { ChatMessage, TokenUsage, ToolCall } from '../models/messages.js';
 import { activeCopyRunOf, clearCopies, clearedMiss, holdCopiesOf } from './experiment-copies.js';
+import { byBytes, PAGE_BYTES, pageByBytes, type Sized } from './byte-pages.js';
 import { statement, type Queryable } from './db.js';
 import { appendRunEvent } from './run-events.js';
 import { releaseReservation } from './cost-caps.js';
@@ -271,37 +272,27 @@ export interface StepPage {
   before?: Pick<RunStepRecord, 'completed_at'>;
 }
 
-/**
- * A page of a run's steps ends with the step that reaches this many bytes (so it holds one, however large): a
- * tool's result can be 1 MiB and a run 50 steps, and a page of them was held whole by a server every project shares.
- */
-export const STEP_PAGE_BYTES = 4 * 1024 * 1024;
-
+// A step's size is its message and tool call: a tool's result can be 1 MiB, and a run 50 steps.
 const STEP_PAGE = statement(
   'step_page',
-  `SELECT * FROM (
-     SELECT *, sum(size) OVER (ORDER BY index) - size AS before, count(*) OVER () AS fetched FROM (
-       SELECT ${COLUMNS},
-         (SELECT jsonb_build_object('id', a.id, 'status', a.status) FROM approvals a WHERE a.run_id = s.run_id AND a.step_index = s.index) AS approval,
-         coalesce(octet_length(message::text), 0) + coalesce(octet_length(tool_call::text), 0) AS size
-       FROM run_steps s WHERE run_id = $1 AND index > $2 ORDER BY index LIMIT $3
-     ) next
-   ) page WHERE before < $4 ORDER BY index`,
+  byBytes(
+    `SELECT ${COLUMNS},
+       (SELECT jsonb_build_object('id', a.id, 'status', a.status) FROM approvals a WHERE a.run_id = s.run_id AND a.step_index = s.index) AS approval,
+       coalesce(octet_length(message::text), 0) + coalesce(octet_length(tool_call::text), 0) AS size
+     FROM run_steps s WHERE run_id = $1 AND index > $2 ORDER BY index LIMIT $3`,
+    'index',
+    '$4',
+  ),
 );
 
 /**
  * A page of a run's steps in order: those after step `afterIndex` (from the first when undefined), `limit` of them
- * or fewer where STEP_PAGE_BYTES was reached.
+ * or fewer where PAGE_BYTES was reached.
  */
 export async function stepPage(db: Queryable, runId: string, afterIndex: number | undefined, limit: number): Promise<StepPage> {
-  const { rows } = await db.query<RunStepRecord & { size: unknown; before: unknown; fetched: string }>(STEP_PAGE, [
-    runId,
-    afterIndex ?? -1,
-    limit + 1,
-    STEP_PAGE_BYTES,
-  ]);
-  const steps = rows.slice(0, limit).map(({ size: _size, before: _before, fetched: _fetched, ...step }) => step);
-  const page: StepPage = { steps, hasMore: Number(rows[0]?.fetched ?? 0) > steps.length };
+  const { rows } = await db.query<Sized<RunStepRecord>>(STEP_PAGE, [runId, afterIndex ?? -1, limit + 1, PAGE_BYTES]);
+  const { rows: steps, hasMore } = pageByBytes<RunStepRecord>(rows, limit);
+  const page: StepPage = { steps, hasMore };
   if (afterIndex !== undefined) {
     const previous = await db.query<Pick<RunStepRecord, 'completed_at'>>(
       'SELECT completed_at FROM run_steps WHERE run_id = $1 AND index <= $2 ORDER BY index DESC LIMIT 1',

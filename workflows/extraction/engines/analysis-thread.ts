@@ -21,7 +21,7 @@ const idleWorkers: Worker[] = [];
 
 /** What `extractEntities(passages)` finds. */
 export async function extractEntitiesInThread(passages: readonly Passage[]): Promise<EntityExtraction> {
-  const answer = await inThread({ job: 'entities', passages: [...passages] });
+  const answer = await inThread({ job: 'entities', passages });
   return (answer as { entities: EntityExtraction }).entities;
 }
 

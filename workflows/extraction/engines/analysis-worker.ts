@@ -4,7 +4,7 @@ import type { Table } from './content.js';
 import { extractEntities, type EntityExtraction, type Passage } from './entities.js';
 import { textTables } from './delimited-tables.js';
 
-export type AnalysisJob = { job: 'entities'; passages: Passage[] } | { job: 'tables'; pages: string[] };
+export type AnalysisJob = { job: 'entities'; passages: readonly Passage[] } | { job: 'tables'; pages: string[] };
 export type AnalysisAnswer = { entities: EntityExtraction } | { tables: Table[] } | { failure: string };
 
 const port = parentPort!;

@@ -10,7 +10,7 @@ import { ExtractionError, type Progress } from './errors.js';
 
 export interface TextExtraction {
   pages: string[];
-  /** The CSV, TSV and Markdown tables written in the pages (found in a pool thread: seconds for 100 MB). */
+  /** The CSV, TSV and Markdown tables written in the pages, found in a pool thread. */
   tables: Table[];
 }
 
