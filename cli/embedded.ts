@@ -147,6 +147,17 @@ const QUEUE_READS_PER_SECOND = 10_000;
  */
 const EAGER_ACTIVITIES = 'system.enableActivityEagerExecution=true';
 
+/**
+ * Each project's runs and extractions carry the project as their fairness key (workflows/names.ts): with fairness
+ * on, a task queue dispatches to projects in turn, so that one project's backlog (a hundred uploads at once) waits
+ * behind itself and not in front of another's files and runs. A queue split into partitions is fair only within
+ * each, and takes from them in turn: new tasks go to one partition, which the dev server's one process loses
+ * nothing by, so that the turns are exact. Every partition is still read, so that tasks a data directory kept from
+ * before are not left behind. On this server it costs nothing measurable (`npm run bench -- runs`, in turns on one
+ * machine: 25.6 and 28.9 runs a second with it, 23.5 to 32.3 without).
+ */
+const FAIR_QUEUES = ['matching.enableFairness=true', 'matching.numTaskqueueWritePartitions=1'];
+
 /** Starts `temporal server start-dev` on loopback; with `dbFile` its state survives restarts. */
 export async function startTemporal(options: { dbFile?: string; port?: number } = {}): Promise<RunningService & { address: string }> {
   const port = options.port ?? (await freePort());
@@ -165,6 +176,7 @@ export async function startTemporal(options: { dbFile?: string; port?: number } 
     ...TEMPORAL_QUEUE_READS.flatMap((setting) => ['--dynamic-config-value', `${setting}=${QUEUE_READS_PER_SECOND}`]),
     '--dynamic-config-value',
     EAGER_ACTIVITIES,
+    ...FAIR_QUEUES.flatMap((setting) => ['--dynamic-config-value', setting]),
   ];
   // With a database file, the server's pid is kept beside it, so that a start can stop one left running.
   const pidFile = options.dbFile && `${options.dbFile}.pid`;

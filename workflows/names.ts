@@ -9,7 +9,6 @@ export const WEBHOOK_TASK_QUEUE = 'agentplane.webhooks';
  * A workflow's priority: its project as the fairness key, which its activities and child workflows inherit.
  * With fairness on in Temporal's matching service (`matching.enableFairness`), each task queue dispatches to
  * projects in turn, so one project's backlog of runs or extractions waits behind itself and not in front of
- * another's. Without it, the key is carried and ignored: `agentplane dev` leaves it off, since on its one
- * process it costs a quarter of the runs a second (`npm run bench -- runs`: 19.1 against 23.9).
+ * another's (`agentplane dev` turns it on: cli/embedded.ts). Without it, the key is carried and ignored.
  */
 export const fairAmongProjects = (projectId: string) => ({ fairnessKey: projectId });
