@@ -59,6 +59,24 @@ export function uncompressedPng(width: number, height: number, pixels: 'grey' | 
   ]);
 }
 
+/** A grey PNG of any size, compressed: 9,000 × 9,000 pixels (81 megapixels to decode) in about 80 KB. */
+export function greyPng(width: number, height: number): Buffer {
+  const row = 1 + width;
+  const raw = Buffer.alloc(row * height, 0xe0);
+  for (let y = 0; y < height; y++) raw[y * row] = 0; // each row's filter: none
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr[8] = 8; // bit depth
+  ihdr[9] = 0; // greyscale
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    pngChunk('IHDR', ihdr),
+    pngChunk('IDAT', deflateSync(raw)),
+    pngChunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
 /** A 1×1 grey PNG. */
 export function png(): Buffer {
   const ihdr = Buffer.alloc(13);

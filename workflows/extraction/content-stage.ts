@@ -17,7 +17,7 @@ import { storeVisionImage } from '../../records/vision-images.js';
 import { ExtractionError } from './engines/errors.js';
 import { extractText } from './engines/text.js';
 import { imagePageText, readImage } from './engines/image.js';
-import { visionImageOf } from './engines/vision-image.js';
+import { visionImageInThread } from './engines/analysis-thread.js';
 import { transcribeAudio } from './engines/speech/transcriber.js';
 import { extractPdfInto } from './pdf-stage.js';
 
@@ -45,7 +45,7 @@ export async function extractInto(file: FileRecord, deps: StageDeps): Promise<vo
       const image = await readImage(await read(file, deps), progress);
       const page = await imagePageText(image);
       // What vision models are sent instead of the upload: runs read only this copy.
-      const seen = await visionImageOf(image);
+      const seen = await visionImageInThread(image);
       await transaction(db, async (tx) => {
         await storeVisionImage(tx, file.id, seen);
         await storePages(tx, file.id, [page]);

@@ -9,7 +9,7 @@ import type { Worker as Thread } from 'node:worker_threads';
 import Tesseract from 'tesseract.js';
 import type { Box } from './content.js';
 import { ExtractionError } from './errors.js';
-import { prepareForOcr } from './ocr-image.js';
+import { prepareForOcrInThread } from './analysis-thread.js';
 
 export interface RecognisedWord {
   text: string;
@@ -60,7 +60,8 @@ export class OcrPool {
   async recognizeImage(image: Buffer): Promise<RecognisedImage> {
     await this.#acquire();
     try {
-      const prepared = await prepareForOcr(image, this.#maxLongSide);
+      // Decoded and scaled in a pool thread: up to 100 megapixels, too long for the worker's own.
+      const prepared = await prepareForOcrInThread(image, this.#maxLongSide);
       const running = await this.#start();
       const job = running.scheduler.addJob('recognize', prepared.pgm, {}, { text: true, blocks: true });
       const page = await Promise.race([
