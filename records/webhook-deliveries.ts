@@ -115,9 +115,9 @@ export async function forgetRetriesStarted(db: Queryable, deliveryId: string): P
 }
 
 /** Deliveries that failed their first attempt and whose retries' workflow has not been started yet, oldest first. */
-export async function unstartedRetries(db: Queryable, limit: number): Promise<{ id: string; attempts: number }[]> {
-  const { rows } = await db.query<{ id: string; attempts: number }>(
-    `SELECT id, attempts FROM webhook_deliveries WHERE started_at IS NULL AND attempts > 0 AND status = 'pending'
+export async function unstartedRetries(db: Queryable, limit: number): Promise<{ id: string; projectId: string; attempts: number }[]> {
+  const { rows } = await db.query<{ id: string; projectId: string; attempts: number }>(
+    `SELECT id, project_id AS "projectId", attempts FROM webhook_deliveries WHERE started_at IS NULL AND attempts > 0 AND status = 'pending'
      ORDER BY created_at, id LIMIT $1`,
     [limit],
   );

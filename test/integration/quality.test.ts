@@ -5,6 +5,7 @@ import { createAgent, startRunsStack, type RunsStack } from '../support/runs.js'
 import { runWorkflowId } from '../../workflows/runs/client.js';
 import { networkRunWorkflowId } from '../../workflows/networks/client.js';
 import { runJudgeWorkflowId } from '../../workflows/quality/ids.js';
+import { backfillWorkflowId } from '../../workflows/quality/client.js';
 import { WorkflowNotFoundError } from '@temporalio/client';
 
 type Score = { scorer: string; value: number; explanation: string };
@@ -383,6 +384,9 @@ describe('quality: run scores, the judge, feedback, analytics and backfill', fun
       });
       assert.equal(done.runs_scored, 3);
       assert.equal(await count(), rowsBefore);
+      // Dispatched fairly among projects, its judge runs with it: the project is its fairness key.
+      const workflow = await stack.api.services.temporal.workflow.getHandle(backfillWorkflowId(started.body.id)).describe();
+      assert.equal(workflow.priority?.fairnessKey, tenant.projectId);
 
       const judged = stack.openai.requests.filter((r) => r.model === JUDGE).length;
       const withJudge = await tenant.admin.post('/v1/analytics/quality/backfill', {

@@ -327,6 +327,9 @@ describe('events and webhooks', () => {
       const times = delivery.attempts.map((a) => a.created_at);
       assert.ok(times[2]! >= times[1]! && times[1]! >= times[0]!);
       assert.equal((await endpointOf(endpoint.id)).consecutive_failures, 0);
+      // Its retries are dispatched fairly among projects: the project is their fairness key.
+      const retries = await api.services.temporal.workflow.getHandle(deliveryWorkflowId(delivery.id)).describe();
+      assert.equal(retries.priority?.fairnessKey, tenant.projectId);
     });
 
     it('keeps trying a receiver that is down (connection refused) until it comes up', async () => {

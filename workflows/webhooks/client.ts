@@ -1,6 +1,6 @@
 /** Webhook delivery settings and how a delivery's retries' workflow is started, for the API, the dispatcher and tests. */
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { TASK_QUEUE } from '../names.js';
+import { fairAmongProjects, TASK_QUEUE } from '../names.js';
 import type { webhookDeliveryWorkflow } from './workflow.js';
 
 export interface WebhookSettings {
@@ -32,8 +32,18 @@ export function deliveryWorkflowId(deliveryId: string): string {
   return `webhook-delivery-${deliveryId}`;
 }
 
-/** Idempotent: a delivery whose workflow exists, running or ended, is left to it. */
-export async function startRetries(client: Client, deliveryId: string, settings: WebhookSettings, attemptsMade: number): Promise<void> {
+/**
+ * Idempotent: a delivery whose workflow exists, running or ended, is left to it. Its attempts are dispatched fairly
+ * among projects (the project is the fairness key), so that one project's thousand retries do not queue in front
+ * of another's.
+ */
+export async function startRetries(
+  client: Client,
+  delivery: { id: string; projectId: string },
+  settings: WebhookSettings,
+  attemptsMade: number,
+): Promise<void> {
+  const deliveryId = delivery.id;
   try {
     await client.workflow.start<typeof webhookDeliveryWorkflow>('webhookDeliveryWorkflow', {
       taskQueue: TASK_QUEUE,
@@ -46,6 +56,7 @@ export async function startRetries(client: Client, deliveryId: string, settings:
         },
       ],
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      priority: fairAmongProjects(delivery.projectId),
     });
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;

@@ -104,7 +104,7 @@ export class WebhookDispatcher {
       const unstarted = await unstartedRetries(this.db, BATCH);
       for (let i = 0; i < unstarted.length; i += STARTS_AT_ONCE) {
         const chunk = unstarted.slice(i, i + STARTS_AT_ONCE);
-        await Promise.all(chunk.map(({ id, attempts }) => startRetries(this.temporal, id, this.settings, attempts)));
+        await Promise.all(chunk.map(({ attempts, ...delivery }) => startRetries(this.temporal, delivery, this.settings, attempts)));
         await markDeliveriesStarted(
           this.db,
           chunk.map(({ id }) => id),
@@ -182,7 +182,7 @@ export class WebhookDispatcher {
         await failDelivery(this.db, deliveryId, this.settings.disableAfter);
         return;
       }
-      await startRetries(this.temporal, deliveryId, this.settings, 1);
+      await startRetries(this.temporal, { id: deliveryId, projectId: target.endpoint.project_id }, this.settings, 1);
       await markDeliveriesStarted(this.db, [deliveryId]);
     } catch (err) {
       // Left as it stands: the claim expires (no attempt logged) or the next pass starts the retries.

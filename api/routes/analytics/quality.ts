@@ -70,7 +70,7 @@ export function qualityRoutes(router: Router<ApiState>, deps: ApiDeps): void {
       const id = created.body.id;
       if (!replayed) {
         try {
-          await startQualityBackfill(deps.temporal, id);
+          await startQualityBackfill(deps.temporal, id, projectId);
         } catch (err) {
           ctx.state.log.warn({ err, backfill_id: id }, 'backfill start failed');
           await finishBackfill(deps.db, id, 'failed', {
