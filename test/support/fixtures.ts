@@ -37,59 +37,48 @@ function pngChunk(type: string, data: Buffer): Buffer {
   return Buffer.concat([head, body, crc]);
 }
 
+/** A PNG of 8-bit greyscale (colour type 0) or RGB (2) rows, each row's filter byte included in `raw`. */
+function pngOf(width: number, height: number, colourType: 0 | 2, raw: Buffer, level?: number): Buffer {
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr[8] = 8; // bit depth
+  ihdr[9] = colourType;
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    pngChunk('IHDR', ihdr),
+    pngChunk('IDAT', deflateSync(raw, { level })),
+    pngChunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
+/** Rows of `channels` bytes a pixel, each filled by `fill` and led by its filter byte (none). */
+function rawRows(width: number, height: number, channels: number, fill: (bytes: number) => Buffer): Buffer {
+  const row = 1 + width * channels;
+  const raw = fill(row * height);
+  for (let y = 0; y < height; y++) raw[y * row] = 0;
+  return raw;
+}
+
+const lightGrey = (bytes: number) => Buffer.alloc(bytes, 0xe0);
+
 /**
  * A PNG stored without compression, so its bytes grow with its pixels and it is made at once: light grey, or
  * random colours (which no encoder can shrink much).
  */
 export function uncompressedPng(width: number, height: number, pixels: 'grey' | 'noise' = 'grey'): Buffer {
-  const channels = pixels === 'grey' ? 1 : 3;
-  const row = 1 + width * channels;
-  const raw = pixels === 'grey' ? Buffer.alloc(row * height, 0xe0) : randomBytes(row * height);
-  for (let y = 0; y < height; y++) raw[y * row] = 0; // each row's filter: none
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(width, 0);
-  ihdr.writeUInt32BE(height, 4);
-  ihdr[8] = 8; // bit depth
-  ihdr[9] = pixels === 'grey' ? 0 : 2; // greyscale, or RGB
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    pngChunk('IHDR', ihdr),
-    pngChunk('IDAT', deflateSync(raw, { level: 0 })),
-    pngChunk('IEND', Buffer.alloc(0)),
-  ]);
+  if (pixels === 'grey') return pngOf(width, height, 0, rawRows(width, height, 1, lightGrey), 0);
+  return pngOf(width, height, 2, rawRows(width, height, 3, randomBytes), 0);
 }
 
-/** A grey PNG of any size, compressed: 9,000 × 9,000 pixels (81 megapixels to decode) in about 80 KB. */
+/** A light grey PNG of any size, compressed: 9,000 × 9,000 pixels (81 megapixels to decode) in about 80 KB. */
 export function greyPng(width: number, height: number): Buffer {
-  const row = 1 + width;
-  const raw = Buffer.alloc(row * height, 0xe0);
-  for (let y = 0; y < height; y++) raw[y * row] = 0; // each row's filter: none
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(width, 0);
-  ihdr.writeUInt32BE(height, 4);
-  ihdr[8] = 8; // bit depth
-  ihdr[9] = 0; // greyscale
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    pngChunk('IHDR', ihdr),
-    pngChunk('IDAT', deflateSync(raw)),
-    pngChunk('IEND', Buffer.alloc(0)),
-  ]);
+  return pngOf(width, height, 0, rawRows(width, height, 1, lightGrey));
 }
 
 /** A 1×1 grey PNG. */
 export function png(): Buffer {
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(1, 0);
-  ihdr.writeUInt32BE(1, 4);
-  ihdr[8] = 8; // bit depth
-  ihdr[9] = 0; // greyscale
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    pngChunk('IHDR', ihdr),
-    pngChunk('IDAT', deflateSync(Buffer.from([0, 0x80]))),
-    pngChunk('IEND', Buffer.alloc(0)),
-  ]);
+  return pngOf(1, 1, 0, Buffer.from([0, 0x80]));
 }
 
 /** The start of a baseline JPEG (SOI and a JFIF APP0 segment) and its end marker. */

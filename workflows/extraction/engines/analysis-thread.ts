@@ -46,8 +46,8 @@ export async function visionImageInThread(image: Buffer): Promise<VisionImage> {
   return { ...visionImage, data: bufferOf(visionImage.data) };
 }
 
-/** A buffer as it came back in a message: a view of its bytes, without copying them. */
-const bufferOf = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+/** A buffer as it came through a message, either way: a view of its bytes, without copying them. */
+export const bufferOf = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
 async function inThread(job: AnalysisJob): Promise<AnalysisAnswer> {
   const worker =

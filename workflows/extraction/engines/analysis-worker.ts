@@ -1,5 +1,6 @@
 /** A member of the analysis pool (`analysis-thread.ts`): each message is one job, answered in turn. */
 import { parentPort } from 'node:worker_threads';
+import { bufferOf } from './analysis-thread.js';
 import type { FileErrorCode } from '../../../records/files.js';
 import type { Table } from './content.js';
 import { extractEntities, type EntityExtraction, type Passage } from './entities.js';
@@ -19,9 +20,6 @@ export type AnalysisAnswer =
   | { ocrImage: OcrImage }
   | { visionImage: VisionImage }
   | { failure: string; code?: FileErrorCode };
-
-/** A buffer as it came through a message: a view of its bytes, without copying them. */
-const bufferOf = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
 async function answerTo(job: AnalysisJob): Promise<AnalysisAnswer> {
   switch (job.job) {
