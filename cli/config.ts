@@ -8,7 +8,7 @@ import { DEFAULT_ADMISSION_LIMITS, type AdmissionLimits } from '../api/fair-admi
 import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../workflows/webhooks/client.js';
 import { DEFAULT_RETENTION, type RetentionSettings } from '../records/retention.js';
 import { DEFAULT_IDEMPOTENCY_KEY_HOURS } from '../records/idempotency.js';
-import { DEFAULT_FAIR_SHARE, type FairShareSettings } from '../workflows/project-shares.js';
+import { DEFAULT_EXTRACTION_SLICE_SECONDS, DEFAULT_FAIR_SHARE, type FairShareSettings } from '../workflows/project-shares.js';
 import { HOST_CALL_SLOTS_PER_PROJECT, RUN_ACTIVITY_SLOTS } from '../workflows/slot-shares.js';
 import { normaliseBasePath } from '../api/base-path.js';
 import { DEFAULT_SESSION_TTL_SECONDS } from '../api/middleware/console-session.js';
@@ -131,6 +131,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     busyUtilization: wholeNumber(env, 'AGENTPLANE_WORKER_FAIR_SHARE_BUSY_PERCENT', 0, 100, DEFAULT_FAIR_SHARE.busyUtilization * 100) / 100,
     maxWaitMs: wholeNumber(env, 'AGENTPLANE_WORKER_FAIR_SHARE_MAX_WAIT_MS', 0, 60_000, DEFAULT_FAIR_SHARE.maxWaitMs),
     hostCallsPerProject: wholeNumber(env, 'AGENTPLANE_WORKER_HOST_CALLS_PER_PROJECT', 1, RUN_ACTIVITY_SLOTS, HOST_CALL_SLOTS_PER_PROJECT),
+    extractionSliceSeconds: wholeNumber(env, 'AGENTPLANE_EXTRACTION_SLICE_SECONDS', 1, 3_600, DEFAULT_EXTRACTION_SLICE_SECONDS),
   };
   const webhookAllowPrivate = env.AGENTPLANE_WEBHOOK_ALLOW_PRIVATE || 'false';
   if (webhookAllowPrivate !== 'true' && webhookAllowPrivate !== 'false') {

@@ -102,6 +102,15 @@ export async function lastStoredPart(db: Queryable, fileId: string): Promise<num
   return rows[0]?.last ?? 0;
 }
 
+/** How much of a recording is stored: its segments, and where the last of them ends (0 for none). */
+export async function transcribedSoFar(db: Queryable, fileId: string): Promise<{ segments: number; endMs: number }> {
+  const { rows } = await db.query<{ segments: number | null; end_ms: number | null }>(
+    'SELECT max(page_number) AS segments, max(end_ms) AS end_ms FROM file_pages WHERE file_id = $1',
+    [fileId],
+  );
+  return { segments: rows[0]?.segments ?? 0, endMs: rows[0]?.end_ms ?? 0 };
+}
+
 /** Throws away what an earlier attempt stored, for an extraction that must start over. */
 export async function discardContent(db: Queryable, fileId: string): Promise<void> {
   await db.query('DELETE FROM file_pages WHERE file_id = $1', [fileId]);

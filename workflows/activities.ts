@@ -18,6 +18,7 @@ import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from './webhooks/clien
 import type { ModelCatalogue } from '../models/catalogue.js';
 import type { ModelGateway } from '../models/gateway.js';
 import type { RetentionSettings } from '../records/retention.js';
+import type { FairShareSettings } from './project-shares.js';
 
 export interface ActivityDependencies {
   db: Db;
@@ -37,6 +38,11 @@ export interface ActivityDependencies {
   retention?: RetentionSettings;
   /** How a schedule's time makes its run: the API's admission, given by the worker's process. */
   admitScheduledRun?: ScheduledRunAdmission;
+  /**
+   * How projects share the worker: when and for how long a project over its share of the busy worker waits for its
+   * turn, and how long a slice of a file's extraction runs (AGENTPLANE_WORKER_*); the defaults when absent.
+   */
+  fairShare?: FairShareSettings;
 }
 
 export const createActivities = (dependencies: ActivityDependencies) => ({

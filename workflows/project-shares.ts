@@ -36,9 +36,17 @@ export interface FairShareSettings {
    * (`slot-shares.ts`); `HOST_CALL_SLOTS_PER_PROJECT` when absent.
    */
   hostCallsPerProject?: number;
+  /**
+   * How long one slice of a file's content stage runs before the file goes back to the extraction queue, behind
+   * the files of projects waiting for a slot (`extraction/activities.ts`); `DEFAULT_EXTRACTION_SLICE_SECONDS` when absent.
+   */
+  extractionSliceSeconds?: number;
 }
 
 export const DEFAULT_FAIR_SHARE: FairShareSettings = { busyUtilization: 0.3, maxWaitMs: 2_000 };
+
+/** How long one slice of a file's content stage runs: what a long document holds an extraction slot for at a time. */
+export const DEFAULT_EXTRACTION_SLICE_SECONDS = 30;
 
 const TICK_MS = 100;
 // Use (and the loop's utilisation) halve in this long: a project's past weighs for a few seconds.

@@ -5,7 +5,7 @@ import { availableParallelism } from 'node:os';
 import { createActivities, type ActivityDependencies } from './activities.js';
 import { EXTRACTION_TASK_QUEUE, TASK_QUEUE, WEBHOOK_TASK_QUEUE } from './names.js';
 import { projectGuard } from './pool-guard.js';
-import { DEFAULT_FAIR_SHARE, fairShares, ProjectShares, projectsOfRuns, type FairShareSettings } from './project-shares.js';
+import { DEFAULT_FAIR_SHARE, fairShares, ProjectShares, projectsOfRuns } from './project-shares.js';
 import { WEBHOOK_ATTEMPTS_AT_ONCE } from './webhooks/activities.js';
 import { HOST_CALL_SLOTS_PER_PROJECT, RUN_ACTIVITY_SLOTS, SlotShares, slotShares } from './slot-shares.js';
 import { workflowBundle } from './bundle.js';
@@ -22,8 +22,6 @@ export interface WorkerSettings extends ActivityDependencies {
   workflowBundle?: WorkflowBundle;
   /** How many CPU-heavy extraction stages run at once; default: one per core. */
   extractionConcurrency?: number;
-  /** When and for how long a project over its share of the busy worker waits for its turn; the defaults when absent. */
-  fairShare?: FairShareSettings;
   /** AGENTPLANE_SHUTDOWN_GRACE_SECONDS: how long the process has to stop; activities are cancelled part of the way in. */
   shutdownGraceSeconds?: number;
 }

@@ -439,12 +439,14 @@ describe('the Helm chart and the Dockerfile', function () {
     assert.equal(defaults.AGENTPLANE_WORKER_FAIR_SHARE_BUSY_PERCENT, '30');
     assert.equal(defaults.AGENTPLANE_WORKER_FAIR_SHARE_MAX_WAIT_MS, '2000');
     assert.equal(defaults.AGENTPLANE_WORKER_HOST_CALLS_PER_PROJECT, '25');
+    assert.equal(defaults.AGENTPLANE_EXTRACTION_SLICE_SECONDS, '30');
     const off = config(await render('defaults-values.yaml', 'worker.fairShare.maxWaitMs=0'));
     assert.equal(off.AGENTPLANE_WORKER_FAIR_SHARE_MAX_WAIT_MS, '0');
     for (const value of ['busyPercent', 'hostCallsPerProject']) {
       const wrong = await refusedRender('defaults-values.yaml', `worker.fairShare.${value}=101`);
       assert.match(wrong, new RegExp(`fairShare/${value}`));
     }
+    assert.match(await refusedRender('defaults-values.yaml', 'worker.extractionSliceSeconds=0'), /extractionSliceSeconds/);
   });
 
   it('gives the controller a key of its own, which the API registers, never the admin key, and runs worker pools in the release namespace', async () => {

@@ -97,7 +97,7 @@ export interface TestApiOptions {
   workerPools?: DeclaredWorkerPool[];
   /** A database of its own (`isolatedDatabase`) rather than the shared one. */
   db?: Db;
-  /** AGENTPLANE_WORKER_FAIR_SHARE_*, AGENTPLANE_WORKER_HOST_CALLS_PER_PROJECT: the worker's shares; the defaults when absent. */
+  /** AGENTPLANE_WORKER_FAIR_SHARE_*, AGENTPLANE_WORKER_HOST_CALLS_PER_PROJECT, AGENTPLANE_EXTRACTION_SLICE_SECONDS: the worker's shares; the defaults when absent. */
   fairShare?: FairShareSettings;
 }
 

@@ -157,6 +157,22 @@ export const scannedWords = 'SCANNED INVOICE 4217';
 
 /** Page 1 has text; page 2 is only an image of text, as a scanner makes; page 3 is blank. */
 export async function scannedPdf(): Promise<Uint8Array> {
+  const { doc, font } = await newDocument();
+  write(doc.addPage([pageSize.width, pageSize.height]), font, 'A cover page with real text', 72, 72);
+  await addScan(doc, scannedWords);
+  doc.addPage([pageSize.width, pageSize.height]);
+  return doc.save();
+}
+
+/** `pages` scanned pages, page k showing only an image of the words `SCANNED PAGE k`: OCR reads each. */
+export async function scannedPagesPdf(pages: number): Promise<Uint8Array> {
+  const { doc } = await newDocument();
+  for (let k = 1; k <= pages; k++) await addScan(doc, `SCANNED PAGE ${k}`);
+  return doc.save();
+}
+
+/** A page that is only an image (150 dpi) of `words` in large type, as a scanner makes. */
+async function addScan(doc: PDFDocument, words: string): Promise<void> {
   GlobalFonts.registerFromPath('/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf', 'DejaVu Sans');
   const canvas = createCanvas(1275, 1650);
   const context = canvas.getContext('2d');
@@ -164,13 +180,9 @@ export async function scannedPdf(): Promise<Uint8Array> {
   context.fillRect(0, 0, canvas.width, canvas.height);
   context.fillStyle = '#000000';
   context.font = '72px "DejaVu Sans"';
-  context.fillText(scannedWords, 100, 300);
-  const { doc, font } = await newDocument();
-  write(doc.addPage([pageSize.width, pageSize.height]), font, 'A cover page with real text', 72, 72);
+  context.fillText(words, 100, 300);
   const image = await doc.embedPng(await canvas.encode('png'));
   doc.addPage([pageSize.width, pageSize.height]).drawImage(image, { x: 0, y: 0, width: pageSize.width, height: pageSize.height });
-  doc.addPage([pageSize.width, pageSize.height]);
-  return doc.save();
 }
 
 /**

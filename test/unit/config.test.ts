@@ -47,7 +47,7 @@ describe('configuration from the environment', () => {
       },
       taskQueue: 'agentplane',
       extractionConcurrency: undefined,
-      fairShare: { busyUtilization: 0.3, maxWaitMs: 2000, hostCallsPerProject: 25 },
+      fairShare: { busyUtilization: 0.3, maxWaitMs: 2000, hostCallsPerProject: 25, extractionSliceSeconds: 30 },
       rateLimits: { requestsPerMinute: undefined, concurrentRuns: undefined },
       basePath: '',
       sessionTtlSeconds: 28_800,
@@ -81,6 +81,7 @@ describe('configuration from the environment', () => {
       AGENTPLANE_WORKER_FAIR_SHARE_BUSY_PERCENT: '50',
       AGENTPLANE_WORKER_FAIR_SHARE_MAX_WAIT_MS: '500',
       AGENTPLANE_WORKER_HOST_CALLS_PER_PROJECT: '40',
+      AGENTPLANE_EXTRACTION_SLICE_SECONDS: '120',
       AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE: '600',
       AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS: '4',
       AGENTPLANE_WEBHOOK_ALLOW_PRIVATE: 'true',
@@ -139,7 +140,7 @@ describe('configuration from the environment', () => {
       },
       taskQueue: 'network.support.desk',
       extractionConcurrency: 3,
-      fairShare: { busyUtilization: 0.5, maxWaitMs: 500, hostCallsPerProject: 40 },
+      fairShare: { busyUtilization: 0.5, maxWaitMs: 500, hostCallsPerProject: 40, extractionSliceSeconds: 120 },
       rateLimits: { requestsPerMinute: 600, concurrentRuns: 4 },
       basePath: '/agentplane',
       sessionTtlSeconds: 3600,
@@ -248,17 +249,27 @@ describe('configuration from the environment', () => {
     }
   });
 
-  describe('AGENTPLANE_WORKER_FAIR_SHARE_BUSY_PERCENT, AGENTPLANE_WORKER_FAIR_SHARE_MAX_WAIT_MS and AGENTPLANE_WORKER_HOST_CALLS_PER_PROJECT', () => {
+  describe('AGENTPLANE_WORKER_FAIR_SHARE_BUSY_PERCENT, AGENTPLANE_WORKER_FAIR_SHARE_MAX_WAIT_MS, AGENTPLANE_WORKER_HOST_CALLS_PER_PROJECT and AGENTPLANE_EXTRACTION_SLICE_SECONDS', () => {
     it("give one project's calls to its hosts 25 of a worker's 100 activity slots by default, and take 1 to 100", () => {
       assert.equal(readConfig({ AGENTPLANE_WORKER_HOST_CALLS_PER_PROJECT: '100' }).fairShare.hostCallsPerProject, 100);
       assert.equal(readConfig({ AGENTPLANE_WORKER_HOST_CALLS_PER_PROJECT: '1' }).fairShare.hostCallsPerProject, 1);
     });
 
+    it("give a slice of a file's extraction 30 s by default, and take 1 to 3,600 s", () => {
+      assert.equal(readConfig({ AGENTPLANE_EXTRACTION_SLICE_SECONDS: '1' }).fairShare.extractionSliceSeconds, 1);
+      assert.equal(readConfig({ AGENTPLANE_EXTRACTION_SLICE_SECONDS: '3600' }).fairShare.extractionSliceSeconds, 3600);
+    });
+
     it('turn projects from 30% busy, for at most 2 s, by default, and take 0 to 100% and 0 to 60,000 ms', () => {
-      assert.deepEqual(readConfig({}).fairShare, { busyUtilization: 0.3, maxWaitMs: 2000, hostCallsPerProject: 25 });
+      assert.deepEqual(readConfig({}).fairShare, {
+        busyUtilization: 0.3,
+        maxWaitMs: 2000,
+        hostCallsPerProject: 25,
+        extractionSliceSeconds: 30,
+      });
       assert.deepEqual(
         readConfig({ AGENTPLANE_WORKER_FAIR_SHARE_BUSY_PERCENT: '100', AGENTPLANE_WORKER_FAIR_SHARE_MAX_WAIT_MS: '0' }).fairShare,
-        { busyUtilization: 1, maxWaitMs: 0, hostCallsPerProject: 25 },
+        { busyUtilization: 1, maxWaitMs: 0, hostCallsPerProject: 25, extractionSliceSeconds: 30 },
       );
     });
 
@@ -269,6 +280,8 @@ describe('configuration from the environment', () => {
       ['AGENTPLANE_WORKER_FAIR_SHARE_MAX_WAIT_MS', 'soon'],
       ['AGENTPLANE_WORKER_HOST_CALLS_PER_PROJECT', '0'],
       ['AGENTPLANE_WORKER_HOST_CALLS_PER_PROJECT', '101'],
+      ['AGENTPLANE_EXTRACTION_SLICE_SECONDS', '0'],
+      ['AGENTPLANE_EXTRACTION_SLICE_SECONDS', '3601'],
     ];
     for (const [name, text] of refused) {
       it(`rejects ${name}='${text}', naming the variable and the value`, () => {

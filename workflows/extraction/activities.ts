@@ -18,9 +18,11 @@ import { embedParts } from './embedding-stage.js';
 import { outlastDatabaseOutage } from '../database-outage.js';
 import { keepBeating } from '../heartbeats.js';
 import { contextOf, inSpan } from '../../tracing/context.js';
+import { DEFAULT_EXTRACTION_SLICE_SECONDS, type FairShareSettings } from '../project-shares.js';
 
 export type ExtractionOutcome = 'processed' | 'failed' | 'skipped';
-export type ContentOutcome = 'extracted' | 'failed' | 'skipped';
+/** `more`: the slice's time ran out with content left, which the workflow asks for in a new slice. */
+export type ContentOutcome = 'extracted' | 'more' | 'failed' | 'skipped';
 
 export interface ExtractionDependencies {
   db: Db;
@@ -28,9 +30,12 @@ export interface ExtractionDependencies {
   models: { catalogue: ModelCatalogue; gateway: ModelGateway; graphModel?: string };
   /** The embedding model's folder: a context file's pages are embedded for search by meaning. */
   embeddingModelDir?: string;
+  /** Its `extractionSliceSeconds`: how long a slice of a file's content stage runs; the default when absent. */
+  fairShare?: Pick<FairShareSettings, 'extractionSliceSeconds'>;
 }
 
-export const createExtractionActivities = ({ db, blobs, models, embeddingModelDir }: ExtractionDependencies) => {
+export const createExtractionActivities = ({ db, blobs, models, embeddingModelDir, fairShare }: ExtractionDependencies) => {
+  const sliceMs = (fairShare?.extractionSliceSeconds ?? DEFAULT_EXTRACTION_SLICE_SECONDS) * 1000;
   // AGENTPLANE_GRAPH_MODEL: a model that reads relations beside the offline patterns.
   const graphModel = models.graphModel ? { catalogue: models.catalogue, gateway: models.gateway, id: models.graphModel } : undefined;
   /** The file, if it still waits for extraction; a deleted or settled file means there is nothing to do. */
@@ -89,10 +94,15 @@ export const createExtractionActivities = ({ db, blobs, models, embeddingModelDi
     }
   };
 
-  const extractFileContent = async ({ fileId }: { fileId: string }): Promise<ContentOutcome> =>
+  /**
+   * The content stage, or a slice of it when the workflow asks for slices (`inSlices`): one whose time runs out
+   * with content left answers `more`. A workflow started before there were slices does not ask, and gets it whole.
+   */
+  const extractFileContent = async ({ fileId, inSlices }: { fileId: string; inSlices?: boolean }): Promise<ContentOutcome> =>
     settling(fileId, 'content', async (file) => {
-      await extractInto(file, { db, blobs, context: Context.current() });
-      return 'extracted' as const;
+      const until = inSlices ? Date.now() + sliceMs : undefined;
+      const stored = await extractInto(file, { db, blobs, context: Context.current(), until });
+      return stored === 'more' ? ('more' as const) : ('extracted' as const);
     });
 
   const completeFileExtraction = async ({ fileId }: { fileId: string }): Promise<ExtractionOutcome> =>

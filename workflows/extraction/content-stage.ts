@@ -1,6 +1,8 @@
 /**
  * The content stage: the file's engine turns its bytes into pages (or transcript segments) and tables, which
- * are stored as they come so that a stage that dies part-way resumes where it stopped.
+ * are stored as they come so that a stage that dies part-way resumes where it stopped. A long PDF or recording is
+ * read in slices of time, each a task of its own, so that it holds an extraction slot (and a recording the speech
+ * sidecar) no longer than about a slice at a time.
  */
 import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -12,7 +14,7 @@ import type { Context } from '@temporalio/activity';
 import { transaction, type Db } from '../../records/db.js';
 import type { BlobStore } from '../../records/blobs/store.js';
 import type { FileRecord } from '../../records/files.js';
-import { storePages, storeSegments, storeTables } from '../../records/file-content.js';
+import { storePages, storeSegments, storeTables, transcribedSoFar } from '../../records/file-content.js';
 import { storeVisionImage } from '../../records/vision-images.js';
 import { ExtractionError } from './engines/errors.js';
 import { extractText } from './engines/text.js';
@@ -25,9 +27,15 @@ export interface StageDeps {
   db: Db;
   blobs: BlobStore;
   context: Context;
+  /**
+   * When the slice's time is up (milliseconds since the epoch): a PDF stops after the page it is on, a recording
+   * after the window it is hearing, and answers `more`, the rest left for the next slice. None when absent.
+   */
+  until?: number;
 }
 
-export async function extractInto(file: FileRecord, deps: StageDeps): Promise<void> {
+/** Stores the file's content: all of it (`done`), or, once the slice's time is up, part of it (`more`). */
+export async function extractInto(file: FileRecord, deps: StageDeps): Promise<'done' | 'more'> {
   const { db, context } = deps;
   const progress = (bytesRead: number) => context.heartbeat({ bytesRead });
   switch (file.mime_type) {
@@ -38,7 +46,7 @@ export async function extractInto(file: FileRecord, deps: StageDeps): Promise<vo
         await storeTables(tx, file.id, tables);
         await storePages(tx, file.id, parts);
       });
-      return;
+      return 'done';
     }
     case 'image/png':
     case 'image/jpeg': {
@@ -50,20 +58,36 @@ export async function extractInto(file: FileRecord, deps: StageDeps): Promise<vo
         await storeVisionImage(tx, file.id, seen);
         await storePages(tx, file.id, [page]);
       });
-      return;
+      return 'done';
     }
     case 'audio/wav':
     case 'audio/mp4':
-      await withLocalCopy(file, deps, async (path) => {
-        const { segments } = await transcribeAudio(path);
-        await storeSegments(db, file.id, segments);
-      });
-      return;
+      return withLocalCopy(file, deps, (path) => transcribeInto(file, path, deps));
     case 'application/pdf':
-      await withLocalCopy(file, deps, (path) => extractPdfInto(file, path, deps));
-      return;
+      return withLocalCopy(file, deps, (path) => extractPdfInto(file, path, deps));
     default:
       throw new ExtractionError('unsupported_file', `No extractor handles ${file.mime_type as string}.`);
+  }
+}
+
+/**
+ * A recording, heard a window at a time from the end of the last segment stored, each window's segments stored as
+ * it is heard, until the audio ends or the slice's time is up. A window is what two cores transcribe in a few
+ * slices' time at most: ten times the slice, from 30 seconds to 5 minutes of audio.
+ */
+async function transcribeInto(file: FileRecord, path: string, { db, context, until = Infinity }: StageDeps): Promise<'done' | 'more'> {
+  const seconds = Number.isFinite(until) ? Math.min(300, Math.max(30, Math.round((until - Date.now()) / 100))) : undefined;
+  let { segments: stored, endMs: fromMs } = await transcribedSoFar(db, file.id);
+  if (stored > 0) context.log.info('resuming the recording after the segments already stored', { fileId: file.id, segmentsStored: stored });
+  for (;;) {
+    const { segments, next_ms: next } = await transcribeAudio(path, seconds ? { fromMs, seconds } : undefined);
+    await storeSegments(db, file.id, segments, stored + 1);
+    stored += segments.length;
+    if (next === null || next === undefined) return 'done';
+    fromMs = next;
+    context.heartbeat({ transcribedMs: fromMs });
+    // A slice ends after a window with segments: the next one resumes after the last stored.
+    if (segments.length > 0 && Date.now() >= until) return 'more';
   }
 }
 

@@ -8,7 +8,7 @@ const RETRY = { initialInterval: '1 second', backoffCoefficient: 2, maximumInter
 
 // The CPU-heavy stages run on their own queue. A worker that dies mid-stage is noticed within the heartbeat
 // timeout and the stage runs again elsewhere, resuming from what it had stored. A stage beats every second, and its
-// longest synchronous stretch (a 200,000-character slice of entity analysis) takes a small part of the timeout.
+// synchronous work runs in pool threads, never holding the worker's event loop past a small part of the timeout.
 const { extractFileContent } = proxyActivities<ExtractionActivities>({
   taskQueue: EXTRACTION_TASK_QUEUE,
   startToCloseTimeout: '2 hours',
@@ -30,7 +30,10 @@ const { markFileFailed } = proxyActivities<ExtractionActivities>({
 
 export async function extractFileWorkflow(input: { fileId: string }): Promise<ExtractionOutcome> {
   try {
-    const content = await extractFileContent(input);
+    // A long document's content comes a slice of time at a time, each slice a task of its own that other
+    // projects' files queue beside (the project is the fairness key), rather than in one task of hours.
+    let content = await extractFileContent({ ...input, inSlices: true });
+    while (content === 'more') content = await extractFileContent({ ...input, inSlices: true });
     if (content !== 'extracted') return content;
     return await completeFileExtraction(input);
   } catch (err) {

@@ -11,6 +11,14 @@ import { ExtractionError } from '../errors.js';
 export interface Transcript {
   segments: TranscriptSegment[];
   duration_ms: number;
+  /** Of a window: where the next window starts (milliseconds into the file), or null when the audio has ended. */
+  next_ms?: number | null;
+}
+
+/** A part of a file to transcribe: the segments that start within `seconds` of `fromMs`. */
+export interface AudioWindow {
+  fromMs: number;
+  seconds: number;
 }
 
 /** The sidecar went away while a request was in flight: the request may succeed on a new one. */
@@ -85,13 +93,17 @@ export class Sidecar {
     return this.#exit !== null;
   }
 
-  /** The transcript of the file at `path`, refused (`invalid_file`) once its audio goes past `maxSeconds`. */
-  request(id: number, path: string, maxSeconds: number): Promise<Transcript> {
+  /**
+   * The transcript of the file at `path`, or of a window of it, refused (`invalid_file`) once its audio goes past
+   * `maxSeconds`.
+   */
+  request(id: number, path: string, maxSeconds: number, window?: AudioWindow): Promise<Transcript> {
     if (this.#exit) return Promise.reject(this.#exit);
+    const part = window ? { from_ms: Math.round(window.fromMs), window_seconds: window.seconds } : {};
     return new Promise<Transcript>((resolve, reject) => {
       this.#waiting.set(id, { resolve, reject });
       this.#holdProcessOpen(true);
-      this.#child.stdin.write(`${JSON.stringify({ id, path, max_seconds: maxSeconds })}\n`);
+      this.#child.stdin.write(`${JSON.stringify({ id, path, max_seconds: maxSeconds, ...part })}\n`);
     });
   }
 
@@ -145,7 +157,8 @@ function parse(line: string): Message | 'ready' | null {
     return { id: value.id, error: new Error(`The speech sidecar answered with an unexpected body: ${line.slice(0, 200)}`) };
   }
   // The sidecar is ours and writes exactly this shape (transcriber.py).
-  return { id: value.id, transcript: { segments: value.segments as TranscriptSegment[], duration_ms: value.duration_ms } };
+  const next = typeof value.next_ms === 'number' ? value.next_ms : null;
+  return { id: value.id, transcript: { segments: value.segments as TranscriptSegment[], duration_ms: value.duration_ms, next_ms: next } };
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

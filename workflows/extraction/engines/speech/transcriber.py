@@ -3,14 +3,17 @@
 Started by transcriber.ts from the virtualenv scripts/deps installs. Protocol, one JSON object a line:
   stdout, once the model is loaded:  {"ready": true}
   stdin:   {"id": 1, "path": "/tmp/file.wav", "max_seconds": 7200}
-  stdout:  {"id": 1, "duration_ms": 4086, "segments": [{"start_ms", "end_ms", "text",
+           or, for a window of the file, also "from_ms": 600000, "window_seconds": 300
+  stdout:  {"id": 1, "duration_ms": 4086, "next_ms": null, "segments": [{"start_ms", "end_ms", "text",
               "words": [{"word", "start_ms", "end_ms", "probability"}]}]}
+           where "next_ms" is where the next window starts, null once the audio has ended; times are the file's
        or  {"id": 1, "error": {"code": "invalid_file" | "transcription_failed", "message": "..."}}
 Everything else the libraries print goes to stderr, so that stdout carries only the protocol.
 """
 
 import argparse
 import json
+import math
 import os
 import sys
 
@@ -24,6 +27,9 @@ from faster_whisper import WhisperModel  # noqa: E402
 
 # What Whisper reads: mono samples at 16 kHz.
 SAMPLE_RATE = 16000
+# A window is transcribed with this much of the audio after it, so that a segment it ends in the middle of is
+# heard whole (Whisper's segments are at most 30 seconds long); segments starting in it are the next window's.
+WINDOW_OVERLAP_SECONDS = 30
 
 
 def default_model_path() -> str:
@@ -40,6 +46,10 @@ class TooLong(Exception):
     """The audio goes on past the most this sidecar transcribes of a file."""
 
 
+class PastWindow(Exception):
+    """The audio goes on past the window asked for: the rest is for a later request."""
+
+
 def span(seconds: float) -> str:
     hours, minutes = divmod(round(seconds / 60), 60)
     if seconds < 60 or seconds % 60:
@@ -47,8 +57,9 @@ def span(seconds: float) -> str:
     return " ".join(part for part in [f"{hours} h" if hours else "", f"{minutes} min" if minutes else ""] if part)
 
 
-def decoded(path: str, max_seconds: float) -> np.ndarray:
-    """The audio as Whisper reads it, decoded here rather than by faster-whisper so that it stops at max_seconds.
+def decoded(path: str, max_seconds: float, start: float = 0.0, length: float = math.inf) -> tuple:
+    """The audio as Whisper reads it, from `start` seconds for `length` seconds, and whether the audio goes on
+    after that. Decoded here rather than by faster-whisper so that it stops at max_seconds, and at the window's end.
 
     A file's header can claim any length, and faster-whisper holds the whole file decoded (230 MB an hour) before
     it reads a second of it: a day of audio in 100 MB of M4A was more memory than the worker has, and hours of the
@@ -57,51 +68,70 @@ def decoded(path: str, max_seconds: float) -> np.ndarray:
     resampler = av.audio.resampler.AudioResampler(format="s16", layout="mono", rate=SAMPLE_RATE)
     chunks: list = []
     samples = 0
+    first = round(start * SAMPLE_RATE)
+    last = first + length * SAMPLE_RATE
 
     def keep(frame) -> None:
         nonlocal samples
         for out in resampler.resample(frame):
             chunk = out.to_ndarray().reshape(-1)
+            begin = samples
             samples += chunk.shape[0]
             if samples > max_seconds * SAMPLE_RATE:
                 raise TooLong()
-            chunks.append(chunk)
+            low, high = max(first - begin, 0), min(last - begin, chunk.shape[0])
+            if high > low:
+                chunks.append(chunk[int(low) : int(high)])
+            if samples > last:
+                raise PastWindow()
 
+    goes_on = False
     with av.open(path, mode="r", metadata_errors="ignore") as container:
         frames = container.decode(audio=0)
-        while True:
-            try:
-                frame = next(frames)
-            except StopIteration:
-                break
-            except av.error.InvalidDataError:
-                continue  # a damaged frame is skipped, as faster-whisper's own decoding does
-            keep(frame)
-        keep(None)
+        try:
+            while True:
+                try:
+                    frame = next(frames)
+                except StopIteration:
+                    break
+                except av.error.InvalidDataError:
+                    continue  # a damaged frame is skipped, as faster-whisper's own decoding does
+                keep(frame)
+            keep(None)
+        except PastWindow:
+            goes_on = True
     if not chunks:
-        return np.zeros(0, dtype=np.float32)
-    return np.concatenate(chunks).astype(np.float32) / 32768.0
+        return np.zeros(0, dtype=np.float32), goes_on
+    return np.concatenate(chunks).astype(np.float32) / 32768.0, goes_on
 
 
-def transcribe(model: WhisperModel, path: str, max_seconds: float) -> dict:
+def transcribe(model: WhisperModel, path: str, max_seconds: float, from_ms: int = 0, window_seconds=None) -> dict:
+    """The transcript of the file, or of the window of it from `from_ms`: the segments that start in the window,
+    and where the next window starts (after the last of them, which may go on past the window's end)."""
+    start = from_ms / 1000
+    length = math.inf if window_seconds is None else window_seconds + WINDOW_OVERLAP_SECONDS
+    audio, goes_on = decoded(path, max_seconds, start, length)
     # Greedy decoding (beam 1) is as accurate as a beam of 5 on clean speech here and faster. The voice
     # activity filter (Silero, shipped inside faster-whisper) skips silence, on which Whisper otherwise invents
     # words ("you"); timestamps stay those of the original audio. No conditioning on the previous window, which
     # is what sends Whisper into repetition loops on long files.
     segments, info = model.transcribe(
-        decoded(path, max_seconds),
+        audio,
         beam_size=1,
         word_timestamps=True,
         vad_filter=True,
         condition_on_previous_text=False,
     )
+    window_end_ms = None if window_seconds is None or not goes_on else from_ms + round(window_seconds * 1000)
     result = []
     for segment in segments:
+        if window_end_ms is not None and milliseconds(start + segment.start) >= window_end_ms:
+            break
         words = [
             {
                 "word": word.word.strip(),
-                "start_ms": milliseconds(word.start),
-                "end_ms": milliseconds(word.end),
+                "start_ms": milliseconds(start + word.start),
+                "end_ms": milliseconds(start + word.end),
                 "probability": round(float(word.probability), 4),
             }
             for word in segment.words or []
@@ -111,18 +141,30 @@ def transcribe(model: WhisperModel, path: str, max_seconds: float) -> dict:
         if not text:
             continue
         result.append(
-            {"start_ms": milliseconds(segment.start), "end_ms": milliseconds(segment.end), "text": text, "words": words}
+            {
+                "start_ms": milliseconds(start + segment.start),
+                "end_ms": milliseconds(start + segment.end),
+                "text": text,
+                "words": words,
+            }
         )
-    return {"segments": result, "duration_ms": milliseconds(info.duration)}
+    next_ms = None if window_end_ms is None else max([window_end_ms] + [segment["end_ms"] for segment in result])
+    return {"segments": result, "duration_ms": milliseconds(info.duration), "next_ms": next_ms}
 
 
-def answer(request_id, model: WhisperModel, path, max_seconds) -> dict:
+def answer(request_id, model: WhisperModel, request: dict) -> dict:
+    path, max_seconds = request.get("path"), request.get("max_seconds")
+    from_ms, window_seconds = request.get("from_ms", 0), request.get("window_seconds")
     if not isinstance(path, str) or not path:
         return {"id": request_id, "error": {"code": "transcription_failed", "message": "the request names no path"}}
     if not isinstance(max_seconds, (int, float)) or max_seconds <= 0:
         return {"id": request_id, "error": {"code": "transcription_failed", "message": "the request names no max_seconds"}}
+    if not isinstance(from_ms, int) or from_ms < 0:
+        return {"id": request_id, "error": {"code": "transcription_failed", "message": "from_ms is not a time"}}
+    if window_seconds is not None and (not isinstance(window_seconds, (int, float)) or window_seconds <= 0):
+        return {"id": request_id, "error": {"code": "transcription_failed", "message": "window_seconds is not a length"}}
     try:
-        return {"id": request_id, **transcribe(model, path, max_seconds)}
+        return {"id": request_id, **transcribe(model, path, max_seconds, from_ms, window_seconds)}
     except TooLong:
         message = f"the audio is longer than {span(max_seconds)}, the most transcribed of a file"
         return {"id": request_id, "error": {"code": "invalid_file", "message": message}}
@@ -158,7 +200,7 @@ def main() -> None:
         if not isinstance(request, dict):
             send({"id": None, "error": {"code": "transcription_failed", "message": "the request is not an object"}})
             continue
-        send(answer(request.get("id"), model, request.get("path"), request.get("max_seconds")))
+        send(answer(request.get("id"), model, request))
 
 
 if __name__ == "__main__":

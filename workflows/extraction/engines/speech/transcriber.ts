@@ -7,9 +7,9 @@
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { transcribeWithServer } from './openai-transcription.js';
-import { Sidecar, SidecarExited, type Transcript } from './sidecar.js';
+import { Sidecar, SidecarExited, type AudioWindow, type Transcript } from './sidecar.js';
 
-export type { Transcript } from './sidecar.js';
+export type { AudioWindow, Transcript } from './sidecar.js';
 
 const sidecarScript = fileURLToPath(new URL('./transcriber.py', import.meta.url));
 
@@ -76,9 +76,10 @@ export class Transcriber {
     await this.#running();
   }
 
-  transcribe(path: string): Promise<Transcript> {
+  /** The file's transcript, or the window's: its segments, and where the next window starts. */
+  transcribe(path: string, window?: AudioWindow): Promise<Transcript> {
     // One file at a time: the sidecar works on one anyway, and a timeout then measures only that file.
-    const result = this.#tail.then(() => this.#attempt(path, 1));
+    const result = this.#tail.then(() => this.#attempt(path, 1, window));
     this.#tail = result.catch(() => undefined);
     return result;
   }
@@ -89,7 +90,7 @@ export class Transcriber {
     await sidecar?.stop(STOP_GRACE_MS);
   }
 
-  async #attempt(path: string, attempt: number): Promise<Transcript> {
+  async #attempt(path: string, attempt: number, window: AudioWindow | undefined): Promise<Transcript> {
     const sidecar = await this.#running();
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<never>((_, reject) => {
@@ -99,9 +100,9 @@ export class Transcriber {
       }, this.#requestTimeoutMs);
     });
     try {
-      return await Promise.race([sidecar.request(this.#nextId++, path, this.#maxAudioSeconds), timedOut]);
+      return await Promise.race([sidecar.request(this.#nextId++, path, this.#maxAudioSeconds, window), timedOut]);
     } catch (err) {
-      if (err instanceof SidecarExited && attempt === 1) return this.#attempt(path, attempt + 1);
+      if (err instanceof SidecarExited && attempt === 1) return this.#attempt(path, attempt + 1, window);
       if (err instanceof SidecarExited) throw new Error(`${err.message} (twice, while transcribing ${path})`, { cause: err });
       throw err;
     } finally {
@@ -141,13 +142,14 @@ let shared: Transcriber | null = null;
 
 /**
  * The transcript of the audio file at `path` (whose extension names its format: `.wav`, `.m4a`), through
- * the configured OpenAI-compatible server or else the process's one shared sidecar.
+ * the configured OpenAI-compatible server (the whole file, whatever the window) or else the process's one
+ * shared sidecar (the window's, when one is given).
  */
-export async function transcribeAudio(path: string): Promise<Transcript> {
+export async function transcribeAudio(path: string, window?: AudioWindow): Promise<Transcript> {
   const model = process.env.AGENTPLANE_TRANSCRIPTION_MODEL;
   if (model && process.env.OPENAI_BASE_URL) return transcribeWithServer(path, model, process.env);
   shared ??= new Transcriber();
-  return shared.transcribe(path);
+  return shared.transcribe(path, window);
 }
 
 /** Stops the shared sidecar, if one was started (a later transcribeAudio starts another). */
