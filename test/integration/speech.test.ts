@@ -130,40 +130,44 @@ describe('speech to text: the faster-whisper sidecar (Whisper tiny.en, offline)'
     assertPlausibleTimes(transcript.segments, transcript.duration_ms);
   });
 
-  it('hears a long recording a window at a time: each the segments that start in it, in order and once, until the audio ends', async () => {
-    // About 50 s: windows of 8 s, each heard with the 30 s after it, until less than that is left.
-    const long = await spokenWav(dir, 'long.wav', TALK.map((t) => t.sentence).join(' '));
-    const longMs = wavDurationMs(await readFile(long));
-    const WINDOW_SECONDS = 8;
-    const windows: Transcript[] = [];
-    for (let fromMs: number | null = 0; fromMs !== null;) {
-      assert.ok(windows.length < 10, 'the windows do not move on');
-      const window = await transcriber.transcribe(long, { fromMs, seconds: WINDOW_SECONDS });
-      windows.push(window);
-      const next = window.next_ms ?? null;
-      for (const segment of window.segments) {
-        assert.ok(segment.start_ms >= fromMs, `"${segment.text}" starts at ${segment.start_ms} ms, before its window at ${fromMs} ms`);
-        if (next !== null)
-          assert.ok(
-            segment.start_ms < fromMs + WINDOW_SECONDS * 1000,
-            `"${segment.text}" starts at ${segment.start_ms} ms, after its window`,
-          );
+  for (const format of ['wav', 'm4a'] as const) {
+    it(`hears a long recording (${format}) a window at a time: each the segments that start in it, in order and once, until the audio ends`, async () => {
+      // About 50 s: windows of 8 s, each heard with the 30 s after it, until less than that is left. A window after
+      // the start is sought to.
+      const longWav = await spokenWav(dir, 'long.wav', TALK.map((t) => t.sentence).join(' '));
+      const longMs = wavDurationMs(await readFile(longWav));
+      const long = format === 'wav' ? longWav : await m4aOf(longWav);
+      const WINDOW_SECONDS = 8;
+      const windows: Transcript[] = [];
+      for (let fromMs: number | null = 0; fromMs !== null;) {
+        assert.ok(windows.length < 10, 'the windows do not move on');
+        const window = await transcriber.transcribe(long, { fromMs, seconds: WINDOW_SECONDS });
+        windows.push(window);
+        const next = window.next_ms ?? null;
+        for (const segment of window.segments) {
+          assert.ok(segment.start_ms >= fromMs, `"${segment.text}" starts at ${segment.start_ms} ms, before its window at ${fromMs} ms`);
+          if (next !== null)
+            assert.ok(
+              segment.start_ms < fromMs + WINDOW_SECONDS * 1000,
+              `"${segment.text}" starts at ${segment.start_ms} ms, after its window`,
+            );
+        }
+        if (next !== null) assert.ok(next >= fromMs + WINDOW_SECONDS * 1000, `the next window starts at ${next} ms, inside this one`);
+        fromMs = next;
       }
-      if (next !== null) assert.ok(next >= fromMs + WINDOW_SECONDS * 1000, `the next window starts at ${next} ms, inside this one`);
-      fromMs = next;
-    }
-    assert.ok(windows.length >= 3, `${longMs} ms of audio in ${windows.length} windows of ${WINDOW_SECONDS} s`);
-    const segments = windows.flatMap((w) => w.segments);
-    for (const [i, segment] of segments.entries())
-      if (i > 0) assert.ok(segment.start_ms >= segments[i - 1]!.end_ms, `"${segment.text}" overlaps the segment before it`);
-    assertPlausibleTimes(segments, longMs);
-    const heard = segments.flatMap((segment) => segment.text.toLowerCase().match(/[a-z]+/g) ?? []);
-    const keys = TALK.map(({ key }) => heard.filter((word) => word === key).length);
-    assert.ok(
-      keys.filter((n) => n === 1).length >= 12 && keys.every((n) => n <= 1),
-      `the sentences' keys are heard ${keys.join(', ')} times in: ${heard.join(' ')}`,
-    );
-  });
+      assert.ok(windows.length >= 3, `${longMs} ms of audio in ${windows.length} windows of ${WINDOW_SECONDS} s`);
+      const segments = windows.flatMap((w) => w.segments);
+      for (const [i, segment] of segments.entries())
+        if (i > 0) assert.ok(segment.start_ms >= segments[i - 1]!.end_ms, `"${segment.text}" overlaps the segment before it`);
+      assertPlausibleTimes(segments, longMs);
+      const heard = segments.flatMap((segment) => segment.text.toLowerCase().match(/[a-z]+/g) ?? []);
+      const keys = TALK.map(({ key }) => heard.filter((word) => word === key).length);
+      assert.ok(
+        keys.filter((n) => n === 1).length >= 12 && keys.every((n) => n <= 1),
+        `the sentences' keys are heard ${keys.join(', ')} times in: ${heard.join(' ')}`,
+      );
+    });
+  }
 
   it('fails bytes that are not audio with invalid_file, and the same sidecar goes on to the next file', async () => {
     const garbage = join(dir, 'garbage.wav');

@@ -50,6 +50,10 @@ class PastWindow(Exception):
     """The audio goes on past the window asked for: the rest is for a later request."""
 
 
+class Unplaced(Exception):
+    """A seek landed on a frame that carries no time: where the window starts is not known."""
+
+
 def span(seconds: float) -> str:
     hours, minutes = divmod(round(seconds / 60), 60)
     if seconds < 60 or seconds % 60:
@@ -57,22 +61,30 @@ def span(seconds: float) -> str:
     return " ".join(part for part in [f"{hours} h" if hours else "", f"{minutes} min" if minutes else ""] if part)
 
 
-def decoded(path: str, max_seconds: float, start: float = 0.0, length: float = math.inf) -> tuple:
+def decoded(path: str, max_seconds: float, start: float = 0.0, length: float = math.inf, seek: bool = True) -> tuple:
     """The audio as Whisper reads it, from `start` seconds for `length` seconds, and whether the audio goes on
     after that. Decoded here rather than by faster-whisper so that it stops at max_seconds, and at the window's end.
 
     A file's header can claim any length, and faster-whisper holds the whole file decoded (230 MB an hour) before
     it reads a second of it: a day of audio in 100 MB of M4A was more memory than the worker has, and hours of the
     sidecar that every project's audio waits for.
+
+    A window after the start is sought to (the frame at or before it); where the seek landed is read from the first
+    frame's time. A file that cannot seek, or whose frames carry no time, is decoded from the start instead.
     """
     resampler = av.audio.resampler.AudioResampler(format="s16", layout="mono", rate=SAMPLE_RATE)
     chunks: list = []
     samples = 0
     first = round(start * SAMPLE_RATE)
     last = first + length * SAMPLE_RATE
+    placed = first == 0 or not seek
 
     def keep(frame) -> None:
-        nonlocal samples
+        nonlocal samples, placed
+        if not placed and frame is not None:
+            if frame.time is None:
+                raise Unplaced()
+            samples, placed = max(0, round(frame.time * SAMPLE_RATE)), True
         for out in resampler.resample(frame):
             chunk = out.to_ndarray().reshape(-1)
             begin = samples
@@ -87,6 +99,11 @@ def decoded(path: str, max_seconds: float, start: float = 0.0, length: float = m
 
     goes_on = False
     with av.open(path, mode="r", metadata_errors="ignore") as container:
+        if not placed:
+            try:
+                container.seek(int(start * av.time_base), backward=True, any_frame=False)
+            except av.error.FFmpegError:
+                return decoded(path, max_seconds, start, length, seek=False)
         frames = container.decode(audio=0)
         try:
             while True:
@@ -100,6 +117,8 @@ def decoded(path: str, max_seconds: float, start: float = 0.0, length: float = m
             keep(None)
         except PastWindow:
             goes_on = True
+        except Unplaced:
+            return decoded(path, max_seconds, start, length, seek=False)
     if not chunks:
         return np.zeros(0, dtype=np.float32), goes_on
     return np.concatenate(chunks).astype(np.float32) / 32768.0, goes_on
