@@ -102,6 +102,14 @@ export async function lastStoredPart(db: Queryable, fileId: string): Promise<num
   return rows[0]?.last ?? 0;
 }
 
+/** The last part (page or segment number) with an embedding; 0 for none. */
+export async function lastEmbeddedPart(db: Queryable, fileId: string): Promise<number> {
+  const { rows } = await db.query<{ last: number | null }>('SELECT max(page_number) AS last FROM file_page_embeddings WHERE file_id = $1', [
+    fileId,
+  ]);
+  return rows[0]?.last ?? 0;
+}
+
 /** How much of a recording is stored: its segments, and where the last of them ends (0 for none). */
 export async function transcribedSoFar(db: Queryable, fileId: string): Promise<{ segments: number; endMs: number }> {
   const { rows } = await db.query<{ segments: number | null; end_ms: number | null }>(

@@ -1,7 +1,8 @@
 /**
- * Long files among projects: a scanned PDF's or a recording's content stage holds an extraction slot (and a
- * recording the speech sidecar) for a slice of time at a time, not for the whole file, and another project's
- * file uploaded meanwhile is extracted between two slices. Each slice resumes after what the ones before it stored.
+ * Long files among projects: a scanned PDF's or a recording's content stage, and a long context file's
+ * embeddings, hold an extraction slot (and a recording the speech sidecar) for a slice of time at a time, not for
+ * the whole file, and another project's file uploaded meanwhile is extracted between two slices. Each slice
+ * resumes after what the ones before it stored.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -40,24 +41,24 @@ describe('AGENTPLANE_EXTRACTION_SLICE_SECONDS', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const partsStored = async (fileId: string) => {
-    const { rows } = await api.services.db.query<{ n: number }>('SELECT count(*)::int AS n FROM file_pages WHERE file_id = $1', [fileId]);
+  const partsStored = async (fileId: string, table: 'file_pages' | 'file_page_embeddings' = 'file_pages') => {
+    const { rows } = await api.services.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE file_id = $1`, [fileId]);
     return rows[0]!.n;
   };
 
   /**
-   * Uploads the long file and, once its first slice has stored a part, another project's note: the note is
-   * processed while the long file is still processing. Answers the long file, processed.
+   * Uploads the long file and, once its first slice has stored a part (or embedded one), another project's note:
+   * the note is processed while the long file is still processing. Answers the long file, processed.
    */
-  const noteGoesBetweenSlices = async (data: Buffer, filename: string) => {
+  const noteGoesBetweenSlices = async (data: Buffer, filename: string, purpose = 'attachment', table?: 'file_page_embeddings') => {
     const owner = await newTenant(api, `owner of ${filename}`);
-    const uploaded = await owner.admin.upload({ file: { data, filename }, purpose: 'attachment' });
+    const uploaded = await owner.admin.upload({ file: { data, filename }, purpose });
     assert.equal(uploaded.status, 200, JSON.stringify(uploaded.body));
     const long = uploaded.body.id as string;
     await eventually(
       async () => {
         const { body } = await owner.admin.get(`/v1/files/${long}`);
-        assert.ok((await partsStored(long)) > 0, `no part of ${filename} stored yet: ${JSON.stringify(body)}`);
+        assert.ok((await partsStored(long, table)) > 0, `no part of ${filename} stored yet: ${JSON.stringify(body)}`);
       },
       { timeoutMs: 120_000 },
     );
@@ -95,6 +96,21 @@ describe('AGENTPLANE_EXTRACTION_SLICE_SECONDS', () => {
       assert.equal(part.source, 'ocr');
       assert.match(part.text, new RegExp(`SCANNED PAGE ${part.page}\\b`), `page ${part.page} holds another page's words`);
     }
+  });
+
+  it("extracts another project's file between slices of a long context file's embeddings, and embeds each page once", async function () {
+    this.timeout(300_000);
+    // 240 pages: embedding them takes about ten seconds, a slice of 1 s embeds a few batches of 16 at a time.
+    const PAGES = 240;
+    const pages = Array.from({ length: PAGES }, (_, i) =>
+      Array.from(
+        { length: 12 },
+        (_, line) => `Page ${i + 1}, line ${line + 1}: how the shelves of aisle ${i + 1} are stocked and counted.`,
+      ).join('\n'),
+    );
+    const { file } = await noteGoesBetweenSlices(Buffer.from(pages.join('\f')), 'handbook.txt', 'context', 'file_page_embeddings');
+    assert.equal(file.extracted.pages, PAGES);
+    assert.equal(await partsStored(file.id as string, 'file_page_embeddings'), PAGES);
   });
 
   it("extracts another project's file between windows of a long recording, whose segments follow one another once each", async function () {

@@ -13,6 +13,7 @@ import { BlobNotFoundError } from '../../records/blobs/store.js';
 import { completeExtraction, failExtraction, findFileById, type FileRecord } from '../../records/files.js';
 import { ExtractionError } from './engines/errors.js';
 import { extractInto } from './content-stage.js';
+import { lastEmbeddedPart } from '../../records/file-content.js';
 import { graphItemsOf } from './graph-stage.js';
 import { embedParts } from './embedding-stage.js';
 import { outlastDatabaseOutage } from '../database-outage.js';
@@ -96,19 +97,28 @@ export const createExtractionActivities = ({ db, blobs, models, embeddingModelDi
 
   /**
    * The content stage, or a slice of it when the workflow asks for slices (`inSlices`): one whose time runs out
-   * with content left answers `more`. A workflow started before there were slices does not ask, and gets it whole.
+   * with content left answers `more`. In slices, a context file's parts are embedded here too, after its content,
+   * rather than in the last stage, which cannot be sliced. A workflow started before there were slices does not ask,
+   * and gets its content whole.
    */
   const extractFileContent = async ({ fileId, inSlices }: { fileId: string; inSlices?: boolean }): Promise<ContentOutcome> =>
     settling(fileId, 'content', async (file) => {
       const until = inSlices ? Date.now() + sliceMs : undefined;
-      const stored = await extractInto(file, { db, blobs, context: Context.current(), until });
-      return stored === 'more' ? ('more' as const) : ('extracted' as const);
+      // A part is embedded only once the content is stored whole: a slice that finds embeddings goes on with them.
+      const embedding = inSlices && file.purpose === 'context' && embeddingModelDir;
+      if (!embedding || (await lastEmbeddedPart(db, fileId)) === 0) {
+        if ((await extractInto(file, { db, blobs, context: Context.current(), until })) === 'more') return 'more' as const;
+      }
+      if (!embedding) return 'extracted' as const;
+      const embedded = await traced(file, 'embeddings', () => embedParts(db, fileId, embeddingModelDir, Context.current(), until));
+      return embedded === 'more' ? ('more' as const) : ('extracted' as const);
     });
 
   const completeFileExtraction = async ({ fileId }: { fileId: string }): Promise<ExtractionOutcome> =>
     settling(fileId, 'complete', async (file) => {
       const items =
         file.purpose === 'context' ? await traced(file, 'graph', () => graphItemsOf(db, file, Context.current(), graphModel)) : [];
+      // Embedded already by the content stage's slices, unless the workflow began before there were slices.
       if (file.purpose === 'context' && embeddingModelDir)
         await traced(file, 'embeddings', () => embedParts(db, fileId, embeddingModelDir, Context.current()));
       return (await completeExtraction(db, fileId, items)) ? ('processed' as const) : ('skipped' as const);
