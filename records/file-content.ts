@@ -6,6 +6,7 @@
 import { byBytes, PAGE_BYTES, pageByBytes, type Sized } from './byte-pages.js';
 import type { Queryable } from './db.js';
 import { storableText } from '../models/storable-text.js';
+import { discardGraphDrafts } from './graph-drafts.js';
 import { newId } from './ids.js';
 import type { PageText, Table, TranscriptSegment } from './content-types.js';
 
@@ -110,6 +111,16 @@ export async function lastEmbeddedPart(db: Queryable, fileId: string): Promise<n
   return rows[0]?.last ?? 0;
 }
 
+/** Whether a context file's slices have begun to embed its parts, and to draft its graph items. */
+export async function slicesDone(db: Queryable, fileId: string): Promise<{ embedded: boolean; drafted: boolean }> {
+  const { rows } = await db.query<{ embedded: boolean; drafted: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM file_page_embeddings WHERE file_id = $1) AS embedded,
+            EXISTS (SELECT 1 FROM file_graph_drafts WHERE file_id = $1) AS drafted`,
+    [fileId],
+  );
+  return rows[0]!;
+}
+
 /** How much of a recording is stored: its segments, and where the last of them ends (0 for none). */
 export async function transcribedSoFar(db: Queryable, fileId: string): Promise<{ segments: number; endMs: number }> {
   const { rows } = await db.query<{ segments: number | null; end_ms: number | null }>(
@@ -126,6 +137,7 @@ export async function discardContent(db: Queryable, fileId: string): Promise<voi
   await db.query('DELETE FROM file_page_embeddings WHERE file_id = $1', [fileId]);
   await db.query('DELETE FROM file_vision_images WHERE file_id = $1', [fileId]);
   await db.query('DELETE FROM graph_model_answers WHERE file_id = $1', [fileId]);
+  await discardGraphDrafts(db, fileId);
 }
 
 /** Parts after `after` (a page or segment number), in order: `limit` of them, or fewer where PAGE_BYTES was reached. */

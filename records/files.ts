@@ -8,6 +8,7 @@ import { recordEvent } from './events.js';
 import { currentTraceContext, type StoredTraceContext } from '../tracing/context.js';
 import { contentCounts, discardContent } from './file-content.js';
 import { removeGraphItemsOf, writeGraphItems, type NewGraphItem } from './graph.js';
+import { discardGraphDrafts } from './graph-drafts.js';
 
 type FileObject = components['schemas']['File'];
 export type FilePurpose = FileObject['purpose'];
@@ -126,6 +127,7 @@ export async function completeExtraction(db: Db, fileId: string, graphItems: New
       tables,
       written,
     ]);
+    await discardGraphDrafts(tx, fileId);
     await recordEvent(tx, file.project_id, 'file.processed', { object: 'file', id: fileId });
     return true;
   });

@@ -41,16 +41,22 @@ describe('AGENTPLANE_EXTRACTION_SLICE_SECONDS', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const partsStored = async (fileId: string, table: 'file_pages' | 'file_page_embeddings' = 'file_pages') => {
+  type PartsTable = 'file_pages' | 'file_page_embeddings' | 'file_graph_drafts';
+  const partsStored = async (fileId: string, table: PartsTable = 'file_pages') => {
     const { rows } = await api.services.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE file_id = $1`, [fileId]);
     return rows[0]!.n;
   };
 
   /**
-   * Uploads the long file and, once its first slice has stored a part (or embedded one), another project's note:
-   * the note is processed while the long file is still processing. Answers the long file, processed.
+   * Uploads the long file and, once `begun` (by default, once its first slice has stored a part), another
+   * project's note: the note is processed while the long file is still processing. Answers the long file, processed.
    */
-  const noteGoesBetweenSlices = async (data: Buffer, filename: string, purpose = 'attachment', table?: 'file_page_embeddings') => {
+  const noteGoesBetweenSlices = async (
+    data: Buffer,
+    filename: string,
+    purpose = 'attachment',
+    begun = async (id: string) => (await partsStored(id)) > 0,
+  ) => {
     const owner = await newTenant(api, `owner of ${filename}`);
     const uploaded = await owner.admin.upload({ file: { data, filename }, purpose });
     assert.equal(uploaded.status, 200, JSON.stringify(uploaded.body));
@@ -58,7 +64,7 @@ describe('AGENTPLANE_EXTRACTION_SLICE_SECONDS', () => {
     await eventually(
       async () => {
         const { body } = await owner.admin.get(`/v1/files/${long}`);
-        assert.ok((await partsStored(long, table)) > 0, `no part of ${filename} stored yet: ${JSON.stringify(body)}`);
+        assert.ok(await begun(long), `${filename} has not come far enough yet: ${JSON.stringify(body)}`);
       },
       { timeoutMs: 120_000 },
     );
@@ -108,9 +114,51 @@ describe('AGENTPLANE_EXTRACTION_SLICE_SECONDS', () => {
         (_, line) => `Page ${i + 1}, line ${line + 1}: how the shelves of aisle ${i + 1} are stocked and counted.`,
       ).join('\n'),
     );
-    const { file } = await noteGoesBetweenSlices(Buffer.from(pages.join('\f')), 'handbook.txt', 'context', 'file_page_embeddings');
+    const { file } = await noteGoesBetweenSlices(
+      Buffer.from(pages.join('\f')),
+      'handbook.txt',
+      'context',
+      async (id) => (await partsStored(id, 'file_page_embeddings')) > 0,
+    );
     assert.equal(file.extracted.pages, PAGES);
     assert.equal(await partsStored(file.id as string, 'file_page_embeddings'), PAGES);
+  });
+
+  it("extracts another project's file between slices of a long context file's graph, and commits every item found", async function () {
+    this.timeout(300_000);
+    // 150 pages of people, places and companies: six batches of 25 pages, each about a second of analysis.
+    const PAGES = 150;
+    const people = ['Alice Martin', 'Bruno Keller', 'Chloe Dupont', 'Daniel Novak', 'Elena Rossi', 'Farid Haddad'];
+    const places = ['Berlin', 'Lisbon', 'Vienna', 'Madrid', 'Warsaw', 'Oslo'];
+    const pages = Array.from({ length: PAGES }, (_, i) =>
+      Array.from(
+        { length: 30 },
+        (_, line) =>
+          `${people[(i + line) % people.length]} of Acme Corporation met ${people[(i + line + 1) % people.length]} in ${places[line % places.length]} on page ${i + 1}, line ${line + 1}, to agree the shipment.`,
+      ).join(' '),
+    );
+    pages[PAGES - 1] += ' Zora Lindqvist of Nordic Freight signed for it in Oslo.';
+    // The note comes once every page is embedded: what is left is the graph.
+    const { owner, file } = await noteGoesBetweenSlices(
+      Buffer.from(pages.join('\f')),
+      'ledger.txt',
+      'context',
+      async (id) => (await partsStored(id, 'file_page_embeddings')) === PAGES,
+    );
+    assert.equal(file.extracted.pages, PAGES);
+    assert.ok(file.extracted.graph_items > PAGES * 30, JSON.stringify(file.extracted));
+    assert.equal(await partsStored(file.id as string, 'file_graph_drafts'), 0, 'the drafts outlive the file');
+    // The last slice's items are the file's as much as the first's.
+    const search = await owner.admin.get(`/v1/graph/search?q=${encodeURIComponent('Zora Lindqvist')}`);
+    assert.equal(search.status, 200, JSON.stringify(search.body));
+    const zora = (search.body.entities as { name: string; sources: { file_id: string; page: number | null }[] }[]).find(
+      (e) => e.name === 'Zora Lindqvist',
+    );
+    assert.deepEqual(
+      zora?.sources.map((s) => [s.file_id, s.page]),
+      [[file.id, PAGES]],
+      JSON.stringify(search.body.entities),
+    );
   });
 
   it("extracts another project's file between windows of a long recording, whose segments follow one another once each", async function () {

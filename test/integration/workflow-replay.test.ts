@@ -38,6 +38,8 @@ import { startMcpServer } from '../support/mcp-server.js';
 import { experimentWorkflowId } from '../../workflows/experiments/client.js';
 import { transaction } from '../../records/db.js';
 import { addItems, createDataset, findDataset } from '../../records/datasets.js';
+import { DEFAULT_FAIR_SHARE } from '../../workflows/project-shares.js';
+import { scannedPagesPdf } from '../support/pdf-fixtures.js';
 
 const historiesDir = fileURLToPath(
   new URL(import.meta.url.includes('/dist/') ? '../../../test/fixtures/histories/' : '../fixtures/histories/', import.meta.url),
@@ -98,12 +100,19 @@ describe('workflow replay', function () {
     let tenant: Tenant;
     let processedId: string;
     let blobMissingId: string;
+    let slicedId: string;
 
     before(async () => {
-      api = await startTestApi({ worker: false, namespace: await isolatedNamespace('replay') });
+      // Slices of a second: a scan of a few pages is read in more than one.
+      api = await startTestApi({
+        worker: false,
+        namespace: await isolatedNamespace('replay'),
+        fairShare: { ...DEFAULT_FAIR_SHARE, extractionSliceSeconds: 1 },
+      });
       tenant = await newTenant(api, 'replay');
       processedId = await upload('first page\fsecond page');
       blobMissingId = await upload('bytes lost before extraction');
+      slicedId = await upload(Buffer.from(await scannedPagesPdf(8)), 'scan.pdf');
       const { rows } = await api.services.db.query<{ blob_key: string }>('SELECT blob_key FROM files WHERE id = $1', [blobMissingId]);
       await api.services.blobs.delete(rows[0]!.blob_key);
       worker = await serveWorker(api.services, api.temporalAddress, 'replay', await workflowBundle());
@@ -120,8 +129,8 @@ describe('workflow replay', function () {
       await api?.stop();
     });
 
-    async function upload(text: string): Promise<string> {
-      const uploaded = await tenant.admin.upload({ file: { data: Buffer.from(text), filename: 'notes.txt' }, purpose: 'context' });
+    async function upload(data: string | Buffer, filename = 'notes.txt'): Promise<string> {
+      const uploaded = await tenant.admin.upload({ file: { data: Buffer.from(data), filename }, purpose: 'context' });
       assert.equal(uploaded.status, 200);
       return uploaded.body.id;
     }
@@ -153,6 +162,15 @@ describe('workflow replay', function () {
     it('replays an extraction that reached processed', async () => {
       assert.equal((await tenant.admin.settledFile(processedId)).status, 'processed');
       await replayRun(extractionWorkflowId(processedId), 'extract-file-processed.json');
+    });
+
+    it('replays an extraction read in slices, its content stage asked for again until it was all stored', async () => {
+      assert.equal((await tenant.admin.settledFile(slicedId, 120_000)).status, 'processed');
+      const workflowId = extractionWorkflowId(slicedId);
+      await replayRun(workflowId, 'extract-file-sliced.json');
+      const { events } = await api.services.temporal.workflow.getHandle(workflowId).fetchHistory();
+      const slices = (events ?? []).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'extractFileContent');
+      assert.ok(slices.length > 1, `the content stage ran in ${slices.length} slice`);
     });
 
     it('replays an extraction whose bytes were missing, which marked the file failed', async () => {

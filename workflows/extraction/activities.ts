@@ -13,8 +13,9 @@ import { BlobNotFoundError } from '../../records/blobs/store.js';
 import { completeExtraction, failExtraction, findFileById, type FileRecord } from '../../records/files.js';
 import { ExtractionError } from './engines/errors.js';
 import { extractInto } from './content-stage.js';
-import { lastEmbeddedPart } from '../../records/file-content.js';
-import { graphItemsOf } from './graph-stage.js';
+import { slicesDone } from '../../records/file-content.js';
+import { draftGraph, graphItemsOf } from './graph-stage.js';
+import { draftedGraphItems } from '../../records/graph-drafts.js';
 import { embedParts } from './embedding-stage.js';
 import { outlastDatabaseOutage } from '../database-outage.js';
 import { keepBeating } from '../heartbeats.js';
@@ -97,27 +98,41 @@ export const createExtractionActivities = ({ db, blobs, models, embeddingModelDi
 
   /**
    * The content stage, or a slice of it when the workflow asks for slices (`inSlices`): one whose time runs out
-   * with content left answers `more`. In slices, a context file's parts are embedded here too, after its content,
-   * rather than in the last stage, which cannot be sliced. A workflow started before there were slices does not ask,
-   * and gets its content whole.
+   * with work left answers `more`. In slices, a context file's parts are also embedded, and its graph items drafted,
+   * after its content, rather than in the last stage, which cannot be sliced. A workflow started before there were
+   * slices does not ask, and gets its content whole.
    */
   const extractFileContent = async ({ fileId, inSlices }: { fileId: string; inSlices?: boolean }): Promise<ContentOutcome> =>
     settling(fileId, 'content', async (file) => {
-      const until = inSlices ? Date.now() + sliceMs : undefined;
-      // A part is embedded only once the content is stored whole: a slice that finds embeddings goes on with them.
-      const embedding = inSlices && file.purpose === 'context' && embeddingModelDir;
-      if (!embedding || (await lastEmbeddedPart(db, fileId)) === 0) {
-        if ((await extractInto(file, { db, blobs, context: Context.current(), until })) === 'more') return 'more' as const;
+      const context = Context.current();
+      const more = (outcome: 'done' | 'more') => outcome === 'more';
+      if (!inSlices) {
+        await extractInto(file, { db, blobs, context });
+        return 'extracted' as const;
       }
-      if (!embedding) return 'extracted' as const;
-      const embedded = await traced(file, 'embeddings', () => embedParts(db, fileId, embeddingModelDir, Context.current(), until));
-      return embedded === 'more' ? ('more' as const) : ('extracted' as const);
+      const until = Date.now() + sliceMs;
+      if (file.purpose !== 'context') return more(await extractInto(file, { db, blobs, context, until })) ? 'more' : 'extracted';
+      // Each step begins only once the one before it is done, and a slice does some of each step it reaches: what
+      // the later steps have stored says the earlier ones are done.
+      const { embedded, drafted } = await slicesDone(db, fileId);
+      if (!embedded && !drafted && more(await extractInto(file, { db, blobs, context, until }))) return 'more';
+      if (
+        !drafted &&
+        embeddingModelDir &&
+        more(await traced(file, 'embeddings', () => embedParts(db, fileId, embeddingModelDir, context, until)))
+      )
+        return 'more';
+      return more(await traced(file, 'graph', () => draftGraph(db, file, context, graphModel, until))) ? 'more' : 'extracted';
     });
 
   const completeFileExtraction = async ({ fileId }: { fileId: string }): Promise<ExtractionOutcome> =>
     settling(fileId, 'complete', async (file) => {
+      // Drafted by the content stage's slices, unless the workflow began before there were slices.
       const items =
-        file.purpose === 'context' ? await traced(file, 'graph', () => graphItemsOf(db, file, Context.current(), graphModel)) : [];
+        file.purpose === 'context'
+          ? ((await draftedGraphItems(db, fileId)) ??
+            (await traced(file, 'graph', () => graphItemsOf(db, file, Context.current(), graphModel))))
+          : [];
       // Embedded already by the content stage's slices, unless the workflow began before there were slices.
       if (file.purpose === 'context' && embeddingModelDir)
         await traced(file, 'embeddings', () => embedParts(db, fileId, embeddingModelDir, Context.current()));

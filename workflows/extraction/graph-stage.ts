@@ -1,10 +1,12 @@
 /**
  * The graph stage: entities and relations found in a context file's stored pages or transcript segments,
  * each as a graph item whose provenance names the page or time span and the character offsets it came from.
+ * In slices of time, a batch of parts at a time, drafted until the last stage commits them with the status.
  */
 import type { Context } from '@temporalio/activity';
 import type { Db } from '../../records/db.js';
 import type { NewGraphItem } from '../../records/graph.js';
+import { graphDraftProgress, markGraphFound, storeGraphDraft, type GraphProgress } from '../../records/graph-drafts.js';
 import type { FileRecord } from '../../records/files.js';
 import { chunksOf, type Passage } from './engines/entities.js';
 import { extractEntitiesInThread } from './engines/analysis-thread.js';
@@ -34,18 +36,56 @@ interface Window extends Passage {
   offset: number;
 }
 
+/** Every graph item of the file, found at once: for a workflow begun before the graph was drafted in slices. */
 export async function graphItemsOf(db: Db, file: FileRecord, context: Context, model?: GraphModel): Promise<NewGraphItem[]> {
   const items: NewGraphItem[] = [];
-  let after = 0;
-  let analysed = 0;
+  for await (const batch of graphBatches(db, file, context, model)) items.push(...batch.items);
+  return items;
+}
+
+/**
+ * Drafts the file's graph items a batch of parts at a time, from the last batch drafted on, until every part is
+ * read or the file's limits are reached (`done`), or until `until` (milliseconds since the epoch) has passed with
+ * parts left (`more`): at least one batch either way, so that every slice moves on.
+ */
+export async function draftGraph(
+  db: Db,
+  file: FileRecord,
+  context: Context,
+  model: GraphModel | undefined,
+  until: number,
+): Promise<'done' | 'more'> {
+  const drafted = await graphDraftProgress(db, file.id);
+  if (drafted.found) return 'done';
+  for await (const batch of graphBatches(db, file, context, model, drafted.progress ?? undefined)) {
+    await storeGraphDraft(db, file.id, batch.progress, batch.items);
+    if (Date.now() >= until) return 'more';
+  }
+  await markGraphFound(db, file.id);
+  return 'done';
+}
+
+/**
+ * The graph items of the file's parts after `from`, a batch of parts at a time, each with the progress through it,
+ * until the parts end or the file's limits (characters analysed, items) are reached.
+ */
+async function* graphBatches(
+  db: Db,
+  file: FileRecord,
+  context: Context,
+  model: GraphModel | undefined,
+  from: GraphProgress = { after: 0, analysed: 0, items: 0 },
+): AsyncGenerator<{ items: NewGraphItem[]; progress: GraphProgress }> {
+  let { after, analysed, items: found } = from;
   const spending: ModelSpending = { stopped: false };
-  for (;;) {
+  while (found < MAX_GRAPH_ITEMS_PER_FILE && analysed < MAX_GRAPH_CHARACTERS) {
     const { rows } = await db.query<StoredPart>(
       'SELECT page_number, text, start_ms, end_ms FROM file_pages WHERE file_id = $1 AND page_number > $2 ORDER BY page_number LIMIT $3',
       [file.id, after, BATCH],
     );
-    if (rows.length === 0) return items;
+    if (rows.length === 0) return;
     after = rows.at(-1)!.page_number;
+    const items: NewGraphItem[] = [];
     let slice: Window[] = [];
     let sliceChars = 0;
     for (const row of rows) {
@@ -61,18 +101,20 @@ export async function graphItemsOf(db: Db, file: FileRecord, context: Context, m
         sliceChars += end - start;
         analysed += end - start;
         if (sliceChars >= SLICE_CHARS) {
-          await analyse(slice);
+          items.push(...(await analyse(slice)));
           [slice, sliceChars] = [[], 0];
         }
       }
     }
-    if (slice.length > 0) await analyse(slice);
+    if (slice.length > 0) items.push(...(await analyse(slice)));
     context.heartbeat({ graphPagesRead: after });
-    if (items.length >= MAX_GRAPH_ITEMS_PER_FILE) return items.slice(0, MAX_GRAPH_ITEMS_PER_FILE);
-    if (analysed >= MAX_GRAPH_CHARACTERS) return items;
+    const kept = items.slice(0, MAX_GRAPH_ITEMS_PER_FILE - found);
+    found += kept.length;
+    yield { items: kept, progress: { after, analysed, items: found } };
   }
 
-  async function analyse(windows: Window[]): Promise<void> {
+  async function analyse(windows: Window[]): Promise<NewGraphItem[]> {
+    const items: NewGraphItem[] = [];
     const { mentions, relations: offline } = await extractEntitiesInThread(windows);
     const read = model ? await modelRelations(db, file.id, file.project_id, model, windows, mentions, context, spending) : [];
     const relations = [...offline, ...read.map((r) => ({ ...r, extractor: `model:${model!.id}` }))];
@@ -98,5 +140,6 @@ export async function graphItemsOf(db: Db, file: FileRecord, context: Context, m
         provenance: where(r.passage, r.start, r.end, windows[r.passage]!.text.slice(r.start, r.end), r.extractor),
       });
     }
+    return items;
   }
 }
