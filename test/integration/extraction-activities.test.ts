@@ -83,4 +83,41 @@ describe('the extraction activities on their own', function () {
     assert.equal((await tenant.admin.get(`/v1/files/${fileId}`)).body.status, 'processing');
     assert.deepEqual(await pagesOf(api.services.db, fileId), []);
   });
+
+  it('stores the same pages, embeddings and graph in slices as at once, each slice going on where the one before stopped', async function () {
+    this.timeout(120_000);
+    const people = ['Alice Martin', 'Bruno Keller', 'Chloe Dupont', 'Daniel Novak'];
+    const pages = Array.from({ length: 60 }, (_, i) =>
+      Array.from(
+        { length: 8 },
+        (_, line) => `${people[(i + line) % 4]} of Acme Corporation met ${people[(i + line + 1) % 4]} in Berlin on page ${i + 1}.`,
+      ).join(' '),
+    );
+    const whole = await upload(pages.join('\f'));
+    const sliced = await upload(pages.join('\f'));
+    // At once, as for a workflow begun before there were slices.
+    assert.equal(await new MockActivityEnvironment().run(activities.extractFileContent, { fileId: whole }), 'extracted');
+    assert.equal(await new MockActivityEnvironment().run(activities.completeFileExtraction, { fileId: whole }), 'processed');
+    // In slices with no time in them: each slice does one batch of the step it comes to.
+    const slicing = createExtractionActivities({ ...workerDependenciesOf(api.services), fairShare: { extractionSliceSeconds: 0 } });
+    let slices = 0;
+    for (let outcome: string = 'more'; outcome === 'more'; slices++)
+      outcome = await new MockActivityEnvironment().run(slicing.extractFileContent, { fileId: sliced, inSlices: true });
+    assert.ok(slices >= 7, `${slices} slices for the content, 4 batches of embeddings and 3 of the graph`);
+    assert.equal(await new MockActivityEnvironment().run(slicing.completeFileExtraction, { fileId: sliced }), 'processed');
+
+    const [a, b] = await Promise.all([whole, sliced].map(async (id) => (await tenant.admin.get(`/v1/files/${id}`)).body));
+    assert.deepEqual(b.extracted, a.extracted);
+    assert.ok(a.extracted.graph_items > 0, JSON.stringify(a.extracted));
+    const nodes = async (id: string) =>
+      (
+        (await tenant.admin.get(`/v1/files/${id}/nodes?limit=100`)).body.data as { name: string; mentions: number; relations: number }[]
+      ).map(({ name, mentions, relations }) => [name, mentions, relations]);
+    assert.deepEqual(await nodes(sliced), await nodes(whole));
+    const embedded = async (id: string) =>
+      (await api.services.db.query<{ n: number }>('SELECT count(*)::int AS n FROM file_page_embeddings WHERE file_id = $1', [id])).rows[0]!
+        .n;
+    assert.equal(await embedded(sliced), await embedded(whole));
+    assert.deepEqual(await pagesOf(api.services.db, sliced), pages);
+  });
 });
