@@ -111,8 +111,11 @@ export async function lastEmbeddedPart(db: Queryable, fileId: string): Promise<n
   return rows[0]?.last ?? 0;
 }
 
-/** Whether a context file's slices have begun to embed its parts, and to draft its graph items. */
-export async function slicesDone(db: Queryable, fileId: string): Promise<{ embedded: boolean; drafted: boolean }> {
+/**
+ * Whether a context file's extraction has begun to embed its parts, and to draft its graph items: each step begins only
+ * once the one before it is done, so what these stored tells a slice which steps are done.
+ */
+export async function laterStepsBegun(db: Queryable, fileId: string): Promise<{ embedded: boolean; drafted: boolean }> {
   const { rows } = await db.query<{ embedded: boolean; drafted: boolean }>(
     `SELECT EXISTS (SELECT 1 FROM file_page_embeddings WHERE file_id = $1) AS embedded,
             EXISTS (SELECT 1 FROM file_graph_drafts WHERE file_id = $1) AS drafted`,

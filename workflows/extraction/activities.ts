@@ -13,7 +13,7 @@ import { BlobNotFoundError } from '../../records/blobs/store.js';
 import { completeExtraction, failExtraction, findFileById, type FileRecord } from '../../records/files.js';
 import { ExtractionError } from './engines/errors.js';
 import { extractInto } from './content-stage.js';
-import { slicesDone } from '../../records/file-content.js';
+import { laterStepsBegun } from '../../records/file-content.js';
 import { draftGraph, graphItemsOf } from './graph-stage.js';
 import { draftedGraphItems } from '../../records/graph-drafts.js';
 import { embedParts } from './embedding-stage.js';
@@ -114,7 +114,7 @@ export const createExtractionActivities = ({ db, blobs, models, embeddingModelDi
       if (file.purpose !== 'context') return more(await extractInto(file, { db, blobs, context, until })) ? 'more' : 'extracted';
       // Each step begins only once the one before it is done, and a slice does some of each step it reaches: what
       // the later steps have stored says the earlier ones are done.
-      const { embedded, drafted } = await slicesDone(db, fileId);
+      const { embedded, drafted } = await laterStepsBegun(db, fileId);
       if (!embedded && !drafted && more(await extractInto(file, { db, blobs, context, until }))) return 'more';
       if (
         !drafted &&
