@@ -263,12 +263,12 @@ export function requireServices(config: Config): Required<Pick<Config, 'database
   return { databaseUrl: config.databaseUrl!, temporalAddress: config.temporalAddress! };
 }
 
-/** A whole number from `min` to `max` in the variable `name`; `fallback` when unset or empty. */
 /** AGENTPLANE_SHUTDOWN_GRACE_SECONDS, read by every long-running command, the controller's included. */
 export function shutdownGraceSecondsOf(env: NodeJS.ProcessEnv): number {
   return wholeNumber(env, 'AGENTPLANE_SHUTDOWN_GRACE_SECONDS', 1, 3600, DEFAULT_SHUTDOWN_GRACE_SECONDS);
 }
 
+/** A whole number from `min` to `max` in the variable `name`; `fallback` when unset or empty. */
 function wholeNumber<Fallback extends number | undefined>(
   env: NodeJS.ProcessEnv,
   name: string,

@@ -104,7 +104,6 @@ export async function deleteFile(
   return { graphItemsRemoved, blobKey: file.blob_key };
 }
 
-/** What the simpler engines return: page texts and how many tables they found. */
 /**
  * Counts what extraction stored, writes the graph items, flips the status to `processed` and records
  * `file.processed`, in one transaction. Only a file still `processing` moves, so a retried or duplicated

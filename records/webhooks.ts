@@ -209,7 +209,6 @@ export async function findDelivery(
   return rows[0] ? withDates(rows[0]) : null;
 }
 
-/** A new delivery of the same event to the same endpoint; the dispatcher starts its workflow. */
 /**
  * Redeliveries of the delivery's event to its endpoint in the last hour, and the seconds until the oldest of
  * them leaves that hour. Read under the endpoint's lock, so two requests at once count each other.
@@ -228,6 +227,7 @@ export async function recentRedeliveries(
   return { count: rows[0]!.count, oldestLeavesInSeconds: rows[0]!.leaves };
 }
 
+/** A new delivery of the same event to the same endpoint; the dispatcher starts its workflow. */
 export async function insertRedelivery(tx: Queryable, of: WebhookDeliveryRecord): Promise<string> {
   const id = newId('whd');
   await tx.query('INSERT INTO webhook_deliveries (id, project_id, endpoint_id, event_id, redelivery_of) VALUES ($1, $2, $3, $4, $5)', [

@@ -207,7 +207,6 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
     return ended;
   };
 
-  /** Ends the run (once) with its output, steps left running cancelled; answers the agent's next queued run, for the workflow to wake. */
   /**
    * A network run answers with its last completed hop's output; one whose supervisor finished before any hop, with
    * the supervisor's own answer (a task that needed no member: a greeting, a question it could answer itself).
@@ -218,6 +217,7 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
     return hops.filter((c) => c.status === 'completed').at(-1)?.output_text ?? '';
   };
 
+  /** Ends the run (once) with its output, steps left running cancelled; answers the agent's next queued run, for the workflow to wake. */
   const end = async (runId: string, status: 'completed' | 'failed' | 'cancelled', error?: RunError): Promise<RunEnding> => {
     const run = await runById(db, runId);
     if (!run) return { next: null };
