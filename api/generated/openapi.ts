@@ -2883,7 +2883,7 @@ export interface components {
                 name?: components["schemas"]["Text"];
             }[];
         };
-        /** @description The items come as `items` (a JSON array) or `items_jsonl` (JSONL text, one item a line), not both. */
+        /** @description The items come as `items` (a JSON array) or `items_jsonl` (JSONL text, one item a line; a byte order mark before the first line is read past), not both. */
         ImportDatasetRequest: {
             /** @description The dataset's name; the eval's by default. */
             name?: components["schemas"]["Text"];

@@ -290,6 +290,13 @@ describe('datasets', function () {
     assert.equal(imported.status, 201, JSON.stringify(imported.body));
     const body = imported.body;
     assert.deepEqual([body.dataset.name, body.dataset.item_count, body.items_imported], ['Order questions', 2, 2]);
+    // A JSONL file saved with a byte order mark (as editors on Windows save UTF-8) reads the same, lines ending in CRLF too.
+    const marked = await client.post('/v1/datasets/import', {
+      eval: evalDefinition,
+      items_jsonl: '\uFEFF' + lines.map((line) => JSON.stringify(line)).join('\r\n') + '\r\n',
+    });
+    assert.equal(marked.status, 201, JSON.stringify(marked.body));
+    assert.equal(marked.body.items_imported, 2);
     assert.deepEqual(body.mapped, [
       { criterion: 'Exact', type: 'string_check', scorer: 'string_check' },
       { criterion: 'ROUGE', type: 'text_similarity', scorer: 'text_similarity' },

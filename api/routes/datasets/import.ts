@@ -32,7 +32,11 @@ function linesOf(body: ImportBody): { line: unknown; param: string }[] {
   if (body.items !== undefined && body.items_jsonl !== undefined) throw refused('Give `items` or `items_jsonl`, not both.', 'items_jsonl');
   if (body.items !== undefined) return body.items.map((line, n) => ({ line, param: `items.${n}` }));
   const lines: { line: unknown; param: string }[] = [];
-  for (const [n, text] of (body.items_jsonl ?? '').split('\n').entries()) {
+  // A file saved by an editor that marks it UTF-8 begins with a byte order mark, which is not JSON: it is read past.
+  for (const [n, text] of (body.items_jsonl ?? '')
+    .replace(/^\uFEFF/, '')
+    .split('\n')
+    .entries()) {
     if (text.trim() === '') continue;
     const param = `items_jsonl (line ${n + 1})`;
     let line: unknown;
