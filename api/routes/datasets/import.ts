@@ -33,10 +33,8 @@ function linesOf(body: ImportBody): { line: unknown; param: string }[] {
   if (body.items !== undefined) return body.items.map((line, n) => ({ line, param: `items.${n}` }));
   const lines: { line: unknown; param: string }[] = [];
   // A file saved by an editor that marks it UTF-8 begins with a byte order mark, which is not JSON: it is read past.
-  for (const [n, text] of (body.items_jsonl ?? '')
-    .replace(/^\uFEFF/, '')
-    .split('\n')
-    .entries()) {
+  const jsonl = (body.items_jsonl ?? '').replace(/^\uFEFF/, '');
+  for (const [n, text] of jsonl.split('\n').entries()) {
     if (text.trim() === '') continue;
     const param = `items_jsonl (line ${n + 1})`;
     let line: unknown;
