@@ -96,6 +96,39 @@ export async function insertSchedule(
   return (await findSchedule(tx, projectId, id))!;
 }
 
+/** The most schedules a project holds, paused or not: each is a Temporal Schedule that every project's runs share. */
+export const MAX_SCHEDULES_PER_PROJECT = 100;
+
+/**
+ * The most times a minute a project's interval schedules that are not paused may start runs, all together: one
+ * schedule every second, or sixty every minute. A cron schedule starts at most one a minute, and the number of
+ * schedules bounds those.
+ */
+export const MAX_INTERVAL_STARTS_PER_MINUTE = 60;
+
+/** How many times a minute an interval schedule starts a run; a cron or paused one is not counted. */
+export const startsPerMinuteOf = (schedule: { intervalSeconds: number | null; paused: boolean }): number =>
+  schedule.paused || schedule.intervalSeconds === null ? 0 : 60 / schedule.intervalSeconds;
+
+/**
+ * The project's live schedules, but `except`: how many, and how many runs a minute the interval ones not paused
+ * start. Takes the project's schedules lock first, so that two changes at once count each other.
+ */
+export async function scheduleLoadOf(
+  tx: Queryable,
+  projectId: string,
+  except: string | null,
+): Promise<{ count: number; startsPerMinute: number }> {
+  await tx.query(`SELECT pg_advisory_xact_lock(hashtext('schedules:' || $1))`, [projectId]);
+  const { rows } = await tx.query<{ count: number; starts: number }>(
+    `SELECT count(*)::int AS count,
+            coalesce(sum(60.0 / interval_seconds) FILTER (WHERE NOT paused AND interval_seconds IS NOT NULL), 0)::float8 AS starts
+     FROM schedules WHERE project_id = $1 AND deleted_at IS NULL AND id IS DISTINCT FROM $2`,
+    [projectId, except],
+  );
+  return { count: rows[0]!.count, startsPerMinute: rows[0]!.starts };
+}
+
 /** A live schedule of the project; with `lock`, its row is held until the transaction ends. */
 export async function findSchedule(
   db: Queryable,

@@ -552,7 +552,7 @@ export interface paths {
         /** List the project's schedules, newest first by default. Needs `schedules:read` (or `schedules:write`). */
         get: operations["listSchedules"];
         put?: never;
-        /** Run an agent or a network on a schedule: at the times of a `cron` expression in a `timezone`, or every `interval_seconds`. `run` is the run request each time makes, checked now as the run endpoints check one. Needs `schedules:write` and `agents:run`. */
+        /** Run an agent or a network on a schedule: at the times of a `cron` expression in a `timezone`, or every `interval_seconds`. `run` is the run request each time makes, checked now as the run endpoints check one. A project holds at most 100 schedules (one more answers 409 `too_many_schedules`), and its interval schedules that are not paused start at most 60 runs a minute in all (409 `schedules_too_frequent`, naming the shortest interval that fits). Needs `schedules:write` and `agents:run`. */
         post: operations["createSchedule"];
         delete?: never;
         options?: never;
@@ -580,7 +580,7 @@ export interface paths {
         delete: operations["deleteSchedule"];
         options?: never;
         head?: never;
-        /** Pause (`{"paused": true}`), resume, or change a schedule; what is absent stays as it was. A new `cron` replaces `interval_seconds` and the other way round. Needs `schedules:write` and `agents:run`. */
+        /** Pause (`{"paused": true}`), resume, or change a schedule; what is absent stays as it was. A new `cron` replaces `interval_seconds` and the other way round. A change that would make the project's interval schedules start more than 60 runs a minute answers 409 `schedules_too_frequent`. Needs `schedules:write` and `agents:run`. */
         patch: operations["updateSchedule"];
         trace?: never;
     };

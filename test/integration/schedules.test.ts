@@ -246,6 +246,55 @@ describe('schedules', function () {
     await cancelRuns(admin, created.body.id);
   });
 
+  it('bounds what one project may ask of the Temporal every project shares: 60 interval starts a minute, 100 schedules', async () => {
+    // A project of its own, so that the counts are this test's alone.
+    const { admin } = await newTenant(stack.api, 'schedules-bounded');
+    const agent = await createAgent(admin);
+    const make = (fields: Record<string, unknown>) =>
+      admin.post('/v1/schedules', { agent_id: agent.id, run: { input: 'tick' }, ...fields });
+    const refusedAs = (answer: { status: number; body: any }, code: string, param: string | null) => {
+      assert.equal(answer.status, 409, JSON.stringify(answer.body));
+      assert.deepEqual([answer.body.error.code, answer.body.error.param], [code, param]);
+    };
+    // Paused schedules start nothing and take no room; one every second takes all of it.
+    const every = (await make({ interval_seconds: 1, paused: true })).body;
+    const other = (await make({ interval_seconds: 1, paused: true })).body;
+    assert.equal((await admin.patch(`/v1/schedules/${every.id}`, { paused: false })).status, 200);
+    const resumed = await admin.patch(`/v1/schedules/${other.id}`, { paused: false });
+    refusedAs(resumed, 'schedules_too_frequent', 'paused');
+    assert.match(
+      resumed.body.error.message,
+      /would start 120 runs a minute, more than the 60 allowed: pause or delete one of the others first\.$/,
+    );
+    refusedAs(await make({ interval_seconds: 3600 }), 'schedules_too_frequent', 'interval_seconds');
+    // Half the room left: the refusal names the shortest interval that fits.
+    assert.equal((await admin.patch(`/v1/schedules/${every.id}`, { interval_seconds: 2 })).status, 200);
+    const tooOften = await admin.patch(`/v1/schedules/${other.id}`, { paused: false });
+    refusedAs(tooOften, 'schedules_too_frequent', 'paused');
+    assert.match(tooOften.body.error.message, /give `interval_seconds` of at least 2,/);
+    assert.equal((await admin.patch(`/v1/schedules/${other.id}`, { paused: false, interval_seconds: 2 })).status, 200);
+    // A project over the limit (made so before it applied) may still change what does not start more.
+    assert.equal((await admin.patch(`/v1/schedules/${other.id}`, { name: 'renamed' })).status, 200);
+    for (const id of [every.id, other.id]) assert.equal((await admin.patch(`/v1/schedules/${id}`, { paused: true })).status, 200);
+
+    // At most 100 in a project, paused or not; two asking for the last place at once, one gets it.
+    const yearly = { cron: '0 0 1 1 *', paused: true };
+    for (let made = 2; made < 98; made += 8) {
+      const answers = await Promise.all(Array.from({ length: Math.min(8, 98 - made) }, () => make(yearly)));
+      for (const answer of answers) assert.equal(answer.status, 201, JSON.stringify(answer.body));
+    }
+    assert.equal((await make(yearly)).status, 201);
+    const lastPlace = await Promise.all([make(yearly), make(yearly)]);
+    assert.deepEqual(lastPlace.map((a) => a.status).sort(), [201, 409], JSON.stringify(lastPlace.map((a) => a.body)));
+    const full = await make(yearly);
+    refusedAs(full, 'too_many_schedules', null);
+    assert.equal(full.body.error.message, 'A project has at most 100 schedules; delete one first.');
+    assert.equal((await admin.delete(`/v1/schedules/${every.id}`)).status, 200);
+    assert.equal((await make(yearly)).status, 201);
+    await cancelRuns(admin, every.id);
+    await cancelRuns(admin, other.id);
+  });
+
   it('accepts a schedule while Temporal is out of reach, and the maintenance round writes it to Temporal once it is back', async function () {
     // The test's time covers its waits below.
     this.timeout(150_000);

@@ -6,11 +6,12 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import type { ApiContext, ApiDeps, ApiState, Caller } from '../../context.js';
+import type { Queryable } from '../../../records/db.js';
 import { callerOf } from '../../context.js';
 import { requireAnyScope, requireScope } from '../../middleware/auth.js';
 import { audited, commitMutation, respond } from '../../audit.js';
 import { operation, type Input } from '../../validation.js';
-import { InvalidRequestError, NotFoundError } from '../../errors.js';
+import { ConflictError, InvalidRequestError, NotFoundError } from '../../errors.js';
 import { pageRequestOf } from '../../pagination.js';
 import { createOnce } from '../../idempotency.js';
 import {
@@ -18,7 +19,11 @@ import {
   findSchedule,
   insertSchedule,
   listSchedules,
+  MAX_INTERVAL_STARTS_PER_MINUTE,
+  MAX_SCHEDULES_PER_PROJECT,
   recentRunsOfSchedules,
+  scheduleLoadOf,
+  startsPerMinuteOf,
   updateSchedule,
   type ScheduleDefinition,
   type ScheduleRecord,
@@ -34,6 +39,8 @@ import { refuseUnmanagedChange } from '../managed.js';
 import { deprecatedUpdateByPost, SCHEDULES_PATCH_SINCE } from '../../middleware/deprecated-update.js';
 
 const DEFAULT_CATCHUP_WINDOW_SECONDS = 60;
+// The longest `interval_seconds` the document allows: a year.
+const MAX_INTERVAL_SECONDS = 31_536_000;
 
 type Timing = Pick<ScheduleDefinition, 'cron' | 'timezone' | 'intervalSeconds'>;
 
@@ -89,6 +96,40 @@ async function checkScheduledRun(deps: ApiDeps, caller: Caller, schedule: Pick<S
   });
 }
 
+/**
+ * Refuses a schedule the project has no room for: a new one past the most a project holds, or one that would make
+ * the project's interval schedules start more runs a minute than allowed (a change that starts no more than the
+ * schedule did before is let through, so that a project over the limit can still rename or pause).
+ */
+async function refuseOverProjectLoad(
+  tx: Queryable,
+  projectId: string,
+  wanted: Pick<ScheduleDefinition, 'intervalSeconds' | 'paused'>,
+  current: ScheduleRecord | null,
+): Promise<void> {
+  const others = await scheduleLoadOf(tx, projectId, current?.id ?? null);
+  if (!current && others.count >= MAX_SCHEDULES_PER_PROJECT) {
+    throw ConflictError('too_many_schedules', `A project has at most ${MAX_SCHEDULES_PER_PROJECT} schedules; delete one first.`);
+  }
+  const starts = startsPerMinuteOf(wanted);
+  const before = current ? startsPerMinuteOf({ intervalSeconds: current.interval_seconds, paused: current.paused }) : 0;
+  // A small allowance for the sum of fractions (60 schedules every 60 s start 60 a minute, not a little more).
+  if (starts <= before || others.startsPerMinute + starts <= MAX_INTERVAL_STARTS_PER_MINUTE + 1e-9) return;
+  const room = MAX_INTERVAL_STARTS_PER_MINUTE - others.startsPerMinute;
+  const shortest = room > 60 / MAX_INTERVAL_SECONDS ? Math.ceil(60 / room - 1e-9) : null;
+  throw ConflictError(
+    'schedules_too_frequent',
+    `The project's interval schedules that are not paused would start ${formatStarts(others.startsPerMinute + starts)} runs a minute, ` +
+      `more than the ${MAX_INTERVAL_STARTS_PER_MINUTE} allowed: ` +
+      (shortest === null
+        ? 'pause or delete one of the others first.'
+        : `give \`interval_seconds\` of at least ${shortest}, or pause or delete one of the others.`),
+    current && wanted.intervalSeconds === current.interval_seconds ? 'paused' : 'interval_seconds',
+  );
+}
+
+const formatStarts = (perMinute: number) => (Math.round(perMinute * 100) / 100).toLocaleString('en-US');
+
 /** Writes the Temporal Schedule now; if Temporal does not answer, the maintenance round writes it later. */
 export async function writeToTemporal(ctx: ApiContext, deps: ApiDeps, scheduleIds: string[]): Promise<void> {
   for (const id of scheduleIds) {
@@ -137,6 +178,8 @@ export function scheduleRoutes(router: Router<ApiState>, deps: ApiDeps): void {
         // Checked above but not held, a target deleted since would leave a schedule that outlives it.
         const held = await (target.kind === 'agent' ? holdAgent : holdNetwork)(tx, caller.projectId, target.id);
         if (!held) throw NotFoundError(target.kind, target.id, `${target.kind}_id`);
+        // After the target's lock, as every writer of schedules takes the project's last.
+        await refuseOverProjectLoad(tx, caller.projectId, definition, null);
         const schedule = await insertSchedule(tx, caller.projectId, caller.apiKeyId, definition, body.managed_resource ?? null);
         return { status: 201, body: presentSchedule(schedule, []) };
       });
@@ -188,6 +231,7 @@ export function scheduleRoutes(router: Router<ApiState>, deps: ApiDeps): void {
           metadata: body.metadata ?? current.metadata,
         };
         if (body.run !== undefined) await checkScheduledRun(deps, caller, changed);
+        await refuseOverProjectLoad(tx, caller.projectId, changed, current);
         const schedule = await updateSchedule(tx, caller.projectId, id, changed);
         return { status: 200, body: (await present(deps, [schedule]))[0]! };
       });
