@@ -61,6 +61,19 @@ export interface NewBudget {
   thresholds: string[];
 }
 
+/**
+ * The most budgets a project holds. Each model call of a run sums the period's spend of every budget that applies
+ * to it, in the PostgreSQL every project shares, and holds a lock on each while it does.
+ */
+export const MAX_BUDGETS_PER_PROJECT = 100;
+
+/** How many budgets the project holds, counted under the project's budgets lock, so that two creations count each other. */
+export async function countBudgetsHeld(tx: Queryable, projectId: string): Promise<number> {
+  await tx.query(`SELECT pg_advisory_xact_lock(hashtext('budgets:' || $1))`, [projectId]);
+  const { rows } = await tx.query<{ count: number }>('SELECT count(*)::int AS count FROM budgets WHERE project_id = $1', [projectId]);
+  return rows[0]!.count;
+}
+
 export async function insertBudget(db: Queryable, projectId: string, budget: NewBudget): Promise<BudgetRecord> {
   const id = newId('budget');
   await db.query(

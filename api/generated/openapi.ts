@@ -594,7 +594,7 @@ export interface paths {
         /** List the project's budgets, each with its current period's spend. */
         get: operations["listBudgets"];
         put?: never;
-        /** Create a spend limit on the project, an API key or an agent, per UTC day or month. A run that would start with the period's spend at or over the limit answers 429 `budget_exceeded`. Admin keys only. */
+        /** Create a spend limit on the project, an API key or an agent, per UTC day or month. A run that would start with the period's spend at or over the limit answers 429 `budget_exceeded`. A project holds at most 100 budgets; one more answers 409 `too_many_budgets`. Admin keys only. */
         post: operations["createBudget"];
         delete?: never;
         options?: never;

@@ -172,6 +172,30 @@ describe('budgets', function () {
     assert.equal((await tenant.admin.post('/v1/budgets', { ...base, scope: { type: 'project', id: other.projectId } })).status, 404);
   });
 
+  it('holds at most 100 budgets in a project, two asking for the last place at once getting one, and runs under them', async () => {
+    // Each model call sums and locks every budget that applies to it, in the PostgreSQL every project shares:
+    // 20,000 of them ran its lock table out of shared memory, failing the calls.
+    const tenant = await newTenant(stack.api, 'budget-count');
+    const budget = { scope: { type: 'project' }, period: 'month', limit_usd: '1000' };
+    for (let made = 0; made < 99; made += 9) {
+      const answers = await Promise.all(Array.from({ length: 9 }, () => tenant.admin.post('/v1/budgets', budget)));
+      for (const answer of answers) assert.equal(answer.status, 201, JSON.stringify(answer.body));
+    }
+    const lastPlace = await Promise.all([tenant.admin.post('/v1/budgets', budget), tenant.admin.post('/v1/budgets', budget)]);
+    assert.deepEqual(lastPlace.map((a) => a.status).sort(), [201, 409], JSON.stringify(lastPlace.map((a) => a.body)));
+    const full = await tenant.admin.post('/v1/budgets', budget);
+    assert.equal(full.status, 409, JSON.stringify(full.body));
+    assert.deepEqual(
+      [full.body.error.code, full.body.error.message],
+      ['too_many_budgets', 'A project has at most 100 budgets; delete one first.'],
+    );
+    const created = lastPlace.find((a) => a.status === 201)!.body;
+    assert.equal((await tenant.admin.delete(`/v1/budgets/${created.id}`)).status, 200);
+    assert.equal((await tenant.admin.post('/v1/budgets', budget)).status, 201);
+    // A run counts towards all of them at once.
+    await completedRun(tenant.admin, (await createAgent(tenant.admin)).id);
+  });
+
   it('starts a run while the agent’s spend is under its limit and refuses it at the limit, to the exact decimal, announcing each threshold once', async () => {
     const tenant = await newTenant(stack.api, 'budget-edge');
     const agent = await createAgent(tenant.admin);

@@ -6,13 +6,21 @@ import { requireScope } from '../../middleware/auth.js';
 import { deprecatedUpdateByPost } from '../../middleware/deprecated-update.js';
 import { audited, commitMutation, respond } from '../../audit.js';
 import { operation, type Input } from '../../validation.js';
-import { NotFoundError } from '../../errors.js';
+import { ConflictError, NotFoundError } from '../../errors.js';
 import { pageRequestOf } from '../../pagination.js';
 import { createOnce } from '../../idempotency.js';
 import type { Queryable } from '../../../records/db.js';
 import { findApiKey } from '../../../records/api-keys.js';
 import { findAgent } from '../../../records/agents.js';
-import { deleteBudget, findBudget, insertBudget, listBudgets, updateBudget } from '../../../records/budgets.js';
+import {
+  countBudgetsHeld,
+  deleteBudget,
+  findBudget,
+  insertBudget,
+  listBudgets,
+  MAX_BUDGETS_PER_PROJECT,
+  updateBudget,
+} from '../../../records/budgets.js';
 import { presentBudget, presentDeletedBudget } from '../../../presenters/budget.js';
 import { presentList } from '../../../presenters/list.js';
 
@@ -41,6 +49,8 @@ export function budgetRoutes(router: Router<ApiState>, deps: ApiDeps): void {
       const limitUsd = body.limit_usd;
       const scopeId = await scopeIdOf(deps.db, projectId, body.scope);
       const { created } = await createOnce(ctx, deps, body, async (tx) => {
+        if ((await countBudgetsHeld(tx, projectId)) >= MAX_BUDGETS_PER_PROJECT)
+          throw ConflictError('too_many_budgets', `A project has at most ${MAX_BUDGETS_PER_PROJECT} budgets; delete one first.`);
         const budget = await insertBudget(tx, projectId, {
           name: body.name ?? null,
           scopeType: body.scope.type,
