@@ -44,6 +44,8 @@ export interface ApiDeps {
   basePath?: string;
   /** AGENTPLANE_IDEMPOTENCY_KEY_HOURS: how long an `Idempotency-Key` replays its answer; 24 when absent. */
   idempotencyKeyHours?: number;
+  /** AGENTPLANE_FILE_STORAGE_GIB_PER_PROJECT, in bytes: the most a project's files may hold in all; 100 GiB when absent. */
+  fileStorageBytesPerProject?: number;
   /** AGENTPLANE_SESSION_TTL_SECONDS: how long a console session lasts from sign-in. */
   sessionTtlSeconds?: number;
   /**

@@ -52,6 +52,8 @@ export interface Services {
   sessionTtlSeconds?: number;
   /** AGENTPLANE_IDEMPOTENCY_KEY_HOURS: how long an `Idempotency-Key` replays its answer. */
   idempotencyKeyHours?: number;
+  /** AGENTPLANE_FILE_STORAGE_GIB_PER_PROJECT, in bytes: the most a project's files may hold in all. */
+  fileStorageBytesPerProject?: number;
   /** AGENTPLANE_METRICS_PORT: where the API serves /metrics without a key; unset, on its own port to the bootstrap key. */
   metricsPort?: number;
   /** The built console's folder; dist/console by default (tests serve one of their own). */
@@ -79,6 +81,7 @@ export interface ServiceSettings {
   basePath?: string;
   sessionTtlSeconds?: number;
   idempotencyKeyHours?: number;
+  fileStorageBytesPerProject?: number;
   metricsPort?: number;
   workerPools?: readonly DeclaredWorkerPool[];
   fairShare?: FairShareSettings;
@@ -119,6 +122,7 @@ export async function openServices(settings: ServiceSettings, log = createLogger
     basePath: settings.basePath,
     sessionTtlSeconds: settings.sessionTtlSeconds,
     idempotencyKeyHours: settings.idempotencyKeyHours,
+    fileStorageBytesPerProject: settings.fileStorageBytesPerProject,
     metricsPort: settings.metricsPort,
     workerPools: settings.workerPools,
     fairShare: settings.fairShare,

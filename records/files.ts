@@ -55,6 +55,23 @@ export function newFileId(): string {
   return newId('file');
 }
 
+export const GIB = 2 ** 30;
+
+/** What a project's files may hold in all, unless the operator says otherwise (AGENTPLANE_FILE_STORAGE_GIB_PER_PROJECT). */
+export const DEFAULT_FILE_STORAGE_GIB_PER_PROJECT = 100;
+
+/**
+ * The bytes the project's files hold. With `lock`, counted under the project's storage lock, so that two files
+ * committed at once count each other.
+ */
+export async function fileBytesHeld(tx: Queryable, projectId: string, options: { lock?: boolean } = {}): Promise<number> {
+  if (options.lock) await tx.query(`SELECT pg_advisory_xact_lock(hashtext('file-bytes:' || $1))`, [projectId]);
+  const { rows } = await tx.query<{ held: string }>('SELECT coalesce(sum(bytes), 0)::text AS held FROM files WHERE project_id = $1', [
+    projectId,
+  ]);
+  return Number(rows[0]!.held);
+}
+
 export async function insertFile(db: Queryable, file: NewFile): Promise<FileRecord> {
   const { rows } = await db.query<FileRecord>(
     `INSERT INTO files (id, project_id, filename, bytes, purpose, status, mime_type, blob_key, metadata, trace_context)

@@ -10,7 +10,7 @@ import { auditAlso } from '../audit.js';
 import type { Queryable } from '../../records/db.js';
 import { newFileId } from '../../records/files.js';
 import { discardBlob, receiveBytes, type ReceivedUpload } from '../routes/files/upload.js';
-import { recordFile, startFileExtraction } from '../routes/files/store.js';
+import { fileStorageOf, recordFile, startFileExtraction } from '../routes/files/store.js';
 import type { MessageFile } from './message-input.js';
 
 interface StagedFile extends ReceivedUpload {
@@ -57,7 +57,7 @@ export class MessageFiles {
   async record(tx: Queryable): Promise<string[]> {
     const { projectId } = callerOf(this.ctx);
     for (const file of this.staged) {
-      await recordFile(tx, { ...file, projectId });
+      await recordFile(tx, { ...file, projectId }, fileStorageOf(this.deps));
       await auditAlso(tx, this.ctx, { action: 'file.create', targetType: 'file', targetId: file.id });
     }
     return this.staged.map((file) => file.id);

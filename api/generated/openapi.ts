@@ -187,7 +187,7 @@ export interface paths {
         /** List the project's files, newest first by default. */
         get: operations["listFiles"];
         put?: never;
-        /** Upload a file. Extraction begins immediately and runs asynchronously. */
+        /** Upload a file. Extraction begins immediately and runs asynchronously. A project's files hold at most what the operator allows (100 GiB by default) in all; a file that does not fit answers 409 `file_storage_full`. */
         post: operations["uploadFile"];
         delete?: never;
         options?: never;

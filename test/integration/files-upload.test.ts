@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { join } from 'node:path';
-import { sharedApi, newTenant, type Tenant, type TestApi } from '../support/api.js';
+import { sharedApi, newTenant, startTestApi, type Tenant, type TestApi } from '../support/api.js';
 import { eventually } from '../support/eventually.js';
 import * as fixtures from '../support/fixtures.js';
 import type { ApiResponse, UploadParts } from '../support/client.js';
@@ -805,5 +805,59 @@ describe('POST /v1/files (upload)', () => {
       assert.notEqual(second.body.id, first.body.id);
       assert.equal((await storedFor(api, own)).files.length, 2);
     });
+  });
+});
+
+describe('POST /v1/files: what a project’s files may hold (409)', () => {
+  // A deployment whose projects' files may hold 10,000 bytes each (AGENTPLANE_FILE_STORAGE_GIB_PER_PROJECT, in bytes).
+  const LIMIT = 10_000;
+  let api: TestApi;
+  let tenant: Tenant;
+
+  before(async function () {
+    this.timeout(120_000);
+    api = await startTestApi({ worker: false, fileStorageBytesPerProject: LIMIT });
+    tenant = await newTenant(api, 'storage');
+  });
+
+  after(async () => {
+    await api?.stop();
+  });
+
+  const textOf = (bytes: number, client = tenant.admin) =>
+    client.upload({ file: { data: Buffer.from('a'.repeat(bytes)), filename: `${bytes}.txt`, type: 'text/plain' }, purpose: 'attachment' });
+
+  it('refuses a file the project has no room for, storing nothing, while other projects and deleted files make their own room', async () => {
+    const first = await textOf(6_000);
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    const before = await storedFor(api, tenant);
+    const over = await textOf(5_000);
+    assertError(over, 409, 'file_storage_full', 'file', 'conflict_error');
+    assert.equal(
+      over.body.error.message,
+      "The project's files hold 6,000 bytes of the 10,000 bytes they may hold, and this file (5,000 bytes) does not fit: delete files first.",
+    );
+    assert.deepEqual(await storedFor(api, tenant), before, 'a refused file left something behind');
+
+    // Another project has room of its own.
+    const other = await newTenant(api, 'storage-other');
+    assert.equal((await textOf(9_000, other.admin)).status, 200);
+
+    // Exactly full, then refused before the body is read.
+    assert.equal((await textOf(4_000)).status, 200);
+    const full = await textOf(1);
+    assertError(full, 409, 'file_storage_full', 'file', 'conflict_error');
+    assert.equal(full.body.error.message, "The project's files hold 10,000 bytes of the 10,000 bytes they may hold: delete files first.");
+
+    // Deleting a file makes room at once; two uploads asking for the same room, one gets it.
+    assert.equal((await tenant.admin.delete(`/v1/files/${first.body.id}`)).status, 200);
+    const racing = await Promise.all([textOf(4_000), textOf(4_000)]);
+    assert.deepEqual(racing.map((r) => r.status).sort(), [200, 409], JSON.stringify(racing.map((r) => r.body)));
+    const after = await storedFor(api, tenant);
+    assert.equal(after.files.length, 2);
+    const orphaned = after.blobs.filter(
+      (b) => !after.files.includes(b) && !after.pendingDeletions.includes(`files/${tenant.projectId}/${b}`),
+    );
+    assert.deepEqual(orphaned, [], 'the refused upload left its blob');
   });
 });

@@ -97,6 +97,8 @@ export interface TestApiOptions {
   workerPools?: DeclaredWorkerPool[];
   /** A database of its own (`isolatedDatabase`) rather than the shared one. */
   db?: Db;
+  /** AGENTPLANE_FILE_STORAGE_GIB_PER_PROJECT, in bytes: what a project's files may hold; 100 GiB by default. */
+  fileStorageBytesPerProject?: number;
   /** AGENTPLANE_WORKER_FAIR_SHARE_*, AGENTPLANE_WORKER_HOST_CALLS_PER_PROJECT, AGENTPLANE_EXTRACTION_SLICE_SECONDS: the worker's shares; the defaults when absent. */
   fairShare?: FairShareSettings;
 }
@@ -135,6 +137,7 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     metricsPort: options.metricsPort,
     workerPools: options.workerPools,
     fairShare: options.fairShare,
+    fileStorageBytesPerProject: options.fileStorageBytesPerProject,
     close: async () => connection.close(),
   };
   await prepareDatabase(services.db, bootstrapKey, log);

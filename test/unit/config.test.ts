@@ -53,6 +53,7 @@ describe('configuration from the environment', () => {
       sessionTtlSeconds: 28_800,
       shutdownGraceSeconds: 25,
       idempotencyKeyHours: 24,
+      fileStorageGiBPerProject: 100,
       eventStreamLimits: { perKey: 20, perProcess: 1000, stallSeconds: 30 },
       admission: { atOnce: 8, queuedPerProject: 200, queueWaitSeconds: 30, busyUtilization: 0.2, shareWaitMs: 1000 },
       modelEnv: {},
@@ -98,6 +99,7 @@ describe('configuration from the environment', () => {
       AGENTPLANE_SESSION_TTL_SECONDS: '3600',
       AGENTPLANE_SHUTDOWN_GRACE_SECONDS: '55',
       AGENTPLANE_IDEMPOTENCY_KEY_HOURS: '72',
+      AGENTPLANE_FILE_STORAGE_GIB_PER_PROJECT: '500',
       AGENTPLANE_EVENT_STREAMS_PER_KEY: '5',
       AGENTPLANE_EVENT_STREAMS_PER_PROCESS: '50',
       AGENTPLANE_EVENT_STREAM_STALL_SECONDS: '10',
@@ -146,6 +148,7 @@ describe('configuration from the environment', () => {
       sessionTtlSeconds: 3600,
       shutdownGraceSeconds: 55,
       idempotencyKeyHours: 72,
+      fileStorageGiBPerProject: 500,
       eventStreamLimits: { perKey: 5, perProcess: 50, stallSeconds: 10 },
       admission: { atOnce: 3, queuedPerProject: 0, queueWaitSeconds: 5, busyUtilization: 0.5, shareWaitMs: 250 },
       modelEnv: config.modelEnv,
@@ -330,6 +333,19 @@ describe('configuration from the environment', () => {
         configError(() => readConfig({ AGENTPLANE_BASE_PATH: text }), 'AGENTPLANE_BASE_PATH', `'${text}'`);
       });
     }
+  });
+
+  describe('AGENTPLANE_FILE_STORAGE_GIB_PER_PROJECT', () => {
+    it("lets a project's files hold 100 GiB when unset; takes whole GiB from 1 to 1,000,000, refusing anything else", () => {
+      assert.equal(readConfig({}).fileStorageGiBPerProject, 100);
+      assert.equal(readConfig({ AGENTPLANE_FILE_STORAGE_GIB_PER_PROJECT: '1' }).fileStorageGiBPerProject, 1);
+      for (const text of ['0', '1000001', '1.5', '10G'])
+        configError(
+          () => readConfig({ AGENTPLANE_FILE_STORAGE_GIB_PER_PROJECT: text }),
+          'AGENTPLANE_FILE_STORAGE_GIB_PER_PROJECT',
+          `'${text}'`,
+        );
+    });
   });
 
   describe('AGENTPLANE_IDEMPOTENCY_KEY_HOURS', () => {

@@ -7,12 +7,12 @@ import { operation } from '../../validation.js';
 import { NotFoundError } from '../../errors.js';
 import { pageRequestOf } from '../../pagination.js';
 import { createOnce } from '../../idempotency.js';
-import { deleteFile, findFile, listFiles, newFileId } from '../../../records/files.js';
+import { deleteFile, fileBytesHeld, findFile, listFiles, newFileId } from '../../../records/files.js';
 import { cancelExtraction } from '../../../workflows/extraction/client.js';
 import { presentDeletedFile, presentFile } from '../../../presenters/file.js';
 import { presentList } from '../../../presenters/list.js';
 import { discardBlob, receiveUpload } from './upload.js';
-import { recordFile, startFileExtraction } from './store.js';
+import { fileStorageOf, recordFile, startFileExtraction, storageFullError } from './store.js';
 
 // With Temporal unreachable, the record is committed all the same (store.ts).
 export function fileRoutes(router: Router<ApiState>, deps: ApiDeps): void {
@@ -24,10 +24,17 @@ export function fileRoutes(router: Router<ApiState>, deps: ApiDeps): void {
       const { projectId } = callerOf(ctx);
       const id = newFileId();
       const blobKey = `files/${projectId}/${id}`;
+      // A project whose files already fill what they may hold is refused before the body is read.
+      const storage = fileStorageOf(deps);
+      const held = await fileBytesHeld(deps.db, projectId);
+      if (held >= storage) {
+        ctx.set('Connection', 'close');
+        throw storageFullError(held, null, storage);
+      }
       const upload = await receiveUpload(ctx, deps, blobKey);
       const identity = [upload.sha256, upload.filename, upload.purpose, upload.metadata];
       const { created, replayed } = await createOnce(ctx, deps, identity, async (tx) => {
-        const file = await recordFile(tx, { id, projectId, blobKey, ...upload });
+        const file = await recordFile(tx, { id, projectId, blobKey, ...upload }, storage);
         return { status: 200, body: presentFile(file) };
       }).catch(async (err) => {
         await discardBlob(deps, blobKey);
