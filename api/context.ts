@@ -14,6 +14,9 @@ import type { ConsoleSessionRecord } from '../records/console-sessions.js';
 export interface RateLimitDefaults {
   requestsPerMinute?: number;
   concurrentRuns?: number;
+  /** AGENTPLANE_RATE_LIMIT_PROJECT_*: what a project's keys may have together, however many it makes; unset, unlimited. */
+  projectRequestsPerMinute?: number;
+  projectConcurrentRuns?: number;
 }
 import type { WebhookSettings } from '../workflows/webhooks/client.js';
 import type { DeclaredWorkerPool } from './routes/networks/worker-pool.js';

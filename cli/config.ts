@@ -52,7 +52,7 @@ export interface Config {
   extractionConcurrency?: number;
   /** AGENTPLANE_WORKER_FAIR_SHARE_*: when and for how long a project over its share of a busy worker waits for its turn. */
   fairShare: FairShareSettings;
-  /** AGENTPLANE_RATE_LIMIT_*: the limits of keys without their own; unset, unlimited. */
+  /** AGENTPLANE_RATE_LIMIT_*: the limits of keys without their own, and of each project's keys together; unset, unlimited. */
   rateLimits: RateLimitDefaults;
   /** AGENTPLANE_EVENT_STREAMS_PER_KEY, _PER_PROCESS, AGENTPLANE_EVENT_STREAM_STALL_SECONDS: run event streams' bounds. */
   eventStreamLimits: EventStreamLimits;
@@ -129,6 +129,8 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const rateLimits = {
     requestsPerMinute: wholeNumber(env, 'AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE', 1, 1_000_000, undefined),
     concurrentRuns: wholeNumber(env, 'AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS', 1, 100_000, undefined),
+    projectRequestsPerMinute: wholeNumber(env, 'AGENTPLANE_RATE_LIMIT_PROJECT_REQUESTS_PER_MINUTE', 1, 10_000_000, undefined),
+    projectConcurrentRuns: wholeNumber(env, 'AGENTPLANE_RATE_LIMIT_PROJECT_CONCURRENT_RUNS', 1, 1_000_000, undefined),
   };
   const fairShare: FairShareSettings = {
     busyUtilization: wholeNumber(env, 'AGENTPLANE_WORKER_FAIR_SHARE_BUSY_PERCENT', 0, 100, DEFAULT_FAIR_SHARE.busyUtilization * 100) / 100,

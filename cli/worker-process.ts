@@ -107,6 +107,7 @@ export async function serveWorker(
     webhooks: services.webhooks,
     retention: services.retention,
     admitScheduledRun: scheduledRunAdmission({ db: services.db, rateLimits: services.rateLimits }),
+    projectConcurrentRuns: services.rateLimits?.projectConcurrentRuns,
     temporalAddress,
     namespace,
     taskQueue,

@@ -43,6 +43,8 @@ export interface ActivityDependencies {
    * turn, and how long a slice of a file's extraction runs (AGENTPLANE_WORKER_*); the defaults when absent.
    */
   fairShare?: FairShareSettings;
+  /** AGENTPLANE_RATE_LIMIT_PROJECT_CONCURRENT_RUNS: what a project's runs may be at once, as the API applies it. */
+  projectConcurrentRuns?: number;
 }
 
 export const createActivities = (dependencies: ActivityDependencies) => ({
@@ -52,7 +54,11 @@ export const createActivities = (dependencies: ActivityDependencies) => ({
   ...createNetworkActivities(dependencies),
   ...createQualityActivities(dependencies),
   ...createMemoryActivities(dependencies),
-  ...createExperimentActivities({ db: dependencies.db, models: dependencies.models }),
+  ...createExperimentActivities({
+    db: dependencies.db,
+    models: dependencies.models,
+    projectConcurrentRuns: dependencies.projectConcurrentRuns,
+  }),
   ...createWebhookActivities({ db: dependencies.db, webhooks: dependencies.webhooks ?? DEFAULT_WEBHOOK_SETTINGS }),
   ...createScheduleActivities({ db: dependencies.db, admitScheduledRun: dependencies.admitScheduledRun }),
 });

@@ -1,6 +1,7 @@
 /**
- * Requests per minute per API key, after authentication: a limited key's requests are served from leases on
- * its window in PostgreSQL (request-leases.ts); an unlimited key's cost nothing. The answer carries OpenAI's
+ * Requests per minute per API key, and per project across its keys (AGENTPLANE_RATE_LIMIT_PROJECT_*), after
+ * authentication: a limited key's or project's requests are served from leases on its window in PostgreSQL
+ * (request-leases.ts); an unlimited one's cost nothing. The answer carries OpenAI's
  * `x-ratelimit-*-requests` headers; over the limit it is 429 with Retry-After. A database that is down when a
  * lease is needed answers 503, as any query would.
  */
@@ -9,7 +10,7 @@ import type { Db } from '../../records/db.js';
 import type { KeyRateLimits } from '../../records/api-keys.js';
 import { callerOf, type ApiState, type Caller, type RateLimitDefaults } from '../context.js';
 import { RateLimitError } from '../errors.js';
-import { RequestLeases } from './request-leases.js';
+import { RequestLeases, type Allowance } from './request-leases.js';
 
 /**
  * The deployment's value is a ceiling as well as the default: a key's own limit may be lower, never higher,
@@ -40,26 +41,46 @@ export const requestsPerMinuteOf = (caller: Caller, defaults: RateLimitDefaults 
 export const concurrentRunsOf = (caller: Caller, defaults: RateLimitDefaults = {}): number | null =>
   withinCeiling(caller.rateLimits.concurrent_runs, defaults.concurrentRuns);
 
+/** Of the key's and the project's allowances, the one the request is nearer the end of: refused, or with less left. */
+function nearerOf(...allowances: (Allowance | null)[]): Allowance | null {
+  let nearer: Allowance | null = null;
+  for (const allowance of allowances) {
+    if (!allowance) continue;
+    if (
+      !nearer ||
+      (nearer.allowed && !allowance.allowed) ||
+      (nearer.allowed === allowance.allowed && allowance.remaining < nearer.remaining)
+    )
+      nearer = allowance;
+  }
+  return nearer;
+}
+
 export function limitRequests(db: Db, defaults: RateLimitDefaults = {}): Middleware<ApiState> {
-  const leases = new RequestLeases(db);
+  const ofKeys = new RequestLeases(db, 'api_key');
+  const ofProjects = new RequestLeases(db, 'project');
   return async (ctx, next) => {
     const caller = callerOf(ctx);
-    const limit = requestsPerMinuteOf(caller, defaults);
-    if (limit !== null) {
-      const allowance = await leases.take(caller.apiKeyId, limit);
-      const resetSeconds = Math.max(1, Math.ceil(allowance.resetMs / 1000));
-      ctx.set({
-        'x-ratelimit-limit-requests': String(limit),
-        'x-ratelimit-remaining-requests': String(allowance.remaining),
-        'x-ratelimit-reset-requests': `${resetSeconds}s`,
-      });
-      if (!allowance.allowed) {
-        throw RateLimitError(
-          'rate_limit_exceeded',
-          `This API key may make ${limit} requests per minute; the window resets in ${resetSeconds}s.`,
-          resetSeconds,
-        );
-      }
+    const keyLimit = requestsPerMinuteOf(caller, defaults);
+    const projectLimit = defaults.projectRequestsPerMinute ?? null;
+    // The key's window first: a request its key may not make is not counted against the project's other keys.
+    const key = keyLimit === null ? null : await ofKeys.take(caller.apiKeyId, keyLimit);
+    const project = projectLimit === null || (key && !key.allowed) ? null : await ofProjects.take(caller.projectId, projectLimit);
+    // The headers tell of the limit the caller is nearer to.
+    const nearer = nearerOf(key, project);
+    if (!nearer) return next();
+    const resetSeconds = Math.max(1, Math.ceil(nearer.resetMs / 1000));
+    ctx.set({
+      'x-ratelimit-limit-requests': String(nearer.limit),
+      'x-ratelimit-remaining-requests': String(nearer.remaining),
+      'x-ratelimit-reset-requests': `${resetSeconds}s`,
+    });
+    if (!nearer.allowed) {
+      const whose =
+        nearer === key
+          ? `This API key may make ${nearer.limit} requests per minute`
+          : `This project's API keys may make ${nearer.limit} requests per minute together`;
+      throw RateLimitError('rate_limit_exceeded', `${whose}; the window resets in ${resetSeconds}s.`, resetSeconds);
     }
     await next();
   };

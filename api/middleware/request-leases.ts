@@ -1,5 +1,5 @@
 /**
- * A key's requests per minute, served from memory out of leases taken from the key's window in PostgreSQL.
+ * A key's (or a project's) requests per minute, served from memory out of leases taken from its window in PostgreSQL.
  * Each lease is sized to about a second of the key's recent traffic and at most 1% of its limit: a key
  * making a few requests leases one at a time and is counted exactly across replicas; a busy key costs one
  * upsert per second or so, not one per request. Replicas together never serve more than the limit; a
@@ -7,7 +7,7 @@
  * other replica.
  */
 import type { Queryable } from '../../records/db.js';
-import { leaseRequests } from '../../records/rate-limits.js';
+import { leaseRequests, type RequestWindowOf } from '../../records/rate-limits.js';
 
 const LEASE_LASTS_MS = 1_000;
 const LEASE_SHARE_OF_LIMIT = 0.01;
@@ -39,12 +39,15 @@ interface Held {
 export class RequestLeases {
   private readonly held = new Map<string, Held>();
 
-  constructor(private readonly db: Queryable) {}
+  constructor(
+    private readonly db: Queryable,
+    private readonly of: RequestWindowOf = 'api_key',
+  ) {}
 
-  /** Serves one request of the key, or says it is over its limit for the rest of the window. */
-  async take(apiKeyId: string, limit: number): Promise<Allowance> {
+  /** Serves one request of the key (or project), or says it is over its limit for the rest of the window. */
+  async take(id: string, limit: number): Promise<Allowance> {
     for (;;) {
-      const key = this.heldFor(apiKeyId, limit);
+      const key = this.heldFor(id, limit);
       const now = Date.now();
       if (now < key.windowEndsAt && key.left > 0) {
         key.left--;
@@ -52,7 +55,7 @@ export class RequestLeases {
       }
       if (now < key.windowEndsAt && key.spent) return this.allowance(key, false, now);
       if (!key.leasing) {
-        key.leasing = this.lease(apiKeyId, key).finally(() => (key.leasing = undefined));
+        key.leasing = this.lease(id, key).finally(() => (key.leasing = undefined));
       }
       await key.leasing;
     }
@@ -69,10 +72,10 @@ export class RequestLeases {
     return fresh;
   }
 
-  private async lease(apiKeyId: string, key: Held): Promise<void> {
+  private async lease(id: string, key: Held): Promise<void> {
     const askedAt = Date.now();
     const wanted = this.nextLeaseSize(key, askedAt);
-    const lease = await leaseRequests(this.db, apiKeyId, key.limit, wanted);
+    const lease = await leaseRequests(this.db, this.of, id, key.limit, wanted);
     const now = Date.now();
     // A lease left over from a closed window is void: the row's count started again without it.
     if (now >= key.windowEndsAt) key.left = 0;

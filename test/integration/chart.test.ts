@@ -282,19 +282,31 @@ describe('the Helm chart and the Dockerfile', function () {
     assert.ok(policy.spec.ingress.some((rule: any) => rule.ports.some((p: { port: number }) => p.port === 9090)));
   });
 
-  it('gives the API the default rate limits it is given, and none unless given', async () => {
-    const apiEnv = (manifests: Manifest[]) =>
+  it('gives the API and the worker the rate limits they are given, and none unless given', async () => {
+    // The worker applies them to the runs schedules and experiments start: without them a scheduled run's key
+    // and project were unlimited in a Helm install, whatever the operator set.
+    const rateLimitEnv = (manifests: Manifest[], component: 'api' | 'worker') =>
       manifests
-        .find((m) => m.kind === 'Deployment' && m.metadata.name === 'ap-agentplane-api')!
+        .find((m) => m.kind === 'Deployment' && m.metadata.name === `ap-agentplane-${component}`)!
         .spec.template.spec.containers[0].env.filter((e: { name: string }) => e.name.startsWith('AGENTPLANE_RATE_LIMIT_'));
-    assert.deepEqual(apiEnv(await render('defaults-values.yaml')), []);
-    assert.deepEqual(
-      apiEnv(await render('defaults-values.yaml', 'api.rateLimits.requestsPerMinute=600', 'api.rateLimits.concurrentRuns=4')),
-      [
-        { name: 'AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE', value: '600' },
-        { name: 'AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS', value: '4' },
-      ],
+    const defaults = await render('defaults-values.yaml');
+    assert.deepEqual(rateLimitEnv(defaults, 'api'), []);
+    assert.deepEqual(rateLimitEnv(defaults, 'worker'), []);
+    const limited = await render(
+      'defaults-values.yaml',
+      'api.rateLimits.requestsPerMinute=600',
+      'api.rateLimits.concurrentRuns=4',
+      'api.rateLimits.projectRequestsPerMinute=3000',
+      'api.rateLimits.projectConcurrentRuns=20',
     );
+    const expected = [
+      { name: 'AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE', value: '600' },
+      { name: 'AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS', value: '4' },
+      { name: 'AGENTPLANE_RATE_LIMIT_PROJECT_REQUESTS_PER_MINUTE', value: '3000' },
+      { name: 'AGENTPLANE_RATE_LIMIT_PROJECT_CONCURRENT_RUNS', value: '20' },
+    ];
+    assert.deepEqual(rateLimitEnv(limited, 'api'), expected);
+    assert.deepEqual(rateLimitEnv(limited, 'worker'), expected);
   });
 
   it("gives the API its event streams' caps and stall bound, and refuses a cap below one", async () => {

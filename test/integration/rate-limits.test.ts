@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { startTestApi, type TestApi } from '../support/api.js';
+import { newTenant, startTestApi, type TestApi } from '../support/api.js';
 import { ApiClient, type ApiResponse } from '../support/client.js';
 import { eventually } from '../support/eventually.js';
 import { assertMarkedDeprecated } from '../support/deprecated-update.js';
@@ -309,6 +309,106 @@ describe('rate limits per API key, across two API processes', function () {
       assert.equal(refused.status, 429);
       assert.equal(refused.body.error.code, 'concurrent_runs_exceeded');
       assert.match(refused.body.error.message, /it has 1\./);
+    });
+  });
+
+  describe("per project, across all of the project's keys", () => {
+    // A third replica whose deployment also limits each project's keys together; the projects it serves are
+    // made through the first process, whose requests (the bootstrap key's) it does not count.
+    let capped: TestApi;
+    let release: () => void;
+
+    before(async () => {
+      capped = await startTestApi({
+        worker: false,
+        namespace: stack.api.services.temporal.options.namespace,
+        modelEnv: { OPENAI_BASE_URL: stack.openai.url },
+        rateLimits: { ...DEFAULTS, projectRequestsPerMinute: 6, projectConcurrentRuns: 2 },
+      });
+    });
+
+    after(async () => {
+      await capped?.stop();
+    });
+
+    beforeEach(() => {
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      stack.openai.setFallback({ text: ['Thinking', ' done.'], usage: { input: 10, output: 2 }, pause: { chunks: 1, until: gate } });
+    });
+
+    afterEach(() => {
+      release();
+      stack.openai.setFallback(null);
+    });
+
+    const tenantOfCapped = (name: string) => newTenant({ url: capped.url, root: stack.api.root }, name);
+
+    it("refuses the request beyond the project's requests per minute, whichever of its keys makes it, and not another project's", async () => {
+      const tenant = await tenantOfCapped('many keys');
+      const keys = [tenant.admin, await tenant.keyWith('admin'), await tenant.keyWith('agents:read')];
+      const remaining: string[] = [];
+      for (let i = 0; i < 6; i++) {
+        const response = await keys[i % 3]!.get('/v1/agents');
+        assert.equal(response.status, 200, JSON.stringify(response.body));
+        // Each key could make 100,000; the project's 6 is the nearer limit, so it is the one the headers tell.
+        assert.equal(limitHeaders(response).limit, '6');
+        remaining.push(limitHeaders(response).remaining!);
+      }
+      assert.deepEqual(remaining, ['5', '4', '3', '2', '1', '0']);
+
+      // A key made after the project spent its minute has nothing of its own to spend.
+      const fresh = await tenant.keyWith('admin');
+      const refused = await fresh.get('/v1/agents');
+      assert.equal(refused.status, 429, JSON.stringify(refused.body));
+      assert.equal(refused.body.error.code, 'rate_limit_exceeded');
+      assert.match(
+        refused.body.error.message,
+        /^This project's API keys may make 6 requests per minute together; the window resets in \d+s\.$/,
+      );
+      const retryAfter = Number(refused.headers.get('retry-after'));
+      assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60, `Retry-After: ${refused.headers.get('retry-after')}`);
+      assert.deepEqual(limitHeaders(refused), { limit: '6', remaining: '0', reset: `${retryAfter}s` });
+
+      const neighbour = await tenantOfCapped('neighbour');
+      assert.equal((await neighbour.admin.get('/v1/agents')).status, 200);
+    });
+
+    it("refuses the run beyond the project's concurrent runs, whichever of its keys asks, and accepts one once a run ends", async () => {
+      const tenant = await tenantOfCapped('many runs');
+      const [first, second, third] = [tenant.admin, await tenant.keyWith('admin'), await tenant.keyWith('admin')];
+      const agent = await createAgent(first!);
+      const started = [
+        await first!.post(`/v1/agents/${agent.id}/run`, { input: 'one', wait: false }),
+        await second!.post(`/v1/agents/${agent.id}/run`, { input: 'two', wait: false }),
+      ];
+      assert.deepEqual(
+        started.map((r) => r.status),
+        [202, 202],
+      );
+      const refused = await third!.post(`/v1/agents/${agent.id}/run`, { input: 'three', wait: false });
+      assert.equal(refused.status, 429, JSON.stringify(refused.body));
+      assert.equal(refused.body.error.code, 'concurrent_runs_exceeded');
+      assert.equal(
+        refused.body.error.message,
+        "This project's API keys may have 2 runs queued or in progress at once together; they have 2.",
+      );
+      assert.ok(Number(refused.headers.get('retry-after')) >= 1);
+
+      // Another project's runs are its own to count.
+      const neighbour = await tenantOfCapped('run neighbour');
+      const theirs = await createAgent(neighbour.admin);
+      assert.equal((await neighbour.admin.post(`/v1/agents/${theirs.id}/run`, { input: 'mine', wait: false })).status, 202);
+
+      release();
+      // Watched in the database: the project's requests this minute are spent on the runs above.
+      await eventually(async () => {
+        const { rows } = await stack.api.services.db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM runs WHERE id = ANY($1) AND status = 'completed'`,
+          [started.map((r) => r.body.id)],
+        );
+        assert.equal(rows[0]!.n, 2);
+      });
+      assert.equal((await third!.post(`/v1/agents/${agent.id}/run`, { input: 'four', wait: false })).status, 202);
     });
   });
 });

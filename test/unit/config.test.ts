@@ -48,7 +48,12 @@ describe('configuration from the environment', () => {
       taskQueue: 'agentplane',
       extractionConcurrency: undefined,
       fairShare: { busyUtilization: 0.3, maxWaitMs: 2000, hostCallsPerProject: 25, extractionSliceSeconds: 30 },
-      rateLimits: { requestsPerMinute: undefined, concurrentRuns: undefined },
+      rateLimits: {
+        requestsPerMinute: undefined,
+        concurrentRuns: undefined,
+        projectRequestsPerMinute: undefined,
+        projectConcurrentRuns: undefined,
+      },
       basePath: '',
       sessionTtlSeconds: 28_800,
       shutdownGraceSeconds: 25,
@@ -85,6 +90,8 @@ describe('configuration from the environment', () => {
       AGENTPLANE_EXTRACTION_SLICE_SECONDS: '120',
       AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE: '600',
       AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS: '4',
+      AGENTPLANE_RATE_LIMIT_PROJECT_REQUESTS_PER_MINUTE: '3000',
+      AGENTPLANE_RATE_LIMIT_PROJECT_CONCURRENT_RUNS: '20',
       AGENTPLANE_WEBHOOK_ALLOW_PRIVATE: 'true',
       AGENTPLANE_WEBHOOK_RETRY_INITIAL_MS: '200',
       AGENTPLANE_WEBHOOK_MAX_ATTEMPTS: '4',
@@ -143,7 +150,7 @@ describe('configuration from the environment', () => {
       taskQueue: 'network.support.desk',
       extractionConcurrency: 3,
       fairShare: { busyUtilization: 0.5, maxWaitMs: 500, hostCallsPerProject: 40, extractionSliceSeconds: 120 },
-      rateLimits: { requestsPerMinute: 600, concurrentRuns: 4 },
+      rateLimits: { requestsPerMinute: 600, concurrentRuns: 4, projectRequestsPerMinute: 3000, projectConcurrentRuns: 20 },
       basePath: '/agentplane',
       sessionTtlSeconds: 3600,
       shutdownGraceSeconds: 55,
@@ -300,6 +307,8 @@ describe('configuration from the environment', () => {
         {
           requestsPerMinute: undefined,
           concurrentRuns: undefined,
+          projectRequestsPerMinute: undefined,
+          projectConcurrentRuns: undefined,
         },
       );
       assert.equal(readConfig({ AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE: '1' }).rateLimits.requestsPerMinute, 1);
@@ -307,6 +316,25 @@ describe('configuration from the environment', () => {
     });
 
     for (const name of ['AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE', 'AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS']) {
+      for (const text of ['0', '-5', '2.5', 'ten', '99999999']) {
+        it(`${name} rejects '${text}', naming the variable and the value`, () => {
+          configError(() => readConfig({ [name]: text }), name, `'${text}'`);
+        });
+      }
+    }
+  });
+
+  describe('AGENTPLANE_RATE_LIMIT_PROJECT_REQUESTS_PER_MINUTE and AGENTPLANE_RATE_LIMIT_PROJECT_CONCURRENT_RUNS', () => {
+    it("bound each project's keys together when set, from 1", () => {
+      const { rateLimits } = readConfig({
+        AGENTPLANE_RATE_LIMIT_PROJECT_REQUESTS_PER_MINUTE: '10000000',
+        AGENTPLANE_RATE_LIMIT_PROJECT_CONCURRENT_RUNS: '1',
+      });
+      assert.equal(rateLimits.projectRequestsPerMinute, 10_000_000);
+      assert.equal(rateLimits.projectConcurrentRuns, 1);
+    });
+
+    for (const name of ['AGENTPLANE_RATE_LIMIT_PROJECT_REQUESTS_PER_MINUTE', 'AGENTPLANE_RATE_LIMIT_PROJECT_CONCURRENT_RUNS']) {
       for (const text of ['0', '-5', '2.5', 'ten', '99999999']) {
         it(`${name} rejects '${text}', naming the variable and the value`, () => {
           configError(() => readConfig({ [name]: text }), name, `'${text}'`);

@@ -9,7 +9,7 @@ import { transaction } from '../../records/db.js';
 import { endRunNeverStarted } from '../../records/unstarted-runs.js';
 import { findAgentVersion } from '../../records/agents.js';
 import { findNetworkVersion } from '../../records/networks.js';
-import { lockActiveRunsOfKey } from '../../records/rate-limits.js';
+import { lockActiveRunsOfKey, lockActiveRunsOfProject } from '../../records/rate-limits.js';
 import { exhaustedBudget } from '../../records/budgets.js';
 import {
   activeRunsOf,
@@ -47,6 +47,8 @@ export interface ExperimentActivityDependencies {
   db: Db;
   /** The models a `judge` scorer calls, and the deployment's judge model (AGENTPLANE_JUDGE_MODEL). */
   models: JudgeModels;
+  /** AGENTPLANE_RATE_LIMIT_PROJECT_CONCURRENT_RUNS: an item's run waits while its project has this many going. */
+  projectConcurrentRuns?: number;
 }
 
 /** The code of an item's error when its judge gave no score: the item keeps its other scores. */
@@ -113,7 +115,7 @@ async function citationsOfRun(db: Queryable, run: RunRecord): Promise<string[]> 
   return quotes;
 }
 
-export const createExperimentActivities = ({ db, models }: ExperimentActivityDependencies) => {
+export const createExperimentActivities = ({ db, models, projectConcurrentRuns }: ExperimentActivityDependencies) => {
   /**
    * The item's scores by each of the experiment's scorers, in order (a scorer with nothing to judge gives none),
    * the judge's usage to record with them, and why the judge gave no score, if it did not.
@@ -235,6 +237,11 @@ export const createExperimentActivities = ({ db, models }: ExperimentActivityDep
           const active = await lockActiveRunsOfKey(tx, experiment.api_key_id);
           if (active >= experiment.key_concurrent_runs)
             throw ApplicationFailure.retryable(`The key has ${active} runs queued or in progress, its limit.`, ITEM_RUN_WAITS);
+        }
+        if (projectConcurrentRuns !== undefined) {
+          const active = await lockActiveRunsOfProject(tx, experiment.project_id);
+          if (active >= projectConcurrentRuns)
+            throw ApplicationFailure.retryable(`The project has ${active} runs queued or in progress, its limit.`, ITEM_RUN_WAITS);
         }
         if (target.concurrency === 'reject' && (await activeRunsOf(tx, experiment.agent_id ?? experiment.network_id!)).length > 0)
           throw ApplicationFailure.retryable('The agent takes one run at a time and has one going.', ITEM_RUN_WAITS);

@@ -1,11 +1,12 @@
 /**
  * What a new run is refused for, before its row is inserted and in the same transaction: the key's
- * concurrent runs (counted under the key's lock, so replicas cannot both find room for one more), and the
+ * concurrent runs (counted under the key's lock, so replicas cannot both find room for one more), its
+ * project's across its keys (under the project's lock, taken after the key's), and the
  * budgets of its project, key and agents (a budget whose period's spend has reached its limit): an agent run's
  * agent, or a network run's members, any of whom its hops may run.
  */
 import type { Queryable } from '../../../records/db.js';
-import { lockActiveRunsOfKey } from '../../../records/rate-limits.js';
+import { lockActiveRunsOfKey, lockActiveRunsOfProject } from '../../../records/rate-limits.js';
 import { exhaustedBudget } from '../../../records/budgets.js';
 import { presentBudget } from '../../../presenters/budget.js';
 import type { ApiDeps, Caller } from '../../context.js';
@@ -28,6 +29,17 @@ export async function refuseOverLimits(
       throw RateLimitError(
         'concurrent_runs_exceeded',
         `This API key may have ${limit} run${limit === 1 ? '' : 's'} queued or in progress at once; it has ${active}.`,
+        CONCURRENT_RETRY_AFTER_SECONDS,
+      );
+    }
+  }
+  const projectLimit = deps.rateLimits?.projectConcurrentRuns;
+  if (projectLimit !== undefined) {
+    const active = await lockActiveRunsOfProject(tx, caller.projectId);
+    if (active >= projectLimit) {
+      throw RateLimitError(
+        'concurrent_runs_exceeded',
+        `This project's API keys may have ${projectLimit} run${projectLimit === 1 ? '' : 's'} queued or in progress at once together; they have ${active}.`,
         CONCURRENT_RETRY_AFTER_SECONDS,
       );
     }

@@ -91,6 +91,25 @@ out once per render and remembered, so the Secret and the API's checksum of it a
 {{- end }}
 {{- end -}}
 
+{{/*
+The deployment's rate limits: the API applies them to the requests and runs it is asked for, the worker to the
+runs schedules and experiments start for the same keys and projects.
+*/}}
+{{- define "agentplane.rateLimitEnv" -}}
+{{- with .Values.api.rateLimits.requestsPerMinute }}
+- { name: AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE, value: {{ . | quote }} }
+{{- end }}
+{{- with .Values.api.rateLimits.concurrentRuns }}
+- { name: AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS, value: {{ . | quote }} }
+{{- end }}
+{{- with .Values.api.rateLimits.projectRequestsPerMinute }}
+- { name: AGENTPLANE_RATE_LIMIT_PROJECT_REQUESTS_PER_MINUTE, value: {{ . | quote }} }
+{{- end }}
+{{- with .Values.api.rateLimits.projectConcurrentRuns }}
+- { name: AGENTPLANE_RATE_LIMIT_PROJECT_CONCURRENT_RUNS, value: {{ . | quote }} }
+{{- end }}
+{{- end -}}
+
 {{/* The API's own settings, which its pods and the evaluation layout's pod both read. */}}
 {{- define "agentplane.apiEnv" -}}
 - { name: AGENTPLANE_METRICS_PORT, value: {{ .Values.api.metricsPort | quote }} }
@@ -110,12 +129,7 @@ out once per render and remembered, so the Secret and the API's checksum of it a
 - name: AGENTPLANE_WORKER_POOLS
   value: "{{ range $i, $pool := . }}{{ if hasPrefix "network." $pool.taskQueue }}{{ fail (printf "api.workerPools: %s starts with network., which the controller's pools use; name it otherwise" $pool.taskQueue) }}{{ end }}{{ if $i }},{{ end }}{{ $pool.taskQueue }}={{ $pool.project }}{{ end }}"
 {{- end }}
-{{- with .Values.api.rateLimits.requestsPerMinute }}
-- { name: AGENTPLANE_RATE_LIMIT_REQUESTS_PER_MINUTE, value: {{ . | quote }} }
-{{- end }}
-{{- with .Values.api.rateLimits.concurrentRuns }}
-- { name: AGENTPLANE_RATE_LIMIT_CONCURRENT_RUNS, value: {{ . | quote }} }
-{{- end }}
+{{- include "agentplane.rateLimitEnv" . }}
 - name: AGENTPLANE_ADMIN_KEY
   valueFrom:
     secretKeyRef:
