@@ -90,6 +90,19 @@ const ITEM_COLUMNS = `id, experiment_id, project_id, dataset_item_id, run_id, st
   latency_ms, error, created_at, completed_at, payloads_cleared_at`;
 
 /**
+ * The project's experiments queued or running, counted under a lock on them (held to the transaction's end), so
+ * that two experiments started at once cannot both take the last place.
+ */
+export async function lockUnfinishedExperimentsOfProject(tx: Queryable, projectId: string): Promise<number> {
+  await tx.query(`SELECT pg_advisory_xact_lock(hashtext('project-experiments:' || $1))`, [projectId]);
+  const { rows } = await tx.query<{ unfinished: number }>(
+    `SELECT count(*)::int AS unfinished FROM experiments WHERE project_id = $1 AND status IN ('queued', 'running')`,
+    [projectId],
+  );
+  return rows[0]!.unfinished;
+}
+
+/**
  * Creates the experiment and one queued item per dataset item, in order. `sourceSpecs`: the tools each source run
  * (by id) was offered, hops included, kept with its items for replay. The caller holds the items' source runs
  * (holdSourceRuns): an item deleted meanwhile with its run's conversation is not copied.

@@ -2982,12 +2982,12 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Over a limit: `rate_limit_exceeded` (the key's requests per minute), `concurrent_runs_exceeded` (its runs queued or in progress), `budget_exceeded` (a spend limit, with the budget and what was spent), `too_many_requests_queued` and `request_queue_timeout` (the project's requests wait for their turn on the server; see Fair admission in docs/api.md). */
+        /** @description Over a limit: `rate_limit_exceeded` (the key's requests per minute, or its project's), `concurrent_runs_exceeded` (its or its project's runs queued or in progress), `concurrent_experiments_exceeded` (the project's experiments queued or running), `budget_exceeded` (a spend limit, with the budget and what was spent), `too_many_requests_queued` and `request_queue_timeout` (the project's requests wait for their turn on the server; see Fair admission in docs/api.md). */
         RateLimited: {
             headers: {
                 /** @description Seconds to wait before retrying. */
                 "Retry-After"?: string;
-                /** @description The key's requests per minute (on every response to a key with a limit). */
+                /** @description The key's requests per minute, or its project's, whichever the request is nearer (on every response to a key or project with a limit). */
                 "x-ratelimit-limit-requests"?: string;
                 /** @description What is left of them in the current window. */
                 "x-ratelimit-remaining-requests"?: string;
@@ -4084,7 +4084,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The experiment, queued. A dataset with no items, or with more than 1,000, answers 409 (`dataset_empty`, `dataset_too_large`). */
+            /** @description The experiment, queued. A dataset with no items, or with more than 1,000, answers 409 (`dataset_empty`, `dataset_too_large`); a project with 10 experiments queued or running answers 429 `concurrent_experiments_exceeded` with `Retry-After`. */
             201: {
                 headers: {
                     [name: string]: unknown;

@@ -199,6 +199,45 @@ describe('comparing experiments, and agentplane eval', function () {
     });
   });
 
+  it("refuses a project's experiment past the 10 it may have queued or running at once with 429, and not another project's", async () => {
+    // Every item of these hangs: the experiments stay running until they are cancelled.
+    const busy = await newTenant(stack.api, 'busy');
+    const slowAgent = await createAgent(busy.admin, { model: 'gpt-4.1-mini', instructions: SLOW });
+    const dataset = (await busy.admin.post('/v1/datasets', { name: 'q4' })).body;
+    assert.equal((await busy.admin.post(`/v1/datasets/${dataset.id}/items`, { items: [{ input: 'q4' }] })).status, 201);
+    const start = () => busy.admin.post('/v1/experiments', { dataset_id: dataset.id, agent_id: slowAgent.id, scorers: ['completion'] });
+    const running: string[] = [];
+    for (let i = 0; i < 9; i++) {
+      const created = await start();
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      running.push(created.body.id);
+    }
+    // Two asking for the last place at once: one gets it.
+    const [a, b] = await Promise.all([start(), start()]);
+    assert.deepEqual([a.status, b.status].sort(), [201, 429]);
+    running.push((a.status === 201 ? a : b).body.id);
+    const refused = await start();
+    assert.equal(refused.status, 429, JSON.stringify(refused.body));
+    assert.equal(refused.body.error.type, 'rate_limit_error');
+    assert.equal(refused.body.error.code, 'concurrent_experiments_exceeded');
+    assert.equal(
+      refused.body.error.message,
+      'This project has 10 experiments queued or running, the most it may have at once; start this one once one of them ends, or cancel one.',
+    );
+    assert.equal(refused.headers.get('retry-after'), '30');
+    const listed = await busy.admin.get('/v1/experiments?limit=100');
+    assert.equal(listed.body.data.length, 10);
+
+    // Another project's experiments are its own to count.
+    const other = await datasetOf(['q1']);
+    assert.equal((await tenant.admin.post('/v1/experiments', { dataset_id: other.id, agent_id: agentId })).status, 201);
+
+    assert.equal((await busy.admin.post(`/v1/experiments/${running[0]}/cancel`, {})).status, 200);
+    const again = await start();
+    assert.equal(again.status, 201, JSON.stringify(again.body));
+    for (const id of [...running.slice(1), again.body.id]) await busy.admin.post(`/v1/experiments/${id}/cancel`, {});
+  });
+
   describe('agentplane eval', () => {
     it('runs the experiment, prints the summary and the comparison table, and exits 0 when every gate passes', async () => {
       const result = await agentplaneEval([
