@@ -26,7 +26,8 @@ export const EVAL_USAGE = `Usage: agentplane eval --dataset <id> (--agent <id> |
                       "cost_usd.mean > 0.01" (per item), "latency_ms.p95 > 2000" (also .mean, .p50); with
                       --baseline, "<metric>.difference < -0.05" and "<metric>.ci_high < 0"
   --name TEXT         the experiment's name
-  --timeout SECONDS   how long to wait for it to finish (default 1800); past it the experiment is cancelled
+  --timeout SECONDS   how long to wait for it to finish (default 1800), a place for it included (a project runs
+                      at most 10 experiments at once); past it the experiment is cancelled
   --json              print the result as JSON
 
   The API is AGENTPLANE_API_URL (default http://127.0.0.1:$PORT, PORT 8080) with the key AGENTPLANE_API_KEY (default:
@@ -163,21 +164,24 @@ function apiKeyOf(env: NodeJS.ProcessEnv): string {
 async function evaluate(client: AgentplaneClient, options: EvalOptions): Promise<number> {
   if (options.baseline) await checkBaseline(client, options);
   const started = Date.now();
-  const created = await client.POST('/v1/experiments', {
-    body: {
-      dataset_id: options.dataset,
-      ...options.target,
-      ...(options.name !== undefined && { name: options.name }),
-      ...(options.version !== undefined && { version: options.version }),
-      ...(options.model !== undefined && { overrides: { model: options.model } }),
-      tools: options.tools,
-      concurrency: options.concurrency,
-      // By name: the API names a scorer it does not know, or one that needs options (400).
-      ...(options.scorers !== undefined && { scorers: options.scorers as ScorerSpec[] }),
-    },
-  });
+  const deadline = started + options.timeoutSeconds * 1_000;
+  const created = await placed(deadline, () =>
+    client.POST('/v1/experiments', {
+      body: {
+        dataset_id: options.dataset,
+        ...options.target,
+        ...(options.name !== undefined && { name: options.name }),
+        ...(options.version !== undefined && { version: options.version }),
+        ...(options.model !== undefined && { overrides: { model: options.model } }),
+        tools: options.tools,
+        concurrency: options.concurrency,
+        // By name: the API names a scorer it does not know, or one that needs options (400).
+        ...(options.scorers !== undefined && { scorers: options.scorers as ScorerSpec[] }),
+      },
+    }),
+  );
   if (!created.data) throw refused('POST /v1/experiments', created.response.status, created.error);
-  const experiment = await finished(client, created.data, started + options.timeoutSeconds * 1_000);
+  const experiment = await finished(client, created.data, deadline);
   const seconds = (Date.now() - started) / 1_000;
   if (experiment.status !== 'completed') {
     report(options, { experiment, comparison: null, gates: [], passed: false }, seconds);
@@ -209,6 +213,28 @@ async function checkBaseline(client: AgentplaneClient, options: EvalOptions): Pr
     );
   if (data.status === 'queued' || data.status === 'running')
     throw usage(`the baseline ${data.id} is still ${data.status}; wait for it to finish.`);
+}
+
+/**
+ * Asks for the experiment again while the project has all the experiments it may have at once (429
+ * `concurrent_experiments_exceeded`), after the Retry-After it is given, until the deadline: CI jobs of one project
+ * that start together take the places in turn rather than fail.
+ */
+async function placed<T extends { error?: unknown; response: Response }>(deadline: number, create: () => Promise<T>): Promise<T> {
+  let told = false;
+  for (;;) {
+    const created = await create();
+    const code = (created.error as { error?: { code?: string } } | undefined)?.error?.code;
+    if (created.response.status !== 429 || code !== 'concurrent_experiments_exceeded') return created;
+    if (!told) {
+      process.stderr.write(`agentplane eval: ${(created.error as { error: { message: string } }).error.message} Waiting for a place.\n`);
+      told = true;
+    }
+    const retryAfter = Math.max(1, Number(created.response.headers.get('retry-after')) || 30) * 1_000;
+    if (Date.now() + retryAfter >= deadline)
+      throw new EvalExit(EXIT.timedOut, 'the project had no place for the experiment within --timeout; nothing was run.');
+    await wait(retryAfter);
+  }
 }
 
 /** Polls the experiment until it ends, every half second at first and then less often, up to every 5 s. */

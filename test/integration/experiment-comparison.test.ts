@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { newTenant, type Tenant } from '../support/api.js';
 import { eventually } from '../support/eventually.js';
@@ -199,10 +199,14 @@ describe('comparing experiments, and agentplane eval', function () {
     });
   });
 
-  it("refuses a project's experiment past the 10 it may have queued or running at once with 429, and not another project's", async () => {
-    // Every item of these hangs: the experiments stay running until they are cancelled.
-    const busy = await newTenant(stack.api, 'busy');
+  /**
+   * A project of its own with 10 experiments running, the most it may have at once: every item of theirs hangs, so
+   * they run until cancelled. `start` asks for one more of them; `fast` is an agent that answers its dataset at once.
+   */
+  async function fullProject(name: string) {
+    const busy = await newTenant(stack.api, name);
     const slowAgent = await createAgent(busy.admin, { model: 'gpt-4.1-mini', instructions: SLOW });
+    const fast = await createAgent(busy.admin, { model: 'gpt-4.1-mini' });
     const dataset = (await busy.admin.post('/v1/datasets', { name: 'q4' })).body;
     assert.equal((await busy.admin.post(`/v1/datasets/${dataset.id}/items`, { items: [{ input: 'q4' }] })).status, 201);
     const start = () => busy.admin.post('/v1/experiments', { dataset_id: dataset.id, agent_id: slowAgent.id, scorers: ['completion'] });
@@ -216,6 +220,14 @@ describe('comparing experiments, and agentplane eval', function () {
     const [a, b] = await Promise.all([start(), start()]);
     assert.deepEqual([a.status, b.status].sort(), [201, 429]);
     running.push((a.status === 201 ? a : b).body.id);
+    const cancelAll = async () => {
+      for (const id of running) await busy.admin.post(`/v1/experiments/${id}/cancel`, {});
+    };
+    return { busy, dataset, fast, start, running, cancelAll };
+  }
+
+  it("refuses a project's experiment past the 10 it may have queued or running at once with 429, and not another project's", async () => {
+    const { busy, start, running, cancelAll } = await fullProject('busy');
     const refused = await start();
     assert.equal(refused.status, 429, JSON.stringify(refused.body));
     assert.equal(refused.body.error.type, 'rate_limit_error');
@@ -224,7 +236,7 @@ describe('comparing experiments, and agentplane eval', function () {
       refused.body.error.message,
       'This project has 10 experiments queued or running, the most it may have at once; start this one once one of them ends, or cancel one.',
     );
-    assert.equal(refused.headers.get('retry-after'), '30');
+    assert.equal(refused.headers.get('retry-after'), '5');
     const listed = await busy.admin.get('/v1/experiments?limit=100');
     assert.equal(listed.body.data.length, 10);
 
@@ -232,10 +244,11 @@ describe('comparing experiments, and agentplane eval', function () {
     const other = await datasetOf(['q1']);
     assert.equal((await tenant.admin.post('/v1/experiments', { dataset_id: other.id, agent_id: agentId })).status, 201);
 
-    assert.equal((await busy.admin.post(`/v1/experiments/${running[0]}/cancel`, {})).status, 200);
+    assert.equal((await busy.admin.post(`/v1/experiments/${running.shift()}/cancel`, {})).status, 200);
     const again = await start();
     assert.equal(again.status, 201, JSON.stringify(again.body));
-    for (const id of [...running.slice(1), again.body.id]) await busy.admin.post(`/v1/experiments/${id}/cancel`, {});
+    running.push(again.body.id);
+    await cancelAll();
   });
 
   describe('agentplane eval', () => {
@@ -309,6 +322,39 @@ describe('comparing experiments, and agentplane eval', function () {
       assert.match(result.stdout, new RegExp(`^Experiment ${id} \\(.*\\): cancelled in `));
       assert.doesNotMatch(result.stdout, /gate/i, 'no gate is reported as passed or failed');
       assert.equal(result.stderr, `agentplane eval: ${id} ended cancelled; its gates were not checked.\n`);
+    });
+
+    it('waits for a place while its project has 10 experiments going, and runs the experiment once one ends', async () => {
+      const { busy, dataset, fast, running, cancelAll } = await fullProject('busy ci');
+      const cli = spawn(process.execPath, [CLI, 'eval', '--dataset', dataset.id, '--agent', fast.id, '--timeout', '60'], {
+        env: { ...process.env, AGENTPLANE_API_URL: stack.api.url, AGENTPLANE_API_KEY: busy.admin.key! },
+      });
+      let [stdout, stderr] = ['', ''];
+      cli.stdout.on('data', (chunk) => (stdout += chunk));
+      cli.stderr.on('data', (chunk) => (stderr += chunk));
+      const exited = new Promise<number | null>((resolve) => cli.on('close', resolve));
+      try {
+        await eventually(async () => assert.match(stderr, /has 10 experiments queued or running.* Waiting for a place\.\n$/), {
+          message: 'agentplane eval did not say it waits for a place',
+        });
+        assert.equal((await busy.admin.post(`/v1/experiments/${running.shift()}/cancel`, {})).status, 200);
+        assert.equal(await exited, 0, stdout + stderr);
+        assert.match(stdout, /: completed in /);
+      } finally {
+        cli.kill();
+        await cancelAll();
+      }
+    });
+
+    it('exits 4, running nothing, when its project has no place for the experiment within --timeout', async () => {
+      const { busy, dataset, fast, cancelAll } = await fullProject('busy gate');
+      const result = await agentplaneEval(['--dataset', dataset.id, '--agent', fast.id, '--timeout', '3'], busy.admin.key!);
+      await cancelAll();
+      assert.equal(result.code, 4, result.stdout + result.stderr);
+      assert.equal(result.stdout, '');
+      assert.match(result.stderr, /the project had no place for the experiment within --timeout; nothing was run\.\n$/);
+      const listed = await busy.admin.get('/v1/experiments?limit=100');
+      assert.equal(listed.body.data.filter((e: { agent_id: string }) => e.agent_id === fast.id).length, 0);
     });
 
     it('exits 4 when the experiment does not finish within --timeout, and cancels it', async () => {

@@ -37,8 +37,8 @@ const DEFAULT_CONCURRENCY = 4;
  * at p95.
  */
 export const MAX_EXPERIMENTS_AT_ONCE = 10;
-/** About how long an item takes: when an experiment's place may be free again. */
-const EXPERIMENT_RETRY_AFTER_SECONDS = 30;
+/** When to ask again for a place: asking costs a request, not Temporal's work, and an experiment may end any time. */
+const EXPERIMENT_RETRY_AFTER_SECONDS = 5;
 
 type Body = Input<'createExperiment'>['body'];
 
