@@ -14,10 +14,10 @@ export interface RequestLease {
   resetMs: number;
 }
 
-/** Whose requests a window counts: one API key's, or one project's, whichever of its keys makes them. */
-export type RequestWindowOf = 'api_key' | 'project';
+/** Whose limit is counted: one API key's, or one project's, whichever of its keys makes the requests and runs. */
+export type LimitOf = 'api_key' | 'project';
 
-const WINDOW_TABLES: Record<RequestWindowOf, { table: string; id: string }> = {
+const WINDOW_TABLES: Record<LimitOf, { table: string; id: string }> = {
   api_key: { table: 'api_key_request_windows', id: 'api_key_id' },
   project: { table: 'project_request_windows', id: 'project_id' },
 };
@@ -28,7 +28,7 @@ const WINDOW_TABLES: Record<RequestWindowOf, { table: string; id: string }> = {
  * is the database's, the same for every replica; every replica leases from the same row, so together they never
  * serve more than the limit.
  */
-export async function leaseRequests(db: Queryable, of: RequestWindowOf, id: string, limit: number, wanted: number): Promise<RequestLease> {
+export async function leaseRequests(db: Queryable, of: LimitOf, id: string, limit: number, wanted: number): Promise<RequestLease> {
   const { table, id: idColumn } = WINDOW_TABLES[of];
   // Each SET expression reads the row as it stood under the lock, so concurrent leases never over-grant.
   const { rows } = await db.query<{ granted: number; requests: number; reset_ms: number }>(
@@ -47,28 +47,22 @@ export async function leaseRequests(db: Queryable, of: RequestWindowOf, id: stri
   return { granted: row.granted, grantedInWindow: row.requests, resetMs: row.reset_ms };
 }
 
-/**
- * Takes the key's lock for the rest of the transaction and counts its runs still queued or in progress: two
- * replicas creating runs for the same key at once are thus serialised, and cannot both find room for one.
- */
-export async function lockActiveRunsOfKey(tx: Queryable, apiKeyId: string): Promise<number> {
-  await tx.query(`SELECT pg_advisory_xact_lock(hashtext('key-runs:' || $1))`, [apiKeyId]);
-  const { rows } = await tx.query<{ active: number }>(
-    `SELECT count(*)::int AS active FROM runs WHERE api_key_id = $1 AND parent_run_id IS NULL AND status IN ('queued', 'in_progress')`,
-    [apiKeyId],
-  );
-  return rows[0]!.active;
-}
+const RUN_COUNTS: Record<LimitOf, { column: string; lock: string }> = {
+  api_key: { column: 'api_key_id', lock: 'key-runs:' },
+  project: { column: 'project_id', lock: 'project-runs:' },
+};
 
 /**
- * As `lockActiveRunsOfKey`, for the project's runs whichever key made them (taken after the key's lock, never
- * before it).
+ * Takes the key's (or project's) lock for the rest of the transaction and counts its runs still queued or in
+ * progress: two replicas creating runs for the same key at once are thus serialised, and cannot both find room
+ * for one. A key's lock is taken before its project's, never after.
  */
-export async function lockActiveRunsOfProject(tx: Queryable, projectId: string): Promise<number> {
-  await tx.query(`SELECT pg_advisory_xact_lock(hashtext('project-runs:' || $1))`, [projectId]);
+export async function lockActiveRuns(tx: Queryable, of: LimitOf, id: string): Promise<number> {
+  const { column, lock } = RUN_COUNTS[of];
+  await tx.query(`SELECT pg_advisory_xact_lock(hashtext($2 || $1))`, [id, lock]);
   const { rows } = await tx.query<{ active: number }>(
-    `SELECT count(*)::int AS active FROM runs WHERE project_id = $1 AND parent_run_id IS NULL AND status IN ('queued', 'in_progress')`,
-    [projectId],
+    `SELECT count(*)::int AS active FROM runs WHERE ${column} = $1 AND parent_run_id IS NULL AND status IN ('queued', 'in_progress')`,
+    [id],
   );
   return rows[0]!.active;
 }

@@ -7,7 +7,7 @@
  * other replica.
  */
 import type { Queryable } from '../../records/db.js';
-import { leaseRequests, type RequestWindowOf } from '../../records/rate-limits.js';
+import { leaseRequests, type LimitOf } from '../../records/rate-limits.js';
 
 const LEASE_LASTS_MS = 1_000;
 const LEASE_SHARE_OF_LIMIT = 0.01;
@@ -41,7 +41,7 @@ export class RequestLeases {
 
   constructor(
     private readonly db: Queryable,
-    private readonly of: RequestWindowOf = 'api_key',
+    private readonly of: LimitOf = 'api_key',
   ) {}
 
   /** Serves one request of the key (or project), or says it is over its limit for the rest of the window. */

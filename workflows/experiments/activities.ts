@@ -9,7 +9,7 @@ import { transaction } from '../../records/db.js';
 import { endRunNeverStarted } from '../../records/unstarted-runs.js';
 import { findAgentVersion } from '../../records/agents.js';
 import { findNetworkVersion } from '../../records/networks.js';
-import { lockActiveRunsOfKey, lockActiveRunsOfProject } from '../../records/rate-limits.js';
+import { lockActiveRuns } from '../../records/rate-limits.js';
 import { exhaustedBudget } from '../../records/budgets.js';
 import {
   activeRunsOf,
@@ -234,12 +234,12 @@ export const createExperimentActivities = ({ db, models, projectConcurrentRuns }
           return { ended: true };
         }
         if (experiment.key_concurrent_runs !== null) {
-          const active = await lockActiveRunsOfKey(tx, experiment.api_key_id);
+          const active = await lockActiveRuns(tx, 'api_key', experiment.api_key_id);
           if (active >= experiment.key_concurrent_runs)
             throw ApplicationFailure.retryable(`The key has ${active} runs queued or in progress, its limit.`, ITEM_RUN_WAITS);
         }
         if (projectConcurrentRuns !== undefined) {
-          const active = await lockActiveRunsOfProject(tx, experiment.project_id);
+          const active = await lockActiveRuns(tx, 'project', experiment.project_id);
           if (active >= projectConcurrentRuns)
             throw ApplicationFailure.retryable(`The project has ${active} runs queued or in progress, its limit.`, ITEM_RUN_WAITS);
         }

@@ -6,7 +6,7 @@
  * agent, or a network run's members, any of whom its hops may run.
  */
 import type { Queryable } from '../../../records/db.js';
-import { lockActiveRunsOfKey, lockActiveRunsOfProject } from '../../../records/rate-limits.js';
+import { lockActiveRuns } from '../../../records/rate-limits.js';
 import { exhaustedBudget } from '../../../records/budgets.js';
 import { presentBudget } from '../../../presenters/budget.js';
 import type { ApiDeps, Caller } from '../../context.js';
@@ -24,7 +24,7 @@ export async function refuseOverLimits(
 ): Promise<void> {
   const limit = concurrentRunsOf(caller, deps.rateLimits);
   if (limit !== null) {
-    const active = await lockActiveRunsOfKey(tx, caller.apiKeyId);
+    const active = await lockActiveRuns(tx, 'api_key', caller.apiKeyId);
     if (active >= limit) {
       throw RateLimitError(
         'concurrent_runs_exceeded',
@@ -35,7 +35,7 @@ export async function refuseOverLimits(
   }
   const projectLimit = deps.rateLimits?.projectConcurrentRuns;
   if (projectLimit !== undefined) {
-    const active = await lockActiveRunsOfProject(tx, caller.projectId);
+    const active = await lockActiveRuns(tx, 'project', caller.projectId);
     if (active >= projectLimit) {
       throw RateLimitError(
         'concurrent_runs_exceeded',
