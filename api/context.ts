@@ -49,6 +49,8 @@ export interface ApiDeps {
   idempotencyKeyHours?: number;
   /** AGENTPLANE_FILE_STORAGE_GIB_PER_PROJECT, in bytes: the most a project's files may hold in all; 100 GiB when absent. */
   fileStorageBytesPerProject?: number;
+  /** AGENTPLANE_EXPERIMENTS_PER_PROJECT: the most experiments a project may have queued or running at once; 10 when absent. */
+  experimentsPerProject?: number;
   /** AGENTPLANE_SESSION_TTL_SECONDS: how long a console session lasts from sign-in. */
   sessionTtlSeconds?: number;
   /**

@@ -12,7 +12,6 @@ import { isAlive } from './orphans.js';
 import { newSecret, retireOtherBootstrapKeys } from '../records/api-keys.js';
 import { createDb } from '../records/db.js';
 import { migrate, pendingMigrations } from '../records/migrate.js';
-import { GIB } from '../records/files.js';
 import { Client, Connection } from '@temporalio/client';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { ControllerConfig } from '../controllers/config.js';
@@ -87,7 +86,8 @@ async function dev(config: Config): Promise<void> {
       basePath: config.basePath,
       sessionTtlSeconds: config.sessionTtlSeconds,
       idempotencyKeyHours: config.idempotencyKeyHours,
-      fileStorageBytesPerProject: config.fileStorageGiBPerProject * GIB,
+      fileStorageGiBPerProject: config.fileStorageGiBPerProject,
+      experimentsPerProject: config.experimentsPerProject,
       metricsPort: config.metricsPort,
       workerPools: config.workerPools,
       fairShare: config.fairShare,

@@ -9,6 +9,7 @@ import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../workflows/web
 import { DEFAULT_RETENTION, type RetentionSettings } from '../records/retention.js';
 import { DEFAULT_IDEMPOTENCY_KEY_HOURS } from '../records/idempotency.js';
 import { DEFAULT_FILE_STORAGE_GIB_PER_PROJECT } from '../records/files.js';
+import { DEFAULT_EXPERIMENTS_PER_PROJECT } from '../records/experiments.js';
 import { DEFAULT_EXTRACTION_SLICE_SECONDS, DEFAULT_FAIR_SHARE, type FairShareSettings } from '../workflows/project-shares.js';
 import { HOST_CALL_SLOTS_PER_PROJECT, RUN_ACTIVITY_SLOTS } from '../workflows/slot-shares.js';
 import { normaliseBasePath } from '../api/base-path.js';
@@ -66,6 +67,8 @@ export interface Config {
   idempotencyKeyHours: number;
   /** AGENTPLANE_FILE_STORAGE_GIB_PER_PROJECT: the most a project's files may hold in all, in GiB. */
   fileStorageGiBPerProject: number;
+  /** AGENTPLANE_EXPERIMENTS_PER_PROJECT: the most experiments a project may have queued or running at once. */
+  experimentsPerProject: number;
   /** AGENTPLANE_SHUTDOWN_GRACE_SECONDS: how long a process may take to stop on SIGTERM before it exits regardless. */
   shutdownGraceSeconds: number;
   /** False: `api` leaves migrations to `agentplane migrate` (a deploy step) and refuses a schema that is behind. */
@@ -216,6 +219,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
       1_000_000,
       DEFAULT_FILE_STORAGE_GIB_PER_PROJECT,
     ),
+    experimentsPerProject: wholeNumber(env, 'AGENTPLANE_EXPERIMENTS_PER_PROJECT', 1, 1_000, DEFAULT_EXPERIMENTS_PER_PROJECT),
     shutdownGraceSeconds: shutdownGraceSecondsOf(env),
     sessionTtlSeconds: wholeNumber(env, 'AGENTPLANE_SESSION_TTL_SECONDS', 60, 30 * 24 * 60 * 60, DEFAULT_SESSION_TTL_SECONDS),
     host: env.HOST || undefined,

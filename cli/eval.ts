@@ -27,7 +27,7 @@ export const EVAL_USAGE = `Usage: agentplane eval --dataset <id> (--agent <id> |
                       --baseline, "<metric>.difference < -0.05" and "<metric>.ci_high < 0"
   --name TEXT         the experiment's name
   --timeout SECONDS   how long to wait for it to finish (default 1800), a place for it included (a project runs
-                      at most 10 experiments at once); past it the experiment is cancelled
+                      at most 10 experiments at once by default); past it the experiment is cancelled
   --json              print the result as JSON
 
   The API is AGENTPLANE_API_URL (default http://127.0.0.1:$PORT, PORT 8080) with the key AGENTPLANE_API_KEY (default:

@@ -10,7 +10,8 @@ import { S3BlobStore, type S3Settings } from '../records/blobs/s3.js';
 import type { BlobStore } from '../records/blobs/store.js';
 import { ModelCatalogue } from '../models/catalogue.js';
 import { ModelGateway } from '../models/gateway.js';
-import { ConfigError } from './config.js';
+import { ConfigError, type Config } from './config.js';
+import { GIB } from '../records/files.js';
 import { findTool } from './tools.js';
 import type { RateLimitDefaults } from '../api/context.js';
 import type { EventStreamLimits } from '../api/event-stream-slots.js';
@@ -54,6 +55,8 @@ export interface Services {
   idempotencyKeyHours?: number;
   /** AGENTPLANE_FILE_STORAGE_GIB_PER_PROJECT, in bytes: the most a project's files may hold in all. */
   fileStorageBytesPerProject?: number;
+  /** AGENTPLANE_EXPERIMENTS_PER_PROJECT: the most experiments a project may have queued or running at once. */
+  experimentsPerProject?: number;
   /** AGENTPLANE_METRICS_PORT: where the API serves /metrics without a key; unset, on its own port to the bootstrap key. */
   metricsPort?: number;
   /** The built console's folder; dist/console by default (tests serve one of their own). */
@@ -81,13 +84,21 @@ export interface ServiceSettings {
   basePath?: string;
   sessionTtlSeconds?: number;
   idempotencyKeyHours?: number;
-  fileStorageBytesPerProject?: number;
+  fileStorageGiBPerProject?: number;
+  experimentsPerProject?: number;
   metricsPort?: number;
   workerPools?: readonly DeclaredWorkerPool[];
   fairShare?: FairShareSettings;
   /** Where OPENAI_*, ANTHROPIC_* and AGENTPLANE_MODELS are read; the process's environment when absent. */
   modelEnv?: NodeJS.ProcessEnv;
 }
+
+/**
+ * `api` and `worker` hand their whole configuration to `openServices`: a setting named otherwise here
+ * than in the configuration would be dropped there without a word, so this fails to compile instead.
+ */
+const SETTINGS_ARE_READ: [Exclude<keyof ServiceSettings, keyof Config>] extends [never] ? true : never = true;
+void SETTINGS_ARE_READ;
 
 export function createLogger(level = 'info'): Logger {
   return pino({ level, base: { service: 'agentplane' } });
@@ -122,7 +133,8 @@ export async function openServices(settings: ServiceSettings, log = createLogger
     basePath: settings.basePath,
     sessionTtlSeconds: settings.sessionTtlSeconds,
     idempotencyKeyHours: settings.idempotencyKeyHours,
-    fileStorageBytesPerProject: settings.fileStorageBytesPerProject,
+    fileStorageBytesPerProject: settings.fileStorageGiBPerProject === undefined ? undefined : settings.fileStorageGiBPerProject * GIB,
+    experimentsPerProject: settings.experimentsPerProject,
     metricsPort: settings.metricsPort,
     workerPools: settings.workerPools,
     fairShare: settings.fairShare,

@@ -90,6 +90,14 @@ const ITEM_COLUMNS = `id, experiment_id, project_id, dataset_item_id, run_id, st
   latency_ms, error, created_at, completed_at, payloads_cleared_at`;
 
 /**
+ * The most experiments a project may have queued or running at once, unless the operator says otherwise
+ * (AGENTPLANE_EXPERIMENTS_PER_PROJECT). An item that waits for room (its key's or project's runs, its agent's
+ * concurrency) asks Temporal again every 15 seconds or so, on the queue every project shares: 300 experiments of 20
+ * lanes each waiting made another project's one-step runs 2.8× slower at p50 and 6× at p95.
+ */
+export const DEFAULT_EXPERIMENTS_PER_PROJECT = 10;
+
+/**
  * The project's experiments queued or running, counted under a lock on them (held to the transaction's end), so
  * that two experiments started at once cannot both take the last place.
  */

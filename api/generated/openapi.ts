@@ -4084,7 +4084,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The experiment, queued. A dataset with no items, or with more than 1,000, answers 409 (`dataset_empty`, `dataset_too_large`); a project with 10 experiments queued or running answers 429 `concurrent_experiments_exceeded` with `Retry-After`. */
+            /** @description The experiment, queued. A dataset with no items, or with more than 1,000, answers 409 (`dataset_empty`, `dataset_too_large`); a project with as many experiments queued or running as the operator allows (10 by default) answers 429 `concurrent_experiments_exceeded` with `Retry-After`. */
             201: {
                 headers: {
                     [name: string]: unknown;

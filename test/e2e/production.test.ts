@@ -7,6 +7,8 @@ import { ApiClient } from '../support/client.js';
 import { eventually } from '../support/eventually.js';
 import { isolatedNamespace, minio, postgres, temporal, testLog } from '../support/services.js';
 import { runCli, type CliProcess } from '../support/processes.js';
+import { newTenant } from '../support/api.js';
+import { createAgent } from '../support/agents.js';
 
 describe('agentplane migrate, api and worker as separate processes on S3 storage', function () {
   this.timeout(180_000);
@@ -108,6 +110,55 @@ describe('agentplane migrate, api and worker as separate processes on S3 storage
 
     assert.equal((await client.delete(`/v1/files/${upload.body.id}`)).status, 200);
     assert.equal(await bucket.exists(blobKey), false, 'the blob left the bucket with its file');
+  });
+
+  it("holds each project to the operator's file storage and experiments, as set in the api process's environment", async () => {
+    const port = await freePort();
+    const api = runCli('api', {
+      ...env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      AGENTPLANE_FILE_STORAGE_GIB_PER_PROJECT: '1',
+      AGENTPLANE_EXPERIMENTS_PER_PROJECT: '1',
+    });
+    processes.push(api);
+    const root = new ApiClient(`http://127.0.0.1:${port}`, env.AGENTPLANE_ADMIN_KEY);
+    await eventually(async () => assert.equal((await root.get('/readyz')).status, 200, api.output()), {
+      timeoutMs: 60_000,
+      message: 'the api did not become ready',
+    });
+    const tenant = await newTenant({ url: `http://127.0.0.1:${port}`, root }, 'operator-limits');
+
+    // The project's files come to 1 GiB, the most they may hold here: the next upload is refused.
+    const upload = () =>
+      tenant.admin.upload({ file: { data: Buffer.from('one more'), filename: 'more.txt', type: 'text/plain' }, purpose: 'attachment' });
+    const first = await upload();
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    const db = createDb(databaseUrl, { max: 1, log: testLog });
+    try {
+      await db.query('UPDATE files SET bytes = $2 WHERE id = $1', [first.body.id, 2 ** 30]);
+    } finally {
+      await db.end();
+    }
+    const full = await upload();
+    assert.equal(full.status, 409, JSON.stringify(full.body));
+    assert.equal(full.body.error.code, 'file_storage_full');
+
+    // One experiment queued (no worker takes it here), the most the project may have: the next is refused.
+    const agent = await createAgent(tenant.admin);
+    const dataset = (await tenant.admin.post('/v1/datasets', { name: 'limits' })).body;
+    assert.equal((await tenant.admin.post(`/v1/datasets/${dataset.id}/items`, { items: [{ input: 'q' }] })).status, 201);
+    const start = () => tenant.admin.post('/v1/experiments', { dataset_id: dataset.id, agent_id: agent.id, scorers: ['completion'] });
+    const queued = await start();
+    assert.equal(queued.status, 201, JSON.stringify(queued.body));
+    const refused = await start();
+    assert.equal(refused.status, 429, JSON.stringify(refused.body));
+    assert.equal(refused.body.error.code, 'concurrent_experiments_exceeded');
+    assert.equal((await tenant.admin.post(`/v1/experiments/${queued.body.id}/cancel`, {})).status, 200);
+
+    api.child.kill('SIGTERM');
+    assert.equal((await api.exited).code, 0, api.output());
+    processes.splice(processes.indexOf(api), 1);
   });
 
   it('keeps the previous admin key working beside the next one during a rolling update, until it is retired', async () => {

@@ -336,24 +336,26 @@ describe('the Helm chart and the Dockerfile', function () {
     assert.deepEqual(apiEnv(await render('defaults-values.yaml', 'api.admission.fairShareMaxWaitMs=0')), ['8', '200', '30', '20', '0']);
   });
 
-  it('gives the API what the files of one project may hold, 100 GiB by default, and refuses less than 1 GiB', async () => {
-    const storage = (manifests: Manifest[]) =>
+  it("gives the API what one project's files may hold and how many experiments it may have going, refusing values out of range", async () => {
+    const apiEnv = (manifests: Manifest[], name: string) =>
       manifests
         .find((m) => m.kind === 'Deployment' && m.metadata.name === 'ap-agentplane-api')!
-        .spec.template.spec.containers[0].env.find((e: { name: string }) => e.name === 'AGENTPLANE_FILE_STORAGE_GIB_PER_PROJECT')?.value;
-    assert.equal(storage(await render('defaults-values.yaml')), '100');
-    assert.equal(storage(await render('defaults-values.yaml', 'api.fileStorageGiBPerProject=2048')), '2048');
-    const refused = await helm([
-      'template',
-      'ap',
-      chart,
-      '-f',
-      join(chart, 'ci', 'defaults-values.yaml'),
-      '--set',
-      'api.fileStorageGiBPerProject=0',
-    ]);
-    assert.notEqual(refused.code, 0);
-    assert.match(refused.stderr, /fileStorageGiBPerProject/);
+        .spec.template.spec.containers[0].env.find((e: { name: string }) => e.name === name)?.value;
+    const defaults = await render('defaults-values.yaml');
+    assert.equal(apiEnv(defaults, 'AGENTPLANE_FILE_STORAGE_GIB_PER_PROJECT'), '100');
+    assert.equal(apiEnv(defaults, 'AGENTPLANE_EXPERIMENTS_PER_PROJECT'), '10');
+    const set = await render('defaults-values.yaml', 'api.fileStorageGiBPerProject=2048,api.experimentsPerProject=3');
+    assert.equal(apiEnv(set, 'AGENTPLANE_FILE_STORAGE_GIB_PER_PROJECT'), '2048');
+    assert.equal(apiEnv(set, 'AGENTPLANE_EXPERIMENTS_PER_PROJECT'), '3');
+    for (const [value, named] of [
+      ['api.fileStorageGiBPerProject=0', /fileStorageGiBPerProject/],
+      ['api.experimentsPerProject=0', /experimentsPerProject/],
+      ['api.experimentsPerProject=1001', /experimentsPerProject/],
+    ] as const) {
+      const refused = await helm(['template', 'ap', chart, '-f', join(chart, 'ci', 'defaults-values.yaml'), '--set', value]);
+      assert.notEqual(refused.code, 0, value);
+      assert.match(refused.stderr, named);
+    }
   });
 
   it('gives the API its base path and console session lifetime, and routes the ingress to that path', async () => {

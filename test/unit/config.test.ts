@@ -59,6 +59,7 @@ describe('configuration from the environment', () => {
       shutdownGraceSeconds: 25,
       idempotencyKeyHours: 24,
       fileStorageGiBPerProject: 100,
+      experimentsPerProject: 10,
       eventStreamLimits: { perKey: 20, perProcess: 1000, stallSeconds: 30 },
       admission: { atOnce: 8, queuedPerProject: 200, queueWaitSeconds: 30, busyUtilization: 0.2, shareWaitMs: 1000 },
       modelEnv: {},
@@ -107,6 +108,7 @@ describe('configuration from the environment', () => {
       AGENTPLANE_SHUTDOWN_GRACE_SECONDS: '55',
       AGENTPLANE_IDEMPOTENCY_KEY_HOURS: '72',
       AGENTPLANE_FILE_STORAGE_GIB_PER_PROJECT: '500',
+      AGENTPLANE_EXPERIMENTS_PER_PROJECT: '25',
       AGENTPLANE_EVENT_STREAMS_PER_KEY: '5',
       AGENTPLANE_EVENT_STREAMS_PER_PROCESS: '50',
       AGENTPLANE_EVENT_STREAM_STALL_SECONDS: '10',
@@ -156,6 +158,7 @@ describe('configuration from the environment', () => {
       shutdownGraceSeconds: 55,
       idempotencyKeyHours: 72,
       fileStorageGiBPerProject: 500,
+      experimentsPerProject: 25,
       eventStreamLimits: { perKey: 5, perProcess: 50, stallSeconds: 10 },
       admission: { atOnce: 3, queuedPerProject: 0, queueWaitSeconds: 5, busyUtilization: 0.5, shareWaitMs: 250 },
       modelEnv: config.modelEnv,
@@ -373,6 +376,16 @@ describe('configuration from the environment', () => {
           'AGENTPLANE_FILE_STORAGE_GIB_PER_PROJECT',
           `'${text}'`,
         );
+    });
+  });
+
+  describe('AGENTPLANE_EXPERIMENTS_PER_PROJECT', () => {
+    it('lets a project have 10 experiments queued or running when unset; takes 1 to 1,000, refusing anything else', () => {
+      assert.equal(readConfig({}).experimentsPerProject, 10);
+      assert.equal(readConfig({ AGENTPLANE_EXPERIMENTS_PER_PROJECT: '1' }).experimentsPerProject, 1);
+      assert.equal(readConfig({ AGENTPLANE_EXPERIMENTS_PER_PROJECT: '1000' }).experimentsPerProject, 1000);
+      for (const text of ['0', '1001', '2.5', 'ten'])
+        configError(() => readConfig({ AGENTPLANE_EXPERIMENTS_PER_PROJECT: text }), 'AGENTPLANE_EXPERIMENTS_PER_PROJECT', `'${text}'`);
     });
   });
 

@@ -16,6 +16,7 @@ import { findAgent, findAgentVersion } from '../../../records/agents.js';
 import { findNetwork, findNetworkVersion } from '../../../records/networks.js';
 import { allItemsOf, findDataset, holdDataset, holdSourceRuns } from '../../../records/datasets.js';
 import {
+  DEFAULT_EXPERIMENTS_PER_PROJECT,
   createExperiment,
   lockUnfinishedExperimentsOfProject,
   tallyOf,
@@ -30,13 +31,6 @@ import { presentExperiment } from '../../../presenters/experiment.js';
 /** The most items one experiment runs: its workflow's history holds a few events per item. */
 export const MAX_EXPERIMENT_ITEMS = 1_000;
 const DEFAULT_CONCURRENCY = 4;
-/**
- * The most experiments a project may have queued or running at once. An item that waits for room (its key's or
- * project's runs, its agent's concurrency) asks Temporal again every 15 seconds or so, on the queue every project
- * shares: 300 experiments of 20 lanes each waiting made another project's one-step runs 2.8× slower at p50 and 6×
- * at p95.
- */
-export const MAX_EXPERIMENTS_AT_ONCE = 10;
 /** When to ask again for a place: asking costs a request, not Temporal's work, and an experiment may end any time. */
 const EXPERIMENT_RETRY_AFTER_SECONDS = 5;
 
@@ -115,7 +109,7 @@ export async function createExperimentRoute(ctx: ApiContext, deps: ApiDeps, { bo
     // Read before it was held, the dataset may have been deleted since: its items, copied now, would be none.
     if (!(await holdDataset(tx, projectId, dataset.id))) notFound('dataset', dataset.id, 'dataset_id');
     const unfinished = await lockUnfinishedExperimentsOfProject(tx, projectId);
-    if (unfinished >= MAX_EXPERIMENTS_AT_ONCE)
+    if (unfinished >= (deps.experimentsPerProject ?? DEFAULT_EXPERIMENTS_PER_PROJECT))
       throw RateLimitError(
         'concurrent_experiments_exceeded',
         `This project has ${unfinished} experiments queued or running, the most it may have at once; start this one once one of them ends, or cancel one.`,

@@ -117,6 +117,7 @@ runs schedules and experiments start for the same keys and projects.
 - { name: AGENTPLANE_SESSION_TTL_SECONDS, value: {{ .Values.api.sessionTtlSeconds | quote }} }
 - { name: AGENTPLANE_IDEMPOTENCY_KEY_HOURS, value: {{ .Values.api.idempotencyKeyHours | quote }} }
 - { name: AGENTPLANE_FILE_STORAGE_GIB_PER_PROJECT, value: {{ .Values.api.fileStorageGiBPerProject | quote }} }
+- { name: AGENTPLANE_EXPERIMENTS_PER_PROJECT, value: {{ .Values.api.experimentsPerProject | quote }} }
 - { name: AGENTPLANE_EVENT_STREAMS_PER_KEY, value: {{ .Values.api.eventStreams.perKey | quote }} }
 - { name: AGENTPLANE_EVENT_STREAMS_PER_PROCESS, value: {{ .Values.api.eventStreams.perProcess | quote }} }
 - { name: AGENTPLANE_EVENT_STREAM_STALL_SECONDS, value: {{ .Values.api.eventStreams.stallSeconds | quote }} }
