@@ -2,11 +2,13 @@
  * The threads benchmark. A run on a thread of 1,000 messages against a run with no history, one after another in
  * turns, in the same stack (the difference is what the thread costs the platform: reading the window, building the
  * call, and sending the longer conversation to a model that answers at once); and `GET /v1/threads?q=` over
- * 100,000 messages in 1,000 threads.
+ * 100,000 messages in 1,000 threads; and a run's read of its thread's history, as much as a window of
+ * `HISTORY_WINDOW_TOKENS` holds, on a thread of `longestThreadMessages` against the thread of 1,000, in turns: what
+ * a run costs the database every project shares must not grow with how long a tenant has let its thread grow.
  */
 import { newId } from '../records/ids.js';
 import { createDb } from '../records/db.js';
-import { messageTokens } from '../records/threads.js';
+import { historyWithin, messageTokens } from '../records/threads.js';
 import { createLogger } from '../cli/runtime.js';
 import { callApi, type BenchTarget } from './stack.js';
 import { latencyOf, timed, type LatencyFigures } from './runs.js';
@@ -21,6 +23,8 @@ export interface ThreadSettings {
   searchMessages: number;
   messagesPerThread: number;
   searches: number;
+  /** The longest thread whose history is read against the thread of `historyMessages`. */
+  longestThreadMessages: number;
 }
 
 export interface ThreadFigures {
@@ -29,7 +33,14 @@ export interface ThreadFigures {
   /** longThread p50 − noHistory p50. */
   overheadP50Ms: number;
   search: LatencyFigures & { messages: number; seedSeconds: number };
+  /** A run's read of its history (a window's worth, the same on both), on the thread of `historyMessages` and on the longest. */
+  historyRead: { window: number; short: LatencyFigures & { messages: number }; longest: LatencyFigures & { messages: number } };
+  /** historyRead.longest p50 ÷ historyRead.short p50. */
+  historyReadRatio: number;
 }
+
+// A window that the shorter thread more than fills (its messages are about 70 tokens each), so both reads keep as much.
+const HISTORY_WINDOW_TOKENS = 10_000;
 
 // A model with a window that holds the whole thread: the built-in catalogue's, answered by the bench's model server.
 const LONG_WINDOW_MODEL = 'gpt-4.1-mini';
@@ -146,12 +157,47 @@ export async function measureThreads(target: BenchTarget, settings: ThreadSettin
     const took = await timed(async () => void (await api(`/v1/threads?q=${encodeURIComponent(q)}&limit=20`)));
     if (i >= settings.warmups) searches.push(took);
   }
+
+  const historyRead = await measureHistoryRead(target, project, longThread!, settings, random);
   return {
     noHistory,
     longThread: { ...longFigures, messages: settings.historyMessages },
     overheadP50Ms: longFigures.p50Ms - noHistory.p50Ms,
     search: { ...latencyOf(searches), messages: settings.searchMessages, seedSeconds },
+    historyRead,
+    historyReadRatio: historyRead.longest.p50Ms / historyRead.short.p50Ms,
   };
+}
+
+/** A run's read of its thread's history, as the run makes it, on the thread of `historyMessages` and on the longest, in turns. */
+async function measureHistoryRead(
+  target: BenchTarget,
+  project: string,
+  shortThread: string,
+  settings: ThreadSettings,
+  random: () => number,
+): Promise<ThreadFigures['historyRead']> {
+  const [longest] = await seedThreads(target.databaseUrl, project, 1, settings.longestThreadMessages, random);
+  const db = createDb(target.databaseUrl, { max: 1, log: createLogger('warn') });
+  try {
+    const short: number[] = [];
+    const long: number[] = [];
+    for (let i = 0; i < settings.warmups + settings.samples; i++) {
+      const a = await timed(async () => void (await historyWithin(db, shortThread, HISTORY_WINDOW_TOKENS)));
+      const b = await timed(async () => void (await historyWithin(db, longest!, HISTORY_WINDOW_TOKENS)));
+      if (i >= settings.warmups) {
+        short.push(a);
+        long.push(b);
+      }
+    }
+    return {
+      window: HISTORY_WINDOW_TOKENS,
+      short: { ...latencyOf(short), messages: settings.historyMessages },
+      longest: { ...latencyOf(long), messages: settings.longestThreadMessages },
+    };
+  } finally {
+    await db.end();
+  }
 }
 
 /** The project the bench's agent was made in. */

@@ -152,33 +152,57 @@ export async function messageSeq(db: Queryable, threadId: string, messageId: str
   return rows[0]?.seq ?? null;
 }
 
+/** Messages read at a time, newest first, while the window has room: the first read, and the most of a later one. */
+const HISTORY_FIRST_READ = 100;
+const HISTORY_LONGEST_READ = 3_200;
+
 /**
  * The thread's history for a run, as the window rule keeps it: the newest turns (each run's messages) whose sizes add
  * up to at most `tokens`, whole, oldest first; and how many older messages that left out. Neither a message nor a
  * turn is cut: one that does not fit whole is left out with everything before it. Run while the run runs: its own
  * turn is not in the thread yet.
+ *
+ * Read newest first, a page at a time, only until the window is full: what a run costs the database grows with what
+ * it is given, not with how long its thread has grown (a thread of a million messages is read as one of a hundred).
  */
 export async function historyWithin(
   db: Queryable,
   threadId: string,
   tokens: number,
 ): Promise<{ messages: ChatMessage[]; omitted: number }> {
-  // A turn (a run's messages) is kept whole or not at all: it fits when the sum up to its oldest message does.
-  const { rows } = await db.query<{ role: 'user' | 'assistant'; content: string; total: number }>(
-    `SELECT role, content, total FROM (
-       SELECT seq, role, content, max(upto) OVER (PARTITION BY turn) AS turn_upto, total FROM (
-         SELECT seq, role, content, coalesce(run_id, id) AS turn, sum(tokens) OVER (ORDER BY seq DESC) AS upto,
-                count(*) OVER ()::int AS total
-         FROM thread_messages WHERE thread_id = $1
-       ) counted
-     ) m WHERE turn_upto <= $2 ORDER BY seq`,
-    [threadId, tokens],
-  );
-  const total =
-    rows[0]?.total ??
-    (await db.query<{ total: number }>('SELECT count(*)::int AS total FROM thread_messages WHERE thread_id = $1', [threadId])).rows[0]!
-      .total;
-  return { messages: rows.map((row) => ({ role: row.role, content: row.content })), omitted: total - rows.length };
+  const kept: ChatMessage[] = [];
+  // The turn being read (a turn is the messages of one run, in a row): kept once all of it is seen to fit.
+  let turn: { id: string; messages: ChatMessage[] } | null = null;
+  let used = 0;
+  let below = 2 ** 31 - 1;
+  let read = HISTORY_FIRST_READ;
+  reading: for (;;) {
+    const { rows } = await db.query<{ seq: number; role: 'user' | 'assistant'; content: string; tokens: number; turn: string }>(
+      `SELECT seq, role, content, tokens, coalesce(run_id, id) AS turn FROM thread_messages
+       WHERE thread_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`,
+      [threadId, below, read],
+    );
+    for (const row of rows) {
+      if (turn && row.turn !== turn.id) {
+        kept.push(...turn.messages);
+        turn = null;
+      }
+      used += row.tokens;
+      if (used > tokens) {
+        turn = null;
+        break reading;
+      }
+      turn ??= { id: row.turn, messages: [] };
+      turn.messages.push({ role: row.role, content: row.content });
+    }
+    if (rows.length < read) break;
+    below = rows.at(-1)!.seq;
+    read = Math.min(read * 2, HISTORY_LONGEST_READ);
+  }
+  if (turn) kept.push(...turn.messages);
+  const { rows } = await db.query<{ message_count: number }>('SELECT message_count FROM threads WHERE id = $1', [threadId]);
+  const total = rows[0]?.message_count ?? kept.length;
+  return { messages: kept.reverse(), omitted: Math.max(0, total - kept.length) };
 }
 
 /** The text of a message as a thread keeps it: its text parts, in order (images are not kept). */
@@ -203,13 +227,19 @@ export async function appendTurn(
     ...(run.output_text ? [{ role: 'assistant' as const, content: run.output_text }] : []),
   ].filter((m) => m.content.length > 0);
   if (turn.length === 0) return 0;
-  const { rows } = await tx.query<{ message_count: number }>(
-    `UPDATE threads SET message_count = message_count + $2, last_run_id = $3, updated_at = now() WHERE id = $1 RETURNING message_count`,
+  const updated = await tx.query(
+    `UPDATE threads SET message_count = message_count + $2, last_run_id = $3, updated_at = now() WHERE id = $1`,
     [run.thread_id, turn.length, run.id],
   );
   // The thread was deleted while the run ran: the turn has nowhere to go.
-  if (rows.length === 0) return 0;
-  const first = rows[0]!.message_count - turn.length + 1;
+  if (updated.rowCount === 0) return 0;
+  // After the newest message, read once the thread's row is held (so after any turn appended before): a subject
+  // forgotten may have taken messages from the middle of the thread (its turns on a thread not its own), so the
+  // count is no longer where the next one goes.
+  const { rows } = await tx.query<{ last: number }>('SELECT coalesce(max(seq), 0) AS last FROM thread_messages WHERE thread_id = $1', [
+    run.thread_id,
+  ]);
+  const first = rows[0]!.last + 1;
   await tx.query(
     `INSERT INTO thread_messages (id, thread_id, project_id, seq, run_id, role, content, tokens)
      SELECT id, $1, $2, seq, $3, role, content, tokens

@@ -191,6 +191,21 @@ describe('memory: facts learned about a subject, with their sources, deleted exa
       ['Someone else here.', 'Hello.'],
     );
     assert.equal((await client.get(`/v1/threads/${shared}`)).body.message_count, 2);
+    // The thread goes on after the messages taken from its middle: the next turn is added after the last one.
+    stack.openai.enqueue({ text: ['Welcome back.'], usage: { input: 5, output: 5 } });
+    const next = await client.post(`/v1/agents/${agent.id}/run`, { input: 'Back again.', thread_id: shared });
+    assert.equal(next.body.status, 'completed', JSON.stringify(next.body.error));
+    assert.deepEqual(
+      lastRequest()
+        .messages.filter((m) => m.role !== 'system')
+        .map((m) => m.content),
+      ['Someone else here.', 'Hello.', 'Back again.'],
+    );
+    assert.deepEqual(
+      (await client.get(`/v1/threads/${shared}/messages`)).body.data.map((m: { content: string }) => m.content),
+      ['Someone else here.', 'Hello.', 'Back again.', 'Welcome back.'],
+    );
+    assert.equal((await client.get(`/v1/threads/${shared}`)).body.message_count, 4);
     const cleared = (await client.get(`/v1/runs/${loose.body.id}`)).body;
     assert.deepEqual([cleared.input, cleared.output.text], [[], '']);
     await memoriesBecome('dee', ['name: Dee (current)']);
