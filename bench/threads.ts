@@ -4,11 +4,13 @@
  * call, and sending the longer conversation to a model that answers at once); and `GET /v1/threads?q=` over
  * 100,000 messages in 1,000 threads; and a run's read of its thread's history, as much as a window of
  * `HISTORY_WINDOW_TOKENS` holds, on a thread of `longestThreadMessages` against the thread of 1,000, in turns: what
- * a run costs the database every project shares must not grow with how long a tenant has let its thread grow.
+ * a run costs the database every project shares must not grow with how long a tenant has let its thread grow. The
+ * same for a run's memories of its subject: one that holds `mostMemories` against one that holds 1,000.
  */
 import { newId } from '../records/ids.js';
 import { createDb } from '../records/db.js';
 import { historyWithin, messageTokens } from '../records/threads.js';
+import { currentMemories } from '../records/memories.js';
 import { createLogger } from '../cli/runtime.js';
 import { callApi, type BenchTarget } from './stack.js';
 import { latencyOf, timed, type LatencyFigures } from './runs.js';
@@ -25,6 +27,8 @@ export interface ThreadSettings {
   searches: number;
   /** The longest thread whose history is read against the thread of `historyMessages`. */
   longestThreadMessages: number;
+  /** The current memories of the subject whose memories are read against one of 1,000. */
+  mostMemories: number;
 }
 
 export interface ThreadFigures {
@@ -37,7 +41,13 @@ export interface ThreadFigures {
   historyRead: { window: number; short: LatencyFigures & { messages: number }; longest: LatencyFigures & { messages: number } };
   /** historyRead.longest p50 ÷ historyRead.short p50. */
   historyReadRatio: number;
+  /** A run's read of its subject's memories (the newest shown), for a subject of 1,000 and one of `mostMemories`. */
+  memoryRead: { few: LatencyFigures & { memories: number }; most: LatencyFigures & { memories: number } };
+  /** memoryRead.most p50 ÷ memoryRead.few p50. */
+  memoryReadRatio: number;
 }
+
+const FEW_MEMORIES = 1_000;
 
 // A window that the shorter thread more than fills (its messages are about 70 tokens each), so both reads keep as much.
 const HISTORY_WINDOW_TOKENS = 10_000;
@@ -159,6 +169,7 @@ export async function measureThreads(target: BenchTarget, settings: ThreadSettin
   }
 
   const historyRead = await measureHistoryRead(target, project, longThread!, settings, random);
+  const memoryRead = await measureMemoryRead(target, project, settings);
   return {
     noHistory,
     longThread: { ...longFigures, messages: settings.historyMessages },
@@ -166,7 +177,45 @@ export async function measureThreads(target: BenchTarget, settings: ThreadSettin
     search: { ...latencyOf(searches), messages: settings.searchMessages, seedSeconds },
     historyRead,
     historyReadRatio: historyRead.longest.p50Ms / historyRead.short.p50Ms,
+    memoryRead,
+    memoryReadRatio: memoryRead.most.p50Ms / memoryRead.few.p50Ms,
   };
+}
+
+/** A run's read of its subject's memories, as the run makes it, for a subject of 1,000 and one of `mostMemories`, in turns. */
+async function measureMemoryRead(target: BenchTarget, project: string, settings: ThreadSettings): Promise<ThreadFigures['memoryRead']> {
+  const db = createDb(target.databaseUrl, { max: 1, log: createLogger('warn') });
+  try {
+    const subjects = { few: newId('subject'), most: newId('subject') };
+    for (const [subject, count] of [
+      [subjects.few, FEW_MEMORIES],
+      [subjects.most, settings.mostMemories],
+    ] as const)
+      await db.query(
+        `INSERT INTO memories (id, project_id, subject_id, attribute, value, value_key, statement, confidence, extractor, learned_at)
+         SELECT $3 || '_' || g, $1, $2, 'fact ' || g, 'value ' || g, 'value ' || g, 'My fact ' || g || ' is value ' || g, 0.9, 'rules',
+                now() - make_interval(secs => g)
+         FROM generate_series(1, $4::int) g`,
+        [project, subject, newId('mem'), count],
+      );
+    await db.query('ANALYZE memories');
+    const few: number[] = [];
+    const most: number[] = [];
+    for (let i = 0; i < settings.warmups + settings.samples; i++) {
+      const a = await timed(async () => void (await currentMemories(db, project, subjects.few)));
+      const b = await timed(async () => void (await currentMemories(db, project, subjects.most)));
+      if (i >= settings.warmups) {
+        few.push(a);
+        most.push(b);
+      }
+    }
+    return {
+      few: { ...latencyOf(few), memories: FEW_MEMORIES },
+      most: { ...latencyOf(most), memories: settings.mostMemories },
+    };
+  } finally {
+    await db.end();
+  }
 }
 
 /** A run's read of its thread's history, as the run makes it, on the thread of `historyMessages` and on the longest, in turns. */
