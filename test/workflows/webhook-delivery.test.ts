@@ -10,13 +10,16 @@ import type { AttemptRefused } from '../../workflows/webhooks/activities.js';
 import { deliveryWorkflowId } from '../../workflows/webhooks/client.js';
 import type { webhookDeliveryWorkflow } from '../../workflows/webhooks/workflow.js';
 import { workflowBundle } from '../support/api.js';
-import { workflowEnvironment } from '../support/workflow-environment.js';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { ownWorkflowEnvironment } from '../support/workflow-environment.js';
 
 const RETRY = { initialIntervalMs: 1_000, maximumAttempts: 5, disableAfter: 10 };
 
+// Its own server: its waits (up to a minute) pass in an instant only while no other suite's activity is running on it.
+let env: TestWorkflowEnvironment;
+
 /** The timers a delivery's workflow started, in seconds, in order, once it refused `refusals` and then delivered. */
 async function waitsAfter(refusals: AttemptRefused[]): Promise<number[]> {
-  const env = await workflowEnvironment();
   const answers = [...refusals];
   // Deliveries' workflows and their attempts share this queue; no other suite polls it on the test server.
   const worker = await Worker.create({
@@ -44,6 +47,14 @@ async function waitsAfter(refusals: AttemptRefused[]): Promise<number[]> {
 }
 
 describe('the webhook delivery workflow', () => {
+  before(async function () {
+    this.timeout(60_000);
+    env = await ownWorkflowEnvironment();
+  });
+  after(async () => {
+    await env?.teardown();
+  });
+
   it('waits its usual backoff after a refusal while its project is refused seldom', async () => {
     const [backoff, ...waits] = await waitsAfter([{ attemptsMade: 1 }, { attemptsMade: 1, waitFactor: 1 }]);
     assert.equal(backoff, 1, "the retry's own backoff");
