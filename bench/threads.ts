@@ -77,6 +77,25 @@ function seeded(seed: number): () => number {
   };
 }
 
+/** Two ways of doing one thing, timed one after the other in turns (ms each), the warm-ups left out of the figures. */
+async function inTurns(
+  settings: Pick<ThreadSettings, 'warmups' | 'samples'>,
+  first: () => Promise<number>,
+  second: () => Promise<number>,
+): Promise<[LatencyFigures, LatencyFigures]> {
+  const firsts: number[] = [];
+  const seconds: number[] = [];
+  for (let i = 0; i < settings.warmups + settings.samples; i++) {
+    const a = await first();
+    const b = await second();
+    if (i >= settings.warmups) {
+      firsts.push(a);
+      seconds.push(b);
+    }
+  }
+  return [latencyOf(firsts), latencyOf(seconds)];
+}
+
 /** Threads of messages written straight to the database, `messagesPerThread` each, in batches. */
 async function seedThreads(
   databaseUrl: string,
@@ -143,18 +162,11 @@ export async function measureThreads(target: BenchTarget, settings: ThreadSettin
       });
       if (ended.status !== 'completed') throw new Error(`a threads bench run ended ${ended.status}: ${JSON.stringify(ended.error)}`);
     });
-  const plain: number[] = [];
-  const threaded: number[] = [];
-  for (let i = 0; i < settings.warmups + settings.samples; i++) {
-    const a = await run({});
-    const b = await run({ thread_id: longThread });
-    if (i >= settings.warmups) {
-      plain.push(a);
-      threaded.push(b);
-    }
-  }
-  const noHistory = latencyOf(plain);
-  const longFigures = latencyOf(threaded);
+  const [noHistory, longFigures] = await inTurns(
+    settings,
+    () => run({}),
+    () => run({ thread_id: longThread }),
+  );
 
   const seedStarted = performance.now();
   await seedThreads(target.databaseUrl, project, settings.searchMessages / settings.messagesPerThread, settings.messagesPerThread, random);
@@ -199,20 +211,12 @@ async function measureMemoryRead(target: BenchTarget, project: string, settings:
         [project, subject, newId('mem'), count],
       );
     await db.query('ANALYZE memories');
-    const few: number[] = [];
-    const most: number[] = [];
-    for (let i = 0; i < settings.warmups + settings.samples; i++) {
-      const a = await timed(async () => void (await currentMemories(db, project, subjects.few)));
-      const b = await timed(async () => void (await currentMemories(db, project, subjects.most)));
-      if (i >= settings.warmups) {
-        few.push(a);
-        most.push(b);
-      }
-    }
-    return {
-      few: { ...latencyOf(few), memories: FEW_MEMORIES },
-      most: { ...latencyOf(most), memories: settings.mostMemories },
-    };
+    const [few, most] = await inTurns(
+      settings,
+      () => timed(async () => void (await currentMemories(db, project, subjects.few))),
+      () => timed(async () => void (await currentMemories(db, project, subjects.most))),
+    );
+    return { few: { ...few, memories: FEW_MEMORIES }, most: { ...most, memories: settings.mostMemories } };
   } finally {
     await db.end();
   }
@@ -229,20 +233,15 @@ async function measureHistoryRead(
   const [longest] = await seedThreads(target.databaseUrl, project, 1, settings.longestThreadMessages, random);
   const db = createDb(target.databaseUrl, { max: 1, log: createLogger('warn') });
   try {
-    const short: number[] = [];
-    const long: number[] = [];
-    for (let i = 0; i < settings.warmups + settings.samples; i++) {
-      const a = await timed(async () => void (await historyWithin(db, shortThread, HISTORY_WINDOW_TOKENS)));
-      const b = await timed(async () => void (await historyWithin(db, longest!, HISTORY_WINDOW_TOKENS)));
-      if (i >= settings.warmups) {
-        short.push(a);
-        long.push(b);
-      }
-    }
+    const [short, long] = await inTurns(
+      settings,
+      () => timed(async () => void (await historyWithin(db, shortThread, HISTORY_WINDOW_TOKENS))),
+      () => timed(async () => void (await historyWithin(db, longest!, HISTORY_WINDOW_TOKENS))),
+    );
     return {
       window: HISTORY_WINDOW_TOKENS,
-      short: { ...latencyOf(short), messages: settings.historyMessages },
-      longest: { ...latencyOf(long), messages: settings.longestThreadMessages },
+      short: { ...short, messages: settings.historyMessages },
+      longest: { ...long, messages: settings.longestThreadMessages },
     };
   } finally {
     await db.end();

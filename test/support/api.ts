@@ -99,8 +99,6 @@ export interface TestApiOptions {
   db?: Db;
   /** AGENTPLANE_FILE_STORAGE_GIB_PER_PROJECT, in bytes: what a project's files may hold; 100 GiB by default. */
   fileStorageBytesPerProject?: number;
-  /** AGENTPLANE_EXPERIMENTS_PER_PROJECT: the most experiments a project may have queued or running at once; 10 by default. */
-  experimentsPerProject?: number;
   /** AGENTPLANE_WORKER_FAIR_SHARE_*, AGENTPLANE_WORKER_HOST_CALLS_PER_PROJECT, AGENTPLANE_EXTRACTION_SLICE_SECONDS: the worker's shares; the defaults when absent. */
   fairShare?: FairShareSettings;
 }
@@ -140,7 +138,6 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     workerPools: options.workerPools,
     fairShare: options.fairShare,
     fileStorageBytesPerProject: options.fileStorageBytesPerProject,
-    experimentsPerProject: options.experimentsPerProject,
     close: async () => connection.close(),
   };
   await prepareDatabase(services.db, bootstrapKey, log);

@@ -14,9 +14,7 @@ let environment: Promise<TestWorkflowEnvironment> | undefined;
 
 export function workflowEnvironment(): Promise<TestWorkflowEnvironment> {
   quietTemporalRuntime();
-  return (environment ??= TestWorkflowEnvironment.createTimeSkipping({
-    server: { executable: { type: 'existing-path', path: findTool('temporal-test-server') } },
-  }));
+  return (environment ??= ownWorkflowEnvironment());
 }
 
 /**
@@ -24,7 +22,6 @@ export function workflowEnvironment(): Promise<TestWorkflowEnvironment> {
  * suite left running keeps time from skipping, and timers pass in real time (a minute's wait took 53 s).
  */
 export function ownWorkflowEnvironment(): Promise<TestWorkflowEnvironment> {
-  quietTemporalRuntime();
   return TestWorkflowEnvironment.createTimeSkipping({
     server: { executable: { type: 'existing-path', path: findTool('temporal-test-server') } },
   });
