@@ -106,6 +106,10 @@
  *   on a thread of 200,000 messages against one of 1,000, and of its memories for a subject of 200,000 against one of
  *   1,000 (goal: at most 2× at p50 each) (bench/threads.ts).
  *
+ * Queues — what a run's turn costs the database, in turns: the admission of an `enqueue` run at the end of a queue of
+ *   5,000 against one of 10, the next run of each as a run ends, and the admission of a queued run on a thread of
+ *   10,000 ended runs against one of 10, and the thread's next run (goal: at most 2× at p50 each) (bench/queues.ts).
+ *
  * Experiments — an experiment of 200 items with replayed tools (`tools: replay`, 16 items at a time), against the same
  *   200 runs made directly (16 at a time), each calling an HTTP tool on loopback; the dataset is made from the direct
  *   runs, so each item replays its run's tool call (bench/experiments.ts).
@@ -119,7 +123,7 @@
  *   server: exec to ready (the API's /readyz, the worker's probe /readyz once it polls) and each process's CPU time
  *   by then, p50 (bench/startup.ts). What every pod that starts costs; no goal, the figures are for comparison.
  *
- * `npm run bench -- runs` (or `upload`, `reads`, `run-lists`, `networks`, `webhooks`, `kubernetes`, `costs`, `console`, `extraction`, `startup`, `isolation`, `capacity`, `retention`, `approvals`, `threads`, `experiments`) measures only those named. With BENCH_CPU_PROF_DIR set,
+ * `npm run bench -- runs` (or `upload`, `reads`, `run-lists`, `networks`, `webhooks`, `kubernetes`, `costs`, `console`, `extraction`, `startup`, `isolation`, `capacity`, `retention`, `approvals`, `threads`, `queues`, `experiments`) measures only those named. With BENCH_CPU_PROF_DIR set,
  * every server process writes a V8 CPU profile there as it stops (open it in Chrome's DevTools).
  *
  * Every server runs as a Node process of its own; the load comes from this one. On a shared or small
@@ -136,6 +140,7 @@ import { measureReads, type ReadFigures, type ReadSettings } from './reads.js';
 import { measureApprovals, type ApprovalFigures, type ApprovalSettings } from './approvals.js';
 import { measureExperiments, type ExperimentFigures, type ExperimentSettings } from './experiments.js';
 import { measureThreads, type ThreadFigures, type ThreadSettings } from './threads.js';
+import { measureQueues, type QueueFigures, type QueueSettings } from './queues.js';
 import { measureRuns, measureTracing, type RunFigures, type RunSettings, type TracingFigures } from './runs.js';
 import { startJaeger, tracesOf } from '../test/support/jaeger.js';
 import { measureNetworks, NETWORK_MEMBERS, type NetworkFigures, type NetworkSettings } from './networks.js';
@@ -199,6 +204,7 @@ const BENCHMARKS = [
   'retention',
   'approvals',
   'threads',
+  'queues',
   'experiments',
 ] as const;
 const APPROVALS: ApprovalSettings = { warmups: 5, samples: 50 };
@@ -233,6 +239,9 @@ const THREAD_OVERHEAD_GOAL_MS = 50;
 /** A run's history read on the longest thread, against the thread of 1,000 messages, at p50: at most this (and its memories'). */
 const THREAD_HISTORY_READ_GOAL_RATIO = 2;
 const THREAD_SEARCH_GOAL_MS = 100;
+const QUEUES: QueueSettings = { warmups: 20, samples: 200, longQueue: 5_000, shortQueue: 10, longThreadRuns: 10_000 };
+/** A run's turn in the long queue (or on the long thread), against the short one, at p50: at most this. */
+const QUEUE_GOAL_RATIO = 2;
 const CONSOLE: ConsoleSettings = { warmups: 2, samples: 10 };
 const STARTUP: StartupSettings = { samples: 5 };
 const COSTS: CostSettings = { warmups: 3, samples: 50 };
@@ -284,6 +293,7 @@ interface Figures {
   approvals?: ApprovalFigures;
   experiments?: ExperimentFigures;
   threads?: ThreadFigures;
+  queues?: QueueFigures;
 }
 
 function fileFrom(response: PostResponse, bytes: number): FileBody {
@@ -470,6 +480,14 @@ async function measure(teardown: Teardown, chosen: Set<Benchmark>): Promise<Figu
       `measuring threads (${THREADS.samples} runs on a thread of ${THREADS.historyMessages} messages and as many with none, in turns; then ${THREADS.searches} searches over ${THREADS.searchMessages} messages)`,
     );
     figures.threads = await measureThreads({ apiUrl: api.url, adminKey, databaseUrl }, THREADS).catch((err: Error) => {
+      throw new Error(`${err.message}\nworker output:\n${worker.output()}`);
+    });
+  }
+  if (chosen.has('queues')) {
+    console.log(
+      `measuring queues (a queue of ${QUEUES.longQueue} runs against one of ${QUEUES.shortQueue}, a thread of ${QUEUES.longThreadRuns} ended runs against one of ${QUEUES.shortQueue}; ${QUEUES.samples} of each in turns)`,
+    );
+    figures.queues = await measureQueues({ apiUrl: api.url, adminKey, databaseUrl }, QUEUES).catch((err: Error) => {
       throw new Error(`${err.message}\nworker output:\n${worker.output()}`);
     });
   }
@@ -854,6 +872,28 @@ async function report(figures: Figures, loadAverage: number[]): Promise<void> {
         memoryReadMet,
       },
     };
+  }
+
+  if (figures.queues) {
+    console.log(`\nQueues: a run's turn, ${figures.queues.admission.short.samples} of each in turns`);
+    row(['', 'p50 ms', 'p99 ms', 'mean ms']);
+    const measured: [keyof QueueFigures, string, string][] = [
+      ['admission', `admission, last of ${QUEUES.shortQueue} queued`, `admission, last of ${QUEUES.longQueue} queued`],
+      ['wake', `next of ${QUEUES.shortQueue} queued`, `next of ${QUEUES.longQueue} queued`],
+      ['threadAdmission', `admission, thread of ${QUEUES.shortQueue} runs`, `admission, thread of ${QUEUES.longThreadRuns} runs`],
+      ['threadWake', `next on a thread of ${QUEUES.shortQueue}`, `next on a thread of ${QUEUES.longThreadRuns}`],
+    ];
+    const met: Record<string, boolean> = {};
+    for (const [key, shortName, longName] of measured) {
+      const { short, long, ratio } = figures.queues[key];
+      row([shortName, short.p50Ms.toFixed(2), short.p99Ms.toFixed(2), short.meanMs.toFixed(2)]);
+      row([longName, long.p50Ms.toFixed(2), long.p99Ms.toFixed(2), long.meanMs.toFixed(2)]);
+      met[key] = ratio <= QUEUE_GOAL_RATIO;
+      const line = `${longName}: ${ratio.toFixed(2)}× the same with ${QUEUES.shortQueue} at p50 (goal: at most ${QUEUE_GOAL_RATIO}×)`;
+      if (met[key]) goals.push(line);
+      else missed.push(`queues: ${line}`);
+    }
+    results.queues = { ...QUEUES, ...figures.queues, goal: { ratioAtMost: QUEUE_GOAL_RATIO, met } };
   }
 
   if (figures.kubernetes) {

@@ -11,7 +11,7 @@ import { DURATION_MS, scoreEndingRun, type Score } from './run-scores.js';
 import { LRUCache } from 'lru-cache';
 import { cancelPendingApprovals } from './approvals.js';
 import { releaseReservationsOf } from './cost-caps.js';
-import { activeRunsOnThread, appendTurn } from './threads.js';
+import { appendTurn, runAheadOnThread } from './threads.js';
 import { newRunTraceContext, tracingOn, type StoredTraceContext } from '../tracing/context.js';
 import type { EndedRun } from '../tracing/gen-ai.js';
 import type { AgentOverrides } from './experiments.js';
@@ -383,22 +383,42 @@ export async function activeRunsOf(db: Queryable, targetId: string): Promise<Pic
 }
 
 /**
+ * Whether an agent (or network) has a run ahead of `runId`: one still to end created before it, or one in progress,
+ * whenever created (a run of a version that does not wait starts at once). A network's hops are its own business.
+ * Each is one probe of an index, however many runs wait in the queue.
+ */
+const runAheadOf = (column: 'agent_id' | 'network_id') =>
+  statement(
+    `run_ahead_of_${column}`,
+    `SELECT EXISTS (
+         SELECT 1 FROM runs me JOIN runs a ON a.${column} = me.${column}
+         WHERE me.id = $2 AND a.${column} = $1 AND a.parent_run_id IS NULL AND a.status IN ('queued', 'in_progress')
+           AND (a.created_at, a.id) < (me.created_at, me.id)
+       ) OR EXISTS (
+         SELECT 1 FROM runs a WHERE a.${column} = $1 AND a.parent_run_id IS NULL AND a.status = 'in_progress' AND a.id <> $2
+       ) AS ahead`,
+  );
+const RUN_AHEAD_OF_AGENT = runAheadOf('agent_id');
+const RUN_AHEAD_OF_NETWORK = runAheadOf('network_id');
+
+/**
  * Whether a queued run may start now: a run on a thread waits for every earlier run on the thread to end, and an
- * `enqueue` run for every earlier run of its agent (or network); any other starts at once, as does a network's hop
- * (its network run decides when).
+ * `enqueue` run for every earlier run of its agent (or network) and any in progress; any other starts at once, as
+ * does a network's hop (its network run decides when).
  * `gone` when the run has ended meanwhile (cancelled before it started).
  */
 export async function admissionOf(db: Queryable, run: RunRecord, concurrency: Concurrency | undefined): Promise<'start' | 'wait' | 'gone'> {
   if (run.status === 'in_progress') return 'start';
   if (run.status !== 'queued') return 'gone';
   if (run.parent_run_id) return 'start';
-  const isAhead = (r: { id: string; status: string; created_at: Date }) =>
-    r.id !== run.id &&
-    (r.status === 'in_progress' || r.created_at < run.created_at || (+r.created_at === +run.created_at && r.id < run.id));
   // A run on a thread waits for every earlier run on the thread, whatever its agent's policy.
-  if (run.thread_id && (await activeRunsOnThread(db, run.thread_id)).some(isAhead)) return 'wait';
+  if (run.thread_id && (await runAheadOnThread(db, run.thread_id, run.id))) return 'wait';
   if (concurrency !== 'enqueue') return 'start';
-  return (await activeRunsOf(db, run.agent_id ?? run.network_id!)).some(isAhead) ? 'wait' : 'start';
+  const { rows } = await db.query<{ ahead: boolean }>(run.agent_id ? RUN_AHEAD_OF_AGENT : RUN_AHEAD_OF_NETWORK, [
+    run.agent_id ?? run.network_id!,
+    run.id,
+  ]);
+  return rows[0]!.ahead ? 'wait' : 'start';
 }
 
 const MARK_RUN_STARTED = statement(
@@ -524,26 +544,31 @@ async function scoreHeuristics(tx: Queryable, ended: EndedRunRow): Promise<Score
   }
 }
 
-/** The runs of an agent, or of a network, not yet ended (hops aside) with the concurrency of their version, oldest first. */
-const queueOf = (target: 'agent' | 'network') =>
+/**
+ * The oldest run of an agent, or of a network, not yet ended (hops aside) with the concurrency of its version, when
+ * none is in progress. Read from indexes of the runs still to end and of those in progress, so a long queue costs
+ * no more than a short one.
+ */
+const queueHeadOf = (target: 'agent' | 'network') =>
   statement(
-    `queue_of_${target}`,
-    `SELECT r.id, r.status, v.concurrency FROM runs r JOIN ${target}_versions v ON v.${target}_id = r.${target}_id AND v.version = r.${target}_version
-     WHERE r.${target}_id = $1 AND r.parent_run_id IS NULL AND r.status IN ('queued', 'in_progress') ORDER BY r.created_at, r.id`,
+    `queue_head_of_${target}`,
+    `SELECT r.id, v.concurrency FROM runs r JOIN ${target}_versions v ON v.${target}_id = r.${target}_id AND v.version = r.${target}_version
+     WHERE r.${target}_id = $1 AND r.parent_run_id IS NULL AND r.status IN ('queued', 'in_progress')
+       AND NOT EXISTS (SELECT 1 FROM runs a WHERE a.${target}_id = $1 AND a.parent_run_id IS NULL AND a.status = 'in_progress')
+     ORDER BY r.created_at, r.id LIMIT 1`,
   );
-const QUEUE_OF_AGENT = queueOf('agent');
-const QUEUE_OF_NETWORK = queueOf('network');
+const QUEUE_HEAD_OF_AGENT = queueHeadOf('agent');
+const QUEUE_HEAD_OF_NETWORK = queueHeadOf('network');
 
 /**
  * The next queued run of an agent or a network, when it is an `enqueue` run waiting its turn: null if a
  * run is still in progress, or if the next one is of a version that does not wait (it starts on its own).
  */
 export async function nextQueuedRun(db: Queryable, targetId: string): Promise<string | null> {
-  const { rows } = await db.query<{ id: string; status: RunStatus; concurrency: string }>(
-    targetId.startsWith('net_') ? QUEUE_OF_NETWORK : QUEUE_OF_AGENT,
+  const { rows } = await db.query<{ id: string; concurrency: string }>(
+    targetId.startsWith('net_') ? QUEUE_HEAD_OF_NETWORK : QUEUE_HEAD_OF_AGENT,
     [targetId],
   );
-  if (rows.some((r) => r.status === 'in_progress')) return null;
   return rows[0]?.concurrency === 'enqueue' ? rows[0].id : null;
 }
 

@@ -5,7 +5,7 @@
  */
 import type { ChatMessage } from '../models/messages.js';
 import { newId } from './ids.js';
-import type { Queryable } from './db.js';
+import { statement, type Queryable } from './db.js';
 import { selectPage, type Page, type PageRequest } from './pagination.js';
 import { recordEvent } from './events.js';
 import { forgetThread } from './memories.js';
@@ -262,24 +262,50 @@ export async function appendTurn(
   return turn.length;
 }
 
-/** The thread's runs still to end, oldest first: while there is one, another run on the thread waits or is refused. */
-export async function activeRunsOnThread(
+/**
+ * The thread's oldest run still to end: while there is one, another run on the thread waits or is refused. Read
+ * from the index of the runs still to end, so a thread's ended runs, however many, cost nothing here.
+ */
+const OLDEST_ACTIVE_RUN_ON_THREAD = statement(
+  'oldest_active_run_on_thread',
+  `SELECT id, status, network_id IS NOT NULL AS network FROM runs
+   WHERE thread_id = $1 AND status IN ('queued', 'in_progress') ORDER BY created_at, id LIMIT 1`,
+);
+
+export async function oldestActiveRunOnThread(
   db: Queryable,
   threadId: string,
-): Promise<{ id: string; created_at: Date; status: string; network: boolean }[]> {
-  const { rows } = await db.query<{ id: string; created_at: Date; status: string; network: boolean }>(
-    `SELECT id, created_at, status, network_id IS NOT NULL AS network FROM runs
-     WHERE thread_id = $1 AND status IN ('queued', 'in_progress') ORDER BY created_at, id`,
-    [threadId],
-  );
-  return rows;
+): Promise<{ id: string; status: 'queued' | 'in_progress'; network: boolean } | null> {
+  const { rows } = await db.query<{ id: string; status: 'queued' | 'in_progress'; network: boolean }>(OLDEST_ACTIVE_RUN_ON_THREAD, [
+    threadId,
+  ]);
+  return rows[0] ?? null;
+}
+
+/**
+ * Whether the thread holds a run ahead of `runId`: one still to end that was created before it. Runs on a thread
+ * start in that order (this is what holds them), so one in progress is always ahead of those that wait. One probe
+ * of an index, however many runs wait on the thread.
+ */
+const RUN_AHEAD_ON_THREAD = statement(
+  'run_ahead_on_thread',
+  `SELECT EXISTS (
+     SELECT 1 FROM runs me JOIN runs a ON a.thread_id = me.thread_id
+     WHERE me.id = $2 AND a.thread_id = $1 AND a.status IN ('queued', 'in_progress') AND (a.created_at, a.id) < (me.created_at, me.id)
+   ) AS ahead`,
+);
+
+export async function runAheadOnThread(db: Queryable, threadId: string, runId: string): Promise<boolean> {
+  const { rows } = await db.query<{ ahead: boolean }>(RUN_AHEAD_ON_THREAD, [threadId, runId]);
+  return rows[0]!.ahead;
 }
 
 /** The thread's next run waiting its turn, once none is in progress: null while one is. */
 export async function nextRunOnThread(db: Queryable, threadId: string): Promise<{ id: string; network: boolean } | null> {
-  const active = await activeRunsOnThread(db, threadId);
-  if (active.length === 0 || active.some((r) => r.status === 'in_progress')) return null;
-  return { id: active[0]!.id, network: active[0]!.network };
+  const oldest = await oldestActiveRunOnThread(db, threadId);
+  // Runs on a thread start in order, so one in progress is its oldest still to end.
+  if (!oldest || oldest.status === 'in_progress') return null;
+  return { id: oldest.id, network: oldest.network };
 }
 
 export interface ThreadDeletion {

@@ -46,10 +46,13 @@ export interface SuiteWorker<A extends Activities> {
 
 /**
  * A worker for a whole suite (one per test would cost seconds each), whose activities are those last given
- * to `use`; `activities` names them all.
+ * to `use`; `activities` names them all. On the shared server unless given one (`ownWorkflowEnvironment`).
  */
-export async function startSuiteWorker<A extends Activities>(activities: A): Promise<SuiteWorker<A>> {
-  const env = await workflowEnvironment();
+export async function startSuiteWorker<A extends Activities>(
+  activities: A,
+  env: TestWorkflowEnvironment | undefined = undefined,
+): Promise<SuiteWorker<A>> {
+  env ??= await workflowEnvironment();
   const taskQueue = `workflow-test-${randomUUID()}`;
   let current = activities;
   const dispatching = Object.fromEntries(

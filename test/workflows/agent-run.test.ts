@@ -8,7 +8,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { agentRunWorkflow } from '../../workflows/runs/workflow.js';
 import { runWorkflowId } from '../../workflows/runs/ids.js';
 import { eventually } from '../support/eventually.js';
-import { startSuiteWorker, type SuiteWorker } from '../support/workflow-environment.js';
+import { ownWorkflowEnvironment, startSuiteWorker, type SuiteWorker } from '../support/workflow-environment.js';
 import {
   callsStillGoing,
   Ledger,
@@ -265,6 +265,34 @@ describe('the run workflow', () => {
       assert.equal(Number(String(timers[0]!.startToFireTimeout?.seconds)), 60);
       assert.equal(ledger.inputsOf('beginRun', runId).length, 1);
       await run.terminate('test over');
+    });
+
+    it('looks for its turn on its own ever less often, from every minute to every hour, so a long wait keeps a short history', async () => {
+      // Its own server: time skips only while no other suite's activity runs on it.
+      const env = await ownWorkflowEnvironment();
+      const own = await startSuiteWorker(runActivities(new Ledger()), env);
+      try {
+        const runId = newRunId();
+        const ledger = new Ledger();
+        // No wake comes: it looks 12 times on its own, and is gone at the 12th.
+        own.use(runActivities(ledger, { begin: () => ({ admission: ledger.inputsOf('beginRun', runId).length < 12 ? 'wait' : 'gone' }) }));
+        const run = await own.env.client.workflow.start<typeof agentRunWorkflow>('agentRunWorkflow', {
+          taskQueue: own.taskQueue,
+          workflowId: runWorkflowId(runId),
+          args: [{ runId }],
+        });
+        await run.result();
+        const events = (await run.fetchHistory()).events ?? [];
+        const waits = events.flatMap((event) =>
+          event.timerStartedEventAttributes ? [Number(String(event.timerStartedEventAttributes.startToFireTimeout?.seconds))] : [],
+        );
+        // Six hours in 11 looks: a look a minute would have made 363, and a week 10,080.
+        assert.deepEqual(waits, [60, 120, 240, 480, 960, 1_920, 3_600, 3_600, 3_600, 3_600, 3_600]);
+        assert.equal(ledger.inputsOf('beginRun', runId).length, 12);
+      } finally {
+        await own.stop();
+        await env.teardown();
+      }
     });
 
     it('ends without starting a run that is gone by its turn', async () => {

@@ -18,7 +18,7 @@ import {
 import type { NetworkActivities, HopStart, HopOutcome } from './activities.js';
 import type { RunActivities } from '../runs/activities.js';
 import type { RunError } from '../../records/runs.js';
-import { admitSignal, agentRunWorkflow, QUEUED_RUN_RECHECK } from '../runs/workflow.js';
+import { admitSignal, agentRunWorkflow, queuedRunRecheckMs } from '../runs/workflow.js';
 import { runWorkflowId } from '../runs/ids.js';
 import { networkRunWorkflowId } from './ids.js';
 import { judgeEndedRun } from '../quality/workflow.js';
@@ -71,12 +71,12 @@ export async function networkRunWorkflow({ runId }: { runId: string }): Promise<
     });
 
   try {
-    for (;;) {
+    for (let looks = 0; ; looks++) {
       const admission = await bookkeeping.admitNetworkRun({ runId });
       if (admission === 'gone') return;
       if (admission === 'start') break;
       admitted = false;
-      await condition(() => admitted, QUEUED_RUN_RECHECK);
+      await condition(() => admitted, queuedRunRecheckMs(looks));
     }
 
     const plan = await bookkeeping.startNetworkRun({ runId });

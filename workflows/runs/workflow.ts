@@ -44,11 +44,15 @@ export const APPROVAL_RECHECK_MS = 5 * 60_000;
 const APPROVAL_EXPIRY_MARGIN_MS = 1_000;
 
 /**
- * How long an `enqueue` run waits before looking for its turn on its own. The run ahead of it wakes it when it
- * ends, and each maintenance round wakes one whose turn has come (a wake lost while Temporal was unreachable);
- * this is the last resort, kept long so that a queue of waiting runs costs Temporal almost nothing.
+ * How long an `enqueue` run waits before looking for its turn on its own, the `looks`th time. The run ahead of it
+ * wakes it when it ends, and each maintenance round (every 30 s) wakes one whose turn has come (a wake lost while
+ * Temporal was unreachable); this is the last resort. The wait doubles from a minute to an hour, so that a queue of
+ * thousands of runs costs Temporal next to nothing, and a run waiting days behind one that waits for approval does
+ * not fill its history (about 175 events in its first day, against 8,640 at a minute).
  */
-export const QUEUED_RUN_RECHECK = '1 minute';
+export const queuedRunRecheckMs = (looks: number): number => Math.min(QUEUED_RUN_FIRST_RECHECK_MS * 2 ** looks, QUEUED_RUN_LAST_RECHECK_MS);
+const QUEUED_RUN_FIRST_RECHECK_MS = 60_000;
+const QUEUED_RUN_LAST_RECHECK_MS = 3_600_000;
 
 /** Marks the histories in which a replayed tool call could end the run. */
 const REPLAY_MISS_PATCH = 'replay-miss-ends-run';
@@ -155,13 +159,13 @@ export async function agentRunWorkflow({ runId }: { runId: string }): Promise<vo
 
   /** The run's plan once it is its turn; null when the run ended before it started. */
   const begin = async (): Promise<RunPlan | null> => {
-    for (;;) {
+    for (let looks = 0; ; looks++) {
       const beginning = await localPlanning.beginRun({ runId });
       if (beginning.admission === 'start') return beginning.plan;
       if (beginning.admission === 'prepare') return await prepared();
       if (beginning.admission === 'gone') return null;
       admitted = false;
-      await condition(() => admitted, QUEUED_RUN_RECHECK);
+      await condition(() => admitted, queuedRunRecheckMs(looks));
     }
   };
 

@@ -13,7 +13,7 @@ import type { Input } from '../../validation.js';
 import { createOnce } from '../../idempotency.js';
 import { respond } from '../../audit.js';
 import type { Queryable } from '../../../records/db.js';
-import { activeRunsOnThread, createThread, findThread } from '../../../records/threads.js';
+import { oldestActiveRunOnThread, createThread, findThread } from '../../../records/threads.js';
 import { findRun, insertRun, isFinished } from '../../../records/runs.js';
 import { runWhenEnded, streamRunEvents } from './run-log.js';
 import { presentRunOf } from './run-object.js';
@@ -26,7 +26,7 @@ const WAIT_MS = 30_000;
 async function refuseBusyThread(tx: Queryable, projectId: string, threadId: string, onBusy: 'reject' | 'wait'): Promise<void> {
   if (!(await findThread(tx, projectId, threadId, { lock: true }))) throw NotFoundError('thread', threadId, 'thread_id');
   if (onBusy === 'wait') return;
-  const [active] = await activeRunsOnThread(tx, threadId);
+  const active = await oldestActiveRunOnThread(tx, threadId);
   if (active) {
     throw ConflictError(
       'thread_busy',

@@ -11,7 +11,7 @@ import { createOnce } from '../../idempotency.js';
 import { UnknownCursorError } from '../../../records/pagination.js';
 import { activeExperimentRunOf } from '../../../records/run-steps.js';
 import {
-  activeRunsOnThread,
+  oldestActiveRunOnThread,
   createThread,
   deleteThread,
   findThread,
@@ -96,7 +96,7 @@ export function threadRoutes(router: Router<ApiState>, deps: ApiDeps): void {
       const answer = await commitMutation(ctx, deps.db, async (tx) => {
         const thread = await findThread(tx, projectId, id, { lock: true });
         if (!thread) throw NotFoundError('thread', id);
-        const [active] = await activeRunsOnThread(tx, id);
+        const active = await oldestActiveRunOnThread(tx, id);
         if (active) {
           throw ConflictError(
             'thread_busy',
