@@ -88,7 +88,7 @@ export async function claimFirstAttempts(
      UPDATE webhook_deliveries d SET claimed_until = now() + interval '${FIRST_ATTEMPT_CLAIM}'
      FROM claimable c, webhook_endpoints w, events e
      WHERE d.id = c.id AND w.id = d.endpoint_id AND e.id = d.event_id
-     RETURNING json_build_object('id', d.id, 'status', d.status) AS delivery, to_jsonb(w) AS endpoint, to_jsonb(e) AS event`,
+     RETURNING json_build_object('id', d.id, 'status', d.status, 'attempts', d.attempts) AS delivery, to_jsonb(w) AS endpoint, to_jsonb(e) AS event`,
     [limit, room, [...roomOf.keys()], [...roomOf.values()]],
   );
   return rows.map(targetOf);
@@ -130,7 +130,8 @@ export async function markDeliveriesStarted(db: Queryable, ids: string[]): Promi
 
 /** What an attempt needs: the delivery, its endpoint and its event; null once the endpoint is gone. */
 export interface DeliveryTarget {
-  delivery: { id: string; status: string };
+  /** `attempts`: the attempts made and logged, the last of them numbered so. */
+  delivery: { id: string; status: string; attempts: number };
   endpoint: WebhookEndpointRecord;
   event: EventRecord;
 }
@@ -155,7 +156,7 @@ function targetOf(row: TargetRow): DeliveryTarget {
 
 export async function deliveryTarget(db: Queryable, deliveryId: string): Promise<DeliveryTarget | null> {
   const { rows } = await db.query<TargetRow>(
-    `SELECT json_build_object('id', d.id, 'status', d.status) AS delivery, to_jsonb(w) AS endpoint, to_jsonb(e) AS event
+    `SELECT json_build_object('id', d.id, 'status', d.status, 'attempts', d.attempts) AS delivery, to_jsonb(w) AS endpoint, to_jsonb(e) AS event
      FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id JOIN events e ON e.id = d.event_id WHERE d.id = $1`,
     [deliveryId],
   );

@@ -18,15 +18,32 @@ export function heartbeat(): void {
   if (!context.info.isLocal) context.heartbeat();
 }
 
+/** Heartbeats kept going for work that cannot send them itself. */
+export interface Beating {
+  /** Each heartbeat from now on carries `details`, the first of them at once. */
+  carry(details: unknown): void;
+  stop(): void;
+}
+
 /**
- * Heartbeats until `stop()`, for work that cannot send them itself (a call in flight). `details`, when given,
- * go with each: the activity's next attempt reads them (`heartbeatDetails`) if this one never ends.
+ * Heartbeats until `stop()`, for work that cannot send them itself (a call in flight). `details`, when given
+ * (here or by `carry`), go with each: the activity's next attempt reads them (`heartbeatDetails`) if this one
+ * never ends. `atOnce`: the first is sent now (by default when there are details), not after an interval; the
+ * worker sends an activity's first heartbeat at once and holds the next back for up to its throttle, so details
+ * that must reach Temporal soon (`carry`) should be the first sent.
  */
-export function keepBeating(details?: unknown): { stop(): void } {
+export function keepBeating(details?: unknown, { atOnce = details !== undefined } = {}): Beating {
   const context = Context.current();
-  if (context.info.isLocal) return { stop: () => {} };
+  if (context.info.isLocal) return { carry: () => {}, stop: () => {} };
+  let carried = details;
   // Sent at once: the details reach Temporal even if the worker dies within the first interval.
-  if (details !== undefined) context.heartbeat(details);
-  const timer = setInterval(() => context.heartbeat(details), HEARTBEAT_MS);
-  return { stop: () => clearInterval(timer) };
+  if (atOnce) context.heartbeat(carried);
+  const timer = setInterval(() => context.heartbeat(carried), HEARTBEAT_MS);
+  return {
+    carry(next) {
+      carried = next;
+      context.heartbeat(next);
+    },
+    stop: () => clearInterval(timer),
+  };
 }

@@ -171,7 +171,7 @@ describe('a worker killed mid-work', function () {
     assert.equal((await eventsFor(db, tenant.projectId, 'file.processed', fileId)).length, 1);
   });
 
-  it('(SIGKILL while webhook receivers hang on its attempts) makes a retry again on a restarted worker within seconds, ends a delivery whose last attempt it was as failed, and logs the attempts cut short', async () => {
+  it('(SIGKILL while webhook receivers hang on its attempts) makes a retry again on a restarted worker within seconds, ends a delivery whose last attempt it was as failed, logs the attempts cut short, and no attempt it had not sent', async () => {
     // The workers of the tests before are gone, so that the attempts are made by this one; started first, it comes
     // up while the endpoints are registered.
     for (const worker of workers) worker.child.kill('SIGKILL');
@@ -187,25 +187,51 @@ describe('a worker killed mid-work', function () {
       receiver.hang('/hangs', 2);
       receiver.answer('/hangs-last', [500, 500]);
       receiver.hang('/hangs-last', 3);
-      const register = async (path: string) => {
-        const created = await tenant.admin.post('/v1/webhooks', { url: receiver.url + path, event_types: ['file.deleted'] });
+      // '/unsent': its first attempt fails, and the worker dies while its second waits on the database, unsent.
+      receiver.answer('/unsent', [500]);
+      const unsentFirst = receiver.hold('/unsent');
+      const register = async (path: string, eventType = 'file.deleted') => {
+        const created = await tenant.admin.post('/v1/webhooks', { url: receiver.url + path, event_types: [eventType] });
         assert.equal(created.status, 201, JSON.stringify(created.body));
         return created.body as { id: string; secret: string };
       };
       const retried = await register('/hangs');
       const last = await register('/hangs-last');
+      const unsent = await register('/unsent', 'file.processed');
       await recordEvent(db, tenant.projectId, 'file.deleted', { object: 'file', id: newId('file') });
+      await recordEvent(db, tenant.projectId, 'file.processed', { object: 'file', id: newId('file') });
       await eventually(
         () => {
           assert.equal(receiver.to('/hangs').length, 2, doomed.output());
           assert.equal(receiver.to('/hangs-last').length, 3, doomed.output());
+          assert.equal(unsentFirst.waiting(), 1, doomed.output());
         },
         { timeoutMs: 30_000, message: 'the attempts did not reach the receivers' },
       );
-      // The replacement comes up while the attempts' heartbeats are missed; the attempts stay with the killed worker.
-      const replacement = await startWorker();
-      doomed.child.kill('SIGKILL');
-      assert.equal((await doomed.exited).signal, 'SIGKILL');
+      // An attempt reads its event before it sends it: '/unsent''s second waits on this lock once its first has failed.
+      const blocker = await db.connect();
+      let replacement: CliProcess;
+      try {
+        await blocker.query('BEGIN');
+        await blocker.query('LOCK TABLE events IN ACCESS EXCLUSIVE MODE');
+        unsentFirst.release();
+        await eventually(
+          async () => {
+            const { rows } = await db.query(
+              `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%AS delivery, to_jsonb(w) AS endpoint%' AND query NOT LIKE '%RETURNING%'`,
+            );
+            assert.equal(rows.length, 1, doomed.output());
+          },
+          { timeoutMs: 30_000, message: "'/unsent''s second attempt did not wait on the database" },
+        );
+        // The replacement comes up while the attempts' heartbeats are missed; the attempts stay with the killed worker.
+        replacement = await startWorker();
+        doomed.child.kill('SIGKILL');
+        assert.equal((await doomed.exited).signal, 'SIGKILL');
+        await blocker.query('ROLLBACK');
+      } finally {
+        blocker.release();
+      }
 
       // Well within an attempt's 5-minute timeout: its missed heartbeats give it up.
       const endOf = (endpointId: string, status: string) =>
@@ -218,7 +244,11 @@ describe('a worker killed mid-work', function () {
           },
           { timeoutMs: 30_000, message: `the delivery did not end ${status} after the worker died` },
         );
-      const [delivered, failed] = await Promise.all([endOf(retried.id, 'succeeded'), endOf(last.id, 'failed')]);
+      const [delivered, failed, unsentDelivered] = await Promise.all([
+        endOf(retried.id, 'succeeded'),
+        endOf(last.id, 'failed'),
+        endOf(unsent.id, 'succeeded'),
+      ]);
       assert.deepEqual(
         receiver.to('/hangs').map((r) => r.answered),
         [500, 0, 204],
@@ -239,6 +269,18 @@ describe('a worker killed mid-work', function () {
           [1, 500, 'HTTP 500'],
           [2, null, ABANDONED_ATTEMPT_ERROR],
           [3, 204, null],
+        ],
+      );
+      // The attempt the killed worker never sent is not one: the next is numbered where it would have been.
+      assert.deepEqual(
+        receiver.to('/unsent').map((r) => r.answered),
+        [500, 204],
+      );
+      assert.deepEqual(
+        unsentDelivered.attempts.map((a) => [a.attempt, a.response_status, a.error]),
+        [
+          [1, 500, 'HTTP 500'],
+          [2, 204, null],
         ],
       );
       assert.equal(receiver.to('/hangs-last').length, 3, 'an attempt was made past the last');

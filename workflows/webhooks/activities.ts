@@ -61,16 +61,25 @@ export const createWebhookActivities = ({ db, webhooks }: WebhookActivityDepende
       shared = false,
     ): Promise<AttemptRefused | undefined> {
       const context = Context.current();
-      const attempt = attemptsBefore + context.info.attempt;
-      const beat = keepBeating({ attempt, startedAt: Date.now() } satisfies AttemptBeat);
+      // The attempt an earlier try of this call had in flight when it was given up (its worker died), if any:
+      // carried by this try's heartbeats until it is logged, so that it is not lost should this one die too. Not
+      // sent at once: this try's first heartbeat, which is, should carry its own attempt once it sends.
+      const previous = context.info.heartbeatDetails as AttemptBeat | undefined;
+      const beat = keepBeating(previous, { atOnce: false });
+      // Until the delivery's log is read, a failure waits as the next attempt's would.
+      let attempt = attemptsBefore + 1;
       try {
-        await logAbandonedAttempt(db, deliveryId, attempt);
+        if (previous) await outlastDatabaseOutage(context, () => recordAbandonedAttempt(db, deliveryId, abandonedAttempt(previous)));
         const target = await outlastDatabaseOutage(context, () => deliveryTarget(db, deliveryId));
         // The endpoint was deleted (its deliveries with it), or the delivery has ended already.
         if (!target || target.delivery.status !== 'pending') return undefined;
+        // Numbered after the attempts logged, not by this call's tries: a try that ended before it sent (its
+        // worker died or stalled, the database failed it) made no attempt.
+        attempt = Math.max(attemptsBefore, target.delivery.attempts) + 1;
         if (target.endpoint.status !== 'enabled') throw ApplicationFailure.nonRetryable('the endpoint is disabled', 'endpoint_unavailable');
         const giveBack = shared ? shares.take(target.endpoint.project_id, { id: deliveryId }) : () => undefined;
         if (!giveBack) return { attemptsMade: attempt - 1, waitFactor: shares.waitFactor(target.endpoint.project_id) };
+        beat.carry({ attempt, startedAt: Date.now() } satisfies AttemptBeat);
         const sent = await postEvent(target, webhooks.allowPrivate, context.cancellationSignal).finally(giveBack);
         const outcome = { attempt, responseStatus: sent.responseStatus, error: sent.error, durationMs: sent.durationMs };
         // The attempt was made: it is logged once the database answers, and never made again for it. A delivery
@@ -100,18 +109,6 @@ function reportAttemptsHeld(projectId: string, perProject: number): void {
     `A project's webhook retries hold their share of this worker's attempt slots (${perProject}); its attempts past that wait and are made later.`,
     { projectId, perProject },
   );
-}
-
-/**
- * The attempt before this one, when its worker died mid-way (its heartbeats stopped, and Temporal gave it up):
- * logged as abandoned, unless it had logged its outcome, so that no attempt the receiver may have had is
- * missing from the delivery's log.
- */
-async function logAbandonedAttempt(db: Db, deliveryId: string, attempt: number): Promise<void> {
-  const context = Context.current();
-  const previous = context.info.heartbeatDetails as AttemptBeat | undefined;
-  if (previous?.attempt !== attempt - 1) return;
-  await outlastDatabaseOutage(context, () => recordAbandonedAttempt(db, deliveryId, abandonedAttempt(previous)));
 }
 
 /** An attempt that never ended, as logged: it ran from its start until it was found abandoned, now. */
