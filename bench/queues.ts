@@ -14,7 +14,7 @@ import { admissionOf, nextQueuedRun, runById, type RunRecord } from '../records/
 import { nextRunOnThread } from '../records/threads.js';
 import { createLogger } from '../cli/runtime.js';
 import { callApi, type BenchTarget } from './stack.js';
-import { BENCH_MODEL, latencyOf, timed, type LatencyFigures } from './runs.js';
+import { BENCH_MODEL, latencyOf, samplesInTurns, timed, type LatencyFigures } from './runs.js';
 
 export interface QueueSettings {
   warmups: number;
@@ -45,18 +45,13 @@ export interface QueueFigures {
   threadWake: QueueComparison;
 }
 
-/** Two ways of doing one thing, timed one after the other in turns (ms each), the warm-ups left out of the figures. */
+/** Two ways of doing one thing, timed in turns (ms each), the warm-ups left out of the figures. */
 async function inTurns(settings: QueueSettings, short: () => Promise<unknown>, long: () => Promise<unknown>): Promise<QueueComparison> {
-  const shorts: number[] = [];
-  const longs: number[] = [];
-  for (let i = 0; i < settings.warmups + settings.samples; i++) {
-    const a = await timed(async () => void (await short()));
-    const b = await timed(async () => void (await long()));
-    if (i >= settings.warmups) {
-      shorts.push(a);
-      longs.push(b);
-    }
-  }
+  const [shorts, longs] = await samplesInTurns(
+    settings,
+    () => timed(async () => void (await short())),
+    () => timed(async () => void (await long())),
+  );
   // The ratio of the medians as measured: these take a fraction of a millisecond, finer than the figures' rounding.
   const median = (ms: number[]) => [...ms].sort((a, b) => a - b)[Math.floor(ms.length / 2)]!;
   return { short: latencyOf(shorts), long: latencyOf(longs), ratio: median(longs) / median(shorts) };

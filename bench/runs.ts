@@ -86,6 +86,28 @@ export async function timed(work: () => Promise<void>): Promise<number> {
   return Number(process.hrtime.bigint() - started) / 1e6;
 }
 
+/**
+ * Two ways of doing one thing, each returning how long it took (ms), done one after the other in turns so that
+ * both meet the same machine; the warm-ups are left out of the samples.
+ */
+export async function samplesInTurns(
+  settings: { warmups: number; samples: number },
+  first: () => Promise<number>,
+  second: () => Promise<number>,
+): Promise<[number[], number[]]> {
+  const firsts: number[] = [];
+  const seconds: number[] = [];
+  for (let i = 0; i < settings.warmups + settings.samples; i++) {
+    const a = await first();
+    const b = await second();
+    if (i >= settings.warmups) {
+      firsts.push(a);
+      seconds.push(b);
+    }
+  }
+  return [firsts, seconds];
+}
+
 async function sequentially(settings: RunSettings, work: () => Promise<void>): Promise<LatencyFigures> {
   for (let i = 0; i < settings.warmups; i++) await work();
   const ms: number[] = [];

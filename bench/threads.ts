@@ -13,7 +13,7 @@ import { historyWithin, messageTokens } from '../records/threads.js';
 import { currentMemories } from '../records/memories.js';
 import { createLogger } from '../cli/runtime.js';
 import { callApi, type BenchTarget } from './stack.js';
-import { latencyOf, timed, type LatencyFigures } from './runs.js';
+import { latencyOf, samplesInTurns, timed, type LatencyFigures } from './runs.js';
 
 export interface ThreadSettings {
   warmups: number;
@@ -77,22 +77,13 @@ function seeded(seed: number): () => number {
   };
 }
 
-/** Two ways of doing one thing, timed one after the other in turns (ms each), the warm-ups left out of the figures. */
+/** Two ways of doing one thing, timed in turns (ms each), the warm-ups left out of the figures. */
 async function inTurns(
   settings: Pick<ThreadSettings, 'warmups' | 'samples'>,
   first: () => Promise<number>,
   second: () => Promise<number>,
 ): Promise<[LatencyFigures, LatencyFigures]> {
-  const firsts: number[] = [];
-  const seconds: number[] = [];
-  for (let i = 0; i < settings.warmups + settings.samples; i++) {
-    const a = await first();
-    const b = await second();
-    if (i >= settings.warmups) {
-      firsts.push(a);
-      seconds.push(b);
-    }
-  }
+  const [firsts, seconds] = await samplesInTurns(settings, first, second);
   return [latencyOf(firsts), latencyOf(seconds)];
 }
 

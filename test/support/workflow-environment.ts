@@ -48,10 +48,7 @@ export interface SuiteWorker<A extends Activities> {
  * A worker for a whole suite (one per test would cost seconds each), whose activities are those last given
  * to `use`; `activities` names them all. On the shared server unless given one (`ownWorkflowEnvironment`).
  */
-export async function startSuiteWorker<A extends Activities>(
-  activities: A,
-  env: TestWorkflowEnvironment | undefined = undefined,
-): Promise<SuiteWorker<A>> {
+export async function startSuiteWorker<A extends Activities>(activities: A, env?: TestWorkflowEnvironment): Promise<SuiteWorker<A>> {
   env ??= await workflowEnvironment();
   const taskQueue = `workflow-test-${randomUUID()}`;
   let current = activities;

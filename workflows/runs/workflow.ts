@@ -42,6 +42,8 @@ export const approvalSignal = defineSignal<[string]>(APPROVAL_SIGNAL);
 export const APPROVAL_RECHECK_MS = 5 * 60_000;
 // Past an approval's end by this much, so that the database, whose clock decides, finds it ended.
 const APPROVAL_EXPIRY_MARGIN_MS = 1_000;
+const QUEUED_RUN_FIRST_RECHECK_MS = 60_000;
+const QUEUED_RUN_LAST_RECHECK_MS = 3_600_000;
 
 /**
  * How long an `enqueue` run waits before looking for its turn on its own, the `looks`th time. The run ahead of it
@@ -51,8 +53,6 @@ const APPROVAL_EXPIRY_MARGIN_MS = 1_000;
  * not fill its history (about 175 events in its first day, against 8,640 at a minute).
  */
 export const queuedRunRecheckMs = (looks: number): number => Math.min(QUEUED_RUN_FIRST_RECHECK_MS * 2 ** looks, QUEUED_RUN_LAST_RECHECK_MS);
-const QUEUED_RUN_FIRST_RECHECK_MS = 60_000;
-const QUEUED_RUN_LAST_RECHECK_MS = 3_600_000;
 
 /** Marks the histories in which a replayed tool call could end the run. */
 const REPLAY_MISS_PATCH = 'replay-miss-ends-run';
