@@ -32,6 +32,12 @@ export interface ThreadMessageRecord {
   created_at: Date;
 }
 
+/**
+ * The most messages a thread takes runs for: a run on a thread that holds as many is refused, and the runs admitted
+ * before still add their turns. It bounds what one conversation holds and what deleting it costs the database.
+ */
+export const THREAD_MESSAGES_MAX = 100_000;
+
 const COLUMNS = 'id, project_id, subject_id, metadata, message_count, last_run_id, created_at, updated_at';
 const MESSAGE_COLUMNS = 'id, thread_id, seq, run_id, role, content, created_at';
 

@@ -2226,7 +2226,7 @@ export interface components {
             model?: components["schemas"]["ModelName"];
             /** @description A finished run of this agent to continue: its conversation comes before `input`. A run of another agent or of a network answers 400, one that has not ended 409 `previous_run_active`. */
             previous_run_id?: components["schemas"]["ObjectId"];
-            /** @description A thread to run on: its messages (as many of the newest turns as the model's window leaves room for, whole) come before `input`, and the run's input and output are added to it when it completes. Not with `previous_run_id`. While another run on the thread is still to end, 409 `thread_busy`, unless `on_thread_busy` is `wait`. */
+            /** @description A thread to run on: its messages (as many of the newest turns as the model's window leaves room for, whole) come before `input`, and the run's input and output are added to it when it completes. Not with `previous_run_id`. While another run on the thread is still to end, 409 `thread_busy`, unless `on_thread_busy` is `wait`. A thread that holds 100,000 messages takes no more runs: 409 `thread_full`. */
             thread_id?: components["schemas"]["ObjectId"];
             /**
              * @description `reject` (when absent): 409 `thread_busy`. `wait`: the run is queued and starts once every earlier run on the thread has ended.

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createAgent, runSatisfying, startRunsStack, type RunsStack } from '../support/runs.js';
 import { newTenant } from '../support/api.js';
-import { messageTokens } from '../../records/threads.js';
+import { messageTokens, THREAD_MESSAGES_MAX } from '../../records/threads.js';
 
 type SentMessage = { role: string; content: unknown };
 type SentRequest = { model: string; messages: SentMessage[] };
@@ -119,6 +119,49 @@ describe('threads: conversations that last', function () {
       messages.body.data.map((m: { content: string }) => m.content),
       ['After you.', 'My turn now.'],
     );
+  });
+
+  it('takes runs on a thread until it holds 100,000 messages, then answers 409 thread_full, and deletes it whole', async () => {
+    const client = stack.tenant.admin;
+    const agent = await createAgent(client);
+    const thread = (await client.post('/v1/threads', {})).body;
+    // One message short of the most, as earlier runs would have left them.
+    const held = THREAD_MESSAGES_MAX - 1;
+    await stack.api.services.db.query(
+      `WITH added AS (
+         INSERT INTO thread_messages (id, thread_id, project_id, seq, role, content, tokens)
+         SELECT 'tmsg_seed' || $1 || n, $1, $2, n, CASE WHEN n % 2 = 1 THEN 'user' ELSE 'assistant' END, 'said ' || n, 6
+         FROM generate_series(1, $3::int) AS n RETURNING 1
+       )
+       UPDATE threads SET message_count = (SELECT count(*) FROM added) WHERE id = $1`,
+      [thread.id, stack.tenant.projectId, held],
+    );
+
+    // A run admitted before the thread is full adds its whole turn.
+    stack.openai.enqueue({ text: ['Still here.'], usage: { input: 5, output: 5 } });
+    const last = await client.post(`/v1/agents/${agent.id}/run`, { input: 'Are you there?', thread_id: thread.id });
+    assert.equal(last.body.status, 'completed', JSON.stringify(last.body));
+    assert.equal((await client.get(`/v1/threads/${thread.id}`)).body.message_count, held + 2);
+
+    const requests = stack.openai.requests.length;
+    for (const extra of [{}, { on_thread_busy: 'wait' }]) {
+      const full = await client.post(`/v1/agents/${agent.id}/run`, { input: 'And now?', thread_id: thread.id, ...extra });
+      assert.equal(full.status, 409, JSON.stringify(full.body));
+      assert.equal(full.body.error.code, 'thread_full');
+      assert.equal(full.body.error.param, 'thread_id');
+      assert.match(full.body.error.message, /100000/);
+    }
+    assert.equal(stack.openai.requests.length, requests, 'a refused run called the model');
+    const runs = await client.get(`/v1/runs?thread_id=${thread.id}`);
+    assert.deepEqual(
+      runs.body.data.map((r: { id: string }) => r.id),
+      [last.body.id],
+      'a refused run was recorded',
+    );
+
+    const deleted = await client.delete(`/v1/threads/${thread.id}`);
+    assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
+    assert.equal(deleted.body.messages_removed, held + 2);
   });
 
   it('keeps the newest turns whole within the model window and says how many older messages it left out', async () => {

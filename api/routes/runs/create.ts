@@ -13,7 +13,7 @@ import type { Input } from '../../validation.js';
 import { createOnce } from '../../idempotency.js';
 import { respond } from '../../audit.js';
 import type { Queryable } from '../../../records/db.js';
-import { oldestActiveRunOnThread, createThread, findThread } from '../../../records/threads.js';
+import { oldestActiveRunOnThread, createThread, findThread, THREAD_MESSAGES_MAX } from '../../../records/threads.js';
 import { findRun, insertRun, isFinished } from '../../../records/runs.js';
 import { runWhenEnded, streamRunEvents } from './run-log.js';
 import { presentRunOf } from './run-object.js';
@@ -22,9 +22,20 @@ import { checkRunRequest, interruptRuns, lockUnderConcurrency, startAdmittedRun 
 // The longest a request waits for its run to end before answering 202.
 const WAIT_MS = 30_000;
 
-/** A run on a thread waits for the thread's earlier runs when asked to; otherwise, while one is still to end, 409. */
+/**
+ * A run on a thread that holds THREAD_MESSAGES_MAX messages is refused (409); one on a thread with a run still to end
+ * waits for it when asked to, and is otherwise refused (409).
+ */
 async function refuseBusyThread(tx: Queryable, projectId: string, threadId: string, onBusy: 'reject' | 'wait'): Promise<void> {
-  if (!(await findThread(tx, projectId, threadId, { lock: true }))) throw NotFoundError('thread', threadId, 'thread_id');
+  const thread = await findThread(tx, projectId, threadId, { lock: true });
+  if (!thread) throw NotFoundError('thread', threadId, 'thread_id');
+  if (thread.message_count >= THREAD_MESSAGES_MAX) {
+    throw ConflictError(
+      'thread_full',
+      `The thread ${threadId} holds ${thread.message_count} messages, as many as a thread may (${THREAD_MESSAGES_MAX}); go on in a new thread.`,
+      'thread_id',
+    );
+  }
   if (onBusy === 'wait') return;
   const active = await oldestActiveRunOnThread(tx, threadId);
   if (active) {
