@@ -370,14 +370,19 @@ export async function recordHandoff(tx: Queryable, runId: string, handoff: Hando
 }
 
 /**
- * The runs of an agent or a network that are queued or in progress, oldest first. A network's hops are
- * its own business: they do not count against their agent.
+ * The runs of an agent or a network that are queued or in progress, oldest first (the oldest `limit`, when given).
+ * A network's hops are its own business: they do not count against their agent.
  */
-export async function activeRunsOf(db: Queryable, targetId: string): Promise<Pick<RunRecord, 'id' | 'status' | 'created_at'>[]> {
+export async function activeRunsOf(
+  db: Queryable,
+  targetId: string,
+  limit: number | null = null,
+): Promise<Pick<RunRecord, 'id' | 'status' | 'created_at'>[]> {
   const column = targetId.startsWith('net_') ? 'network_id' : 'agent_id';
   const { rows } = await db.query<Pick<RunRecord, 'id' | 'status' | 'created_at'>>(
-    `SELECT id, status, created_at FROM runs WHERE ${column} = $1 AND parent_run_id IS NULL AND status IN ('queued', 'in_progress') ORDER BY created_at, id`,
-    [targetId],
+    `SELECT id, status, created_at FROM runs WHERE ${column} = $1 AND parent_run_id IS NULL AND status IN ('queued', 'in_progress')
+     ORDER BY created_at, id LIMIT $2`,
+    [targetId, limit],
   );
   return rows;
 }

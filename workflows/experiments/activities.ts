@@ -243,7 +243,7 @@ export const createExperimentActivities = ({ db, models, projectConcurrentRuns }
           if (active >= projectConcurrentRuns)
             throw ApplicationFailure.retryable(`The project has ${active} runs queued or in progress, its limit.`, ITEM_RUN_WAITS);
         }
-        if (target.concurrency === 'reject' && (await activeRunsOf(tx, experiment.agent_id ?? experiment.network_id!)).length > 0)
+        if (target.concurrency === 'reject' && (await activeRunsOf(tx, experiment.agent_id ?? experiment.network_id!, 1)).length > 0)
           throw ApplicationFailure.retryable('The agent takes one run at a time and has one going.', ITEM_RUN_WAITS);
         const budget = await exhaustedBudget(tx, {
           projectId: experiment.project_id,

@@ -127,7 +127,8 @@ export async function lockUnderConcurrency(
 ): Promise<{ current: Runnable; interrupted: string[] }> {
   const current = await runnableOf(tx, projectId, kind, targetId, true);
   if (current.concurrency !== 'reject' && current.concurrency !== 'interrupt') return { current, interrupted: [] };
-  const active = await activeRunsOf(tx, targetId);
+  // `reject` needs the oldest only, however many runs were queued before the agent came to reject.
+  const active = await activeRunsOf(tx, targetId, current.concurrency === 'reject' ? 1 : null);
   if (current.concurrency === 'reject' && active.length > 0) {
     throw ConflictError(
       `${kind}_busy`,
