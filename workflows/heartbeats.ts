@@ -26,18 +26,16 @@ export interface Beating {
 }
 
 /**
- * Heartbeats until `stop()`, for work that cannot send them itself (a call in flight). `details`, when given
- * (here or by `carry`), go with each: the activity's next attempt reads them (`heartbeatDetails`) if this one
- * never ends. `atOnce`: the first is sent now (by default when there are details), not after an interval; the
- * worker sends an activity's first heartbeat at once and holds the next back for up to its throttle, so details
- * that must reach Temporal soon (`carry`) should be the first sent.
+ * Heartbeats until `stop()`, for work that cannot send them itself (a call in flight), one every HEARTBEAT_MS.
+ * `details`, when given (here, or from now on by `carry`), go with each: the activity's next attempt reads them
+ * (`heartbeatDetails`) if this one never ends. `carry` sends its details at once, so that they reach Temporal even
+ * if the worker dies within the interval; the worker sends an activity's first heartbeat without delay and holds
+ * later ones back for up to its throttle, so that is the heartbeat that should carry them.
  */
-export function keepBeating(details?: unknown, { atOnce = details !== undefined } = {}): Beating {
+export function keepBeating(details?: unknown): Beating {
   const context = Context.current();
   if (context.info.isLocal) return { carry: () => {}, stop: () => {} };
   let carried = details;
-  // Sent at once: the details reach Temporal even if the worker dies within the first interval.
-  if (atOnce) context.heartbeat(carried);
   const timer = setInterval(() => context.heartbeat(carried), HEARTBEAT_MS);
   return {
     carry(next) {

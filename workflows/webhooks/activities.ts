@@ -62,11 +62,9 @@ export const createWebhookActivities = ({ db, webhooks }: WebhookActivityDepende
     ): Promise<AttemptRefused | undefined> {
       const context = Context.current();
       // The attempt an earlier try of this call had in flight when it was given up (its worker died), if any:
-      // carried by this try's heartbeats until it is logged, so that it is not lost should this one die too. Not
-      // sent at once: the worker sends a try's first heartbeat without delay and holds later ones back, so the
-      // first should be the one that carries this try's own attempt, once it sends.
+      // carried by this try's heartbeats until it is logged, so that it is not lost should this one die too.
       const previous = context.info.heartbeatDetails as AttemptBeat | undefined;
-      const beat = keepBeating(previous, { atOnce: false });
+      const beat = keepBeating(previous);
       // Until the delivery's log is read, a failure waits as the next attempt's would.
       let attempt = attemptsBefore + 1;
       try {

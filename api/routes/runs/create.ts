@@ -23,10 +23,10 @@ import { checkRunRequest, interruptRuns, lockUnderConcurrency, startAdmittedRun 
 const WAIT_MS = 30_000;
 
 /**
- * A run on a thread that holds THREAD_MESSAGES_MAX messages is refused (409); one on a thread with a run still to end
- * waits for it when asked to, and is otherwise refused (409).
+ * Holds the thread's row while a run is admitted to it. A thread that holds THREAD_MESSAGES_MAX messages takes no
+ * run (409); one with a run still to end makes the run wait for it when asked to, and otherwise refuses it (409).
  */
-async function refuseBusyThread(tx: Queryable, projectId: string, threadId: string, onBusy: 'reject' | 'wait'): Promise<void> {
+async function lockThreadForRun(tx: Queryable, projectId: string, threadId: string, onBusy: 'reject' | 'wait'): Promise<void> {
   const thread = await findThread(tx, projectId, threadId, { lock: true });
   if (!thread) throw NotFoundError('thread', threadId, 'thread_id');
   if (thread.message_count >= THREAD_MESSAGES_MAX) {
@@ -135,7 +135,7 @@ export async function startRun(
     taskQueue = current.taskQueue;
     interrupted = earlier;
     // The thread's row is locked while its runs are looked at, so that two runs cannot both find it free.
-    if (thread) await refuseBusyThread(tx, projectId, thread.id, body.on_thread_busy ?? 'reject');
+    if (thread) await lockThreadForRun(tx, projectId, thread.id, body.on_thread_busy ?? 'reject');
     await refuseOverLimits(tx, deps, caller, current.agentIds);
     const attached = options.files ? await options.files.record(tx) : [];
     const runId = await insertRun(tx, {
