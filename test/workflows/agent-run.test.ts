@@ -169,7 +169,7 @@ describe('the run workflow', () => {
       assert.deepEqual(ledger.inputsOf('noteFallback'), []);
       assert.deepEqual(ledger.endingOf(runId), {
         status: 'failed',
-        error: { code: 'model_model_not_found', message: 'no such model at the provider' },
+        error: { code: 'model_not_found', message: 'no such model at the provider' },
       });
     });
 
@@ -202,6 +202,25 @@ describe('the run workflow', () => {
     // Six attempts, their backoff (1 s doubling) skipped by the test server.
     assert.equal(ledger.inputsOf('callModel').length, 6);
     assert.deepEqual(ledger.endingOf(runId), { status: 'failed', error: { code: 'model_rate_limited', message: 'echo-1 answered 429' } });
+  });
+
+  it("ends failed with internal_error, not the platform's own error as the model's, when a model step fails inside the platform", async () => {
+    const runId = newRunId();
+    const ledger = await runToEnd(
+      {
+        reply: () => {
+          throw ApplicationFailure.retryable('duplicate key value violates unique constraint "run_steps_pkey"', 'DatabaseError');
+        },
+      },
+      runId,
+    );
+    assert.equal(ledger.inputsOf('callModel').length, 6);
+    const error = {
+      code: 'internal_error',
+      message: "The model step failed inside the platform (DatabaseError); the worker's log has the cause.",
+    };
+    assert.deepEqual(ledger.inputsOf('abandonStep'), [{ runId, stepIndex: 0, error }]);
+    assert.deepEqual(ledger.endingOf(runId), { status: 'failed', error });
   });
 
   it('ends cancelled when cancelled during a model call', async () => {

@@ -25,7 +25,7 @@ import { wakeOnThread } from './thread-turn.js';
 import { learnFromEndedRun } from '../memory/workflow.js';
 import { MODEL_RETRY_MAX_INTERVAL_MS } from '../../models/retry-interval.js';
 import { TOOL_RETRY_MAX_INTERVAL_MS } from '../../tools/outcomes.js';
-import { COST_LIMIT_REACHED, FINAL_MODEL_FAILURES } from '../../models/failure-kinds.js';
+import { COST_LIMIT_REACHED, FINAL_MODEL_FAILURES, MODEL_CALL_ERROR_KINDS, MODEL_NOT_FOUND } from '../../models/failure-kinds.js';
 import { failureMessage } from '../failure-message.js';
 import { waitAfterRefusal } from '../refusal-backoff.js';
 
@@ -108,14 +108,22 @@ const tools = proxyActivities<RunActivities>({
   },
 });
 
+/**
+ * How a model step's failure ends it: a model call's failure as `model_<kind>`; a call not made for its cost cap
+ * or a budget, or for a model the catalogue no longer holds, as that; anything else (the platform's own failure,
+ * say a database error that was not an outage) as `internal_error`, its details left to the worker's log.
+ */
 function failureOf(err: unknown): { error: RunError; retryable: boolean } {
   const cause = err instanceof ActivityFailure ? err.cause : err;
   if (cause instanceof ApplicationFailure) {
-    const kind = cause.type ?? 'error';
+    const kind = cause.type ?? 'Error';
+    const retryable = !cause.nonRetryable && !FINAL_MODEL_FAILURES.includes(kind);
+    if ((MODEL_CALL_ERROR_KINDS as readonly string[]).includes(kind))
+      return { error: { code: `model_${kind}`, message: cause.message }, retryable };
+    if (kind === COST_LIMIT_REACHED || kind === MODEL_NOT_FOUND) return { error: { code: kind, message: cause.message }, retryable };
     return {
-      // A call its cost cap or a budget left no room for was not made: the run ends for that, not for its model.
-      error: { code: kind === COST_LIMIT_REACHED ? kind : `model_${kind}`, message: cause.message },
-      retryable: !cause.nonRetryable && !FINAL_MODEL_FAILURES.includes(kind),
+      error: { code: 'internal_error', message: `The model step failed inside the platform (${kind}); the worker's log has the cause.` },
+      retryable,
     };
   }
   return { error: { code: 'model_unavailable', message: cause instanceof Error ? cause.message : String(cause) }, retryable: true };
