@@ -171,7 +171,7 @@ describe('a worker killed mid-work', function () {
     assert.equal((await eventsFor(db, tenant.projectId, 'file.processed', fileId)).length, 1);
   });
 
-  it('(SIGKILL while webhook receivers hang on its attempts) makes a retry again on a restarted worker within seconds, ends a delivery whose last attempt it was as failed, logs the attempts cut short, and no attempt it had not sent', async () => {
+  it('(SIGKILL while webhook receivers hang on its attempts) makes a retry again on a restarted worker within seconds, ends a delivery whose last attempt it was as failed, logs the attempts cut short, and neither logs nor counts an attempt it had not sent', async () => {
     // The workers of the tests before are gone, so that the attempts are made by this one; started first, it comes
     // up while the endpoints are registered.
     for (const worker of workers) worker.child.kill('SIGKILL');
@@ -188,8 +188,11 @@ describe('a worker killed mid-work', function () {
       receiver.answer('/hangs-last', [500, 500]);
       receiver.hang('/hangs-last', 3);
       // '/unsent': its first attempt fails, and the worker dies while its second waits on the database, unsent.
+      // '/unsent-last': the same for its third, the last.
       receiver.answer('/unsent', [500]);
       const unsentFirst = receiver.hold('/unsent');
+      receiver.answer('/unsent-last', [500]);
+      const unsentLastSecond = receiver.hold('/unsent-last', { firstAnswered: 500 });
       const register = async (path: string, eventType = 'file.deleted') => {
         const created = await tenant.admin.post('/v1/webhooks', { url: receiver.url + path, event_types: [eventType] });
         assert.equal(created.status, 201, JSON.stringify(created.body));
@@ -198,6 +201,7 @@ describe('a worker killed mid-work', function () {
       const retried = await register('/hangs');
       const last = await register('/hangs-last');
       const unsent = await register('/unsent', 'file.processed');
+      const unsentLast = await register('/unsent-last', 'file.processed');
       await recordEvent(db, tenant.projectId, 'file.deleted', { object: 'file', id: newId('file') });
       await recordEvent(db, tenant.projectId, 'file.processed', { object: 'file', id: newId('file') });
       await eventually(
@@ -205,24 +209,27 @@ describe('a worker killed mid-work', function () {
           assert.equal(receiver.to('/hangs').length, 2, doomed.output());
           assert.equal(receiver.to('/hangs-last').length, 3, doomed.output());
           assert.equal(unsentFirst.waiting(), 1, doomed.output());
+          assert.equal(unsentLastSecond.waiting(), 1, doomed.output());
         },
         { timeoutMs: 30_000, message: 'the attempts did not reach the receivers' },
       );
-      // An attempt reads its event before it sends it: '/unsent''s second waits on this lock once its first has failed.
+      // An attempt reads its event before it sends it: '/unsent''s second and '/unsent-last''s third wait on this lock
+      // once the attempt before has failed.
       const blocker = await db.connect();
       let replacement: CliProcess;
       try {
         await blocker.query('BEGIN');
         await blocker.query('LOCK TABLE events IN ACCESS EXCLUSIVE MODE');
         unsentFirst.release();
+        unsentLastSecond.release();
         await eventually(
           async () => {
             const { rows } = await db.query(
               `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%AS delivery, to_jsonb(w) AS endpoint%' AND query NOT LIKE '%RETURNING%'`,
             );
-            assert.equal(rows.length, 1, doomed.output());
+            assert.equal(rows.length, 2, doomed.output());
           },
-          { timeoutMs: 30_000, message: "'/unsent''s second attempt did not wait on the database" },
+          { timeoutMs: 30_000, message: "'/unsent''s second and '/unsent-last''s third attempts did not wait on the database" },
         );
         // The replacement comes up while the attempts' heartbeats are missed; the attempts stay with the killed worker.
         replacement = await startWorker();
@@ -244,10 +251,11 @@ describe('a worker killed mid-work', function () {
           },
           { timeoutMs: 30_000, message: `the delivery did not end ${status} after the worker died` },
         );
-      const [delivered, failed, unsentDelivered] = await Promise.all([
+      const [delivered, failed, unsentDelivered, unsentLastDelivered] = await Promise.all([
         endOf(retried.id, 'succeeded'),
         endOf(last.id, 'failed'),
         endOf(unsent.id, 'succeeded'),
+        endOf(unsentLast.id, 'succeeded'),
       ]);
       assert.deepEqual(
         receiver.to('/hangs').map((r) => r.answered),
@@ -281,6 +289,19 @@ describe('a worker killed mid-work', function () {
         [
           [1, 500, 'HTTP 500'],
           [2, 204, null],
+        ],
+      );
+      // Nor is it counted: the last attempt is still made.
+      assert.deepEqual(
+        receiver.to('/unsent-last').map((r) => r.answered),
+        [500, 500, 204],
+      );
+      assert.deepEqual(
+        unsentLastDelivered.attempts.map((a) => [a.attempt, a.response_status, a.error]),
+        [
+          [1, 500, 'HTTP 500'],
+          [2, 500, 'HTTP 500'],
+          [3, 204, null],
         ],
       );
       assert.equal(receiver.to('/hangs-last').length, 3, 'an attempt was made past the last');

@@ -42,6 +42,9 @@ export interface AttemptRefused {
   waitFactor?: number;
 }
 
+/** The failure of an attempt call once the delivery's log holds its last attempt: the delivery has failed. */
+export const ATTEMPTS_MADE = 'attempts_made';
+
 export const ABANDONED_ATTEMPT_ERROR = 'abandoned: the worker making it stopped before its outcome was recorded';
 
 export const createWebhookActivities = ({ db, webhooks }: WebhookActivityDependencies) => {
@@ -52,13 +55,15 @@ export const createWebhookActivities = ({ db, webhooks }: WebhookActivityDepende
      * `attemptsBefore`: attempts made before this call's (by the dispatcher, or before a refusal). `retryInitialMs`,
      * from workflows whose attempts heartbeat: a failed attempt asks for the delivery's backoff before the next.
      * `shared`, from workflows that wait out a refusal: the attempt is not made while its project's attempts
-     * hold their share of this worker's slots, and the answer says so.
+     * hold their share of this worker's slots, and the answer says so. `maximumAttempts`, from workflows that
+     * count attempts by the delivery's log: no attempt is made past it, and a failed last attempt is final.
      */
     async attemptWebhookDelivery(
       deliveryId: string,
       attemptsBefore = 0,
       retryInitialMs?: number,
       shared = false,
+      maximumAttempts?: number,
     ): Promise<AttemptRefused | undefined> {
       const context = Context.current();
       // The attempt an earlier try of this call had in flight when it was given up (its worker died), if any:
@@ -75,6 +80,8 @@ export const createWebhookActivities = ({ db, webhooks }: WebhookActivityDepende
         // Numbered after the attempts logged, not by this call's tries: a try that ended before it sent (its
         // worker died or stalled, the database failed it) made no attempt.
         attempt = Math.max(attemptsBefore, target.delivery.attempts) + 1;
+        if (maximumAttempts !== undefined && attempt > maximumAttempts)
+          throw ApplicationFailure.nonRetryable(`the delivery's ${maximumAttempts} attempts were made`, ATTEMPTS_MADE);
         if (target.endpoint.status !== 'enabled') throw ApplicationFailure.nonRetryable('the endpoint is disabled', 'endpoint_unavailable');
         const giveBack = shared ? shares.take(target.endpoint.project_id, { id: deliveryId }) : () => undefined;
         if (!giveBack) return { attemptsMade: attempt - 1, waitFactor: shares.waitFactor(target.endpoint.project_id) };
@@ -85,7 +92,11 @@ export const createWebhookActivities = ({ db, webhooks }: WebhookActivityDepende
         // whose endpoint was deleted meanwhile has ended with it.
         const logged = await outlastDatabaseOutage(context, () => recordAttempt(db, deliveryId, outcome, sent.delivered));
         if (!logged) return undefined;
-        if (!sent.delivered) throw ApplicationFailure.retryable(sent.error ?? 'not delivered', 'delivery_failed');
+        if (!sent.delivered) {
+          const message = sent.error ?? 'not delivered';
+          if (maximumAttempts !== undefined && attempt >= maximumAttempts) throw ApplicationFailure.nonRetryable(message, ATTEMPTS_MADE);
+          throw ApplicationFailure.retryable(message, 'delivery_failed');
+        }
       } catch (err) {
         throw retryAfterBackoff(err, attempt, retryInitialMs);
       } finally {

@@ -14,6 +14,15 @@ type Activities = ReturnType<typeof createWebhookActivities>;
 
 /** Workflows that scheduled their attempts before attempts heartbeated go on without heartbeats, so that they replay. */
 export const ATTEMPT_HEARTBEATS_PATCH = 'webhook-attempt-heartbeats';
+/** Workflows that counted their attempts by Temporal's tries go on so, so that they replay. */
+export const ATTEMPTS_BY_LOG_PATCH = 'webhook-attempts-by-log';
+
+/**
+ * Tries of an attempt call that may end before they send, beyond the attempts themselves: a try whose worker
+ * died or stalled before it sent, or that the database held past its 5 minutes, made no attempt and is not
+ * counted as one. Bounded, so that a delivery still ends however its tries fail.
+ */
+const UNSENT_TRIES = 5;
 
 // Bookkeeping outlasts a database outage: its attempts are not the endpoint's.
 const { failWebhookDelivery } = proxyActivities<Activities>({
@@ -29,10 +38,15 @@ export async function webhookDeliveryWorkflow({ deliveryId, retry, attemptsMade 
   try {
     if (heartbeating) {
       // An attempt refused for its project's share of the slots was not made: waited out, and asked again.
+      // Attempts are counted by the delivery's log, where its workflow began so; else by Temporal's tries.
+      const byLog = patched(ATTEMPTS_BY_LOG_PATCH);
       let made = attemptsMade;
       for (let refusals = 0; ; refusals++) {
-        const { attemptWebhookDelivery } = heartbeatingAttempts(retry.maximumAttempts - made);
-        const refused = await attemptWebhookDelivery(deliveryId, made, retry.initialIntervalMs, true);
+        const left = retry.maximumAttempts - made;
+        const { attemptWebhookDelivery } = heartbeatingAttempts(byLog ? left + UNSENT_TRIES : left);
+        const refused = await (byLog
+          ? attemptWebhookDelivery(deliveryId, made, retry.initialIntervalMs, true, retry.maximumAttempts)
+          : attemptWebhookDelivery(deliveryId, made, retry.initialIntervalMs, true));
         if (!refused) break;
         made = refused.attemptsMade;
         await sleep(waitAfterRefusal(refusals, Math.random(), refused.waitFactor));
