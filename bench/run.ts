@@ -124,7 +124,8 @@
  *   by then, p50 (bench/startup.ts). What every pod that starts costs; no goal, the figures are for comparison.
  *
  * `npm run bench -- runs` (or `upload`, `reads`, `run-lists`, `networks`, `webhooks`, `kubernetes`, `costs`, `console`, `extraction`, `startup`, `isolation`, `capacity`, `retention`, `approvals`, `threads`, `queues`, `experiments`) measures only those named. With BENCH_CPU_PROF_DIR set,
- * every server process writes a V8 CPU profile there as it stops (open it in Chrome's DevTools).
+ * every server process writes V8 CPU profiles into a folder of its own there as it stops, one for each of its
+ * threads (open them in Chrome's DevTools).
  *
  * Every server runs as a Node process of its own; the load comes from this one. On a shared or small
  * machine, rerun before believing a small change. A missed goal prints GOAL MISSED and still exits 0; a

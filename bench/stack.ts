@@ -195,10 +195,14 @@ async function registerNamespace(address: string, namespace: string): Promise<vo
   }
 }
 
-/** With BENCH_CPU_PROF_DIR set, each process writes a V8 CPU profile there when it exits (`<name>.cpuprofile`). */
+/**
+ * With BENCH_CPU_PROF_DIR set, each process writes V8 CPU profiles into a folder of its own there when it exits
+ * (`<name>/CPU.….cpuprofile`): one for each of its threads, so that the worker's main thread (its activities) and
+ * its workflow threads each have theirs, and none overwrites another's.
+ */
 function profiling(name: string): string[] {
   const dir = process.env.BENCH_CPU_PROF_DIR;
-  return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name.replace(/\W+/g, '-')}.cpuprofile`] : [];
+  return dir ? ['--cpu-prof', `--cpu-prof-dir=${join(dir, name.replace(/\W+/g, '-'))}`] : [];
 }
 
 function startProcess(
