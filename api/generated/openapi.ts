@@ -2338,7 +2338,7 @@ export interface components {
             is_error?: boolean;
         };
         RunError: {
-            /** @description For example `provider_not_configured`, `model_unavailable`, `model_rejected`, `max_steps_reached`, `cost_limit_reached` (the next model call's worst case would not fit a cap or budget), `attachment_not_ready`, `tools_too_large` (the MCP servers listed more tools than a run may offer), `replay_miss` (an experiment's replayed run called a tool its item has no recorded call of), `budget_exceeded` (an experiment's item run refused by a budget), `model_not_found` (the model is no longer in the catalogue), `internal_error` (the platform itself failed; the worker's log has the cause). */
+            /** @description For example `provider_not_configured`, `model_unavailable`, `model_rejected`, `max_steps_reached`, `cost_limit_reached` (the next model call's worst case would not fit a cap or budget), `attachment_not_ready`, `tools_too_large` (the MCP servers listed more tools than a run may offer), `replay_miss` (an experiment's replayed run called a tool its item has no recorded call of), `budget_exceeded` (an experiment's item run refused by a budget), `model_not_found` (the model is no longer in the catalogue), `internal_error` (the platform itself failed). */
             code: string;
             message: string;
         };

@@ -217,7 +217,7 @@ describe('the run workflow', () => {
     assert.equal(ledger.inputsOf('callModel').length, 6);
     const error = {
       code: 'internal_error',
-      message: "The model step failed inside the platform (DatabaseError); the worker's log has the cause.",
+      message: 'The model step could not go on (DatabaseError): duplicate key value violates unique constraint "run_steps_pkey"',
     };
     assert.deepEqual(ledger.inputsOf('abandonStep'), [{ runId, stepIndex: 0, error }]);
     assert.deepEqual(ledger.endingOf(runId), { status: 'failed', error });

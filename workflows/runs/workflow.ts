@@ -111,7 +111,7 @@ const tools = proxyActivities<RunActivities>({
 /**
  * How a model step's failure ends it: a model call's failure as `model_<kind>`; a call not made for its cost cap
  * or a budget, or for a model the catalogue no longer holds, as that; anything else (the platform's own failure,
- * say a database error that was not an outage) as `internal_error`, its details left to the worker's log.
+ * say a database error that was not an outage) as `internal_error`, as the run's own failures are.
  */
 function failureOf(err: unknown): { error: RunError; retryable: boolean } {
   const cause = err instanceof ActivityFailure ? err.cause : err;
@@ -122,7 +122,7 @@ function failureOf(err: unknown): { error: RunError; retryable: boolean } {
       return { error: { code: `model_${kind}`, message: cause.message }, retryable };
     if (kind === COST_LIMIT_REACHED || kind === MODEL_NOT_FOUND) return { error: { code: kind, message: cause.message }, retryable };
     return {
-      error: { code: 'internal_error', message: `The model step failed inside the platform (${kind}); the worker's log has the cause.` },
+      error: { code: 'internal_error', message: `The model step could not go on (${kind}): ${cause.message}` },
       retryable,
     };
   }
