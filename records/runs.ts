@@ -607,6 +607,42 @@ export async function staleQueuedRuns(db: Queryable, olderThanSeconds: number, l
   return rows;
 }
 
+/** Marks the runs an `interrupt` run replaces, in the transaction that admits it: their cancellation is owed. */
+export async function requestInterrupts(tx: Queryable, runIds: string[]): Promise<void> {
+  if (runIds.length === 0) return;
+  await tx.query('UPDATE runs SET interrupt_requested_at = now() WHERE id = ANY($1) AND interrupt_requested_at IS NULL', [runIds]);
+}
+
+/** Clears a run's mark once Temporal has its cancellation (or it ended without a workflow): nothing more is owed. */
+export async function recordInterruptSent(db: Queryable, runId: string): Promise<void> {
+  await db.query('UPDATE runs SET interrupt_requested_at = NULL WHERE id = $1 AND interrupt_requested_at IS NOT NULL', [runId]);
+}
+
+/** A run whose interruption is owed: its id, and whether it is a network run (its workflow is named so). */
+export interface RunToInterrupt {
+  id: string;
+  projectId: string;
+  network: boolean;
+}
+
+/**
+ * Runs still to end whose interruption was asked for more than `olderThanSeconds` ago and never reached Temporal
+ * (it was unreachable then). Taken in turns across projects, as missed starts are.
+ */
+export async function interruptsLeft(db: Queryable, olderThanSeconds: number, limit: number): Promise<RunToInterrupt[]> {
+  const { rows } = await db.query<RunToInterrupt>(
+    `SELECT id, project_id AS "projectId", network FROM (
+       SELECT id, project_id, interrupt_requested_at, network_id IS NOT NULL AS network,
+              row_number() OVER (PARTITION BY project_id ORDER BY interrupt_requested_at, id) AS turn
+       FROM runs
+       WHERE interrupt_requested_at IS NOT NULL AND status IN ('queued', 'in_progress')
+         AND interrupt_requested_at < now() - make_interval(secs => $1)
+     ) candidates ORDER BY turn, interrupt_requested_at LIMIT $2`,
+    [olderThanSeconds, limit],
+  );
+  return rows;
+}
+
 /**
  * Every top-level run still queued or in progress, oldest first, as its workflow would be started. A network's
  * hops are left out: their network run starts them.

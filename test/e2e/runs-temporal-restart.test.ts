@@ -150,6 +150,55 @@ describe('agentplane api and worker running agents while Temporal restarts', fun
     assert.equal(worker.child.exitCode, null, worker.output());
   });
 
+  it('cancels the run an interrupt run replaced while Temporal was down once Temporal is back, so the two never go on together', async () => {
+    const created = await client.post('/v1/agents', {
+      name: 'breakers',
+      model: 'gpt-4.1-mini',
+      instructions: 'Answer briefly.',
+      concurrency: 'interrupt',
+      tools: [
+        {
+          type: 'http',
+          name: 'close_beach',
+          url: 'https://example.com/close',
+          parameters: { type: 'object', properties: { beach: { type: 'string' } }, required: ['beach'] },
+          approval: { mode: 'always' },
+        },
+      ],
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const agentId: string = created.body.id;
+    // The run to be replaced waits for a person's approval: in progress, with nothing of it running.
+    openai.enqueue({ tool_calls: [{ name: 'close_beach', arguments: '{"beach":"north"}' }], usage: { input: 100, output: 10 } });
+    const replaced = await client.post(`/v1/agents/${agentId}/run`, { input: 'Are the breakers too high?', wait: false });
+    assert.equal(replaced.status, 202, JSON.stringify(replaced.body));
+    await runSatisfying(client, replaced.body.id, (r) => r.status === 'requires_action', 'the run did not wait for approval', 60_000);
+
+    // Its replacement is admitted while Temporal is down: neither the cancellation nor the start reaches it.
+    await temporal.stop();
+    openai.enqueue({ text: ['Calm now.'], usage: { input: 100, output: 10 } });
+    const replacing = await client.post(`/v1/agents/${agentId}/run`, { input: 'And now?', wait: false });
+    assert.equal(replacing.status, 202, JSON.stringify(replacing.body));
+    assert.equal((await client.get(`/v1/runs/${replaced.body.id}`)).body.status, 'requires_action');
+    temporal = await startTemporal({ dbFile: temporalFile, port: Number(temporal.address.split(':')[1]) });
+
+    await runSatisfying(
+      client,
+      replaced.body.id,
+      (r) => r.status === 'cancelled',
+      `the replaced run was not interrupted once Temporal was back: ${worker.output()}`,
+      120_000,
+    );
+    const later = await runSatisfying(
+      client,
+      replacing.body.id,
+      (r) => r.status === 'completed',
+      `the replacing run did not complete: ${worker.output()}`,
+      120_000,
+    );
+    assert.equal(later.output.text, 'Calm now.');
+  });
+
   it('stops a worker on SIGTERM within its shutdown grace while Temporal is down with a model call in flight, logging why, and the next worker finishes the run', async () => {
     const created = await client.post('/v1/agents', { name: 'swell', model: 'gpt-4.1-mini', instructions: 'Answer briefly.' });
     assert.equal(created.status, 201, JSON.stringify(created.body));

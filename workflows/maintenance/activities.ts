@@ -1,6 +1,7 @@
 /**
  * Maintenance's I/O: start extraction for any file whose start was missed (the API died between commit
- * and start, or Temporal was briefly down) and likewise any run's, wake queued runs whose turn has come,
+ * and start, or Temporal was briefly down) and likewise any run's, cancel the runs an `interrupt` run replaced
+ * whose cancellation was missed the same way, wake queued runs whose turn has come,
  * remove blobs whose deletion is due, forget expired idempotency keys, and expire what is past its retention.
  * Each is safe to repeat.
  */
@@ -13,8 +14,8 @@ import { purgeExpiredResponses } from '../../records/idempotency.js';
 import { sweepFinishedConsoleSessions } from '../../records/console-sessions.js';
 import { startExtraction } from '../extraction/client.js';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { recordRunWorkflowStarted, staleQueuedRuns, waitingQueueHeads } from '../../records/runs.js';
-import { runWorkflowId, startRunOf } from '../runs/client.js';
+import { interruptsLeft, recordRunWorkflowStarted, staleQueuedRuns, waitingQueueHeads } from '../../records/runs.js';
+import { interruptRun, runWorkflowId, startRunOf } from '../runs/client.js';
 import { schedulesBehind } from '../../records/schedules.js';
 import { syncSchedule } from '../schedules/client.js';
 import { networkRunWorkflowId } from '../networks/client.js';
@@ -39,6 +40,8 @@ const MISSED_RUN_START_AFTER_S = 15;
 /** Queued runs whose turn came this long ago and still wait get their wake again (the first one was lost). */
 const LOST_WAKE_AFTER_S = 15;
 const MISSED_START_FAILED = 'a missed start failed again; the next round retries it';
+/** Interruptions asked for this long ago and still owed (Temporal was unreachable then) are sent again. */
+const INTERRUPT_OWED_AFTER_S = 10;
 /** Schedules changed longer ago than this whose Temporal Schedule is still behind get it written again. */
 const SCHEDULE_BEHIND_AFTER_S = 5;
 
@@ -99,6 +102,13 @@ export const createMaintenanceActivities = ({ db, blobs, retention = DEFAULT_RET
         startExperimentWorkflow(client, experiment.id, experiment.projectId),
       ))
     );
+  },
+
+  /** Cancels the runs an `interrupt` run replaced whose cancellation never reached Temporal (it was down at the time). */
+  async interruptRunsLeft(): Promise<number> {
+    const { client } = Context.current();
+    const runs = await interruptsLeft(db, INTERRUPT_OWED_AFTER_S, MISSED_STARTS_PER_ROUND);
+    return forEachItem(runs, 'interrupting a replaced run failed again; the next round retries it', (run) => interruptRun(client, db, run));
   },
 
   /** Writes the Temporal Schedules that missed their schedule's latest change (Temporal was down at the time). */

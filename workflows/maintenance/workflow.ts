@@ -20,6 +20,7 @@ const {
   expireAuditLogs,
   expireStepPayloads,
   reconcileSchedules,
+  interruptRunsLeft,
 } = proxyActivities<MaintenanceActivities>({
   // The blob sweep stops itself after 20 s; the others are single queries. A duty still failing after its
   // retries waits for the next round rather than holding this one (and so the schedule) open.
@@ -42,6 +43,7 @@ export interface MaintenanceReport {
   auditLogsExpired: number;
   stepPayloadsExpired: number;
   schedulesReconciled: number;
+  runsInterrupted: number;
 }
 
 export async function maintenanceWorkflow(): Promise<MaintenanceReport> {
@@ -65,6 +67,7 @@ export async function maintenanceWorkflow(): Promise<MaintenanceReport> {
       ['stepPayloadsExpired', expireStepPayloads],
     );
   if (patched('schedules')) duties.push(['schedulesReconciled', reconcileSchedules]);
+  if (patched('interrupts')) duties.push(['runsInterrupted', interruptRunsLeft]);
   const outcomes = await Promise.allSettled(duties.map(([, duty]) => duty()));
   const failures = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [describeFailure(outcome.reason)] : []));
   if (failures.length === 0) {
@@ -83,6 +86,7 @@ export async function maintenanceWorkflow(): Promise<MaintenanceReport> {
       auditLogsExpired: 0,
       stepPayloadsExpired: 0,
       schedulesReconciled: 0,
+      runsInterrupted: 0,
     };
     duties.forEach(([name], i) => (report[name] = (outcomes[i] as PromiseFulfilledResult<number>).value));
     return report;

@@ -3,8 +3,10 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { fairAmongProjects, TASK_QUEUE } from '../names.js';
 import type { agentRunWorkflow } from './workflow.js';
 import { APPROVAL_SIGNAL, runWorkflowId } from './ids.js';
-import { startNetworkRunWorkflow } from '../networks/client.js';
-import type { RunToStart } from '../../records/runs.js';
+import { networkRunWorkflowId, startNetworkRunWorkflow } from '../networks/client.js';
+import { recordInterruptSent, type RunToStart } from '../../records/runs.js';
+import type { Db } from '../../records/db.js';
+import { endRunNeverStarted } from '../../records/unstarted-runs.js';
 
 export { runWorkflowId };
 
@@ -46,4 +48,15 @@ export async function cancelRunWorkflow(client: Client, runId: string, workflowI
 /** Tells the run's workflow one of its approvals was decided, so that its call goes on at once. */
 export async function signalApprovalDecided(client: Client, runId: string, approvalId: string): Promise<void> {
   await client.workflow.getHandle(runWorkflowId(runId)).signal<[string]>(APPROVAL_SIGNAL, approvalId);
+}
+
+/**
+ * Ends a run an `interrupt` run replaced: its workflow asked to cancel, or, with none, the run ended here. Then
+ * nothing more is owed for it, and its mark is cleared; a failure (Temporal unreachable) leaves the mark for the
+ * maintenance round to try again.
+ */
+export async function interruptRun(client: Client, db: Db, run: { id: string; network: boolean }): Promise<void> {
+  const workflowId = run.network ? networkRunWorkflowId(run.id) : runWorkflowId(run.id);
+  if (!(await cancelRunWorkflow(client, run.id, workflowId))) await endRunNeverStarted(db, run.id);
+  await recordInterruptSent(db, run.id);
 }

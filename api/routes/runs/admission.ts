@@ -11,11 +11,10 @@ import { findAgent } from '../../../records/agents.js';
 import { findNetwork } from '../../../records/networks.js';
 import type { Queryable } from '../../../records/db.js';
 import { attachmentsOf } from '../../../records/files.js';
-import { activeRunsOf, recordRunWorkflowStarted, type InputMessage, type RunTarget } from '../../../records/runs.js';
-import { cancelRunWorkflow, runWorkflowId, startRunWorkflow } from '../../../workflows/runs/client.js';
-import { networkRunWorkflowId, startNetworkRunWorkflow } from '../../../workflows/networks/client.js';
+import { activeRunsOf, recordRunWorkflowStarted, requestInterrupts, type InputMessage, type RunTarget } from '../../../records/runs.js';
+import { interruptRun, startRunWorkflow } from '../../../workflows/runs/client.js';
+import { startNetworkRunWorkflow } from '../../../workflows/networks/client.js';
 import { checkModel } from '../agents/definition.js';
-import { endRunNeverStarted } from '../../../records/unstarted-runs.js';
 
 /** What is run, as the run needs it: its current version, concurrency, model and step budget. */
 export interface Runnable {
@@ -135,13 +134,20 @@ export async function lockUnderConcurrency(
       `The ${kind} ${targetId} already has a run in progress (${active[0]!.id}) and its concurrency is reject.`,
     );
   }
-  return { current, interrupted: current.concurrency === 'interrupt' ? active.map((r) => r.id) : [] };
+  if (current.concurrency !== 'interrupt') return { current, interrupted: [] };
+  // Marked with the run that replaces them: should Temporal not take their cancellation now, maintenance owes it.
+  const interrupted = active.map((r) => r.id);
+  await requestInterrupts(tx, interrupted);
+  return { current, interrupted };
 }
 
 /** Where a step that failed but need not fail the request is told: the request's log, or an activity's. */
 export type Warn = (details: Record<string, unknown>, message: string) => void;
 
-/** Ends the runs an `interrupt` run replaces; one that cannot be reached is logged and left. */
+/**
+ * Ends the runs an `interrupt` run replaces. One that cannot be reached now (Temporal unreachable) is logged and
+ * left marked: the maintenance round cancels it once Temporal is back.
+ */
 export async function interruptRuns(
   deps: Pick<ApiDeps, 'db' | 'temporal'>,
   kind: 'agent' | 'network',
@@ -150,10 +156,9 @@ export async function interruptRuns(
 ): Promise<void> {
   // Each Temporal call waits no longer than the connection's deadline (workflows/call-deadline.ts).
   for (const earlier of runIds) {
-    const workflowId = kind === 'agent' ? runWorkflowId(earlier) : networkRunWorkflowId(earlier);
-    const interrupt = async () =>
-      (await cancelRunWorkflow(deps.temporal, earlier, workflowId)) || (await endRunNeverStarted(deps.db, earlier));
-    await interrupt().catch((err) => warn({ err, run_id: earlier }, 'could not interrupt the earlier run'));
+    await interruptRun(deps.temporal, deps.db, { id: earlier, network: kind === 'network' }).catch((err) =>
+      warn({ err, run_id: earlier }, 'could not interrupt the earlier run now; the maintenance schedule will'),
+    );
   }
 }
 
