@@ -3,7 +3,7 @@
  * arguments or edited ones, or rejected) or expired, which counts as a rejection. While any of a run's calls wait,
  * the run and the runs above it in a network's tree count it (`runs.pending_approvals`) and show `requires_action`.
  */
-import { statement, type Queryable } from './db.js';
+import type { Queryable } from './db.js';
 import { recordEvent } from './events.js';
 import { newId } from './ids.js';
 import { selectPage, type Page, type PageRequest } from './pagination.js';
@@ -159,13 +159,14 @@ export async function decideApproval(tx: Queryable, approval: ApprovalRecord, de
   return decided;
 }
 
-const CANCEL_PENDING_APPROVALS = statement(
-  'cancel_pending_approvals',
-  `UPDATE approvals SET status = 'cancelled', decided_at = now() WHERE run_id = $1 AND status = 'pending'`,
-);
-
-/** A run that ends takes its waiting calls with it: they are cancelled, and no longer count on the runs above. */
-export async function cancelPendingApprovals(tx: Queryable, runId: string): Promise<void> {
-  const { rowCount } = await tx.query(CANCEL_PENDING_APPROVALS, [runId]);
-  if (rowCount) await countPending(tx, runId, -rowCount);
+/**
+ * A run that ends takes its waiting calls with it: cancelled in the statement that ends it
+ * (CANCEL_ENDING_RUN_APPROVALS), they no longer count on the runs above.
+ */
+export async function uncountCancelledApprovals(tx: Queryable, runId: string, cancelled: number): Promise<void> {
+  if (cancelled > 0) await countPending(tx, runId, -cancelled);
 }
+
+/** Cancels the waiting calls of run `$1`, as a part of the statement that ends it (`ended`, its row once ended). */
+export const CANCEL_ENDING_RUN_APPROVALS = `UPDATE approvals SET status = 'cancelled', decided_at = now()
+  WHERE run_id = $1 AND status = 'pending' AND EXISTS (SELECT 1 FROM ended) RETURNING id`;

@@ -152,13 +152,17 @@ export async function exhaustedBudget(db: Queryable, charged: Chargeable): Promi
   return budget;
 }
 
-const OPEN_THRESHOLDS = statement(
-  'open_thresholds',
-  `SELECT b.id FROM budgets b WHERE ${MATCHING}
+/**
+ * The budgets that apply to a project, key and agents (SQL expressions) and have a threshold left to reach this
+ * period, as an array of ids in id order: those a new ledger row of theirs may make reach one.
+ */
+export const OPEN_THRESHOLD_BUDGETS = (projectId: string, apiKeyId: string, agentIds: string) =>
+  `ARRAY(SELECT b.id FROM budgets b WHERE ${APPLIES(projectId, apiKeyId, agentIds)}
        AND EXISTS (SELECT 1 FROM unnest(b.thresholds) t WHERE NOT EXISTS (
          SELECT 1 FROM budget_thresholds_reached r WHERE r.budget_id = b.id AND r.period_start = ${PERIOD('b')} AND r.threshold = t))
-     ORDER BY b.id`,
-);
+     ORDER BY b.id)`;
+
+const OPEN_THRESHOLDS = statement('open_thresholds', `SELECT ${OPEN_THRESHOLD_BUDGETS('$1', '$2', '$3::text[]')} AS ids`);
 
 /**
  * Called in the transaction that records a usage row: every budget the row counts towards that has a
@@ -168,9 +172,16 @@ const OPEN_THRESHOLDS = statement(
  * rows that cross a threshold together cannot both miss it. A project without budgets costs one query.
  */
 export async function announceThresholds(tx: Queryable, charged: Chargeable): Promise<void> {
-  const { rows: open } = await tx.query<{ id: string }>(OPEN_THRESHOLDS, [charged.projectId, charged.apiKeyId, charged.agentIds]);
-  if (open.length === 0) return;
-  const ids = open.map((b) => b.id);
+  const { rows } = await tx.query<{ ids: string[] }>(OPEN_THRESHOLDS, [charged.projectId, charged.apiKeyId, charged.agentIds]);
+  await announceReached(tx, charged.projectId, rows[0]!.ids);
+}
+
+/**
+ * announceThresholds past its first query, for a writer that read OPEN_THRESHOLD_BUDGETS in the statement that
+ * recorded the usage row (`ids`, in id order): nothing to do when there are none.
+ */
+export async function announceReached(tx: Queryable, projectId: string, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
   await tx.query(`SELECT pg_advisory_xact_lock(hashtext('budget:' || id)) FROM (SELECT unnest($1::text[]) AS id ORDER BY 1) ids`, [ids]);
   const { rows: reached } = await tx.query<{ budget_id: string }>(
     `INSERT INTO budget_thresholds_reached (budget_id, period_start, threshold)
@@ -182,6 +193,5 @@ export async function announceThresholds(tx: Queryable, charged: Chargeable): Pr
      ON CONFLICT DO NOTHING RETURNING budget_id`,
     [ids],
   );
-  for (const { budget_id } of reached)
-    await recordEvent(tx, charged.projectId, 'budget.threshold_reached', { object: 'budget', id: budget_id });
+  for (const { budget_id } of reached) await recordEvent(tx, projectId, 'budget.threshold_reached', { object: 'budget', id: budget_id });
 }

@@ -46,22 +46,20 @@ const CAPS_OF_RUN = statement(
      FROM runs r LEFT JOIN runs p ON p.id = r.parent_run_id WHERE r.id = $1`,
 );
 
-/**
- * Reserves the call's worst case in `tx`, or says which cap it would not fit. Made again for the same step (a
- * retried attempt), it replaces that step's reservation rather than counting it twice.
- */
-export async function reserveModelCall(tx: Queryable, bound: ModelCallBound): Promise<Reservation> {
+interface CapsOfCall {
+  project_id: string;
+  api_key_id: string | null;
+  agent_id: string | null;
+  root_id: string;
+  capped: string[];
+  budgets: string[];
+  worst: string;
+}
+
+/** The run, the capped runs of its tree and the budgets that apply to it, in one read; null when there is no run. */
+async function capsOf(db: Queryable, bound: ModelCallBound): Promise<CapsOfCall | null> {
   const { price } = bound;
-  // The run, the capped runs of its tree and the budgets that apply to it, in one read: a run with none pays no more.
-  const { rows: runs } = await tx.query<{
-    project_id: string;
-    api_key_id: string | null;
-    agent_id: string | null;
-    root_id: string;
-    capped: string[];
-    budgets: string[];
-    worst: string;
-  }>(CAPS_OF_RUN, [
+  const { rows } = await db.query<CapsOfCall>(CAPS_OF_RUN, [
     bound.runId,
     bound.inputTokens,
     bound.outputTokens,
@@ -69,7 +67,25 @@ export async function reserveModelCall(tx: Queryable, bound: ModelCallBound): Pr
     price.cached_input_per_million,
     price.output_per_million,
   ]);
-  const run = runs[0];
+  return rows[0] ?? null;
+}
+
+/**
+ * Whether the call is of a run, not a network's hop, with no cap and no budget to reserve against: it then
+ * reserves nothing, and needs no transaction for it. A cap or budget made after this read counts from the next call.
+ */
+export async function reservesNothing(db: Queryable, bound: ModelCallBound): Promise<boolean> {
+  const run = await capsOf(db, bound);
+  return run !== null && run.root_id === bound.runId && run.capped.length === 0 && run.budgets.length === 0;
+}
+
+/**
+ * Reserves the call's worst case in `tx`, or says which cap it would not fit. Made again for the same step (a
+ * retried attempt), it replaces that step's reservation rather than counting it twice.
+ */
+export async function reserveModelCall(tx: Queryable, bound: ModelCallBound): Promise<Reservation> {
+  // A run with no cap and no budget pays no more than this read.
+  const run = await capsOf(tx, bound);
   if (!run || (run.capped.length === 0 && run.budgets.length === 0)) return { reserved: false };
 
   if (run.capped.length > 0) await tx.query(`SELECT pg_advisory_xact_lock(hashtext('cost-tree:' || $1))`, [run.root_id]);
@@ -125,11 +141,4 @@ const RELEASE_RESERVATION = statement('release_reservation', 'DELETE FROM cost_r
 /** With the call's usage recorded, or its failure: the step's reservation goes. */
 export async function releaseReservation(tx: Queryable, runId: string, stepIndex: number): Promise<void> {
   await tx.query(RELEASE_RESERVATION, [runId, stepIndex]);
-}
-
-const RELEASE_RESERVATIONS_OF = statement('release_reservations_of', 'DELETE FROM cost_reservations WHERE run_id = $1');
-
-/** With the end of the run: whatever it still holds goes (a call cut short by a cancellation). */
-export async function releaseReservationsOf(tx: Queryable, runId: string): Promise<void> {
-  await tx.query(RELEASE_RESERVATIONS_OF, [runId]);
 }

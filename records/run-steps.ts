@@ -7,7 +7,9 @@ import type { ChatMessage, TokenUsage, ToolCall } from '../models/messages.js';
 import { activeCopyRunOf, clearCopies, clearedMiss, holdCopiesOf } from './experiment-copies.js';
 import { byBytes, PAGE_BYTES, pageByBytes, type Sized } from './byte-pages.js';
 import { statement, type Queryable } from './db.js';
-import { appendRunEvent } from './run-events.js';
+import { appendRunEvent, RUN_EVENTS_CHANNEL } from './run-events.js';
+import { announceReached, OPEN_THRESHOLD_BUDGETS } from './budgets.js';
+import { newId } from './ids.js';
 import { releaseReservation } from './cost-caps.js';
 import { recordUsage } from './usage.js';
 import type { RunError } from './runs.js';
@@ -87,11 +89,19 @@ export async function findStep(db: Queryable, runId: string, index: number): Pro
   return rows[0] ?? null;
 }
 
+// The step, and its step.started event with the attempt it is, in one statement (appendRunEvent's).
 const BEGIN_STEP = statement(
   'begin_step',
-  `INSERT INTO run_steps (run_id, index, type, status, model, provider, tool_call) VALUES ($1, $2, $3, 'in_progress', $4, $5, $6)
-     ON CONFLICT (run_id, index) DO UPDATE SET attempt = run_steps.attempt + 1, started_at = now(), model = EXCLUDED.model, provider = EXCLUDED.provider
-     RETURNING attempt`,
+  `WITH begun AS (
+       INSERT INTO run_steps (run_id, index, type, status, model, provider, tool_call) VALUES ($1, $2, $3, 'in_progress', $4, $5, $6)
+         ON CONFLICT (run_id, index) DO UPDATE SET attempt = run_steps.attempt + 1, started_at = now(), model = EXCLUDED.model, provider = EXCLUDED.provider
+         RETURNING attempt),
+     next AS (UPDATE runs SET event_seq = event_seq + 1 WHERE id = $1 RETURNING event_seq, parent_run_id),
+     appended AS (
+       INSERT INTO run_events (run_id, seq, type, data)
+         SELECT $1, next.event_seq, 'step.started', $7::jsonb || jsonb_build_object('attempt', begun.attempt) FROM next, begun
+         RETURNING seq)
+   SELECT begun.attempt, next.parent_run_id, pg_notify($8, $1 || ' step.started') FROM begun, next, appended`,
 );
 
 /**
@@ -107,14 +117,20 @@ export async function beginStep(
   const model = step.type === 'model_call' ? step.model : null;
   const provider = step.type === 'model_call' ? step.provider : null;
   const toolCall = step.type === 'tool_call' ? step.toolCall : null;
-  const { rows } = await tx.query<{ attempt: number }>(BEGIN_STEP, [runId, index, step.type, model, provider, toolCall]);
-  await appendRunEvent(tx, runId, 'step.started', {
-    step: index,
-    step_type: step.type,
-    attempt: rows[0]!.attempt,
-    ...(model ? { model } : {}),
-    ...(toolCall ? { tool_call: toolCall } : {}),
-  });
+  const data = { step: index, step_type: step.type, ...(model ? { model } : {}), ...(toolCall ? { tool_call: toolCall } : {}) };
+  const { rows } = await tx.query<{ attempt: number; parent_run_id: string | null }>(BEGIN_STEP, [
+    runId,
+    index,
+    step.type,
+    model,
+    provider,
+    toolCall,
+    JSON.stringify(data),
+    RUN_EVENTS_CHANNEL,
+  ]);
+  // A hop's events are its network run's too, tagged with the hop's run (appendRunEvent's rule).
+  const { attempt, parent_run_id: parent } = rows[0]!;
+  if (parent) await appendRunEvent(tx, parent, 'step.started', { ...data, attempt, child_run_id: runId });
 }
 
 export interface PriceApplied {
@@ -124,26 +140,50 @@ export interface PriceApplied {
   cached_input_per_million: string;
 }
 
-const ADD_MODEL_USAGE = statement(
-  'add_model_usage',
-  `UPDATE runs SET input_tokens = input_tokens + $2, output_tokens = output_tokens + $3, cached_tokens = cached_tokens + $4, cost = cost + $5::numeric
-     WHERE id = $1`,
-);
+const COST = 'usage_cost($4::bigint, $6::bigint, $5::bigint, $8::numeric, $9::numeric, $10::numeric)';
 
+// The step, its reservation released, its ledger row, the run's totals and the step's events (the reply's tool
+// calls, then step.completed with the cost) in one statement, with the budgets the row may have made reach a
+// threshold: one round trip where there were six.
 const COMPLETE_MODEL_STEP = statement(
   'complete_model_step',
-  `UPDATE run_steps s SET status = 'completed', completed_at = now(), message = $3, input_tokens = $4::bigint, output_tokens = $5::bigint,
-       cached_tokens = $6::bigint, price_version = $7,
-       cost = usage_cost($4::bigint, $6::bigint, $5::bigint, $8::numeric, $9::numeric, $10::numeric)
-     FROM runs r
-     WHERE s.run_id = $1 AND s.index = $2 AND s.status <> 'completed' AND r.id = s.run_id
-     RETURNING trim_scale(s.cost)::text AS cost, r.project_id, s.model, s.provider`,
+  `WITH step AS (
+       UPDATE run_steps s SET status = 'completed', completed_at = now(), message = $3, input_tokens = $4::bigint, output_tokens = $5::bigint,
+           cached_tokens = $6::bigint, price_version = $7, cost = ${COST}
+         FROM runs r
+         WHERE s.run_id = $1 AND s.index = $2 AND s.status <> 'completed' AND r.id = s.run_id
+         RETURNING s.cost, s.model, s.provider, s.started_at, r.project_id, r.agent_id, r.network_id, r.api_key_id, r.metadata, r.parent_run_id),
+     released AS (DELETE FROM cost_reservations WHERE run_id = $1 AND step_index = $2 AND EXISTS (SELECT 1 FROM step)),
+     ledger AS (
+       INSERT INTO usage_records (id, project_id, source, run_id, step_index, agent_id, network_id, api_key_id, model, provider,
+           price_version, input_tokens, output_tokens, cached_tokens, cost, metadata, created_at)
+         SELECT $11, step.project_id, 'run', $1, $2, step.agent_id, COALESCE(step.network_id, p.network_id), step.api_key_id, step.model,
+           COALESCE(step.provider, ''), $7, $4::bigint, $5::bigint, $6::bigint, ${COST}, COALESCE(step.metadata, '{}'), step.started_at
+         FROM step LEFT JOIN runs p ON p.id = step.parent_run_id
+         ON CONFLICT DO NOTHING
+         RETURNING project_id, agent_id, api_key_id),
+     totals AS (
+       UPDATE runs SET input_tokens = input_tokens + $4, output_tokens = output_tokens + $5, cached_tokens = cached_tokens + $6,
+           cost = runs.cost + step.cost, event_seq = event_seq + cardinality($12::text[])
+         FROM step WHERE runs.id = $1
+         RETURNING runs.event_seq),
+     appended AS (
+       INSERT INTO run_events (run_id, seq, type, data)
+         SELECT $1, totals.event_seq - cardinality($12::text[]) + e.n, e.type,
+           CASE WHEN e.type = 'step.completed' THEN e.data::jsonb || jsonb_build_object('cost', trim_scale(step.cost)::text) ELSE e.data::jsonb END
+         FROM totals, step, unnest($12::text[], $13::text[]) WITH ORDINALITY AS e(type, data, n)
+         RETURNING type),
+     notified AS (SELECT pg_notify($14, $1 || ' ' || t.type) FROM (SELECT DISTINCT type FROM appended) t)
+   SELECT trim_scale(step.cost)::text AS cost, step.project_id, step.parent_run_id, (SELECT count(*) FROM notified)::int AS notified,
+     coalesce((SELECT ${OPEN_THRESHOLD_BUDGETS('l.project_id', 'l.api_key_id', 'array_remove(ARRAY[l.agent_id], NULL)')} FROM ledger l), '{}') AS open_budgets
+   FROM step`,
 );
 
 /**
  * Completes a model call with its reply and usage, charged at `price`; false when the step was already
  * completed (nothing is added twice). Cached input tokens are charged at the cached price and the rest of
- * the input at the input price; the arithmetic is PostgreSQL's exact numeric.
+ * the input at the input price; the arithmetic is PostgreSQL's exact numeric. The call's ledger row, the run's
+ * totals and the step's events are written with it; then the budget thresholds the row reached are announced.
  */
 export async function completeModelStep(
   tx: Queryable,
@@ -153,42 +193,42 @@ export async function completeModelStep(
   usage: TokenUsage,
   price: PriceApplied,
 ): Promise<boolean> {
-  const { rows } = await tx.query<{ cost: string; project_id: string; model: string; provider: string | null }>(COMPLETE_MODEL_STEP, [
-    runId,
-    index,
-    message,
-    usage.input_tokens,
-    usage.output_tokens,
-    usage.cached_tokens,
-    price.version,
-    price.input_per_million,
-    price.cached_input_per_million,
-    price.output_per_million,
-  ]);
+  const events: { type: string; data: Record<string, unknown> }[] = [
+    ...(message.role === 'assistant' ? (message.tool_calls ?? []) : []).map((call) => ({
+      type: 'tool_call',
+      data: { step: index, tool_call: call },
+    })),
+    { type: 'step.completed', data: { step: index, step_type: 'model_call', usage, price_version: price.version } },
+  ];
+  const { rows } = await tx.query<{ cost: string; project_id: string; parent_run_id: string | null; open_budgets: string[] }>(
+    COMPLETE_MODEL_STEP,
+    [
+      runId,
+      index,
+      message,
+      usage.input_tokens,
+      usage.output_tokens,
+      usage.cached_tokens,
+      price.version,
+      price.input_per_million,
+      price.cached_input_per_million,
+      price.output_per_million,
+      newId('usage'),
+      events.map((e) => e.type),
+      events.map((e) => JSON.stringify(e.data)),
+      RUN_EVENTS_CHANNEL,
+    ],
+  );
   const charged = rows[0];
   if (!charged) return false;
-  await releaseReservation(tx, runId, index);
-  await recordUsage(tx, {
-    projectId: charged.project_id,
-    source: 'run',
-    runId,
-    stepIndex: index,
-    model: charged.model,
-    provider: charged.provider ?? '',
-    usage,
-    price,
-  });
-  await tx.query(ADD_MODEL_USAGE, [runId, usage.input_tokens, usage.output_tokens, usage.cached_tokens, charged.cost]);
-  if (message.role === 'assistant') {
-    for (const call of message.tool_calls ?? []) await appendRunEvent(tx, runId, 'tool_call', { step: index, tool_call: call });
+  await announceReached(tx, charged.project_id, charged.open_budgets);
+  // A hop's events are its network run's too, tagged with the hop's run (appendRunEvent's rule).
+  if (charged.parent_run_id) {
+    for (const { type, data } of events) {
+      const logged = type === 'step.completed' ? { ...data, cost: charged.cost } : data;
+      await appendRunEvent(tx, charged.parent_run_id, type, { ...logged, child_run_id: runId });
+    }
   }
-  await appendRunEvent(tx, runId, 'step.completed', {
-    step: index,
-    step_type: 'model_call',
-    usage,
-    cost: charged.cost,
-    price_version: price.version,
-  });
   return true;
 }
 

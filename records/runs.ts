@@ -9,8 +9,7 @@ import { selectPage, type Page, type PageRequest } from './pagination.js';
 import { appendRunEvent, RUN_EVENTS_CHANNEL } from './run-events.js';
 import { DURATION_MS, scoreEndingRun, type Score } from './run-scores.js';
 import { LRUCache } from 'lru-cache';
-import { cancelPendingApprovals } from './approvals.js';
-import { releaseReservationsOf } from './cost-caps.js';
+import { CANCEL_ENDING_RUN_APPROVALS, uncountCancelledApprovals } from './approvals.js';
 import { appendTurn, runAheadOnThread } from './threads.js';
 import { newRunTraceContext, tracingOn, type StoredTraceContext } from '../tracing/context.js';
 import type { EndedRun } from '../tracing/gen-ai.js';
@@ -193,6 +192,16 @@ const RUN_BY_ID = statement('run_by_id', `SELECT ${COLUMNS} FROM runs WHERE id =
 export async function runById(db: Queryable, id: string): Promise<RunRecord | null> {
   const { rows } = await db.query<RunRecord>(RUN_BY_ID, [id]);
   return rows[0] ?? null;
+}
+
+const RUN_AND_TOOL_SPECS = statement('run_and_tool_specs', `SELECT ${COLUMNS}, tool_specs FROM runs WHERE id = $1`);
+
+/** runById with the tools the run offers its model (recordPlan's), for a model call: one read for both. */
+export async function runAndToolSpecs(db: Queryable, id: string): Promise<{ run: RunRecord; toolSpecs: unknown[] | null } | null> {
+  const { rows } = await db.query<RunRecord & { tool_specs: unknown[] | null }>(RUN_AND_TOOL_SPECS, [id]);
+  if (!rows[0]) return null;
+  const { tool_specs: toolSpecs, ...run } = rows[0];
+  return { run, toolSpecs };
 }
 
 export interface RunFilters {
@@ -479,13 +488,23 @@ export async function finishRun(
   runId: string,
   outcome: { status: 'completed' | 'failed' | 'cancelled'; outputText?: string; error?: RunError | null },
 ): Promise<EndedRun | null> {
-  const { rows } = await tx.query<EndedRunRow>(FINISH_RUN, [runId, outcome.status, outcome.outputText ?? null, outcome.error ?? null]);
-  const ended = rows[0];
-  if (!ended) return null;
+  const type = `run.${outcome.status}`;
+  const data = outcome.error ? { error: outcome.error } : {};
+  const { rows } = await tx.query<EndedRunRow & { approvals_cancelled: number; event_seq: number }>(FINISH_RUN, [
+    runId,
+    outcome.status,
+    outcome.outputText ?? null,
+    outcome.error ?? null,
+    type,
+    data,
+    RUN_EVENTS_CHANNEL,
+  ]);
+  const row = rows[0];
+  if (!row) return null;
+  const { approvals_cancelled: approvalsCancelled, event_seq: _seq, ...ended } = row;
+  await uncountCancelledApprovals(tx, runId, approvalsCancelled);
   // A completed run's turn joins its thread with its ending; a run that failed or was cancelled adds nothing to it.
   if (ended.thread_id && outcome.status === 'completed') await appendTurn(tx, { ...ended, thread_id: ended.thread_id });
-  await cancelPendingApprovals(tx, runId);
-  await releaseReservationsOf(tx, runId);
   // A hop's usage and cost join its parent's in the transaction that ends it: once, and exactly.
   if (ended.parent_run_id) {
     await tx.query(
@@ -496,7 +515,8 @@ export async function finishRun(
     );
   }
   const scores = await scoreHeuristics(tx, ended);
-  await appendRunEvent(tx, runId, `run.${outcome.status}`, outcome.error ? { error: outcome.error } : {});
+  // A hop's end is its network run's event too (appendRunEvent's rule).
+  if (ended.parent_run_id) await appendRunEvent(tx, ended.parent_run_id, type, { ...data, child_run_id: runId });
   // Its totals are final here (a network run's took its hops' as each ended). Its name is only read for its span.
   const name = tracingOn() && ended.trace_context ? await nameOf(tx, ended) : null;
   return { ...ended, name, scores };
@@ -510,10 +530,19 @@ const ENDED_COLUMNS = `id, project_id, thread_id, input, output_text, trace_cont
   parent_run_id, hop_index, model, resolved_model, input_tokens, output_tokens, cached_tokens, trim_scale(cost)::text AS cost, error, created_at, completed_at,
   file_ids, ${DURATION_MS}`;
 
+// The run ended, its waiting calls cancelled, what it still reserves released and its terminal event appended,
+// in one statement (appendRunEvent's, with the end).
 const FINISH_RUN = statement(
   'finish_run',
-  `UPDATE runs SET status = $2, output_text = coalesce($3, output_text), error = $4, completed_at = now()
-     WHERE id = $1 AND status IN ('queued', 'in_progress') RETURNING ${ENDED_COLUMNS}`,
+  `WITH ended AS (
+       UPDATE runs SET status = $2, output_text = coalesce($3, output_text), error = $4, completed_at = now(), event_seq = event_seq + 1
+         WHERE id = $1 AND status IN ('queued', 'in_progress') RETURNING ${ENDED_COLUMNS}, event_seq),
+     cancelled AS (${CANCEL_ENDING_RUN_APPROVALS}),
+     released AS (DELETE FROM cost_reservations WHERE run_id = $1 AND EXISTS (SELECT 1 FROM ended)),
+     appended AS (INSERT INTO run_events (run_id, seq, type, data) SELECT $1, event_seq, $5, $6 FROM ended RETURNING seq)
+   SELECT ended.*, (SELECT count(*) FROM cancelled)::int AS approvals_cancelled,
+     pg_notify($7, $1 || ' ' || $5)
+   FROM ended, appended`,
 );
 
 // Agent and network versions never change once written: their names are read once per process.

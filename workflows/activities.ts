@@ -45,6 +45,8 @@ export interface ActivityDependencies {
   fairShare?: FairShareSettings;
   /** AGENTPLANE_RATE_LIMIT_PROJECT_CONCURRENT_RUNS: what a project's runs may be at once, as the API applies it. */
   projectConcurrentRuns?: number;
+  /** Told the project of each run an activity reads: the worker's fair shares then know it without a query of their own. */
+  runRead?: (runId: string, projectId: string) => void;
 }
 
 export const createActivities = (dependencies: ActivityDependencies) => ({

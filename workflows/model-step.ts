@@ -12,7 +12,7 @@ import type { CatalogueModel, ModelCatalogue } from '../models/catalogue.js';
 import { COST_LIMIT_REACHED, MODEL_NOT_FOUND } from '../models/failure-kinds.js';
 import { ModelCallError, type AssistantMessage, type ModelCallRequest, type ModelGateway } from '../models/gateway.js';
 import { inputTokenBound, outputAllowance } from '../models/model-call.js';
-import { reserveModelCall } from '../records/cost-caps.js';
+import { reserveModelCall, reservesNothing } from '../records/cost-caps.js';
 import { outlastDatabaseOutage } from './database-outage.js';
 import { keepBeating } from './heartbeats.js';
 import { callOutlivingAttempt, endedCall, joinCallInFlight } from './calls-in-flight.js';
@@ -77,20 +77,25 @@ export async function runModelStep<Read, Answer>({ db, models }: ModelStepDepend
       const call = await step.call(read, model, steps);
       const outputTokens = outputAllowance(model, call.settings);
       // Last, so that only a start that failed itself is made again (and counted as another attempt). The call's
-      // worst case is reserved against the run's caps and budgets first, in the same transaction.
-      const reserved = await transaction(db, async (tx) => {
-        const reservation = await reserveModelCall(tx, {
-          runId,
-          stepIndex,
-          model: model.id,
-          inputTokens: inputTokenBound(call.messages, call.tools),
-          outputTokens,
-          price: models.catalogue.dearestPriceWithin(model, new Date(), LONGEST_CALL_MS),
-        });
-        if ('refused' in reservation) throw ApplicationFailure.nonRetryable(reservation.refused, COST_LIMIT_REACHED);
-        await beginStep(tx, runId, stepIndex, { type: 'model_call', model: model.id, provider: model.provider });
-        return reservation.reserved;
-      });
+      // worst case is reserved against the run's caps and budgets first, in the same transaction; a run with none
+      // (most) begins its step in one statement.
+      const bound = {
+        runId,
+        stepIndex,
+        model: model.id,
+        inputTokens: inputTokenBound(call.messages, call.tools),
+        outputTokens,
+        price: models.catalogue.dearestPriceWithin(model, new Date(), LONGEST_CALL_MS),
+      };
+      const begin = (q: Queryable) => beginStep(q, runId, stepIndex, { type: 'model_call', model: model.id, provider: model.provider });
+      const reserved = (await reservesNothing(db, bound))
+        ? await begin(db).then(() => false)
+        : await transaction(db, async (tx) => {
+            const reservation = await reserveModelCall(tx, bound);
+            if ('refused' in reservation) throw ApplicationFailure.nonRetryable(reservation.refused, COST_LIMIT_REACHED);
+            await begin(tx);
+            return reservation.reserved;
+          });
       // A reserved call is held to the output it reserved, whatever the provider would allow.
       if (reserved) call.settings = { ...call.settings, max_output_tokens: outputTokens };
       return { recorded: false as const, read, model, call };

@@ -240,6 +240,8 @@ export interface ProjectOfActivity {
   (arg: unknown): Promise<string | null>;
   /** The project when it is already known, without asking the database; null otherwise. */
   known(arg: unknown): string | null;
+  /** Keeps the project of a run read elsewhere (a run's bookkeeping): its next activities cost no query. */
+  remember(runId: string, projectId: string): void;
 }
 
 /**
@@ -270,7 +272,10 @@ export function projectsOfRuns(db: Queryable): ProjectOfActivity {
     if (rows[0]) remembered.set(id, rows[0].project_id);
     return rows[0]?.project_id ?? null;
   };
-  return Object.assign(projectOf, { known });
+  const remember = (runId: string, projectId: string) => {
+    remembered.set(runId, projectId);
+  };
+  return Object.assign(projectOf, { known, remember });
 }
 
 /**

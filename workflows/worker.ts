@@ -53,9 +53,9 @@ export async function createWorker(settings: WorkerSettings): Promise<{ worker: 
   const connection = await NativeConnection.connect({ address: settings.temporalAddress });
   try {
     const taskQueue = settings.taskQueue ?? TASK_QUEUE;
-    const activities = createActivities(settings);
-    const shares = new ProjectShares(settings.fairShare ?? DEFAULT_FAIR_SHARE);
     const projectOf = projectsOfRuns(settings.db);
+    const activities = createActivities({ ...settings, runRead: projectOf.remember });
+    const shares = new ProjectShares(settings.fairShare ?? DEFAULT_FAIR_SHARE);
     // Slots are shared out before turns are taken: a call refused a slot never waits for a turn first. A pool
     // the operator runs for one project has nobody else to keep slots for.
     const runInterceptors = [

@@ -22,8 +22,8 @@ import {
   nextQueuedRun,
   recordPlan,
   recordRouting,
+  runAndToolSpecs,
   runById,
-  toolSpecsOf,
   type RunError,
   type RunRecord,
 } from '../../records/runs.js';
@@ -62,6 +62,8 @@ export interface RunActivityDependencies {
   toolsAllowPrivate: boolean;
   /** The embedding model's folder, if installed: search_context finds passages by meaning as well as words. */
   embeddingModelDir?: string;
+  /** Told the project of each run read (ActivityDependencies'). */
+  runRead?: (runId: string, projectId: string) => void;
 }
 
 export type Admission = 'start' | 'wait' | 'gone';
@@ -102,20 +104,32 @@ export interface ModelReply {
   ended?: RunEnding;
 }
 
-/** A run and the agent version it runs; a version never changes once written, so each is read once. */
-function runReader(db: Db): (runId: string) => Promise<{ run: RunRecord; agent: AgentDefinition }> {
+/** A run and the agent version it runs (the tools it offers its model too, with `toolSpecs`). */
+type RunReader = {
+  (runId: string): Promise<{ run: RunRecord; agent: AgentDefinition }>;
+  (runId: string, toolSpecs: true): Promise<{ run: RunRecord; agent: AgentDefinition; toolSpecs: ToolSpec[] }>;
+};
+
+/** Reads runs and the agent versions they run; a version never changes once written, so each is read once. */
+function runReader(db: Db, runRead?: (runId: string, projectId: string) => void): RunReader {
   const versions = new LRUCache<string, AgentDefinition>({ max: 1_000 });
-  return async (runId) => {
-    const run = await runById(db, runId);
-    if (!run) throw ApplicationFailure.nonRetryable(`run ${runId} does not exist`, 'run_missing');
+  return (async (runId: string, toolSpecs?: true) => {
+    const read = toolSpecs ? await runAndToolSpecs(db, runId) : await runById(db, runId).then((run) => run && { run, toolSpecs: null });
+    if (!read) throw ApplicationFailure.nonRetryable(`run ${runId} does not exist`, 'run_missing');
+    const { run } = read;
+    runRead?.(run.id, run.project_id);
     if (!run.agent_id || !run.agent_version) throw ApplicationFailure.nonRetryable(`run ${runId} is not an agent run`, 'not_an_agent_run');
     const key = `${run.agent_id}@${run.agent_version}`;
     const agent = versions.get(key) ?? (await findAgentVersion(db, run.agent_id, run.agent_version));
     if (!agent)
       throw ApplicationFailure.nonRetryable(`agent ${run.agent_id} version ${run.agent_version} does not exist`, 'agent_version_missing');
     versions.set(key, agent);
-    return { run, agent: withOverrides(agent, run.agent_overrides) };
-  };
+    return {
+      run,
+      agent: withOverrides(agent, run.agent_overrides),
+      ...(toolSpecs ? { toolSpecs: (read.toolSpecs ?? []) as ToolSpec[] } : {}),
+    };
+  }) as RunReader;
 }
 
 /** An experiment's changes to the version it runs, for its runs only. */
@@ -129,8 +143,8 @@ function withOverrides(agent: AgentDefinition, overrides: AgentOverrides | null)
   };
 }
 
-export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embeddingModelDir }: RunActivityDependencies) => {
-  const runAndAgent = runReader(db);
+export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embeddingModelDir, runRead }: RunActivityDependencies) => {
+  const runAndAgent = runReader(db, runRead);
   const toolContext = async (run: RunRecord, agent: AgentDefinition, signal: AbortSignal): Promise<ToolContext> => ({
     signal,
     allowPrivate: toolsAllowPrivate,
@@ -279,9 +293,9 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
           runId,
           stepIndex,
           model,
-          read: () => runAndAgent(runId),
-          call: async ({ run, agent }, chosen, steps) => {
-            const tools = ((await toolSpecsOf(db, runId)) ?? []) as ToolSpec[];
+          // The tools the run offers, read with it: what its start recorded (recordPlan).
+          read: () => runAndAgent(runId, true),
+          call: async ({ run, agent, toolSpecs: tools }, chosen, steps) => {
             const messages = await conversationFor(db, run, agent, steps, {
               vision: chosen.capabilities.vision,
               window: chosen.capabilities.context_window,
