@@ -2,7 +2,7 @@
  * Memories: facts learned about a subject, each supported by the spans of the thread messages that stated it. A
  * memory lives exactly as long as one of its sources does, so deleting a thread deletes what was learned only
  * from it and nothing else. Of the memories of one subject and attribute, the one stated last is `current`; the
- * others are `superseded` by it, with the reason, and come back should it go.
+ * others are `superseded` by it, with the reason, and come back should it go; the 100 stated last are kept.
  */
 import { newId } from './ids.js';
 import type { Queryable } from './db.js';
@@ -150,17 +150,26 @@ export async function learnFacts(
     }
     attributes.add(fact.attribute);
   }
-  await settle(tx, projectId, subjectId, [...attributes]);
-  return { created };
+  // A memory made here and already past what its attribute keeps (more values stated at once than it keeps) is not one made.
+  const trimmed = new Set(await settle(tx, projectId, subjectId, [...attributes]));
+  return { created: created.filter((id) => !trimmed.has(id)) };
 }
+
+/**
+ * What is kept of one subject's memories of one attribute: the current one and the ones stated most recently before
+ * it, this many in all. Each new value costs the subject its oldest superseded one past that, so a subject that
+ * states a thousand values of one attribute costs each learning what a hundred do, and no more storage.
+ */
+export const MEMORIES_PER_ATTRIBUTE = 100;
 
 /**
  * Chooses again, for each attribute, which of the subject's memories is current: the one stated last (by its
  * latest source). The others are marked superseded by it, with the reason; one it had superseded that is now the
- * latest (the later statement's thread was deleted) is current again.
+ * latest (the later statement's thread was deleted) is current again. Past MEMORIES_PER_ATTRIBUTE, the ones stated
+ * longest ago are deleted, with their sources. A few statements however many memories change; answers the deleted.
  */
-async function settle(tx: Queryable, projectId: string, subjectId: string, attributes: string[]): Promise<void> {
-  if (attributes.length === 0) return;
+async function settle(tx: Queryable, projectId: string, subjectId: string, attributes: string[]): Promise<string[]> {
+  if (attributes.length === 0) return [];
   const { rows } = await tx.query<{
     id: string;
     attribute: string;
@@ -181,23 +190,39 @@ async function settle(tx: Queryable, projectId: string, subjectId: string, attri
   );
   const byAttribute = new Map<string, typeof rows>();
   for (const row of rows) byAttribute.set(row.attribute, [...(byAttribute.get(row.attribute) ?? []), row]);
+  const current: string[] = [];
+  const superseded: { id: string; by: string; reason: string; wasCurrent: boolean }[] = [];
+  const excess: string[] = [];
   for (const [, memories] of byAttribute) {
     const [winner, ...older] = memories;
-    if (winner!.status !== 'current') {
-      await tx.query(
-        `UPDATE memories SET status = 'current', superseded_by = NULL, superseded_reason = NULL, superseded_at = NULL WHERE id = $1`,
-        [winner!.id],
-      );
-    }
-    for (const memory of older) {
+    if (winner!.status !== 'current') current.push(winner!.id);
+    const reason = `Contradicted by a later statement, ${JSON.stringify(winner!.statement)} (message ${winner!.latest}).`;
+    for (const memory of older.slice(0, MEMORIES_PER_ATTRIBUTE - 1)) {
       if (memory.status === 'superseded' && memory.superseded_by === winner!.id) continue;
-      await tx.query(
-        `UPDATE memories SET status = 'superseded', superseded_by = $2, superseded_reason = $3, superseded_at = now() WHERE id = $1`,
-        [memory.id, winner!.id, `Contradicted by a later statement, ${JSON.stringify(winner!.statement)} (message ${winner!.latest}).`],
-      );
-      if (memory.status === 'current') await recordEvent(tx, projectId, 'memory.superseded', { object: 'memory', id: memory.id });
+      superseded.push({ id: memory.id, by: winner!.id, reason, wasCurrent: memory.status === 'current' });
     }
+    excess.push(...older.slice(MEMORIES_PER_ATTRIBUTE - 1).map((memory) => memory.id));
   }
+  if (current.length > 0) {
+    await tx.query(
+      `UPDATE memories SET status = 'current', superseded_by = NULL, superseded_reason = NULL, superseded_at = NULL WHERE id = ANY($1::text[])`,
+      [current],
+    );
+  }
+  if (superseded.length > 0) {
+    await tx.query(
+      `UPDATE memories m SET status = 'superseded', superseded_by = c.by, superseded_reason = c.reason, superseded_at = now()
+       FROM unnest($1::text[], $2::text[], $3::text[]) AS c(id, by, reason) WHERE m.id = c.id`,
+      [superseded.map((c) => c.id), superseded.map((c) => c.by), superseded.map((c) => c.reason)],
+    );
+  }
+  for (const memory of superseded)
+    if (memory.wasCurrent) await recordEvent(tx, projectId, 'memory.superseded', { object: 'memory', id: memory.id });
+  if (excess.length === 0) return [];
+  // Their sources go with them (ON DELETE CASCADE).
+  const { rows: deleted } = await tx.query<{ id: string }>('DELETE FROM memories WHERE id = ANY($1::text[]) RETURNING id', [excess]);
+  for (const { id } of deleted) await recordEvent(tx, projectId, 'memory.deleted', { object: 'memory', id });
+  return deleted.map((row) => row.id);
 }
 
 /** Deletes those of `candidates` left without a source, with their events, and settles what is left. */

@@ -95,6 +95,59 @@ describe('memory: facts learned about a subject, with their sources, deleted exa
     assert.ok(types.includes(`memory.deleted ${berlin.id}`));
   });
 
+  /** Every memory of `subject`, page after page. */
+  async function allMemoriesOf(subject: string): Promise<Memory[]> {
+    const all: Memory[] = [];
+    for (let after = ''; ;) {
+      const page = (await client.get(`/v1/memories?subject_id=${subject}&limit=100&after=${after}`)).body;
+      all.push(...page.data);
+      if (!page.has_more) return all;
+      after = page.last_id;
+    }
+  }
+
+  it('keeps the current value of an attribute and the 99 stated before it, deleting what was stated longer ago', async () => {
+    const towns = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `Town${from + i}`);
+    const deletions = async () => (await client.get('/v1/events?type=memory.deleted&limit=100')).body.data.length as number;
+    const deletedBefore = await deletions();
+    await said(
+      'mover',
+      towns(1, 105)
+        .map((town) => `I live in ${town}.`)
+        .join(' '),
+    );
+    const valuesOf = async () => {
+      const memories = await allMemoriesOf('mover');
+      return {
+        current: memories.filter((m) => m.status === 'current').map((m) => m.value),
+        kept: memories.map((m) => m.value).sort(),
+      };
+    };
+    const kept = await eventually(
+      async () => {
+        const values = await valuesOf();
+        assert.deepEqual(values.current, ['Town105']);
+        assert.deepEqual(values.kept, towns(6, 105).sort());
+        return values;
+      },
+      { timeoutMs: 20_000, message: 'the subject did not keep exactly the 100 values it stated last' },
+    );
+    assert.equal(kept.kept.length, 100);
+
+    // One more value: the oldest kept goes, and the new one is current.
+    await said('mover', 'I live in Town106 now.');
+    await eventually(
+      async () => {
+        const values = await valuesOf();
+        assert.deepEqual(values.current, ['Town106']);
+        assert.deepEqual(values.kept, towns(7, 106).sort());
+      },
+      { timeoutMs: 20_000, message: 'the oldest kept value did not go when a new one came' },
+    );
+    // Each memory deleted is told, as any deletion is: Town1 to Town6.
+    assert.equal((await deletions()) - deletedBefore, 6);
+  });
+
   it('keeps a memory two threads support until both are gone, and searches memories with search_context', async () => {
     const a = await said('bo', 'My email is bo@example.com.');
     const b = await said('bo', 'Again, my email is BO@example.com');
