@@ -33,10 +33,12 @@ export type EventType = (typeof EVENT_TYPES)[number];
 
 export const isEventType = (type: string): type is EventType => (EVENT_TYPES as readonly string[]).includes(type);
 
-/** How a run's ending is announced: a network's (parent) run as `network_run.*`, any other run (a hop too) as `run.*`. */
-export function runEndedEventType(run: { network_id: string | null }, status: 'completed' | 'failed' | 'cancelled'): EventType {
-  return `${run.network_id ? 'network_run' : 'run'}.${status}`;
-}
+/**
+ * How a run's ending is announced, as SQL of the ended row's `network_id` and the status: a network's (parent) run
+ * as `network_run.*`, any other run (a hop too, which has no network of its own) as `run.*`.
+ */
+export const RUN_ENDED_EVENT_TYPE = (networkId: string, status: string) =>
+  `CASE WHEN ${networkId} IS NULL THEN 'run.' ELSE 'network_run.' END || ${status}`;
 
 export interface EventSubject {
   object: string;

@@ -7,11 +7,12 @@ import type { NetworkRouterType } from './networks.js';
 import { statement, type Queryable } from './db.js';
 import { selectPage, type Page, type PageRequest } from './pagination.js';
 import { appendRunEvent, RUN_EVENTS_CHANNEL } from './run-events.js';
+import { RUN_ENDED_EVENT_TYPE } from './events.js';
 import { DURATION_MS, scoreEndingRun, type Score } from './run-scores.js';
 import { LRUCache } from 'lru-cache';
 import { CANCEL_ENDING_RUN_APPROVALS, uncountCancelledApprovals } from './approvals.js';
 import { appendTurn, runAheadOnThread } from './threads.js';
-import { newRunTraceContext, tracingOn, type StoredTraceContext } from '../tracing/context.js';
+import { currentTraceContext, newRunTraceContext, tracingOn, type StoredTraceContext } from '../tracing/context.js';
 import type { EndedRun } from '../tracing/gen-ai.js';
 import type { AgentOverrides } from './experiments.js';
 
@@ -439,21 +440,25 @@ const MARK_RUN_STARTED = statement(
   'mark_run_started',
   `WITH started AS (
        UPDATE runs SET status = 'in_progress', started_at = now(), event_seq = event_seq + 1 WHERE id = $1 AND status = 'queued'
-       RETURNING event_seq, parent_run_id),
+       RETURNING event_seq, parent_run_id, project_id),
      appended AS (INSERT INTO run_events (run_id, seq, type, data) SELECT $1, event_seq, 'run.in_progress', '{}' FROM started RETURNING seq)
-     SELECT started.parent_run_id, pg_notify($2, $1 || ' run.in_progress') FROM appended, started`,
+   SELECT started.parent_run_id, pg_notify($2, $1 || ' run.in_progress'),
+     EXISTS (SELECT 1 FROM files f WHERE f.project_id = started.project_id AND f.purpose = 'context' AND f.status = 'processed') AS has_context
+   FROM appended, started`,
 );
 
 /**
  * Queued → in_progress, once, with its event, in one statement (appendRunEvent's, with the change of
- * status). False if the run was no longer queued (cancelled meanwhile, or already started).
+ * status). `started` false if the run was no longer queued (cancelled meanwhile, or already started). With it,
+ * whether the run's project has context files to search (`hasContext`, null when not started): the tools its
+ * start offers are chosen next.
  */
-export async function markRunStarted(db: Queryable, runId: string): Promise<boolean> {
-  const { rows } = await db.query<{ parent_run_id: string | null }>(MARK_RUN_STARTED, [runId, RUN_EVENTS_CHANNEL]);
+export async function markRunStarted(db: Queryable, runId: string): Promise<{ started: boolean; hasContext: boolean | null }> {
+  const { rows } = await db.query<{ parent_run_id: string | null; has_context: boolean }>(MARK_RUN_STARTED, [runId, RUN_EVENTS_CHANNEL]);
   // A hop's start is its network run's event too.
   const parent = rows[0]?.parent_run_id;
   if (parent) await appendRunEvent(db, parent, 'run.in_progress', { child_run_id: runId });
-  return rows.length === 1;
+  return { started: rows.length === 1, hasContext: rows[0]?.has_context ?? null };
 }
 
 export async function recordRouting(tx: Queryable, runId: string, resolvedModel: string, reason: string): Promise<void> {
@@ -487,6 +492,8 @@ export async function finishRun(
   tx: Queryable,
   runId: string,
   outcome: { status: 'completed' | 'failed' | 'cancelled'; outputText?: string; error?: RunError | null },
+  /** The trace the outbox's `run.<status>` (or `network_run.<status>`) event is of: its webhook deliveries are spans of it. */
+  eventTrace: StoredTraceContext | null = currentTraceContext(),
 ): Promise<EndedRun | null> {
   const type = `run.${outcome.status}`;
   const data = outcome.error ? { error: outcome.error } : {};
@@ -498,6 +505,8 @@ export async function finishRun(
     type,
     data,
     RUN_EVENTS_CHANNEL,
+    newId('evt'),
+    eventTrace,
   ]);
   const row = rows[0];
   if (!row) return null;
@@ -530,8 +539,8 @@ const ENDED_COLUMNS = `id, project_id, thread_id, input, output_text, trace_cont
   parent_run_id, hop_index, model, resolved_model, input_tokens, output_tokens, cached_tokens, trim_scale(cost)::text AS cost, error, created_at, completed_at,
   file_ids, ${DURATION_MS}`;
 
-// The run ended, its waiting calls cancelled, what it still reserves released and its terminal event appended,
-// in one statement (appendRunEvent's, with the end).
+// The run ended, its waiting calls cancelled, what it still reserves released, its terminal event appended to its
+// log (appendRunEvent's, with the end) and to the outbox (recordEvent's), in one statement.
 const FINISH_RUN = statement(
   'finish_run',
   `WITH ended AS (
@@ -539,7 +548,11 @@ const FINISH_RUN = statement(
          WHERE id = $1 AND status IN ('queued', 'in_progress') RETURNING ${ENDED_COLUMNS}, event_seq),
      cancelled AS (${CANCEL_ENDING_RUN_APPROVALS}),
      released AS (DELETE FROM cost_reservations WHERE run_id = $1 AND EXISTS (SELECT 1 FROM ended)),
-     appended AS (INSERT INTO run_events (run_id, seq, type, data) SELECT $1, event_seq, $5, $6 FROM ended RETURNING seq)
+     appended AS (INSERT INTO run_events (run_id, seq, type, data) SELECT $1, event_seq, $5, $6 FROM ended RETURNING seq),
+     told AS (
+       INSERT INTO events (id, project_id, type, data, trace_context)
+         SELECT $8, project_id, ${RUN_ENDED_EVENT_TYPE('network_id', '$2')}, jsonb_build_object('object', 'run', 'id', $1::text), $9
+         FROM ended)
    SELECT ended.*, (SELECT count(*) FROM cancelled)::int AS approvals_cancelled,
      pg_notify($7, $1 || ' ' || $5)
    FROM ended, appended`,

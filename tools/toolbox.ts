@@ -33,6 +33,8 @@ export interface ToolContext extends Reach {
   idempotencyKey?: string;
   /** The subject whose memories the run is given, if any: `search_context` searches them too. */
   memorySubject?: string | null;
+  /** Whether the project has context files to search, when the caller has just read it (hasContext otherwise). */
+  hasContext?: boolean | null;
   /** The run: an A2A agent's card is read once for it. */
   runId?: string;
   /** The call's step, for an A2A tool: the remote task an earlier attempt started, and where to keep the one it starts. */
@@ -60,7 +62,7 @@ export async function offeredTools(definitions: ToolDefinition[], ctx: ToolConte
     }),
   );
   if (ctx.attachmentIds.length > 0) offered.push([await readFileSpec(ctx)]);
-  if (ctx.memorySubject || (await hasContext(ctx))) offered.push([searchContextSpec]);
+  if (ctx.memorySubject || (ctx.hasContext ?? (await hasContext(ctx)))) offered.push([searchContextSpec]);
   const specs = offered.flat();
   checkOffered(specs);
   return specs;

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
 import { newSigningSecret, signingSecretsOf, type WebhookEndpointRecord } from '../../records/webhooks.js';
-import { runEndedEventType } from '../../records/events.js';
 import { signatureOf, signedHeaders } from '../../workflows/webhooks/signature.js';
 
 describe('webhook signatures', () => {
@@ -44,13 +43,5 @@ describe('webhook signatures', () => {
     const secret = newSigningSecret();
     assert.match(secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
     assert.notEqual(secret, newSigningSecret());
-  });
-});
-
-describe('run ending events', () => {
-  it('announces a network (parent) run as network_run.*, any other run, a hop included, as run.*', () => {
-    assert.equal(runEndedEventType({ network_id: 'net_1' }, 'completed'), 'network_run.completed');
-    assert.equal(runEndedEventType({ network_id: 'net_1' }, 'cancelled'), 'network_run.cancelled');
-    assert.equal(runEndedEventType({ network_id: null }, 'failed'), 'run.failed');
   });
 });

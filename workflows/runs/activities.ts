@@ -11,7 +11,6 @@ import { transaction } from '../../records/db.js';
 import { findAgentVersion, type AgentDefinition } from '../../records/agents.js';
 import { attachmentsOf } from '../../records/files.js';
 import { attachedImage } from './attached-images.js';
-import { recordEvent, runEndedEventType } from '../../records/events.js';
 import { appendRunEvent } from '../../records/run-events.js';
 import {
   admissionOf,
@@ -48,7 +47,7 @@ import { messageTokens, nextRunOnThread } from '../../records/threads.js';
 import { keepsMemories, rememberedSubject } from '../../records/memories.js';
 import { runWorkflowId } from './ids.js';
 import { networkRunWorkflowId } from '../networks/ids.js';
-import { withStoredContext } from '../../tracing/context.js';
+import { currentTraceContext, withStoredContext } from '../../tracing/context.js';
 import { exportRunSpan, inToolSpan, type EndedRun } from '../../tracing/gen-ai.js';
 import type { AgentOverrides } from '../../records/experiments.js';
 import { replayedToolSpecs, replayToolCall, type Replayed } from './replay.js';
@@ -168,13 +167,14 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
   const start = async (run: RunRecord, agent: AgentDefinition): Promise<RunPlan> => {
     const beat = keepBeating();
     try {
-      await markRunStarted(db, run.id);
+      // Whether the project has context to search is read with the start: one statement fewer for the tools offered.
+      const { hasContext } = await markRunStarted(db, run.id);
       const attachments = await readyAttachments(db, run, heartbeat, Context.current().cancellationSignal);
       // A model the API found on a local server since this worker last listed it.
       if (run.model !== 'auto' && !models.catalogue.find(run.model)) await models.catalogue.refresh().catch(() => {});
       const choice = chooseModels(models.catalogue, run, agent, attachments);
       const handoff = await handoffToolFor(db, run);
-      const context = await toolContext(run, agent, Context.current().cancellationSignal);
+      const context = { ...(await toolContext(run, agent, Context.current().cancellationSignal)), hasContext };
       const specs = [
         // A replayed run asks no tool server for its tools: the source run's list stands in for it.
         ...(run.replay_item_id
@@ -205,21 +205,19 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
     return next ? (next.network ? networkRunWorkflowId(next.id) : runWorkflowId(next.id)) : null;
   };
 
-  /** Ends the run once, in `tx`, and records the outbox event; the ended run, or null if it had already ended. */
-  const endIn = async (
+  /** Ends the run once, in `tx`, with its outbox event; the ended run, or null if it had already ended. */
+  const endIn = (
     tx: Queryable,
     run: RunRecord,
     outcome: { status: 'completed' | 'failed' | 'cancelled'; outputText: string; error?: RunError },
-  ) => {
-    const ended = await finishRun(tx, run.id, { status: outcome.status, outputText: outcome.outputText, error: outcome.error ?? null });
-    if (ended) {
+  ) =>
+    finishRun(
+      tx,
+      run.id,
+      { status: outcome.status, outputText: outcome.outputText, error: outcome.error ?? null },
       // The event's webhook deliveries are spans of the run's.
-      await withStoredContext(run.trace_context, () =>
-        recordEvent(tx, run.project_id, runEndedEventType(run, outcome.status), { object: 'run', id: run.id }),
-      );
-    }
-    return ended;
-  };
+      withStoredContext(run.trace_context, currentTraceContext),
+    );
 
   /**
    * A network run answers with its last completed hop's output; one whose supervisor finished before any hop, with
