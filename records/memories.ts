@@ -150,9 +150,46 @@ export async function learnFacts(
     }
     attributes.add(fact.attribute);
   }
-  // A memory made here and already past what its attribute keeps (more values stated at once than it keeps) is not one made.
+  // A memory made here and already past what its attribute, or its subject, keeps is not one made.
   const trimmed = new Set(await settle(tx, projectId, subjectId, [...attributes]));
+  if (created.length > 0) for (const id of await trimSubject(tx, projectId, subjectId)) trimmed.add(id);
   return { created: created.filter((id) => !trimmed.has(id)) };
+}
+
+/**
+ * The most memories one subject keeps. Past it, the ones stated longest ago (by their latest source) are deleted,
+ * superseded ones first: a subject that states ever more attributes costs its runs' search, and what every project
+ * shares, what this many do.
+ */
+export const MEMORIES_PER_SUBJECT = 10_000;
+
+/**
+ * Deletes what the subject keeps past MEMORIES_PER_SUBJECT, with their sources and a `memory.deleted` each; answers
+ * the deleted. Superseded memories go first, so a current one goes only once none is left: no attribute is then left
+ * with a superseded memory and no current one, and none is to be chosen again.
+ */
+async function trimSubject(tx: Queryable, projectId: string, subjectId: string): Promise<string[]> {
+  const { rows: counted } = await tx.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM (SELECT 1 FROM memories WHERE project_id = $1 AND subject_id = $2 LIMIT $3) kept',
+    [projectId, subjectId, MEMORIES_PER_SUBJECT + 1_000],
+  );
+  const excess = counted[0]!.n - MEMORIES_PER_SUBJECT;
+  if (excess <= 0) return [];
+  const { rows: deleted } = await tx.query<{ id: string }>(
+    `DELETE FROM memories WHERE id IN (
+       SELECT m.id FROM memories m
+       CROSS JOIN LATERAL (
+         SELECT s.learned_at, s.message_seq, s.start_offset FROM memory_sources s WHERE s.memory_id = m.id
+         ORDER BY s.learned_at DESC, s.message_seq DESC, s.start_offset DESC LIMIT 1
+       ) l
+       WHERE m.project_id = $1 AND m.subject_id = $2
+       ORDER BY m.status = 'current', l.learned_at, l.message_seq, l.start_offset, m.id
+       LIMIT $3)
+     RETURNING id`,
+    [projectId, subjectId, excess],
+  );
+  for (const { id } of deleted) await recordEvent(tx, projectId, 'memory.deleted', { object: 'memory', id });
+  return deleted.map((row) => row.id);
 }
 
 /**

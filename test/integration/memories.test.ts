@@ -148,6 +148,50 @@ describe('memory: facts learned about a subject, with their sources, deleted exa
     assert.equal((await deletions()) - deletedBefore, 6);
   });
 
+  it('keeps 10,000 memories of a subject: one more deletes the one stated longest ago, superseded ones first', async () => {
+    // 10,000 memories stated one a minute until a day ago, as earlier runs would have left them: the first two
+    // superseded by the third.
+    const { db } = stack.api.services;
+    await db.query(
+      `WITH made AS (
+         INSERT INTO memories (id, project_id, subject_id, attribute, value, value_key, statement, confidence, extractor, status, superseded_by, learned_at)
+         SELECT 'mem_seed' || n, $1, 'collector', CASE WHEN n <= 3 THEN 'attribute 3' ELSE 'attribute ' || n END, 'value ' || n,
+           'value ' || n, 'attribute ' || n || ': value ' || n, 0.8, 'rules', CASE WHEN n < 3 THEN 'superseded' ELSE 'current' END, CASE WHEN n < 3 THEN 'mem_seed3' END,
+           now() - interval '1 day' - make_interval(mins => 10000 - n)
+         FROM generate_series(1, $2::int) AS n RETURNING id, learned_at
+       )
+       INSERT INTO memory_sources (memory_id, project_id, thread_id, run_id, message_id, message_seq, start_offset, end_offset, quote, learned_at)
+       SELECT id, $1, 'thread_seed', 'run_seed', 'tmsg_' || id, 1, 0, 5, 'said', learned_at FROM made`,
+      [stack.tenant.projectId, 10_000],
+    );
+    const count = async () =>
+      (
+        await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM memories WHERE project_id = $1 AND subject_id = 'collector'`, [
+          stack.tenant.projectId,
+        ])
+      ).rows[0]!.n;
+    const kept = async (id: string) => (await client.get(`/v1/memories/${id}`)).status === 200;
+
+    // One more is learned, and the superseded one stated longest ago goes.
+    await said('collector', 'I live in Oslo.');
+    await eventually(async () => assert.equal(await memoriesOf('collector', 'current').then((m) => m[0]?.value), 'Oslo'), {
+      timeoutMs: 20_000,
+      message: 'the new memory was not learned',
+    });
+    assert.equal(await count(), 10_000);
+    assert.deepEqual([await kept('mem_seed1'), await kept('mem_seed2'), await kept('mem_seed3')], [false, true, true]);
+
+    // With no superseded one left, the current one stated longest ago goes.
+    await said('collector', 'I work at Initrode. My favourite colour is teal.');
+    await eventually(async () => assert.equal(await count(), 10_000), { timeoutMs: 20_000, message: 'the subject kept more than 10,000' });
+    await eventually(async () => assert.ok((await memoriesOf('collector', 'current')).some((m) => m.value === 'teal')), {
+      timeoutMs: 20_000,
+      message: 'the newest memories were not learned',
+    });
+    // The other superseded one went first; then the current one stated longest ago; those stated since stay.
+    assert.deepEqual([await kept('mem_seed2'), await kept('mem_seed3'), await kept('mem_seed10000')], [false, false, true]);
+  });
+
   it('keeps a memory two threads support until both are gone, and searches memories with search_context', async () => {
     const a = await said('bo', 'My email is bo@example.com.');
     const b = await said('bo', 'Again, my email is BO@example.com');
