@@ -46,7 +46,8 @@ const CAPS_OF_RUN = statement(
      FROM runs r LEFT JOIN runs p ON p.id = r.parent_run_id WHERE r.id = $1`,
 );
 
-interface CapsOfCall {
+/** What a call is reserved against: its run, the capped runs of its tree and the budgets that apply to it. */
+export interface CapsOfCall {
   project_id: string;
   api_key_id: string | null;
   agent_id: string | null;
@@ -56,8 +57,8 @@ interface CapsOfCall {
   worst: string;
 }
 
-/** The run, the capped runs of its tree and the budgets that apply to it, in one read; null when there is no run. */
-async function capsOf(db: Queryable, bound: ModelCallBound): Promise<CapsOfCall | null> {
+/** The call's caps, in one read; null when there is no run. */
+export async function capsOfCall(db: Queryable, bound: ModelCallBound): Promise<CapsOfCall | null> {
   const { price } = bound;
   const { rows } = await db.query<CapsOfCall>(CAPS_OF_RUN, [
     bound.runId,
@@ -70,24 +71,16 @@ async function capsOf(db: Queryable, bound: ModelCallBound): Promise<CapsOfCall 
   return rows[0] ?? null;
 }
 
-/**
- * Whether the call is of a run, not a network's hop, with no cap and no budget to reserve against: it then
- * reserves nothing, and needs no transaction for it. A cap or budget made after this read counts from the next call.
- */
-export async function reservesNothing(db: Queryable, bound: ModelCallBound): Promise<boolean> {
-  const run = await capsOf(db, bound);
-  return run !== null && run.root_id === bound.runId && run.capped.length === 0 && run.budgets.length === 0;
-}
+/** Whether a call with these caps reserves nothing: its run has no cap, and no budget applies. */
+export const reservesNothing = (caps: CapsOfCall | null): boolean => !caps || (caps.capped.length === 0 && caps.budgets.length === 0);
 
 /**
- * Reserves the call's worst case in `tx`, or says which cap it would not fit. Made again for the same step (a
- * retried attempt), it replaces that step's reservation rather than counting it twice.
+ * Reserves the call's worst case in `tx` against its caps (`run`, capsOfCall's), or says which cap it would not fit. Made
+ * again for the same step (a retried attempt), it replaces that step's reservation rather than counting it twice.
+ * A cap or budget made after they were read counts from the next call.
  */
-export async function reserveModelCall(tx: Queryable, bound: ModelCallBound): Promise<Reservation> {
-  // A run with no cap and no budget pays no more than this read.
-  const run = await capsOf(tx, bound);
-  if (!run || (run.capped.length === 0 && run.budgets.length === 0)) return { reserved: false };
-
+export async function reserveModelCall(tx: Queryable, bound: ModelCallBound, run: CapsOfCall | null): Promise<Reservation> {
+  if (!run || reservesNothing(run)) return { reserved: false };
   if (run.capped.length > 0) await tx.query(`SELECT pg_advisory_xact_lock(hashtext('cost-tree:' || $1))`, [run.root_id]);
   if (run.budgets.length > 0)
     await tx.query(`SELECT pg_advisory_xact_lock(hashtext('budget:' || id)) FROM unnest($1::text[]) AS id`, [run.budgets]);

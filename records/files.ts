@@ -55,6 +55,10 @@ export function newFileId(): string {
   return newId('file');
 }
 
+/** Whether the project (an SQL expression) has context files to search: `search_context` is offered to its runs when it does. */
+export const HAS_CONTEXT_FILES = (projectId: string) =>
+  `EXISTS (SELECT 1 FROM files f WHERE f.project_id = ${projectId} AND f.purpose = 'context' AND f.status = 'processed')`;
+
 export const GIB = 2 ** 30;
 
 /** What a project's files may hold in all, unless the operator says otherwise (AGENTPLANE_FILE_STORAGE_GIB_PER_PROJECT). */

@@ -8,6 +8,7 @@ import { statement, type Queryable } from './db.js';
 import { selectPage, type Page, type PageRequest } from './pagination.js';
 import { appendRunEvent, RUN_EVENTS_CHANNEL } from './run-events.js';
 import { RUN_ENDED_EVENT_TYPE } from './events.js';
+import { HAS_CONTEXT_FILES } from './files.js';
 import { DURATION_MS, scoreEndingRun, type Score } from './run-scores.js';
 import { LRUCache } from 'lru-cache';
 import { CANCEL_ENDING_RUN_APPROVALS, uncountCancelledApprovals } from './approvals.js';
@@ -443,7 +444,7 @@ const MARK_RUN_STARTED = statement(
        RETURNING event_seq, parent_run_id, project_id),
      appended AS (INSERT INTO run_events (run_id, seq, type, data) SELECT $1, event_seq, 'run.in_progress', '{}' FROM started RETURNING seq)
    SELECT started.parent_run_id, pg_notify($2, $1 || ' run.in_progress'),
-     EXISTS (SELECT 1 FROM files f WHERE f.project_id = started.project_id AND f.purpose = 'context' AND f.status = 'processed') AS has_context
+     ${HAS_CONTEXT_FILES('started.project_id')} AS has_context
    FROM appended, started`,
 );
 

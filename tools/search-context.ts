@@ -5,6 +5,7 @@
  */
 import type { ToolSpec } from '../models/messages.js';
 import { statement, type Queryable } from '../records/db.js';
+import { HAS_CONTEXT_FILES } from '../records/files.js';
 import { matchingNodes, matchingPassages, relationsAmong } from '../records/graph-search.js';
 import { searchMemories } from '../records/memories.js';
 import type { Citation } from '../records/run-steps.js';
@@ -42,14 +43,11 @@ export const searchContextSpec: ToolSpec = {
   parameters: PARAMETERS,
 };
 
-const HAS_CONTEXT = statement(
-  'has_context',
-  `SELECT 1 FROM files WHERE project_id = $1 AND purpose = 'context' AND status = 'processed' LIMIT 1`,
-);
+const HAS_CONTEXT = statement('has_context', `SELECT ${HAS_CONTEXT_FILES('$1')} AS has`);
 
 export async function hasContext(scope: ContextScope): Promise<boolean> {
-  const { rowCount } = await scope.db.query(HAS_CONTEXT, [scope.projectId]);
-  return (rowCount ?? 0) > 0;
+  const { rows } = await scope.db.query<{ has: boolean }>(HAS_CONTEXT, [scope.projectId]);
+  return rows[0]!.has;
 }
 
 export async function searchContext(args: Record<string, unknown>, scope: ContextScope): Promise<ToolResult> {

@@ -12,7 +12,7 @@ import type { CatalogueModel, ModelCatalogue } from '../models/catalogue.js';
 import { COST_LIMIT_REACHED, MODEL_NOT_FOUND } from '../models/failure-kinds.js';
 import { ModelCallError, type AssistantMessage, type ModelCallRequest, type ModelGateway } from '../models/gateway.js';
 import { inputTokenBound, outputAllowance } from '../models/model-call.js';
-import { reserveModelCall, reservesNothing } from '../records/cost-caps.js';
+import { capsOfCall, reserveModelCall, reservesNothing } from '../records/cost-caps.js';
 import { outlastDatabaseOutage } from './database-outage.js';
 import { keepBeating } from './heartbeats.js';
 import { callOutlivingAttempt, endedCall, joinCallInFlight } from './calls-in-flight.js';
@@ -88,14 +88,17 @@ export async function runModelStep<Read, Answer>({ db, models }: ModelStepDepend
         price: models.catalogue.dearestPriceWithin(model, new Date(), LONGEST_CALL_MS),
       };
       const begin = (q: Queryable) => beginStep(q, runId, stepIndex, { type: 'model_call', model: model.id, provider: model.provider });
-      const reserved = (await reservesNothing(db, bound))
-        ? await begin(db).then(() => false)
-        : await transaction(db, async (tx) => {
-            const reservation = await reserveModelCall(tx, bound);
-            if ('refused' in reservation) throw ApplicationFailure.nonRetryable(reservation.refused, COST_LIMIT_REACHED);
-            await begin(tx);
-            return reservation.reserved;
-          });
+      const caps = await capsOfCall(db, bound);
+      // A network's hop begins its step in two statements (its network run's log too): in a transaction either way.
+      const reserved =
+        reservesNothing(caps) && caps?.root_id === runId
+          ? await begin(db).then(() => false)
+          : await transaction(db, async (tx) => {
+              const reservation = await reserveModelCall(tx, bound, caps);
+              if ('refused' in reservation) throw ApplicationFailure.nonRetryable(reservation.refused, COST_LIMIT_REACHED);
+              await begin(tx);
+              return reservation.reserved;
+            });
       // A reserved call is held to the output it reserved, whatever the provider would allow.
       if (reserved) call.settings = { ...call.settings, max_output_tokens: outputTokens };
       return { recorded: false as const, read, model, call };

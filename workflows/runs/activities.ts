@@ -103,17 +103,14 @@ export interface ModelReply {
   ended?: RunEnding;
 }
 
-/** A run and the agent version it runs (the tools it offers its model too, with `toolSpecs`). */
-type RunReader = {
-  (runId: string): Promise<{ run: RunRecord; agent: AgentDefinition }>;
-  (runId: string, toolSpecs: true): Promise<{ run: RunRecord; agent: AgentDefinition; toolSpecs: ToolSpec[] }>;
-};
-
-/** Reads runs and the agent versions they run; a version never changes once written, so each is read once. */
-function runReader(db: Db, runRead?: (runId: string, projectId: string) => void): RunReader {
+/**
+ * Reads a run and the agent version it runs (a version never changes once written, so each is read once); with
+ * `withToolSpecs`, the tools the run offers its model too, in the same read.
+ */
+function runReader(db: Db, runRead?: (runId: string, projectId: string) => void) {
   const versions = new LRUCache<string, AgentDefinition>({ max: 1_000 });
-  return (async (runId: string, toolSpecs?: true) => {
-    const read = toolSpecs ? await runAndToolSpecs(db, runId) : await runById(db, runId).then((run) => run && { run, toolSpecs: null });
+  return async (runId: string, withToolSpecs = false): Promise<{ run: RunRecord; agent: AgentDefinition; toolSpecs?: ToolSpec[] }> => {
+    const read = withToolSpecs ? await runAndToolSpecs(db, runId) : await runById(db, runId).then((run) => run && { run, toolSpecs: null });
     if (!read) throw ApplicationFailure.nonRetryable(`run ${runId} does not exist`, 'run_missing');
     const { run } = read;
     runRead?.(run.id, run.project_id);
@@ -123,12 +120,8 @@ function runReader(db: Db, runRead?: (runId: string, projectId: string) => void)
     if (!agent)
       throw ApplicationFailure.nonRetryable(`agent ${run.agent_id} version ${run.agent_version} does not exist`, 'agent_version_missing');
     versions.set(key, agent);
-    return {
-      run,
-      agent: withOverrides(agent, run.agent_overrides),
-      ...(toolSpecs ? { toolSpecs: (read.toolSpecs ?? []) as ToolSpec[] } : {}),
-    };
-  }) as RunReader;
+    return { run, agent: withOverrides(agent, run.agent_overrides), toolSpecs: (read.toolSpecs ?? undefined) as ToolSpec[] | undefined };
+  };
 }
 
 /** An experiment's changes to the version it runs, for its runs only. */
@@ -293,7 +286,8 @@ export const createRunActivities = ({ db, blobs, models, toolsAllowPrivate, embe
           model,
           // The tools the run offers, read with it: what its start recorded (recordPlan).
           read: () => runAndAgent(runId, true),
-          call: async ({ run, agent, toolSpecs: tools }, chosen, steps) => {
+          call: async ({ run, agent, toolSpecs }, chosen, steps) => {
+            const tools = toolSpecs ?? [];
             const messages = await conversationFor(db, run, agent, steps, {
               vision: chosen.capabilities.vision,
               window: chosen.capabilities.context_window,
