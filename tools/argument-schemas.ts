@@ -112,6 +112,21 @@ export function compiledSchema(schema: Record<string, unknown>): Compiled {
   return compiledSchemas.of(schema);
 }
 
+/**
+ * What a schema is when checking a value against it recurses without end: a `$ref` or `$dynamicRef` that comes
+ * back to where it is (through `allOf`, `not`, `if`…) before it reaches into the value's properties or items.
+ * The recursion ends on the call stack's limit, a few milliseconds in.
+ */
+const ENDLESS =
+  'refers to itself without end: a `$ref` or `$dynamicRef` leads back to itself before reaching into the properties or items of the value';
+
+/** What a check says when checking recursed past the call stack's limit, from the schema or from the value. */
+const TOO_DEEP =
+  'arguments could not be checked: checking them went deeper than the call stack allows (the schema refers to itself without end, or the value nests too deep)';
+
+/** A value of each JSON type, checked once against each schema compiled. */
+const PROBES: readonly unknown[] = [null, true, 0, '', [], {}];
+
 function compile(schema: Record<string, unknown>): Compiled {
   const declared = schema.$schema;
   if (declared !== undefined && declared !== JSON_SCHEMA_2020 && declared !== `${JSON_SCHEMA_2020}#`) {
@@ -130,8 +145,20 @@ function compile(schema: Record<string, unknown>): Compiled {
       code: { ...AJV_OPTIONS.code, regExp: linearPatterns(MAX_PARAMETERS_PATTERNS) },
     });
     const validate = ajv.compile(rest);
-    return { check: (value) => (validate(value) ? null : ajv.errorsText(validate.errors, { dataVar: 'arguments' })) };
+    const check: ArgumentsCheck = (value) => {
+      try {
+        return validate(value) ? null : ajv.errorsText(validate.errors, { dataVar: 'arguments' });
+      } catch (err) {
+        if (err instanceof RangeError) return TOO_DEEP;
+        throw err;
+      }
+    };
+    // A schema that refers to itself without end is refused when saved if a value of any type shows it; one
+    // that only some values lead into (an `if` on a property's value) fails the check of those values.
+    if (PROBES.some((probe) => check(probe) === TOO_DEEP)) return { problem: ENDLESS };
+    return { check };
   } catch (err) {
+    if (err instanceof RangeError) return { problem: ENDLESS };
     return { problem: `is not a usable JSON Schema: ${(err as Error).message}` };
   }
 }

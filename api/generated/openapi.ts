@@ -2055,7 +2055,7 @@ export interface components {
             method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
             /** @description Sent with every call (e.g. `Authorization`). Returned with their values hidden. */
             headers?: components["schemas"]["Headers"];
-            /** @description A JSON Schema (2020-12) of the arguments, which are an object: GET sends them as the query string, other methods as a JSON body. A schema that does not compile answers 400 `invalid_tool`, and so does one over 65,536 bytes as JSON, holding more than 512 objects and arrays, or nesting them more than 32 levels deep. Patterns (`pattern`, `patternProperties`, `propertyNames`; at most 64) are matched in linear time (RE2): backreferences and lookaround answer 400 `invalid_tool`. */
+            /** @description A JSON Schema (2020-12) of the arguments, which are an object: GET sends them as the query string, other methods as a JSON body. A schema that does not compile answers 400 `invalid_tool`, and so does one over 65,536 bytes as JSON, holding more than 512 objects and arrays, or nesting them more than 32 levels deep. Patterns (`pattern`, `patternProperties`, `propertyNames`; at most 64) are matched in linear time (RE2): backreferences and lookaround answer 400 `invalid_tool`, and so does a schema that refers to itself without end (`{"allOf": [{"$ref": "#"}]}`). */
             parameters?: {
                 /** @constant */
                 type: "object";

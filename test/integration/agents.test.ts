@@ -111,7 +111,7 @@ describe('agents', () => {
     assert.match(schema.body.error.param, /^tools\.0\.parameters/);
   });
 
-  it('refuses with 400 invalid_tool parameters past 65,536 bytes or 32 levels, or with a pattern that cannot be matched in linear time, and stores nothing', async () => {
+  it('refuses with 400 invalid_tool parameters past 65,536 bytes or 32 levels, with a pattern that cannot be matched in linear time, or referring to themselves without end, and stores nothing', async () => {
     const before = (await tenant.admin.get('/v1/agents?limit=100')).body.data.length;
     let deep: Record<string, unknown> = { type: 'string' };
     for (let i = 0; i < 20; i++) deep = { type: 'object', properties: { p: deep } };
@@ -126,6 +126,9 @@ describe('agents', () => {
         { type: 'object', patternProperties: { '^(\\w)\\1$': {} } },
         /is not supported \(patterns are matched in linear time, without backreferences or lookaround\)/,
       ],
+      // Checking arguments against these would recurse until the worker's call stack gave out.
+      [{ type: 'object', allOf: [{ $ref: '#' }] }, /^refers to itself without end: a `\$ref` or `\$dynamicRef` leads back to itself/],
+      [{ type: 'object', $dynamicRef: '#meta' }, /^refers to itself without end/],
     ];
     for (const [parameters, message] of refused) {
       const answer = await tenant.admin.post('/v1/agents', {

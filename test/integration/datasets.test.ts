@@ -363,6 +363,15 @@ describe('datasets', function () {
       items: lines,
     });
     assertError(unsafe, 400, 'invalid_import', 'eval.data_source_config.item_schema');
+    // An item schema that refers to itself without end is refused as the export's, not checked until the stack gives out.
+    for (const itemSchema of [{ $dynamicRef: '#item' }, { type: 'object', not: { $ref: '#' } }]) {
+      const endless = await client.post('/v1/datasets/import', {
+        eval: { ...evalDefinition, data_source_config: { type: 'custom', item_schema: itemSchema } },
+        items: lines,
+      });
+      assertError(endless, 400, 'invalid_import', 'eval.data_source_config.item_schema');
+      assert.match(endless.body.error.message, /refers to itself without end/);
+    }
     assert.equal((await client.get('/v1/datasets?limit=100')).body.data.length, before, 'a refused import makes no dataset');
 
     // The path is not a dataset's id: it offers POST alone.

@@ -117,6 +117,32 @@ describe('tool argument schemas', () => {
     assert.deepEqual(problems({ $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object' }), []);
   });
 
+  it('refuses when saved parameters that refer to themselves without end, and says so of the arguments only some values lead into it', () => {
+    const endless = /^refers to itself without end: a `\$ref` or `\$dynamicRef` leads back to itself/;
+    for (const parameters of [
+      { type: 'object', $ref: '#' },
+      { type: 'object', allOf: [{ $ref: '#' }] },
+      { type: 'object', anyOf: [{ required: ['q'] }, { $ref: '#/$defs/again' }], $defs: { again: { not: { $ref: '#' } } } },
+      { type: 'object', $defs: { a: { $ref: '#/$defs/b' }, b: { $ref: '#/$defs/a' } }, $ref: '#/$defs/a' },
+      { type: 'object', $dynamicAnchor: 'meta', $dynamicRef: '#meta' },
+    ]) {
+      const found = problems(parameters);
+      assert.equal(found.length, 1, JSON.stringify(parameters));
+      assert.match(found[0]!.message, endless);
+    }
+    // A schema that recurses into a property's value is fine: the value's depth ends it.
+    assert.deepEqual(problems({ type: 'object', properties: { child: { $ref: '#' } } }), []);
+    // One that only an object with `a` leads back into itself is saved; the check of such arguments says why it
+    // cannot be made, for the model to read, instead of throwing in the worker.
+    const someValues = { type: 'object', dependentSchemas: { a: { $ref: '#' } } };
+    assert.deepEqual(problems(someValues), []);
+    assert.equal(argumentsValidator(someValues)({ b: 1 }), null);
+    assert.match(
+      argumentsValidator(someValues)({ a: 1 }) ?? '',
+      /^arguments could not be checked: checking them went deeper than the call stack allows/,
+    );
+  });
+
   it('compiles a schema once, however many calls check arguments against it', () => {
     const schemas = new CompiledSchemas({ max: 10, maxBytes: 1 << 20 });
     const schema = () => ({ type: 'object', properties: { city: { type: 'string' } }, required: ['city'] });
