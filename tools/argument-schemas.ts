@@ -120,8 +120,11 @@ export function compiledSchema(schema: Record<string, unknown>): Compiled {
 const ENDLESS =
   'refers to itself without end: a `$ref` or `$dynamicRef` leads back to itself before reaching into the properties or items of the value';
 
-/** What a check says when checking recursed past the call stack's limit, from the schema or from the value. */
-const TOO_DEEP =
+/**
+ * What a check says when checking recursed past the call stack's limit, from the schema or from the value: the
+ * arguments neither match nor fail to, and who guards a call with the schema treats them as matching.
+ */
+export const UNCHECKABLE =
   'arguments could not be checked: checking them went deeper than the call stack allows (the schema refers to itself without end, or the value nests too deep)';
 
 /** A value of each JSON type, checked once against each schema compiled. */
@@ -149,13 +152,13 @@ function compile(schema: Record<string, unknown>): Compiled {
       try {
         return validate(value) ? null : ajv.errorsText(validate.errors, { dataVar: 'arguments' });
       } catch (err) {
-        if (err instanceof RangeError) return TOO_DEEP;
+        if (err instanceof RangeError) return UNCHECKABLE;
         throw err;
       }
     };
     // A schema that refers to itself without end is refused when saved if a value of any type shows it; one
     // that only some values lead into (an `if` on a property's value) fails the check of those values.
-    if (PROBES.some((probe) => check(probe) === TOO_DEEP)) return { problem: ENDLESS };
+    if (PROBES.some((probe) => check(probe) === UNCHECKABLE)) return { problem: ENDLESS };
     return { check };
   } catch (err) {
     if (err instanceof RangeError) return { problem: ENDLESS };

@@ -5,7 +5,7 @@
  */
 import type { ToolCall } from '../models/messages.js';
 import { depthProblem } from '../records/json-depth.js';
-import { compiledSchema } from './argument-schemas.js';
+import { compiledSchema, UNCHECKABLE } from './argument-schemas.js';
 import { MCP_NAME_SEPARATOR, type ToolDefinition } from './definitions.js';
 
 /**
@@ -18,10 +18,15 @@ export function definitionOfCall(definitions: ToolDefinition[], name: string): T
   return definitions.find((def) => (def.type === 'mcp' ? def.server_label === label : def.name === name));
 }
 
-/** Whether `args` match `schema`; a schema that cannot be used matches everything, so that it never lets a call by. */
+/**
+ * Whether `args` match `schema`; a schema that cannot be used matches everything, and so do arguments it cannot
+ * check, so that it never lets a call by.
+ */
 function matches(schema: Record<string, unknown>, args: Record<string, unknown>): boolean {
   const compiled = compiledSchema(schema);
-  return 'problem' in compiled || compiled.check(args) === null;
+  if ('problem' in compiled) return true;
+  const problem = compiled.check(args);
+  return problem === null || problem === UNCHECKABLE;
 }
 
 /** Why the tool's policy refuses the call, for the model to read; null when it does not. */
