@@ -38,7 +38,16 @@ export function scheduleDiffers(schedule: Schedule, wanted: Changeable): boolean
     catchup_window_seconds: schedule.catchup_window_seconds,
     paused: schedule.paused,
   };
-  return !isDeepStrictEqual(JSON.parse(JSON.stringify(current)), JSON.parse(JSON.stringify(wanted)));
+  return !isDeepStrictEqual(comparable(current), comparable(wanted));
+}
+
+/**
+ * The fields as compared: a time zone by its letters alone, as the platform keeps one given in another case as the
+ * time zone database spells it (`europe/paris` is `Europe/Paris`), which is no change to make again.
+ */
+function comparable(fields: Changeable): unknown {
+  const plain = JSON.parse(JSON.stringify(fields)) as Changeable;
+  return plain.timezone === undefined ? plain : { ...plain, timezone: plain.timezone.toLowerCase() };
 }
 
 /** Makes the record's schedules match the resource's entries; answers them for the status, in the spec's order. */

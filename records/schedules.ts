@@ -219,11 +219,19 @@ export async function recordScheduleSynced(db: Queryable, id: string, revision: 
   await db.query('DELETE FROM schedules WHERE id = $1 AND revision = $2 AND deleted_at IS NOT NULL', [id, revision]);
 }
 
-/** Schedules whose Temporal side is behind (changed, or deleted) for longer than `olderThanSeconds`, oldest first. */
+/**
+ * Schedules whose Temporal side is behind (changed, or deleted) for longer than `olderThanSeconds`: taken in turns
+ * across projects (each project's oldest first, then each one's second, …), so that one project's schedules that
+ * Temporal keeps refusing cannot hold back another's.
+ */
 export async function schedulesBehind(db: Queryable, olderThanSeconds: number, limit: number): Promise<string[]> {
   const { rows } = await db.query<{ id: string }>(
-    `SELECT id FROM schedules WHERE (synced_revision IS DISTINCT FROM revision OR deleted_at IS NOT NULL)
-       AND updated_at < now() - make_interval(secs => $1) ORDER BY updated_at LIMIT $2`,
+    `SELECT id FROM (
+       SELECT id, updated_at, row_number() OVER (PARTITION BY project_id ORDER BY updated_at, id) AS turn
+       FROM schedules WHERE (synced_revision IS DISTINCT FROM revision OR deleted_at IS NOT NULL)
+         AND updated_at < now() - make_interval(secs => $1)
+     ) behind
+     ORDER BY turn, updated_at, id LIMIT $2`,
     [olderThanSeconds, limit],
   );
   return rows.map((r) => r.id);

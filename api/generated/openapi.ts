@@ -1750,9 +1750,9 @@ export interface components {
             name?: components["schemas"]["Text"];
             agent_id?: components["schemas"]["ObjectId"];
             network_id?: components["schemas"]["ObjectId"];
-            /** @description Five fields (minute, hour, day of month, month, day of week), each `*`, a number, a name (`mon`, `jan`), a range, a list or a step (`*\/15`). When both the day of month and the day of week are restricted, a day must match both. 400 `invalid_cron` otherwise, and for a day no month has (`0 0 30 2 *`), which would never run. */
+            /** @description Five fields (minute, hour, day of month, month, day of week), each `*`, a number, a name (`mon`, `jan`), a range, a list or a step (`*\/15`). When both the day of month and the day of week are restricted, a day must match both. 400 `invalid_cron` otherwise, and for a day no month has (`0 0 30 2 *`), which would never run. A range of days of the week ending on `sun` ends on the Sunday after its start (`mon-sun`). */
             cron?: components["schemas"]["Text"];
-            /** @description The IANA time zone the `cron` times are in (`Europe/Paris`); `UTC` by default. Only with `cron`. */
+            /** @description The IANA time zone the `cron` times are in (`Europe/Paris`); `UTC` by default. Only with `cron`. A name in another case is kept as the time zone database spells it (`europe/paris` is `Europe/Paris`). */
             timezone?: components["schemas"]["Text"];
             /** @description Every this many seconds, from the Unix epoch. */
             interval_seconds?: number;

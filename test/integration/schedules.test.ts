@@ -18,7 +18,7 @@ import { startPausableProxy } from '../support/pausable-proxy.js';
 import { createAgent, startRunsStack, type RunsStack } from '../support/runs.js';
 import { createDb } from '../../records/db.js';
 import { deleteAgent, findAgent } from '../../records/agents.js';
-import { deleteSchedulesOf } from '../../records/schedules.js';
+import { deleteSchedulesOf, schedulesBehind } from '../../records/schedules.js';
 import { isolatedDatabase, testLog } from '../support/services.js';
 
 type Messages = { role: string; content: string }[];
@@ -123,6 +123,67 @@ describe('schedules', function () {
       audited.body.data.map((e: { action: string }) => e.action),
       ['schedule.delete', 'schedule.create'],
     );
+  });
+
+  it("takes a time zone in any case, kept as the database spells it, and days of the week as the cron convention reads them, Temporal's times the same", async () => {
+    const { admin } = stack.tenant;
+    const agent = await createAgent(admin);
+    const given: [cron: string, timezone: string, spelt: string][] = [
+      // Temporal refused these two as they were given, and read the third without Sunday.
+      ['0 9 * * MON-SUN', 'europe/london', 'Europe/London'],
+      ['30 6 * * fri-sun/2', 'ASIA/KOLKATA', 'Asia/Kolkata'],
+      ['15 18 * * 1-7', 'us/eastern', 'US/Eastern'],
+    ];
+    for (const [cron, timezone, spelt] of given) {
+      const created = await admin.post('/v1/schedules', { agent_id: agent.id, cron, timezone, run: { input: 'Go.' } });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      assert.deepEqual([created.body.cron, created.body.timezone], [cron, spelt]);
+      const { info } = await stack.api.services.temporal.schedule.getHandle(temporalScheduleId(created.body.id)).describe();
+      assert.deepEqual(
+        created.body.next_run_times,
+        info.nextActionTimes.slice(0, 5).map((t) => Math.floor(t.getTime() / 1000)),
+        `${cron} in ${timezone}`,
+      );
+      assert.equal((await admin.delete(`/v1/schedules/${created.body.id}`)).status, 200);
+    }
+    // A week of `mon-sun` at 09:00 in London is seven days in a row.
+    const weekly = await admin.post('/v1/schedules', {
+      agent_id: agent.id,
+      cron: '0 9 * * mon-sun',
+      timezone: 'Europe/London',
+      run: { input: 'Go.' },
+    });
+    const days = weekly.body.next_run_times.map((t: number) => new Date(t * 1000).getUTCDay());
+    assert.equal(new Set(days).size, 5, days.join());
+    assert.equal((await admin.delete(`/v1/schedules/${weekly.body.id}`)).status, 200);
+  });
+
+  it("writes to Temporal the schedules left behind in turns across projects, so that one project's backlog holds back no other's", async () => {
+    const { db } = stack.api.services;
+    const other = await newTenant(stack.api, 'schedules-behind');
+    const yearly = { cron: '0 0 1 1 *', paused: true, run: { input: 'Go.' } };
+    const make = async (client: ApiClient) => {
+      const agent = await createAgent(client);
+      const made = await client.post('/v1/schedules', { agent_id: agent.id, ...yearly });
+      assert.equal(made.status, 201, JSON.stringify(made.body));
+      return made.body.id as string;
+    };
+    const crowded = [await make(stack.tenant.admin), await make(stack.tenant.admin), await make(stack.tenant.admin)];
+    const lone = await make(other.admin);
+    // As if Temporal had missed each change: the crowded project's long before the other's.
+    const behind = [...crowded, lone];
+    for (const [i, id] of behind.entries())
+      await db.query(
+        `UPDATE schedules SET synced_revision = NULL, updated_at = timestamptz '2000-01-01' + make_interval(mins => $2) WHERE id = $1`,
+        [id, i],
+      );
+    const taken = await schedulesBehind(db, 0, 100);
+    assert.deepEqual(
+      taken.filter((id) => behind.includes(id)),
+      [crowded[0], lone, crowded[1], crowded[2]],
+    );
+    for (const id of crowded) assert.equal((await stack.tenant.admin.delete(`/v1/schedules/${id}`)).status, 200);
+    assert.equal((await other.admin.delete(`/v1/schedules/${lone}`)).status, 200);
   });
 
   it('leaves no schedule behind its agent, one created while the agent was being deleted included', async () => {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { cronProblem, isKnownTimezone, nextTimes } from '../../records/schedule-times.js';
+import { cronProblem, nextTimes, temporalCron, timezoneNamed } from '../../records/schedule-times.js';
 import { scheduledTimeOf } from '../../workflows/schedules/ids.js';
 
 const iso = (dates: Date[]) => dates.map((d) => d.toISOString());
@@ -23,11 +23,57 @@ describe('schedule times', () => {
     );
   });
 
-  it('knows IANA time zone names and nothing else', () => {
-    for (const timezone of ['UTC', 'Europe/Paris', 'America/Argentina/Buenos_Aires', 'Etc/GMT+5'])
-      assert.ok(isKnownTimezone(timezone), timezone);
-    for (const timezone of ['Mars/Olympus', 'Europe/', '../etc/passwd', 'x'.repeat(80), ''])
-      assert.ok(!isKnownTimezone(timezone), timezone);
+  it('knows IANA time zone names and nothing else, and spells each as the database does, which Temporal needs', () => {
+    for (const timezone of [
+      'UTC',
+      'Europe/Paris',
+      'America/Argentina/Buenos_Aires',
+      'Etc/GMT+5',
+      'Asia/Kolkata',
+      'Asia/Calcutta',
+      'EST5EDT',
+    ])
+      assert.equal(timezoneNamed(timezone), timezone);
+    const spelt: [string, string][] = [
+      ['utc', 'UTC'],
+      ['europe/london', 'Europe/London'],
+      ['AMERICA/SAO_PAULO', 'America/Sao_Paulo'],
+      ['asia/kathmandu', 'Asia/Kathmandu'],
+      ['us/eastern', 'US/Eastern'],
+      ['america/port-au-prince', 'America/Port-au-Prince'],
+    ];
+    for (const [given, name] of spelt) assert.equal(timezoneNamed(given), name, given);
+    for (const timezone of [
+      'Mars/Olympus',
+      'Europe/',
+      '../etc/passwd',
+      'x'.repeat(80),
+      '',
+      'Etc/GMT+14',
+      'Factory',
+      'posixrules',
+      '+05:30',
+    ])
+      assert.equal(timezoneNamed(timezone), null, timezone);
+  });
+
+  it('gives Temporal the days of the week as a list, so that it reads each range as the cron convention does', () => {
+    const days = (cron: string) => nextTimes({ cron, timezone: 'UTC' }, 7, new Date('2026-01-05T01:00:00Z')).map((at) => at.getUTCDay());
+    // Temporal refuses `mon-sun` (Sunday is its day 0) and reads `1-7` without Sunday; both are every day.
+    assert.equal(temporalCron('0 9 * * MON-SUN'), '0 9 * * 0,1,2,3,4,5,6');
+    assert.equal(temporalCron('0 9 * * 1-7'), '0 9 * * 0,1,2,3,4,5,6');
+    assert.equal(temporalCron(' 0 9  * jan-mar fri-sun/2,tue '), '0 9 * jan-mar 0,2,5');
+    assert.equal(temporalCron('0 9 * * */2'), '0 9 * * 0,2,4,6');
+    assert.equal(temporalCron('0 9 * * sun-sun'), '0 9 * * 0');
+    assert.equal(temporalCron('0 9 * * 7'), '0 9 * * 0');
+    assert.equal(temporalCron('0 9 * * *'), '0 9 * * *');
+    // Fields this does not read are left for cronProblem to name.
+    for (const cron of ['0 9 * * 5-1', '0 9 * * 1/2', '0 9 * * 8', '0 9 * * L']) assert.equal(temporalCron(cron), cron);
+    assert.notEqual(cronProblem('0 9 * * 5-1'), null);
+    assert.deepEqual(days('0 9 * * mon-sun'), [1, 2, 3, 4, 5, 6, 0]);
+    assert.deepEqual(days('0 9 * * 1-7'), [1, 2, 3, 4, 5, 6, 0]);
+    assert.deepEqual(days('0 9 * * fri-sun'), [5, 6, 0, 5, 6, 0, 5]);
+    assert.deepEqual(days('0 9 * * sun-sun'), [0, 0, 0, 0, 0, 0, 0]);
   });
 
   it('reads cron times in the time zone, across a change of daylight saving time', () => {

@@ -13,6 +13,7 @@ import {
 } from '@temporalio/client';
 import type { Queryable } from '../../records/db.js';
 import { recordScheduleSynced, scheduleById, type ScheduleOverlap, type ScheduleRecord } from '../../records/schedules.js';
+import { temporalCron, timezoneNamed } from '../../records/schedule-times.js';
 import { TASK_QUEUE } from '../names.js';
 import type { scheduledRunWorkflow } from './workflow.js';
 import { scheduledRunWorkflowId, temporalScheduleId } from './ids.js';
@@ -30,7 +31,9 @@ function definitionOf(schedule: ScheduleRecord): Definition {
   return {
     spec:
       schedule.cron !== null
-        ? { cronExpressions: [schedule.cron], timezone: schedule.timezone }
+        ? // Read as the platform reads it, in the time zone as the database spells it (a schedule saved before
+          // names were checked for their case included).
+          { cronExpressions: [temporalCron(schedule.cron)], timezone: timezoneNamed(schedule.timezone) ?? schedule.timezone }
         : { intervals: [{ every: schedule.interval_seconds! * 1000, offset: 0 }] },
     action: {
       type: 'startWorkflow',

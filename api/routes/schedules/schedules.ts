@@ -31,7 +31,7 @@ import {
 import { presentDeletedSchedule, presentSchedule, SHOWN_TIMES } from '../../../presenters/schedule.js';
 import { presentList } from '../../../presenters/list.js';
 import { syncSchedule } from '../../../workflows/schedules/client.js';
-import { cronProblem, isKnownTimezone } from '../../../records/schedule-times.js';
+import { cronProblem, timezoneNamed } from '../../../records/schedule-times.js';
 import { holdAgent } from '../../../records/agents.js';
 import { holdNetwork } from '../../../records/networks.js';
 import { checkRunRequest } from '../runs/admission.js';
@@ -68,11 +68,13 @@ function timingOf(body: { cron?: string; timezone?: string; interval_seconds?: n
     throw InvalidRequestError('invalid_schedule', '`timezone` goes with `cron`; this schedule runs every `interval_seconds`.', 'timezone');
   const problem = cronProblem(cron);
   if (problem !== null) throw InvalidRequestError('invalid_cron', `\`cron\` is not a schedule: ${problem}`, 'cron');
-  const timezone = body.timezone ?? (body.cron !== undefined ? 'UTC' : current!.timezone);
-  if (!isKnownTimezone(timezone)) {
+  const given = body.timezone ?? (body.cron !== undefined ? 'UTC' : current!.timezone);
+  // Kept as the time zone database spells it, which is how Temporal looks it up.
+  const timezone = timezoneNamed(given);
+  if (timezone === null) {
     throw InvalidRequestError(
       'invalid_timezone',
-      `\`timezone\` ${JSON.stringify(timezone)} is not an IANA time zone name (such as Europe/Paris).`,
+      `\`timezone\` ${JSON.stringify(given)} is not an IANA time zone name (such as Europe/Paris).`,
       'timezone',
     );
   }
