@@ -242,6 +242,14 @@ function violation(errors: ErrorObject[] | null | undefined): Error {
     // A described rule (a URL's grammar, say) reads better in the document's words than as a regex.
     return InvalidRequestError('invalid_parameter', `${subject} is not valid: ${description}`, name);
   }
+  if (error?.keyword === 'uniqueItems') {
+    const [first, second] = [error.params.j as number, error.params.i as number].sort((a, b) => a - b);
+    return InvalidRequestError(
+      'invalid_parameter',
+      `${subject} must not hold the same item twice: items ${first} and ${second} are the same.`,
+      name,
+    );
+  }
   const allowed = error?.keyword === 'enum' ? (error.params.allowedValues as unknown[]) : [];
   if (allowed.length > 0 && allowed.length <= MAX_LISTED_VALUES) {
     const listed = allowed.map((value) => (typeof value === 'string' ? value : JSON.stringify(value))).join(', ');

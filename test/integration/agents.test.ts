@@ -94,7 +94,7 @@ describe('agents', () => {
     const twice = await tenant.admin.post('/v1/agents', { name: 'x', model: 'auto', tools: [lookup, lookup] });
     assert.equal(twice.status, 400);
     assert.deepEqual([twice.body.error.code, twice.body.error.param], ['invalid_parameter', 'tools']);
-    assert.match(twice.body.error.message, /duplicate items/);
+    assert.match(twice.body.error.message, /^`tools` must not hold the same item twice: items 0 and 1 are the same\.$/);
     const schema = await tenant.admin.post('/v1/agents', {
       name: 'x',
       model: 'auto',

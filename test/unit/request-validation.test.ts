@@ -154,4 +154,12 @@ describe('what a refused request is told', () => {
       message: '`period` must be one of: day, month.',
     });
   });
+
+  it('names the two items that are the same in a list that takes each once, where Ajv wrote "items ## 1 and 0"', () => {
+    assert.deepEqual(refusal('createBudget', { ...budget({ type: 'project' }), thresholds: [0.5, 0.8, 0.5] }), {
+      code: 'invalid_parameter',
+      param: 'thresholds',
+      message: '`thresholds` must not hold the same item twice: items 0 and 2 are the same.',
+    });
+  });
 });
