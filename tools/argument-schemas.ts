@@ -125,7 +125,7 @@ const ENDLESS =
  * arguments neither match nor fail to, and who guards a call with the schema treats them as matching.
  */
 export const UNCHECKABLE =
-  'arguments could not be checked: checking them went deeper than the call stack allows (the schema refers to itself without end, or the value nests too deep)';
+  'arguments could not be checked: the check went deeper than the call stack allows (the schema refers to itself without end, or the value nests too deep)';
 
 /** A value of each JSON type, checked once against each schema compiled. */
 const PROBES: readonly unknown[] = [null, true, 0, '', [], {}];

@@ -139,7 +139,7 @@ describe('tool argument schemas', () => {
     assert.equal(argumentsValidator(someValues)({ b: 1 }), null);
     assert.match(
       argumentsValidator(someValues)({ a: 1 }) ?? '',
-      /^arguments could not be checked: checking them went deeper than the call stack allows/,
+      /^arguments could not be checked: the check went deeper than the call stack allows/,
     );
   });
 

@@ -96,6 +96,8 @@ describe('scorer specs', () => {
     for (let n = 0; n < 40; n++) deep = { type: 'object', properties: { a: deep } };
     const tooDeep = checkScorerSpecs([{ name: 'json_schema', schema: deep }]);
     assert.match(tooDeep.ok ? '' : tooDeep.problem, /deeper than 32 levels/);
+    const endless = checkScorerSpecs([{ name: 'json_schema', schema: { not: { $ref: '#' } } }]);
+    assert.match(endless.ok ? '' : endless.problem, /refers to itself without end/);
   });
 });
 
@@ -217,6 +219,11 @@ describe('the output scorers', () => {
     assert.equal(wrong.value, 0);
     assert.match(wrong.explanation, /answer\/total must be number/);
     assert.equal(jsonSchemaMatch(spec, scored({ outputText: 'Forty-two.' })).explanation, 'The answer is not JSON.');
+    // An answer that leads the schema back into itself without end scores 0, saying so, rather than failing the scoring.
+    const someAnswers = { name: 'json_schema', schema: { type: 'object', dependentSchemas: { loop: { $ref: '#' } } } } as const;
+    const endless = jsonSchemaMatch(someAnswers, scored({ outputText: '{"loop": true}' }));
+    assert.equal(endless.value, 0);
+    assert.match(endless.explanation, /answer could not be checked: the check went deeper than the call stack allows/);
   });
 
   it('faithfulness counts the claims a cited passage supports and names the others; without citations, no score', () => {
