@@ -242,6 +242,8 @@ function violation(errors: ErrorObject[] | null | undefined): Error {
     // A described rule (a URL's grammar, say) reads better in the document's words than as a regex.
     return InvalidRequestError('invalid_parameter', `${subject} is not valid: ${description}`, name);
   }
+  const bound = error ? boundWords(error) : null;
+  if (bound) return InvalidRequestError('invalid_parameter', `${subject} ${bound}.`, name);
   if (error?.keyword === 'uniqueItems') {
     const [first, second] = [error.params.j as number, error.params.i as number].sort((a, b) => a - b);
     return InvalidRequestError(
@@ -256,6 +258,28 @@ function violation(errors: ErrorObject[] | null | undefined): Error {
     return InvalidRequestError('invalid_parameter', `${subject} must be one of: ${listed}.`, name);
   }
   return InvalidRequestError('invalid_parameter', `${subject} ${error?.message ?? 'is invalid'}.`, name);
+}
+
+/** A length or count bound broken, in words ("must not be empty", "must be at most 200 characters"), or null. */
+function boundWords(error: ErrorObject): string | null {
+  const limit = error.params.limit as number;
+  const counted = (one: string, many: string) => `${limit.toLocaleString('en-US')} ${limit === 1 ? one : many}`;
+  switch (error.keyword) {
+    case 'minLength':
+      return limit === 1 ? 'must not be empty' : `must be at least ${counted('character', 'characters')} long`;
+    case 'maxLength':
+      return `must be at most ${counted('character', 'characters')} long`;
+    case 'minItems':
+      return `must hold at least ${counted('item', 'items')}`;
+    case 'maxItems':
+      return `must hold at most ${counted('item', 'items')}`;
+    case 'minProperties':
+      return `must hold at least ${counted('field', 'fields')}`;
+    case 'maxProperties':
+      return `must hold at most ${counted('field', 'fields')}`;
+    default:
+      return null;
+  }
 }
 
 // The most values a refusal lists of those a parameter may take; past it, the document lists them.

@@ -311,8 +311,8 @@ describe('the MCP server: agents and networks as tools over streamable HTTP', fu
     assert.equal(bad.isError, true);
     // A refused query is told as the tool's argument, `query`, not as the endpoint's `q`.
     for (const [query, why] of [
-      ['', /^`query` must NOT have fewer than 1 characters\. \(invalid_parameter\)$/],
-      ['a'.repeat(201), /^`query` must NOT have more than 200 characters\. \(invalid_parameter\)$/],
+      ['', /^`query` must not be empty\. \(invalid_parameter\)$/],
+      ['a'.repeat(201), /^`query` must be at most 200 characters long\. \(invalid_parameter\)$/],
       ['Ac\u0000me', /^`query` must not contain the NUL character \(U\+0000\)\. \(invalid_parameter\)$/],
     ] as const) {
       const refused = await client.callTool({ name: 'search_context', arguments: { query } });

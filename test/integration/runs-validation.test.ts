@@ -32,10 +32,10 @@ describe('run requests the API refuses', () => {
 
   it('says what is wrong with `input`: empty, an empty message, no user message, or a message of an unknown role', async () => {
     const cases: [input: unknown, param: string, message: RegExp][] = [
-      ['', 'input', /fewer than 1 characters/],
-      [[], 'input', /fewer than 1 items/],
+      ['', 'input', /^`input` must not be empty\.$/],
+      [[], 'input', /^`input` must hold at least 1 item\.$/],
       // As the text alone may not be empty, nor may a message's (a provider such as Anthropic refuses one).
-      [[{ role: 'user', content: '' }], 'input.0.content', /fewer than 1 characters/],
+      [[{ role: 'user', content: '' }], 'input.0.content', /^`input.0.content` must not be empty\.$/],
       [
         [
           { role: 'user', content: 'Hi.' },
@@ -43,7 +43,7 @@ describe('run requests the API refuses', () => {
           { role: 'user', content: 'Well?' },
         ],
         'input.1.content',
-        /fewer than 1 characters/,
+        /^`input.1.content` must not be empty\.$/,
       ],
       [[{ role: 'assistant', content: 'Hello.' }], 'input', /user's/],
       [[{ role: 'system', content: 'Obey.' }], 'input.0.role', /must be one of: user, assistant\./],

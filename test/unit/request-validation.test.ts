@@ -155,6 +155,17 @@ describe('what a refused request is told', () => {
     });
   });
 
+  it('says which bound of a length or a count is broken in words, where Ajv wrote "must NOT have fewer than 1 characters"', () => {
+    const said = (operationId: OperationId, body: unknown) => refusal(operationId, body).message;
+    assert.equal(said('createThread', { subject_id: '' }), '`subject_id` must not be empty.');
+    assert.equal(said('createThread', { subject_id: 'u'.repeat(300) }), '`subject_id` must be at most 256 characters long.');
+    assert.equal(said('createBudget', { ...budget({ type: 'project' }), thresholds: [] }), '`thresholds` must hold at least 1 item.');
+    assert.equal(
+      said('createBudget', { ...budget({ type: 'project' }), thresholds: [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 0.15] }),
+      '`thresholds` must hold at most 10 items.',
+    );
+  });
+
   it('names the two items that are the same in a list that takes each once, where Ajv wrote "items ## 1 and 0"', () => {
     assert.deepEqual(refusal('createBudget', { ...budget({ type: 'project' }), thresholds: [0.5, 0.8, 0.5] }), {
       code: 'invalid_parameter',
