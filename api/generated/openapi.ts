@@ -6034,6 +6034,7 @@ export interface operations {
                 after?: number;
             };
             header?: {
+                /** @description The sequence number of the last event already seen; empty, as none (as an EventSource that had no id would). */
                 "Last-Event-ID"?: string;
             };
             path: {

@@ -191,6 +191,15 @@ describe('run event streams under load', function () {
       assert.equal(answer.body.error.type, 'invalid_request_error');
       assert.equal(answer.body.error.param, 'Last-Event-ID');
     }
+    // An empty one names no event: the stream starts where `after` says.
+    const open = new AbortController();
+    const empty = await fetch(`${api.url}/v1/runs/${queued.id}/events?after=1`, {
+      headers: { authorization: `Bearer ${tenant.admin.key}`, 'last-event-id': '' },
+      signal: open.signal,
+    });
+    assert.equal(empty.status, 200);
+    assert.match(empty.headers.get('content-type') ?? '', /^text\/event-stream/);
+    open.abort();
   });
 
   describe('following a run', () => {
