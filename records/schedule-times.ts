@@ -12,8 +12,10 @@ import { TIMEZONE_NAMES } from './timezone-names.js';
  * names (`mon`, `jan`), ranges of them, and steps. Not `L`, `W`, `#` or `?`, which Temporal refuses.
  */
 const ATOM = '(\\*|[0-9]{1,2}|[A-Za-z]{3})';
-const PART = `${ATOM}(-${ATOM})?(/[0-9]{1,2})?`;
-const CRON_FIELD = new RegExp(`^${PART}(,${PART})*$`);
+// An item of a field: its start, its end (a range) and its step, captured.
+const PART = `${ATOM}(?:-${ATOM})?(?:/([0-9]{1,2}))?`;
+const CRON_FIELD = new RegExp(`^${PART}(?:,${PART})*$`);
+const CRON_ITEM = new RegExp(`^${PART}$`);
 
 /** Why `cron` is not an expression schedules take, or null when it is. */
 export function cronProblem(cron: string): string | null {
@@ -50,7 +52,6 @@ export function timezoneNamed(timezone: string): string | null {
 }
 
 const DAY_NAMES = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
-const DAYS_ITEM = /^(\*|[0-9]{1,2}|[a-z]{3})(?:-([0-9]{1,2}|[a-z]{3}))?(?:\/([0-9]{1,2}))?$/i;
 
 /** A day of the week by number (0 to 7, both Sunday) or name, or null. */
 function dayOf(atom: string): number | null {
@@ -67,7 +68,7 @@ function dayOf(atom: string): number | null {
 function daysOfWeek(field: string): Set<number> | null {
   const days = new Set<number>();
   for (const item of field.split(',')) {
-    const [, from, to, by] = DAYS_ITEM.exec(item) ?? [];
+    const [, from, to, by] = CRON_ITEM.exec(item) ?? [];
     if (from === undefined) return null;
     const step = by === undefined ? 1 : Number(by);
     const start = from === '*' ? 0 : dayOf(from);
